@@ -1,0 +1,28 @@
+"""adtrace: see, check and teach how HIPS autograd computes a gradient.
+
+    import adtrace
+    from autograd import grad
+
+    with adtrace.record() as rec:
+        grad(lambda x: x * x)(3.0)
+    [e for e in rec.events if e.kind == "add_outgrads"]  # the two 3s that become 6
+
+Layout: ``hooks`` (where autograd is patched) -> ``recorder`` (calls become ``events``, values
+snapshotted by ``values``) -> ``recording`` / ``snapshots`` (derived views); ``session`` switches
+recording on and off; ``drift`` checks the installed autograd; ``cli`` is the command line.
+"""
+
+from . import events
+from .drift import UnknownAutogradError, UnknownAutogradWarning
+from .recorder import RecorderWarning
+from .recording import Recording
+from .session import PatchConflictWarning, RecordingOrderError, record
+from .snapshots import StateSnapshot
+from .values import ArraySummary, Boxed, Sparse
+
+__version__ = "0.1.0"
+__all__ = [
+    "record", "Recording", "events", "StateSnapshot", "ArraySummary", "Boxed", "Sparse",
+    "RecordingOrderError", "RecorderWarning", "PatchConflictWarning",
+    "UnknownAutogradError", "UnknownAutogradWarning",
+]

@@ -1,0 +1,29 @@
+"""Node labels shared by the recorder and the reference engine.
+
+A label names a node the way the lecture names Wengert variables: ``v<i>`` in creation order,
+the root (the traced input) first as ``v0_root``, then each operation with its primitive's name,
+e.g. ``v1_multiply``. Both engines number nodes in the order autograd's tracer creates them, so
+the same function at the same inputs gives the same labels in a recording and a reference run.
+"""
+
+import re
+
+ROOT_NAME = "root"
+_SEPARATORS = re.compile(r"[^0-9A-Za-z]+")
+
+
+def primitive_name(fun):
+    """autograd's name for a primitive, qualified by its class for methods, so that the inner
+    backward pass's ``VSpace.add`` is not mistaken for numpy's ``add``."""
+    raw = getattr(fun, "fun", fun)  # autograd's primitive wrapper keeps the raw function in .fun
+    qualname = getattr(raw, "__qualname__", "")
+    if "." in qualname and "<" not in qualname:
+        return qualname
+    return str(getattr(fun, "__name__", fun))
+
+
+def node_label(index, name):
+    """``v<index>_<name>`` with the name reduced to letters, digits and single underscores
+    (``VSpace.add`` -> ``VSpace_add``); the raw name stays beside the label in the node's event."""
+    safe = "_".join(part for part in _SEPARATORS.split(name) if part) or "op"
+    return f"v{index}_{safe}"

@@ -1,0 +1,61 @@
+"""``Recording``: what a ``record()`` block yields, and the views later stages read from it.
+
+It holds the events in the order autograd emitted them and the nodes table; everything else
+(events per query, the graph, the per-statement state of ``backward_pass``) is derived from them.
+"""
+
+from .snapshots import state_snapshots
+
+_BACKWARD_KINDS = ("backward_start", "toposort", "vjp", "add_outgrads", "backward_end")
+
+
+class Recording:
+    def __init__(self, capture):
+        self.capture = capture  # the capture level the values were taken under
+        self.events = []
+        self.nodes = {}  # label -> RootCreated | NodeCreated | JVPRoot | JVPNodeCreated
+        self.failure = None  # set when the recorder stopped after an internal error
+
+    def __repr__(self):
+        return (f"<Recording capture={self.capture!r}: {len(self.events)} events, "
+                f"{len(self.nodes)} nodes, {len(self.queries)} backward queries>")
+
+    def of_kind(self, *kinds):
+        return [e for e in self.events if e.kind in kinds]
+
+    @property
+    def queries(self):
+        """The numbers of the backward queries (``backward_pass`` runs), in the order they began."""
+        return [e.query for e in self.events if e.kind == "backward_start"]
+
+    def query_events(self, query):
+        """The backward-pass events of one query, in order (nested queries excluded)."""
+        return [e for e in self.events if e.query == query and e.kind in _BACKWARD_KINDS]
+
+    def visit_order(self, query):
+        """The labels ``toposort`` yielded in this query."""
+        return [e.node for e in self.query_events(query) if e.kind == "toposort"]
+
+    def gradient(self, query):
+        """The cotangent this query returned (``None`` if it did not complete)."""
+        end = [e for e in self.query_events(query) if e.kind == "backward_end"]
+        return end[0].result if end else None
+
+    def graph(self, end=None):
+        """``label -> parent labels by argument position`` for reverse-mode nodes; with ``end``,
+        only the nodes ``end`` depends on (the graph ``toposort(end)`` walks)."""
+        graph = {label: getattr(node, "parents", ()) for label, node in self.nodes.items()
+                 if node.mode == "rev"}
+        if end is None:
+            return graph
+        reached, stack = {}, [end]
+        while stack:
+            label = stack.pop()
+            if label not in reached:
+                reached[label] = graph.get(label, ())
+                stack.extend(reached[label])
+        return reached
+
+    def snapshots(self, query):
+        """The ``outgrads`` dict after each statement of ``backward_pass`` in this query."""
+        return state_snapshots(self.query_events(query))

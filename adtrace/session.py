@@ -1,0 +1,99 @@
+"""``record()``: the context manager that switches recording on and off.
+
+The hook points are patched while at least one recording is active on any thread, and restored
+exactly (LIFO, the original objects) when the last one ends. Which recorders receive a call is
+decided per thread (``adtrace.hooks.state``): another thread's autograd runs through the wrappers
+untouched and unrecorded. Recordings nest on one thread (both receive events) and must be left
+innermost first; leaving one out of order closes it and those inside it, restores autograd if no
+recording is left anywhere, and raises ``RecordingOrderError``.
+"""
+
+import threading
+import warnings
+
+from . import drift, hooks
+from .patching import Patcher
+from .recorder import Recorder
+from .recording import Recording
+from .values import DEFAULT_INLINE_SIZE, Capture
+
+_lock = threading.Lock()
+_patcher = Patcher()
+_active = 0  # recordings active on all threads
+
+
+class RecordingOrderError(RuntimeError):
+    """A recording was left while a recording entered inside it was still active."""
+
+
+class PatchConflictWarning(UserWarning):
+    """Someone else replaced a hooked attribute while adtrace had it patched."""
+
+
+class record:
+    """Record autograd's internals inside a ``with`` block; the block receives a ``Recording``.
+
+    ``capture``: ``"auto"`` (default; arrays above ``inline_size`` elements as summaries),
+    ``"full"`` (every value exact) or ``"structure"`` (no values). ``strict=True`` raises
+    ``drift.UnknownAutogradError`` instead of warning when a hooked autograd function is not one
+    adtrace knows.
+    """
+
+    def __init__(self, capture="auto", inline_size=DEFAULT_INLINE_SIZE, strict=False):
+        self._capture = Capture(capture, inline_size)
+        self._strict = strict
+        self._recorder = None
+        self._thread = None
+
+    def __enter__(self):
+        if self._recorder is not None:
+            raise RuntimeError("this record() was already entered; use a new record() per block")
+        drift.check_installed(strict=self._strict)
+        recording = Recording(self._capture.level)
+        self._recorder = Recorder(recording, self._capture)
+        self._thread = threading.get_ident()
+        _activate(self._recorder)
+        return recording
+
+    def __exit__(self, exc_type, exc, tb):
+        if threading.get_ident() != self._thread:
+            raise RecordingOrderError("a recording must be left on the thread that entered it")
+        stack = hooks.state.recorders
+        if self._recorder not in stack:
+            return False  # already closed when an outer recording was left out of order
+        inner = stack[stack.index(self._recorder) + 1:]
+        _deactivate(stack.index(self._recorder))
+        if inner:
+            raise RecordingOrderError(
+                f"recording left while {len(inner)} recording(s) entered inside it were still "
+                "active; they were closed too (leave nested recordings innermost first)")
+        return False
+
+
+def _activate(recorder):
+    global _active
+    with _lock:
+        if _active == 0:
+            hooks.install(_patcher)
+        _active += 1
+        hooks.state.recorders = hooks.state.recorders + (recorder,)
+
+
+def _deactivate(position):
+    """Close the recorders of this thread from ``position`` inwards; unpatch after the last one."""
+    global _active
+    with _lock:
+        stack = hooks.state.recorders
+        hooks.state.recorders = stack[:position]
+        _active -= len(stack) - position
+        if _active == 0:
+            replaced = _patcher.undo()
+            if replaced:
+                warnings.warn(PatchConflictWarning(
+                    f"{', '.join(replaced)} had been replaced while recording; the originals were "
+                    "restored"), stacklevel=4)
+
+
+def active_recordings():
+    """How many recordings are active on all threads (0 means autograd is unpatched)."""
+    return _active

@@ -1,0 +1,156 @@
+"""Value snapshots: what an event keeps of a value, under a capture level.
+
+Capture levels:
+
+- ``auto`` (default): scalars and arrays of at most ``inline_size`` elements exactly, larger arrays
+  as an ``ArraySummary`` (shape, dtype, min, max, mean), so a recording of a large model retains
+  no intermediate array;
+- ``full``: every value exactly;
+- ``structure``: no values at all (``None``), only the graph and the order of events.
+
+An exact array is kept by reference, not copied: autograd writes in place only into an
+``outgrads`` entry flagged mutable, and the recorder copies such a value just before autograd
+mutates it (copy-on-write, in ``adtrace.recorder``). Views are copied at once, because they share
+memory with arrays autograd does not own (``x.T`` of the user's input). Sparse cotangents
+(``SparseObject``, from ``x[i]``) are densified into fresh zeros, which mutates nothing else;
+values boxed by an outer trace (under ``grad(grad(f))``) become ``Boxed(value, level)``.
+"""
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from autograd.core import SparseObject
+from autograd.tracer import Box, getval
+
+CAPTURE_LEVELS = ("auto", "full", "structure")
+DEFAULT_INLINE_SIZE = 64
+_SCALARS = frozenset({float, int, complex, bool, type(None), str, np.float64, np.float32, np.complex128})
+
+
+@dataclass(frozen=True, slots=True)
+class ArraySummary:
+    """An array too large to keep under ``capture="auto"``."""
+
+    shape: tuple
+    dtype: str
+    min: float
+    max: float
+    mean: float
+
+
+@dataclass(frozen=True, slots=True)
+class Boxed:
+    """A value boxed by the trace ``level`` (an outer trace under higher-order differentiation)."""
+
+    value: Any
+    level: int
+
+
+@dataclass(frozen=True, slots=True)
+class Sparse:
+    """A ``SparseObject`` cotangent: the vector space it adds into, and its dense equivalent."""
+
+    vspace: str
+    dense: Any
+
+
+class Capture:
+    """Turns live values into snapshots for one capture level."""
+
+    def __init__(self, level="auto", inline_size=DEFAULT_INLINE_SIZE, trace_levels=None):
+        if level not in CAPTURE_LEVELS:
+            raise ValueError(f"capture must be one of {', '.join(CAPTURE_LEVELS)}; got {level!r}")
+        if not isinstance(inline_size, int) or inline_size < 0:
+            raise ValueError(f"inline_size must be a non-negative int; got {inline_size!r}")
+        self.level = level
+        self.keeps_values = level != "structure"
+        self.limit = None if level == "full" else inline_size
+        self.trace_levels = {} if trace_levels is None else trace_levels  # autograd trace -> level
+
+    def __call__(self, value, copy=False):
+        """The snapshot of ``value``; ``copy=True`` copies arrays that would be kept by reference."""
+        if not self.keeps_values:
+            return None
+        t = type(value)
+        if t in _SCALARS:
+            return value
+        if t is np.ndarray:
+            if self.limit is not None and value.size > self.limit:
+                return summarize(value)
+            return value.copy() if copy or value.base is not None else value
+        if isinstance(value, Box):
+            return Boxed(self(value._value, copy), self.trace_levels.get(value._trace, value._trace))
+        if isinstance(value, SparseObject):
+            return Sparse(describe_vspace(value.vs), self(densify(value)))
+        if isinstance(value, tuple):
+            return t(*[self(v, copy) for v in value]) if hasattr(value, "_fields") else tuple(self(v, copy) for v in value)
+        if isinstance(value, list):
+            return [self(v, copy) for v in value]
+        if isinstance(value, dict):
+            return {k: self(v, copy) for k, v in value.items()}
+        return value  # numpy scalars and other immutable objects
+
+
+def summarize(array):
+    """Shape, dtype and a few statistics of an array (NaN-aware, complex reduced to magnitudes)."""
+    data = np.abs(array) if np.iscomplexobj(array) else array
+    if data.size == 0 or not np.issubdtype(data.dtype, np.number):
+        stats = (float("nan"),) * 3
+    else:
+        with np.errstate(all="ignore"):
+            stats = (float(np.min(data)), float(np.max(data)), float(np.mean(data)))
+    return ArraySummary(tuple(array.shape), str(array.dtype), *stats)
+
+
+def densify(sparse):
+    """The dense value of a ``SparseObject``: its ``mut_add`` applied to fresh zeros of its space."""
+    return sparse.mut_add(sparse.vs.zeros())
+
+
+def describe_vspace(vs):
+    """A vector space without memory addresses, e.g. ``ArrayVSpace(shape=(2,), dtype=float64)``."""
+    shape, dtype = getattr(vs, "shape", None), getattr(vs, "dtype", None)
+    if dtype is not None:
+        return f"{type(vs).__name__}(shape={tuple(shape)}, dtype={dtype})"
+    return type(vs).__name__
+
+
+def array_leaves(value):
+    """The ndarrays a live value holds (through boxes and containers): what an in-place add writes."""
+    value = getval(value)
+    if type(value) is np.ndarray:
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [a for v in value for a in array_leaves(v)]
+    if isinstance(value, dict):
+        return [a for v in value.values() for a in array_leaves(v)]
+    return []
+
+
+def holds_reference(snapshot):
+    """True when a snapshot shares memory with a live array (so it needs copy-on-write)."""
+    if type(snapshot) is np.ndarray:
+        return True
+    if type(snapshot) is Boxed:
+        return holds_reference(snapshot.value)
+    if isinstance(snapshot, (list, tuple)):
+        return any(holds_reference(v) for v in snapshot)
+    if isinstance(snapshot, dict):
+        return any(holds_reference(v) for v in snapshot.values())
+    return False
+
+
+def plain(snapshot):
+    """A snapshot with ``Boxed`` wrappers removed and ``Sparse`` replaced by its dense value."""
+    if type(snapshot) is Boxed:
+        return plain(snapshot.value)
+    if type(snapshot) is Sparse:
+        return plain(snapshot.dense)
+    if isinstance(snapshot, tuple) and not hasattr(snapshot, "_fields"):
+        return tuple(plain(v) for v in snapshot)
+    if isinstance(snapshot, list):
+        return [plain(v) for v in snapshot]
+    if isinstance(snapshot, dict):
+        return {k: plain(v) for k, v in snapshot.items()}
+    return snapshot

@@ -1,0 +1,82 @@
+"""The hook points: recording changes no result, and each is patched where autograd looks."""
+
+import warnings
+
+import autograd.core as core
+import autograd.util as util
+import pytest
+from autograd import grad
+
+import adtrace
+from adtrace import hooks
+from corpus import CASES, bit_identical, run
+
+
+def quietly(case):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "Output seems independent of input" and friends
+        return run(case)
+
+
+def test_corpus_is_wide_enough():
+    assert len(CASES) >= 25
+    tags = {t for c in CASES for t in c.tags}
+    assert {"array", "scalar", "broadcast", "fan_out", "sparse", "generator_vjp", "notrace", "higher_order",
+            "queries", "forward", "custom", "container"} <= tags
+    assert {c.operator for c in CASES} == {"grad", "grad_of_grad", "hessian", "jacobian", "make_jvp",
+                                           "elementwise_grad"}
+
+
+@pytest.mark.parametrize("capture", ["auto", "full", "structure"])
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_results_bit_identical_with_and_without_recording(case, capture):
+    plain = quietly(case)
+    with adtrace.record(capture=capture) as rec:
+        recorded = quietly(case)
+    assert bit_identical(plain, recorded)
+    assert rec.failure is None
+    assert rec.events, "the recording saw nothing"
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_every_query_replays_to_its_result(case):
+    """The snapshots' last row returns what the query's own backward_end says it returned."""
+    with adtrace.record(capture="full") as rec:
+        quietly(case)
+    for query in rec.queries:
+        rows = rec.snapshots(query)
+        assert rows[0].statement.startswith("outgrads = ") and rows[-1].statement == "return outgrad[0]"
+        assert rows[-1].outgrads == {}, "every outgrads entry is popped by the end of a pass"
+        popped = [r.outgrad for r in rows if r.statement == "outgrad = outgrads.pop(node)"]
+        assert all(p is not None for p in popped), "a visited node had no entry to pop"
+
+
+def test_each_hook_point_has_a_reason_and_exists():
+    assert len({p.name for p in hooks.HOOK_POINTS}) == len(hooks.HOOK_POINTS)
+    for point in hooks.HOOK_POINTS:
+        assert point.reason and point.attribute in vars(point.owner)
+
+
+def test_toposort_must_be_patched_in_core_not_util(monkeypatch):
+    """backward_pass reads autograd.core.toposort: a patch of its definition site is not seen."""
+    seen = []
+    original = util.toposort
+
+    def spy(end_node, *args, **kwargs):
+        seen.append(end_node)
+        return original(end_node, *args, **kwargs)
+
+    monkeypatch.setattr(util, "toposort", spy)
+    grad(lambda x: x * x)(3.0)
+    assert seen == []
+    monkeypatch.setattr(core, "toposort", spy)
+    grad(lambda x: x * x)(3.0)
+    assert len(seen) == 1
+
+
+def test_wrappers_keep_names_and_point_to_originals():
+    with adtrace.record():
+        for point in hooks.HOOK_POINTS:
+            wrapper = vars(point.owner)[point.attribute]
+            assert wrapper.__name__ == point.attribute
+            assert wrapper.__wrapped__ is not None

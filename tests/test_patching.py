@@ -1,0 +1,70 @@
+"""The patch manager: exact, LIFO, idempotent undo (pytest monkeypatch's own test cases)."""
+
+import types
+
+import pytest
+
+from adtrace.patching import NOTSET, Patcher, PatchError
+
+
+class Base:
+    inherited = "base"
+
+
+class Target(Base):
+    own = "own"
+
+    @staticmethod
+    def static():
+        return "static"
+
+    @classmethod
+    def klass(cls):
+        return cls.__name__
+
+
+def test_class_attributes_restored_exactly():
+    own_static = vars(Target)["static"]
+    own_klass = vars(Target)["klass"]
+    p = Patcher()
+    p.setattr(Target, "own", "patched")
+    p.setattr(Target, "static", staticmethod(lambda: "patched"))
+    p.setattr(Target, "klass", classmethod(lambda cls: "patched"))
+    p.setattr(Target, "inherited", "patched")
+    assert (Target.own, Target.static(), Target.klass(), Target.inherited) == ("patched",) * 4
+    assert p.undo() == []
+    assert vars(Target)["static"] is own_static and vars(Target)["klass"] is own_klass
+    assert (Target.own, Target.static(), Target.klass()) == ("own", "static", "Target")
+    assert "inherited" not in vars(Target) and Target.inherited == "base"
+
+
+def test_lifo_and_double_undo():
+    module = types.ModuleType("m")
+    module.f = "original"
+    p = Patcher()
+    p.setattr(module, "f", "first")
+    p.setattr(module, "f", "second")
+    assert len(p) == 2
+    p.undo()
+    assert module.f == "original" and len(p) == 0
+    p.undo()
+    assert module.f == "original"
+
+
+def test_missing_attribute_fails_loudly():
+    with pytest.raises(PatchError, match="no attribute 'absent'"):
+        Patcher().setattr(Target, "absent", 1)
+
+
+def test_replaced_meanwhile_is_reported_and_still_restored():
+    module = types.ModuleType("m")
+    module.f = "original"
+    p = Patcher()
+    p.setattr(module, "f", "ours")
+    module.f = "theirs"
+    assert p.undo() == ["m.f"]
+    assert module.f == "original"
+
+
+def test_notset_is_distinct_from_none():
+    assert NOTSET is not None and repr(NOTSET) == "NOTSET"

@@ -1,0 +1,335 @@
+"""The recorder's events: numbers, levels, modes, queries, copy-on-write, failure cases."""
+
+import warnings
+
+import autograd.numpy as anp
+import numpy as np
+import pytest
+from autograd import grad, jacobian, make_jvp
+from autograd.extend import defvjp, primitive
+
+import adtrace
+from adtrace.values import ArraySummary, Boxed, Sparse, plain
+
+
+def record_grad(f, x, **options):
+    with adtrace.record(**options) as rec:
+        result = grad(f)(x)
+    return rec, result
+
+
+# -------------------- the seed's x*x --------------------
+
+
+def test_square_events_follow_backward_pass():
+    rec, g = record_grad(lambda x: x * x, 3.0)
+    assert g == 6.0
+    assert [e.kind for e in rec.events] == [
+        "root", "node", "trace", "backward_start", "toposort", "vjp", "add_outgrads", "add_outgrads",
+        "toposort", "vjp", "backward_end"]
+    node = rec.nodes["v1_multiply"]
+    assert (node.primitive, node.argnums, node.parents, node.value) == ("multiply", (0, 1), ("v0_root", "v0_root"), 9.0)
+    first, second = rec.of_kind("add_outgrads")
+    assert (first.parent, first.previous, first.contribution, first.result) == ("v0_root", None, 3.0, (3.0, False))
+    assert (second.previous, second.contribution, second.result) == ((3.0, False), 3.0, (6.0, True))
+    assert [(c.position, c.argnum, c.node) for c in (first, second)] == [(0, 0, "v1_multiply"), (1, 1, "v1_multiply")]
+    assert rec.visit_order(1) == ["v1_multiply", "v0_root"]
+    assert rec.gradient(1) == 6.0
+    assert all(e.mode == "rev" and e.level == 0 for e in rec.events)
+
+
+def test_local_vjp_records_outgrad_and_ingrads():
+    rec, _ = record_grad(lambda x: anp.sin(x) * x, 0.5)
+    vjps = {e.node: e for e in rec.of_kind("vjp")}
+    assert vjps["v2_multiply"].ingrads == (0.5, np.sin(0.5))
+    assert vjps["v1_sin"].outgrad == 0.5 and vjps["v1_sin"].ingrads == (0.5 * np.cos(0.5),)
+    assert vjps["v0_root"].ingrads == ()
+
+
+# -------------------- aliasing and copy-on-write --------------------
+
+
+@pytest.mark.parametrize("capture", ["auto", "full"])
+def test_aliasing_trap_history_stays_true(capture):
+    rec, g = record_grad(lambda x: anp.sum(x * x + x * x + x * x), np.array([1.0, 2.0]), capture=capture)
+    to_root = [e for e in rec.of_kind("add_outgrads") if e.parent == "v0_root"]
+    assert [r.result[0].tolist() for r in to_root] == [[1, 2], [2, 4], [3, 6], [4, 8], [5, 10], [6, 12]]
+    assert [r.result[1] for r in to_root] == [False, True, True, True, True, True]
+    assert [r.previous[0].tolist() for r in to_root[1:]] == [[1, 2], [2, 4], [3, 6], [4, 8], [5, 10]]
+    assert g.tolist() == [6, 12]
+
+
+def test_gradient_changed_by_the_user_leaves_the_recording_true():
+    rec, g = record_grad(lambda x: anp.sum(x * x + x * x + x * x), np.array([1.0, 2.0]))
+    g *= 0  # the user owns the returned array
+    assert rec.gradient(1).tolist() == [6, 12]
+    assert rec.of_kind("add_outgrads")[-1].result[0].tolist() == [6, 12]
+    assert rec.of_kind("vjp")[-1].outgrad.tolist() == [6, 12]
+
+
+def test_input_changed_by_the_user_leaves_views_true():
+    x = np.array([1.0, 2.0, 3.0, 4.0])
+    rec, _ = record_grad(lambda v: anp.sum(anp.reshape(v, (2, 2)) * 2.0), x)
+    x[:] = -1.0
+    reshaped = next(e for e in rec.of_kind("node") if e.primitive == "reshape")
+    assert reshaped.value.tolist() == [[1, 2], [3, 4]]
+    assert rec.of_kind("trace")[0].input.tolist() == [1, 2, 3, 4]
+
+
+def test_higher_order_accumulators_recorded_at_creation():
+    f = lambda x: anp.sum(x * x + x * x + x * x)
+    with adtrace.record() as rec:
+        h = grad(lambda x: anp.sum(grad(f)(x)))(np.array([1.0, 2.0]))
+    assert h.tolist() == [6, 6]
+    accumulated = [e.value.tolist() for e in rec.of_kind("node") if e.primitive in ("VSpace.add", "VSpace.mut_add")]
+    assert accumulated == [[2, 4], [3, 6], [4, 8], [5, 10], [6, 12]]
+
+
+# -------------------- higher order, forward mode, queries --------------------
+
+
+def test_levels_under_grad_of_grad():
+    with adtrace.record() as rec:
+        d2 = grad(grad(lambda x: x * x * x))(2.0)
+    assert d2 == 12.0
+    roots = rec.of_kind("root")
+    assert [(r.label, r.level) for r in roots] == [("v0_root", 0), ("v1_root", 1)]
+    inner, outer = rec.queries
+    assert {e.level for e in rec.query_events(inner)} == {1}
+    assert {e.level for e in rec.query_events(outer)} == {0}
+    to_root = [e for e in rec.query_events(inner) if e.kind == "add_outgrads" and e.parent == "v1_root"]
+    assert all(isinstance(e.contribution, Boxed) and e.contribution.level == 0 for e in to_root)
+    assert [plain(e.result[0]) for e in to_root] == [4.0, 8.0, 12.0]
+    created_by_inner = [e for e in rec.of_kind("node") if e.query == inner and e.level == 0]
+    assert {"VSpace.add", "VSpace.mut_add"} <= {e.primitive for e in created_by_inner}
+
+
+def test_levels_count_nesting_even_after_autograd_leaks_a_trace():
+    from autograd.tracer import trace_stack
+
+    def raises(x):
+        raise ValueError("inside a trace")
+
+    before = trace_stack.top
+    with pytest.raises(ValueError):
+        grad(raises)(1.0)
+    assert trace_stack.top == before + 1  # autograd's TraceStack.new_trace has no try/finally
+    with adtrace.record() as rec:
+        grad(grad(lambda x: x * x * x))(2.0)
+    assert [r.level for r in rec.of_kind("root")] == [0, 1]
+    boxed = [e.contribution for e in rec.of_kind("add_outgrads") if e.level == 1]
+    assert {b.level for b in boxed} == {0}
+    trace_stack.top = before  # undo autograd's leak for the tests that follow
+
+
+def test_forward_mode_is_tagged_fwd():
+    with adtrace.record() as rec:
+        value, tangent = make_jvp(lambda x: x * x + anp.sin(x))(3.0)(1.0)
+    assert tangent == pytest.approx(6 + np.cos(3.0))
+    adds = rec.of_kind("add_outgrads")
+    assert len(adds) == 5 and all(e.mode == "fwd" and e.query is None for e in adds)
+    assert rec.of_kind("jvp_root")[0].tangent == 1.0
+    tangents = {e.primitive: e.tangent for e in rec.of_kind("jvp_node")}
+    assert tangents["multiply"] == 6.0 and tangents["sin"] == pytest.approx(np.cos(3.0))
+    assert tangents["add"] == tangent
+    by_node = {}
+    for e in adds:
+        by_node.setdefault(e.node, []).append((e.position, e.parent))
+    assert by_node["v1_multiply"] == [(0, "v0_root"), (1, "v0_root")]
+    assert not rec.queries and all(e.mode == "fwd" for e in rec.events)
+
+
+def test_jacobian_runs_one_query_per_output_row():
+    f = lambda x: anp.array([x[0] * x[1], anp.sin(x[2]) + x[0]])
+    x = np.array([1.0, 2.0, 0.5])
+    with adtrace.record() as rec:
+        J = jacobian(f)(x)
+    assert len(rec.queries) == 2
+    for row, query in zip(J, rec.queries):
+        events = rec.query_events(query)
+        assert events[0].kind == "backward_start" and events[-1].kind == "backward_end"
+        assert np.array_equal(plain(rec.gradient(query)), row)
+    seeds = [plain(e.seed).tolist() for e in rec.of_kind("backward_start")]
+    assert seeds == [[1, 0], [0, 1]]
+    assert len(rec.of_kind("trace")) == 1  # one graph, queried twice
+
+
+def test_independent_output_recorded_as_such():
+    with adtrace.record() as rec:
+        with pytest.warns(UserWarning, match="Output seems independent of input"):
+            g = grad(lambda x: 3.0)(2.0)
+    assert g == 0.0
+    (trace,) = rec.of_kind("trace")
+    assert trace.independent and trace.end is None and trace.output == 3.0
+    assert rec.queries == []
+
+
+# -------------------- sparse, generator VJP, notrace --------------------
+
+
+def test_sparse_contributions_densified_without_mutation():
+    x = np.array([2.0, 5.0])
+    rec, g = record_grad(lambda v: v[0] * v[1] + v[0], x, capture="full")
+    assert g.tolist() == [6.0, 2.0]
+    to_root = [e for e in rec.of_kind("add_outgrads") if e.parent == "v0_root"]
+    assert all(isinstance(e.contribution, Sparse) for e in to_root)
+    # toposort visits the later x[0] first: contributions 1*e0, then x[0]*e1, then x[1]*e0
+    assert [e.contribution.dense.tolist() for e in to_root] == [[1, 0], [0, 2], [5, 0]]
+    assert np.array_equal(sum(e.contribution.dense for e in to_root), g)
+    assert [e.result[1] for e in to_root] == [True, True, True]  # sparse_add: mutable from the first
+    assert [e.result[0].tolist() for e in to_root] == [[1, 0], [1, 2], [6, 2]]
+    assert [e.previous[0].tolist() for e in to_root[1:]] == [[1, 0], [1, 2]]
+    assert to_root[0].contribution.vspace == "ArrayVSpace(shape=(2,), dtype=float64)"
+
+
+def test_generator_vjp_materialised():
+    @primitive
+    def fma3(a, b, c):
+        return a * b + c
+
+    defvjp(fma3, lambda ans, a, b, c: lambda g: g * b, lambda ans, a, b, c: lambda g: g * a,
+           lambda ans, a, b, c: lambda g: g)
+    rec, g = record_grad(lambda x: fma3(x, x * 2.0, x), 1.5)
+    (vjp,) = [e for e in rec.of_kind("vjp") if e.node.endswith("fma3")]
+    assert vjp.ingrads == (3.0, 1.5, 1.0)
+    assert g == 1.5 * 4 + 1
+
+
+def test_notrace_primitive_is_not_a_node():
+    rec, g = record_grad(lambda x: x[anp.argmax(x)] * 2.0, np.array([1.0, 7.0, 3.0]))
+    assert g.tolist() == [0, 2, 0]
+    assert "argmax" not in {e.primitive for e in rec.of_kind("node")}
+
+
+# -------------------- capture levels --------------------
+
+
+def test_capture_auto_keeps_no_large_array():
+    x = np.linspace(0.0, 1.0, 500)
+    rec, _ = record_grad(lambda v: anp.sum(anp.tanh(v * v + v) * v), x)
+    arrays = [a for e in rec.events for a in _arrays_in(e)]
+    assert arrays and all(a.size <= 64 for a in arrays)
+    summaries = [e.value for e in rec.of_kind("node") if isinstance(e.value, ArraySummary)]
+    assert summaries and summaries[0].shape == (500,) and summaries[0].dtype == "float64"
+
+
+def test_capture_full_and_structure():
+    x = np.linspace(0.0, 1.0, 500)
+    rec, _ = record_grad(lambda v: anp.sum(v * v), x, capture="full")
+    assert rec.of_kind("node")[0].value.shape == (500,)
+    rec, g = record_grad(lambda v: anp.sum(v * v), x, capture="structure")
+    assert np.allclose(g, 2 * x)
+    assert all(not list(_arrays_in(e)) for e in rec.events)
+    assert [e.kind for e in rec.events][:3] == ["root", "node", "node"]
+    assert rec.of_kind("add_outgrads")[0].result == (None, False)
+
+
+def test_capture_rejects_unknown_level():
+    with pytest.raises(ValueError, match="capture must be one of auto, full, structure"):
+        adtrace.record(capture="everything")
+
+
+def _arrays_in(event):
+    def walk(v):
+        if isinstance(v, np.ndarray):
+            yield v
+        elif isinstance(v, (tuple, list)):
+            for x in v:
+                yield from walk(x)
+        elif isinstance(v, dict):
+            for x in v.values():
+                yield from walk(x)
+        elif isinstance(v, (Boxed, Sparse)):
+            yield from walk(v.value if isinstance(v, Boxed) else v.dense)
+
+    for name in type(event).__dataclass_fields__:
+        yield from walk(getattr(event, name))
+
+
+# -------------------- failures --------------------
+
+
+def test_missing_vjp_rule_propagates_and_events_stay_usable():
+    @primitive
+    def no_rule(x):
+        return 2.0 * x
+
+    f = lambda x: no_rule(x * x)
+    with pytest.raises(NotImplementedError) as plain_error:
+        grad(f)(3.0)
+    with pytest.raises(NotImplementedError) as recorded_error:
+        with adtrace.record() as rec:
+            grad(f)(3.0)
+    assert str(recorded_error.value) == str(plain_error.value) == "VJP of no_rule wrt argnums (0,) not defined"
+    assert [e.kind for e in rec.events] == ["root", "node"]
+    assert rec.graph() == {"v0_root": (), "v1_multiply": ("v0_root", "v0_root")}
+    assert rec.queries == [] and rec.failure is None
+
+
+def test_error_in_a_local_vjp_ends_the_query():
+    @primitive
+    def breaks_backward(x):
+        return x
+
+    def bad_rule(ans, x):
+        def vjp(g):
+            raise FloatingPointError("rule failed")
+        return vjp
+
+    defvjp(breaks_backward, bad_rule)
+    with adtrace.record() as rec:
+        with pytest.raises(FloatingPointError):
+            grad(lambda x: breaks_backward(x * 2.0))(1.0)
+        g = grad(lambda x: x * 2.0)(1.0)
+    assert g == 2.0
+    first, second = rec.queries
+    assert rec.query_events(first)[-1].error == "FloatingPointError"
+    assert rec.gradient(second) == 2.0
+
+
+def test_internal_recorder_error_disables_recording_not_the_program(monkeypatch):
+    from adtrace.recorder import Recorder
+
+    def broken(self, node):
+        raise KeyError("bug")
+
+    monkeypatch.setattr(Recorder, "on_toposort", broken)
+    with pytest.warns(adtrace.RecorderWarning, match="stopped recording"):
+        with adtrace.record() as rec:
+            g = grad(lambda x: anp.sin(x) * x)(0.5)
+    assert g == np.cos(0.5) * 0.5 + np.sin(0.5)
+    assert rec.failure == "KeyError: 'bug'"
+
+
+def test_labels_survive_id_reuse():
+    with adtrace.record() as rec:
+        for i in range(30):
+            grad(lambda x: anp.sin(x * x) + x)(0.1 * i)
+    for query in rec.queries:
+        events = rec.query_events(query)
+        graph = rec.graph(events[0].end)
+        assert set(rec.visit_order(query)) == set(graph)
+        assert all(e.parent in graph for e in events if e.kind == "add_outgrads")
+    assert len(rec.of_kind("root")) == 30 and len(set(rec.nodes)) == 30 * 4  # root, multiply, sin, add
+
+
+def test_warnings_from_autograd_pass_through():
+    with adtrace.record():
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            grad(lambda x: 1.0)(0.0)
+    assert any("independent" in str(w.message) for w in caught)
+
+
+def test_nodes_created_before_recording_are_named_unrecorded():
+    from autograd.core import make_vjp
+
+    vjp, _ = make_vjp(lambda x: anp.sin(x) * x, 0.5)
+    with adtrace.record() as rec:
+        g = vjp(1.0)
+    assert g == np.cos(0.5) * 0.5 + np.sin(0.5)
+    assert rec.visit_order(1) == ["u0_unrecorded", "u1_unrecorded", "u2_unrecorded"]
+    adds = rec.of_kind("add_outgrads")
+    assert [(a.node, a.parent) for a in adds][:2] == [("u0_unrecorded", "u1_unrecorded"),
+                                                      ("u0_unrecorded", "u2_unrecorded")]
+    assert rec.of_kind("vjp") == []  # their local vjp was not wrapped: adtrace leaves them untouched

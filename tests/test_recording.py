@@ -1,0 +1,28 @@
+"""Recording: nodes table, queries, graph."""
+
+import autograd.numpy as anp
+from autograd import grad
+
+import adtrace
+
+
+def test_nodes_table_and_graph():
+    with adtrace.record() as rec:
+        grad(lambda x: anp.sin(x) * anp.sin(x) + x)(0.3)
+    assert list(rec.nodes) == ["v0_root", "v1_sin", "v2_sin", "v3_multiply", "v4_add"]
+    assert rec.graph() == {"v0_root": (), "v1_sin": ("v0_root",), "v2_sin": ("v0_root",),
+                           "v3_multiply": ("v1_sin", "v2_sin"), "v4_add": ("v3_multiply", "v0_root")}
+    assert rec.graph("v3_multiply") == {"v3_multiply": ("v1_sin", "v2_sin"), "v1_sin": ("v0_root",),
+                                        "v2_sin": ("v0_root",), "v0_root": ()}
+    assert "11 events" not in repr(rec) and "5 nodes" in repr(rec)
+
+
+def test_queries_and_events_per_query():
+    with adtrace.record() as rec:
+        grad(lambda x: x * x)(1.0)
+        grad(lambda x: x * 3.0)(1.0)
+    assert rec.queries == [1, 2]
+    assert [e.kind for e in rec.query_events(2)] == [
+        "backward_start", "toposort", "vjp", "add_outgrads", "toposort", "vjp", "backward_end"]
+    assert rec.gradient(1) == 2.0 and rec.gradient(2) == 3.0 and rec.gradient(3) is None
+    assert rec.visit_order(2) == ["v3_multiply", "v2_root"]

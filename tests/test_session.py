@@ -1,0 +1,188 @@
+"""record(): exact restore, nesting, order, threads."""
+
+import threading
+
+import autograd.core as core
+import autograd.numpy as anp
+import numpy as np
+import pytest
+from autograd import grad
+from autograd.extend import defvjp, primitive
+
+import adtrace
+from adtrace import hooks, session
+
+ORIGINALS = {p.name: vars(p.owner)[p.attribute] for p in hooks.HOOK_POINTS}
+
+
+def assert_restored():
+    for point in hooks.HOOK_POINTS:
+        assert vars(point.owner)[point.attribute] is ORIGINALS[point.name], point.name
+    assert session.active_recordings() == 0
+    assert hooks.state.recorders == ()
+
+
+def test_patched_inside_restored_after():
+    with adtrace.record():
+        assert all(hooks.is_patched(p) for p in hooks.HOOK_POINTS)
+        assert core.add_outgrads is not ORIGINALS["autograd.core.add_outgrads"]
+    assert_restored()
+    assert core.add_outgrads is ORIGINALS["autograd.core.add_outgrads"]
+    assert "__init__" in vars(core.VJPNode) and "__init__" in vars(core.JVPNode)
+
+
+@pytest.mark.parametrize("error", [ValueError, KeyboardInterrupt])
+def test_restored_when_the_body_raises(error):
+    with pytest.raises(error):
+        with adtrace.record():
+            grad(lambda x: x * x)(3.0)
+            raise error()
+    assert_restored()
+
+
+def test_restored_after_an_abandoned_backward_pass():
+    @primitive
+    def interrupt(x):
+        return x
+
+    def rule(ans, x):
+        def vjp(g):
+            raise KeyboardInterrupt
+        return vjp
+
+    defvjp(interrupt, rule)
+    with pytest.raises(KeyboardInterrupt):
+        with adtrace.record() as rec:
+            grad(lambda x: interrupt(x * x) * x)(2.0)
+    assert_restored()
+    (query,) = rec.queries
+    assert rec.query_events(query)[-1].error == "KeyboardInterrupt"
+    assert grad(lambda x: x * x)(3.0) == 6.0
+
+
+def test_abandoned_toposort_generator():
+    with adtrace.record() as rec:
+        end = core.trace(core.VJPNode.new_root(), lambda x: anp.sin(x) * x, 0.5)[1]
+        walk = core.toposort(end)
+        next(walk)  # a pass abandoned after one visit
+        del walk
+        grad(lambda x: x * x)(3.0)
+    assert_restored()
+    assert rec.visit_order(1) == ["v4_multiply", "v3_root"]
+
+
+def test_nested_recorders_both_receive_events():
+    with adtrace.record() as outer:
+        grad(lambda x: x * x)(3.0)
+        start = len(outer.events)
+        with adtrace.record(capture="structure") as inner:
+            grad(lambda x: anp.sin(x))(1.0)
+        during = outer.events[start:]
+        assert all(hooks.is_patched(p) for p in hooks.HOOK_POINTS)  # the outer one still records
+        grad(lambda x: x * 2.0)(1.0)
+    assert_restored()
+    assert len(outer.queries) == 3 and len(inner.queries) == 1
+    assert [e.kind for e in inner.events] == [e.kind for e in during]
+    assert [e.primitive for e in inner.of_kind("node")] == ["sin"]
+    assert inner.of_kind("node")[0].label == "v1_sin"  # each recording numbers its own nodes
+    assert [e for e in during if e.kind == "node"][0].label == "v3_sin"
+    assert [e for e in during if e.kind == "node"][0].value == np.sin(1.0)
+    assert inner.of_kind("node")[0].value is None  # structure
+    assert outer.gradient(3) == 2.0
+
+
+def test_leaving_out_of_order_is_an_error_and_unpatches():
+    outer, inner = adtrace.record(), adtrace.record()
+    outer.__enter__()
+    inner_rec = inner.__enter__()
+    with pytest.raises(adtrace.RecordingOrderError, match="innermost first"):
+        outer.__exit__(None, None, None)
+    assert_restored()
+    assert inner.__exit__(None, None, None) is False  # already closed: harmless
+    grad(lambda x: x * x)(3.0)
+    assert inner_rec.events == []
+
+
+def test_a_recorder_is_entered_once():
+    rec = adtrace.record()
+    with rec:
+        pass
+    with pytest.raises(RuntimeError, match="already entered"):
+        rec.__enter__()
+    assert_restored()
+
+
+def test_other_threads_unaffected_and_unrecorded():
+    f = lambda x: anp.sum(anp.tanh(x * x) * x)
+    x = np.linspace(-1.0, 1.0, 7)
+    expected = grad(f)(x)
+    results, started, stop = [], threading.Event(), threading.Event()
+
+    def other():
+        started.set()
+        while not stop.is_set() or len(results) < 5:
+            results.append(grad(f)(x))
+
+    worker = threading.Thread(target=other)
+    worker.start()
+    started.wait()
+    try:
+        with adtrace.record() as rec:
+            for _ in range(20):
+                g = grad(lambda v: v * 3.0)(2.0)
+    finally:
+        stop.set()
+        worker.join()
+    assert_restored()
+    assert g == 3.0
+    assert all(np.array_equal(r, expected) for r in results)
+    assert {e.primitive for e in rec.of_kind("node")} == {"multiply"}
+    assert len(rec.queries) == 20 and len(rec.of_kind("root")) == 20
+
+
+def test_two_threads_record_separately():
+    recordings = {}
+
+    def run(name, f, x):
+        with adtrace.record() as rec:
+            for _ in range(10):
+                grad(f)(x)
+        recordings[name] = rec
+
+    threads = [threading.Thread(target=run, args=("sin", anp.sin, 0.3)),
+               threading.Thread(target=run, args=("square", lambda x: x * x, 2.0))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert_restored()
+    assert {e.primitive for e in recordings["sin"].of_kind("node")} == {"sin"}
+    assert {e.primitive for e in recordings["square"].of_kind("node")} == {"multiply"}
+    assert [float(recordings["square"].gradient(q)) for q in recordings["square"].queries] == [4.0] * 10
+
+
+def test_leaving_on_another_thread_is_an_error():
+    rec = adtrace.record()
+    rec.__enter__()
+    errors = []
+    t = threading.Thread(target=lambda: errors.append(_exit_error(rec)))
+    t.start()
+    t.join()
+    assert errors and "thread that entered it" in errors[0]
+    rec.__exit__(None, None, None)
+    assert_restored()
+
+
+def _exit_error(rec):
+    try:
+        rec.__exit__(None, None, None)
+    except adtrace.RecordingOrderError as exc:
+        return str(exc)
+    return ""
+
+
+def test_someone_else_patching_meanwhile_is_reported_and_undone():
+    with pytest.warns(adtrace.PatchConflictWarning, match="add_outgrads"):
+        with adtrace.record():
+            core.add_outgrads = lambda prev, g: (g, False)
+    assert_restored()

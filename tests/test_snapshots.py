@@ -1,0 +1,75 @@
+"""STATE SNAPSHOT rows replayed from the events (the seed article's table for z = x*x)."""
+
+import autograd.numpy as anp
+import numpy as np
+from autograd import grad
+
+import adtrace
+from adtrace import snapshots as s
+from adtrace.values import plain
+
+
+def flat(state):
+    return {k: (float(plain(v)), flag) for k, (v, flag) in state.items()}
+
+
+def test_square_snapshot_matches_the_seed_table():
+    with adtrace.record() as rec:
+        grad(lambda x: x * x)(3.0)
+    rows = rec.snapshots(1)
+    M, R = "v1_multiply", "v0_root"
+    assert [(r.statement, r.node) for r in rows] == [
+        (s.INIT, None), (s.YIELD, M), (s.POP, M), (s.VJP, M), (s.ADD, M), (s.ADD, M),
+        (s.YIELD, R), (s.POP, R), (s.VJP, R), (s.NO_PARENTS, R), (s.RETURN, R)]
+    assert [flat(r.outgrads) for r in rows] == [
+        {M: (1, False)}, {M: (1, False)}, {}, {}, {R: (3, False)}, {R: (6, True)},
+        {R: (6, True)}, {}, {}, {}, {}]
+    assert [r.step for r in rows] == list(range(1, 12))
+    pop_m, vjp_m, add1, add2 = rows[2], rows[3], rows[4], rows[5]
+    assert (float(pop_m.outgrad[0]), pop_m.outgrad[1]) == (1.0, False)
+    assert vjp_m.ingrads == (3.0, 3.0)
+    assert (add1.previous, add1.ingrads, add1.parent) == (None, 3.0, R)
+    assert add2.previous == (3.0, False)
+    assert rows[7].outgrad == (6.0, True) and rows[-1].outgrad == 6.0
+
+
+def test_distinct_states_in_order():
+    with adtrace.record() as rec:
+        grad(lambda x: x * x)(3.0)
+    states = []
+    for row in rec.snapshots(1):
+        state = flat(row.outgrads)
+        if not states or states[-1] != state:
+            states.append(state)
+    assert states == [{"v1_multiply": (1, False)}, {}, {"v0_root": (3, False)}, {"v0_root": (6, True)}, {}]
+
+
+def test_snapshot_values_stay_true_under_in_place_accumulation():
+    with adtrace.record() as rec:
+        grad(lambda x: anp.sum(x * x + x * x + x * x))(np.array([1.0, 2.0]))
+    root_states = [r.outgrads["v0_root"][0].tolist() for r in rec.snapshots(1)
+                   if r.statement == s.ADD and r.parent == "v0_root"]
+    assert root_states == [[1, 2], [2, 4], [3, 6], [4, 8], [5, 10], [6, 12]]
+
+
+def test_replay_of_an_interrupted_query_stops_where_it_stopped():
+    from autograd.extend import defvjp, primitive
+
+    @primitive
+    def fails(x):
+        return x
+
+    def rule(ans, x):
+        def vjp(g):
+            raise ArithmeticError
+        return vjp
+
+    defvjp(fails, rule)
+    with adtrace.record() as rec:
+        try:
+            grad(lambda x: fails(x) * x)(2.0)
+        except ArithmeticError:
+            pass
+    rows = rec.snapshots(1)
+    assert rows[-1].statement == s.RETURN and rows[-1].outgrad is None
+    assert rows[-2].statement == s.POP and rows[-2].node == "v1_fails"

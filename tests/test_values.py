@@ -1,0 +1,67 @@
+"""Value snapshots under each capture level."""
+
+import autograd.numpy as anp
+import numpy as np
+import pytest
+from autograd.core import vspace
+from autograd.numpy.numpy_vjps import untake
+
+from adtrace.values import ArraySummary, Boxed, Capture, Sparse, array_leaves, holds_reference, plain, summarize
+
+
+def test_auto_keeps_small_arrays_exactly_and_summarizes_large():
+    capture = Capture("auto", inline_size=4)
+    small = np.arange(4.0)
+    assert capture(small) is small  # by reference: copy-on-write protects it
+    big = np.arange(10.0)
+    assert capture(big) == ArraySummary((10,), "float64", 0.0, 9.0, 4.5)
+    assert capture(3.5) == 3.5
+
+
+def test_views_are_copied_at_once():
+    base = np.arange(4.0)
+    snap = Capture("full")(base.reshape(2, 2))
+    base[:] = 0
+    assert snap.tolist() == [[0, 1], [2, 3]]
+
+
+def test_copy_flag_and_structure():
+    a = np.ones(3)
+    copied = Capture("full")(a, copy=True)
+    assert copied is not a and np.array_equal(copied, a)
+    assert Capture("structure")(a) is None
+
+
+def test_sparse_densified_without_mutation():
+    vs = vspace(np.zeros(3))
+    sparse = untake(2.0, 1, vs)
+    snap = Capture("auto")(sparse)
+    assert isinstance(snap, Sparse) and snap.dense.tolist() == [0, 2, 0]
+    assert snap.vspace == "ArrayVSpace(shape=(3,), dtype=float64)"
+    assert Capture("auto")(sparse).dense.tolist() == [0, 2, 0]  # applying it twice: nothing accumulated
+
+
+def test_boxes_and_containers():
+    from autograd.numpy.numpy_boxes import ArrayBox
+
+    box = ArrayBox(np.array([1.0, 2.0]), 7, None)
+    snap = Capture("auto", trace_levels={7: 0})(box)
+    assert isinstance(snap, Boxed) and snap.level == 0 and snap.value.tolist() == [1, 2]
+    nested = Capture("auto")({"a": (box, 2.0), "b": [np.zeros(2)]})
+    assert plain(nested)["a"][0].tolist() == [1, 2]
+    assert len(array_leaves({"a": (box, 2.0), "b": [np.zeros(2)]})) == 2
+    assert holds_reference(nested) and not holds_reference(summarize(np.zeros(100)))
+
+
+def test_summary_of_odd_arrays():
+    assert summarize(np.array([], dtype=float)).shape == (0,)
+    assert summarize(np.array([3 + 4j])).max == 5.0
+    with np.errstate(all="ignore"):
+        assert np.isnan(summarize(np.array([np.nan, 1.0])).mean)
+
+
+def test_invalid_options():
+    with pytest.raises(ValueError, match="inline_size"):
+        Capture("auto", inline_size=-1)
+    with pytest.raises(ValueError, match="capture must be one of"):
+        Capture("some")
