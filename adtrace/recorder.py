@@ -5,33 +5,26 @@ It names nodes (``adtrace.labels``) in a table keyed by ``id(node)``: ``VJPNode`
 ``__slots__`` and no weak references, so nothing can be attached to a node. An entry is written
 when the node is created, so an id that Python reuses after a node died is simply overwritten.
 
-Copy-on-write: autograd writes in place only into an ``outgrads`` entry flagged mutable
-(``vs.mut_add`` and ``sparse_add`` in ``add_outgrads``). Events keep exact arrays by reference;
-the arrays an event shares with such an entry are watched, and just before autograd mutates one,
-every event holding it is given a copy (``_freeze``). The gradient a query returns is handed to the
-user, who may change it in place, so the events of that query get a copy of it too.
+Values are kept true by ``adtrace.history.CopyOnWrite``: autograd's in-place accumulation is
+watched (``add_outgrads`` results flagged mutable, and the accumulator nodes of an inner backward
+pass) and copied into the events just before autograd writes.
 """
 
-import dataclasses
 import warnings
 
 import autograd.core as core
-import numpy as np
 
 from . import hooks
 from .events import (AddOutgrads, BackwardEnd, BackwardStart, JVPNodeCreated, JVPRoot,
                      LocalVJP, NodeCreated, RootCreated, ToposortYield, TraceReturned)
 from .labels import ROOT_NAME, node_label, primitive_name
-from .values import Boxed, array_leaves, holds_reference
+from .history import CopyOnWrite
+from .values import holds_reference
 
 # Primitives whose output is an outgrads accumulator under higher-order differentiation: the inner
 # backward pass's vs.add / vs.mut_add / sparse_add are recorded as nodes of the outer trace, and
 # their output array is the one the next mut_add writes into.
 _ACCUMULATORS = frozenset({core.VSpace.add, core.VSpace.mut_add, core.sparse_add})
-_VALUE_FIELDS = {
-    "node": ("value",), "vjp": ("outgrad", "ingrads"), "backward_end": ("result",),
-    "add_outgrads": ("previous", "contribution", "result"),
-}
 
 
 class RecorderWarning(UserWarning):
@@ -70,7 +63,7 @@ class Recorder:
         self._unrecorded = 0
         self._frames = []  # open _Query and _JVPFrame objects, innermost last
         self._queries = 0
-        self._watched = {}  # id(array) -> [(event index, field, live value)] for copy-on-write
+        self._history = CopyOnWrite(recording.events, capture)
 
     def fail(self, exc):
         self.failure = exc
@@ -92,7 +85,7 @@ class Recorder:
         index = self._append(NodeCreated("rev", level, self._query_number(), label,
                                          primitive_name(fun), argnums, parent_labels, snapshot))
         if fun in _ACCUMULATORS and holds_reference(snapshot):
-            self._watch(value, index, "value")
+            self._history.watch(value, index, "value")
 
     def on_vjp_root(self, node):
         label, level = self._new_root(node)
@@ -146,7 +139,7 @@ class Recorder:
         error_name = None if error is None else type(error).__name__
         self._append(BackwardEnd("rev", query.level, query.number, query.end, snapshot, error_name))
         if error is None and holds_reference(snapshot):
-            self._detach_result(query, result)
+            self._history.detach(query.start, result)
 
     def on_toposort(self, node):
         query = self._innermost(_Query)
@@ -175,7 +168,7 @@ class Recorder:
         if not mutable or not self.capture.keeps_values:
             return (self.capture(value), mutable)
         snapshot = self.capture(value, copy=True)  # autograd writes into `value` next
-        self._freeze(value, snapshot)
+        self._history.freeze(value, snapshot)
         return (snapshot, mutable)
 
     def after_add_outgrads(self, previous, g, result):
@@ -199,7 +192,7 @@ class Recorder:
         index = self._append(AddOutgrads(mode, level, query, node, position, parent, argnum, previous,
                                          self.capture(g), (snapshot, mutable)))
         if mutable and holds_reference(snapshot):
-            self._watch(value, index, "result")
+            self._history.watch(value, index, "result")
 
     # -------------------- forward-mode nodes --------------------
 
@@ -239,57 +232,3 @@ class Recorder:
 
     def _current_level(self):
         return self._frames[-1].level if self._frames else max(hooks.state.depth - 1, 0)
-
-    def _watch(self, value, index, field):
-        for leaf in array_leaves(value):
-            self._watched.setdefault(id(leaf), []).append((index, field, value))
-
-    def _freeze(self, value, snapshot):
-        """Autograd is about to write into ``value``: events holding its arrays get copies."""
-        done = set()
-        for leaf in array_leaves(value):
-            for index, field, live in self._watched.pop(id(leaf), ()):
-                if (index, field) in done:
-                    continue
-                done.add((index, field))
-                copy = snapshot if live is value else self.capture(live, copy=True)
-                self._replace(index, field, copy)
-
-    def _replace(self, index, field, snapshot):
-        event = self._events[index]
-        if field == "result":
-            snapshot = (snapshot, event.result[1])
-        self._events[index] = dataclasses.replace(event, **{field: snapshot})
-
-    def _detach_result(self, query, result):
-        """The query's gradient goes to the user: its events keep a copy, not the live array."""
-        copies = {id(a): a.copy() for a in array_leaves(result)}
-        for index in range(query.start, len(self._events)):
-            event = self._events[index]
-            changes = {}
-            for field in _VALUE_FIELDS.get(event.kind, ()):
-                old = getattr(event, field)
-                new = _swap_arrays(old, copies)
-                if new is not old:
-                    changes[field] = new
-            if changes:
-                self._events[index] = dataclasses.replace(event, **changes)
-
-
-def _swap_arrays(snapshot, copies):
-    """``snapshot`` with each array whose id is in ``copies`` replaced by its copy (same object
-    returned when nothing changed)."""
-    if type(snapshot) is np.ndarray:
-        return copies.get(id(snapshot), snapshot)
-    if type(snapshot) is Boxed:
-        inner = _swap_arrays(snapshot.value, copies)
-        return snapshot if inner is snapshot.value else Boxed(inner, snapshot.level)
-    if isinstance(snapshot, (tuple, list)):
-        items = [_swap_arrays(s, copies) for s in snapshot]
-        if all(a is b for a, b in zip(items, snapshot)):
-            return snapshot
-        return type(snapshot)(items) if not hasattr(snapshot, "_fields") else type(snapshot)(*items)
-    if isinstance(snapshot, dict):
-        items = {k: _swap_arrays(v, copies) for k, v in snapshot.items()}
-        return snapshot if all(items[k] is snapshot[k] for k in snapshot) else items
-    return snapshot

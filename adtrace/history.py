@@ -1,0 +1,85 @@
+"""Copy-on-write: keep recorded values true while autograd accumulates in place.
+
+autograd writes in place only into an ``outgrads`` entry flagged mutable: ``vs.mut_add`` (third and
+later dense contributions) and ``sparse_add`` (sparse ones) in ``add_outgrads``. Under
+``grad(grad(f))`` the same arrays are also the values of the outer trace's ``VSpace.add`` /
+``VSpace.mut_add`` nodes. Events keep exact arrays by reference; the recorder ``watch``es the
+events holding such an accumulator, and just before autograd writes into it ``freeze`` gives each
+of them a copy. Copying every value instead would cost a copy per event (2.5-3.5x on array
+workloads, AUTOGRAD_NOTES).
+
+The gradient a query returns belongs to the user, who may change it in place: ``detach`` gives the
+query's events their own copy of it.
+"""
+
+import dataclasses
+
+import numpy as np
+
+from .values import Boxed, array_leaves
+
+_VALUE_FIELDS = {
+    "node": ("value",), "vjp": ("outgrad", "ingrads"), "backward_end": ("result",),
+    "add_outgrads": ("previous", "contribution", "result"),
+}
+
+
+class CopyOnWrite:
+    def __init__(self, events, capture):
+        self._events = events
+        self._capture = capture
+        self._watched = {}  # id(array) -> [(event index, field, live value)]
+
+    def watch(self, value, index, field):
+        """Event ``index`` holds ``value`` (an accumulator autograd may write into) in ``field``."""
+        for leaf in array_leaves(value):
+            self._watched.setdefault(id(leaf), []).append((index, field, value))
+
+    def freeze(self, value, snapshot):
+        """autograd is about to write into ``value``: events holding its arrays get copies
+        (``snapshot``, already a copy of ``value``, serves the events holding ``value`` itself)."""
+        done = set()
+        for leaf in array_leaves(value):
+            for index, field, live in self._watched.pop(id(leaf), ()):
+                if (index, field) not in done:
+                    done.add((index, field))
+                    self._replace(index, field, snapshot if live is value else self._capture(live, copy=True))
+
+    def _replace(self, index, field, snapshot):
+        event = self._events[index]
+        if field == "result":
+            snapshot = (snapshot, event.result[1])
+        self._events[index] = dataclasses.replace(event, **{field: snapshot})
+
+    def detach(self, start, result):
+        """The events from ``start`` on keep a copy of ``result``, not the array the user gets."""
+        copies = {id(a): a.copy() for a in array_leaves(result)}
+        for index in range(start, len(self._events)):
+            event = self._events[index]
+            changes = {}
+            for field in _VALUE_FIELDS.get(event.kind, ()):
+                old = getattr(event, field)
+                new = _swap_arrays(old, copies)
+                if new is not old:
+                    changes[field] = new
+            if changes:
+                self._events[index] = dataclasses.replace(event, **changes)
+
+
+def _swap_arrays(snapshot, copies):
+    """``snapshot`` with each array whose id is in ``copies`` replaced by its copy (the same
+    object when nothing changed)."""
+    if type(snapshot) is np.ndarray:
+        return copies.get(id(snapshot), snapshot)
+    if type(snapshot) is Boxed:
+        inner = _swap_arrays(snapshot.value, copies)
+        return snapshot if inner is snapshot.value else Boxed(inner, snapshot.level)
+    if isinstance(snapshot, (tuple, list)):
+        items = [_swap_arrays(s, copies) for s in snapshot]
+        if all(a is b for a, b in zip(items, snapshot)):
+            return snapshot
+        return type(snapshot)(*items) if hasattr(snapshot, "_fields") else type(snapshot)(items)
+    if isinstance(snapshot, dict):
+        items = {k: _swap_arrays(v, copies) for k, v in snapshot.items()}
+        return snapshot if all(items[k] is snapshot[k] for k in snapshot) else items
+    return snapshot
