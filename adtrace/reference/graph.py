@@ -1,0 +1,109 @@
+"""Graph capture: run the user's function once and keep its computational graph.
+
+The reference engine does not build its own tracer. It hands autograd's tracer
+(``autograd.tracer.trace``) a Node type of its own, exactly as autograd's
+``examples/dot_graph.py`` does: every primitive call on a boxed value creates one
+``ReferenceNode`` that simply *stores* what the lecture's graph needs:
+
+    v_i = fun(*args, **kwargs)      value, fun, args, kwargs
+    inputs(i)                       parents (one per boxed argument position)
+    which argument each input is    argnums
+
+No VJP closure is built here (that is ``autograd.core.VJPNode``'s job, which we do
+not use); the local rules are looked up later, in ``rules.py``.
+
+Worked example, ``f(x) = x * x`` at ``x = 3.0``::
+
+    v0_root      value 3.0   parents ()
+    v1_multiply  value 9.0   parents (v0_root, v0_root)   argnums (0, 1)
+
+Labels come from ``adtrace.labels`` in creation order, the order autograd's tracer
+creates nodes, so a recording of the same function has the same labels.
+"""
+
+from dataclasses import dataclass, field
+
+from autograd.core import VJPNode
+from autograd.numpy.numpy_boxes import ArrayBox
+from autograd.tracer import Box, Node, getval, notrace_primitives, trace
+
+from adtrace.labels import ROOT_NAME, node_label, primitive_name
+
+
+@dataclass(eq=False)
+class Graph:
+    """One capture: every node in creation order, the root (input) and the output."""
+
+    nodes: list = field(default_factory=list)
+    root: "ReferenceNode" = None
+    out: "ReferenceNode" = None  # None when the output does not depend on the input
+    value: object = None  # the output's value (a box if an outer capture is tracing)
+
+    def add(self, node):
+        node.label = node_label(len(self.nodes), primitive_name(node.fun) if self.nodes else ROOT_NAME)
+        self.nodes.append(node)
+
+
+class ReferenceNode(Node):
+    """A node of the reference engine's graph: the primitive call, not a VJP closure."""
+
+    __slots__ = ["graph", "label", "parents", "fun", "args", "kwargs", "argnums", "value"]
+
+    def __init__(self, value, fun, args, kwargs, parent_argnums, parents):
+        self.parents = tuple(parents)
+        self.fun, self.args, self.kwargs = fun, args, kwargs
+        self.argnums, self.value = tuple(parent_argnums), value
+        self.graph = parents[0].graph  # the inputs of a node belong to the same trace
+        self.graph.add(self)
+
+    def initialize_root(self, graph, value):
+        self.parents, self.fun, self.args, self.kwargs = (), None, (), {}
+        self.argnums, self.value = (), value
+        self.graph = graph
+        graph.add(self)
+
+    def __repr__(self):
+        return f"<ReferenceNode {self.label}>"
+
+
+# Primitives such as argmax are not traced (their outputs are constants). autograd
+# keys this set by node type, so the engine's node type needs its own entry.
+notrace_primitives[ReferenceNode] = set(notrace_primitives[VJPNode])
+
+
+def check_input(x):
+    """The engine is scoped to arrays and scalars (no tuples, lists or dicts)."""
+    if Box.type_mappings.get(type(getval(x))) is not ArrayBox:
+        raise TypeError(
+            f"reference engine: inputs must be arrays or scalars, got {type(getval(x)).__name__}"
+        )
+
+
+def capture(fun, x):
+    """Trace ``fun`` at ``x`` with autograd's tracer and return its ``Graph``."""
+    check_input(x)
+    graph = Graph()
+    graph.root = ReferenceNode.new_root(graph, x)
+    graph.value, graph.out = trace(graph.root, fun, x)
+    return graph
+
+
+def reachable(out):
+    """The nodes the output depends on (out and all its ancestors)."""
+    seen, stack = set(), [out] if out is not None else []
+    while stack:
+        node = stack.pop()
+        if node not in seen:
+            seen.add(node)
+            stack.extend(node.parents)
+    return seen
+
+
+def parent_labels(graph, only_reachable=True):
+    """``label -> tuple of parent labels by argument position`` (the recorder's format).
+
+    By default only the nodes the output depends on (those a backward pass visits);
+    ``only_reachable=False`` gives every captured node.
+    """
+    keep = reachable(graph.out) if only_reachable else set(graph.nodes)
+    return {n.label: tuple(p.label for p in n.parents) for n in graph.nodes if n in keep}

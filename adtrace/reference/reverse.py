@@ -1,0 +1,134 @@
+"""Reverse mode, as the lecture writes it (CMU 10-414/714, "Reverse AD algorithm")::
+
+    def gradient(out):
+        node_to_grad = {out: [1]}
+        for i in reverse_topo_order(out):
+            v_i_bar = sum(node_to_grad[i])                # sum up partial adjoints
+            for k in inputs(i):
+                compute v_k_to_i_bar = v_i_bar * dv_i/dv_k # partial adjoint
+                append v_k_to_i_bar to node_to_grad[k]    # propagate to input
+        return adjoint of input v_input_bar
+
+``gradient`` below is that loop over a graph captured by ``graph.capture``; the
+partial adjoints come from the local rules in ``rules.partial_adjoints``. For
+``f(x) = x * x`` at 3.0 (graph ``v1_multiply = multiply(v0_root, v0_root)``)::
+
+    i = v1_multiply   node_to_grad[i] = [1.0]   v_i_bar = 1.0
+                      k = 0: append 1.0 * 3.0 to node_to_grad[v0_root]
+                      k = 1: append 1.0 * 3.0 to node_to_grad[v0_root]
+    i = v0_root       node_to_grad[i] = [3.0, 3.0]   v_i_bar = 6.0   -> returned
+
+autograd's ``backward_pass`` computes the same sums with a running total per node
+(``add_outgrads``) in the order of its own ``toposort``; the lecture keeps the list
+and sums it when the node is visited. Where both orders bring a node's partial
+adjoints in the same order, the results are bit for bit equal.
+"""
+
+import operator
+from functools import reduce
+
+from autograd.core import vspace
+from autograd.tracer import getval
+from autograd.wrap_util import unary_to_nary
+
+from adtrace.labels import ROOT_NAME, primitive_name
+
+from .graph import capture, parent_labels
+from .order import reverse_topo_order
+from .rules import ROOT, note_visit, partial_adjoints, vjp_source
+from .steps import Contribution, GradientRun, Step
+
+
+def sum_partial_adjoints(partials):
+    """``sum(node_to_grad[i])``, left to right, without Python's leading ``0 +``."""
+    return reduce(operator.add, partials)
+
+
+def gradient(graph, seed):
+    """The lecture's algorithm on ``graph``: returns ``(v_input_bar, steps)``."""
+    node_to_grad = {graph.out: [seed]}
+    v_input_bar, steps = None, []
+    for i in reverse_topo_order(graph.out):
+        v_i_bar = sum_partial_adjoints(node_to_grad[i])
+        v_k_to_i_bars = partial_adjoints(i, v_i_bar) if i.parents else ()
+        for v_k, v_k_to_i_bar in zip(i.parents, v_k_to_i_bars):  # inputs(i), by position
+            node_to_grad.setdefault(v_k, []).append(v_k_to_i_bar)
+        steps.append(record_step(i, node_to_grad[i], v_i_bar, v_k_to_i_bars))
+        if i is graph.root:
+            v_input_bar = v_i_bar
+    if v_input_bar is None:  # the input got no partial adjoint: zeros of its space
+        v_input_bar = vspace(graph.root.value).zeros()
+    return v_input_bar, steps
+
+
+def record_step(i, partials, v_i_bar, v_k_to_i_bars):
+    """The visit of node ``i`` as a ``Step`` of raw values."""
+    rule = ROOT if not i.parents else vjp_source(i.fun)
+    if i.parents:
+        note_visit(i.fun, rule, "reverse")
+    contributions = tuple(
+        Contribution(k, i.argnums[k], v_k.label, getval(v_k_to_i_bar))
+        for k, (v_k, v_k_to_i_bar) in enumerate(zip(i.parents, v_k_to_i_bars))
+    )
+    name = ROOT_NAME if not i.parents else primitive_name(i.fun)
+    return Step(i.label, name, rule, tuple(getval(p) for p in partials), getval(v_i_bar), contributions)
+
+
+# -------------------- the public surface, with autograd's signatures --------------------
+
+
+def vjp_of(graph, x):
+    """The function ``g -> v_input_bar`` for seeds ``g`` of the output's space."""
+
+    def vjp(g):
+        if graph.out is None:  # output independent of the input: zeros, as autograd
+            return vspace(x).zeros()
+        return gradient(graph, g)[0]
+
+    return vjp
+
+
+def _make_vjp(fun, x):
+    graph = capture(fun, x)
+    return vjp_of(graph, x), graph.value
+
+
+make_vjp = unary_to_nary(_make_vjp)
+make_vjp.__doc__ = "Like ``autograd.make_vjp``: ``make_vjp(fun, argnum)(*args) -> (vjp, ans)``."
+
+
+@unary_to_nary
+def grad(fun, x):
+    """Like ``autograd.grad``: the gradient of a scalar-valued ``fun`` wrt argument ``argnum``."""
+    vjp, ans = _make_vjp(fun, x)
+    if not vspace(ans).size == 1:
+        raise TypeError("reference engine: grad only applies to scalar-output functions")
+    return vjp(vspace(ans).ones())
+
+
+@unary_to_nary
+def elementwise_grad(fun, x):
+    """Like ``autograd.elementwise_grad``: the VJP with a seed of ones."""
+    vjp, ans = _make_vjp(fun, x)
+    return vjp(vspace(ans).ones())
+
+
+def run_gradient(fun, x, seed=None):
+    """Capture ``fun`` at ``x`` and run ``gradient`` once, keeping everything: the
+    ``GradientRun`` has the step log, the visit order, the graph as parent labels
+    and the own/borrowed counts. ``seed`` defaults to ones of the output's space."""
+    graph = capture(fun, x)
+    seed = vspace(graph.value).ones() if seed is None else seed
+    if graph.out is None:
+        adjoint, steps = vspace(x).zeros(), []
+    else:
+        adjoint, steps = gradient(graph, seed)
+    return GradientRun(
+        value=getval(graph.value),
+        seed=getval(seed),
+        adjoint=getval(adjoint),
+        order=tuple(step.label for step in steps),
+        steps=tuple(steps),
+        parents=parent_labels(graph),
+        labels=tuple(node.label for node in graph.nodes),
+    )
