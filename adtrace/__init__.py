@@ -18,11 +18,11 @@ from .recorder import RecorderWarning
 from .recording import Recording
 from .session import PatchConflictWarning, RecordingOrderError, record
 from .snapshots import StateSnapshot
-from .values import ArraySummary, Boxed, Sparse
+from .values import ArraySummary, Boxed, ContainerSummary, Sparse
 
 __version__ = "0.1.0"
 __all__ = [
-    "record", "Recording", "events", "StateSnapshot", "ArraySummary", "Boxed", "Sparse",
+    "record", "Recording", "events", "StateSnapshot", "ArraySummary", "ContainerSummary", "Boxed", "Sparse",
     "RecordingOrderError", "RecorderWarning", "PatchConflictWarning",
     "UnknownAutogradError", "UnknownAutogradWarning",
 ]

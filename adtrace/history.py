@@ -25,8 +25,9 @@ _VALUE_FIELDS = {
 
 
 class CopyOnWrite:
-    def __init__(self, events, capture):
-        self._events = events
+    def __init__(self, recording, capture):
+        self._recording = recording
+        self._events = recording.events
         self._capture = capture
         self._watched = {}  # id(array) -> [(event index, field, live value)]
 
@@ -38,6 +39,8 @@ class CopyOnWrite:
     def freeze(self, value, snapshot):
         """autograd is about to write into ``value``: events holding its arrays get copies
         (``snapshot``, already a copy of ``value``, serves the events holding ``value`` itself)."""
+        if not self._watched:  # the common case under "auto" with large values: nothing kept live
+            return
         done = set()
         for leaf in array_leaves(value):
             for index, field, live in self._watched.pop(id(leaf), ()):
@@ -45,11 +48,21 @@ class CopyOnWrite:
                     done.add((index, field))
                     self._replace(index, field, snapshot if live is value else self._capture(live, copy=True))
 
+    def freeze_all(self):
+        """Copy every watched value into its events (recording stops; autograd goes on)."""
+        watched, self._watched = self._watched, {}
+        done = set()
+        for entries in watched.values():
+            for index, field, live in entries:
+                if (index, field) not in done:
+                    done.add((index, field))
+                    self._replace(index, field, self._capture(live, copy=True))
+
     def _replace(self, index, field, snapshot):
         event = self._events[index]
         if field == "result":
             snapshot = (snapshot, event.result[1])
-        self._events[index] = dataclasses.replace(event, **{field: snapshot})
+        self._recording.replace(index, dataclasses.replace(event, **{field: snapshot}))
 
     def detach(self, start, result):
         """The events from ``start`` on keep a copy of ``result``, not the array the user gets."""
@@ -63,7 +76,7 @@ class CopyOnWrite:
                 if new is not old:
                     changes[field] = new
             if changes:
-                self._events[index] = dataclasses.replace(event, **changes)
+                self._recording.replace(index, dataclasses.replace(event, **changes))
 
 
 def _swap_arrays(snapshot, copies):

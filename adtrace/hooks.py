@@ -29,11 +29,12 @@ state = _ThreadState()
 
 
 def _notify(recorders, method, *args):
-    """Call ``method`` on each live recorder; a recorder that raises is disabled, not the program."""
+    """Call ``method`` on each live recorder (not left, not failed); a recorder that raises is
+    disabled, not the program."""
     results = []
     for r in recorders:
         out = None
-        if r.failure is None:
+        if r.live:
             try:
                 out = getattr(r, method)(*args)
             except Exception as exc:  # a recorder bug must not break the traced program
@@ -123,7 +124,7 @@ def wrap_vjp_node_init(original):
         labels = _notify(recorders, "begin_node", fun)
         original(self, value, fun, args, kwargs, parent_argnums, parents)
         for r, label in zip(recorders, labels):
-            _notify((r,), "on_vjp_node", label, self, value, fun, parent_argnums, parents)
+            _notify((r,), "on_vjp_node", label, self, value, fun, args, parent_argnums, parents)
         self.vjp = record_local_vjp(id(self), self.vjp)
 
     return __init__
@@ -180,7 +181,7 @@ def wrap_jvp_node_init(original):
                 _notify((r,), "abort_jvp_node", frame)
             raise
         for r, frame in zip(recorders, frames):
-            _notify((r,), "end_jvp_node", frame, self, value)
+            _notify((r,), "end_jvp_node", frame, self, value, args)
 
     return __init__
 

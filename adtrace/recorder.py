@@ -32,13 +32,18 @@ class RecorderWarning(UserWarning):
 
 
 class _Query:
-    """The state of one backward_pass run: which node's contributions are arriving."""
+    """The state of one backward_pass run: which node's contributions are arriving, and the
+    snapshot of each ``outgrads`` entry (so a value seen again is not captured twice)."""
 
-    __slots__ = ("number", "level", "end", "start", "visited", "node", "label", "argnums", "position")
+    __slots__ = ("number", "level", "end", "start", "visited", "node", "label", "argnums", "position",
+                 "entries", "popped", "ingrads")
 
     def __init__(self, number, level, end, start):
         self.number, self.level, self.end, self.start = number, level, end, start
         self.visited, self.node, self.label, self.argnums, self.position = 0, None, None, (), 0
+        self.entries = {}  # parent label -> (live value, snapshot): outgrads[parent][0] as recorded
+        self.popped = None  # (live value, snapshot) of the entry the current node popped
+        self.ingrads = ()  # (live value, snapshot) per position, from the current node's vjp
 
 
 class _JVPFrame:
@@ -55,21 +60,27 @@ class Recorder:
     def __init__(self, recording, capture):
         self.recording = recording
         self.capture = capture
-        capture.trace_levels = hooks.state.levels  # this thread's: Boxed levels as nesting depths
+        capture.box_level = self._box_level
+        self.live = True  # False once closed or failed: the wrappers skip it
+        self.closed = False  # left (its record() block ended, or it was closed out of order)
         self.failure = None
-        self._events = recording.events
         self._nodes = {}  # id(node) -> (label, level, argnums)
         self._count = 0
         self._unrecorded = 0
         self._frames = []  # open _Query and _JVPFrame objects, innermost last
         self._queries = 0
-        self._history = CopyOnWrite(recording.events, capture)
+        self._history = CopyOnWrite(recording, capture)
 
     def fail(self, exc):
+        self.live = False
         self.failure = exc
         self.recording.failure = f"{type(exc).__name__}: {exc}"
+        self._history.freeze_all()  # autograd goes on writing into arrays the events still hold
         warnings.warn(RecorderWarning(f"adtrace stopped recording after an internal error: {exc!r}; "
                                       "the traced program is unaffected"), stacklevel=3)
+
+    def close(self):
+        self.live, self.closed = False, True
 
     # -------------------- nodes --------------------
 
@@ -78,10 +89,14 @@ class Recorder:
         self._count += 1
         return label
 
-    def on_vjp_node(self, label, node, value, fun, argnums, parents):
+    def on_vjp_node(self, label, node, value, fun, args, argnums, parents):
         parent_labels, level = self._parents(parents)
         self._nodes[id(node)] = (label, level, argnums)
-        snapshot = self.capture(value)
+        # Copy at once a value that is one of the call's own arguments (np.atleast_1d(x) is x: the
+        # caller may change it) or the zeros vs.mut_add(None, prev) made, which sparse_add fills
+        # in place within the same add_outgrads call.
+        fresh_accumulator = fun is core.VSpace.mut_add and args[1] is None
+        snapshot = self.capture(value, copy=fresh_accumulator or any(value is a for a in args))
         index = self._append(NodeCreated("rev", level, self._query_number(), label,
                                          primitive_name(fun), argnums, parent_labels, snapshot))
         if fun in _ACCUMULATORS and holds_reference(snapshot):
@@ -93,7 +108,7 @@ class Recorder:
 
     def on_jvp_root(self, node, g):
         label, level = self._new_root(node)
-        self._append(JVPRoot("fwd", level, self._query_number(), label, self.capture(g)))
+        self._append(JVPRoot("fwd", level, self._query_number(), label, self.capture(g, copy=True)))
 
     def on_trace(self, start_node, x, end_value, end_node):
         mode = "fwd" if isinstance(start_node, core.JVPNode) else "rev"
@@ -122,20 +137,28 @@ class Recorder:
         level = entries[0][1] if entries else self._current_level()
         return tuple(e[0] for e in entries), level
 
+    def _box_level(self, box):
+        """A box's level is its node's (autograd's own trace numbers are global across threads)."""
+        entry = self._nodes.get(id(box._node))
+        return entry[1] if entry else hooks.state.levels.get(box._trace, box._trace)
+
     # -------------------- backward queries --------------------
 
     def begin_query(self, g, end_node):
         self._queries += 1
         end, level = self._lookup(end_node)[:2]
-        self._frames.append(_Query(self._queries, level, end, len(self._events)))
-        self._append(BackwardStart("rev", level, self._queries, end, self.capture(g)))
+        query = _Query(self._queries, level, end, len(self.recording.events))
+        seed = self.capture(g, copy=True)  # the caller's array: they may change it afterwards
+        query.entries[end] = (g, seed)
+        self._frames.append(query)
+        self._append(BackwardStart("rev", level, query.number, end, seed))
 
     def end_query(self, result, error):
         query = self._innermost(_Query)
         if query is None:
             return
         self._frames.remove(query)
-        snapshot = None if error is not None else self.capture(result)
+        snapshot = None if error is not None else self._snapshot(query.popped, result)
         error_name = None if error is None else type(error).__name__
         self._append(BackwardEnd("rev", query.level, query.number, query.end, snapshot, error_name))
         if error is None and holds_reference(snapshot):
@@ -147,7 +170,8 @@ class Recorder:
             return
         query.node = node
         query.label, _, query.argnums = self._lookup(node)
-        query.position = 0
+        query.position, query.ingrads = 0, ()
+        query.popped = query.entries.pop(query.label, None)  # outgrad = outgrads.pop(node)
         self._append(ToposortYield("rev", query.level, query.number, query.label, query.visited))
         query.visited += 1
 
@@ -155,44 +179,64 @@ class Recorder:
         query = self._innermost(_Query)
         entry = self._nodes.get(node_id)
         label, level = (entry[0], entry[1]) if entry else (query.label if query else None, self._current_level())
-        ingrad_snapshots = tuple(self.capture(i) for i in ingrads)  # Nones under "structure"
+        pairs = tuple((i, self.capture(i)) for i in ingrads)  # Nones under "structure"
+        outgrad = self._snapshot(query.popped if query else None, g)
+        if query is not None:
+            query.ingrads = pairs
         number = query.number if query else None  # None: a vjp called by hand, outside backward_pass
-        self._append(LocalVJP("rev", level, number, label, self.capture(g), ingrad_snapshots))
+        self._append(LocalVJP("rev", level, number, label, outgrad, tuple(s for _, s in pairs)))
 
     # -------------------- add_outgrads --------------------
 
     def before_add_outgrads(self, prev_g_flagged):
-        if not prev_g_flagged:
-            return None
-        value, mutable = prev_g_flagged
-        if not mutable or not self.capture.keeps_values:
-            return (self.capture(value), mutable)
-        snapshot = self.capture(value, copy=True)  # autograd writes into `value` next
-        self._history.freeze(value, snapshot)
-        return (snapshot, mutable)
-
-    def after_add_outgrads(self, previous, g, result):
+        """Snapshot ``outgrads.get(parent)`` before autograd may write into it."""
         frame = self._frames[-1] if self._frames else None
-        if isinstance(frame, _Query):
-            mode, level, query, node = "rev", frame.level, frame.number, frame.label
-            parents = getattr(frame.node, "parents", ())
-            parent = self._lookup(parents[frame.position])[0] if frame.position < len(parents) else None
-        else:  # forward mode: one step of sum_outgrads while a JVPNode is built
-            mode, query = "fwd", self._query_number()
-            level, node = (frame.level, frame.label) if frame else (self._current_level(), None)
-            parents = frame.parents if frame else ()
-            parent = parents[frame.position] if frame and frame.position < len(parents) else None
+        parent = self._parent_label(frame)
+        if not prev_g_flagged:
+            return parent, None
+        value, mutable = prev_g_flagged
+        if mutable and self.capture.keeps_values:
+            snapshot = self.capture(value, copy=True)  # autograd writes into `value` next
+            self._history.freeze(value, snapshot)
+        else:
+            entry = frame.entries.get(parent) if type(frame) is _Query else None
+            snapshot = self._snapshot(entry, value)
+        return parent, (snapshot, mutable)
+
+    def after_add_outgrads(self, token, g, result):
+        parent, previous = token
+        frame = self._frames[-1] if self._frames else None
+        in_query = type(frame) is _Query
         position = frame.position if frame else 0
         argnums = frame.argnums if frame else ()
         argnum = argnums[position] if position < len(argnums) else None
         if frame:
             frame.position += 1
+        ingrad = frame.ingrads[position] if in_query and position < len(frame.ingrads) else None
+        contribution = self._snapshot(ingrad, g)
         value, mutable = result
-        snapshot = self.capture(value)
+        snapshot = contribution if value is g else self.capture(value)
+        # Forward mode only inside a JVPNode's construction (sum_outgrads); otherwise a backward
+        # pass, possibly one that began before this recording (no query frame then).
+        mode = "fwd" if type(frame) is _JVPFrame else "rev"
+        query = frame.number if in_query else (None if mode == "rev" else self._query_number())
+        level = frame.level if frame else self._current_level()
+        node = frame.label if frame else None
         index = self._append(AddOutgrads(mode, level, query, node, position, parent, argnum, previous,
-                                         self.capture(g), (snapshot, mutable)))
+                                         contribution, (snapshot, mutable)))
+        if in_query and parent is not None:
+            frame.entries[parent] = (value, snapshot)
         if mutable and holds_reference(snapshot):
             self._history.watch(value, index, "result")
+
+    def _parent_label(self, frame):
+        """The label of the parent the next add_outgrads call adds into (zip's position)."""
+        if type(frame) is _Query:
+            parents = getattr(frame.node, "parents", ())
+            return self._lookup(parents[frame.position])[0] if frame.position < len(parents) else None
+        if type(frame) is _JVPFrame and frame.position < len(frame.parents):
+            return frame.parents[frame.position]
+        return None
 
     # -------------------- forward-mode nodes --------------------
 
@@ -206,19 +250,25 @@ class Recorder:
         if frame in self._frames:
             self._frames.remove(frame)
 
-    def end_jvp_node(self, frame, node, value):
+    def end_jvp_node(self, frame, node, value, args):
         self.abort_jvp_node(frame)
         self._nodes[id(node)] = (frame.label, frame.level, frame.argnums)
+        copy = any(value is a for a in args)
         self._append(JVPNodeCreated("fwd", frame.level, self._query_number(), frame.label, frame.name,
-                                    frame.argnums, frame.parents, self.capture(value), self.capture(node.g)))
+                                    frame.argnums, frame.parents, self.capture(value, copy=copy),
+                                    self.capture(node.g, copy=copy or any(node.g is a for a in args))))
 
     # -------------------- helpers --------------------
 
     def _append(self, event):
-        self._events.append(event)
-        if event.kind in ("root", "node", "jvp_root", "jvp_node"):
-            self.recording.nodes[event.label] = event
-        return len(self._events) - 1
+        return self.recording.append(event)
+
+    def _snapshot(self, seen, value):
+        """The snapshot already taken of ``value`` (``seen``: a ``(live value, snapshot)`` pair
+        from this query, never written into since), or a new one."""
+        if seen is not None and seen[0] is value:
+            return seen[1]
+        return self.capture(value)
 
     def _innermost(self, frame_type):
         for frame in reversed(self._frames):

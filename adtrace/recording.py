@@ -4,6 +4,7 @@ It holds the events in the order autograd emitted them and the nodes table; ever
 (events per query, the graph, the per-statement state of ``backward_pass``) is derived from them.
 """
 
+from .events import NODE_KINDS
 from .snapshots import state_snapshots
 
 _BACKWARD_KINDS = ("backward_start", "toposort", "vjp", "add_outgrads", "backward_end")
@@ -20,6 +21,19 @@ class Recording:
         return (f"<Recording capture={self.capture!r}: {len(self.events)} events, "
                 f"{len(self.nodes)} nodes, {len(self.queries)} backward queries>")
 
+    def append(self, event):
+        """Add an event (the recorder's only way in); returns its index."""
+        self.events.append(event)
+        if event.kind in NODE_KINDS:
+            self.nodes[event.label] = event
+        return len(self.events) - 1
+
+    def replace(self, index, event):
+        """Swap an event for its corrected copy (copy-on-write), in the nodes table too."""
+        self.events[index] = event
+        if event.kind in NODE_KINDS:
+            self.nodes[event.label] = event
+
     def of_kind(self, *kinds):
         return [e for e in self.events if e.kind in kinds]
 
@@ -30,7 +44,7 @@ class Recording:
 
     def query_events(self, query):
         """The backward-pass events of one query, in order (nested queries excluded)."""
-        return [e for e in self.events if e.query == query and e.kind in _BACKWARD_KINDS]
+        return [e for e in self.events if e.query == query and e.mode == "rev" and e.kind in _BACKWARD_KINDS]
 
     def visit_order(self, query):
         """The labels ``toposort`` yielded in this query."""

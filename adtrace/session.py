@@ -57,7 +57,10 @@ class record:
 
     def __exit__(self, exc_type, exc, tb):
         if threading.get_ident() != self._thread:
-            raise RecordingOrderError("a recording must be left on the thread that entered it")
+            if self._recorder.live:
+                _close_elsewhere(self._recorder)
+            raise RecordingOrderError("a recording must be left on the thread that entered it; "
+                                      "it was closed")
         stack = hooks.state.recorders
         if self._recorder not in stack:
             return False  # already closed when an outer recording was left out of order
@@ -76,22 +79,38 @@ def _activate(recorder):
         if _active == 0:
             hooks.install(_patcher)
         _active += 1
-        hooks.state.recorders = hooks.state.recorders + (recorder,)
+        live = tuple(r for r in hooks.state.recorders if not r.closed)  # drop ones closed elsewhere
+        hooks.state.recorders = live + (recorder,)
 
 
 def _deactivate(position):
     """Close the recorders of this thread from ``position`` inwards; unpatch after the last one."""
-    global _active
     with _lock:
         stack = hooks.state.recorders
         hooks.state.recorders = stack[:position]
-        _active -= len(stack) - position
-        if _active == 0:
-            replaced = _patcher.undo()
-            if replaced:
-                warnings.warn(PatchConflictWarning(
-                    f"{', '.join(replaced)} had been replaced while recording; the originals were "
-                    "restored"), stacklevel=4)
+        for recorder in stack[position:]:
+            _release(recorder)
+
+
+def _close_elsewhere(recorder):
+    """Close a recorder from another thread: it stops receiving calls at once; its entry in its
+    own thread's stack is dropped the next time that thread enters or leaves a recording."""
+    with _lock:
+        _release(recorder)
+
+
+def _release(recorder):
+    global _active
+    if recorder.closed:
+        return
+    recorder.close()
+    _active -= 1
+    if _active == 0:
+        replaced = _patcher.undo()
+        if replaced:
+            warnings.warn(PatchConflictWarning(
+                f"{', '.join(replaced)} had been replaced while recording; the originals were restored"),
+                stacklevel=5)
 
 
 def active_recordings():

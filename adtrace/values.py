@@ -2,9 +2,10 @@
 
 Capture levels:
 
-- ``auto`` (default): scalars and arrays of at most ``inline_size`` elements exactly, larger arrays
-  as an ``ArraySummary`` (shape, dtype, min, max, mean), so a recording of a large model retains
-  no intermediate array;
+- ``auto`` (default): scalars, arrays and containers of at most ``inline_size`` elements exactly;
+  larger arrays as an ``ArraySummary`` (shape, dtype, min, max, mean), larger containers as a
+  ``ContainerSummary`` and larger sparse cotangents described only, so a recording of a large
+  model retains no intermediate array and costs no copy of a whole parameter list per event;
 - ``full``: every value exactly;
 - ``structure``: no values at all (``None``), only the graph and the order of events.
 
@@ -16,6 +17,7 @@ memory with arrays autograd does not own (``x.T`` of the user's input). Sparse c
 values boxed by an outer trace (under ``grad(grad(f))``) become ``Boxed(value, level)``.
 """
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,6 +42,14 @@ class ArraySummary:
 
 
 @dataclass(frozen=True, slots=True)
+class ContainerSummary:
+    """A list, tuple or dict holding more than the inline size under ``capture="auto"``."""
+
+    type: str
+    length: int
+
+
+@dataclass(frozen=True, slots=True)
 class Boxed:
     """A value boxed by the trace ``level`` (an outer trace under higher-order differentiation)."""
 
@@ -52,13 +62,13 @@ class Sparse:
     """A ``SparseObject`` cotangent: the vector space it adds into, and its dense equivalent."""
 
     vspace: str
-    dense: Any
+    dense: Any  # None: above the inline size under capture="auto", not densified
 
 
 class Capture:
     """Turns live values into snapshots for one capture level."""
 
-    def __init__(self, level="auto", inline_size=DEFAULT_INLINE_SIZE, trace_levels=None):
+    def __init__(self, level="auto", inline_size=DEFAULT_INLINE_SIZE, box_level=None):
         if level not in CAPTURE_LEVELS:
             raise ValueError(f"capture must be one of {', '.join(CAPTURE_LEVELS)}; got {level!r}")
         if not isinstance(inline_size, int) or inline_size < 0:
@@ -66,7 +76,8 @@ class Capture:
         self.level = level
         self.keeps_values = level != "structure"
         self.limit = None if level == "full" else inline_size
-        self.trace_levels = {} if trace_levels is None else trace_levels  # autograd trace -> level
+        # a box's level; the recorder sets it to the level of the box's node
+        self.box_level = box_level or (lambda box: box._trace)
 
     def __call__(self, value, copy=False):
         """The snapshot of ``value``; ``copy=True`` copies arrays that would be kept by reference."""
@@ -80,9 +91,13 @@ class Capture:
                 return summarize(value)
             return value.copy() if copy or value.base is not None else value
         if isinstance(value, Box):
-            return Boxed(self(value._value, copy), self.trace_levels.get(value._trace, value._trace))
+            return Boxed(self(value._value, copy), self.box_level(value))
         if isinstance(value, SparseObject):
+            if self.limit is not None and not _small_space(value.vs, self.limit):
+                return Sparse(describe_vspace(value.vs), None)  # described, not densified
             return Sparse(describe_vspace(value.vs), self(densify(value)))
+        if self.limit is not None and isinstance(value, (tuple, list, dict)) and _exceeds(value, self.limit):
+            return ContainerSummary(type(value).__name__, len(value))
         if isinstance(value, tuple):
             return t(*[self(v, copy) for v in value]) if hasattr(value, "_fields") else tuple(self(v, copy) for v in value)
         if isinstance(value, list):
@@ -92,14 +107,41 @@ class Capture:
         return value  # numpy scalars and other immutable objects
 
 
+def _small_space(vs, limit):
+    """Whether a sparse cotangent's space is small enough to densify under ``auto``: arrays up to
+    ``limit`` elements; containers never (densifying one costs a copy of every element)."""
+    dtype = getattr(vs, "dtype", None)
+    return dtype is not None and math.prod(vs.shape) <= limit
+
+
+def _exceeds(value, limit):
+    """Whether a container holds more than ``limit`` elements, stopping as soon as it does."""
+    total = 0
+    stack = [value]
+    while stack:
+        v = getval(stack.pop())
+        if isinstance(v, (tuple, list)):
+            stack.extend(v)
+        elif isinstance(v, dict):
+            stack.extend(v.values())
+        else:
+            total += v.size if type(v) is np.ndarray else 1
+            if total > limit:
+                return True
+    return False
+
+
 def summarize(array):
-    """Shape, dtype and a few statistics of an array (NaN-aware, complex reduced to magnitudes)."""
+    """Shape, dtype and a few statistics of an array (NaN-aware, complex reduced to magnitudes).
+    Straight ufunc reductions: this runs once per large value recorded, on the hot path."""
     data = np.abs(array) if np.iscomplexobj(array) else array
-    if data.size == 0 or not np.issubdtype(data.dtype, np.number):
+    if data.size == 0 or data.dtype.kind not in "biuf":
         stats = (float("nan"),) * 3
     else:
         with np.errstate(all="ignore"):
-            stats = (float(np.min(data)), float(np.max(data)), float(np.mean(data)))
+            flat = data.reshape(-1)
+            stats = (float(np.minimum.reduce(flat)), float(np.maximum.reduce(flat)),
+                     float(np.add.reduce(flat, dtype=np.float64)) / flat.size)
     return ArraySummary(tuple(array.shape), str(array.dtype), *stats)
 
 
@@ -113,6 +155,8 @@ def describe_vspace(vs):
     shape, dtype = getattr(vs, "shape", None), getattr(vs, "dtype", None)
     if dtype is not None:
         return f"{type(vs).__name__}(shape={tuple(shape)}, dtype={dtype})"
+    if isinstance(shape, (list, tuple, dict)):  # a container's space: one space per element
+        return f"{type(vs).__name__}(len={len(shape)})"
     return type(vs).__name__
 
 

@@ -1,11 +1,15 @@
 """Copy-on-write: recorded values stay true while autograd and the user write in place."""
 
+import warnings
+
 import autograd.numpy as anp
 import numpy as np
 import pytest
-from autograd import grad
+from autograd import grad, hessian, make_vjp
 
 import adtrace
+from adtrace.values import plain
+from corpus import CASES, run
 
 
 def record_grad(f, x, **options):
@@ -48,3 +52,108 @@ def test_higher_order_accumulators_recorded_at_creation():
     assert h.tolist() == [6, 6]
     accumulated = [e.value.tolist() for e in rec.of_kind("node") if e.primitive in ("VSpace.add", "VSpace.mut_add")]
     assert accumulated == [[2, 4], [3, 6], [4, 8], [5, 10], [6, 12]]
+
+
+# -------------------- the accumulation oracle (independent of how values were kept) --------------------
+
+
+def _dense(v):
+    v = plain(v)
+    if isinstance(v, (list, tuple)):
+        return [_dense(x) for x in v]
+    if isinstance(v, dict):
+        return {k: _dense(x) for k, x in sorted(v.items())}
+    return np.asarray(v)
+
+
+def _close(a, b):
+    if isinstance(a, list):
+        return isinstance(b, list) and len(a) == len(b) and all(_close(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        return isinstance(b, dict) and a.keys() == b.keys() and all(_close(a[k], b[k]) for k in a)
+    return np.allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
+def _add(a, b):
+    if isinstance(a, list):
+        return [_add(x, y) for x, y in zip(a, b)]
+    if isinstance(a, dict):
+        return {k: _add(a[k], b[k]) for k in a}
+    return a + b
+
+
+def assert_accumulation_consistent(rec):
+    """Every recorded add_outgrads result is previous + contribution; every accumulator node of an
+    inner backward pass holds the sum of its parents' recorded values; the nodes table is the
+    events' own."""
+    for e in rec.of_kind("add_outgrads"):
+        expected = _dense(e.contribution) if e.previous is None else _add(_dense(e.previous[0]), _dense(e.contribution))
+        assert _close(_dense(e.result[0]), expected), e
+    values = {e.label: e.value for e in rec.of_kind("node")}
+    for e in rec.of_kind("node"):
+        if e.primitive in ("VSpace.add", "VSpace.mut_add") and all(p in values for p in e.parents):
+            parents = [_dense(values[p]) for p in e.parents]
+            assert _close(_dense(e.value), parents[0] + parents[1] if len(parents) == 2 else parents[0]), e
+    for label, event in rec.nodes.items():
+        assert any(e is event for e in rec.events), f"nodes[{label}] is not the recorded event"
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_accumulation_oracle_on_the_corpus(case):
+    with adtrace.record(capture="full") as rec:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            run(case)
+    assert_accumulation_consistent(rec)
+
+
+@pytest.mark.parametrize("f", [
+    lambda x: anp.sum(x * x * x),
+    lambda x: x[1] ** 2 + anp.sum(anp.sin(x)),  # dense first, then sparse: vs.mut_add(None, prev)
+    lambda x: x[1] * anp.sum(x * 2.0),
+    lambda x: anp.sum(x * x * x) + x[2] * x[0],
+], ids=["cubic", "dense_then_sparse", "sparse_then_dense", "mixed"])
+def test_accumulation_oracle_under_higher_order(f):
+    outer = lambda x: anp.sum(grad(f)(x) * np.array([1.0, 10.0, 100.0]))
+    x = np.array([1.0, 2.0, 3.0])
+    with adtrace.record(capture="full") as rec:
+        r = grad(outer)(x)
+        h = hessian(f)(x)
+    assert np.array_equal(r, grad(outer)(x)) and np.array_equal(h, hessian(f)(x))
+    assert_accumulation_consistent(rec)
+
+
+# -------------------- values the user owns --------------------
+
+
+def test_seed_and_arguments_changed_by_the_user_leave_the_recording_true():
+    x = np.array([1.0, 2.0, 3.0])
+    seed = np.ones(3)
+    with adtrace.record() as rec:
+        vjp, _ = make_vjp(lambda v: anp.sin(v) * 2.0)(x)
+        vjp(seed)
+        grad(lambda v: anp.sum(anp.atleast_1d(v) * 2.0))(x)  # atleast_1d returns its argument
+    seed[:] = 7.0
+    x += 100.0
+    assert rec.of_kind("backward_start")[0].seed.tolist() == [1, 1, 1]
+    assert next(e for e in rec.of_kind("vjp")).outgrad.tolist() == [1, 1, 1]
+    assert next(e for e in rec.of_kind("node") if e.primitive == "atleast_1d").value.tolist() == [1, 2, 3]
+
+
+def test_a_failing_recorder_keeps_what_it_recorded_true(monkeypatch):
+    from adtrace.recorder import Recorder
+
+    original, calls = Recorder.on_toposort, []
+
+    def fails_on_fourth(self, node):
+        calls.append(node)
+        if len(calls) == 4:
+            raise RuntimeError("bug")
+        return original(self, node)
+
+    monkeypatch.setattr(Recorder, "on_toposort", fails_on_fourth)
+    with pytest.warns(adtrace.RecorderWarning):
+        rec, g = record_grad(lambda x: anp.sum(x * x + x * x + x * x), np.array([1.0, 2.0]))
+    assert g.tolist() == [6, 12]
+    to_root = [e for e in rec.of_kind("add_outgrads") if e.parent == "v0_root"]
+    assert [e.result[0].tolist() for e in to_root] == [[1, 2], [2, 4]][:len(to_root)]

@@ -294,3 +294,49 @@ def test_nodes_created_before_recording_are_named_unrecorded():
     assert [(a.node, a.parent) for a in adds][:2] == [("u0_unrecorded", "u1_unrecorded"),
                                                       ("u0_unrecorded", "u2_unrecorded")]
     assert rec.of_kind("vjp") == []  # their local vjp was not wrapped: adtrace leaves them untouched
+
+
+def test_recording_entered_inside_a_backward_pass_tags_it_reverse():
+    holder = {}
+
+    @primitive
+    def tap(x):
+        return x
+
+    def rule(ans, x):
+        def vjp(g):
+            holder["record"] = adtrace.record()
+            holder["rec"] = holder["record"].__enter__()
+            return g
+        return vjp
+
+    defvjp(tap, rule)
+    try:
+        g = grad(lambda x: anp.sin(tap(x) * x) * x)(2.0)
+    finally:
+        holder["record"].__exit__(None, None, None)
+    assert g == grad(lambda x: anp.sin(x * x) * x)(2.0)
+    adds = holder["rec"].of_kind("add_outgrads")
+    assert adds and all(e.mode == "rev" and e.query is None for e in adds)
+
+
+def test_containers_above_the_inline_size_are_summarized():
+    from adtrace.values import ContainerSummary
+
+    weights = [np.full((10, 10), 0.1 * i) for i in range(6)]
+
+    def loss(ws):
+        h = np.ones(10)
+        for w in ws:
+            h = anp.tanh(anp.dot(w, h))
+        return anp.sum(h)
+
+    with adtrace.record() as rec:
+        g = grad(loss)(weights)
+    assert len(g) == 6
+    to_root = [e for e in rec.of_kind("add_outgrads") if e.parent == "v0_root"]
+    assert len(to_root) == 6
+    assert all(isinstance(e.contribution, Sparse) and e.contribution.dense is None for e in to_root)
+    assert isinstance(to_root[-1].result[0], ContainerSummary) and to_root[-1].result[0].length == 6
+    assert to_root[0].contribution.vspace == "ListVSpace(len=6)"
+    assert all(a.size <= 64 for e in rec.events for a in _arrays_in(e))

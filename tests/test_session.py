@@ -161,16 +161,37 @@ def test_two_threads_record_separately():
     assert [float(recordings["square"].gradient(q)) for q in recordings["square"].queries] == [4.0] * 10
 
 
-def test_leaving_on_another_thread_is_an_error():
+def test_leaving_on_another_thread_is_an_error_and_closes_it():
     rec = adtrace.record()
-    rec.__enter__()
+    recording = rec.__enter__()
     errors = []
     t = threading.Thread(target=lambda: errors.append(_exit_error(rec)))
     t.start()
     t.join()
     assert errors and "thread that entered it" in errors[0]
-    rec.__exit__(None, None, None)
+    for point in hooks.HOOK_POINTS:  # nothing left patched
+        assert vars(point.owner)[point.attribute] is ORIGINALS[point.name], point.name
+    grad(lambda x: x * x)(3.0)
+    assert recording.events == []
+    rec.__exit__(None, None, None)  # the entering thread leaves too: harmless
     assert_restored()
+
+
+def test_a_recording_left_inside_a_backward_pass_receives_nothing_more():
+    holder = {}
+
+    @primitive
+    def tap(x):
+        return x
+
+    defvjp(tap, lambda ans, x: lambda g: (holder["record"].__exit__(None, None, None), g)[1])
+    holder["record"] = adtrace.record()
+    rec = holder["record"].__enter__()
+    grad(lambda x: anp.sin(tap(x) * x) * x)(2.0)
+    assert_restored()
+    last = rec.events[-1]  # the visit of tap, whose vjp left the recording
+    assert (last.kind, last.node) == ("toposort", "v1_tap")
+    assert not rec.of_kind("backward_end")
 
 
 def _exit_error(rec):

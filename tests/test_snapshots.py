@@ -73,3 +73,15 @@ def test_replay_of_an_interrupted_query_stops_where_it_stopped():
     rows = rec.snapshots(1)
     assert rows[-1].statement == s.RETURN and rows[-1].outgrad is None
     assert rows[-2].statement == s.POP and rows[-2].node == "v1_fails"
+
+
+def test_forward_mode_inside_a_query_is_not_replayed_into_it():
+    from autograd import make_jvp
+
+    with adtrace.record() as rec:
+        value, tangent = make_jvp(grad(lambda y: y * y * y))(2.0)(1.0)
+    assert tangent == 12.0
+    for query in rec.queries:
+        assert rec.snapshots(query)[-1].outgrads == {}
+        assert all(e.mode == "rev" for e in rec.query_events(query))
+    assert any(e.mode == "fwd" for e in rec.of_kind("add_outgrads"))
