@@ -1,11 +1,99 @@
-"""The ``adtrace`` command line."""
+"""The ``adtrace`` command line: ``report``, ``experiments``, ``doctor``.
+
+Errors a user can make (a bad TARGET, an argument that cannot be differentiated, a function that
+raises, a missing VJP rule) end with one ``adtrace: ...`` line and a non-zero exit, not a traceback.
+"""
 
 import argparse
 import sys
+from pathlib import Path
 
 from tabulate import tabulate
 
 from . import drift, hooks
+from .targets import TargetError, load_target, parse_arg
+
+
+class UserError(Exception):
+    """Something the user can fix; printed as one line."""
+
+
+# -------------------- report --------------------
+
+
+def report(args):
+    from .report import ReportOptions, render
+    from .report.export import events_json
+    from .traced_call import trace_call
+
+    function = load_target(args.target)
+    values = tuple(parse_arg(text) for text in args.at)
+    if not values:
+        raise UserError("give the point to differentiate at with --at ARG (one per argument)")
+    try:
+        call = trace_call(function, values, argnum=args.argnum, mode=args.mode, capture=args.capture)
+    except NotImplementedError as exc:
+        raise UserError(f"autograd has no rule for a primitive {args.target} uses: {exc}") from exc
+    except (TypeError, ValueError) as exc:
+        if "differentiate" in str(exc) or "argnum" in str(exc):
+            raise UserError(f"cannot differentiate {args.target} at argument {args.argnum}: {exc}") from exc
+        raise UserError(f"{args.target} raised {type(exc).__name__}: {exc}") from exc
+    except Exception as exc:  # the user's function raised: say so, in one line
+        raise UserError(f"{args.target} raised {type(exc).__name__}: {exc}") from exc
+    text = render(call, ReportOptions(max_rows=args.max_rows))
+    if args.output:
+        Path(args.output).write_text(text)
+    else:
+        sys.stdout.write(text)
+    if args.json:
+        recording = call.recording if call.recording is not None else call.forward_recording
+        Path(args.json).write_text(events_json(recording))
+    return 0 if all(c.passed for c in call.checks) else 1
+
+
+# -------------------- experiments --------------------
+
+
+def experiments(args):
+    from .experiment import discover, load, report_path, verdict
+
+    scripts = discover(args.dir)
+    if args.only:
+        missing = [name for name in args.only if name not in scripts]
+        if missing:
+            raise UserError(f"no experiment named {', '.join(missing)} in {args.dir}/ "
+                            f"(there are: {', '.join(scripts) or 'none'})")
+        scripts = {name: scripts[name] for name in args.only}
+    if not scripts:
+        raise UserError(f"no experiment scripts in {args.dir}/")
+    failed, stale = [], []
+    for name, path in scripts.items():
+        target = report_path(args.reports, name)
+        try:
+            outcome = load(path).run()
+        except Exception as exc:
+            print(f"{name}: raised {type(exc).__name__}: {exc}")
+            failed.append(name)
+            continue
+        ok = not outcome.failed and outcome.checks
+        if args.check:
+            if not target.exists() or target.read_text() != outcome.report:
+                stale.append(str(target))
+        else:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(outcome.report)
+        status = "all checks passed" if ok else f"FAILED: {'; '.join(outcome.failed) or 'checked nothing'}"
+        print(f"{name}: {status} -> {target}")
+        if not ok:
+            failed.append(name)
+    for path in stale:
+        print(f"report differs from the committed one: {path} (run `adtrace experiments` and commit it)")
+    passed = len(scripts) - len(failed)
+    print(f"{passed} of {len(scripts)} experiments passed" + (f"; {len(stale)} report(s) stale" if stale else ""))
+    return 1 if failed or stale else 0
+
+
+# -------------------- doctor --------------------
 
 
 def doctor(args):
@@ -30,17 +118,42 @@ def doctor(args):
     return 0
 
 
+# -------------------- the parser --------------------
+
+
 def build_parser():
-    parser = argparse.ArgumentParser(prog="adtrace", description=__doc__)
+    parser = argparse.ArgumentParser(prog="adtrace", description="See, check and teach how autograd computes a gradient.")
     commands = parser.add_subparsers(dest="command", required=True)
+
+    p = commands.add_parser("report", help="trace one call of a function and write its Markdown report")
+    p.add_argument("target", help="module:function or path/to/file.py:function")
+    p.add_argument("--at", action="append", default=[], metavar="ARG",
+                   help="an argument as a Python literal, once per argument (a list becomes a float array)")
+    p.add_argument("--argnum", type=int, default=0, help="which argument to differentiate (default 0)")
+    p.add_argument("--mode", choices=("rev", "fwd", "both"), default="rev")
+    p.add_argument("--capture", choices=("auto", "full", "structure"), default="auto")
+    p.add_argument("--max-rows", type=int, default=200, help="rows per table before it is capped")
+    p.add_argument("-o", "--output", help="write the report here instead of standard output")
+    p.add_argument("--json", help="also write every recorded event here as JSON")
+
+    p = commands.add_parser("experiments", help="run the experiments and write reports/NAME.md")
+    p.add_argument("--only", action="append", metavar="NAME", help="run only this experiment (repeatable)")
+    p.add_argument("--check", action="store_true", help="regenerate in memory; fail if a committed report differs")
+    p.add_argument("--dir", default="experiments", help="folder of experiment scripts (default: experiments)")
+    p.add_argument("--reports", default="reports", help="folder of reports (default: reports)")
+
     commands.add_parser("doctor", help="check the installed autograd against the hook points adtrace knows")
     return parser
 
 
 def main(argv=None):
     args = build_parser().parse_args(argv)
-    handlers = {"doctor": doctor}
-    return handlers[args.command](args)
+    handlers = {"report": report, "experiments": experiments, "doctor": doctor}
+    try:
+        return handlers[args.command](args)
+    except (UserError, TargetError) as exc:
+        print(f"adtrace: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

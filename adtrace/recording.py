@@ -34,6 +34,11 @@ class Recording:
         if event.kind in NODE_KINDS:
             self.nodes[event.label] = event
 
+    def _repr_markdown_(self):
+        from .report import render_recording
+
+        return render_recording(self)
+
     def of_kind(self, *kinds):
         return [e for e in self.events if e.kind in kinds]
 

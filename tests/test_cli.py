@@ -1,13 +1,49 @@
 """The adtrace command line, run as a user would (subprocess)."""
 
+import json
+import shutil
 import subprocess
 import sys
+from pathlib import Path
+
+import pytest
 
 from adtrace import drift
 
+REPO = Path(__file__).resolve().parents[1]
+FUNCS = '''
+import autograd.numpy as np
+from autograd.extend import primitive
 
-def adtrace(*args):
-    return subprocess.run([sys.executable, "-m", "adtrace.cli", *args], capture_output=True, text=True)
+def f(x, y):
+    return np.sin(x * y) + np.exp(x)
+
+def total(v):
+    return np.sum(v * v)
+
+def boom(x):
+    raise ValueError("nope")
+
+@primitive
+def norule(x):
+    return x
+
+def uses_norule(x):
+    return norule(x) * x
+
+CONST = 3
+'''
+
+
+def adtrace(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "adtrace.cli", *args], capture_output=True, text=True,
+                          cwd=cwd)
+
+
+@pytest.fixture
+def project(tmp_path):
+    (tmp_path / "funcs.py").write_text(FUNCS)
+    return tmp_path
 
 
 def test_doctor_reports_version_and_every_hook_point():
@@ -20,6 +56,78 @@ def test_doctor_reports_version_and_every_hook_point():
         assert name in out.stdout
     assert out.stdout.count("| original |") == 8  # nothing is patched outside record()
     assert "ok: the installed hooks match autograd" in out.stdout
+
+
+def test_report_to_stdout_by_module_and_by_path(project):
+    by_module = adtrace("report", "funcs:f", "--at", "0.5", "--at", "3.0", cwd=project)
+    by_path = adtrace("report", "funcs.py:f", "--at", "0.5", "--at", "3.0", cwd=project)
+    assert by_module.returncode == 0 and by_path.returncode == 0, by_module.stderr + by_path.stderr
+    assert by_module.stdout == by_path.stdout
+    assert "| gradient (VJP with a seed of ones) | 1.86093 " in by_module.stdout
+    assert "| source                             | funcs.py:5 " in by_module.stdout
+
+
+def test_report_to_files_with_json_and_argnum(project):
+    out = adtrace("report", "funcs:f", "--at", "0.5", "--at", "3.0", "--argnum", "1", "-o", "r.md",
+                  "--json", "r.json", "--mode", "both", cwd=project)
+    assert out.returncode == 0 and out.stdout == "", out.stderr
+    text = (project / "r.md").read_text()
+    assert "0.0353686" in text  # x cos(xy) at (0.5, 3.0): the seed's 0.035369 and "## Forward mode side by side" in text
+    events = json.loads((project / "r.json").read_text())["events"]
+    assert events[0]["kind"] == "root" and events[-1]["kind"] == "backward_end"
+
+
+def test_report_list_argument_becomes_a_float_array(project):
+    out = adtrace("report", "funcs:total", "--at", "[1, 2, 3]", cwd=project)
+    assert out.returncode == 0, out.stderr
+    assert "[2 4 6]" in out.stdout
+
+
+@pytest.mark.parametrize("args, message", [
+    (["funcs.py", "--at", "1.0"], "TARGET must be module:function"),
+    (["nofile.py:f", "--at", "1.0"], "no such file: nofile.py"),
+    (["nomod:f", "--at", "1.0"], "cannot import module 'nomod'"),
+    (["funcs:nothing", "--at", "1.0"], "funcs has no attribute 'nothing'"),
+    (["funcs:CONST", "--at", "1.0"], "is not a function"),
+    (["funcs:f", "--at", "'text'", "--at", "2.0"], "cannot differentiate with respect to a str"),
+    (["funcs:f", "--at", "1.0+"], "is not a Python literal"),
+    (["funcs:f", "--at", "1.0", "--at", "2.0", "--argnum", "5"], "argnum 5 is out of range"),
+    (["funcs:boom", "--at", "1.0"], "funcs:boom raised ValueError: nope"),
+    (["funcs:uses_norule", "--at", "1.0"], "VJP of norule wrt argnums (0,) not defined"),
+    (["funcs:f"], "give the point to differentiate at with --at"),
+])
+def test_report_errors_are_one_clear_line(project, args, message):
+    out = adtrace("report", *args, cwd=project)
+    assert out.returncode == 2
+    assert out.stderr.startswith("adtrace: ") and message in out.stderr
+    assert "Traceback" not in out.stderr and out.stderr.count("\n") == 1
+
+
+def test_experiments_write_and_check(tmp_path):
+    shutil.copytree(REPO / "experiments", tmp_path / "experiments")
+    out = adtrace("experiments", "--only", "multiple_paths", cwd=tmp_path)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert out.stdout.splitlines() == ["multiple_paths: all checks passed -> reports/multiple_paths.md",
+                                       "1 of 1 experiments passed"]
+    written = (tmp_path / "reports" / "multiple_paths.md").read_text()
+    assert written == (REPO / "reports" / "multiple_paths.md").read_text()  # the committed golden file
+    assert adtrace("experiments", "--check", cwd=tmp_path).returncode == 0
+    (tmp_path / "reports" / "multiple_paths.md").write_text(written + "edited\n")
+    stale = adtrace("experiments", "--check", cwd=tmp_path)
+    assert stale.returncode == 1 and "report differs from the committed one: reports/multiple_paths.md" in stale.stdout
+    assert (tmp_path / "reports" / "multiple_paths.md").read_text().endswith("edited\n")  # --check writes nothing
+
+
+def test_experiments_errors(tmp_path):
+    out = adtrace("experiments", cwd=tmp_path)
+    assert out.returncode == 2 and "no experiment scripts in experiments/" in out.stderr
+    out = adtrace("experiments", "--only", "nope", cwd=REPO)
+    assert out.returncode == 2 and "no experiment named nope" in out.stderr
+
+
+def test_committed_reports_are_current():
+    out = adtrace("experiments", "--check", cwd=REPO)
+    assert out.returncode == 0, out.stdout
 
 
 def test_unknown_command_is_a_usage_error():

@@ -1,0 +1,101 @@
+"""Align autograd's recorded backward pass with the lecture's, node by node.
+
+For every node autograd visits, the lecture (the reference engine's step log) keeps the list
+``node_to_grad[i]`` of partial adjoints and sums it at the visit; autograd keeps a running entry
+``outgrads[node]`` that ``add_outgrads`` updates on each arrival and ``pop``s at the visit. For
+``z = x*x`` at 3 the root reads ``[3, 3]``, sum 6, against ``None -> (3,False) -> (6,True)``,
+pop 6. The two totals must agree; the first node where they do not is where the engines part ways.
+"""
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import numpy as np
+
+from .values import ArraySummary, plain, summarize
+
+EXACT, CLOSE, DIFFERS, MISSING = "exact", "close", "differs", "missing"
+RTOL, ATOL = 1e-9, 1e-12
+
+
+@dataclass(frozen=True)
+class NodeAlignment:
+    label: str
+    primitive: str
+    partial_adjoints: Optional[tuple]  # the lecture's node_to_grad[i] (None: not visited by it)
+    v_i_bar: Any  # sum(node_to_grad[i])
+    running: tuple  # autograd's outgrads[node] after each arrival, starting from None
+    popped: Any  # what outgrads.pop(node) returned
+    status: str  # exact | close | differs | missing
+    difference: Optional[float]  # largest absolute difference, when comparable
+
+
+def autograd_running_entries(query_events):
+    """``label -> [entry after each arrival]`` and ``label -> popped value`` for one query."""
+    running, popped, state = {}, {}, {}
+    for e in query_events:
+        if e.kind == "backward_start":
+            running[e.end] = [None, (e.seed, False)]
+            state[e.end] = (e.seed, False)
+        elif e.kind == "add_outgrads":
+            running.setdefault(e.parent, [None]).append(e.result)
+            state[e.parent] = e.result
+        elif e.kind == "toposort":
+            entry = state.pop(e.node, None)
+            popped[e.node] = None if entry is None else entry[0]
+    return running, popped
+
+
+def align(recording, query, run):
+    """One ``NodeAlignment`` per node autograd visited in ``query``, in autograd's visit order,
+    against the reference ``run`` (``adtrace.reference.run_gradient``) with the same seed."""
+    events = recording.query_events(query)
+    running, popped = autograd_running_entries(events)
+    steps = {step.label: step for step in run.steps} if run is not None else {}
+    rows = []
+    for label in recording.visit_order(query):
+        node = recording.nodes.get(label)
+        step = steps.get(label)
+        status, difference = (MISSING, None) if step is None else compare(popped.get(label), step.v_i_bar)
+        rows.append(NodeAlignment(label, getattr(node, "primitive", "root"),
+                                  None if step is None else step.partial_adjoints,
+                                  None if step is None else step.v_i_bar,
+                                  tuple(running.get(label, [None])), popped.get(label), status, difference))
+    return rows
+
+
+def first_divergence(rows):
+    """The first node (autograd's visit order) whose totals differ, or ``None``."""
+    return next((row.label for row in rows if row.status in (DIFFERS, MISSING)), None)
+
+
+def compare(recorded, reference):
+    """``(status, largest absolute difference)`` of a recorded snapshot against a raw value."""
+    if recorded is None:
+        return DIFFERS, None
+    recorded = plain(recorded)
+    if isinstance(recorded, ArraySummary):  # capture "auto" kept statistics only
+        ref = summarize(np.asarray(reference))
+        same_space = (recorded.shape, recorded.dtype) == (ref.shape, ref.dtype)
+        got, want = np.array([recorded.min, recorded.max, recorded.mean]), np.array([ref.min, ref.max, ref.mean])
+        if not same_space:
+            return DIFFERS, None
+        return (CLOSE if np.allclose(got, want, rtol=RTOL, atol=ATOL, equal_nan=True) else DIFFERS,
+                float(np.max(np.abs(got - want))))
+    try:
+        a, b = np.asarray(recorded), np.asarray(reference)
+        if a.shape != b.shape:
+            return DIFFERS, None
+        difference = float(np.max(np.abs(a - b))) if a.size else 0.0
+    except (TypeError, ValueError):  # containers or objects numpy cannot subtract
+        return (EXACT, 0.0) if _equal(recorded, reference) else (DIFFERS, None)
+    if np.array_equal(a, b, equal_nan=True):
+        return EXACT, difference
+    return (CLOSE if np.allclose(a, b, rtol=RTOL, atol=ATOL, equal_nan=True) else DIFFERS), difference
+
+
+def _equal(a, b):
+    try:
+        return bool(np.all(a == b))
+    except Exception:
+        return False

@@ -1,0 +1,72 @@
+"""The harness every script in ``experiments/`` uses, and ``adtrace experiments`` runs.
+
+An experiment module defines ``run() -> Outcome``: the lines of its numeric summary, its checks
+(each claim computed two independent ways), and its Markdown report. ``main()`` in the script is
+``adtrace.experiment.main(run, __file__)``: print the summary, write ``reports/NAME.md``, end
+with ``all checks passed`` or a non-zero exit.
+"""
+
+import importlib.util
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass
+class Outcome:
+    lines: list = field(default_factory=list)  # the numeric summary, printed as is
+    checks: dict = field(default_factory=dict)  # claim -> passed
+    report: str = ""  # Markdown, deterministic
+
+    @property
+    def failed(self):
+        return [claim for claim, passed in self.checks.items() if not passed]
+
+
+def main(run, script):
+    """Run one experiment as a script: summary, report, verdict; returns the exit code."""
+    script = Path(script).resolve()
+    outcome = run()
+    for line in outcome.lines:
+        print(line)
+    path = report_path(script.parent.parent / "reports", script.stem)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(outcome.report)
+    return verdict(outcome)
+
+
+def verdict(outcome):
+    for claim in outcome.failed:
+        print(f"check failed: {claim}")
+    if outcome.failed or not outcome.checks:
+        if not outcome.checks:
+            print("check failed: the experiment checked nothing")
+        return 1
+    print("all checks passed")
+    return 0
+
+
+def report_path(reports, name):
+    return Path(reports) / f"{name}.md"
+
+
+def discover(folder):
+    """The experiment scripts in ``folder``, by name, in name order."""
+    return {p.stem: p for p in sorted(Path(folder).glob("*.py")) if not p.name.startswith("_")}
+
+
+def load(path):
+    """Import an experiment script by path (it is not a package module)."""
+    name = f"adtrace_experiment_{Path(path).stem}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    if not callable(getattr(module, "run", None)):
+        raise AttributeError(f"{Path(path).name} defines no run() -> Outcome")
+    return module
+
+
+def repo_root(script):
+    """The folder holding ``experiments/`` (source locations in reports are relative to it)."""
+    return str(Path(script).resolve().parent.parent)

@@ -1,0 +1,50 @@
+"""Whole reports assembled from sections."""
+
+from . import ReportOptions
+from .compared import forward_comparison_section, side_by_side_section, summary_section
+from .recorded import (call_sequence_section, forward_section, graph_section, lecture_mapping_section,
+                       levels_section, snapshot_section)
+
+
+def render_recording(recording, options=None, title="adtrace recording"):
+    """A report of a ``Recording`` alone (what ``Recording._repr_markdown_`` shows)."""
+    options = options or ReportOptions()
+    header = (f"# {title}\n\nCapture level: `{recording.capture}`. {len(recording.events)} events, "
+              f"{len(recording.nodes)} nodes, {len(recording.queries)} backward queries.")
+    if recording.failure:
+        header += f"\n\n**The recorder stopped early:** {recording.failure}."
+    return _join([header, *_recorded_sections(recording, options, None)])
+
+
+def render(call, options=None, title=None, intro=None):
+    """The report of one ``TracedCall`` (``adtrace.traced_call``)."""
+    options = options or ReportOptions()
+    header = f"# {title or 'adtrace report: ' + call.name}"
+    if intro:
+        header += f"\n\n{intro.strip()}"
+    sections = [header, summary_section(call)]
+    if call.recording is not None:
+        sections += _recorded_sections(call.recording, options, _reference_counts(call.reference))
+        sections.insert(-1, side_by_side_section(call, options))
+    if call.forward_recording is not None:
+        sections += [forward_section(call.forward_recording, options), forward_comparison_section(call, options)]
+    return _join(sections)
+
+
+def _recorded_sections(recording, options, reference_counts):
+    return [levels_section(recording), graph_section(recording, options),
+            call_sequence_section(recording, options), snapshot_section(recording, options),
+            lecture_mapping_section(recording, reference_counts), forward_section(recording, options)]
+
+
+def _reference_counts(run):
+    """How often each lecture line ran in the reference engine (same rows as ``LECTURE``)."""
+    if run is None:
+        return None
+    visits = len(run.steps)
+    appended = sum(len(step.contributions) for step in run.steps)
+    return [1, visits, visits, appended, appended, appended, 1]
+
+
+def _join(sections):
+    return "\n\n".join(s for s in sections if s) + "\n"

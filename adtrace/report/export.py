@@ -1,0 +1,50 @@
+"""All events of a recording as JSON: complete where the Markdown tables are capped."""
+
+import json
+
+import numpy as np
+
+from ..values import ArraySummary, Boxed, ContainerSummary, Sparse
+
+
+def to_jsonable(value):
+    """A snapshot as plain JSON data (arrays as nested lists, complex as [re, im])."""
+    if value is None or isinstance(value, (bool, str, int)):
+        return value
+    if isinstance(value, (float, np.floating)):
+        value = float(value)
+        return value if np.isfinite(value) else repr(value)  # "nan", "inf": JSON has no such numbers
+    if isinstance(value, (complex, np.complexfloating)):
+        return {"complex": [to_jsonable(value.real), to_jsonable(value.imag)]}
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.bool_):
+        return bool(value)
+    if isinstance(value, np.ndarray):
+        return {"array": to_jsonable(value.tolist()), "dtype": str(value.dtype), "shape": list(value.shape)}
+    if isinstance(value, ArraySummary):
+        return {"summary": {"shape": list(value.shape), "dtype": value.dtype, "min": to_jsonable(value.min),
+                            "max": to_jsonable(value.max), "mean": to_jsonable(value.mean)}}
+    if isinstance(value, ContainerSummary):
+        return {"container_summary": {"type": value.type, "length": value.length}}
+    if isinstance(value, Boxed):
+        return {"boxed": to_jsonable(value.value), "level": value.level}
+    if isinstance(value, Sparse):
+        return {"sparse": value.vspace, "dense": to_jsonable(value.dense)}
+    if isinstance(value, (list, tuple)):
+        return [to_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    return type(value).__name__
+
+
+def event_dict(event):
+    fields = {name: to_jsonable(getattr(event, name)) for name in type(event).__dataclass_fields__}
+    return {"kind": event.kind, **fields}
+
+
+def events_json(recording):
+    """Every event, in order, as a deterministic JSON document."""
+    document = {"capture": recording.capture, "failure": recording.failure,
+                "events": [event_dict(e) for e in recording.events]}
+    return json.dumps(document, indent=1, sort_keys=False) + "\n"

@@ -1,0 +1,30 @@
+"""The recorded graph as a Mermaid flowchart: safe ids, escaped labels, a size cap."""
+
+_ENTITIES = [("#", "#35;"), ('"', "#quot;"), ("&", "#amp;"), ("<", "#lt;"), (">", "#gt;"), ("|", "#124;"),
+             ("`", "#96;"), ("[", "#91;"), ("]", "#93;"), ("{", "#123;"), ("}", "#125;")]
+
+
+def escape(text):
+    """Text safe inside a quoted Mermaid label (entity codes; ``#`` first, entities use it)."""
+    text = str(text)
+    for char, entity in _ENTITIES:
+        text = text.replace(char, entity)
+    return text.replace("\r\n", "<br/>").replace("\n", "<br/>").replace("\r", "<br/>")
+
+
+def flowchart(nodes, max_nodes):
+    """``nodes``: ``[(label, caption, ((argnum, parent label), ...))]`` in creation order.
+
+    Returns a fenced ``mermaid`` block, or ``None`` above ``max_nodes`` (the caller says so)."""
+    if len(nodes) > max_nodes:
+        return None
+    ids = {label: f"n{i}" for i, (label, _, _) in enumerate(nodes)}
+    lines = ["```mermaid", "flowchart BT"]
+    for label, caption, _ in nodes:
+        lines.append(f'    {ids[label]}["{escape(caption)}"]')
+    for label, _, parents in nodes:
+        for argnum, parent in parents:
+            if parent in ids:
+                lines.append(f'    {ids[parent]} -->|"arg {argnum}"| {ids[label]}')
+    lines.append("```")
+    return "\n".join(lines)

@@ -1,0 +1,39 @@
+"""Node-by-node alignment of autograd's running outgrads with the lecture's node_to_grad."""
+
+import autograd.numpy as anp
+import numpy as np
+from autograd import grad
+
+import adtrace
+import adtrace.reference as ref
+from adtrace.align import CLOSE, DIFFERS, EXACT, align, compare, first_divergence
+from adtrace.values import ArraySummary
+
+
+def test_square_aligns_exactly():
+    with adtrace.record() as rec:
+        grad(lambda x: x * x)(3.0)
+    rows = align(rec, 1, ref.run_gradient(lambda x: x * x, 3.0))
+    root = rows[-1]
+    assert (root.label, root.partial_adjoints, root.v_i_bar, root.popped) == ("v0_root", (3.0, 3.0), 6.0, 6.0)
+    assert [r[1] if r else None for r in root.running] == [None, False, True]
+    assert {r.status for r in rows} == {EXACT} and first_divergence(rows) is None
+
+
+def test_fan_out_in_different_orders_still_agrees():
+    f = lambda x: (lambda a, b: b * (a * b))(x * x, anp.sin(x))
+    with adtrace.record() as rec:
+        grad(f)(0.7)
+    rows = align(rec, 1, ref.run_gradient(f, 0.7))
+    assert all(r.status in (EXACT, CLOSE) for r in rows)
+
+
+def test_compare_statuses():
+    assert compare(np.array([1.0, 2.0]), np.array([1.0, 2.0]))[0] == EXACT
+    assert compare(1.0, 1.0 + 1e-13)[0] == CLOSE
+    assert compare(1.0, 1.1) == (DIFFERS, compare(1.0, 1.1)[1]) and abs(compare(1.0, 1.1)[1] - 0.1) < 1e-12
+    assert compare(np.zeros(2), np.zeros(3)) == (DIFFERS, None)
+    assert compare(None, 1.0) == (DIFFERS, None)
+    summary = ArraySummary((100,), "float64", 0.0, 99.0, 49.5)
+    assert compare(summary, np.arange(100.0))[0] == CLOSE
+    assert compare(summary, np.arange(100.0) * 2)[0] == DIFFERS

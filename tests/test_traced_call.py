@@ -1,0 +1,47 @@
+"""trace_call: one user call, autograd recorded and the reference engine beside it."""
+
+import autograd.numpy as anp
+import numpy as np
+import pytest
+
+from adtrace.traced_call import source_location, trace_call
+
+
+def f(x, y):
+    return anp.sin(x * y) + anp.exp(x)
+
+
+def test_seed_notebook_numbers_by_argnum():
+    assert trace_call(f, (0.5, 3.0)).gradient == pytest.approx(1.860933, abs=1e-6)
+    assert trace_call(f, (0.5, 3.0), argnum=1).gradient == pytest.approx(0.035369, abs=1e-6)
+    assert all(c.passed for c in trace_call(f, (0.5, 3.0), mode="both").checks)
+
+
+def test_vector_output_uses_a_seed_of_ones():
+    call = trace_call(lambda x: anp.tanh(x) * 2.0, (np.array([0.0, 1.0]),))
+    assert np.allclose(call.gradient, 2.0 / np.cosh([0.0, 1.0]) ** 2)
+
+
+def test_containers_skip_the_reference_with_a_note():
+    call = trace_call(lambda t: t[0] * t[1], ((2.0, 3.0),))
+    assert call.reference is None and "arrays or scalars" in call.reference_note
+    assert [float(g) for g in call.gradient] == [3.0, 2.0]
+
+
+def test_bad_arguments():
+    with pytest.raises(TypeError, match="cannot differentiate with respect to a str"):
+        trace_call(f, ("a", 1.0))
+    with pytest.raises(ValueError, match="argnum 2 is out of range"):
+        trace_call(f, (1.0, 2.0), argnum=2)
+    with pytest.raises(ValueError, match="mode must be one of"):
+        trace_call(f, (1.0, 2.0), mode="sideways")
+
+
+def test_source_location_is_relative_or_a_module(tmp_path):
+    from pathlib import Path
+
+    line = f.__code__.co_firstlineno
+    repo = Path(__file__).resolve().parents[1]
+    assert source_location(f, root=repo) == f"tests/test_traced_call.py:{line}"
+    assert source_location(f, root=tmp_path) == f"{f.__module__}:{line}"  # outside root: no path at all
+    assert source_location(len) == "builtins"
