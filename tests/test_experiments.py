@@ -1,24 +1,40 @@
-"""Every experiment script runs and passes its own checks."""
+"""Every experiment script runs, passes its own checks, and its committed report is current."""
 
 import subprocess
 import sys
 from pathlib import Path
 
-EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
+import pytest
+
+from adtrace.experiment import discover, load
+
+REPO = Path(__file__).resolve().parents[1]
+EXPERIMENTS = discover(REPO / "experiments")
 
 
-def run(name):
-    return subprocess.run([sys.executable, str(EXPERIMENTS / f"{name}.py")], capture_output=True, text=True)
+def run_script(name):
+    return subprocess.run([sys.executable, str(EXPERIMENTS[name])], capture_output=True, text=True, cwd=REPO)
 
 
 def test_multiple_paths_prints_the_seed_numbers():
-    out = run("multiple_paths")
+    out = run_script("multiple_paths")
     assert out.returncode == 0, out.stdout + out.stderr
     assert out.stdout == (
         "call 1: previous=None, contribution=3, accumulated=(3,False)\n"
         "call 2: previous=(3,False), contribution=3, accumulated=(6,True)\n"
         "gradient contributions: 3 + 3 = 6\n"
         "all checks passed\n")
+
+
+@pytest.mark.parametrize("name", sorted(EXPERIMENTS))
+def test_experiment_passes_its_claims_and_its_report_is_committed(name):
+    outcome = load(EXPERIMENTS[name]).run()
+    assert outcome.checks, f"{name} checks nothing"
+    assert not outcome.failed, f"{name}: failed claims {outcome.failed}"
+    assert outcome.report.startswith("# "), "a report opens with its title"
+    assert "## Self-test questions" in outcome.report, "a report ends with self-test questions"
+    committed = REPO / "reports" / f"{name}.md"
+    assert committed.exists() and committed.read_text() == outcome.report, f"regenerate {committed.name}"
 
 
 def test_an_experiment_that_checks_nothing_fails(capsys):
