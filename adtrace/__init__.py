@@ -13,6 +13,7 @@ recording on and off; ``drift`` checks the installed autograd; ``cli`` is the co
 """
 
 from . import events
+from .checker import check
 from .drift import UnknownAutogradError, UnknownAutogradWarning
 from .recorder import RecorderWarning
 from .recording import Recording
@@ -22,7 +23,7 @@ from .values import ArraySummary, Boxed, ContainerSummary, Sparse
 
 __version__ = "0.1.0"
 __all__ = [
-    "record", "Recording", "events", "StateSnapshot", "ArraySummary", "ContainerSummary", "Boxed", "Sparse",
+    "record", "check", "Recording", "events", "StateSnapshot", "ArraySummary", "ContainerSummary", "Boxed", "Sparse",
     "RecordingOrderError", "RecorderWarning", "PatchConflictWarning",
     "UnknownAutogradError", "UnknownAutogradWarning",
 ]

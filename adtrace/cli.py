@@ -1,4 +1,4 @@
-"""The ``adtrace`` command line: ``report``, ``experiments``, ``doctor``.
+"""The ``adtrace`` command line: ``report``, ``check``, ``experiments``, ``doctor``.
 
 Errors a user can make (a bad TARGET, an argument that cannot be differentiated, a function that
 raises, a missing VJP rule) end with one ``adtrace: ...`` line and a non-zero exit, not a traceback.
@@ -6,6 +6,7 @@ raises, a missing VJP rule) end with one ``adtrace: ...`` line and a non-zero ex
 
 import argparse
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 from tabulate import tabulate
@@ -16,6 +17,21 @@ from .targets import TargetError, load_target, parse_arg
 
 class UserError(Exception):
     """Something the user can fix; printed as one line."""
+
+
+@contextmanager
+def _user_errors(args):
+    """Turn what differentiating the user's function can raise into one-line errors."""
+    try:
+        yield
+    except NotImplementedError as exc:  # autograd: "VJP of f wrt argnums (0,) not defined"
+        raise UserError(f"autograd has no rule for a primitive {args.target} uses: {exc}") from exc
+    except (TypeError, ValueError) as exc:
+        if "differentiate" in str(exc) or "argnum" in str(exc):
+            raise UserError(f"cannot differentiate {args.target} at argument {args.argnum}: {exc}") from exc
+        raise UserError(f"{args.target} raised {type(exc).__name__}: {exc}") from exc
+    except Exception as exc:  # the user's function raised: say so, in one line
+        raise UserError(f"{args.target} raised {type(exc).__name__}: {exc}") from exc
 
 
 # -------------------- report --------------------
@@ -30,16 +46,9 @@ def report(args):
     values = tuple(parse_arg(text) for text in args.at)
     if not values:
         raise UserError("give the point to differentiate at with --at ARG (one per argument)")
-    try:
-        call = trace_call(function, values, argnum=args.argnum, mode=args.mode, capture=args.capture)
-    except NotImplementedError as exc:
-        raise UserError(f"autograd has no rule for a primitive {args.target} uses: {exc}") from exc
-    except (TypeError, ValueError) as exc:
-        if "differentiate" in str(exc) or "argnum" in str(exc):
-            raise UserError(f"cannot differentiate {args.target} at argument {args.argnum}: {exc}") from exc
-        raise UserError(f"{args.target} raised {type(exc).__name__}: {exc}") from exc
-    except Exception as exc:  # the user's function raised: say so, in one line
-        raise UserError(f"{args.target} raised {type(exc).__name__}: {exc}") from exc
+    with _user_errors(args):
+        call = trace_call(function, values, argnum=args.argnum, mode=args.mode, capture=args.capture,
+                          node_checks=args.check_nodes)
     text = render(call, ReportOptions(max_rows=args.max_rows))
     if args.output:
         Path(args.output).write_text(text)
@@ -49,6 +58,25 @@ def report(args):
         recording = call.recording if call.recording is not None else call.forward_recording
         Path(args.json).write_text(events_json(recording))
     return 0 if all(c.passed for c in call.checks) else 1
+
+
+# -------------------- check --------------------
+
+
+def check(args):
+    from .checker import check as check_nodes
+    from .report.node_checks import node_checks_table, verdict_line
+
+    function = load_target(args.target)
+    values = tuple(parse_arg(text) for text in args.at)
+    if not values:
+        raise UserError("give the point to check at with --at ARG (one per argument)")
+    with _user_errors(args):
+        report = check_nodes(function, *values, argnum=args.argnum, max_nodes=args.max_nodes, sample=args.sample)
+    print(node_checks_table(report, args.max_rows))
+    print()
+    print(verdict_line(report))
+    return 0 if report.passed else 1
 
 
 # -------------------- experiments --------------------
@@ -135,6 +163,15 @@ def build_parser():
     p.add_argument("--max-rows", type=int, default=200, help="rows per table before it is capped")
     p.add_argument("-o", "--output", help="write the report here instead of standard output")
     p.add_argument("--json", help="also write every recorded event here as JSON")
+    p.add_argument("--check-nodes", action="store_true", help="add the per-node checks (see adtrace check)")
+
+    p = commands.add_parser("check", help="check every node's local rule; name the first wrong node and its line")
+    p.add_argument("target", help="module:function or path/to/file.py:function")
+    p.add_argument("--at", action="append", default=[], metavar="ARG", help="an argument as a Python literal")
+    p.add_argument("--argnum", type=int, default=0, help="which argument to differentiate (default 0)")
+    p.add_argument("--max-nodes", type=int, help="check only the first N nodes")
+    p.add_argument("--sample", type=int, help="check a fixed pseudo-random sample of N nodes")
+    p.add_argument("--max-rows", type=int, default=200, help="rows of the table before it is capped")
 
     p = commands.add_parser("experiments", help="run the experiments and write reports/NAME.md")
     p.add_argument("--only", action="append", metavar="NAME", help="run only this experiment (repeatable)")
@@ -148,7 +185,7 @@ def build_parser():
 
 def main(argv=None):
     args = build_parser().parse_args(argv)
-    handlers = {"report": report, "experiments": experiments, "doctor": doctor}
+    handlers = {"report": report, "check": check, "experiments": experiments, "doctor": doctor}
     try:
         return handlers[args.command](args)
     except (UserError, TargetError) as exc:

@@ -124,7 +124,7 @@ def wrap_vjp_node_init(original):
         labels = _notify(recorders, "begin_node", fun)
         original(self, value, fun, args, kwargs, parent_argnums, parents)
         for r, label in zip(recorders, labels):
-            _notify((r,), "on_vjp_node", label, self, value, fun, args, parent_argnums, parents)
+            _notify((r,), "on_vjp_node", label, self, value, fun, args, kwargs, parent_argnums, parents)
         self.vjp = record_local_vjp(id(self), self.vjp)
 
     return __init__

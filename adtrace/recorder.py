@@ -11,6 +11,8 @@ pass) and copied into the events just before autograd writes.
 """
 
 import warnings
+from dataclasses import dataclass
+from typing import Callable, Optional
 
 import autograd.core as core
 
@@ -18,6 +20,7 @@ from . import hooks
 from .events import (AddOutgrads, BackwardEnd, BackwardStart, JVPNodeCreated, JVPRoot,
                      LocalVJP, NodeCreated, RootCreated, ToposortYield, TraceReturned)
 from .labels import ROOT_NAME, node_label, primitive_name
+from .callsite import user_call_site
 from .history import CopyOnWrite
 from .values import holds_reference
 
@@ -25,6 +28,18 @@ from .values import holds_reference
 # backward pass's vs.add / vs.mut_add / sparse_add are recorded as nodes of the outer trace, and
 # their output array is the one the next mut_add writes into.
 _ACCUMULATORS = frozenset({core.VSpace.add, core.VSpace.mut_add, core.sparse_add})
+
+
+@dataclass(frozen=True)
+class NodeCall:
+    """A node's primitive call, kept by ``record(calls=True)`` for per-node checks: the live
+    function and arguments (``args`` with this level's boxes unboxed) and the user's call site."""
+
+    fun: Callable
+    args: tuple
+    kwargs: dict
+    argnums: tuple
+    site: Optional[str]
 
 
 class RecorderWarning(UserWarning):
@@ -57,8 +72,9 @@ class _JVPFrame:
 
 
 class Recorder:
-    def __init__(self, recording, capture):
+    def __init__(self, recording, capture, keep_calls=False, root=None):
         self.recording = recording
+        self.keep_calls, self.root = keep_calls, root
         self.capture = capture
         capture.box_level = self._box_level
         self.live = True  # False once closed or failed: the wrappers skip it
@@ -89,9 +105,11 @@ class Recorder:
         self._count += 1
         return label
 
-    def on_vjp_node(self, label, node, value, fun, args, argnums, parents):
+    def on_vjp_node(self, label, node, value, fun, args, kwargs, argnums, parents):
         parent_labels, level = self._parents(parents)
         self._nodes[id(node)] = (label, level, argnums)
+        if self.keep_calls:
+            self.recording.calls[label] = NodeCall(fun, args, kwargs, argnums, user_call_site(self.root))
         # Copy at once a value that is one of the call's own arguments (np.atleast_1d(x) is x: the
         # caller may change it) or the zeros vs.mut_add(None, prev) made, which sparse_add fills
         # in place within the same add_outgrads call.

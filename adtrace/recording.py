@@ -16,6 +16,7 @@ class Recording:
         self.events = []
         self.nodes = {}  # label -> RootCreated | NodeCreated | JVPRoot | JVPNodeCreated
         self.failure = None  # set when the recorder stopped after an internal error
+        self.calls = {}  # label -> NodeCall, under record(calls=True) only
 
     def __repr__(self):
         return (f"<Recording capture={self.capture!r}: {len(self.events)} events, "

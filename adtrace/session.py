@@ -36,12 +36,15 @@ class record:
     ``capture``: ``"auto"`` (default; arrays above ``inline_size`` elements as summaries),
     ``"full"`` (every value exact) or ``"structure"`` (no values). ``strict=True`` raises
     ``drift.UnknownAutogradError`` instead of warning when a hooked autograd function is not one
-    adtrace knows.
+    adtrace knows. ``calls=True`` also keeps each node's primitive call and the user's line that
+    made it (``Recording.calls``), for per-node checks; it costs a stack walk per node and keeps
+    the inputs alive, so it is off by default. ``root``: the folder call sites are relative to.
     """
 
-    def __init__(self, capture="auto", inline_size=DEFAULT_INLINE_SIZE, strict=False):
+    def __init__(self, capture="auto", inline_size=DEFAULT_INLINE_SIZE, strict=False, calls=False, root=None):
         self._capture = Capture(capture, inline_size)
         self._strict = strict
+        self._calls, self._root = calls, root
         self._recorder = None
         self._thread = None
 
@@ -50,7 +53,7 @@ class record:
             raise RuntimeError("this record() was already entered; use a new record() per block")
         drift.check_installed(strict=self._strict)
         recording = Recording(self._capture.level)
-        self._recorder = Recorder(recording, self._capture)
+        self._recorder = Recorder(recording, self._capture, keep_calls=self._calls, root=self._root)
         self._thread = threading.get_ident()
         _activate(self._recorder)
         return recording

@@ -6,8 +6,6 @@ output), in forward mode one JVP with a tangent of ones. Everything the reporter
 the returned ``TracedCall``; the reporter itself never runs autograd.
 """
 
-import inspect
-import os
 import warnings
 from dataclasses import dataclass, field
 from typing import Any, Optional
@@ -18,6 +16,9 @@ from autograd.core import vspace
 
 from . import reference
 from .align import align
+from .arguments import differentiated, unary
+from .callsite import source_location
+from .checker import check
 from .checks import Check, engines_agree, finite_differences, orders_valid
 from .session import record
 
@@ -43,26 +44,30 @@ class TracedCall:
     alignment: list = field(default_factory=list)
     checks: list = field(default_factory=list)
     warnings: list = field(default_factory=list)
+    node_checks: Any = None  # checker.CheckReport, with node_checks=True
 
 
-def trace_call(f, args, argnum=0, mode="rev", capture="auto", root=None):
-    """``root``: the folder the source location is given relative to (default: the working one)."""
+def trace_call(f, args, argnum=0, mode="rev", capture="auto", root=None, node_checks=False):
+    """``root``: the folder source locations are relative to (default: the working one);
+    ``node_checks``: also run the per-node checker (``adtrace.check``) on the call."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}; got {mode!r}")
-    if not 0 <= argnum < len(args):
-        raise ValueError(f"argnum {argnum} is out of range for {len(args)} argument(s)")
-    x = args[argnum]
-    if x is None or isinstance(x, (bool, str, bytes, int)):
-        raise TypeError(f"cannot differentiate with respect to a {type(x).__name__} ({x!r}): give a float, "
-                        "a float array, or a tuple/list/dict of them")
-    unary = _unary(f, args, argnum)
+    x = differentiated(args, argnum)
+    of_x = unary(f, args, argnum)
     call = TracedCall(_name(f), source_location(f, root), tuple(args), argnum, mode, capture)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         if mode in ("rev", "both"):
-            _reverse(call, unary, x, capture)
+            _reverse(call, of_x, x, capture)
         if mode in ("fwd", "both"):
-            _forward(call, unary, x, capture)
+            _forward(call, of_x, x, capture)
+        if node_checks:
+            call.node_checks = check(f, *args, argnum=argnum, root=root)
+            if not call.node_checks.passed:
+                first = call.node_checks.first_failure
+                call.checks.append(Check("per-node local rules", False, f"first failing node: {first.node}"))
+            else:
+                call.checks.append(Check("per-node local rules", True, "every checked node passes"))
     call.warnings = sorted({str(w.message) for w in caught})
     return call
 
@@ -103,14 +108,6 @@ def _forward(call, f, x, capture):
         call.reference_note = call.reference_note or str(exc)
 
 
-def _unary(f, args, argnum):
-    def unary(x):
-        return f(*args[:argnum], x, *args[argnum + 1:])
-
-    unary.__name__ = _name(f)
-    return unary
-
-
 def _is_array_like(x):
     try:
         return np.issubdtype(np.asarray(x).dtype, np.floating)
@@ -120,16 +117,3 @@ def _is_array_like(x):
 
 def _name(f):
     return getattr(f, "__qualname__", None) or getattr(f, "__name__", None) or type(f).__name__
-
-
-def source_location(f, root=None):
-    """``path:line`` relative to ``root`` (the working directory by default), or ``module:line``
-    for code outside it: never an absolute path."""
-    try:
-        path, line = inspect.getsourcefile(f), inspect.getsourcelines(f)[1]
-    except (TypeError, OSError):
-        return getattr(f, "__module__", None) or "unknown"
-    relative = os.path.relpath(path, root or os.getcwd()) if path else None
-    if relative is None or relative.startswith(".."):
-        return f"{getattr(f, '__module__', 'unknown')}:{line}"
-    return f"{relative.replace(os.sep, '/')}:{line}"

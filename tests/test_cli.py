@@ -111,9 +111,9 @@ def test_experiments_write_and_check(tmp_path):
                                        "1 of 1 experiments passed"]
     written = (tmp_path / "reports" / "multiple_paths.md").read_text()
     assert written == (REPO / "reports" / "multiple_paths.md").read_text()  # the committed golden file
-    assert adtrace("experiments", "--check", cwd=tmp_path).returncode == 0
+    assert adtrace("experiments", "--check", "--only", "multiple_paths", cwd=tmp_path).returncode == 0
     (tmp_path / "reports" / "multiple_paths.md").write_text(written + "edited\n")
-    stale = adtrace("experiments", "--check", cwd=tmp_path)
+    stale = adtrace("experiments", "--check", "--only", "multiple_paths", cwd=tmp_path)
     assert stale.returncode == 1 and "report differs from the committed one: reports/multiple_paths.md" in stale.stdout
     assert (tmp_path / "reports" / "multiple_paths.md").read_text().endswith("edited\n")  # --check writes nothing
 
@@ -128,6 +128,44 @@ def test_experiments_errors(tmp_path):
 def test_committed_reports_are_current():
     out = adtrace("experiments", "--check", cwd=REPO)
     assert out.returncode == 0, out.stdout
+
+
+WRONG = '''
+import autograd.numpy as anp
+from autograd.extend import defvjp, primitive
+
+@primitive
+def double(x):
+    return 2.0 * x
+
+defvjp(double, lambda ans, x: lambda g: 3.0 * g)
+
+def h(x):
+    return anp.sin(double(x)) * x
+'''
+
+
+def test_check_names_the_wrong_node_and_exits_1(project):
+    (project / "wrong.py").write_text(WRONG)
+    out = adtrace("check", "wrong.py:h", "--at", "0.5", cwd=project)
+    assert out.returncode == 1, out.stderr
+    assert out.stdout.strip().splitlines()[-1].startswith("First failing node: `v1_double` (double) argument 0, "
+                                                          "called at wrong.py:12")
+    good = adtrace("check", "funcs:f", "--at", "0.5", "--at", "3.0", "--max-nodes", "2", cwd=project)
+    assert good.returncode == 0 and "All 2 checked nodes pass (2 nodes not checked)." in good.stdout
+    report = adtrace("report", "wrong.py:h", "--at", "0.5", "--check-nodes", cwd=project)
+    assert report.returncode == 1 and "## Checks per node" in report.stdout
+
+
+@pytest.mark.parametrize("args, message", [
+    (["funcs:f", "--at", "'x'", "--at", "1.0"], "cannot differentiate with respect to a str"),
+    (["funcs:boom", "--at", "1.0"], "funcs:boom raised ValueError: nope"),
+    (["funcs:uses_norule", "--at", "1.0"], "VJP of norule wrt argnums (0,) not defined"),
+    (["funcs:f"], "give the point to check at with --at"),
+])
+def test_check_errors_are_one_clear_line(project, args, message):
+    out = adtrace("check", *args, cwd=project)
+    assert out.returncode == 2 and message in out.stderr and "Traceback" not in out.stderr
 
 
 def test_unknown_command_is_a_usage_error():

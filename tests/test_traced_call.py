@@ -4,7 +4,8 @@ import autograd.numpy as anp
 import numpy as np
 import pytest
 
-from adtrace.traced_call import source_location, trace_call
+from adtrace.callsite import source_location
+from adtrace.traced_call import trace_call
 
 
 def f(x, y):

@@ -2,6 +2,7 @@
 
 from . import ReportOptions
 from .compared import forward_comparison_section, side_by_side_section, summary_section
+from .node_checks import node_checks_section
 from .recorded import (call_sequence_section, forward_section, graph_section, lecture_mapping_section,
                        levels_section, snapshot_section)
 
@@ -28,6 +29,8 @@ def render(call, options=None, title=None, intro=None):
         sections.insert(-1, side_by_side_section(call, options))
     if call.forward_recording is not None:
         sections += [forward_section(call.forward_recording, options), forward_comparison_section(call, options)]
+    if call.node_checks is not None:
+        sections.append(node_checks_section(call.node_checks, options))
     return _join(sections)
 
 

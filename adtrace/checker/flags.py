@@ -1,0 +1,80 @@
+"""Flags read from the recorded backward pass itself (no re-running):
+
+- a contribution whose vector space (shape, dtype, hence complexness) differs from its parent's value:
+  the ``assert vspace(...) == ...`` class of bug, which ``add_outgrads`` may silently broadcast;
+- the first non-finite value: the first node whose forward value is NaN/Inf, and the first node
+  whose local VJP turned a finite outgrad into a non-finite contribution (where a NaN gradient
+  is born, e.g. ``sqrt`` at 0 in ``sqrt(x - x)``).
+"""
+
+import numpy as np
+
+from ..values import plain
+from .local import FAIL, NodeCheck
+
+
+def vspace_flags(recording, query, calls):
+    values = _parent_values(recording)
+    rows = []
+    for e in recording.query_events(query):
+        if e.kind != "add_outgrads" or e.parent not in values:
+            continue
+        got, want = _space(plain(e.contribution)), _space(plain(values[e.parent]))
+        if got and want and got != want:
+            node = recording.nodes.get(e.node)
+            call = calls.get(e.node)
+            rows.append(NodeCheck(e.node, getattr(node, "primitive", "?"), e.argnum, call and call.site, "vspace",
+                                  FAIL, reason=f"contribution to {e.parent} is {_text(got)}, the parent is {_text(want)}"))
+    return rows
+
+
+def nonfinite_origin(recording, query, calls):
+    """The first place a NaN/Inf appears, as a ``NodeCheck`` (or ``None``)."""
+    for e in recording.of_kind("node"):
+        if not _finite(e.value):
+            call = calls.get(e.label)
+            return NodeCheck(e.label, e.primitive, None, call and call.site, "nonfinite", FAIL,
+                             reason="its forward value is not finite")
+    for e in recording.query_events(query):
+        if e.kind == "vjp" and _finite(e.outgrad):
+            for position, ingrad in enumerate(e.ingrads):
+                if not _finite(ingrad):
+                    node = recording.nodes.get(e.node)
+                    call = calls.get(e.node)
+                    argnum = node.argnums[position] if node is not None and hasattr(node, "argnums") else None
+                    return NodeCheck(e.node, getattr(node, "primitive", "root"), argnum, call and call.site,
+                                     "nonfinite", FAIL, reason="its VJP turns a finite outgrad into a non-finite contribution")
+    return None
+
+
+def _parent_values(recording):
+    values = {e.root: e.input for e in recording.of_kind("trace")}
+    values.update({e.label: e.value for e in recording.of_kind("node")})
+    return values
+
+
+def _space(value):
+    if value is None or isinstance(value, (tuple, list, dict)):
+        return None
+    a = np.asarray(value)
+    if a.dtype.kind not in "fc":
+        return None
+    return a.shape, str(a.dtype)
+
+
+def _text(space):
+    return f"shape {space[0]} {space[1]}"
+
+
+def _finite(value):
+    value = plain(value)
+    if value is None:
+        return True
+    if isinstance(value, (tuple, list)):
+        return all(_finite(v) for v in value)
+    if isinstance(value, dict):
+        return all(_finite(v) for v in value.values())
+    try:
+        return bool(np.all(np.isfinite(np.asarray(value))))
+    except TypeError:
+        return True

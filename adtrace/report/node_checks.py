@@ -1,0 +1,40 @@
+"""The per-node checker's findings as a table and a verdict line (``adtrace check``, and the
+"Checks per node" section of a report)."""
+
+from .format import code
+from .tables import table
+
+
+def node_checks_table(report, max_rows=None):
+    rows = [(r.node, r.primitive, "-" if r.argnum is None else r.argnum, r.site or "-", r.test,
+             r.status, _num(r.analytic), _num(r.numeric), _num(r.difference), r.reason or "")
+            for r in report.rows]
+    if report.nonfinite is not None:
+        n = report.nonfinite
+        rows.append((n.node, n.primitive, "-" if n.argnum is None else n.argnum, n.site or "-", n.test,
+                     n.status, "-", "-", "-", n.reason))
+    return table(["node", "primitive", "argnum", "call site", "test", "status", "analytic", "numeric",
+                  "difference", "note"], rows, max_rows)
+
+
+def verdict_line(report):
+    first = report.first_failure
+    unchecked = f" ({report.not_checked} nodes not checked)" if report.not_checked else ""
+    if first is None:
+        checked = len({r.node for r in report.rows})
+        return f"All {checked} checked nodes pass{unchecked}."
+    where = f" argument {first.argnum}" if first.argnum is not None else ""
+    return (f"First failing node: {code(first.node)} ({first.primitive}){where}, called at "
+            f"{first.site or 'an unknown line'}: {first.reason}{unchecked}.")
+
+
+def node_checks_section(report, options):
+    return "\n".join([
+        "## Checks per node", "",
+        "Each node's local VJP (and JVP, where autograd has a forward rule) re-run alone on the "
+        "recorded inputs, against central differences along fixed random directions.", "",
+        verdict_line(report), "", node_checks_table(report, options.max_rows)])
+
+
+def _num(x):
+    return "-" if x is None else f"{x:.6g}"

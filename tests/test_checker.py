@@ -1,0 +1,193 @@
+"""The per-node checker names the wrong node, its argument and its line; no false alarms."""
+
+import inspect
+import warnings
+
+import autograd.numpy as anp
+import numpy as np
+import pytest
+from autograd.extend import defvjp, primitive
+
+import adtrace
+from adtrace.checker import FAIL, PASS, SKIPPED
+from reference_corpus import ALL_CASES
+
+
+def line_of(fragment, function):
+    """The line number of the first source line of ``function`` containing ``fragment``."""
+    lines, start = inspect.getsourcelines(function)
+    return start + next(i for i, line in enumerate(lines) if fragment in line)
+
+
+def site_line(row):
+    return int(row.site.rsplit(":", 1)[1])
+
+
+# -------------------- wrong rules inside a composite --------------------
+
+
+@primitive
+def wrong_sign_sin(x):
+    return np.sin(x)
+
+
+defvjp(wrong_sign_sin, lambda ans, x: lambda g: -g * np.cos(x))
+
+
+def composite_sign(x):
+    y = x * 2.0
+    z = wrong_sign_sin(y)
+    return anp.sum(z * x)
+
+
+def test_wrong_sign_is_named_with_argnum_and_line():
+    report = adtrace.check(composite_sign, np.array([0.3, 0.7]))
+    first = report.first_failure
+    assert (first.node, first.primitive, first.argnum, first.test) == ("v2_wrong_sign_sin", "wrong_sign_sin", 0, "vjp")
+    assert site_line(first) == line_of("wrong_sign_sin(y)", composite_sign)
+    assert first.site.startswith("tests/test_checker.py:") or first.site.startswith("test_checker")
+    assert np.isclose(first.analytic, -first.numeric)  # exactly the sign
+    assert [r.node for r in report.failures] == ["v2_wrong_sign_sin"]
+
+
+@primitive
+def scaled_product(a, b):
+    return a * b**2
+
+
+# the two argument rules swapped: d/da is b**2 and d/db is 2ab
+defvjp(scaled_product, lambda ans, a, b: lambda g: g * 2 * a * b, lambda ans, a, b: lambda g: g * b**2)
+
+
+def composite_swapped(x):
+    return anp.sum(anp.tanh(scaled_product(x, x + 1.0)))
+
+
+def test_swapped_argument_rules_are_named_per_argnum():
+    report = adtrace.check(composite_swapped, np.array([0.5, -0.25]))
+    failing = {(r.node, r.argnum) for r in report.failures}
+    assert failing == {("v2_scaled_product", 0), ("v2_scaled_product", 1)}
+    assert report.first_failure.argnum == 0
+    assert site_line(report.first_failure) == line_of("scaled_product(x, x + 1.0)", composite_swapped)
+
+
+@primitive
+def add_bias(x, b):
+    return x + b
+
+
+# missing unbroadcast: the rule for the bias hands back a (3, 4) cotangent for a (4,) bias
+defvjp(add_bias, lambda ans, x, b: lambda g: g, lambda ans, x, b: lambda g: g)
+
+W = np.arange(12.0).reshape(3, 4) / 10.0
+
+
+def composite_bias(b):
+    return anp.sum(anp.tanh(add_bias(W, b)))
+
+
+def test_missing_unbroadcast_is_a_vspace_failure():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        report = adtrace.check(composite_bias, np.array([0.1, 0.2, 0.3, 0.4]))
+    first = report.first_failure
+    assert (first.node, first.argnum, first.test) == ("v1_add_bias", 1, "vspace")
+    assert "shape (3, 4)" in first.reason and "shape (4,)" in first.reason
+    assert site_line(first) == line_of("add_bias(W, b)", composite_bias)
+    recorded = [r for r in report.rows if r.test == "vspace" and "contribution to v0_root" in r.reason]
+    assert recorded, "the recorded contribution of the wrong shape is flagged too"
+
+
+@primitive
+def square_off_above_one(x):
+    return x * x
+
+
+# right below 1, off by a factor 1.5 above: only some inputs show it
+defvjp(square_off_above_one, lambda ans, x: lambda g: g * 2 * x * np.where(np.abs(x) > 1.0, 1.5, 1.0))
+
+
+def composite_factor(x):
+    return anp.sum(anp.sin(square_off_above_one(x)))
+
+
+def test_a_factor_that_shows_only_at_some_inputs():
+    assert adtrace.check(composite_factor, np.array([0.2, 0.5])).passed
+    report = adtrace.check(composite_factor, np.array([0.2, 1.5]))
+    first = report.first_failure
+    assert (first.node, first.argnum, first.status) == ("v1_square_off_above_one", 0, FAIL)
+    assert site_line(first) == line_of("square_off_above_one(x)", composite_factor)
+
+
+# -------------------- no false alarms --------------------
+
+
+@pytest.mark.parametrize("case", ALL_CASES, ids=[c.name for c in ALL_CASES])
+def test_no_false_alarm_on_the_corpora(case):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        report = adtrace.check(case.fun, case.x)
+    assert report.passed, [r for r in report.failures] + [report.nonfinite]
+    assert all(r.status in (PASS, SKIPPED) for r in report.rows)
+    assert all(r.reason for r in report.rows if r.status == SKIPPED)
+
+
+def test_non_differentiable_points_are_skipped_with_a_reason():
+    report = adtrace.check(lambda x: anp.sum(anp.abs(x) + anp.maximum(x, 1.0)), np.array([0.0, 1.0, 2.0]))
+    skipped = {r.primitive: r.reason for r in report.rows if r.status == SKIPPED}
+    assert set(skipped) == {"absolute", "maximum"}
+    assert "output element (0,)" in skipped["absolute"] and "output element (1,)" in skipped["maximum"]
+    assert report.passed
+
+
+# -------------------- where a NaN is born --------------------
+
+
+def nan_gradient(x):
+    d = x - x
+    return anp.sqrt(d) + x
+
+
+def test_nan_origin_names_the_first_non_finite_node_and_line():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        report = adtrace.check(nan_gradient, 2.0)
+    assert np.isnan(report.gradient)
+    origin = report.nonfinite
+    assert (origin.node, origin.primitive, origin.argnum) == ("v2_sqrt", "sqrt", 0)
+    assert site_line(origin) == line_of("anp.sqrt(d)", nan_gradient)
+    assert report.first_failure is origin
+
+
+def test_non_finite_forward_value_is_named():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        report = adtrace.check(lambda x: anp.log(x - 2.0) * x, 1.0)
+    assert (report.nonfinite.node, report.nonfinite.reason) == ("v2_log", "its forward value is not finite")
+
+
+# -------------------- bounding the cost --------------------
+
+
+def chain(x):
+    for _ in range(40):
+        x = anp.sin(x) * 1.01
+    return x
+
+
+def test_max_nodes_and_sample_bound_the_work():
+    everything = adtrace.check(chain, 0.3)
+    assert {r.node for r in everything.rows} and everything.not_checked == 0
+    first = adtrace.check(chain, 0.3, max_nodes=5)
+    assert len({r.node for r in first.rows}) == 5 and first.not_checked == 75
+    sampled = adtrace.check(chain, 0.3, sample=7)
+    assert len({r.node for r in sampled.rows}) == 7 and sampled.not_checked == 73
+    assert sampled.rows == adtrace.check(chain, 0.3, sample=7).rows  # a fixed sample
+
+
+def test_call_sites_are_kept_only_when_asked():
+    from autograd import grad
+
+    with adtrace.record() as rec:
+        grad(chain)(0.3)
+    assert rec.calls == {}
