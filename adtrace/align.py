@@ -7,7 +7,7 @@ For every node autograd visits, the lecture (the reference engine's step log) ke
 pop 6. The two totals must agree; the first node where they do not is where the engines part ways.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Optional
 
 import numpy as np
@@ -62,6 +62,31 @@ def align(recording, query, run):
                                   None if step is None else step.v_i_bar,
                                   tuple(running.get(label, [None])), popped.get(label), status, difference))
     return rows
+
+
+def relabel(run, recording, level):
+    """The reference ``run`` with its labels renamed to the recording's nodes of ``level``.
+
+    Under ``grad(grad(f))`` the recorder numbers the inner trace's nodes too; the reference
+    engine numbers only its own capture. Both create the outer nodes in the same order, so
+    creation order maps one onto the other; the run is returned unchanged when the primitives do
+    not line up (the alignment then shows the nodes as missing)."""
+    if run is None:
+        return None
+    recorded = [e for e in recording.events if e.kind in ("root", "node") and e.level == level]
+    if [e.label for e in recorded] == list(run.labels):
+        return run
+    primitives = {step.label: step.primitive for step in run.steps}
+    names = dict(zip(run.labels, (e.label for e in recorded)))
+    if len(recorded) != len(run.labels) or any(
+            primitives.get(label, getattr(e, "primitive", "root")) != getattr(e, "primitive", "root")
+            for label, e in zip(run.labels, recorded)):
+        return run
+    steps = tuple(replace(s, label=names[s.label], contributions=tuple(
+        replace(c, parent=names[c.parent]) for c in s.contributions)) for s in run.steps)
+    return replace(run, steps=steps, order=tuple(names[o] for o in run.order),
+                   parents={names[k]: tuple(names[p] for p in v) for k, v in run.parents.items()},
+                   labels=tuple(names[label] for label in run.labels))
 
 
 def first_divergence(rows):

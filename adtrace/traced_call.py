@@ -15,7 +15,7 @@ from autograd import make_jvp, make_vjp
 from autograd.core import vspace
 
 from . import reference
-from .align import align
+from .align import align, relabel
 from .arguments import differentiated, unary
 from .callsite import source_location
 from .checker import check
@@ -83,9 +83,10 @@ def _reverse(call, f, x, capture):
     except (TypeError, NotImplementedError) as exc:
         call.reference_note = str(exc)
     if rec.queries and call.reference is not None:
-        query = rec.queries[-1]
-        call.alignment = align(rec, query, call.reference)
+        query = rec.queries[-1]  # the outer query: inner ones (grad inside f) ran during the trace
         end = rec.query_events(query)[0].end
+        call.reference = relabel(call.reference, rec, rec.nodes[end].level)
+        call.alignment = align(rec, query, call.reference)
         call.checks += [engines_agree(call.alignment),
                         orders_valid(rec.visit_order(query), rec.graph(end), call.reference.order,
                                      call.reference.parents)]

@@ -37,3 +37,12 @@ def test_compare_statuses():
     summary = ArraySummary((100,), "float64", 0.0, 99.0, 49.5)
     assert compare(summary, np.arange(100.0))[0] == CLOSE
     assert compare(summary, np.arange(100.0) * 2)[0] == DIFFERS
+
+
+def test_reference_labels_follow_the_recorder_under_higher_order():
+    from adtrace.traced_call import trace_call
+
+    call = trace_call(grad(lambda x: x * x * x), (2.0,))
+    assert all(c.passed for c in call.checks)
+    outer = [e.label for e in call.recording.events if e.kind in ("root", "node") and e.level == 0]
+    assert list(call.reference.labels) == outer and {r.status for r in call.alignment} == {EXACT}

@@ -44,6 +44,8 @@ def _reference_counts(run):
     """How often each lecture line ran in the reference engine (same rows as ``LECTURE``)."""
     if run is None:
         return None
+    if not run.steps:  # the output did not depend on the input: the lecture's loop never ran
+        return [0] * 7
     visits = len(run.steps)
     appended = sum(len(step.contributions) for step in run.steps)
     return [1, visits, visits, appended, appended, appended, 1]

@@ -169,8 +169,9 @@ def forward_section(recording, options):
     if not nodes:
         return None
     adds = Counter(e.node for e in recording.of_kind("add_outgrads") if e.mode == "fwd")
-    rows = [(e.label, getattr(e, "primitive", "(input)"), fmt(getattr(e, "value", None)), fmt(e.tangent),
-             adds.get(e.label, 0)) for e in nodes]
+    inputs = {e.root: e.input for e in recording.of_kind("trace")}  # a root's value is the input x
+    rows = [(e.label, getattr(e, "primitive", "(input)"), fmt(e.value if hasattr(e, "value") else inputs.get(e.label)),
+             fmt(e.tangent), adds.get(e.label, 0)) for e in nodes]
     return "\n".join([
         "## Forward mode", "",
         "Tangent per node (`JVPNode.g`); a node's JVP rule sums one tangent per boxed argument with "
