@@ -1,4 +1,4 @@
-"""The ``adtrace`` command line: ``report``, ``check``, ``experiments``, ``doctor``.
+"""The ``adtrace`` command line: ``report``, ``check``, ``experiments``, ``doctor``, ``upstream``.
 
 Errors a user can make (a bad TARGET, an argument that cannot be differentiated, a function that
 raises, a missing VJP rule) end with one ``adtrace: ...`` line and a non-zero exit, not a traceback.
@@ -11,7 +11,7 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from . import drift, hooks
+from . import drift, hooks, selftest
 from .targets import TargetError, load_target, parse_arg
 
 
@@ -139,11 +139,41 @@ def doctor(args):
     unknown = [key for key, _, matches in status if not matches]
     exact = [v for v in releases if all(v in matches for _, _, matches in status)]
     print()
+    tests = selftest.run()
+    print(tabulate([(name, "ok" if ok else "FAIL", detail) for name, ok, detail in tests],
+                   headers=["self-test", "result", "detail"], tablefmt="github"))
+    print()
+    failed = [name for name, ok, _ in tests if not ok]
+    if failed:
+        print(f"FAIL: the self-test failed: {', '.join(failed)}")
+        return 1
     if unknown:
         print(f"UNKNOWN: {len(unknown)} watched function(s) match no known release; recordings may be wrong")
         return 1
-    print(f"ok: the installed hooks match autograd {', '.join(exact) or 'a mix of known releases'}")
+    print(f"ok: the installed hooks match autograd {', '.join(exact) or 'a mix of known releases'}, "
+          "and the self-test passes")
     return 0
+
+
+# -------------------- upstream --------------------
+
+
+def upstream_check(args):
+    """autograd's own test suite without and with --adtrace: the same outcome, test id by test id."""
+    from .upstream import UpstreamError, compare
+
+    try:
+        plain, recorded, differences = compare(args.version)
+    except UpstreamError as exc:
+        raise UserError(str(exc)) from exc
+    for name, run in (("plain", plain), ("--adtrace", recorded)):
+        counts = ", ".join(f"{n} {k}" for k, n in sorted(run.counts().items()))
+        print(f"{name:>9}: {counts} in {run.seconds:.1f} s")
+    print(f"wall time ratio --adtrace / plain: {recorded.seconds / plain.seconds:.2f}")
+    for test_id, before, after in differences:
+        print(f"DIFFERS: {test_id}: {before} without adtrace, {after} with it")
+    print("same outcome for every test id" if not differences else f"{len(differences)} test ids differ")
+    return 1 if differences else 0
 
 
 # -------------------- the parser --------------------
@@ -180,12 +210,16 @@ def build_parser():
     p.add_argument("--reports", default="reports", help="folder of reports (default: reports)")
 
     commands.add_parser("doctor", help="check the installed autograd against the hook points adtrace knows")
+
+    p = commands.add_parser("upstream", help="run autograd's own test suite without and with --adtrace")
+    p.add_argument("--version", help="the autograd release whose sdist to test (default: the installed one)")
     return parser
 
 
 def main(argv=None):
     args = build_parser().parse_args(argv)
-    handlers = {"report": report, "check": check, "experiments": experiments, "doctor": doctor}
+    handlers = {"report": report, "check": check, "experiments": experiments, "doctor": doctor,
+                "upstream": upstream_check}
     try:
         return handlers[args.command](args)
     except (UserError, TargetError) as exc:

@@ -1,0 +1,60 @@
+"""The recorder's own tests against every supported autograd release, one venv per release.
+
+    python .ci/versions.py [1.7.0 1.8.0 1.9.0 1.9.1]
+
+Each venv (cached under $ADTRACE_CACHE/venvs, default ~/.cache/adtrace/venvs) sees this
+interpreter's packages (numpy, pytest, hypothesis, tabulate) and has only its own autograd
+installed from the package index; adtrace is taken from this checkout. Prints one line per
+release and exits non-zero if any fails.
+"""
+
+import os
+import subprocess
+import sys
+import time
+import venv
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+RELEASES = ("1.7.0", "1.8.0", "1.9.0", "1.9.1")
+RECORDER_TESTS = ("test_recorder.py", "test_history.py", "test_session.py", "test_hooks.py", "test_snapshots.py",
+                  "test_values.py", "test_recording.py", "test_patching.py", "test_labels.py", "test_pinned.py",
+                  "test_selftest.py", "test_drift.py")
+
+
+def environment(version, cache):
+    folder = cache / "venvs" / f"autograd-{version}"
+    python = folder / "bin" / "python"
+    if not python.exists():
+        venv.EnvBuilder(system_site_packages=True, with_pip=True, clear=True).create(folder)
+        subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--no-deps", f"autograd=={version}"], check=True)
+    return python
+
+
+def run(version, cache):
+    start = time.perf_counter()
+    python = environment(version, cache)
+    env = {**os.environ, "PYTHONPATH": str(REPO), "PYTHONDONTWRITEBYTECODE": "1"}
+    command = [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:adtrace",
+               *(str(REPO / "tests" / t) for t in RECORDER_TESTS)]
+    done = subprocess.run(command, capture_output=True, text=True, cwd=REPO, env=env)
+    found = subprocess.run([str(python), "-c", "import autograd, importlib.metadata as m; print(m.version('autograd'))"],
+                           capture_output=True, text=True, env=env).stdout.strip()
+    last = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else done.stderr.strip()[-300:]
+    return done.returncode == 0 and found == version, found, last, time.perf_counter() - start, done.stdout
+
+
+def main(versions):
+    cache = Path(os.environ.get("ADTRACE_CACHE", Path.home() / ".cache" / "adtrace"))
+    failed = []
+    for version in versions:
+        ok, found, last, seconds, output = run(version, cache)
+        print(f"autograd {version} (imported {found}): {'ok' if ok else 'FAILED'}: {last} [{seconds:.0f} s]")
+        if not ok:
+            failed.append(version)
+            print(output[-3000:])
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:] or RELEASES))

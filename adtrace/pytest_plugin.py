@@ -1,0 +1,62 @@
+"""adtrace's pytest plugin (registered through the ``pytest11`` entry point).
+
+- ``--adtrace``: every test's call phase runs inside ``adtrace.record()`` (``--adtrace-capture``
+  picks the capture level), so a suite shows whether recording changes any outcome;
+- ``--adtrace-report-dir DIR``: for each failing test that recorded a backward pass, a Markdown
+  report of its recording in ``DIR/<test id>.md``;
+- the ``adtrace_recording`` fixture: a test's own recording, active for the whole test.
+"""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from .session import record
+
+_RECORDING = pytest.StashKey()
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("adtrace", "record autograd's internals with adtrace")
+    group.addoption("--adtrace", action="store_true", help="run every test inside adtrace.record()")
+    group.addoption("--adtrace-capture", default="auto", choices=("auto", "full", "structure"),
+                    help="capture level of --adtrace recordings (default: auto)")
+    group.addoption("--adtrace-report-dir", metavar="DIR",
+                    help="write a report for each failing test that recorded a backward pass")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item):
+    config = item.config
+    if not (config.getoption("adtrace") or config.getoption("adtrace_report_dir")):
+        yield
+        return
+    with record(capture=config.getoption("adtrace_capture")) as recording:
+        item.stash[_RECORDING] = recording
+        yield
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    folder = item.config.getoption("adtrace_report_dir")
+    recording = item.stash.get(_RECORDING, None)
+    if folder and report.when == "call" and report.failed and recording is not None and recording.queries:
+        from .report import render_recording
+
+        path = Path(folder) / f"{_safe(item.nodeid)}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(render_recording(recording, title=f"adtrace recording of failing test {item.nodeid}"))
+
+
+@pytest.fixture
+def adtrace_recording():
+    """A recording of everything the test does with autograd (setup of later fixtures included)."""
+    with record() as recording:
+        yield recording
+
+
+def _safe(nodeid):
+    return re.sub(r"[^0-9A-Za-z._-]+", "_", nodeid).strip("_")

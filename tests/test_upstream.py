@@ -1,0 +1,36 @@
+"""autograd's own test suite has the same outcome, test id by test id, with --adtrace."""
+
+import subprocess
+import sys
+
+import pytest
+
+from adtrace import drift, upstream
+
+
+def test_upstream_suite_same_outcome_with_adtrace():
+    plain, recorded, differences = upstream.compare()
+    assert differences == [], differences[:20]
+    assert plain.outcomes and plain.counts().get("passed", 0) > 500
+    if drift.installed_version() == "1.9.1":
+        assert plain.counts() == {"passed": 618, "skipped": 13}
+    print(f"upstream suite: plain {plain.seconds:.1f} s, --adtrace {recorded.seconds:.1f} s "
+          f"({recorded.seconds / plain.seconds:.2f}x)")
+
+
+def test_a_failed_download_fails_loudly(tmp_path):
+    with pytest.raises(upstream.UpstreamError, match="could not download the sdist of autograd 0.0.0"):
+        upstream.fetch_sdist("0.0.0", cache=tmp_path)
+
+
+def test_outcomes_are_compared_per_test_id():
+    a = upstream.SuiteRun({"t::a": "passed", "t::b": "skipped"}, 1.0)
+    b = upstream.SuiteRun({"t::a": "failed", "t::c": "passed"}, 1.0)
+    assert upstream.differences(a, b) == [("t::a", "passed", "failed"), ("t::b", "skipped", "absent"),
+                                          ("t::c", "absent", "passed")]
+
+
+def test_cli_reports_a_download_failure_in_one_line():
+    out = subprocess.run([sys.executable, "-m", "adtrace.cli", "upstream", "--version", "0.0.0"],
+                         capture_output=True, text=True)
+    assert out.returncode == 2 and out.stderr.startswith("adtrace: could not download the sdist of autograd 0.0.0")
