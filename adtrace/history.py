@@ -9,7 +9,7 @@ of them a copy. Copying every value instead would cost a copy per event (2.5-3.5
 workloads, AUTOGRAD_NOTES).
 
 The gradient a query returns belongs to the user, who may change it in place: ``detach`` gives the
-query's events their own copy of it.
+events that hold it (the recorder knows which) their own copy.
 """
 
 import dataclasses
@@ -27,7 +27,6 @@ _VALUE_FIELDS = {
 class CopyOnWrite:
     def __init__(self, recording, capture):
         self._recording = recording
-        self._events = recording.events
         self._capture = capture
         self._watched = {}  # id(array) -> [(event index, field, live value)]
 
@@ -59,16 +58,16 @@ class CopyOnWrite:
                     self._replace(index, field, self._capture(live, copy=True))
 
     def _replace(self, index, field, snapshot):
-        event = self._events[index]
+        event = self._recording.event(index)
         if field == "result":
             snapshot = (snapshot, event.result[1])
         self._recording.replace(index, dataclasses.replace(event, **{field: snapshot}))
 
-    def detach(self, start, result):
-        """The events from ``start`` on keep a copy of ``result``, not the array the user gets."""
+    def detach(self, indices, result):
+        """Events ``indices`` keep a copy of ``result``, not the array the user gets."""
         copies = {id(a): a.copy() for a in array_leaves(result)}
-        for index in range(start, len(self._events)):
-            event = self._events[index]
+        for index in sorted({i for i in indices if i is not None}):
+            event = self._recording.event(index)
             changes = {}
             for field in _VALUE_FIELDS.get(event.kind, ()):
                 old = getattr(event, field)

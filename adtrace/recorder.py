@@ -15,19 +15,32 @@ from dataclasses import dataclass
 from typing import Callable, Optional
 
 import autograd.core as core
+import numpy as np
 
 from . import hooks
-from .events import (AddOutgrads, BackwardEnd, BackwardStart, JVPNodeCreated, JVPRoot,
+from .events import (AddOutgrads, BackwardEnd, BackwardStart, EVENT_TYPES, JVPNodeCreated, JVPRoot,
                      LocalVJP, NodeCreated, RootCreated, ToposortYield, TraceReturned)
-from .labels import ROOT_NAME, node_label, primitive_name
 from .callsite import user_call_site
 from .history import CopyOnWrite
+from .labels import ROOT_NAME, node_label, primitive_name
 from .values import holds_reference
 
 # Primitives whose output is an outgrads accumulator under higher-order differentiation: the inner
 # backward pass's vs.add / vs.mut_add / sparse_add are recorded as nodes of the outer trace, and
 # their output array is the one the next mut_add writes into.
 _ACCUMULATORS = frozenset({core.VSpace.add, core.VSpace.mut_add, core.sparse_add})
+
+# Events are written flat into the Recording's EventLog, led by their type's index in EVENT_TYPES.
+_NO_PREVIOUS = (None, None)  # add_outgrads's previous (value, flag) when outgrads.get(parent) was None
+_NONES = [(None,) * n for n in range(64)]  # ingrads under capture "structure", without a new tuple
+
+
+def _nones(n):
+    return _NONES[n] if n < len(_NONES) else (None,) * n
+(_ROOTCREATED, _NODECREATED, _TRACERETURNED, _BACKWARDSTART, _TOPOSORTYIELD, _LOCALVJP, _ADDOUTGRADS,
+ _BACKWARDEND, _JVPROOT, _JVPNODECREATED) = (EVENT_TYPES.index(c) for c in (
+    RootCreated, NodeCreated, TraceReturned, BackwardStart, ToposortYield, LocalVJP, AddOutgrads,
+    BackwardEnd, JVPRoot, JVPNodeCreated))
 
 
 @dataclass(frozen=True)
@@ -50,14 +63,16 @@ class _Query:
     """The state of one backward_pass run: which node's contributions are arriving, and the
     snapshot of each ``outgrads`` entry (so a value seen again is not captured twice)."""
 
-    __slots__ = ("number", "level", "end", "start", "visited", "node", "label", "argnums", "position",
-                 "entries", "popped", "ingrads")
+    __slots__ = ("number", "level", "end", "visited", "node", "parents", "label", "argnums",
+                 "position", "entries", "popped", "ingrads", "vjp_event")
 
-    def __init__(self, number, level, end, start):
-        self.number, self.level, self.end, self.start = number, level, end, start
-        self.visited, self.node, self.label, self.argnums, self.position = 0, None, None, (), 0
-        self.entries = {}  # parent label -> (live value, snapshot): outgrads[parent][0] as recorded
-        self.popped = None  # (live value, snapshot) of the entry the current node popped
+    def __init__(self, number, level, end):
+        self.number, self.level, self.end = number, level, end
+        self.visited, self.node, self.parents, self.label, self.argnums, self.position = 0, None, (), None, (), 0
+        # parent label -> (live value, snapshot, indices of the events holding the value): outgrads[parent]
+        self.entries = {}
+        self.popped = None  # the entry the current node popped
+        self.vjp_event = None  # index of the current node's vjp event
         self.ingrads = ()  # (live value, snapshot) per position, from the current node's vjp
 
 
@@ -72,18 +87,24 @@ class _JVPFrame:
 
 
 class Recorder:
+    """Hot path: one method call per hooked call, each appending one plain tuple to
+    ``Recording.raw``; node identities through one dict lookup each."""
+
     def __init__(self, recording, capture, keep_calls=False, root=None):
         self.recording = recording
-        self.keep_calls, self.root = keep_calls, root
         self.capture = capture
         capture.box_level = self._box_level
+        self.keep_calls, self.root = keep_calls, root
         self.live = True  # False once closed or failed: the wrappers skip it
         self.closed = False  # left (its record() block ended, or it was closed out of order)
         self.failure = None
+        self._values, self._starts = recording.log.values, recording.log.starts
         self._nodes = {}  # id(node) -> (label, level, argnums)
+        self._names = {}  # primitive -> (name, label suffix)
         self._count = 0
         self._unrecorded = 0
         self._frames = []  # open _Query and _JVPFrame objects, innermost last
+        self._query = None  # the innermost open _Query
         self._queries = 0
         self._history = CopyOnWrite(recording, capture)
 
@@ -100,60 +121,76 @@ class Recorder:
 
     # -------------------- nodes --------------------
 
-    def begin_node(self, fun):
-        label = node_label(self._count, primitive_name(fun))
+    def begin_node(self):
+        """The next node number (creation order)."""
         self._count += 1
-        return label
+        return self._count - 1
 
-    def on_vjp_node(self, label, node, value, fun, args, kwargs, argnums, parents):
-        parent_labels, level = self._parents(parents)
-        self._nodes[id(node)] = (label, level, argnums)
+    def on_vjp_node(self, node, value, fun, args, kwargs, argnums, parents):
+        # Numbered once built: a rule maker that computes on an outer trace's boxes (higher order)
+        # creates those outer nodes first; the order within each level is creation order either way.
+        name, label = self._label(self.begin_node(), fun)
+        nodes = self._nodes
+        parent_labels = []
+        for parent in parents:
+            entry = nodes.get(id(parent)) or self._unrecorded_node(parent)
+            parent_labels.append(entry[0])
+        level = entry[1] if parents else self._current_level()
+        nodes[id(node)] = (label, level, argnums)
         if self.keep_calls:
             self.recording.calls[label] = NodeCall(fun, args, kwargs, argnums, user_call_site(self.root))
-        # Copy at once a value that is one of the call's own arguments (np.atleast_1d(x) is x: the
-        # caller may change it) or the zeros vs.mut_add(None, prev) made, which sparse_add fills
-        # in place within the same add_outgrads call.
-        fresh_accumulator = fun is core.VSpace.mut_add and args[1] is None
-        snapshot = self.capture(value, copy=fresh_accumulator or any(value is a for a in args))
-        index = self._append(NodeCreated("rev", level, self._query_number(), label,
-                                         primitive_name(fun), argnums, parent_labels, snapshot))
+        snapshot = None
+        if self.capture.keeps_values:
+            # Copy at once a value that is one of the call's own arguments (np.atleast_1d(x) is x:
+            # the caller may change it) or the zeros vs.mut_add(None, prev) made, which sparse_add
+            # fills in place within the same add_outgrads call.
+            copy = type(value) is np.ndarray and (_is_one_of(value, args) or
+                                                  (fun is core.VSpace.mut_add and args[1] is None))
+            snapshot = self.capture(value, copy)
+        query = self._query
+        self._emit((_NODECREATED, "rev", level, query and query.number, label, name, argnums,
+                          tuple(parent_labels), snapshot))
         if fun in _ACCUMULATORS and holds_reference(snapshot):
-            self._history.watch(value, index, "value")
+            self._history.watch(value, len(self._starts) - 1, "value")
 
     def on_vjp_root(self, node):
         label, level = self._new_root(node)
-        self._append(RootCreated("rev", level, self._query_number(), label))
+        self._emit((_ROOTCREATED, "rev", level, self._query and self._query.number, label))
 
     def on_jvp_root(self, node, g):
         label, level = self._new_root(node)
-        self._append(JVPRoot("fwd", level, self._query_number(), label, self.capture(g, copy=True)))
+        self._emit((_JVPROOT, "fwd", level, self._query and self._query.number, label,
+                          self.capture(g, copy=True)))
 
     def on_trace(self, start_node, x, end_value, end_node):
         mode = "fwd" if isinstance(start_node, core.JVPNode) else "rev"
         root, level = self._lookup(start_node)[:2]
         end = None if end_node is None else self._lookup(end_node)[0]
-        self._append(TraceReturned(mode, level, self._query_number(), root, end, self.capture(x, copy=True),
-                                   self.capture(end_value, copy=True), end_node is None))
+        self._emit((_TRACERETURNED, mode, level, self._query and self._query.number, root, end,
+                          self.capture(x, copy=True), self.capture(end_value, copy=True), end_node is None))
+
+    def _label(self, index, fun):
+        names = self._names.get(fun)
+        if names is None:
+            name = primitive_name(fun)
+            names = self._names[fun] = (name, node_label(0, name)[3:])  # the suffix after "v0_"
+        return names[0], f"v{index}_{names[1]}"
 
     def _new_root(self, node):
-        label = node_label(self._count, ROOT_NAME)
-        self._count += 1
+        label = node_label(self.begin_node(), ROOT_NAME)
         level = hooks.state.depth  # make_vjp / make_jvp create the root just before trace() opens
         self._nodes[id(node)] = (label, level, ())
         return label, level
 
     def _lookup(self, node):
-        entry = self._nodes.get(id(node))
-        if entry is None:  # created before this recording started: named, level unknown
-            entry = (f"u{self._unrecorded}_unrecorded", self._current_level(), ())
-            self._unrecorded += 1
-            self._nodes[id(node)] = entry
-        return entry
+        return self._nodes.get(id(node)) or self._unrecorded_node(node)
 
-    def _parents(self, parents):
-        entries = [self._lookup(p) for p in parents]
-        level = entries[0][1] if entries else self._current_level()
-        return tuple(e[0] for e in entries), level
+    def _unrecorded_node(self, node):
+        """A node created before this recording started: named, its level unknown."""
+        entry = (f"u{self._unrecorded}_unrecorded", self._current_level(), ())
+        self._unrecorded += 1
+        self._nodes[id(node)] = entry
+        return entry
 
     def _box_level(self, box):
         """A box's level is its node's (autograd's own trace numbers are global across threads)."""
@@ -165,121 +202,161 @@ class Recorder:
     def begin_query(self, g, end_node):
         self._queries += 1
         end, level = self._lookup(end_node)[:2]
-        query = _Query(self._queries, level, end, len(self.recording.events))
+        query = _Query(self._queries, level, end)
         seed = self.capture(g, copy=True)  # the caller's array: they may change it afterwards
-        query.entries[end] = (g, seed)
-        self._frames.append(query)
-        self._append(BackwardStart("rev", level, query.number, end, seed))
+        query.entries[end] = (g, seed, ())
+        self._push(query)
+        self._emit((_BACKWARDSTART, "rev", level, query.number, end, seed))
 
     def end_query(self, result, error):
-        query = self._innermost(_Query)
+        query = self._query
         if query is None:
             return
-        self._frames.remove(query)
+        self._pop(query)
         snapshot = None if error is not None else self._snapshot(query.popped, result)
         error_name = None if error is None else type(error).__name__
-        self._append(BackwardEnd("rev", query.level, query.number, query.end, snapshot, error_name))
+        self._emit((_BACKWARDEND, "rev", query.level, query.number, query.end, snapshot, error_name))
         if error is None and holds_reference(snapshot):
-            self._history.detach(query.start, result)
+            # the events that hold the returned array: those that stored the final entry, the last
+            # node's vjp (its outgrad) and backward_end
+            held = query.popped[2] if query.popped is not None and query.popped[0] is result else ()
+            self._history.detach((*held, query.vjp_event, len(self._starts) - 1), result)
 
     def on_toposort(self, node):
-        query = self._innermost(_Query)
+        query = self._query
         if query is None:  # autograd.core.toposort called outside backward_pass: not a visit
             return
-        query.node = node
-        query.label, _, query.argnums = self._lookup(node)
+        query.node, query.parents = node, node.parents
+        label, _, query.argnums = self._nodes.get(id(node)) or self._unrecorded_node(node)
+        query.label = label
         query.position, query.ingrads = 0, ()
-        query.popped = query.entries.pop(query.label, None)  # outgrad = outgrads.pop(node)
-        self._append(ToposortYield("rev", query.level, query.number, query.label, query.visited))
+        query.popped = query.entries.pop(label, None)  # outgrad = outgrads.pop(node)
+        self._emit((_TOPOSORTYIELD, "rev", query.level, query.number, label, query.visited))
         query.visited += 1
 
     def on_local_vjp(self, node_id, g, ingrads):
-        query = self._innermost(_Query)
+        query = self._query
         entry = self._nodes.get(node_id)
-        label, level = (entry[0], entry[1]) if entry else (query.label if query else None, self._current_level())
-        pairs = tuple((i, self.capture(i)) for i in ingrads)  # Nones under "structure"
-        outgrad = self._snapshot(query.popped if query else None, g)
+        if query is None:  # a vjp called by hand, outside backward_pass
+            label, level, number, outgrad = entry and entry[0], self._current_level(), None, self.capture(g)
+        else:
+            label, level, number = (entry[0] if entry else query.label), query.level, query.number
+            popped = query.popped
+            outgrad = popped[1] if popped is not None and popped[0] is g else self.capture(g)
+        capture = self.capture
+        snapshots = tuple([capture(i) for i in ingrads]) if capture.keeps_values else _nones(len(ingrads))
         if query is not None:
-            query.ingrads = pairs
-        number = query.number if query else None  # None: a vjp called by hand, outside backward_pass
-        self._append(LocalVJP("rev", level, number, label, outgrad, tuple(s for _, s in pairs)))
+            query.ingrads = (ingrads, snapshots)
+            query.vjp_event = len(self._starts)
+        self._emit((_LOCALVJP, "rev", level, number, label, outgrad, snapshots))
 
     # -------------------- add_outgrads --------------------
 
     def before_add_outgrads(self, prev_g_flagged):
         """Snapshot ``outgrads.get(parent)`` before autograd may write into it."""
-        frame = self._frames[-1] if self._frames else None
-        parent = self._parent_label(frame)
         if not prev_g_flagged:
-            return parent, None
+            return None
         value, mutable = prev_g_flagged
         if mutable and self.capture.keeps_values:
             snapshot = self.capture(value, copy=True)  # autograd writes into `value` next
             self._history.freeze(value, snapshot)
-        else:
-            entry = frame.entries.get(parent) if type(frame) is _Query else None
-            snapshot = self._snapshot(entry, value)
-        return parent, (snapshot, mutable)
+            return snapshot, mutable
+        query = self._query
+        if query is not None and self._frames[-1] is query:
+            seen = query.entries.get(self._parent_label(query))
+            if seen is not None and seen[0] is value:
+                return seen[1], mutable
+        return self.capture(value), mutable
 
-    def after_add_outgrads(self, token, g, result):
-        parent, previous = token
+    def after_add_outgrads(self, previous, g, result):
         frame = self._frames[-1] if self._frames else None
-        in_query = type(frame) is _Query
-        position = frame.position if frame else 0
-        argnums = frame.argnums if frame else ()
-        argnum = argnums[position] if position < len(argnums) else None
-        if frame:
-            frame.position += 1
-        ingrad = frame.ingrads[position] if in_query and position < len(frame.ingrads) else None
-        contribution = self._snapshot(ingrad, g)
         value, mutable = result
-        snapshot = contribution if value is g else self.capture(value)
-        # Forward mode only inside a JVPNode's construction (sum_outgrads); otherwise a backward
-        # pass, possibly one that began before this recording (no query frame then).
-        mode = "fwd" if type(frame) is _JVPFrame else "rev"
-        query = frame.number if in_query else (None if mode == "rev" else self._query_number())
-        level = frame.level if frame else self._current_level()
-        node = frame.label if frame else None
-        index = self._append(AddOutgrads(mode, level, query, node, position, parent, argnum, previous,
-                                         contribution, (snapshot, mutable)))
-        if in_query and parent is not None:
-            frame.entries[parent] = (value, snapshot)
+        if frame is not None and frame is self._query:  # the common case: a backward pass
+            parent = self._parent_label(frame)
+            position = frame.position
+            frame.position = position + 1
+            ingrads, snapshots = frame.ingrads or ((), ())
+            contribution = snapshots[position] if position < len(ingrads) and ingrads[position] is g \
+                else self.capture(g)
+            snapshot = contribution if value is g else self.capture(value)
+            argnums = frame.argnums
+            self._emit((_ADDOUTGRADS, "rev", frame.level, frame.number, frame.label, position, parent,
+                        argnums[position] if position < len(argnums) else None, *(previous or _NO_PREVIOUS),
+                        contribution, snapshot, mutable))
+            if parent is not None:  # the events that hold value: this one, and the vjp that made it
+                held = (len(self._starts) - 1, frame.vjp_event) if value is g else (len(self._starts) - 1,)
+                frame.entries[parent] = (value, snapshot, held)
+        else:
+            snapshot = self._add_outside_a_pass(frame, previous, g, value, mutable)
         if mutable and holds_reference(snapshot):
-            self._history.watch(value, index, "result")
+            self._history.watch(value, len(self._starts) - 1, "result")
 
-    def _parent_label(self, frame):
+    def _add_outside_a_pass(self, frame, previous, g, value, mutable):
+        """Forward mode (one step of sum_outgrads while a JVPNode is built), or a backward pass
+        that began before this recording (no query frame: reverse, query unknown)."""
+        forward = type(frame) is _JVPFrame
+        position = frame.position if frame is not None else 0
+        if frame is not None:
+            frame.position = position + 1
+        parent = frame.parents[position] if forward and position < len(frame.parents) else None
+        argnums = frame.argnums if frame is not None else ()
+        contribution = self.capture(g)
+        snapshot = contribution if value is g else self.capture(value)
+        self._emit((_ADDOUTGRADS, "fwd" if forward else "rev",
+                          frame.level if frame is not None else self._current_level(),
+                          self._query.number if forward and self._query else None,
+                          frame.label if frame is not None else None, position, parent,
+                          argnums[position] if position < len(argnums) else None, *(previous or _NO_PREVIOUS),
+                          contribution, snapshot, mutable))
+        return snapshot
+
+    def _parent_label(self, query):
         """The label of the parent the next add_outgrads call adds into (zip's position)."""
-        if type(frame) is _Query:
-            parents = getattr(frame.node, "parents", ())
-            return self._lookup(parents[frame.position])[0] if frame.position < len(parents) else None
-        if type(frame) is _JVPFrame and frame.position < len(frame.parents):
-            return frame.parents[frame.position]
+        parents = query.parents
+        if query.position < len(parents):
+            parent = parents[query.position]
+            return (self._nodes.get(id(parent)) or self._unrecorded_node(parent))[0]
         return None
 
     # -------------------- forward-mode nodes --------------------
 
     def begin_jvp_node(self, fun, argnums, parents):
-        parent_labels, level = self._parents(parents)
-        frame = _JVPFrame(self.begin_node(fun), primitive_name(fun), level, argnums, parent_labels)
-        self._frames.append(frame)
+        labels = [self._lookup(p) for p in parents]
+        level = labels[0][1] if labels else self._current_level()
+        name, label = self._label(self.begin_node(), fun)
+        frame = _JVPFrame(label, name, level, argnums, tuple(e[0] for e in labels))
+        self._push(frame)
         return frame
 
     def abort_jvp_node(self, frame):
-        if frame in self._frames:
-            self._frames.remove(frame)
+        self._pop(frame)
 
     def end_jvp_node(self, frame, node, value, args):
-        self.abort_jvp_node(frame)
+        self._pop(frame)
         self._nodes[id(node)] = (frame.label, frame.level, frame.argnums)
-        copy = any(value is a for a in args)
-        self._append(JVPNodeCreated("fwd", frame.level, self._query_number(), frame.label, frame.name,
-                                    frame.argnums, frame.parents, self.capture(value, copy=copy),
-                                    self.capture(node.g, copy=copy or any(node.g is a for a in args))))
+        copy = type(value) is np.ndarray and _is_one_of(value, args)
+        tangent_copy = copy or (type(node.g) is np.ndarray and _is_one_of(node.g, args))
+        self._emit((_JVPNODECREATED, "fwd", frame.level, self._query and self._query.number, frame.label,
+                          frame.name, frame.argnums, frame.parents, self.capture(value, copy),
+                          self.capture(node.g, tangent_copy)))
 
     # -------------------- helpers --------------------
 
-    def _append(self, event):
-        return self.recording.append(event)
+    def _push(self, frame):
+        self._frames.append(frame)
+        if type(frame) is _Query:
+            self._query = frame
+
+    def _pop(self, frame):
+        if frame in self._frames:
+            self._frames.remove(frame)
+        if frame is self._query:
+            self._query = next((f for f in reversed(self._frames) if type(f) is _Query), None)
+
+    def _emit(self, fields):
+        """Append one event: its type index and fields, flat (``adtrace.eventlog``)."""
+        self._starts.append(len(self._values))
+        self._values.extend(fields)
 
     def _snapshot(self, seen, value):
         """The snapshot already taken of ``value`` (``seen``: a ``(live value, snapshot)`` pair
@@ -288,15 +365,12 @@ class Recorder:
             return seen[1]
         return self.capture(value)
 
-    def _innermost(self, frame_type):
-        for frame in reversed(self._frames):
-            if type(frame) is frame_type:
-                return frame
-        return None
-
-    def _query_number(self):
-        query = self._innermost(_Query)
-        return query.number if query else None
-
     def _current_level(self):
         return self._frames[-1].level if self._frames else max(hooks.state.depth - 1, 0)
+
+
+def _is_one_of(value, args):
+    for arg in args:
+        if arg is value:
+            return True
+    return False

@@ -2,8 +2,13 @@
 
 It holds the events in the order autograd emitted them and the nodes table; everything else
 (events per query, the graph, the per-statement state of ``backward_pass``) is derived from them.
+
+The recorder writes each event's fields into an ``EventLog`` (``adtrace.eventlog``): building a
+frozen dataclass per event is a visible share of the hot path on scalar workloads, so events are
+built when first read (``events``), once.
 """
 
+from .eventlog import EventLog
 from .events import NODE_KINDS
 from .snapshots import state_snapshots
 
@@ -13,27 +18,44 @@ _BACKWARD_KINDS = ("backward_start", "toposort", "vjp", "add_outgrads", "backwar
 class Recording:
     def __init__(self, capture):
         self.capture = capture  # the capture level the values were taken under
-        self.events = []
-        self.nodes = {}  # label -> RootCreated | NodeCreated | JVPRoot | JVPNodeCreated
+        self.log = EventLog()  # what the recorder writes
+        self._events = []  # the first len(_events) events of the log, built
+        self._nodes = {}  # label -> RootCreated | NodeCreated | JVPRoot | JVPNodeCreated
         self.failure = None  # set when the recorder stopped after an internal error
         self.calls = {}  # label -> NodeCall, under record(calls=True) only
+
+    @property
+    def events(self):
+        """Every event, in the order autograd emitted them."""
+        events, log = self._events, self.log
+        for index in range(len(events), len(log)):
+            event = log.event(index)
+            events.append(event)
+            if event.kind in NODE_KINDS:
+                self._nodes[event.label] = event
+        return events
+
+    @property
+    def nodes(self):
+        """The nodes table: ``label -> RootCreated | NodeCreated | JVPRoot | JVPNodeCreated``."""
+        self.events
+        return self._nodes
+
+    def event(self, index):
+        """Event ``index``, built (without building the others)."""
+        return self._events[index] if index < len(self._events) else self.log.event(index)
 
     def __repr__(self):
         return (f"<Recording capture={self.capture!r}: {len(self.events)} events, "
                 f"{len(self.nodes)} nodes, {len(self.queries)} backward queries>")
 
-    def append(self, event):
-        """Add an event (the recorder's only way in); returns its index."""
-        self.events.append(event)
-        if event.kind in NODE_KINDS:
-            self.nodes[event.label] = event
-        return len(self.events) - 1
-
     def replace(self, index, event):
         """Swap an event for its corrected copy (copy-on-write), in the nodes table too."""
-        self.events[index] = event
-        if event.kind in NODE_KINDS:
-            self.nodes[event.label] = event
+        self.log.replace(index, event)
+        if index < len(self._events):
+            self._events[index] = event
+            if event.kind in NODE_KINDS:
+                self._nodes[event.label] = event
 
     def _repr_markdown_(self):
         from .report import render_recording
@@ -79,3 +101,4 @@ class Recording:
     def snapshots(self, query):
         """The ``outgrads`` dict after each statement of ``backward_pass`` in this query."""
         return state_snapshots(self.query_events(query))
+

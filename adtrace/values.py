@@ -134,15 +134,28 @@ def _exceeds(value, limit):
 def summarize(array):
     """Shape, dtype and a few statistics of an array (NaN-aware, complex reduced to magnitudes).
     Straight ufunc reductions: this runs once per large value recorded, on the hot path."""
-    data = np.abs(array) if np.iscomplexobj(array) else array
+    data = np.abs(array) if array.dtype.kind == "c" else array
     if data.size == 0 or data.dtype.kind not in "biuf":
         stats = (float("nan"),) * 3
     else:
-        with np.errstate(all="ignore"):
-            flat = data.reshape(-1)
-            stats = (float(np.minimum.reduce(flat)), float(np.maximum.reduce(flat)),
-                     float(np.add.reduce(flat, dtype=np.float64)) / flat.size)
-    return ArraySummary(tuple(array.shape), str(array.dtype), *stats)
+        low, high = float(np.minimum.reduce(data, axis=None)), float(np.maximum.reduce(data, axis=None))
+        if max(-low, high) * data.size < 1e300:  # finite and no overflow: the sum cannot warn
+            total = float(np.add.reduce(data, axis=None, dtype=np.float64))
+        else:
+            with np.errstate(all="ignore"):
+                total = float(np.add.reduce(data, axis=None, dtype=np.float64))
+        stats = (low, high, total / data.size)
+    return ArraySummary(array.shape, _dtype_name(array.dtype), *stats)
+
+
+_DTYPE_NAMES = {}
+
+
+def _dtype_name(dtype):
+    name = _DTYPE_NAMES.get(dtype)
+    if name is None:
+        name = _DTYPE_NAMES[dtype] = str(dtype)  # str(dtype) is slow; a run sees few dtypes
+    return name
 
 
 def densify(sparse):

@@ -1,0 +1,41 @@
+"""Where the recorder writes events: one flat list of plain values, decoded into events on read.
+
+The hot path appends each event's fields (``values.extend``) after its type's index, and notes
+where it starts. It creates no lasting container per event: every object the garbage collector
+tracks that a recording keeps alive makes Python's collections come sooner, and on a scalar
+workload those collections were most of the recorder's cost. ``(value, mutable)`` pairs are
+stored as two values and rebuilt when the event is built.
+"""
+
+from .events import EVENT_TYPES, AddOutgrads
+
+ADD_OUTGRADS = EVENT_TYPES.index(AddOutgrads)
+_NO_PREVIOUS = None  # stored in the previous-flag slot when add_outgrads got outgrads.get(parent) None
+
+
+class EventLog:
+    __slots__ = ("values", "starts", "replaced")
+
+    def __init__(self):
+        self.values = []  # [type index, field, field, ..., type index, field, ...]
+        self.starts = []  # where each event's type index is in values
+        self.replaced = {}  # event index -> event, for events corrected after the fact (copy-on-write)
+
+    def __len__(self):
+        return len(self.starts)
+
+    def event(self, index):
+        """Event ``index``, built from its stored values (or its corrected version)."""
+        if index in self.replaced:
+            return self.replaced[index]
+        start = self.starts[index]
+        end = self.starts[index + 1] if index + 1 < len(self.starts) else len(self.values)
+        kind, fields = self.values[start], self.values[start + 1:end]
+        if kind == ADD_OUTGRADS:
+            *head, previous, previous_flag, contribution, result, result_flag = fields
+            previous = None if previous_flag is _NO_PREVIOUS else (previous, previous_flag)
+            return AddOutgrads(*head, previous, contribution, (result, result_flag))
+        return EVENT_TYPES[kind](*fields)
+
+    def replace(self, index, event):
+        self.replaced[index] = event

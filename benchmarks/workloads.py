@@ -1,0 +1,70 @@
+"""The benchmark workloads: each a zero-argument callable that runs one gradient computation."""
+
+import autograd.numpy as anp
+import numpy as np
+from autograd import grad
+
+
+def scalar_chain(n=10_000):
+    """A Python-bound chain of ``n`` scalar operations (sin and multiply alternating)."""
+
+    def f(x):
+        for _ in range(n // 2):
+            x = anp.sin(x) * 1.0001
+        return x
+
+    g = grad(f)
+    return lambda: g(0.3)
+
+
+def tanh_mlp(width=100, layers=200, batch=100):
+    """An array-bound tanh MLP: ``layers`` of ``width`` x ``width`` weights."""
+    rng = np.random.default_rng(0)
+    weights = [rng.standard_normal((width, width)) / np.sqrt(width) for _ in range(layers)]
+    inputs = rng.standard_normal((batch, width))
+
+    def loss(ws):
+        h = inputs
+        for w in ws:
+            h = anp.tanh(anp.dot(h, w))
+        return anp.sum(h * h)
+
+    g = grad(loss)
+    return lambda: g(weights)
+
+
+def lstm_like(steps=50, width=64, batch=32):
+    """An LSTM-like recurrence over arrays: gates from one weight matrix, indexed time steps."""
+    rng = np.random.default_rng(1)
+    W = rng.standard_normal((2 * width, 4 * width)) / np.sqrt(2 * width)
+    xs = rng.standard_normal((steps, batch, width))
+
+    def sigmoid(z):
+        return 0.5 * (anp.tanh(0.5 * z) + 1.0)
+
+    def loss(W):
+        h = anp.zeros((batch, width))
+        c = anp.zeros((batch, width))
+        for t in range(steps):
+            z = anp.dot(anp.concatenate([xs[t], h], axis=1), W)
+            i, f, o, u = (z[:, k * width:(k + 1) * width] for k in range(4))
+            c = sigmoid(f) * c + sigmoid(i) * anp.tanh(u)
+            h = sigmoid(o) * anp.tanh(c)
+        return anp.sum(h * h)
+
+    g = grad(loss)
+    return lambda: g(W)
+
+
+def second_derivative():
+    """``grad(grad(f))`` on a small scalar function."""
+    g2 = grad(grad(lambda x: anp.sin(x) * x * x + anp.exp(-x * x)))
+    return lambda: g2(0.7)
+
+
+WORKLOADS = {
+    "scalar chain (10,000 nodes)": scalar_chain,
+    "tanh MLP (100x100, 200 layers)": tanh_mlp,
+    "LSTM-like recurrence (50 steps)": lstm_like,
+    "grad(grad(f)) small": second_derivative,
+}
