@@ -4,12 +4,14 @@ The hot path appends each event's fields (``values.extend``) after its type's in
 where it starts. It creates no lasting container per event: every object the garbage collector
 tracks that a recording keeps alive makes Python's collections come sooner, and on a scalar
 workload those collections were most of the recorder's cost. ``(value, mutable)`` pairs are
-stored as two values and rebuilt when the event is built.
+stored as two values, a node's parent labels as one comma-separated string (labels have no
+commas), a vjp's ingrads as their count followed by them; all rebuilt when the event is built.
 """
 
-from .events import EVENT_TYPES, AddOutgrads
+from .events import EVENT_TYPES, AddOutgrads, JVPNodeCreated, LocalVJP, NodeCreated
 
-ADD_OUTGRADS = EVENT_TYPES.index(AddOutgrads)
+ADD_OUTGRADS, LOCAL_VJP = EVENT_TYPES.index(AddOutgrads), EVENT_TYPES.index(LocalVJP)
+NODES = (EVENT_TYPES.index(NodeCreated), EVENT_TYPES.index(JVPNodeCreated))
 _NO_PREVIOUS = None  # stored in the previous-flag slot when add_outgrads got outgrads.get(parent) None
 
 
@@ -35,6 +37,13 @@ class EventLog:
             *head, previous, previous_flag, contribution, result, result_flag = fields
             previous = None if previous_flag is _NO_PREVIOUS else (previous, previous_flag)
             return AddOutgrads(*head, previous, contribution, (result, result_flag))
+        if kind == LOCAL_VJP:
+            *head, outgrad, count = fields[:6]
+            return LocalVJP(*head, outgrad, tuple(fields[6:6 + count]))
+        if kind in NODES:
+            position = 6  # mode, level, query, label, primitive, argnums, then the parents string
+            parents = fields[position]
+            fields[position] = tuple(parents.split(",")) if parents else ()
         return EVENT_TYPES[kind](*fields)
 
     def replace(self, index, event):

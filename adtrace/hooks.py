@@ -49,7 +49,7 @@ def wrap_add_outgrads(original):
             snapshot = None
             if r.live:
                 try:
-                    snapshot = r.before_add_outgrads(prev_g_flagged)
+                    snapshot = r.before_add_outgrads(prev_g_flagged, g)
                 except Exception as exc:
                     r.fail(exc)
             previous.append(snapshot)
@@ -69,7 +69,7 @@ def _add_outgrads_one(r, original, prev_g_flagged, g):
     snapshot = None
     if r.live:
         try:
-            snapshot = r.before_add_outgrads(prev_g_flagged)
+            snapshot = r.before_add_outgrads(prev_g_flagged, g)
         except Exception as exc:
             r.fail(exc)
     result = original(prev_g_flagged, g)

@@ -21,9 +21,9 @@ from . import hooks
 from .events import (AddOutgrads, BackwardEnd, BackwardStart, EVENT_TYPES, JVPNodeCreated, JVPRoot,
                      LocalVJP, NodeCreated, RootCreated, ToposortYield, TraceReturned)
 from .callsite import user_call_site
-from .history import CopyOnWrite
+from .history import CopyOnWrite, swap_arrays
 from .labels import ROOT_NAME, node_label, primitive_name
-from .values import holds_reference
+from .values import holds_reference, written_leaves
 
 # Primitives whose output is an outgrads accumulator under higher-order differentiation: the inner
 # backward pass's vs.add / vs.mut_add / sparse_add are recorded as nodes of the outer trace, and
@@ -99,7 +99,8 @@ class Recorder:
         self.closed = False  # left (its record() block ended, or it was closed out of order)
         self.failure = None
         self._values, self._starts = recording.log.values, recording.log.starts
-        self._nodes = {}  # id(node) -> (label, level, argnums)
+        # id(node) -> label, level, argnums: three dicts, no tuple per node for the garbage collector
+        self._labels, self._levels, self._argnums = {}, {}, {}
         self._names = {}  # primitive -> (name, label suffix)
         self._count = 0
         self._unrecorded = 0
@@ -130,13 +131,13 @@ class Recorder:
         # Numbered once built: a rule maker that computes on an outer trace's boxes (higher order)
         # creates those outer nodes first; the order within each level is creation order either way.
         name, label = self._label(self.begin_node(), fun)
-        nodes = self._nodes
+        labels = self._labels
         parent_labels = []
         for parent in parents:
-            entry = nodes.get(id(parent)) or self._unrecorded_node(parent)
-            parent_labels.append(entry[0])
-        level = entry[1] if parents else self._current_level()
-        nodes[id(node)] = (label, level, argnums)
+            parent_labels.append(labels.get(id(parent)) or self._unrecorded_node(parent))
+        level = self._levels[id(parents[0])] if parents else self._current_level()
+        key = id(node)
+        labels[key], self._levels[key], self._argnums[key] = label, level, argnums
         if self.keep_calls:
             self.recording.calls[label] = NodeCall(fun, args, kwargs, argnums, user_call_site(self.root))
         snapshot = None
@@ -149,7 +150,7 @@ class Recorder:
             snapshot = self.capture(value, copy)
         query = self._query
         self._emit((_NODECREATED, "rev", level, query and query.number, label, name, argnums,
-                          tuple(parent_labels), snapshot))
+                    ",".join(parent_labels), snapshot))  # parents as one string: see eventlog
         if fun in _ACCUMULATORS and holds_reference(snapshot):
             self._history.watch(value, len(self._starts) - 1, "value")
 
@@ -164,8 +165,8 @@ class Recorder:
 
     def on_trace(self, start_node, x, end_value, end_node):
         mode = "fwd" if isinstance(start_node, core.JVPNode) else "rev"
-        root, level = self._lookup(start_node)[:2]
-        end = None if end_node is None else self._lookup(end_node)[0]
+        root, level = self._lookup(start_node), self._levels[id(start_node)]
+        end = None if end_node is None else self._lookup(end_node)
         self._emit((_TRACERETURNED, mode, level, self._query and self._query.number, root, end,
                           self.capture(x, copy=True), self.capture(end_value, copy=True), end_node is None))
 
@@ -179,29 +180,34 @@ class Recorder:
     def _new_root(self, node):
         label = node_label(self.begin_node(), ROOT_NAME)
         level = hooks.state.depth  # make_vjp / make_jvp create the root just before trace() opens
-        self._nodes[id(node)] = (label, level, ())
+        self._register(id(node), label, level, ())
         return label, level
 
+    def _register(self, key, label, level, argnums):
+        self._labels[key], self._levels[key], self._argnums[key] = label, level, argnums
+
     def _lookup(self, node):
-        return self._nodes.get(id(node)) or self._unrecorded_node(node)
+        """A node's label."""
+        return self._labels.get(id(node)) or self._unrecorded_node(node)
 
     def _unrecorded_node(self, node):
         """A node created before this recording started: named, its level unknown."""
-        entry = (f"u{self._unrecorded}_unrecorded", self._current_level(), ())
+        label = f"u{self._unrecorded}_unrecorded"
         self._unrecorded += 1
-        self._nodes[id(node)] = entry
-        return entry
+        self._register(id(node), label, self._current_level(), ())
+        return label
 
     def _box_level(self, box):
         """A box's level is its node's (autograd's own trace numbers are global across threads)."""
-        entry = self._nodes.get(id(box._node))
-        return entry[1] if entry else hooks.state.levels.get(box._trace, box._trace)
+        level = self._levels.get(id(box._node))
+        return level if level is not None else hooks.state.levels.get(box._trace, box._trace)
 
     # -------------------- backward queries --------------------
 
     def begin_query(self, g, end_node):
         self._queries += 1
-        end, level = self._lookup(end_node)[:2]
+        end = self._lookup(end_node)
+        level = self._levels[id(end_node)]
         query = _Query(self._queries, level, end)
         seed = self.capture(g, copy=True)  # the caller's array: they may change it afterwards
         query.entries[end] = (g, seed, ())
@@ -227,7 +233,8 @@ class Recorder:
         if query is None:  # autograd.core.toposort called outside backward_pass: not a visit
             return
         query.node, query.parents = node, node.parents
-        label, _, query.argnums = self._nodes.get(id(node)) or self._unrecorded_node(node)
+        label = self._lookup(node)
+        query.argnums = self._argnums[id(node)]
         query.label = label
         query.position, query.ingrads = 0, ()
         query.popped = query.entries.pop(label, None)  # outgrad = outgrads.pop(node)
@@ -236,11 +243,11 @@ class Recorder:
 
     def on_local_vjp(self, node_id, g, ingrads):
         query = self._query
-        entry = self._nodes.get(node_id)
+        known = self._labels.get(node_id)
         if query is None:  # a vjp called by hand, outside backward_pass
-            label, level, number, outgrad = entry and entry[0], self._current_level(), None, self.capture(g)
+            label, level, number, outgrad = known, self._current_level(), None, self.capture(g)
         else:
-            label, level, number = (entry[0] if entry else query.label), query.level, query.number
+            label, level, number = known or query.label, query.level, query.number
             popped = query.popped
             outgrad = popped[1] if popped is not None and popped[0] is g else self.capture(g)
         capture = self.capture
@@ -248,25 +255,25 @@ class Recorder:
         if query is not None:
             query.ingrads = (ingrads, snapshots)
             query.vjp_event = len(self._starts)
-        self._emit((_LOCALVJP, "rev", level, number, label, outgrad, snapshots))
+        self._emit((_LOCALVJP, "rev", level, number, label, outgrad, len(snapshots), *snapshots))
 
     # -------------------- add_outgrads --------------------
 
-    def before_add_outgrads(self, prev_g_flagged):
+    def before_add_outgrads(self, prev_g_flagged, g):
         """Snapshot ``outgrads.get(parent)`` before autograd may write into it."""
         if not prev_g_flagged:
             return None
         value, mutable = prev_g_flagged
-        if mutable and self.capture.keeps_values:
-            snapshot = self.capture(value, copy=True)  # autograd writes into `value` next
-            self._history.freeze(value, snapshot)
-            return snapshot, mutable
+        if mutable and self.capture.keeps_values:  # autograd writes into (part of) `value` next
+            copies = self._history.copies_before_writing(written_leaves(value, g))
+            # the arrays it does not write into stay shared with `value`: watched (after_add_outgrads)
+            return swap_arrays(self.capture(value), copies), mutable, value
         query = self._query
         if query is not None and self._frames[-1] is query:
             seen = query.entries.get(self._parent_label(query))
             if seen is not None and seen[0] is value:
-                return seen[1], mutable
-        return self.capture(value), mutable
+                return seen[1], mutable, None
+        return self.capture(value), mutable, None
 
     def after_add_outgrads(self, previous, g, result):
         frame = self._frames[-1] if self._frames else None
@@ -281,7 +288,7 @@ class Recorder:
             snapshot = contribution if value is g else self.capture(value)
             argnums = frame.argnums
             self._emit((_ADDOUTGRADS, "rev", frame.level, frame.number, frame.label, position, parent,
-                        argnums[position] if position < len(argnums) else None, *(previous or _NO_PREVIOUS),
+                        argnums[position] if position < len(argnums) else None, *(previous or _NO_PREVIOUS)[:2],
                         contribution, snapshot, mutable))
             if parent is not None:  # the events that hold value: this one, and the vjp that made it
                 held = (len(self._starts) - 1, frame.vjp_event) if value is g else (len(self._starts) - 1,)
@@ -290,6 +297,8 @@ class Recorder:
             snapshot = self._add_outside_a_pass(frame, previous, g, value, mutable)
         if mutable and holds_reference(snapshot):
             self._history.watch(value, len(self._starts) - 1, "result")
+        if previous is not None and previous[2] is not None and holds_reference(previous[0]):
+            self._history.watch(previous[2], len(self._starts) - 1, "previous")
 
     def _add_outside_a_pass(self, frame, previous, g, value, mutable):
         """Forward mode (one step of sum_outgrads while a JVPNode is built), or a backward pass
@@ -306,7 +315,7 @@ class Recorder:
                           frame.level if frame is not None else self._current_level(),
                           self._query.number if forward and self._query else None,
                           frame.label if frame is not None else None, position, parent,
-                          argnums[position] if position < len(argnums) else None, *(previous or _NO_PREVIOUS),
+                          argnums[position] if position < len(argnums) else None, *(previous or _NO_PREVIOUS)[:2],
                           contribution, snapshot, mutable))
         return snapshot
 
@@ -315,16 +324,16 @@ class Recorder:
         parents = query.parents
         if query.position < len(parents):
             parent = parents[query.position]
-            return (self._nodes.get(id(parent)) or self._unrecorded_node(parent))[0]
+            return self._labels.get(id(parent)) or self._unrecorded_node(parent)
         return None
 
     # -------------------- forward-mode nodes --------------------
 
     def begin_jvp_node(self, fun, argnums, parents):
-        labels = [self._lookup(p) for p in parents]
-        level = labels[0][1] if labels else self._current_level()
+        labels = tuple(self._lookup(p) for p in parents)
+        level = self._levels[id(parents[0])] if parents else self._current_level()
         name, label = self._label(self.begin_node(), fun)
-        frame = _JVPFrame(label, name, level, argnums, tuple(e[0] for e in labels))
+        frame = _JVPFrame(label, name, level, argnums, labels)
         self._push(frame)
         return frame
 
@@ -333,11 +342,11 @@ class Recorder:
 
     def end_jvp_node(self, frame, node, value, args):
         self._pop(frame)
-        self._nodes[id(node)] = (frame.label, frame.level, frame.argnums)
+        self._register(id(node), frame.label, frame.level, frame.argnums)
         copy = type(value) is np.ndarray and _is_one_of(value, args)
         tangent_copy = copy or (type(node.g) is np.ndarray and _is_one_of(node.g, args))
         self._emit((_JVPNODECREATED, "fwd", frame.level, self._query and self._query.number, frame.label,
-                          frame.name, frame.argnums, frame.parents, self.capture(value, copy),
+                          frame.name, frame.argnums, ",".join(frame.parents), self.capture(value, copy),
                           self.capture(node.g, tangent_copy)))
 
     # -------------------- helpers --------------------

@@ -19,7 +19,7 @@ values boxed by an outer trace (under ``grad(grad(f))``) become ``Boxed(value, l
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 from autograd.core import SparseObject
@@ -59,10 +59,14 @@ class Boxed:
 
 @dataclass(frozen=True, slots=True)
 class Sparse:
-    """A ``SparseObject`` cotangent: the vector space it adds into, and its dense equivalent."""
+    """A ``SparseObject`` cotangent (the VJP of ``x[index]``): the space it adds into, the index
+    and the value it adds there, and its dense equivalent (``None`` for containers, and for arrays
+    above the inline size under ``capture="auto"``: densifying costs a copy of the whole space)."""
 
     vspace: str
-    dense: Any  # None: above the inline size under capture="auto", not densified
+    index: Optional[str]  # None when autograd built the SparseObject in a way adtrace does not know
+    value: Any
+    dense: Any
 
 
 class Capture:
@@ -79,6 +83,10 @@ class Capture:
         # a box's level; the recorder sets it to the level of the box's node
         self.box_level = box_level or (lambda box: box._trace)
 
+    def keeps(self, array):
+        """Whether an array is kept exactly (by reference) rather than summarized."""
+        return self.keeps_values and (self.limit is None or array.size <= self.limit)
+
     def __call__(self, value, copy=False):
         """The snapshot of ``value``; ``copy=True`` copies arrays that would be kept by reference."""
         if not self.keeps_values:
@@ -93,9 +101,10 @@ class Capture:
         if isinstance(value, Box):
             return Boxed(self(value._value, copy), self.box_level(value))
         if isinstance(value, SparseObject):
-            if self.limit is not None and not _small_space(value.vs, self.limit):
-                return Sparse(describe_vspace(value.vs), None)  # described, not densified
-            return Sparse(describe_vspace(value.vs), self(densify(value)))
+            parts = sparse_parts(value)
+            index, part = (describe_index(parts[0]), self(parts[1], copy)) if parts else (None, None)
+            dense = self(densify(value)) if _densifiable(value.vs, self.limit) else None
+            return Sparse(describe_vspace(value.vs), index, part, dense)
         if self.limit is not None and isinstance(value, (tuple, list, dict)) and _exceeds(value, self.limit):
             return ContainerSummary(type(value).__name__, len(value))
         if isinstance(value, tuple):
@@ -107,11 +116,56 @@ class Capture:
         return value  # numpy scalars and other immutable objects
 
 
-def _small_space(vs, limit):
-    """Whether a sparse cotangent's space is small enough to densify under ``auto``: arrays up to
-    ``limit`` elements; containers never (densifying one costs a copy of every element)."""
-    dtype = getattr(vs, "dtype", None)
-    return dtype is not None and math.prod(vs.shape) <= limit
+def _densifiable(vs, limit):
+    """Arrays up to ``limit`` elements (any size under ``full``); containers never: densifying one
+    costs a copy of every element, and index and value already say everything."""
+    return getattr(vs, "dtype", None) is not None and (limit is None or math.prod(vs.shape) <= limit)
+
+
+def sparse_parts(sparse):
+    """``(index, value)`` that a ``SparseObject`` adds, read from the closure autograd's ``untake`` /
+    ``container_untake`` built (pinned in tests/test_pinned.py); ``None`` for any other."""
+    try:
+        cells = _cells(sparse.mut_add)
+        if "x" not in cells and "accum" in cells:
+            cells.update(_cells(cells["accum"]))
+        return cells["idx"], cells["x"]
+    except (AttributeError, KeyError, TypeError, ValueError):
+        return None
+
+
+def _cells(function):
+    return dict(zip(function.__code__.co_freevars, (c.cell_contents for c in function.__closure__ or ())))
+
+
+def describe_index(index):
+    """An index as text: ``1``, ``1:3``, ``(0, :)``, ``[0 2]`` (no memory addresses)."""
+    if isinstance(index, tuple):
+        return "(" + ", ".join(describe_index(i) for i in index) + ")"
+    if isinstance(index, slice):
+        parts = ["" if p is None else str(p) for p in (index.start, index.stop, index.step)]
+        return ":".join(parts[:2] if index.step is None else parts)
+    if isinstance(index, (list, np.ndarray)):
+        flat = np.asarray(index).ravel()
+        text = " ".join(str(i) for i in flat[:8]) + (" ..." if flat.size > 8 else "")
+        return f"[{text}]"
+    return str(index)
+
+
+def written_leaves(value, contribution):
+    """The arrays ``add_outgrads`` writes into when it adds ``contribution`` to the mutable entry
+    ``value``: the one element ``x[i]`` names for a sparse contribution to a container, else all."""
+    value, contribution = getval(value), getval(contribution)
+    if isinstance(contribution, SparseObject) and isinstance(value, (list, tuple, dict)):
+        parts = sparse_parts(contribution)
+        if parts is not None:
+            index = parts[0]
+            try:
+                part = value[index]
+            except (TypeError, KeyError, IndexError):
+                return array_leaves(value)
+            return array_leaves(part)
+    return array_leaves(value)
 
 
 def _exceeds(value, limit):

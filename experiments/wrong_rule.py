@@ -7,6 +7,7 @@ node: both agree until the node that receives `double`'s contribution (its input
 totals part ways by exactly (3 - 2) * x * cos(2x), the error the wrong factor predicts.
 """
 
+import inspect
 import re
 import sys
 
@@ -30,8 +31,9 @@ INTRO = """\
 function it was given, `h`. The reference engine gets a correct own rule for `double` and is
 aligned with autograd's `outgrads` node by node: the first node whose totals differ is the node
 that receives `double`'s contribution, and the difference is exactly what the wrong factor
-predicts, `(3 - 2) * x * cos(2x)`. (A per-node gradient checker, `adtrace.check`, will name that
-node directly; it is planned for a later issue.)"""
+predicts, `(3 - 2) * x * cos(2x)`. adtrace's per-node checker (`adtrace.check`, the "Checks per
+node" section) tests every node's local rule alone and names `double` itself, its argument and the
+line of `h` that called it."""
 
 X = 0.7
 WRONG, RIGHT = 3.0, 2.0
@@ -77,7 +79,7 @@ def trace_with_correct_reference(x):
     had, previous = double in ref.primitive_vjps, ref.primitive_vjps.get(double)
     ref.defvjp(double, lambda ans, x: lambda g: RIGHT * g)
     try:
-        return trace_call(h, (x,), capture="full", root=repo_root(__file__))
+        return trace_call(h, (x,), capture="full", root=repo_root(__file__), node_checks=True)
     finally:
         if had:
             ref.primitive_vjps[double] = previous
@@ -98,9 +100,12 @@ def run():
     numeric = (h(X + eps) - h(X - eps)) / (2 * eps)
     failed = sorted(c.name for c in call.checks if not c.passed)
     named = re.findall(r"check of (\S+) failed", message or "")
+    verdict = call.node_checks.first_failure
+    call_line = next(i for i, line in enumerate(inspect.getsource(h).splitlines()) if "double(x)" in line)
     lines = [f"autograd {fmt(autograd_grad)}, reference {fmt(reference_grad)}, finite differences {fmt(numeric)}",
              f"difference {fmt(autograd_grad - reference_grad)}, predicted (3-2)*x*cos(2x) = {fmt(predicted_error(X))}",
-             f"first divergent node: {divergent}; check_grads names: {', '.join(named)}"]
+             f"first divergent node: {divergent}; check_grads names: {', '.join(named)}",
+             f"per-node checker: {verdict.node} argument {verdict.argnum} at {verdict.site}"]
     checks = {
         "check_grads fails and its message names only h": named == [h.__name__] and "double" not in message,
         "first divergent node is the input of double (the node its wrong contribution goes to)":
@@ -115,8 +120,13 @@ def run():
             np.isclose(reference_grad, correct_gradient(X), rtol=1e-14) and abs(reference_grad - numeric) < 1e-8,
         "the divergent node's difference is |predicted error|":
             np.isclose(rows[divergent].difference, abs(predicted_error(X)), rtol=1e-12),
-        "the report's failing checks are exactly the per-node and finite-difference ones":
-            failed == ["central finite differences", "reference engine vs autograd, per node"],
+        "the report's failing checks are exactly the engines', the finite-difference and the per-node ones":
+            failed == ["central finite differences", "per-node local rules", "reference engine vs autograd, per node"],
+        "the per-node checker names double, argument 0, at the line of h that calls it":
+            (verdict.node, verdict.argnum) == (doubled.label, 0)
+            and verdict.site.endswith(f":{inspect.getsourcelines(h)[1] + call_line}"),
+        "its analytic and numeric VJPs differ by the wrong factor 3/2":
+            np.isclose(verdict.analytic / verdict.numeric, WRONG / RIGHT, rtol=1e-6),
         "the reference engine's rule table is restored": double not in ref.primitive_vjps,
     }
     report = (render(call, title="Experiment: a wrong VJP rule (double(x) = 2x, rule g -> 3g)", intro=INTRO)

@@ -8,7 +8,7 @@ import pytest
 from autograd import grad, hessian, make_vjp
 
 import adtrace
-from adtrace.values import plain
+from adtrace.values import Sparse, plain
 from corpus import CASES, run
 
 
@@ -74,6 +74,14 @@ def _close(a, b):
     return np.allclose(a, b, rtol=1e-12, atol=1e-12)
 
 
+def _zeros_like(a):
+    if isinstance(a, list):
+        return [_zeros_like(x) for x in a]
+    if isinstance(a, dict):
+        return {k: _zeros_like(v) for k, v in a.items()}
+    return np.zeros_like(a)
+
+
 def _add(a, b):
     if isinstance(a, list):
         return [_add(x, y) for x, y in zip(a, b)]
@@ -87,8 +95,16 @@ def assert_accumulation_consistent(rec):
     inner backward pass holds the sum of its parents' recorded values; the nodes table is the
     events' own."""
     for e in rec.of_kind("add_outgrads"):
-        expected = _dense(e.contribution) if e.previous is None else _add(_dense(e.previous[0]), _dense(e.contribution))
-        assert _close(_dense(e.result[0]), expected), e
+        result = _dense(e.result[0])
+        if isinstance(e.contribution, Sparse) and e.contribution.dense is None:  # x[i] into a container
+            expected = _zeros_like(result) if e.previous is None else _dense(e.previous[0])
+            key = e.contribution.index if isinstance(expected, dict) else int(e.contribution.index)
+            key = key.strip("'") if isinstance(key, str) else key
+            expected[key] = expected[key] + _dense(e.contribution.value)
+        else:
+            contribution = _dense(e.contribution)
+            expected = contribution if e.previous is None else _add(_dense(e.previous[0]), contribution)
+        assert _close(result, expected), e
     values = {e.label: e.value for e in rec.of_kind("node")}
     for e in rec.of_kind("node"):
         if e.primitive in ("VSpace.add", "VSpace.mut_add") and all(p in values for p in e.parents):
@@ -157,3 +173,38 @@ def test_a_failing_recorder_keeps_what_it_recorded_true(monkeypatch):
     assert g.tolist() == [6, 12]
     to_root = [e for e in rec.of_kind("add_outgrads") if e.parent == "v0_root"]
     assert [e.result[0].tolist() for e in to_root] == [[1, 2], [2, 4]][:len(to_root)]
+
+
+def test_full_capture_of_a_parameter_list_keeps_linear_memory():
+    """x[i] into a list writes one element: only that element is copied, not the whole list."""
+    k = 30
+    weights = [np.full((20, 20), 0.01 * (i + 1)) for i in range(k)]
+
+    def loss(ws):
+        h = np.ones(20)
+        for w in ws:
+            h = anp.tanh(anp.dot(w, h))
+        return anp.sum(h)
+
+    with adtrace.record(capture="full") as rec:
+        g = grad(loss)(weights)
+    kept = {id(a): a.nbytes for e in rec.events for a in _arrays_in(e)}
+    assert sum(kept.values()) < 12 * k * weights[0].nbytes  # quadratic would be about k times more
+    assert_accumulation_consistent(rec)
+    assert len(g) == k
+
+
+def _arrays_in(event):
+    def walk(v):
+        v = v.value if type(v).__name__ == "Boxed" else v
+        if isinstance(v, Sparse):
+            yield from walk(v.value)
+            yield from walk(v.dense)
+        elif isinstance(v, np.ndarray):
+            yield v
+        elif isinstance(v, (tuple, list)):
+            for x in v:
+                yield from walk(x)
+
+    for name in type(event).__dataclass_fields__:
+        yield from walk(getattr(event, name))

@@ -86,3 +86,16 @@ def test_root_skips_init_and_vjpnode_has_slots():
         "PINNED: VJPNode has __slots__ parents/vjp and no __dict__"
     root = VJPNode.new_root()
     assert root.parents == [] and root.vjp(1.0) == (), "PINNED: the root is made by initialize_root, not __init__"
+
+
+def test_sparse_objects_keep_index_and_value_in_their_closure():
+    from autograd.builtins import container_untake
+
+    from adtrace.values import sparse_parts
+
+    array = untake(np.float64(2.0), 1, vspace(np.zeros(3)))
+    container = container_untake(np.ones(2), 1, vspace([np.zeros(3), np.zeros(2)]))
+    assert sparse_parts(array) == (1, 2.0), "PINNED: untake's mut_add closes over idx and x"
+    index, value = sparse_parts(container)
+    assert index == 1 and value.tolist() == [1, 1], \
+        "PINNED: container_untake's mut_add closes over idx and accum, which closes over x"

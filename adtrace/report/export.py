@@ -30,7 +30,8 @@ def to_jsonable(value):
     if isinstance(value, Boxed):
         return {"boxed": to_jsonable(value.value), "level": value.level}
     if isinstance(value, Sparse):
-        return {"sparse": value.vspace, "dense": to_jsonable(value.dense)}
+        return {"sparse": value.vspace, "index": value.index, "value": to_jsonable(value.value),
+                "dense": to_jsonable(value.dense)}
     if isinstance(value, (list, tuple)):
         return [to_jsonable(v) for v in value]
     if isinstance(value, dict):

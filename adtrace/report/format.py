@@ -27,7 +27,11 @@ def fmt(value):
     if isinstance(value, Boxed):
         return f"Box[level {value.level}]({fmt(value.value)})"
     if isinstance(value, Sparse):
-        return f"Sparse({fmt(value.dense)})" if value.dense is not None else f"Sparse into {value.vspace}"
+        if value.dense is not None:
+            return f"Sparse({fmt(value.dense)})"
+        if value.index is not None:
+            return f"Sparse([{value.index}] += {fmt(value.value)})"
+        return f"Sparse into {value.vspace}"
     if isinstance(value, ContainerSummary):
         return f"{value.type} of {value.length} (above the inline size)"
     if isinstance(value, tuple) and len(value) == 2 and isinstance(value[1], bool):

@@ -1,0 +1,248 @@
+"""adtrace's benchmarks: recording overhead, memory, report scale, reference engine, upstream suite.
+
+    python benchmarks/run.py [--quick] [--no-upstream]
+
+Everything is measured in one process, plain and recorded runs interleaved, medians quoted; no
+timing is asserted anywhere (this machine is shared and noisy). Writes reports/benchmarks.md.
+"""
+
+import argparse
+import gc
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+import tracemalloc
+from pathlib import Path
+
+import numpy as np
+from autograd import grad
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import adtrace  # noqa: E402
+from adtrace.report import ReportOptions, render_recording  # noqa: E402
+from adtrace.report.export import events_json  # noqa: E402
+from adtrace.report.tables import table  # noqa: E402
+from workloads import WORKLOADS, scalar_chain, tanh_mlp  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+CAPTURES = ("auto", "full", "structure")
+REPEAT_SMALL = 200  # the small grad(grad(f)) runs this many times per measurement
+
+
+def timed(fn):
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def recorded(run, capture):
+    def go():
+        with adtrace.record(capture=capture):
+            run()
+    return go
+
+
+def traced(run):
+    """A no-op sys.settrace line tracer: what a user would otherwise reach for."""
+    def tracer(frame, event, arg):
+        return tracer
+
+    def go():
+        sys.settrace(tracer)
+        try:
+            run()
+        finally:
+            sys.settrace(None)
+    return go
+
+
+def overhead(rounds):
+    rows = []
+    for name, make in WORKLOADS.items():
+        run = make()
+        if "small" in name:
+            single = run
+            run = lambda: [single() for _ in range(REPEAT_SMALL)]  # noqa: E731
+        variants = {c: recorded(run, c) for c in CAPTURES}
+        variants["settrace"] = traced(run)
+        run(), [v() for v in variants.values()]  # warm up
+        ratios = {k: [] for k in variants}
+        for _ in range(rounds):
+            for key, variant in variants.items():  # interleaved: plain, variant, plain, variant...
+                base = timed(run)
+                ratios[key].append(timed(variant) / base)
+        rows.append((name, *(f"{statistics.median(ratios[k]):.2f}x" for k in variants)))
+    return rows
+
+
+def memory():
+    """Peak memory of a recorded run above a plain one, per 10,000 events; what the finished
+    recording keeps per event; the largest array it keeps (the inline size is 64)."""
+    rows = []
+    for name, make in (("scalar chain (10,000 nodes)", scalar_chain), ("tanh MLP (100x100, 200 layers)", tanh_mlp)):
+        run = make()
+        run()
+        plain_peak = _traced(run)[0]
+        for capture in CAPTURES:
+            recordings = []
+
+            def go():
+                with adtrace.record(capture=capture) as rec:
+                    run()
+                recordings.append(rec)
+
+            peak, kept = _traced(go)
+            rec = recordings[0]
+            events = len(rec.log)
+            largest = max((a.size for e in rec.events for a in _arrays(e)), default=0)
+            rows.append((name, capture, events, f"{(peak - plain_peak) / events * 1e4 / 1024:.0f} KiB",
+                         f"{kept / events:.0f} B", largest))
+    return rows
+
+
+def _traced(fn):
+    """(peak, still allocated at the end) bytes while ``fn`` runs, by tracemalloc."""
+    gc.collect()
+    tracemalloc.start()
+    fn()
+    gc.collect()
+    current, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    return peak, current
+
+
+def _arrays(event):
+    def walk(v):
+        if isinstance(v, np.ndarray):
+            yield v
+        elif isinstance(v, (tuple, list)):
+            for x in v:
+                yield from walk(x)
+        elif hasattr(v, "value") and type(v).__name__ == "Boxed":
+            yield from walk(v.value)
+        elif hasattr(v, "dense") and type(v).__name__ == "Sparse":
+            yield from walk(v.dense)
+
+    for name in type(event).__dataclass_fields__:
+        yield from walk(getattr(event, name))
+
+
+def report_scale():
+    """Report generation for a recording of about 100,000 events (capped tables plus JSON)."""
+    run = scalar_chain(25_000)
+    with adtrace.record() as rec:
+        run()
+    start = time.perf_counter()
+    text = render_recording(rec, ReportOptions(max_rows=200, max_graph_nodes=60))
+    markdown_seconds = time.perf_counter() - start
+    start = time.perf_counter()
+    exported = events_json(rec)
+    json_seconds = time.perf_counter() - start
+    return [(len(rec.events), f"{markdown_seconds:.2f} s", f"{len(text.encode()) / 1e6:.2f} MB",
+             f"{json_seconds:.2f} s", f"{len(exported.encode()) / 1e6:.1f} MB",
+             json.loads(exported)["events"].__len__())]
+
+
+def reference_engine(rounds):
+    import adtrace.reference as ref
+
+    rows = []
+    for name, f, x in (("scalar chain (2,000 nodes)", _chain(1000), 0.3),
+                       ("tanh MLP (100x100, 20 layers)", *_mlp(20))):
+        autograd_run, reference_run = (lambda: grad(f)(x)), (lambda: ref.grad(f)(x))
+        autograd_run(), reference_run()
+        ratios = [timed(reference_run) / timed(autograd_run) for _ in range(rounds)]
+        rows.append((name, f"{statistics.median(ratios):.2f}x"))
+    return rows
+
+
+def _chain(n):
+    import autograd.numpy as anp
+
+    def f(x):
+        for _ in range(n):
+            x = anp.sin(x) * 1.0001
+        return x
+    return f
+
+
+def _mlp(layers):
+    import autograd.numpy as anp
+
+    rng = np.random.default_rng(0)
+    ws = [rng.standard_normal((100, 100)) / 10.0 for _ in range(layers)]
+    inputs = rng.standard_normal((100, 100))
+
+    def f(scale):
+        h = inputs * scale
+        for w in ws:
+            h = anp.tanh(anp.dot(h, w))
+        return anp.sum(h * h)
+    return f, 1.0
+
+
+def upstream_suite():
+    from adtrace import upstream
+
+    source = upstream.fetch_sdist()
+    plain, recorded_run, differences = [], [], []
+    for _ in range(2):  # interleaved
+        p = upstream.run_suite(source)
+        r = upstream.run_suite(source, adtrace=True)
+        plain.append(p.seconds)
+        recorded_run.append(r.seconds)
+        differences = upstream.differences(p, r)
+    return [(f"{statistics.median(plain):.1f} s", f"{statistics.median(recorded_run):.1f} s",
+             f"{statistics.median(recorded_run) / statistics.median(plain):.2f}x", len(differences))]
+
+
+def machine():
+    import numpy
+
+    return (f"{os.cpu_count()} cores, Python {platform.python_version()}, numpy {numpy.__version__}, "
+            f"autograd {adtrace.drift.installed_version()}")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="fewer rounds (a smoke run)")
+    parser.add_argument("--no-upstream", action="store_true", help="skip autograd's own test suite")
+    args = parser.parse_args(argv)
+    rounds = 3 if args.quick else 7
+    sections = [
+        "# adtrace benchmarks", "",
+        f"Machine: {machine()}. Generated by `python benchmarks/run.py`; every figure is a median of "
+        f"{rounds} rounds in one process, plain and recorded runs interleaved. Ratios are recorded / plain.", "",
+        "## Recording overhead", "",
+        "Capture level per column (`auto` is the default); `settrace` is a no-op `sys.settrace` line "
+        f"tracer on the same workload. The small `grad(grad(f))` runs {REPEAT_SMALL} times per measurement.", "",
+        table(["workload", "auto", "full", "structure", "settrace"], overhead(rounds)), "",
+        "## Memory", "",
+        "Peak memory (tracemalloc) of a recorded run above a plain one, per 10,000 events; what the "
+        "finished recording keeps per event; the largest array any event holds (the inline size is 64).", "",
+        table(["workload", "capture", "events", "peak per 10,000 events", "kept per event", "largest array kept"],
+              memory()), "",
+        "## Report scale", "",
+        "A recording of the scalar chain with 25,000 iterations (capture `auto`), rendered with tables "
+        "capped at 200 rows and exported whole as JSON.", "",
+        table(["events", "Markdown time", "Markdown size", "JSON time", "JSON size", "events in JSON"],
+              report_scale()), "",
+        "## Reference engine against autograd", "",
+        "Time of `adtrace.reference.grad` over `autograd.grad` on the same function.", "",
+        table(["graph", "reference / autograd"], reference_engine(rounds)), "",
+    ]
+    if not args.no_upstream:
+        sections += ["## autograd's own test suite", "",
+                     "Wall time of its `tests/` (sdist of the installed version), plain and with `--adtrace` "
+                     "(capture `auto`), and the number of test ids whose outcome differs.", "",
+                     table(["plain", "--adtrace", "ratio", "outcomes differing"], upstream_suite()), ""]
+    text = "\n".join(sections)
+    (REPO / "reports" / "benchmarks.md").write_text(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
