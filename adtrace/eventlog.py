@@ -8,6 +8,7 @@ stored as two values, a node's parent labels as one comma-separated string (labe
 commas), a vjp's ingrads as their count followed by them; all rebuilt when the event is built.
 """
 
+from .history import resolve
 from .events import EVENT_TYPES, AddOutgrads, JVPNodeCreated, LocalVJP, NodeCreated
 
 ADD_OUTGRADS, LOCAL_VJP = EVENT_TYPES.index(AddOutgrads), EVENT_TYPES.index(LocalVJP)
@@ -32,7 +33,7 @@ class EventLog:
             return self.replaced[index]
         start = self.starts[index]
         end = self.starts[index + 1] if index + 1 < len(self.starts) else len(self.values)
-        kind, fields = self.values[start], self.values[start + 1:end]
+        kind, fields = self.values[start], [resolve(f) for f in self.values[start + 1:end]]
         if kind == ADD_OUTGRADS:
             *head, previous, previous_flag, contribution, result, result_flag = fields
             previous = None if previous_flag is _NO_PREVIOUS else (previous, previous_flag)

@@ -3,11 +3,13 @@
 autograd writes in place only into an ``outgrads`` entry flagged mutable: ``vs.mut_add`` (third and
 later dense contributions) and ``sparse_add`` (sparse ones) in ``add_outgrads``. Under
 ``grad(grad(f))`` the same arrays are also the values of the outer trace's ``VSpace.add`` /
-``VSpace.mut_add`` nodes. Events keep exact arrays by reference; the recorder ``watch``es the
-events holding such an accumulator, and just before autograd writes into some of its arrays
-(all of them, or for ``x[i]`` into a container the one element) those events get copies of just
-those arrays. Copying every value instead would cost a copy per event (2.5-3.5x on array
-workloads, AUTOGRAD_NOTES), and copying a whole list of parameters per contribution is quadratic.
+``VSpace.mut_add`` nodes. Events keep exact arrays by reference; the recorder ``share``s the
+values holding such an accumulator, and just before autograd writes into some of its arrays
+(all of them, or for ``x[i]`` into a container the one element) those arrays are copied, once
+each. Snapshots hold such an array through a ``Version``, shared by every event that holds it, so
+the copy reaches them all at once; events resolve Versions when they are built. Copying every
+value instead would cost a copy per event (2.5-3.5x on array workloads, AUTOGRAD_NOTES), and
+copying a whole list of parameters per contribution is quadratic.
 
 The gradient a query returns belongs to the user, who may change it in place: ``detach`` gives the
 events that hold it (the recorder knows which) their own copy.
@@ -17,7 +19,7 @@ import dataclasses
 
 import numpy as np
 
-from .values import Boxed, Sparse, array_leaves
+from .values import Boxed, Sparse, Version, array_leaves
 
 _VALUE_FIELDS = {
     "node": ("value",), "vjp": ("outgrad", "ingrads"), "backward_end": ("result",),
@@ -26,47 +28,44 @@ _VALUE_FIELDS = {
 
 
 class CopyOnWrite:
-    def __init__(self, recording, capture):
-        self._recording = recording
-        self._capture = capture
-        self._watched = {}  # id(array) -> (array, [(event index, field)])
+    def __init__(self):
+        self._live = {}  # id(array) -> the Version that still holds that live array
 
-    def watch(self, value, index, field):
-        """Event ``index`` holds ``value`` (an accumulator autograd may write into) in ``field``."""
-        for leaf in array_leaves(value):
-            entry = self._watched.get(id(leaf))
-            if entry is None:
-                entry = self._watched[id(leaf)] = (leaf, [])
-            entry[1].append((index, field))
+    def share(self, snapshot, value):
+        """``snapshot`` (of the live ``value``) with each of ``value``'s arrays as its current
+        Version: every event holding it sees the copy taken before autograd writes into it."""
+        leaves = {id(a) for a in array_leaves(value)}
+        return _map_arrays(snapshot, lambda a: self._version(a) if id(a) in leaves else a)
 
-    def copies_before_writing(self, leaves):
-        """Copies of the arrays autograd is about to write into that an event holds (or will: the
-        previous value's snapshot), already swapped into the watched events: ``id -> copy``."""
-        copies = {id(a): a.copy() for a in leaves if self._capture.keeps(a)}
-        if copies and self._watched:
-            self._swap_into_events(copies)
-        return copies
+    def _version(self, array):
+        version = self._live.get(id(array))
+        if version is None:
+            version = self._live[id(array)] = Version(array)
+        return version
+
+    def before_writing(self, leaves):
+        """autograd writes into ``leaves`` next: their current Versions keep copies (one copy per
+        written array, however many events hold it)."""
+        live = self._live
+        for leaf in leaves:
+            version = live.pop(id(leaf), None)
+            if version is not None:
+                version.array = leaf.copy()
 
     def freeze_all(self):
-        """Copy every watched array into its events (recording stops; autograd goes on)."""
-        copies = {key: leaf.copy() for key, (leaf, _) in self._watched.items()}
-        self._swap_into_events(copies)
+        """Every Version still holding a live array keeps a copy (the recording is read, or stops)."""
+        for version in self._live.values():
+            version.array = version.array.copy()
+        self._live.clear()
 
-    def _swap_into_events(self, copies):
-        events = set()
-        for key in copies:
-            entry = self._watched.pop(key, None)
-            if entry is not None:
-                events.update(entry[1])
-        for index, field in sorted(events):
-            event = self._recording.event(index)
-            self._recording.replace(index, dataclasses.replace(event, **{field: swap_arrays(getattr(event, field), copies)}))
-
-    def detach(self, indices, result):
-        """Events ``indices`` keep a copy of ``result``, not the array the user gets."""
-        copies = {id(a): a.copy() for a in array_leaves(result)}
+    def detach(self, recording, indices, result):
+        """The gradient ``result`` goes to the user: events ``indices`` (and every Version of it)
+        keep a copy, not the array the user gets."""
+        leaves = array_leaves(result)
+        self.before_writing(leaves)
+        copies = {id(a): a.copy() for a in leaves}
         for index in sorted({i for i in indices if i is not None}):
-            event = self._recording.event(index)
+            event = recording.event(index)
             changes = {}
             for field in _VALUE_FIELDS.get(event.kind, ()):
                 old = getattr(event, field)
@@ -74,26 +73,45 @@ class CopyOnWrite:
                 if new is not old:
                     changes[field] = new
             if changes:
-                self._recording.replace(index, dataclasses.replace(event, **changes))
+                recording.replace(index, dataclasses.replace(event, **changes))
+
+
+def resolve(snapshot):
+    """A snapshot with its Versions replaced by the arrays they hold (when an event is built)."""
+    kind = type(snapshot)
+    if kind is Version:
+        return snapshot.array
+    if kind is tuple or kind is list or kind is dict or kind is Boxed:
+        return _map_arrays(snapshot, None)
+    return snapshot
 
 
 def swap_arrays(snapshot, copies):
     """``snapshot`` with each array whose id is in ``copies`` replaced by its copy (the same
     object when nothing changed)."""
-    if type(snapshot) is np.ndarray:
-        return copies.get(id(snapshot), snapshot)
-    if type(snapshot) is Boxed:
-        inner = swap_arrays(snapshot.value, copies)
+    return _map_arrays(snapshot, lambda a: copies.get(id(a), a))
+
+
+def _map_arrays(snapshot, change):
+    """``snapshot`` with ``change(array)`` for each array in it (``None``: Versions resolved);
+    the same object when nothing changed."""
+    kind = type(snapshot)
+    if kind is Version:
+        return snapshot.array if change is None else snapshot
+    if kind is np.ndarray:
+        return snapshot if change is None else change(snapshot)
+    if kind is Boxed:
+        inner = _map_arrays(snapshot.value, change)
         return snapshot if inner is snapshot.value else Boxed(inner, snapshot.level)
-    if type(snapshot) is Sparse:
-        value = swap_arrays(snapshot.value, copies)
+    if kind is Sparse:
+        value = _map_arrays(snapshot.value, change)
         return snapshot if value is snapshot.value else dataclasses.replace(snapshot, value=value)
     if isinstance(snapshot, (tuple, list)):
-        items = [swap_arrays(s, copies) for s in snapshot]
+        items = [_map_arrays(s, change) for s in snapshot]
         if all(a is b for a, b in zip(items, snapshot)):
             return snapshot
-        return type(snapshot)(*items) if hasattr(snapshot, "_fields") else type(snapshot)(items)
+        return kind(*items) if hasattr(snapshot, "_fields") else kind(items)
     if isinstance(snapshot, dict):
-        items = {k: swap_arrays(v, copies) for k, v in snapshot.items()}
+        items = {k: _map_arrays(v, change) for k, v in snapshot.items()}
         return snapshot if all(items[k] is snapshot[k] for k in snapshot) else items
     return snapshot

@@ -21,7 +21,7 @@ from . import hooks
 from .events import (AddOutgrads, BackwardEnd, BackwardStart, EVENT_TYPES, JVPNodeCreated, JVPRoot,
                      LocalVJP, NodeCreated, RootCreated, ToposortYield, TraceReturned)
 from .callsite import user_call_site
-from .history import CopyOnWrite, swap_arrays
+from .history import CopyOnWrite
 from .labels import ROOT_NAME, node_label, primitive_name
 from .values import holds_reference, written_leaves
 
@@ -107,18 +107,22 @@ class Recorder:
         self._frames = []  # open _Query and _JVPFrame objects, innermost last
         self._query = None  # the innermost open _Query
         self._queries = 0
-        self._history = CopyOnWrite(recording, capture)
+        self._history = CopyOnWrite()
+        recording.before_read = self._history.freeze_all  # events read mid-recording stay true
 
     def fail(self, exc):
         self.live = False
         self.failure = exc
         self.recording.failure = f"{type(exc).__name__}: {exc}"
         self._history.freeze_all()  # autograd goes on writing into arrays the events still hold
+        self.recording.before_read = None
         warnings.warn(RecorderWarning(f"adtrace stopped recording after an internal error: {exc!r}; "
                                       "the traced program is unaffected"), stacklevel=3)
 
     def close(self):
         self.live, self.closed = False, True
+        self._history.freeze_all()  # the arrays are autograd's (or the user's) from now on
+        self.recording.before_read = None
 
     # -------------------- nodes --------------------
 
@@ -152,7 +156,7 @@ class Recorder:
         self._emit((_NODECREATED, "rev", level, query and query.number, label, name, argnums,
                     ",".join(parent_labels), snapshot))  # parents as one string: see eventlog
         if fun in _ACCUMULATORS and holds_reference(snapshot):
-            self._history.watch(value, len(self._starts) - 1, "value")
+            self._values[-1] = self._history.share(snapshot, value)
 
     def on_vjp_root(self, node):
         label, level = self._new_root(node)
@@ -226,7 +230,7 @@ class Recorder:
             # the events that hold the returned array: those that stored the final entry, the last
             # node's vjp (its outgrad) and backward_end
             held = query.popped[2] if query.popped is not None and query.popped[0] is result else ()
-            self._history.detach((*held, query.vjp_event, len(self._starts) - 1), result)
+            self._history.detach(self.recording, (*held, query.vjp_event, len(self._starts) - 1), result)
 
     def on_toposort(self, node):
         query = self._query
@@ -265,15 +269,15 @@ class Recorder:
             return None
         value, mutable = prev_g_flagged
         if mutable and self.capture.keeps_values:  # autograd writes into (part of) `value` next
-            copies = self._history.copies_before_writing(written_leaves(value, g))
-            # the arrays it does not write into stay shared with `value`: watched (after_add_outgrads)
-            return swap_arrays(self.capture(value), copies), mutable, value
+            snapshot = self._history.share(self.capture(value), value)
+            self._history.before_writing(written_leaves(value, g))
+            return snapshot, mutable
         query = self._query
         if query is not None and self._frames[-1] is query:
             seen = query.entries.get(self._parent_label(query))
             if seen is not None and seen[0] is value:
-                return seen[1], mutable, None
-        return self.capture(value), mutable, None
+                return seen[1], mutable
+        return self.capture(value), mutable
 
     def after_add_outgrads(self, previous, g, result):
         frame = self._frames[-1] if self._frames else None
@@ -286,19 +290,18 @@ class Recorder:
             contribution = snapshots[position] if position < len(ingrads) and ingrads[position] is g \
                 else self.capture(g)
             snapshot = contribution if value is g else self.capture(value)
+            if mutable and holds_reference(snapshot):  # autograd may write into it later
+                snapshot = self._history.share(snapshot, value)
             argnums = frame.argnums
             self._emit((_ADDOUTGRADS, "rev", frame.level, frame.number, frame.label, position, parent,
-                        argnums[position] if position < len(argnums) else None, *(previous or _NO_PREVIOUS)[:2],
+                        argnums[position] if position < len(argnums) else None, *(previous or _NO_PREVIOUS),
                         contribution, snapshot, mutable))
             if parent is not None:  # the events that hold value: this one, and the vjp that made it
                 held = (len(self._starts) - 1, frame.vjp_event) if value is g else (len(self._starts) - 1,)
                 frame.entries[parent] = (value, snapshot, held)
         else:
-            snapshot = self._add_outside_a_pass(frame, previous, g, value, mutable)
-        if mutable and holds_reference(snapshot):
-            self._history.watch(value, len(self._starts) - 1, "result")
-        if previous is not None and previous[2] is not None and holds_reference(previous[0]):
-            self._history.watch(previous[2], len(self._starts) - 1, "previous")
+            self._add_outside_a_pass(frame, previous, g, value, mutable)
+
 
     def _add_outside_a_pass(self, frame, previous, g, value, mutable):
         """Forward mode (one step of sum_outgrads while a JVPNode is built), or a backward pass
@@ -311,13 +314,14 @@ class Recorder:
         argnums = frame.argnums if frame is not None else ()
         contribution = self.capture(g)
         snapshot = contribution if value is g else self.capture(value)
+        if mutable and holds_reference(snapshot):
+            snapshot = self._history.share(snapshot, value)
         self._emit((_ADDOUTGRADS, "fwd" if forward else "rev",
                           frame.level if frame is not None else self._current_level(),
                           self._query.number if forward and self._query else None,
                           frame.label if frame is not None else None, position, parent,
-                          argnums[position] if position < len(argnums) else None, *(previous or _NO_PREVIOUS)[:2],
+                          argnums[position] if position < len(argnums) else None, *(previous or _NO_PREVIOUS),
                           contribution, snapshot, mutable))
-        return snapshot
 
     def _parent_label(self, query):
         """The label of the parent the next add_outgrads call adds into (zip's position)."""

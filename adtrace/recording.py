@@ -23,10 +23,13 @@ class Recording:
         self._nodes = {}  # label -> RootCreated | NodeCreated | JVPRoot | JVPNodeCreated
         self.failure = None  # set when the recorder stopped after an internal error
         self.calls = {}  # label -> NodeCall, under record(calls=True) only
+        self.before_read = None  # set by the recorder while it records
 
     @property
     def events(self):
         """Every event, in the order autograd emitted them."""
+        if self.before_read is not None and len(self._events) < len(self.log):
+            self.before_read()
         events, log = self._events, self.log
         for index in range(len(events), len(log)):
             event = log.event(index)
@@ -42,7 +45,7 @@ class Recording:
         return self._nodes
 
     def event(self, index):
-        """Event ``index``, built (without building the others)."""
+        """Event ``index``, built (without building the others; for the recorder's own use)."""
         return self._events[index] if index < len(self._events) else self.log.event(index)
 
     def __repr__(self):

@@ -69,6 +69,17 @@ class Sparse:
     dense: Any
 
 
+class Version:
+    """One state of an array autograd accumulates into (``adtrace.history``): the live array until
+    autograd is about to write into it, a copy of it from then on. Snapshots in the event log
+    hold Versions; built events hold arrays."""
+
+    __slots__ = ("array",)
+
+    def __init__(self, array):
+        self.array = array
+
+
 class Capture:
     """Turns live values into snapshots for one capture level."""
 
@@ -241,7 +252,7 @@ def array_leaves(value):
 
 def holds_reference(snapshot):
     """True when a snapshot shares memory with a live array (so it needs copy-on-write)."""
-    if type(snapshot) is np.ndarray:
+    if type(snapshot) is np.ndarray or type(snapshot) is Version:
         return True
     if type(snapshot) is Boxed:
         return holds_reference(snapshot.value)

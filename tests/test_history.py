@@ -208,3 +208,13 @@ def _arrays_in(event):
 
     for name in type(event).__dataclass_fields__:
         yield from walk(getattr(event, name))
+
+
+def test_events_read_during_the_recording_stay_true():
+    f = lambda x: anp.sum(x * x + x * x + x * x)
+    with adtrace.record() as rec:
+        grad(f)(np.array([1.0, 2.0]))
+        early = [e.result[0].tolist() for e in rec.of_kind("add_outgrads") if e.parent == "v0_root"]
+        grad(f)(np.array([1.0, 2.0]))  # autograd goes on accumulating after the read
+    to_root = [e.result[0].tolist() for e in rec.of_kind("add_outgrads") if e.parent in ("v0_root",)]
+    assert early == [[1, 2], [2, 4], [3, 6], [4, 8], [5, 10], [6, 12]] == to_root[:6]
