@@ -23,7 +23,7 @@ from typing import Any, Optional
 
 import numpy as np
 from autograd.core import SparseObject
-from autograd.tracer import Box, getval
+from autograd.tracer import box_types, getval
 
 CAPTURE_LEVELS = ("auto", "full", "structure")
 DEFAULT_INLINE_SIZE = 64
@@ -103,13 +103,13 @@ class Capture:
         if not self.keeps_values:
             return None
         t = type(value)
-        if t in _SCALARS:
-            return value
         if t is np.ndarray:
             if self.limit is not None and value.size > self.limit:
                 return summarize(value)
             return value.copy() if copy or value.base is not None else value
-        if isinstance(value, Box):
+        if t in _SCALARS:
+            return value
+        if t in box_types:
             return Boxed(self(value._value, copy), self.box_level(value))
         if isinstance(value, SparseObject):
             parts = sparse_parts(value)
@@ -119,7 +119,8 @@ class Capture:
         if self.limit is not None and isinstance(value, (tuple, list, dict)) and _exceeds(value, self.limit):
             return ContainerSummary(type(value).__name__, len(value))
         if isinstance(value, tuple):
-            return t(*[self(v, copy) for v in value]) if hasattr(value, "_fields") else tuple(self(v, copy) for v in value)
+            items = [self(v, copy) for v in value]
+            return t(*items) if hasattr(value, "_fields") else tuple(items)
         if isinstance(value, list):
             return [self(v, copy) for v in value]
         if isinstance(value, dict):
