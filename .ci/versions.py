@@ -23,12 +23,23 @@ RECORDER_TESTS = ("test_recorder.py", "test_history.py", "test_session.py", "tes
 
 
 def environment(version, cache):
+    """The venv for one release, rebuilt if a earlier build did not finish or holds another one."""
     folder = cache / "venvs" / f"autograd-{version}"
     python = folder / "bin" / "python"
-    if not python.exists():
+    if installed(python) != version:
         venv.EnvBuilder(system_site_packages=True, with_pip=True, clear=True).create(folder)
         subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--no-deps", f"autograd=={version}"], check=True)
     return python
+
+
+def installed(python):
+    if not python.exists():
+        return None
+    done = subprocess.run([str(python), "-m", "pip", "show", "--disable-pip-version-check", "autograd"],
+                          capture_output=True, text=True)
+    location = next((line.split(": ", 1)[1] for line in done.stdout.splitlines() if line.startswith("Location")), "")
+    version = next((line.split(": ", 1)[1] for line in done.stdout.splitlines() if line.startswith("Version")), None)
+    return version if str(python.parent.parent) in location else None  # its own, not the system's
 
 
 def run(version, cache):

@@ -28,6 +28,7 @@ class NodeAlignment:
     popped: Any  # what outgrads.pop(node) returned
     status: str  # exact | close | differs | missing
     difference: Optional[float]  # largest absolute difference, when comparable
+    summarized: bool = False  # autograd's value was kept as an ArraySummary: compared by statistics
 
 
 def autograd_running_entries(query_events):
@@ -60,7 +61,8 @@ def align(recording, query, run):
         rows.append(NodeAlignment(label, getattr(node, "primitive", "root"),
                                   None if step is None else step.partial_adjoints,
                                   None if step is None else step.v_i_bar,
-                                  tuple(running.get(label, [None])), popped.get(label), status, difference))
+                                  tuple(running.get(label, [None])), popped.get(label), status, difference,
+                                  isinstance(plain(popped.get(label)), ArraySummary)))
     return rows
 
 

@@ -21,6 +21,9 @@ def engines_agree(rows):
     close = sum(r.status == CLOSE for r in rows)
     divergent = first_divergence(rows)
     detail = f"{exact} nodes exact, {close} within rtol 1e-9"
+    summarized = sum(r.summarized for r in rows)
+    if summarized:
+        detail += f" ({summarized} compared by summary statistics only: capture them with capture='full')"
     if divergent:
         detail += f"; first divergent node: {divergent}"
     return Check("reference engine vs autograd, per node", divergent is None and bool(rows), detail)

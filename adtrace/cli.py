@@ -5,6 +5,7 @@ raises, a missing VJP rule) end with one ``adtrace: ...`` line and a non-zero ex
 """
 
 import argparse
+import re
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -24,14 +25,24 @@ def _user_errors(args):
     """Turn what differentiating the user's function can raise into one-line errors."""
     try:
         yield
-    except NotImplementedError as exc:  # autograd: "VJP of f wrt argnums (0,) not defined"
-        raise UserError(f"autograd has no rule for a primitive {args.target} uses: {exc}") from exc
+    except NotImplementedError as exc:
+        if _MISSING_RULE.match(str(exc)):  # autograd: "VJP of f wrt argnums (0,) not defined"
+            raise UserError(f"autograd has no rule for a primitive {args.target} uses: {exc}") from exc
+        raise UserError(f"{args.target} raised NotImplementedError: {_one_line(exc)}") from exc
     except (TypeError, ValueError) as exc:
         if "differentiate" in str(exc) or "argnum" in str(exc):
-            raise UserError(f"cannot differentiate {args.target} at argument {args.argnum}: {exc}") from exc
-        raise UserError(f"{args.target} raised {type(exc).__name__}: {exc}") from exc
-    except Exception as exc:  # the user's function raised: say so, in one line
-        raise UserError(f"{args.target} raised {type(exc).__name__}: {exc}") from exc
+            raise UserError(f"cannot differentiate {args.target} at argument {args.argnum}: {_one_line(exc)}") from exc
+        raise UserError(f"{args.target} raised {type(exc).__name__}: {_one_line(exc)}") from exc
+    except (Exception, SystemExit) as exc:  # the user's function raised: say so, in one line
+        raise UserError(f"{args.target} raised {type(exc).__name__}: {_one_line(exc)}") from exc
+
+
+_MISSING_RULE = re.compile(r"^[VJ]JP of .+ wrt argnums? .+ not defined$")
+
+
+def _one_line(exc, limit=300):
+    text = " / ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+    return text if len(text) <= limit else text[:limit] + " ..."
 
 
 # -------------------- report --------------------
@@ -42,22 +53,39 @@ def report(args):
     from .report.export import events_json
     from .traced_call import trace_call
 
-    function = load_target(args.target)
-    values = tuple(parse_arg(text) for text in args.at)
-    if not values:
-        raise UserError("give the point to differentiate at with --at ARG (one per argument)")
+    function, values = _target_and_point(args, "differentiate")
     with _user_errors(args):
         call = trace_call(function, values, argnum=args.argnum, mode=args.mode, capture=args.capture,
                           node_checks=args.check_nodes)
     text = render(call, ReportOptions(max_rows=args.max_rows))
+    if args.json:  # written first: a bad path fails before anything is printed
+        recordings = {"reverse": call.recording, "forward": call.forward_recording}
+        _write(args.json, events_json(**{k: r for k, r in recordings.items() if r is not None}))
     if args.output:
-        Path(args.output).write_text(text)
+        _write(args.output, text)
     else:
         sys.stdout.write(text)
-    if args.json:
-        recording = call.recording if call.recording is not None else call.forward_recording
-        Path(args.json).write_text(events_json(recording))
     return 0 if all(c.passed for c in call.checks) else 1
+
+
+def _target_and_point(args, verb):
+    """The function and its arguments; the differentiated one as a float when given as an int."""
+    if args.max_rows is not None and args.max_rows < 1:
+        raise UserError("--max-rows must be at least 1")
+    function = load_target(args.target)
+    values = [parse_arg(text) for text in args.at]
+    if not values:
+        raise UserError(f"give the point to {verb} at with --at ARG (one per argument)")
+    if 0 <= args.argnum < len(values) and type(values[args.argnum]) is int:
+        values[args.argnum] = float(values[args.argnum])  # `--at 3` means 3.0 for the argument differentiated
+    return function, tuple(values)
+
+
+def _write(path, text):
+    try:
+        Path(path).write_text(text)
+    except OSError as exc:
+        raise UserError(f"cannot write {path}: {exc.strerror or exc}") from exc
 
 
 # -------------------- check --------------------
@@ -67,10 +95,7 @@ def check(args):
     from .checker import check as check_nodes
     from .report.node_checks import node_checks_table, verdict_line
 
-    function = load_target(args.target)
-    values = tuple(parse_arg(text) for text in args.at)
-    if not values:
-        raise UserError("give the point to check at with --at ARG (one per argument)")
+    function, values = _target_and_point(args, "check")
     with _user_errors(args):
         report = check_nodes(function, *values, argnum=args.argnum, max_nodes=args.max_nodes, sample=args.sample)
     print(node_checks_table(report, args.max_rows))

@@ -42,8 +42,12 @@ def pytest_runtest_makereport(item, call):
     outcome = yield
     report = outcome.get_result()
     folder = item.config.getoption("adtrace_report_dir")
+    if report.when != "call":
+        return
     recording = item.stash.get(_RECORDING, None)
-    if folder and report.when == "call" and report.failed and recording is not None and recording.queries:
+    if _RECORDING in item.stash:
+        del item.stash[_RECORDING]  # items live for the whole session: keep no recording there
+    if folder and report.failed and recording is not None and recording.queries:
         from .report import render_recording
 
         path = Path(folder) / f"{_safe(item.nodeid)}.md"

@@ -37,6 +37,8 @@ def _import(module):
         return importlib.import_module(module)
     except ImportError as exc:
         raise TargetError(f"cannot import module {module!r}: {exc}") from exc
+    except Exception as exc:  # a syntax error, or the module raised while loading
+        raise TargetError(f"module {module!r} raised {type(exc).__name__} while loading: {exc}") from exc
 
 
 def _load_file(path):
@@ -56,7 +58,8 @@ def _load_file(path):
 
 
 def parse_arg(text):
-    """A Python literal; a list (or nested lists) becomes a float array, an int a float."""
+    """A Python literal; a list (or nested lists) becomes a float array (ints stay ints: an index
+    argument must stay one; the CLI makes the differentiated argument a float)."""
     try:
         value = ast.literal_eval(text)
     except (ValueError, SyntaxError) as exc:
@@ -66,8 +69,4 @@ def parse_arg(text):
             return np.array(value, dtype=float)
         except (TypeError, ValueError) as exc:
             raise TargetError(f"--at {text!r}: a list must hold numbers (it becomes a float array)") from exc
-    if isinstance(value, bool) or value is None or isinstance(value, (str, bytes)):
-        return value  # kept as given: fine for a fixed argument, refused if differentiated
-    if isinstance(value, int):
-        return float(value)
-    return value
+    return value  # kept as given: fine for a fixed argument, refused if differentiated

@@ -8,6 +8,7 @@ says so, never a silent skip.
 """
 
 import os
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -46,7 +47,7 @@ def fetch_sdist(version=None, cache=None):
     version = version or installed_version()
     cache = Path(cache or cache_dir())
     source = cache / f"autograd-{version}"
-    if (source / "tests").is_dir():
+    if (source / "tests").is_dir() and (source / ".complete").exists():
         return source
     cache.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=cache) as download:
@@ -57,13 +58,17 @@ def fetch_sdist(version=None, cache=None):
         if done.returncode != 0 or not archives:
             raise UpstreamError(f"could not download the sdist of autograd {version} from the package index: "
                                 f"{(done.stderr or done.stdout).strip().splitlines()[-1:] or 'no archive'}")
+        unpacked = Path(download) / "unpacked"
         with tarfile.open(archives[0]) as archive:
             try:
-                archive.extractall(cache, filter="data")
+                archive.extractall(unpacked, filter="data")
             except TypeError:  # Python before 3.10.12 / 3.11.4: no extraction filters
-                archive.extractall(cache)
-    if not (source / "tests").is_dir():
-        raise UpstreamError(f"the sdist of autograd {version} has no tests/ folder")
+                archive.extractall(unpacked)
+        if not (unpacked / source.name / "tests").is_dir():
+            raise UpstreamError(f"the sdist of autograd {version} has no tests/ folder")
+        shutil.rmtree(source, ignore_errors=True)  # a partial copy from an interrupted run
+        (unpacked / source.name).rename(source)  # into place whole, then marked complete
+        (source / ".complete").touch()
     return source
 
 
@@ -102,8 +107,12 @@ def differences(plain, recorded):
 
 
 def compare(version=None):
-    """``(plain run, recorded run, differences)`` for autograd's own suite."""
+    """``(plain run, recorded run, differences)`` for autograd's own suite; an error if the plain
+    run passed nothing or had errors (then the comparison would prove nothing)."""
     source = fetch_sdist(version)
     plain = run_suite(source)
+    counts = plain.counts()
+    if not counts.get("passed") or counts.get("error"):
+        raise UpstreamError(f"autograd's own suite did not run cleanly without adtrace: {counts or 'no test'}")
     recorded = run_suite(source, adtrace=True)
     return plain, recorded, differences(plain, recorded)

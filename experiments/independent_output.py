@@ -94,7 +94,8 @@ def run():
             np.array_equal(r["gradient"], np.zeros(X.shape)) for r in runs.values()),
         "every gradient equals central finite differences": all(
             np.allclose(r["gradient"], finite_differences(f, X), atol=1e-9) for f, r in zip(FUNCTIONS, runs.values())),
-        "0.0 * x, with the same zero gradient, runs one backward pass": runs["times_zero"]["rec"].queries == [1],
+        "0.0 * x, with the same zero gradient, runs a backward pass for its one vjp call":
+            len(runs["times_zero"]["rec"].queries) == len(runs["times_zero"]["rec"].of_kind("trace")) == 1,
         "the reference engine returns the same zeros, with no step for the independent outputs": all(
             np.array_equal(c.reference.adjoint, runs[n]["gradient"]) and (not c.reference.steps) == (n in independent)
             for n, c in calls.items()),

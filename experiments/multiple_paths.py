@@ -38,7 +38,8 @@ def run():
         "gradient is 2x = 6": float(call.gradient) == 2 * x,
         "contributions are exactly [x, x] = [3.0, 3.0]": contributions == [x, x],
         "both contributions go to the root": all(c.parent == root for c in calls),
-        "flags: first (3,False), then (6,True)": [c.result[1] for c in calls] == [False, True],
+        "flags follow add_outgrads: the first dense contribution stored as is (False), every merge True":
+            [c.result[1] for c in calls] == [c.previous is not None for c in calls],
         "visit order: multiply node, then root": rec.visit_order(1) == [multiply, root],
         "the lecture's list for the root is [3, 3]": call.reference.steps[-1].partial_adjoints == (x, x),
         "every report check passes": all(c.passed for c in call.checks),
@@ -58,8 +59,10 @@ def questions(call):
    the seed `{fmt(rec.query_events(1)[0].seed)}` it returned `{fmt(rec.of_kind("vjp")[0].ingrads)}`, one
    cotangent per input position, without ever forming `[x, x]` as a matrix.
 2. **When could a node be consumed too early without a reverse topological order?** If the root
-   were visited before `{rec.visit_order(1)[0]}`, it would pop `{fmt(adds[0].previous)}` instead of the
-   total `{fmt(adds[-1].result[0])}`: toposort yields it only after its child count reached zero.
+   were visited before `{rec.visit_order(1)[0]}`, `outgrads.pop` would find no entry for it (a
+   `KeyError`: its first contribution, `{fmt(adds[0].contribution)}`, arrives only during that visit);
+   visited between the two contributions, it would pop `{fmt(adds[0].result)}` instead of the total
+   `{fmt(adds[-1].result)}`. toposort yields it only after its child count reached zero.
 3. **Why is `outgrads` keyed by node, not by variable name?** Both contributions went to the one
    node `{adds[0].parent}` (arguments {", ".join(str(a.argnum) for a in adds)}): positions, not names,
    decide where a cotangent goes. The lecture's list for it is `{fmt(list(root_step.partial_adjoints))}`,

@@ -65,8 +65,8 @@ def run():
             all(type(i) is Sparse and np.shape(i.dense) == x.shape for g in getitems for i in vjps[g.label].ingrads),
         "each densified contribution is one-hot and carries its getitem node's cotangent":
             all(np.count_nonzero(d) == 1 and d.sum() == float(vjps[a.node].outgrad) for a, d in zip(sparse, densified)),
-        "the first sparse contribution is already flagged mutable (True)":
-            [a.result[1] for a in sparse if a.previous is None] == [True],
+        "every sparse contribution, the first included, is flagged mutable (sparse_add's fresh array)":
+            bool(sparse) and all(a.result[1] for a in sparse) and any(a.previous is None for a in sparse),
         "every first dense contribution is flagged False":
             bool(dense_firsts) and not any(a.result[1] for a in dense_firsts),
         "the recorded history is true: each result = previous + densified contribution":

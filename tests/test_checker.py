@@ -191,3 +191,57 @@ def test_call_sites_are_kept_only_when_asked():
     with adtrace.record() as rec:
         grad(chain)(0.3)
     assert rec.calls == {}
+
+
+S = np.array([[4.0, 1.0], [1.0, 3.0]])
+
+
+@pytest.mark.parametrize("f, x", [
+    (anp.sin, 1 + 1j),
+    (lambda z: anp.abs(z) ** 2, np.array([1 + 2j, 0.5 - 1j])),
+    (lambda x: anp.real(anp.exp(1j * x)), 0.5),
+    (lambda X: anp.sum(anp.linalg.cholesky(0.5 * (X + X.T))), S),
+    (lambda x: 1.0 / x, 2.5e-4),
+    (anp.sin, 1e6),
+    (lambda x: anp.sum(anp.sin(x)), np.array([1000.0, 2.0], dtype=np.float32)),
+    (lambda x: anp.sum(anp.exp(x)), np.array([50.0, 700.0])),
+    (anp.sum, np.array([])),
+], ids=["complex_sin", "complex_abs2", "complex_intermediate", "cholesky", "tiny", "huge", "float32", "exp_large",
+        "empty"])
+def test_no_false_alarm_at_hard_points(f, x):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        report = adtrace.check(f, x)
+    assert report.passed, report.failures
+
+
+@primitive
+def jointly_wrong(a, b):
+    return a * b
+
+
+def _jointly_wrong_rule(argnums, ans, args, kwargs):
+    a, b = args
+    if argnums == (0, 1):
+        return lambda g: (g * a, g * b)  # swapped only when both are asked for, as in the recorded run
+    return (lambda g: (g * b,)) if argnums == (0,) else (lambda g: (g * a,))
+
+
+from autograd.extend import defvjp_argnums  # noqa: E402
+
+defvjp_argnums(jointly_wrong, _jointly_wrong_rule)
+
+
+def test_a_rule_wrong_only_for_the_joint_call_is_caught():
+    report = adtrace.check(lambda x: jointly_wrong(x, anp.sin(x)), 0.7)
+    assert report.first_failure.node == "v2_jointly_wrong"
+
+
+def test_a_wrong_float32_rule_is_not_mistaken_for_a_kink():
+    @primitive
+    def bad_sin(x):
+        return np.sin(x)
+
+    defvjp(bad_sin, lambda ans, x: lambda g: -g * np.cos(x))
+    report = adtrace.check(lambda x: anp.sum(bad_sin(x)), np.array([1000.0, 2.0], dtype=np.float32))
+    assert report.first_failure.node == "v1_bad_sin" and report.first_failure.status == FAIL

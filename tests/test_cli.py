@@ -32,6 +32,18 @@ def uses_norule(x):
     return norule(x) * x
 
 CONST = 3
+
+def pick(v, i):
+    return v[i] * v[i]
+
+def todo(x):
+    raise NotImplementedError("todo later")
+
+def leaves(x):
+    raise SystemExit(0)
+
+def two_lines(x):
+    raise ValueError("first line\\nsecond line")
 '''
 
 
@@ -43,6 +55,7 @@ def adtrace(*args, cwd=None):
 @pytest.fixture
 def project(tmp_path):
     (tmp_path / "funcs.py").write_text(FUNCS)
+    (tmp_path / "broken.py").write_text("def f(x):\n    return x +\n")
     return tmp_path
 
 
@@ -73,8 +86,16 @@ def test_report_to_files_with_json_and_argnum(project):
     assert out.returncode == 0 and out.stdout == "", out.stderr
     text = (project / "r.md").read_text()
     assert "0.0353686" in text  # x cos(xy) at (0.5, 3.0): the seed's 0.035369 and "## Forward mode side by side" in text
-    events = json.loads((project / "r.json").read_text())["events"]
+    document = json.loads((project / "r.json").read_text())
+    events = document["reverse"]["events"]
     assert events[0]["kind"] == "root" and events[-1]["kind"] == "backward_end"
+    assert {e["kind"] for e in document["forward"]["events"]} >= {"jvp_root", "jvp_node", "add_outgrads"}
+
+
+def test_an_integer_index_argument_stays_an_integer(project):
+    out = adtrace("report", "funcs:pick", "--at", "[1, 2, 3]", "--at", "1", cwd=project)
+    assert out.returncode == 0, out.stderr
+    assert "[0 4 0]" in out.stdout
 
 
 def test_report_list_argument_becomes_a_float_array(project):
@@ -95,12 +116,19 @@ def test_report_list_argument_becomes_a_float_array(project):
     (["funcs:boom", "--at", "1.0"], "funcs:boom raised ValueError: nope"),
     (["funcs:uses_norule", "--at", "1.0"], "VJP of norule wrt argnums (0,) not defined"),
     (["funcs:f"], "give the point to differentiate at with --at"),
+    (["funcs:todo", "--at", "1.0"], "funcs:todo raised NotImplementedError: todo later"),
+    (["funcs:leaves", "--at", "1.0"], "funcs:leaves raised SystemExit: 0"),
+    (["funcs:two_lines", "--at", "1.0"], "raised ValueError: first line / second line"),
+    (["broken:f", "--at", "1.0"], "module 'broken' raised SyntaxError while loading"),
+    (["funcs:f", "--at", "1.0", "--at", "2.0", "-o", "no/such/dir/r.md"], "cannot write no/such/dir/r.md"),
+    (["funcs:f", "--at", "1.0", "--at", "2.0", "--json", "no/such/dir/r.json"], "cannot write no/such/dir/r.json"),
 ])
 def test_report_errors_are_one_clear_line(project, args, message):
     out = adtrace("report", *args, cwd=project)
     assert out.returncode == 2
     assert out.stderr.startswith("adtrace: ") and message in out.stderr
     assert "Traceback" not in out.stderr and out.stderr.count("\n") == 1
+    assert out.stdout == ""
 
 
 def test_experiments_write_and_check(tmp_path):
@@ -149,10 +177,10 @@ def test_check_names_the_wrong_node_and_exits_1(project):
     (project / "wrong.py").write_text(WRONG)
     out = adtrace("check", "wrong.py:h", "--at", "0.5", cwd=project)
     assert out.returncode == 1, out.stderr
-    assert out.stdout.strip().splitlines()[-1].startswith("First failing node: `v1_double` (double) argument 0, "
+    assert out.stdout.strip().splitlines()[-1].startswith("First failing node: `v1_double` (`double`) argument 0, "
                                                           "called at wrong.py:12")
     good = adtrace("check", "funcs:f", "--at", "0.5", "--at", "3.0", "--max-nodes", "2", cwd=project)
-    assert good.returncode == 0 and "All 2 checked nodes pass (2 nodes not checked)." in good.stdout
+    assert good.returncode == 0 and "2 of 4 nodes tested, all pass; 2 not checked (limit)." in good.stdout
     report = adtrace("report", "wrong.py:h", "--at", "0.5", "--check-nodes", cwd=project)
     assert report.returncode == 1 and "## Checks per node" in report.stdout
 

@@ -7,7 +7,7 @@ from adtrace.targets import TargetError, load_target, parse_arg
 
 
 def test_parse_arg():
-    assert parse_arg("3") == 3.0 and isinstance(parse_arg("3"), float)
+    assert parse_arg("3") == 3 and isinstance(parse_arg("3"), int)  # an index stays an int
     assert parse_arg("[[1, 2], [3, 4]]").dtype == np.float64
     assert parse_arg("'text'") == "text" and parse_arg("None") is None
     with pytest.raises(TargetError, match="not a Python literal"):

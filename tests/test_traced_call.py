@@ -46,3 +46,28 @@ def test_source_location_is_relative_or_a_module(tmp_path):
     assert source_location(f, root=repo) == f"tests/test_traced_call.py:{line}"
     assert source_location(f, root=tmp_path) == f"{f.__module__}:{line}"  # outside root: no path at all
     assert source_location(len) == "builtins"
+
+
+def test_structure_capture_makes_no_false_claim():
+    call = trace_call(lambda x: x * x + anp.sin(x), (3.0,), capture="structure")
+    assert all(c.passed for c in call.checks)
+    assert not any(c.name.startswith("reference engine vs autograd") for c in call.checks)
+
+
+def test_complex_values_leave_the_reference_engine_out():
+    call = trace_call(lambda x: anp.real(anp.exp(1j * x)), (0.5,))
+    assert call.reference is None and "real numbers only" in call.reference_note
+    assert all(c.passed for c in call.checks)
+
+
+def test_only_autograds_warnings_go_into_the_report():
+    import warnings as w
+
+    def noisy(x):
+        w.warn(f"object at {hex(id(x))}")
+        return x * 3.0
+
+    with pytest.warns(UserWarning, match="object at 0x"):
+        call = trace_call(noisy, (1.0,))
+    assert call.warnings == []
+    assert trace_call(lambda x: 3.0, (1.0,)).warnings == ["Output seems independent of input."]

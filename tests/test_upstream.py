@@ -34,3 +34,12 @@ def test_cli_reports_a_download_failure_in_one_line():
     out = subprocess.run([sys.executable, "-m", "adtrace.cli", "upstream", "--version", "0.0.0"],
                          capture_output=True, text=True)
     assert out.returncode == 2 and out.stderr.startswith("adtrace: could not download the sdist of autograd 0.0.0")
+
+
+def test_a_suite_that_runs_nothing_proves_nothing(tmp_path, monkeypatch):
+    source = tmp_path / f"autograd-{drift.installed_version()}"
+    (source / "tests").mkdir(parents=True)
+    (source / ".complete").touch()
+    monkeypatch.setenv("ADTRACE_CACHE", str(tmp_path))
+    with pytest.raises(upstream.UpstreamError, match="did not run cleanly without adtrace"):
+        upstream.compare()

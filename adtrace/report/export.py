@@ -44,8 +44,16 @@ def event_dict(event):
     return {"kind": event.kind, **fields}
 
 
-def events_json(recording):
-    """Every event, in order, as a deterministic JSON document."""
-    document = {"capture": recording.capture, "failure": recording.failure,
-                "events": [event_dict(e) for e in recording.events]}
+def events_json(recording=None, **named):
+    """Every event, in order, as a deterministic JSON document; several recordings by name
+    (``reverse=..., forward=...``) give one document with one entry each."""
+    if recording is not None:
+        document = _recording_dict(recording)
+    else:
+        document = {name: _recording_dict(r) for name, r in named.items()}
     return json.dumps(document, indent=1, sort_keys=False) + "\n"
+
+
+def _recording_dict(recording):
+    return {"capture": recording.capture, "failure": recording.failure,
+            "events": [event_dict(e) for e in recording.events]}

@@ -18,14 +18,21 @@ def node_checks_table(report, max_rows=None):
 
 
 def verdict_line(report):
+    """One line: the first failing node, or how many nodes pass and how many could not be tested."""
     first = report.first_failure
-    unchecked = f" ({report.not_checked} nodes not checked)" if report.not_checked else ""
+    tested = {r.node for r in report.rows if r.status != "skipped"}
+    skipped = {r.node for r in report.rows if r.status == "skipped"} - tested
+    left = []
+    if skipped:
+        left.append(f"{len(skipped)} skipped (see the table)")
+    if report.not_checked:
+        left.append(f"{report.not_checked} not checked (limit)")
+    tail = f"; {', '.join(left)}" if left else ""
     if first is None:
-        checked = len({r.node for r in report.rows})
-        return f"All {checked} checked nodes pass{unchecked}."
+        return f"{len(tested)} of {len(tested) + len(skipped) + report.not_checked} nodes tested, all pass{tail}."
     where = f" argument {first.argnum}" if first.argnum is not None else ""
-    return (f"First failing node: {code(first.node)} ({first.primitive}){where}, called at "
-            f"{first.site or 'an unknown line'}: {first.reason}{unchecked}.")
+    return (f"First failing node: {code(first.node)} ({code(first.primitive)}){where}, called at "
+            f"{first.site or 'an unknown line'}: {first.reason}{tail}.")
 
 
 def node_checks_section(report, options):
