@@ -17,6 +17,7 @@ memory with arrays autograd does not own (``x.T`` of the user's input). Sparse c
 values boxed by an outer trace (under ``grad(grad(f))``) become ``Boxed(value, level)``.
 """
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Any, Optional
@@ -249,6 +250,27 @@ def array_leaves(value):
     if isinstance(value, dict):
         return [a for v in value.values() for a in array_leaves(v)]
     return []
+
+
+def snapshot_arrays(snapshot):
+    """Every array a snapshot (or a whole event) holds, through containers, boxes and sparse values:
+    what a recording keeps alive."""
+    if dataclasses.is_dataclass(snapshot) and not isinstance(snapshot, (Boxed, Sparse, ArraySummary, ContainerSummary)):
+        for name in type(snapshot).__dataclass_fields__:  # an event
+            yield from snapshot_arrays(getattr(snapshot, name))
+    elif type(snapshot) is np.ndarray:
+        yield snapshot
+    elif type(snapshot) is Boxed:
+        yield from snapshot_arrays(snapshot.value)
+    elif type(snapshot) is Sparse:
+        yield from snapshot_arrays(snapshot.value)
+        yield from snapshot_arrays(snapshot.dense)
+    elif isinstance(snapshot, (tuple, list)):
+        for item in snapshot:
+            yield from snapshot_arrays(item)
+    elif isinstance(snapshot, dict):
+        for item in snapshot.values():
+            yield from snapshot_arrays(item)
 
 
 def holds_reference(snapshot):

@@ -25,6 +25,7 @@ import adtrace  # noqa: E402
 from adtrace.report import ReportOptions, render_recording  # noqa: E402
 from adtrace.report.export import events_json  # noqa: E402
 from adtrace.report.tables import table  # noqa: E402
+from adtrace.values import snapshot_arrays  # noqa: E402
 from workloads import WORKLOADS, scalar_chain, tanh_mlp  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
@@ -97,7 +98,7 @@ def memory():
             peak, kept = _traced(go)
             rec = recordings[0]
             events = len(rec.log)
-            largest = max((a.size for e in rec.events for a in _arrays(e)), default=0)
+            largest = max((a.size for e in rec.events for a in snapshot_arrays(e)), default=0)
             rows.append((name, capture, events, f"{(peak - plain_peak) / events * 1e4 / 1024:.0f} KiB",
                          f"{kept / events:.0f} B", largest))
     return rows
@@ -113,21 +114,6 @@ def _traced(fn):
     tracemalloc.stop()
     return peak, current
 
-
-def _arrays(event):
-    def walk(v):
-        if isinstance(v, np.ndarray):
-            yield v
-        elif isinstance(v, (tuple, list)):
-            for x in v:
-                yield from walk(x)
-        elif hasattr(v, "value") and type(v).__name__ == "Boxed":
-            yield from walk(v.value)
-        elif hasattr(v, "dense") and type(v).__name__ == "Sparse":
-            yield from walk(v.dense)
-
-    for name in type(event).__dataclass_fields__:
-        yield from walk(getattr(event, name))
 
 
 def report_scale():

@@ -8,7 +8,7 @@ import pytest
 from autograd import grad, hessian, make_vjp
 
 import adtrace
-from adtrace.values import Sparse, plain
+from adtrace.values import Sparse, plain, snapshot_arrays
 from corpus import CASES, run
 
 
@@ -188,26 +188,11 @@ def test_full_capture_of_a_parameter_list_keeps_linear_memory():
 
     with adtrace.record(capture="full") as rec:
         g = grad(loss)(weights)
-    kept = {id(a): a.nbytes for e in rec.events for a in _arrays_in(e)}
+    kept = {id(a): a.nbytes for e in rec.events for a in snapshot_arrays(e)}
     assert sum(kept.values()) < 12 * k * weights[0].nbytes  # quadratic would be about k times more
     assert_accumulation_consistent(rec)
     assert len(g) == k
 
-
-def _arrays_in(event):
-    def walk(v):
-        v = v.value if type(v).__name__ == "Boxed" else v
-        if isinstance(v, Sparse):
-            yield from walk(v.value)
-            yield from walk(v.dense)
-        elif isinstance(v, np.ndarray):
-            yield v
-        elif isinstance(v, (tuple, list)):
-            for x in v:
-                yield from walk(x)
-
-    for name in type(event).__dataclass_fields__:
-        yield from walk(getattr(event, name))
 
 
 def test_events_read_during_the_recording_stay_true():

@@ -9,7 +9,7 @@ from autograd import grad, jacobian, make_jvp
 from autograd.extend import defvjp, primitive
 
 import adtrace
-from adtrace.values import ArraySummary, Boxed, Sparse, plain
+from adtrace.values import ArraySummary, Boxed, Sparse, plain, snapshot_arrays
 
 
 def record_grad(f, x, **options):
@@ -168,7 +168,7 @@ def test_notrace_primitive_is_not_a_node():
 def test_capture_auto_keeps_no_large_array():
     x = np.linspace(0.0, 1.0, 500)
     rec, _ = record_grad(lambda v: anp.sum(anp.tanh(v * v + v) * v), x)
-    arrays = [a for e in rec.events for a in _arrays_in(e)]
+    arrays = [a for e in rec.events for a in snapshot_arrays(e)]
     assert arrays and all(a.size <= 64 for a in arrays)
     summaries = [e.value for e in rec.of_kind("node") if isinstance(e.value, ArraySummary)]
     assert summaries and summaries[0].shape == (500,) and summaries[0].dtype == "float64"
@@ -180,7 +180,7 @@ def test_capture_full_and_structure():
     assert rec.of_kind("node")[0].value.shape == (500,)
     rec, g = record_grad(lambda v: anp.sum(v * v), x, capture="structure")
     assert np.allclose(g, 2 * x)
-    assert all(not list(_arrays_in(e)) for e in rec.events)
+    assert all(not list(snapshot_arrays(e)) for e in rec.events)
     assert [e.kind for e in rec.events][:3] == ["root", "node", "node"]
     assert rec.of_kind("add_outgrads")[0].result == (None, False)
 
@@ -189,25 +189,6 @@ def test_capture_rejects_unknown_level():
     with pytest.raises(ValueError, match="capture must be one of auto, full, structure"):
         adtrace.record(capture="everything")
 
-
-def _arrays_in(event):
-    def walk(v):
-        if isinstance(v, np.ndarray):
-            yield v
-        elif isinstance(v, (tuple, list)):
-            for x in v:
-                yield from walk(x)
-        elif isinstance(v, dict):
-            for x in v.values():
-                yield from walk(x)
-        elif isinstance(v, (Boxed, Sparse)):
-            yield from walk(v.value if isinstance(v, Boxed) else v.dense)
-
-    for name in type(event).__dataclass_fields__:
-        yield from walk(getattr(event, name))
-
-
-# -------------------- failures --------------------
 
 
 def test_missing_vjp_rule_propagates_and_events_stay_usable():
@@ -339,4 +320,4 @@ def test_containers_above_the_inline_size_are_summarized():
     assert all(isinstance(e.contribution, Sparse) and e.contribution.dense is None for e in to_root)
     assert isinstance(to_root[-1].result[0], ContainerSummary) and to_root[-1].result[0].length == 6
     assert to_root[0].contribution.vspace == "ListVSpace(len=6)"
-    assert all(a.size <= 64 for e in rec.events for a in _arrays_in(e))
+    assert all(a.size <= 64 for e in rec.events for a in snapshot_arrays(e))
