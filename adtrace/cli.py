@@ -108,7 +108,7 @@ def check(args):
 
 
 def experiments(args):
-    from .experiment import discover, load, report_path, verdict
+    from .experiment import discover, load, report_path
 
     scripts = discover(args.dir)
     if args.only:

@@ -9,7 +9,6 @@ contributions sum to the gradient [x1 + 1, x0].
 
 import sys
 
-import autograd.numpy as anp
 import numpy as np
 
 from adtrace.experiment import Outcome, main, repo_root

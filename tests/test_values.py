@@ -1,6 +1,5 @@
 """Value snapshots under each capture level."""
 
-import autograd.numpy as anp
 import numpy as np
 import pytest
 from autograd.core import vspace

@@ -1,0 +1,94 @@
+"""The recorder: turns hooked autograd calls into events (it never formats anything).
+
+One ``Recorder`` per ``record()`` block, fed by the wrappers in ``adtrace.hooks`` on its own thread.
+It names nodes (``adtrace.labels``) in a table keyed by ``id(node)``: ``VJPNode`` has
+``__slots__`` and no weak references, so nothing can be attached to a node. An entry is written
+when the node is created, so an id that Python reuses after a node died is simply overwritten.
+
+The recorder's concerns, one module each: ``nodes`` (labels, levels, the node table),
+``backward`` (queries: visits, local VJPs, accumulations), ``forward`` (JVP nodes); events are
+written flat into the Recording's ``EventLog`` (``kinds`` holds their type indices).
+
+Values are kept true by ``adtrace.history.CopyOnWrite``: the arrays autograd accumulates into
+(``add_outgrads`` results flagged mutable, and the accumulator nodes of an inner backward pass)
+are held through shared Versions, which take a copy just before autograd writes into them.
+"""
+
+import warnings
+
+from .. import hooks
+from ..history import CopyOnWrite
+from .backward import BackwardQueries, _Query
+from .forward import ForwardMode
+from .nodes import NodeCall, Nodes
+
+__all__ = ["Recorder", "RecorderWarning", "NodeCall"]
+
+
+class RecorderWarning(UserWarning):
+    """The recorder stopped recording after an internal error; the program ran on unaffected."""
+
+
+class Recorder(Nodes, BackwardQueries, ForwardMode):
+    """Hot path: one method call per hooked call, each appending one plain tuple to
+    ``Recording.raw``; node identities through one dict lookup each."""
+
+    def __init__(self, recording, capture, keep_calls=False, root=None):
+        self.recording = recording
+        self.capture = capture
+        capture.box_level = self._box_level
+        self.keep_calls, self.root = keep_calls, root
+        self.live = True  # False once closed or failed: the wrappers skip it
+        self.closed = False  # left (its record() block ended, or it was closed out of order)
+        self.failure = None
+        self._values, self._starts = recording.log.values, recording.log.starts
+        # id(node) -> label, level, argnums: three dicts, no tuple per node for the garbage collector
+        self._labels, self._levels, self._argnums = {}, {}, {}
+        self._names = {}  # primitive -> (name, label suffix)
+        self._count = 0
+        self._unrecorded = 0
+        self._frames = []  # open _Query and _JVPFrame objects, innermost last
+        self._query = None  # the innermost open _Query
+        self._queries = 0
+        self._history = CopyOnWrite()
+        recording.before_read = self._history.freeze_all  # events read mid-recording stay true
+
+    def fail(self, exc):
+        self.live = False
+        self.failure = exc
+        self.recording.failure = f"{type(exc).__name__}: {exc}"
+        self._history.freeze_all()  # autograd goes on writing into arrays the events still hold
+        self.recording.before_read = None
+        warnings.warn(RecorderWarning(f"adtrace stopped recording after an internal error: {exc!r}; "
+                                      "the traced program is unaffected"), stacklevel=3)
+
+    def close(self):
+        self.live, self.closed = False, True
+        self._history.freeze_all()  # the arrays are autograd's (or the user's) from now on
+        self.recording.before_read = None
+
+    def _push(self, frame):
+        self._frames.append(frame)
+        if type(frame) is _Query:
+            self._query = frame
+
+    def _pop(self, frame):
+        if frame in self._frames:
+            self._frames.remove(frame)
+        if frame is self._query:
+            self._query = next((f for f in reversed(self._frames) if type(f) is _Query), None)
+
+    def _emit(self, fields):
+        """Append one event: its type index and fields, flat (``adtrace.eventlog``)."""
+        self._starts.append(len(self._values))
+        self._values.extend(fields)
+
+    def _snapshot(self, seen, value):
+        """The snapshot already taken of ``value`` (``seen``: a ``(live value, snapshot)`` pair
+        from this query, never written into since), or a new one."""
+        if seen is not None and seen[0] is value:
+            return seen[1]
+        return self.capture(value)
+
+    def _current_level(self):
+        return self._frames[-1].level if self._frames else max(hooks.state.depth - 1, 0)

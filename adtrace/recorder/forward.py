@@ -1,0 +1,65 @@
+"""Forward mode: a ``JVPNode`` under construction, and the ``add_outgrads`` calls ``sum_outgrads``
+makes while it is built (mode ``fwd``)."""
+
+import numpy as np
+
+from ..values import holds_reference
+from .kinds import ADDOUTGRADS, JVPNODECREATED
+from .nodes import _is_one_of
+
+_NO_PREVIOUS = (None, None)
+
+
+class _JVPFrame:
+    """A JVPNode under construction: its sum_outgrads calls are forward-mode add_outgrads events."""
+
+    __slots__ = ("label", "name", "level", "argnums", "parents", "position")
+
+    def __init__(self, label, name, level, argnums, parents):
+        self.label, self.name, self.level, self.argnums, self.parents = label, name, level, argnums, parents
+        self.position = 0
+
+
+
+class ForwardMode:
+    """The Recorder's forward-mode events (a mixin of ``Recorder``)."""
+
+    def begin_jvp_node(self, fun, argnums, parents):
+        labels = tuple(self._lookup(p) for p in parents)
+        level = self._levels[id(parents[0])] if parents else self._current_level()
+        name, label = self._label(self.begin_node(), fun)
+        frame = _JVPFrame(label, name, level, argnums, labels)
+        self._push(frame)
+        return frame
+
+    def abort_jvp_node(self, frame):
+        self._pop(frame)
+
+    def end_jvp_node(self, frame, node, value, args):
+        self._pop(frame)
+        self._register(id(node), frame.label, frame.level, frame.argnums)
+        copy = type(value) is np.ndarray and _is_one_of(value, args)
+        tangent_copy = copy or (type(node.g) is np.ndarray and _is_one_of(node.g, args))
+        self._emit((JVPNODECREATED, "fwd", frame.level, self._query and self._query.number, frame.label,
+                          frame.name, frame.argnums, ",".join(frame.parents), self.capture(value, copy),
+                          self.capture(node.g, tangent_copy)))
+
+    def _add_outside_a_pass(self, frame, previous, g, value, mutable):
+        """Forward mode (one step of sum_outgrads while a JVPNode is built), or a backward pass
+        that began before this recording (no query frame: reverse, query unknown)."""
+        forward = type(frame) is _JVPFrame
+        position = frame.position if frame is not None else 0
+        if frame is not None:
+            frame.position = position + 1
+        parent = frame.parents[position] if forward and position < len(frame.parents) else None
+        argnums = frame.argnums if frame is not None else ()
+        contribution = self.capture(g)
+        snapshot = contribution if value is g else self.capture(value)
+        if mutable and holds_reference(snapshot):
+            snapshot = self._history.share(snapshot, value)
+        self._emit((ADDOUTGRADS, "fwd" if forward else "rev",
+                          frame.level if frame is not None else self._current_level(),
+                          self._query.number if forward and self._query else None,
+                          frame.label if frame is not None else None, position, parent,
+                          argnums[position] if position < len(argnums) else None, *(previous or _NO_PREVIOUS),
+                          contribution, snapshot, mutable))

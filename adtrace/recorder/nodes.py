@@ -1,0 +1,127 @@
+"""Naming nodes: labels by creation order, levels, the node table keyed by ``id(node)``.
+
+``VJPNode`` has ``__slots__`` and no weak references, so nothing can be attached to a node. An
+entry is written when the node is created, so an id that Python reuses after a node died is simply
+overwritten.
+"""
+
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+import autograd.core as core
+import numpy as np
+
+from .. import hooks
+from ..callsite import user_call_site
+from ..labels import ROOT_NAME, node_label, primitive_name
+from ..values import holds_reference
+from .kinds import JVPROOT, NODECREATED, ROOTCREATED, TRACERETURNED
+
+# Primitives whose output is an outgrads accumulator under higher-order differentiation: the inner
+# backward pass's vs.add / vs.mut_add / sparse_add are recorded as nodes of the outer trace, and
+# their output array is the one the next mut_add writes into.
+_ACCUMULATORS = frozenset({core.VSpace.add, core.VSpace.mut_add, core.sparse_add})
+
+
+@dataclass(frozen=True)
+class NodeCall:
+    """A node's primitive call, kept by ``record(calls=True)`` for per-node checks: the live
+    function and arguments (``args`` with this level's boxes unboxed) and the user's call site."""
+
+    fun: Callable
+    args: tuple
+    kwargs: dict
+    argnums: tuple
+    site: Optional[str]
+
+
+
+class Nodes:
+    """The Recorder's node events and node table (a mixin of ``Recorder``)."""
+
+    def begin_node(self):
+        """The next node number (creation order)."""
+        self._count += 1
+        return self._count - 1
+
+    def on_vjp_node(self, node, value, fun, args, kwargs, argnums, parents):
+        # Numbered once built: a rule maker that computes on an outer trace's boxes (higher order)
+        # creates those outer nodes first; the order within each level is creation order either way.
+        name, label = self._label(self.begin_node(), fun)
+        labels = self._labels
+        parent_labels = []
+        for parent in parents:
+            parent_labels.append(labels.get(id(parent)) or self._unrecorded_node(parent))
+        level = self._levels[id(parents[0])] if parents else self._current_level()
+        key = id(node)
+        labels[key], self._levels[key], self._argnums[key] = label, level, argnums
+        if self.keep_calls:
+            self.recording.calls[label] = NodeCall(fun, args, kwargs, argnums, user_call_site(self.root))
+        snapshot = None
+        if self.capture.keeps_values:
+            # Copy at once a value that is one of the call's own arguments (np.atleast_1d(x) is x:
+            # the caller may change it) or the zeros vs.mut_add(None, prev) made, which sparse_add
+            # fills in place within the same add_outgrads call.
+            copy = type(value) is np.ndarray and (_is_one_of(value, args) or
+                                                  (fun is core.VSpace.mut_add and args[1] is None))
+            snapshot = self.capture(value, copy)
+        query = self._query
+        self._emit((NODECREATED, "rev", level, query and query.number, label, name, argnums,
+                    ",".join(parent_labels), snapshot))  # parents as one string: see eventlog
+        if fun in _ACCUMULATORS and holds_reference(snapshot):
+            self._values[-1] = self._history.share(snapshot, value)
+
+    def on_vjp_root(self, node):
+        label, level = self._new_root(node)
+        self._emit((ROOTCREATED, "rev", level, self._query and self._query.number, label))
+
+    def on_jvp_root(self, node, g):
+        label, level = self._new_root(node)
+        self._emit((JVPROOT, "fwd", level, self._query and self._query.number, label,
+                          self.capture(g, copy=True)))
+
+    def on_trace(self, start_node, x, end_value, end_node):
+        mode = "fwd" if isinstance(start_node, core.JVPNode) else "rev"
+        root, level = self._lookup(start_node), self._levels[id(start_node)]
+        end = None if end_node is None else self._lookup(end_node)
+        self._emit((TRACERETURNED, mode, level, self._query and self._query.number, root, end,
+                          self.capture(x, copy=True), self.capture(end_value, copy=True), end_node is None))
+
+    def _label(self, index, fun):
+        names = self._names.get(fun)
+        if names is None:
+            name = primitive_name(fun)
+            names = self._names[fun] = (name, node_label(0, name)[3:])  # the suffix after "v0_"
+        return names[0], f"v{index}_{names[1]}"
+
+    def _new_root(self, node):
+        label = node_label(self.begin_node(), ROOT_NAME)
+        level = hooks.state.depth  # make_vjp / make_jvp create the root just before trace() opens
+        self._register(id(node), label, level, ())
+        return label, level
+
+    def _register(self, key, label, level, argnums):
+        self._labels[key], self._levels[key], self._argnums[key] = label, level, argnums
+
+    def _lookup(self, node):
+        """A node's label."""
+        return self._labels.get(id(node)) or self._unrecorded_node(node)
+
+    def _unrecorded_node(self, node):
+        """A node created before this recording started: named, its level unknown."""
+        label = f"u{self._unrecorded}_unrecorded"
+        self._unrecorded += 1
+        self._register(id(node), label, self._current_level(), ())
+        return label
+
+    def _box_level(self, box):
+        """A box's level is its node's (autograd's own trace numbers are global across threads)."""
+        level = self._levels.get(id(box._node))
+        return level if level is not None else hooks.state.levels.get(box._trace, box._trace)
+
+
+def _is_one_of(value, args):
+    for arg in args:
+        if arg is value:
+            return True
+    return False
