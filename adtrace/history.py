@@ -19,6 +19,10 @@ import dataclasses
 
 import numpy as np
 
+from autograd.core import SparseObject
+from autograd.tracer import getval
+
+from .sparse import sparse_parts
 from .values import Boxed, Sparse, Version, array_leaves
 
 _VALUE_FIELDS = {
@@ -74,6 +78,22 @@ class CopyOnWrite:
                     changes[field] = new
             if changes:
                 recording.replace(index, dataclasses.replace(event, **changes))
+
+
+def written_leaves(value, contribution):
+    """The arrays ``add_outgrads`` writes into when it adds ``contribution`` to the mutable entry
+    ``value``: the one element ``x[i]`` names for a sparse contribution to a container, else all."""
+    value, contribution = getval(value), getval(contribution)
+    if isinstance(contribution, SparseObject) and isinstance(value, (list, tuple, dict)):
+        parts = sparse_parts(contribution)
+        if parts is not None:
+            index = parts[0]
+            try:
+                part = value[index]
+            except (TypeError, KeyError, IndexError):
+                return array_leaves(value)
+            return array_leaves(part)
+    return array_leaves(value)
 
 
 def resolve(snapshot):

@@ -18,13 +18,14 @@ values boxed by an outer trace (under ``grad(grad(f))``) become ``Boxed(value, l
 """
 
 import dataclasses
-import math
 from dataclasses import dataclass
 from typing import Any, Optional
 
 import numpy as np
 from autograd.core import SparseObject
 from autograd.tracer import box_types, getval
+
+from .sparse import _densifiable, densify, describe_index, describe_vspace, sparse_parts
 
 CAPTURE_LEVELS = ("auto", "full", "structure")
 DEFAULT_INLINE_SIZE = 64
@@ -129,58 +130,6 @@ class Capture:
         return value  # numpy scalars and other immutable objects
 
 
-def _densifiable(vs, limit):
-    """Arrays up to ``limit`` elements (any size under ``full``); containers never: densifying one
-    costs a copy of every element, and index and value already say everything."""
-    return getattr(vs, "dtype", None) is not None and (limit is None or math.prod(vs.shape) <= limit)
-
-
-def sparse_parts(sparse):
-    """``(index, value)`` that a ``SparseObject`` adds, read from the closure autograd's ``untake`` /
-    ``container_untake`` built (pinned in tests/test_pinned.py); ``None`` for any other."""
-    try:
-        cells = _cells(sparse.mut_add)
-        if "x" not in cells and "accum" in cells:
-            cells.update(_cells(cells["accum"]))
-        return cells["idx"], cells["x"]
-    except (AttributeError, KeyError, TypeError, ValueError):
-        return None
-
-
-def _cells(function):
-    return dict(zip(function.__code__.co_freevars, (c.cell_contents for c in function.__closure__ or ())))
-
-
-def describe_index(index):
-    """An index as text: ``1``, ``1:3``, ``(0, :)``, ``[0 2]`` (no memory addresses)."""
-    if isinstance(index, tuple):
-        return "(" + ", ".join(describe_index(i) for i in index) + ")"
-    if isinstance(index, slice):
-        parts = ["" if p is None else str(p) for p in (index.start, index.stop, index.step)]
-        return ":".join(parts[:2] if index.step is None else parts)
-    if isinstance(index, (list, np.ndarray)):
-        flat = np.asarray(index).ravel()
-        text = " ".join(str(i) for i in flat[:8]) + (" ..." if flat.size > 8 else "")
-        return f"[{text}]"
-    return str(index)
-
-
-def written_leaves(value, contribution):
-    """The arrays ``add_outgrads`` writes into when it adds ``contribution`` to the mutable entry
-    ``value``: the one element ``x[i]`` names for a sparse contribution to a container, else all."""
-    value, contribution = getval(value), getval(contribution)
-    if isinstance(contribution, SparseObject) and isinstance(value, (list, tuple, dict)):
-        parts = sparse_parts(contribution)
-        if parts is not None:
-            index = parts[0]
-            try:
-                part = value[index]
-            except (TypeError, KeyError, IndexError):
-                return array_leaves(value)
-            return array_leaves(part)
-    return array_leaves(value)
-
-
 def _exceeds(value, limit):
     """Whether a container holds more than ``limit`` elements, stopping as soon as it does."""
     total = 0
@@ -223,21 +172,6 @@ def _dtype_name(dtype):
     if name is None:
         name = _DTYPE_NAMES[dtype] = str(dtype)  # str(dtype) is slow; a run sees few dtypes
     return name
-
-
-def densify(sparse):
-    """The dense value of a ``SparseObject``: its ``mut_add`` applied to fresh zeros of its space."""
-    return sparse.mut_add(sparse.vs.zeros())
-
-
-def describe_vspace(vs):
-    """A vector space without memory addresses, e.g. ``ArrayVSpace(shape=(2,), dtype=float64)``."""
-    shape, dtype = getattr(vs, "shape", None), getattr(vs, "dtype", None)
-    if dtype is not None:
-        return f"{type(vs).__name__}(shape={tuple(shape)}, dtype={dtype})"
-    if isinstance(shape, (list, tuple, dict)):  # a container's space: one space per element
-        return f"{type(vs).__name__}(len={len(shape)})"
-    return type(vs).__name__
 
 
 def array_leaves(value):

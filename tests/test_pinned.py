@@ -91,7 +91,7 @@ def test_root_skips_init_and_vjpnode_has_slots():
 def test_sparse_objects_keep_index_and_value_in_their_closure():
     from autograd.builtins import container_untake
 
-    from adtrace.values import sparse_parts
+    from adtrace.sparse import sparse_parts
 
     array = untake(np.float64(2.0), 1, vspace(np.zeros(3)))
     container = container_untake(np.ones(2), 1, vspace([np.zeros(3), np.zeros(2)]))

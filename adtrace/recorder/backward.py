@@ -5,7 +5,8 @@ arriving (zip's position gives the parent) and the snapshot of each entry, so a 
 (the popped outgrad, an unflagged previous) is not captured twice.
 """
 
-from ..values import holds_reference, written_leaves
+from ..history import written_leaves
+from ..values import holds_reference
 from .kinds import ADDOUTGRADS, BACKWARDEND, BACKWARDSTART, LOCALVJP, TOPOSORTYIELD
 
 _NO_PREVIOUS = (None, None)  # add_outgrads's previous (value, flag) when outgrads.get(parent) was None

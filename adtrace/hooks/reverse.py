@@ -1,39 +1,16 @@
-"""Hook points: where adtrace patches autograd, why there, and the thin wrappers it puts there.
+"""The wrappers at reverse mode's binding sites: add_outgrads, toposort, backward_pass, trace,
+VJPNode.__init__ / initialize_root, and each recorded node's local vjp.
 
-Every wrapper calls autograd's original with the same arguments and returns its result unchanged;
-it only tells the recorders active *on the calling thread* what happened. With no recorder active
-on a thread (another thread, or after the last ``record()`` on this one ended) a wrapper is a plain
-pass-through. A recorder that fails inside a callback is switched off (``Recorder.fail``), never
-the traced program.
+Each wrapper calls its recorders in a plain loop, every call guarded: a recorder that raises is
+switched off (Recorder.fail), the traced program goes on. The loops are written out, not shared
+through a helper, because they run once per autograd operation.
 """
 
 import functools
-import threading
-from dataclasses import dataclass
-from typing import Callable
 
-import autograd.core as core
 from autograd.tracer import trace_stack
 
-
-class _ThreadState(threading.local):
-    def __init__(self):
-        self.recorders = ()  # the recorders active on this thread, outermost first
-        # autograd numbers traces with a global counter that an exception inside a trace leaves
-        # raised (TraceStack.new_trace has no try/finally), so nesting is counted here instead:
-        self.depth = 0  # traces open on this thread (seen through the trace hook)
-        self.levels = {}  # autograd's trace number -> its nesting depth when it was opened
-
-
-state = _ThreadState()
-
-
-# Each wrapper calls its recorders in a plain loop, every call guarded: a recorder that raises is
-# switched off (Recorder.fail), the traced program goes on. The loops are written out, not shared
-# through a helper, because they run once per autograd operation.
-
-
-# -------------------- reverse mode --------------------
+from .state import state
 
 
 def wrap_add_outgrads(original):
@@ -218,100 +195,3 @@ class record_local_vjp:
                 except Exception as exc:
                     r.fail(exc)
         return ingrads
-
-
-# -------------------- forward mode --------------------
-
-
-def wrap_jvp_node_init(original):
-    @functools.wraps(original)
-    def __init__(self, value, fun, args, kwargs, parent_argnums, parents):
-        recorders = state.recorders
-        if not recorders:
-            return original(self, value, fun, args, kwargs, parent_argnums, parents)
-        # Open a frame first: the JVP rule's sum_outgrads calls add_outgrads during __init__.
-        frames = []
-        for r in recorders:
-            frame = None
-            if r.live:
-                try:
-                    frame = r.begin_jvp_node(fun, parent_argnums, parents)
-                except Exception as exc:
-                    r.fail(exc)
-            frames.append(frame)
-        try:
-            original(self, value, fun, args, kwargs, parent_argnums, parents)
-        except BaseException:
-            for r, frame in zip(recorders, frames):
-                if frame is not None:
-                    r.abort_jvp_node(frame)
-            raise
-        for r, frame in zip(recorders, frames):
-            if r.live and frame is not None:
-                try:
-                    r.end_jvp_node(frame, self, value, args)
-                except Exception as exc:
-                    r.fail(exc)
-
-    return __init__
-
-
-def wrap_jvp_initialize_root(original):
-    @functools.wraps(original)
-    def initialize_root(self, g):
-        original(self, g)
-        for r in state.recorders:
-            if r.live:
-                try:
-                    r.on_jvp_root(self, g)
-                except Exception as exc:
-                    r.fail(exc)
-
-    return initialize_root
-
-
-# -------------------- the table --------------------
-
-
-@dataclass(frozen=True)
-class HookPoint:
-    owner: object
-    attribute: str
-    wrap: Callable
-    reason: str
-
-    @property
-    def name(self):
-        owner = getattr(self.owner, "__qualname__", None) or self.owner.__name__
-        return f"{owner}.{self.attribute}"
-
-
-HOOK_POINTS = (
-    HookPoint(core, "add_outgrads", wrap_add_outgrads,
-              "backward_pass and sum_outgrads read this global of autograd.core at call time"),
-    HookPoint(core, "toposort", wrap_toposort,
-              "backward_pass reads autograd.core.toposort; the definition in autograd.util is not seen"),
-    HookPoint(core, "backward_pass", wrap_backward_pass,
-              "make_vjp's vjp closure calls the global autograd.core.backward_pass"),
-    HookPoint(core, "trace", wrap_trace,
-              "make_vjp and make_jvp call autograd.core.trace: the input, the end node, or none"),
-    HookPoint(core.VJPNode, "__init__", wrap_vjp_node_init,
-              "wrapped in place: notrace_primitives is keyed by the exact node type, so no subclass"),
-    HookPoint(core.VJPNode, "initialize_root", wrap_vjp_initialize_root,
-              "Node.new_root builds the root without __init__"),
-    HookPoint(core.JVPNode, "__init__", wrap_jvp_node_init,
-              "forward mode: the node's tangent, and the sum_outgrads calls made while building it"),
-    HookPoint(core.JVPNode, "initialize_root", wrap_jvp_initialize_root,
-              "forward mode: JVPNode.new_root(g) seeds the input tangent without __init__"),
-)
-
-
-def install(patcher):
-    """Patch every hook point (the patcher undoes them, newest first)."""
-    for point in HOOK_POINTS:
-        original = vars(point.owner)[point.attribute]
-        patcher.setattr(point.owner, point.attribute, point.wrap(original))
-
-
-def is_patched(point):
-    return hasattr(vars(point.owner).get(point.attribute), "__wrapped__")

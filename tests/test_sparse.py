@@ -1,0 +1,23 @@
+"""Sparse cotangents described without mutating anything."""
+
+import numpy as np
+from autograd.builtins import container_untake
+from autograd.core import vspace
+from autograd.numpy.numpy_vjps import untake
+
+from adtrace.sparse import densify, describe_index, describe_vspace, sparse_parts
+
+
+def test_index_and_value_of_array_and_container_sparse_objects():
+    array = untake(np.ones(2), (slice(None), 1), vspace(np.zeros((2, 3))))
+    index, value = sparse_parts(array)
+    assert describe_index(index) == "(:, 1)" and value.tolist() == [1, 1]
+    assert densify(array).tolist() == [[0, 1, 0], [0, 1, 0]]
+    container = container_untake(np.ones(3), 1, vspace([np.zeros(2), np.zeros(3)]))
+    assert describe_vspace(container.vs) == "ListVSpace(len=2)" and sparse_parts(container)[0] == 1
+
+
+def test_describe_index_forms():
+    assert describe_index(3) == "3" and describe_index(slice(1, None, 2)) == "1::2"
+    assert describe_index(np.arange(10)) == "[0 1 2 3 4 5 6 7 ...]"
+    assert sparse_parts(object()) is None
