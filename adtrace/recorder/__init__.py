@@ -30,8 +30,8 @@ class RecorderWarning(UserWarning):
 
 
 class Recorder(Nodes, BackwardQueries, ForwardMode):
-    """Hot path: one method call per hooked call, each appending one plain tuple to
-    ``Recording.raw``; node identities through one dict lookup each."""
+    """Hot path: one method call per hooked call, each writing its event's fields into the
+    Recording's ``EventLog``; node identities through one dict lookup each."""
 
     def __init__(self, recording, capture, keep_calls=False, root=None):
         self.recording = recording

@@ -4,10 +4,9 @@ makes while it is built (mode ``fwd``)."""
 import numpy as np
 
 from ..values import holds_reference
+from .backward import _NO_PREVIOUS
 from .kinds import ADDOUTGRADS, JVPNODECREATED
 from .nodes import _is_one_of
-
-_NO_PREVIOUS = (None, None)
 
 
 class _JVPFrame:
@@ -18,7 +17,6 @@ class _JVPFrame:
     def __init__(self, label, name, level, argnums, parents):
         self.label, self.name, self.level, self.argnums, self.parents = label, name, level, argnums, parents
         self.position = 0
-
 
 
 class ForwardMode:
@@ -41,8 +39,8 @@ class ForwardMode:
         copy = type(value) is np.ndarray and _is_one_of(value, args)
         tangent_copy = copy or (type(node.g) is np.ndarray and _is_one_of(node.g, args))
         self._emit((JVPNODECREATED, "fwd", frame.level, self._query and self._query.number, frame.label,
-                          frame.name, frame.argnums, ",".join(frame.parents), self.capture(value, copy),
-                          self.capture(node.g, tangent_copy)))
+                    frame.name, frame.argnums, ",".join(frame.parents), self.capture(value, copy),
+                    self.capture(node.g, tangent_copy)))
 
     def _add_outside_a_pass(self, frame, previous, g, value, mutable):
         """Forward mode (one step of sum_outgrads while a JVPNode is built), or a backward pass
@@ -58,8 +56,8 @@ class ForwardMode:
         if mutable and holds_reference(snapshot):
             snapshot = self._history.share(snapshot, value)
         self._emit((ADDOUTGRADS, "fwd" if forward else "rev",
-                          frame.level if frame is not None else self._current_level(),
-                          self._query.number if forward and self._query else None,
-                          frame.label if frame is not None else None, position, parent,
-                          argnums[position] if position < len(argnums) else None, *(previous or _NO_PREVIOUS),
-                          contribution, snapshot, mutable))
+                    frame.level if frame is not None else self._current_level(),
+                    self._query.number if forward and self._query else None,
+                    frame.label if frame is not None else None, position, parent,
+                    argnums[position] if position < len(argnums) else None, *(previous or _NO_PREVIOUS),
+                    contribution, snapshot, mutable))

@@ -78,14 +78,14 @@ class Nodes:
     def on_jvp_root(self, node, g):
         label, level = self._new_root(node)
         self._emit((JVPROOT, "fwd", level, self._query and self._query.number, label,
-                          self.capture(g, copy=True)))
+                    self.capture(g, copy=True)))
 
     def on_trace(self, start_node, x, end_value, end_node):
         mode = "fwd" if isinstance(start_node, core.JVPNode) else "rev"
         root, level = self._lookup(start_node), self._levels[id(start_node)]
         end = None if end_node is None else self._lookup(end_node)
         self._emit((TRACERETURNED, mode, level, self._query and self._query.number, root, end,
-                          self.capture(x, copy=True), self.capture(end_value, copy=True), end_node is None))
+                    self.capture(x, copy=True), self.capture(end_value, copy=True), end_node is None))
 
     def _label(self, index, fun):
         names = self._names.get(fun)
