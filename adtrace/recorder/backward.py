@@ -96,16 +96,18 @@ class BackwardQueries:
         if not prev_g_flagged:
             return None
         value, mutable = prev_g_flagged
-        if mutable and self.capture.keeps_values:  # autograd writes into (part of) `value` next
-            snapshot = self._history.share(self.capture(value), value)
-            self._history.before_writing(written_leaves(value, g))
-            return snapshot, mutable
-        query = self._query
-        if query is not None and self._frames[-1] is query:
+        query, snapshot = self._query, None
+        if query is not None and self._frames[-1] is query:  # the snapshot the last result got
             seen = query.entries.get(self._parent_label(query))
             if seen is not None and seen[0] is value:
-                return seen[1], mutable
-        return self.capture(value), mutable
+                snapshot = seen[1]  # a mutable entry's arrays are held through Versions: still true
+        if snapshot is None:
+            snapshot = self.capture(value)
+            if mutable and holds_reference(snapshot):
+                snapshot = self._history.share(snapshot, value)
+        if mutable and self.capture.keeps_values:  # autograd writes into (part of) `value` next
+            self._history.before_writing(written_leaves(value, g))
+        return snapshot, mutable
 
     def after_add_outgrads(self, previous, g, result):
         frame = self._frames[-1] if self._frames else None
