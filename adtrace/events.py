@@ -144,5 +144,4 @@ EVENT_TYPES = (
     JVPRoot,
     JVPNodeCreated,
 )
-EVENT_KINDS = {cls.kind: cls for cls in EVENT_TYPES}
 NODE_KINDS = ("root", "node", "jvp_root", "jvp_node")

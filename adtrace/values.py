@@ -96,10 +96,6 @@ class Capture:
         # a box's level; the recorder sets it to the level of the box's node
         self.box_level = box_level or (lambda box: box._trace)
 
-    def keeps(self, array):
-        """Whether an array is kept exactly (by reference) rather than summarized."""
-        return self.keeps_values and (self.limit is None or array.size <= self.limit)
-
     def __call__(self, value, copy=False):
         """The snapshot of ``value``; ``copy=True`` copies arrays that would be kept by reference."""
         if not self.keeps_values:
