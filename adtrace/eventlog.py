@@ -13,30 +13,26 @@ from .events import EVENT_TYPES, AddOutgrads, JVPNodeCreated, LocalVJP, NodeCrea
 
 ADD_OUTGRADS, LOCAL_VJP = EVENT_TYPES.index(AddOutgrads), EVENT_TYPES.index(LocalVJP)
 NODES = (EVENT_TYPES.index(NodeCreated), EVENT_TYPES.index(JVPNodeCreated))
-_NO_PREVIOUS = None  # stored in the previous-flag slot when add_outgrads got outgrads.get(parent) None
+NO_PREVIOUS = None  # stored in the previous-flag slot when add_outgrads got outgrads.get(parent) None
 
 
 class EventLog:
-    __slots__ = ("values", "starts", "replaced")
+    __slots__ = ("values", "starts")
 
     def __init__(self):
         self.values = []  # [type index, field, field, ..., type index, field, ...]
         self.starts = []  # where each event's type index is in values
-        self.replaced = {}  # event index -> event, for events corrected after the fact (copy-on-write)
 
     def __len__(self):
         return len(self.starts)
 
     def event(self, index):
-        """Event ``index``, built from its stored values (or its corrected version)."""
-        if index in self.replaced:
-            return self.replaced[index]
-        start = self.starts[index]
-        end = self.starts[index + 1] if index + 1 < len(self.starts) else len(self.values)
+        """Event ``index``, built from its stored values."""
+        start, end = self._span(index)
         kind, fields = self.values[start], [resolve(f) for f in self.values[start + 1:end]]
         if kind == ADD_OUTGRADS:
             *head, previous, previous_flag, contribution, result, result_flag = fields
-            previous = None if previous_flag is _NO_PREVIOUS else (previous, previous_flag)
+            previous = None if previous_flag is NO_PREVIOUS else (previous, previous_flag)
             return AddOutgrads(*head, previous, contribution, (result, result_flag))
         if kind == LOCAL_VJP:
             *head, outgrad, count = fields[:6]
@@ -47,5 +43,13 @@ class EventLog:
             fields[position] = tuple(parents.split(",")) if parents else ()
         return EVENT_TYPES[kind](*fields)
 
-    def replace(self, index, event):
-        self.replaced[index] = event
+    def update(self, index, change):
+        """Replace each stored field of event ``index`` by ``change(field)`` (copy-on-write)."""
+        start, end = self._span(index)
+        values = self.values
+        for position in range(start + 1, end):
+            values[position] = change(values[position])
+
+    def _span(self, index):
+        starts = self.starts
+        return starts[index], starts[index + 1] if index + 1 < len(starts) else len(self.values)

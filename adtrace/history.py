@@ -25,12 +25,6 @@ from autograd.tracer import getval
 from .sparse import sparse_parts
 from .values import Boxed, Sparse, Version, array_leaves
 
-_VALUE_FIELDS = {
-    "node": ("value",), "vjp": ("outgrad", "ingrads"), "backward_end": ("result",),
-    "add_outgrads": ("previous", "contribution", "result"),
-}
-
-
 class CopyOnWrite:
     def __init__(self):
         self._live = {}  # id(array) -> the Version that still holds that live array
@@ -69,15 +63,7 @@ class CopyOnWrite:
         self.before_writing(leaves)
         copies = {id(a): a.copy() for a in leaves}
         for index in sorted({i for i in indices if i is not None}):
-            event = recording.event(index)
-            changes = {}
-            for field in _VALUE_FIELDS.get(event.kind, ()):
-                old = getattr(event, field)
-                new = swap_arrays(old, copies)
-                if new is not old:
-                    changes[field] = new
-            if changes:
-                recording.replace(index, dataclasses.replace(event, **changes))
+            recording.update(index, lambda stored: _map_arrays(stored, lambda a: copies.get(id(a), a)))
 
 
 def written_leaves(value, contribution):
@@ -104,12 +90,6 @@ def resolve(snapshot):
     if kind is tuple or kind is list or kind is dict or kind is Boxed:
         return _map_arrays(snapshot, None)
     return snapshot
-
-
-def swap_arrays(snapshot, copies):
-    """``snapshot`` with each array whose id is in ``copies`` replaced by its copy (the same
-    object when nothing changed)."""
-    return _map_arrays(snapshot, lambda a: copies.get(id(a), a))
 
 
 def _map_arrays(snapshot, change):

@@ -52,11 +52,11 @@ class Recording:
         return (f"<Recording capture={self.capture!r}: {len(self.events)} events, "
                 f"{len(self.nodes)} nodes, {len(self.queries)} backward queries>")
 
-    def replace(self, index, event):
-        """Swap an event for its corrected copy (copy-on-write), in the nodes table too."""
-        self.log.replace(index, event)
+    def update(self, index, change):
+        """Correct event ``index``'s stored fields (copy-on-write), and the event if already built."""
+        self.log.update(index, change)
         if index < len(self._events):
-            self._events[index] = event
+            event = self._events[index] = self.log.event(index)
             if event.kind in NODE_KINDS:
                 self._nodes[event.label] = event
 

@@ -19,14 +19,24 @@ def sparse_parts(sparse):
     try:
         cells = _cells(sparse.mut_add)
         if "x" not in cells and "accum" in cells:
-            cells.update(_cells(cells["accum"]))
+            cells = _cells(cells["accum"])
         return cells["idx"], cells["x"]
     except (AttributeError, KeyError, TypeError, ValueError):
         return None
 
 
 def _cells(function):
-    return dict(zip(function.__code__.co_freevars, (c.cell_contents for c in function.__closure__ or ())))
+    """A closure's free variables by name, for the names sparse_parts reads."""
+    closure = function.__closure__ or ()
+    positions = _POSITIONS.get(function.__code__)
+    if positions is None:  # once per code object: autograd builds these closures from a few functions
+        names = function.__code__.co_freevars
+        positions = _POSITIONS[function.__code__] = {n: names.index(n) for n in _NAMES if n in names}
+    return {name: closure[i].cell_contents for name, i in positions.items()}
+
+
+_NAMES = ("idx", "x", "accum")
+_POSITIONS = {}  # code object -> {free variable name: position in the closure}
 
 
 def describe_index(index):
@@ -53,7 +63,16 @@ def describe_vspace(vs):
     """A vector space without memory addresses, e.g. ``ArrayVSpace(shape=(2,), dtype=float64)``."""
     shape, dtype = getattr(vs, "shape", None), getattr(vs, "dtype", None)
     if dtype is not None:
-        return f"{type(vs).__name__}(shape={tuple(shape)}, dtype={dtype})"
+        key = (type(vs), tuple(shape), dtype)
+        text = _SPACES.get(key)
+        if text is None:  # str(dtype) is slow, and a run sees few array spaces
+            if len(_SPACES) >= 4096:  # a bounded cache
+                _SPACES.clear()
+            text = _SPACES[key] = f"{type(vs).__name__}(shape={key[1]}, dtype={dtype})"
+        return text
     if isinstance(shape, (list, tuple, dict)):  # a container's space: one space per element
         return f"{type(vs).__name__}(len={len(shape)})"
     return type(vs).__name__
+
+
+_SPACES = {}  # (vspace type, shape, dtype) -> description

@@ -29,7 +29,8 @@ from .sparse import _densifiable, densify, describe_index, describe_vspace, spar
 
 CAPTURE_LEVELS = ("auto", "full", "structure")
 DEFAULT_INLINE_SIZE = 64
-_SCALARS = frozenset({float, int, complex, bool, type(None), str, np.float64, np.float32, np.complex128})
+# values kept as they are (immutable); hot callers test this themselves before calling a Capture
+SCALARS = frozenset({float, int, complex, bool, type(None), str, np.float64, np.float32, np.complex128})
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,8 +97,9 @@ class Capture:
         # a box's level; the recorder sets it to the level of the box's node
         self.box_level = box_level or (lambda box: box._trace)
 
-    def __call__(self, value, copy=False):
-        """The snapshot of ``value``; ``copy=True`` copies arrays that would be kept by reference."""
+    def __call__(self, value, copy=False, sized=False):
+        """The snapshot of ``value``; ``copy=True`` copies arrays that would be kept by reference.
+        ``sized``: ``value`` is part of a container already found within the inline size."""
         if not self.keeps_values:
             return None
         t = type(value)
@@ -105,24 +107,26 @@ class Capture:
             if self.limit is not None and value.size > self.limit:
                 return summarize(value)
             return value.copy() if copy or value.base is not None else value
-        if t in _SCALARS:
+        if t in SCALARS:
             return value
         if t in box_types:
-            return Boxed(self(value._value, copy), self.box_level(value))
+            return Boxed(self(value._value, copy, sized), self.box_level(value))
         if isinstance(value, SparseObject):
             parts = sparse_parts(value)
             index, part = (describe_index(parts[0]), self(parts[1], copy)) if parts else (None, None)
             dense = self(densify(value)) if _densifiable(value.vs, self.limit) else None
             return Sparse(describe_vspace(value.vs), index, part, dense)
-        if self.limit is not None and isinstance(value, (tuple, list, dict)) and _exceeds(value, self.limit):
-            return ContainerSummary(type(value).__name__, len(value))
+        if not sized and self.limit is not None and isinstance(value, (tuple, list, dict)):
+            if _exceeds(value, self.limit):
+                return ContainerSummary(type(value).__name__, len(value))
+            sized = True  # its parts need no check of their own
         if isinstance(value, tuple):
-            items = [self(v, copy) for v in value]
+            items = [self(v, copy, sized) for v in value]
             return t(*items) if hasattr(value, "_fields") else tuple(items)
         if isinstance(value, list):
-            return [self(v, copy) for v in value]
+            return [self(v, copy, sized) for v in value]
         if isinstance(value, dict):
-            return {k: self(v, copy) for k, v in value.items()}
+            return {k: self(v, copy, sized) for k, v in value.items()}
         return value  # numpy scalars and other immutable objects
 
 
@@ -131,7 +135,9 @@ def _exceeds(value, limit):
     total = 0
     stack = [value]
     while stack:
-        v = getval(stack.pop())
+        v = stack.pop()
+        while type(v) in box_types:
+            v = v._value
         if isinstance(v, (tuple, list)):
             stack.extend(v)
         elif isinstance(v, dict):

@@ -19,42 +19,43 @@ def wrap_add_outgrads(original):
         recorders = state.recorders
         if not recorders:
             return original(prev_g_flagged, g)
-        if len(recorders) == 1:  # the common case, without the lists below
-            return _add_outgrads_one(recorders[0], original, prev_g_flagged, g)
-        previous = []  # snapshots taken before autograd may write into prev_g_flagged[0]
-        for r in recorders:
-            snapshot = None
-            if r.live:
-                try:
-                    snapshot = r.before_add_outgrads(prev_g_flagged, g)
-                except Exception as exc:
-                    r.fail(exc)
-            previous.append(snapshot)
+        if len(recorders) > 1:
+            return _add_outgrads_each(recorders, original, prev_g_flagged, g)
+        r = recorders[0]  # the common case, written out
+        previous = None  # a snapshot taken before autograd may write into prev_g_flagged[0]
+        if prev_g_flagged and r.keeps_values and r.live:
+            try:
+                previous = r.before_add_outgrads(prev_g_flagged, g)
+            except Exception as exc:
+                r.fail(exc)
         result = original(prev_g_flagged, g)
-        for r, snapshot in zip(recorders, previous):
-            if r.live:
-                try:
-                    r.after_add_outgrads(snapshot, g, result)
-                except Exception as exc:
-                    r.fail(exc)
+        if r.live:
+            try:
+                r.after_add_outgrads(prev_g_flagged, previous, g, result)
+            except Exception as exc:
+                r.fail(exc)
         return result
 
     return add_outgrads
 
 
-def _add_outgrads_one(r, original, prev_g_flagged, g):
-    snapshot = None
-    if r.live:
-        try:
-            snapshot = r.before_add_outgrads(prev_g_flagged, g)
-        except Exception as exc:
-            r.fail(exc)
+def _add_outgrads_each(recorders, original, prev_g_flagged, g):
+    previous = []
+    for r in recorders:
+        snapshot = None
+        if prev_g_flagged and r.keeps_values and r.live:
+            try:
+                snapshot = r.before_add_outgrads(prev_g_flagged, g)
+            except Exception as exc:
+                r.fail(exc)
+        previous.append(snapshot)
     result = original(prev_g_flagged, g)
-    if r.live:
-        try:
-            r.after_add_outgrads(snapshot, g, result)
-        except Exception as exc:
-            r.fail(exc)
+    for r, snapshot in zip(recorders, previous):
+        if r.live:
+            try:
+                r.after_add_outgrads(prev_g_flagged, snapshot, g, result)
+            except Exception as exc:
+                r.fail(exc)
     return result
 
 
@@ -63,12 +64,25 @@ def wrap_toposort(original):
     def toposort(end_node, *args, **kwargs):
         nodes = original(end_node, *args, **kwargs)
         recorders = state.recorders
-        return _yield_recorded(nodes, recorders) if recorders else nodes
+        if not recorders:
+            return nodes
+        return _yield_recorded(nodes, recorders[0]) if len(recorders) == 1 else _yield_each(nodes, recorders)
 
     return toposort
 
 
-def _yield_recorded(nodes, recorders):
+def _yield_recorded(nodes, r):
+    on_toposort = r.on_toposort
+    for node in nodes:
+        if r.live:
+            try:
+                on_toposort(node)
+            except Exception as exc:
+                r.fail(exc)
+        yield node
+
+
+def _yield_each(nodes, recorders):
     for node in nodes:
         for r in recorders:
             if r.live:

@@ -39,6 +39,7 @@ class Recorder(Nodes, BackwardQueries, ForwardMode):
         capture.box_level = self._box_level
         self.keep_calls, self.root = keep_calls, root
         self.live = True  # False once closed or failed: the wrappers skip it
+        self.keeps_values = capture.keeps_values  # False under capture "structure"
         self.closed = False  # left (its record() block ended, or it was closed out of order)
         self.failure = None
         self._values, self._starts = recording.log.values, recording.log.starts

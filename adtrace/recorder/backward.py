@@ -5,11 +5,11 @@ arriving (zip's position gives the parent) and the snapshot of each entry, so a 
 (the popped outgrad, an unflagged previous) is not captured twice.
 """
 
+from ..eventlog import NO_PREVIOUS
 from ..history import written_leaves
-from ..values import holds_reference
+from ..values import SCALARS, holds_reference
 from .kinds import ADDOUTGRADS, BACKWARDEND, BACKWARDSTART, LOCALVJP, TOPOSORTYIELD
 
-_NO_PREVIOUS = (None, None)  # add_outgrads's previous (value, flag) when outgrads.get(parent) was None
 _NONES = [(None,) * n for n in range(64)]  # ingrads under capture "structure", without a new tuple
 
 
@@ -21,22 +21,27 @@ class _Query:
     """The state of one backward_pass run: which node's contributions are arriving, and the
     snapshot of each ``outgrads`` entry (so a value seen again is not captured twice)."""
 
-    __slots__ = ("number", "level", "end", "visited", "node", "parents", "label", "argnums",
-                 "position", "entries", "popped", "ingrads", "vjp_event")
+    __slots__ = ("number", "level", "end", "visited", "parents", "label", "argnums", "position",
+                 "entries", "popped", "ingrads", "snapshots", "vjp_event")
 
     def __init__(self, number, level, end):
         self.number, self.level, self.end = number, level, end
-        self.visited, self.node, self.parents, self.label, self.argnums, self.position = 0, None, (), None, (), 0
-        # parent label -> (live value, snapshot, indices of the events holding the value): outgrads[parent]
+        self.visited, self.parents, self.label, self.argnums, self.position = 0, (), None, (), 0
+        # parent label -> (live value, snapshot, index of the add_outgrads event that stored it, index
+        # of the vjp event that made it or None): outgrads[parent], kept only when values are captured
         self.entries = {}
         self.popped = None  # the entry the current node popped
         self.vjp_event = None  # index of the current node's vjp event
-        self.ingrads = ()  # (live value, snapshot) per position, from the current node's vjp
-
+        self.ingrads, self.snapshots = (), ()  # the current node's vjp output, live and captured
 
 
 class BackwardQueries:
-    """The Recorder's backward-pass events (a mixin of ``Recorder``)."""
+    """The Recorder's backward-pass events (a mixin of ``Recorder``).
+
+    Hot path: the per-node methods (on_toposort, on_local_vjp, after_add_outgrads) write their
+    event straight into the log and look nodes up inline; helpers are called only off the common
+    path (a node from before the recording, a value to capture).
+    """
 
     def begin_query(self, g, end_node):
         self._queries += 1
@@ -44,7 +49,8 @@ class BackwardQueries:
         level = self._levels[id(end_node)]
         query = _Query(self._queries, level, end)
         seed = self.capture(g, copy=True)  # the caller's array: they may change it afterwards
-        query.entries[end] = (g, seed, ())
+        if self.keeps_values:
+            query.entries[end] = (g, seed, None, None)
         self._push(query)
         self._emit((BACKWARDSTART, "rev", level, query.number, end, seed))
 
@@ -59,42 +65,48 @@ class BackwardQueries:
         if error is None and holds_reference(snapshot):
             # the events that hold the returned array: those that stored the final entry, the last
             # node's vjp (its outgrad) and backward_end
-            held = query.popped[2] if query.popped is not None and query.popped[0] is result else ()
+            popped = query.popped
+            held = popped[2:] if popped is not None and popped[0] is result else ()
             self._history.detach(self.recording, (*held, query.vjp_event, len(self._starts) - 1), result)
 
     def on_toposort(self, node):
         query = self._query
         if query is None:  # autograd.core.toposort called outside backward_pass: not a visit
             return
-        query.node, query.parents = node, node.parents
-        label = self._lookup(node)
-        query.argnums = self._argnums[id(node)]
-        query.label = label
-        query.position, query.ingrads = 0, ()
-        query.popped = query.entries.pop(label, None)  # outgrad = outgrads.pop(node)
-        self._emit((TOPOSORTYIELD, "rev", query.level, query.number, label, query.visited))
+        key = id(node)
+        label = self._labels.get(key) or self._unrecorded_node(node)
+        query.parents, query.label, query.argnums, query.position = node.parents, label, self._argnums[key], 0
+        if self.keeps_values:
+            query.popped = query.entries.pop(label, None)  # outgrad = outgrads.pop(node)
+        values = self._values
+        self._starts.append(len(values))
+        values.extend((TOPOSORTYIELD, "rev", query.level, query.number, label, query.visited))
         query.visited += 1
 
     def on_local_vjp(self, node_id, g, ingrads):
         query = self._query
-        known = self._labels.get(node_id)
+        label = self._labels.get(node_id)
         if query is None:  # a vjp called by hand, outside backward_pass
-            label, level, number, outgrad = known, self._current_level(), None, self.capture(g)
+            level, number = self._current_level(), None
         else:
-            label, level, number = known or query.label, query.level, query.number
-            popped = query.popped
-            outgrad = popped[1] if popped is not None and popped[0] is g else self.capture(g)
-        capture = self.capture
-        snapshots = tuple([capture(i) for i in ingrads]) if capture.keeps_values else _nones(len(ingrads))
+            level, number, label = query.level, query.number, label or query.label
+        if self.keeps_values:
+            popped = query and query.popped
+            outgrad = popped[1] if popped and popped[0] is g else self.capture(g)
+            capture = self.capture
+            # a rule that passes g through (add, unbroadcast of a same-shape g) reuses its snapshot
+            snapshots = tuple([outgrad if i is g else i if type(i) in SCALARS else capture(i) for i in ingrads])
+        else:
+            outgrad, snapshots = None, _nones(len(ingrads))
+        values = self._values
         if query is not None:
-            query.ingrads = (ingrads, snapshots)
-            query.vjp_event = len(self._starts)
-        self._emit((LOCALVJP, "rev", level, number, label, outgrad, len(snapshots), *snapshots))
+            query.ingrads, query.snapshots, query.vjp_event = ingrads, snapshots, len(self._starts)
+        self._starts.append(len(values))
+        values.extend((LOCALVJP, "rev", level, number, label, outgrad, len(snapshots), *snapshots))
 
     def before_add_outgrads(self, prev_g_flagged, g):
-        """Snapshot ``outgrads.get(parent)`` before autograd may write into it."""
-        if not prev_g_flagged:
-            return None
+        """The snapshot of ``outgrads.get(parent)`` (a non-empty ``prev_g_flagged``), taken before
+        autograd may write into it; called only when values are captured."""
         value, mutable = prev_g_flagged
         query, snapshot = self._query, None
         if query is not None and self._frames[-1] is query:  # the snapshot the last result got
@@ -105,33 +117,47 @@ class BackwardQueries:
             snapshot = self.capture(value)
             if mutable and holds_reference(snapshot):
                 snapshot = self._history.share(snapshot, value)
-        if mutable and self.capture.keeps_values:  # autograd writes into (part of) `value` next
+        if mutable:  # autograd writes into (part of) `value` next
             self._history.before_writing(written_leaves(value, g))
-        return snapshot, mutable
+        return snapshot
 
-    def after_add_outgrads(self, previous, g, result):
-        frame = self._frames[-1] if self._frames else None
+    def after_add_outgrads(self, prev_g_flagged, previous, g, result):
+        """``result = add_outgrads(prev_g_flagged, g)`` returned; ``previous`` is what
+        before_add_outgrads took of ``prev_g_flagged`` (``None`` when it was not called)."""
+        frames = self._frames
+        frame = frames[-1] if frames else None
+        if frame is None or frame is not self._query:  # forward mode, or a pass from before the recording
+            return self._add_outside_a_pass(frame, prev_g_flagged, previous, g, result)
         value, mutable = result
-        if frame is not None and frame is self._query:  # the common case: a backward pass
-            parent = self._parent_label(frame)
-            position = frame.position
-            frame.position = position + 1
-            ingrads, snapshots = frame.ingrads or ((), ())
-            contribution = snapshots[position] if position < len(ingrads) and ingrads[position] is g \
-                else self.capture(g)
-            snapshot = contribution if value is g else self.capture(value)
-            if mutable and holds_reference(snapshot):  # autograd may write into it later
-                snapshot = self._history.share(snapshot, value)
-            argnums = frame.argnums
-            self._emit((ADDOUTGRADS, "rev", frame.level, frame.number, frame.label, position, parent,
-                        argnums[position] if position < len(argnums) else None, *(previous or _NO_PREVIOUS),
-                        contribution, snapshot, mutable))
-            if parent is not None:  # the events that hold value: this one, and the vjp that made it
-                held = (len(self._starts) - 1, frame.vjp_event) if value is g else (len(self._starts) - 1,)
-                frame.entries[parent] = (value, snapshot, held)
+        position = frame.position
+        frame.position = position + 1
+        parents, argnums = frame.parents, frame.argnums
+        if position < len(parents):  # zip(node.parents, ingrads): the parent this adds into
+            parent = parents[position]
+            parent = self._labels.get(id(parent)) or self._unrecorded_node(parent)
         else:
-            self._add_outside_a_pass(frame, previous, g, value, mutable)
-
+            parent = None
+        argnum = argnums[position] if position < len(argnums) else None
+        previous_flag = prev_g_flagged[1] if prev_g_flagged else NO_PREVIOUS
+        values, index = self._values, len(self._starts)
+        self._starts.append(len(values))
+        if not self.keeps_values:
+            values.extend((ADDOUTGRADS, "rev", frame.level, frame.number, frame.label, position, parent, argnum,
+                           None, previous_flag, None, None, mutable))
+            return
+        ingrads = frame.ingrads
+        contribution = frame.snapshots[position] if position < len(ingrads) and ingrads[position] is g \
+            else self.capture(g)
+        if value is g:
+            snapshot = contribution
+        else:
+            snapshot = value if type(value) in SCALARS else self.capture(value)
+        if mutable and holds_reference(snapshot):  # autograd may write into it later
+            snapshot = self._history.share(snapshot, value)
+        values.extend((ADDOUTGRADS, "rev", frame.level, frame.number, frame.label, position, parent, argnum,
+                       previous, previous_flag, contribution, snapshot, mutable))
+        if parent is not None:  # the events that hold value: this one, and the vjp that made it
+            frame.entries[parent] = (value, snapshot, index, frame.vjp_event if value is g else None)
 
     def _parent_label(self, query):
         """The label of the parent the next add_outgrads call adds into (zip's position)."""

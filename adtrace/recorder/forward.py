@@ -3,8 +3,8 @@ makes while it is built (mode ``fwd``)."""
 
 import numpy as np
 
+from ..eventlog import NO_PREVIOUS
 from ..values import holds_reference
-from .backward import _NO_PREVIOUS
 from .kinds import ADDOUTGRADS, JVPNODECREATED
 from .nodes import _is_one_of
 
@@ -42,9 +42,10 @@ class ForwardMode:
                     frame.name, frame.argnums, ",".join(frame.parents), self.capture(value, copy),
                     self.capture(node.g, tangent_copy)))
 
-    def _add_outside_a_pass(self, frame, previous, g, value, mutable):
+    def _add_outside_a_pass(self, frame, prev_g_flagged, previous, g, result):
         """Forward mode (one step of sum_outgrads while a JVPNode is built), or a backward pass
         that began before this recording (no query frame: reverse, query unknown)."""
+        value, mutable = result
         forward = type(frame) is _JVPFrame
         position = frame.position if frame is not None else 0
         if frame is not None:
@@ -59,5 +60,5 @@ class ForwardMode:
                     frame.level if frame is not None else self._current_level(),
                     self._query.number if forward and self._query else None,
                     frame.label if frame is not None else None, position, parent,
-                    argnums[position] if position < len(argnums) else None, *(previous or _NO_PREVIOUS),
-                    contribution, snapshot, mutable))
+                    argnums[position] if position < len(argnums) else None,
+                    previous, prev_g_flagged[1] if prev_g_flagged else NO_PREVIOUS, contribution, snapshot, mutable))

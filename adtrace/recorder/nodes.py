@@ -14,7 +14,7 @@ import numpy as np
 from .. import hooks
 from ..callsite import user_call_site
 from ..labels import ROOT_NAME, node_label, primitive_name
-from ..values import holds_reference
+from ..values import SCALARS, holds_reference
 from .kinds import JVPROOT, NODECREATED, ROOTCREATED, TRACERETURNED
 
 # Primitives whose output is an outgrads accumulator under higher-order differentiation: the inner
@@ -47,29 +47,41 @@ class Nodes:
     def on_vjp_node(self, node, value, fun, args, kwargs, argnums, parents):
         # Numbered once built: a rule maker that computes on an outer trace's boxes (higher order)
         # creates those outer nodes first; the order within each level is creation order either way.
-        name, label = self._label(self.begin_node(), fun)
-        labels = self._labels
-        parent_labels = []
-        for parent in parents:
-            parent_labels.append(labels.get(id(parent)) or self._unrecorded_node(parent))
-        level = self._levels[id(parents[0])] if parents else self._current_level()
+        # Hot path (once per primitive call): lookups and the event written inline.
+        number = self._count
+        self._count = number + 1
+        names = self._names.get(fun) or self._name(fun)
+        label = f"v{number}_{names[1]}"
+        labels, levels = self._labels, self._levels
+        if len(parents) == 1:  # most nodes
+            parent = parents[0]
+            key = id(parent)
+            parent_labels = labels.get(key) or self._unrecorded_node(parent)
+            level = levels[key]
+        else:  # parents as one string: see eventlog
+            parent_labels = ",".join([labels.get(id(p)) or self._unrecorded_node(p) for p in parents])
+            level = levels[id(parents[0])] if parents else self._current_level()
         key = id(node)
-        labels[key], self._levels[key], self._argnums[key] = label, level, argnums
+        labels[key], levels[key], self._argnums[key] = label, level, argnums
         if self.keep_calls:
             self.recording.calls[label] = NodeCall(fun, args, kwargs, argnums, user_call_site(self.root))
-        snapshot = None
-        if self.capture.keeps_values:
+        if not self.keeps_values:
+            snapshot = None
+        elif type(value) in SCALARS:  # most values of a scalar program: no call
+            snapshot = value
+        else:
             # Copy at once a value that is one of the call's own arguments (np.atleast_1d(x) is x:
             # the caller may change it) or the zeros vs.mut_add(None, prev) made, which sparse_add
             # fills in place within the same add_outgrads call.
             copy = type(value) is np.ndarray and (_is_one_of(value, args) or
                                                   (fun is core.VSpace.mut_add and args[1] is None))
             snapshot = self.capture(value, copy)
-        query = self._query
-        self._emit((NODECREATED, "rev", level, query and query.number, label, name, argnums,
-                    ",".join(parent_labels), snapshot))  # parents as one string: see eventlog
-        if fun in _ACCUMULATORS and holds_reference(snapshot):
-            self._values[-1] = self._history.share(snapshot, value)
+            if fun in _ACCUMULATORS and holds_reference(snapshot):
+                snapshot = self._history.share(snapshot, value)
+        query, values = self._query, self._values
+        self._starts.append(len(values))
+        values.extend((NODECREATED, "rev", level, query and query.number, label, names[0], argnums,
+                       parent_labels, snapshot))
 
     def on_vjp_root(self, node):
         label, level = self._new_root(node)
@@ -87,11 +99,14 @@ class Nodes:
         self._emit((TRACERETURNED, mode, level, self._query and self._query.number, root, end,
                     self.capture(x, copy=True), self.capture(end_value, copy=True), end_node is None))
 
+    def _name(self, fun):
+        """A primitive's (name, label suffix), computed once per primitive."""
+        name = primitive_name(fun)
+        names = self._names[fun] = (name, node_label(0, name)[3:])  # the suffix after "v0_"
+        return names
+
     def _label(self, index, fun):
-        names = self._names.get(fun)
-        if names is None:
-            name = primitive_name(fun)
-            names = self._names[fun] = (name, node_label(0, name)[3:])  # the suffix after "v0_"
+        names = self._names.get(fun) or self._name(fun)
         return names[0], f"v{index}_{names[1]}"
 
     def _new_root(self, node):

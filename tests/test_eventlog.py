@@ -1,0 +1,37 @@
+"""The event log: flat fields written by the recorder, built into events on read, corrected in place."""
+
+import autograd.numpy as anp
+import numpy as np
+from autograd import grad
+
+import adtrace
+from adtrace.events import AddOutgrads, LocalVJP, NodeCreated
+
+
+def recorded(f, x, capture="full"):
+    with adtrace.record(capture=capture) as rec:
+        grad(f)(x)
+    return rec
+
+
+def test_packed_fields_are_rebuilt():
+    """(value, flag) pairs, ingrads as count + values and parents as one string come back as tuples."""
+    rec = recorded(lambda x: anp.sin(x) * x, 0.5)
+    mul = next(e for e in rec.of_kind("node") if e.primitive == "multiply")
+    assert type(mul) is NodeCreated and mul.parents == ("v1_sin", "v0_root")
+    vjp = next(e for e in rec.of_kind("vjp") if e.node == mul.label)
+    assert type(vjp) is LocalVJP and vjp.ingrads == (0.5, np.sin(0.5))
+    first, second = [e for e in rec.of_kind("add_outgrads") if e.parent == "v0_root"]
+    assert type(first) is AddOutgrads and first.previous is None and first.result == (np.sin(0.5), False)
+    assert second.previous == (np.sin(0.5), False) and second.result[1] is True
+
+
+def test_update_changes_stored_fields_and_rebuilds_a_built_event():
+    rec = recorded(lambda x: anp.sum(x * 2.0), np.array([1.0, 2.0]))
+    index = next(i for i, e in enumerate(rec.events) if e.kind == "backward_end")
+    before = rec.events[index].result
+    replacement = np.array([-1.0, -1.0])
+    rec.update(index, lambda stored: replacement if stored is before else stored)
+    assert rec.events[index].result is replacement  # the built event was rebuilt
+    assert rec.log.event(index).result is replacement  # and the stored field changed
+    assert rec.events[index].end == "v2_sum"  # the other fields are untouched
