@@ -23,7 +23,8 @@ from autograd.core import SparseObject
 from autograd.tracer import getval
 
 from .sparse import sparse_parts
-from .values import Boxed, Sparse, Version, array_leaves
+from .values import SCALARS, Boxed, Sparse, Version, array_leaves
+
 
 class CopyOnWrite:
     def __init__(self):
@@ -32,6 +33,8 @@ class CopyOnWrite:
     def share(self, snapshot, value):
         """``snapshot`` (of the live ``value``) with each of ``value``'s arrays as its current
         Version: every event holding it sees the copy taken before autograd writes into it."""
+        if snapshot is value and type(value) is np.ndarray:  # the common case: one array, by reference
+            return self._version(value)
         leaves = {id(a) for a in array_leaves(value)}
         return _map_arrays(snapshot, lambda a: self._version(a) if id(a) in leaves else a)
 
@@ -62,8 +65,11 @@ class CopyOnWrite:
         leaves = array_leaves(result)
         self.before_writing(leaves)
         copies = {id(a): a.copy() for a in leaves}
+        def swap(stored):
+            return stored if type(stored) in SCALARS else _map_arrays(stored, lambda a: copies.get(id(a), a))
+
         for index in sorted({i for i in indices if i is not None}):
-            recording.update(index, lambda stored: _map_arrays(stored, lambda a: copies.get(id(a), a)))
+            recording.update(index, swap)
 
 
 def written_leaves(value, contribution):

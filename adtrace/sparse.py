@@ -17,26 +17,28 @@ def sparse_parts(sparse):
     """``(index, value)`` that a ``SparseObject`` adds, read from the closure autograd's ``untake`` /
     ``container_untake`` built (pinned in tests/test_pinned.py); ``None`` for any other."""
     try:
-        cells = _cells(sparse.mut_add)
-        if "x" not in cells and "accum" in cells:
-            cells = _cells(cells["accum"])
-        return cells["idx"], cells["x"]
-    except (AttributeError, KeyError, TypeError, ValueError):
+        idx, x, accum = _free_variables(sparse.mut_add)
+        if x is _MISSING and accum is not _MISSING:  # container_untake's mut_add wraps an accumulator
+            inner_idx, x, _ = _free_variables(accum)
+            idx = idx if inner_idx is _MISSING else inner_idx
+    except (AttributeError, TypeError, ValueError):
         return None
+    return None if idx is _MISSING or x is _MISSING else (idx, x)
 
 
-def _cells(function):
-    """A closure's free variables by name, for the names sparse_parts reads."""
-    closure = function.__closure__ or ()
-    positions = _POSITIONS.get(function.__code__)
+_NAMES = ("idx", "x", "accum")  # the free variables sparse_parts reads
+_MISSING = object()
+_POSITIONS = {}  # code object -> position of each of _NAMES in its closure (None: not a free variable)
+
+
+def _free_variables(function):
+    """The values of ``_NAMES`` in a closure (``_MISSING`` where it has no such variable)."""
+    code, closure = function.__code__, function.__closure__ or ()
+    positions = _POSITIONS.get(code)
     if positions is None:  # once per code object: autograd builds these closures from a few functions
-        names = function.__code__.co_freevars
-        positions = _POSITIONS[function.__code__] = {n: names.index(n) for n in _NAMES if n in names}
-    return {name: closure[i].cell_contents for name, i in positions.items()}
-
-
-_NAMES = ("idx", "x", "accum")
-_POSITIONS = {}  # code object -> {free variable name: position in the closure}
+        names = code.co_freevars
+        positions = _POSITIONS[code] = tuple(names.index(n) if n in names else None for n in _NAMES)
+    return tuple(_MISSING if i is None else closure[i].cell_contents for i in positions)
 
 
 def describe_index(index):
