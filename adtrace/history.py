@@ -23,7 +23,7 @@ from autograd.core import SparseObject
 from autograd.tracer import getval
 
 from .sparse import sparse_parts
-from .values import SCALARS, Boxed, Sparse, Version, array_leaves
+from .values import SCALARS, Boxed, Sparse, Version, array_leaves, holds_reference
 
 
 class CopyOnWrite:
@@ -70,6 +70,19 @@ class CopyOnWrite:
 
         for index in sorted({i for i in indices if i is not None}):
             recording.update(index, swap)
+
+
+def hold(holders, value, snapshot, index):
+    """Note in ``holders`` (``id(value) -> event indices``) that event ``index`` holds the live
+    ``value`` through ``snapshot``, if it does by reference: if ``value`` later goes to the user,
+    ``detach`` corrects those events. A value can sit in many events: a cotangent passed through
+    unchanged (``add``'s VJP returns g) is one node's outgrad, the next one's ingrad, and so on."""
+    if holds_reference(snapshot):
+        events = holders.get(id(value))
+        if events is None:
+            holders[id(value)] = [index]
+        else:
+            events.append(index)
 
 
 def written_leaves(value, contribution):

@@ -130,6 +130,10 @@ class Capture:
         return value  # numpy scalars and other immutable objects
 
 
+# snapshot types that never hold a live array: hot callers test this before holds_reference
+NO_REFERENCE = SCALARS | {ArraySummary, ContainerSummary}
+
+
 def _exceeds(value, limit):
     """Whether a container holds more than ``limit`` elements, stopping as soon as it does."""
     total = 0

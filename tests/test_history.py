@@ -5,7 +5,7 @@ import warnings
 import autograd.numpy as anp
 import numpy as np
 import pytest
-from autograd import grad, hessian, make_vjp
+from autograd import grad, hessian, make_jvp, make_vjp
 
 import adtrace
 from adtrace.values import Sparse, plain, snapshot_arrays
@@ -156,6 +156,17 @@ def test_seed_and_arguments_changed_by_the_user_leave_the_recording_true():
     assert next(e for e in rec.of_kind("node") if e.primitive == "atleast_1d").value.tolist() == [1, 2, 3]
 
 
+def test_seed_passed_through_by_the_end_node_and_changed_by_the_user():
+    """The end node (an add) returns the seed itself as its ingrads: they are the seed's copy too."""
+    with adtrace.record(capture="full") as rec:
+        vjp, _ = make_vjp(lambda x: (x + 1.0) * 2.0 + x)(np.array([0.5, 1.5]))
+        seed = np.ones(2)
+        vjp(seed)
+        seed += 5.0
+    end = next(e for e in rec.of_kind("vjp") if e.node == "v3_add")
+    assert end.outgrad.tolist() == [1, 1] and [g.tolist() for g in end.ingrads] == [[1, 1], [1, 1]]
+
+
 def test_a_failing_recorder_keeps_what_it_recorded_true(monkeypatch):
     from adtrace.recorder import Recorder
 
@@ -203,3 +214,49 @@ def test_events_read_during_the_recording_stay_true():
         grad(f)(np.array([1.0, 2.0]))  # autograd goes on accumulating after the read
     to_root = [e.result[0].tolist() for e in rec.of_kind("add_outgrads") if e.parent in ("v0_root",)]
     assert early == [[1, 2], [2, 4], [3, 6], [4, 8], [5, 10], [6, 12]] == to_root[:6]
+
+
+# -------------------- values handed to the user: the events holding them keep copies --------------------
+
+
+def _frozen(rec):
+    """Every value of every event, copied: to compare a recording before and after the user writes."""
+    return [[np.array(a, copy=True) for a in snapshot_arrays(e)] for e in rec.events]
+
+
+def _same(before, after):
+    return all(len(a) == len(b) and all(np.array_equal(x, y) for x, y in zip(a, b)) for a, b in zip(before, after))
+
+
+@pytest.mark.parametrize("capture", ["auto", "full"])
+def test_gradient_passed_through_a_chain_and_changed_by_the_user(capture):
+    """add's VJP returns g itself: the returned array is the outgrad and ingrad of every add."""
+    with adtrace.record(capture=capture) as rec:
+        r = grad(lambda x: anp.sum((x + 1.0) + 2.0))(np.array([1.0, 2.0]))
+        expected = _frozen(rec)
+        r += 1000.0
+    assert _same(expected, _frozen(rec))
+    assert all(np.array_equal(e.outgrad, [1, 1]) for e in rec.of_kind("vjp") if e.node != "v3_sum")
+
+
+@pytest.mark.parametrize("capture", ["auto", "full"])
+def test_end_value_of_make_vjp_changed_by_the_user(capture):
+    with adtrace.record(capture=capture) as rec:
+        _, value = make_vjp(lambda x: anp.sin(x) * 2.0)(np.array([1.0, 2.0]))
+        expected = _frozen(rec)
+        value += 100.0
+    assert _same(expected, _frozen(rec))
+    assert np.allclose(rec.nodes["v2_multiply"].value, 2 * np.sin([1.0, 2.0]))
+
+
+@pytest.mark.parametrize("capture", ["auto", "full"])
+def test_value_and_tangent_of_make_jvp_changed_by_the_user(capture):
+    """The tangent passes through add's JVP unchanged: two nodes hold the array make_jvp returns."""
+    with adtrace.record(capture=capture) as rec:
+        value, tangent = make_jvp(lambda x: anp.sin(x) * 2.0 + 1.0)(np.array([1.0, 2.0]))(np.array([1.0, 1.0]))
+        expected = _frozen(rec)
+        value += 100.0
+        tangent += 100.0
+    assert _same(expected, _frozen(rec))
+    nodes = rec.of_kind("jvp_node")
+    assert nodes[-1].tangent is not tangent and np.allclose(nodes[-1].tangent, 2 * np.cos([1.0, 2.0]))

@@ -52,6 +52,7 @@ class Recorder(Nodes, BackwardQueries, ForwardMode):
         self._query = None  # the innermost open _Query
         self._queries = 0
         self._history = CopyOnWrite()
+        self._tangent_holders = {}  # level -> holders of the open forward trace's tangents (ForwardMode)
         recording.before_read = self._history.freeze_all  # events read mid-recording stay true
 
     def fail(self, exc):

@@ -6,8 +6,8 @@ arriving (zip's position gives the parent) and the snapshot of each entry, so a 
 """
 
 from ..eventlog import NO_PREVIOUS
-from ..history import written_leaves
-from ..values import SCALARS, holds_reference
+from ..history import hold, written_leaves
+from ..values import NO_REFERENCE, SCALARS, holds_reference
 from .kinds import ADDOUTGRADS, BACKWARDEND, BACKWARDSTART, LOCALVJP, TOPOSORTYIELD
 
 _NONES = [(None,) * n for n in range(64)]  # ingrads under capture "structure", without a new tuple
@@ -22,16 +22,15 @@ class _Query:
     snapshot of each ``outgrads`` entry (so a value seen again is not captured twice)."""
 
     __slots__ = ("number", "level", "end", "visited", "parents", "label", "argnums", "position",
-                 "entries", "popped", "ingrads", "snapshots", "vjp_event")
+                 "entries", "holders", "popped", "ingrads", "snapshots")
 
     def __init__(self, number, level, end):
         self.number, self.level, self.end = number, level, end
         self.visited, self.parents, self.label, self.argnums, self.position = 0, (), None, (), 0
-        # parent label -> (live value, snapshot, index of the add_outgrads event that stored it, index
-        # of the vjp event that made it or None): outgrads[parent], kept only when values are captured
+        # parent label -> (live value, snapshot): outgrads[parent], kept only when values are captured
         self.entries = {}
+        self.holders = {}  # id(live value) -> the events holding it by reference (history.hold)
         self.popped = None  # the entry the current node popped
-        self.vjp_event = None  # index of the current node's vjp event
         self.ingrads, self.snapshots = (), ()  # the current node's vjp output, live and captured
 
 
@@ -50,7 +49,7 @@ class BackwardQueries:
         query = _Query(self._queries, level, end)
         seed = self.capture(g, copy=True)  # the caller's array: they may change it afterwards
         if self.keeps_values:
-            query.entries[end] = (g, seed, None, None)
+            query.entries[end] = (g, seed)
         self._push(query)
         self._emit((BACKWARDSTART, "rev", level, query.number, end, seed))
 
@@ -62,12 +61,9 @@ class BackwardQueries:
         snapshot = None if error is not None else self._snapshot(query.popped, result)
         error_name = None if error is None else type(error).__name__
         self._emit((BACKWARDEND, "rev", query.level, query.number, query.end, snapshot, error_name))
-        if error is None and holds_reference(snapshot):
-            # the events that hold the returned array: those that stored the final entry, the last
-            # node's vjp (its outgrad) and backward_end
-            popped = query.popped
-            held = popped[2:] if popped is not None and popped[0] is result else ()
-            self._history.detach(self.recording, (*held, query.vjp_event, len(self._starts) - 1), result)
+        if error is None and holds_reference(snapshot):  # the user gets the array these events hold
+            held = query.holders.get(id(result), ())
+            self._history.detach(self.recording, (*held, len(self._starts) - 1), result)
 
     def on_toposort(self, node):
         query = self._query
@@ -98,9 +94,16 @@ class BackwardQueries:
             snapshots = tuple([outgrad if i is g else i if type(i) in SCALARS else capture(i) for i in ingrads])
         else:
             outgrad, snapshots = None, _nones(len(ingrads))
-        values = self._values
+        values, index = self._values, len(self._starts)
         if query is not None:
-            query.ingrads, query.snapshots, query.vjp_event = ingrads, snapshots, len(self._starts)
+            query.ingrads, query.snapshots = ingrads, snapshots
+            if self.keeps_values:
+                holders = query.holders
+                if type(outgrad) not in NO_REFERENCE:
+                    hold(holders, g, outgrad, index)
+                for value, snapshot in zip(ingrads, snapshots):
+                    if type(snapshot) not in NO_REFERENCE and value is not g:
+                        hold(holders, value, snapshot, index)
         self._starts.append(len(values))
         values.extend((LOCALVJP, "rev", level, number, label, outgrad, len(snapshots), *snapshots))
 
@@ -156,8 +159,15 @@ class BackwardQueries:
             snapshot = self._history.share(snapshot, value)
         values.extend((ADDOUTGRADS, "rev", frame.level, frame.number, frame.label, position, parent, argnum,
                        previous, previous_flag, contribution, snapshot, mutable))
-        if parent is not None:  # the events that hold value: this one, and the vjp that made it
-            frame.entries[parent] = (value, snapshot, index, frame.vjp_event if value is g else None)
+        holders = frame.holders
+        if type(contribution) not in NO_REFERENCE:
+            hold(holders, g, contribution, index)
+        if value is not g and type(snapshot) not in NO_REFERENCE:
+            hold(holders, value, snapshot, index)
+        if previous is not None and type(previous) not in NO_REFERENCE:
+            hold(holders, prev_g_flagged[0], previous, index)
+        if parent is not None:
+            frame.entries[parent] = (value, snapshot)
 
     def _parent_label(self, query):
         """The label of the parent the next add_outgrads call adds into (zip's position)."""

@@ -4,7 +4,8 @@ makes while it is built (mode ``fwd``)."""
 import numpy as np
 
 from ..eventlog import NO_PREVIOUS
-from ..values import holds_reference
+from ..history import hold
+from ..values import NO_REFERENCE, holds_reference
 from .kinds import ADDOUTGRADS, JVPNODECREATED
 from .nodes import _is_one_of
 
@@ -38,9 +39,24 @@ class ForwardMode:
         self._register(id(node), frame.label, frame.level, frame.argnums)
         copy = type(value) is np.ndarray and _is_one_of(value, args)
         tangent_copy = copy or (type(node.g) is np.ndarray and _is_one_of(node.g, args))
+        tangent = self.capture(node.g, tangent_copy)
+        if type(tangent) not in NO_REFERENCE:  # make_jvp gives the end node's tangent to the user
+            hold(self._tangents(frame.level), node.g, tangent, len(self._starts))
         self._emit((JVPNODECREATED, "fwd", frame.level, self._query and self._query.number, frame.label,
-                    frame.name, frame.argnums, ",".join(frame.parents), self.capture(value, copy),
-                    self.capture(node.g, tangent_copy)))
+                    frame.name, frame.argnums, ",".join(frame.parents), self.capture(value, copy), tangent))
+
+    def _tangents(self, level):
+        """The holders (history.hold) of the tangents of the forward trace open at ``level``."""
+        holders = self._tangent_holders.get(level)
+        if holders is None:
+            holders = self._tangent_holders[level] = {}
+        return holders
+
+    def end_forward_trace(self, level, end_node):
+        """make_jvp returns ``end_node.g`` to the user: the events holding it keep a copy."""
+        holders = self._tangent_holders.pop(level, {})
+        if end_node is not None and id(end_node.g) in holders:
+            self._history.detach(self.recording, holders[id(end_node.g)], end_node.g)
 
     def _add_outside_a_pass(self, frame, prev_g_flagged, previous, g, result):
         """Forward mode (one step of sum_outgrads while a JVPNode is built), or a backward pass
@@ -56,6 +72,11 @@ class ForwardMode:
         snapshot = contribution if value is g else self.capture(value)
         if mutable and holds_reference(snapshot):
             snapshot = self._history.share(snapshot, value)
+        if forward:  # a tangent being summed may be the one make_jvp returns
+            holders, index = self._tangents(frame.level), len(self._starts)
+            for live, held in ((g, contribution), (value, snapshot), (prev_g_flagged and prev_g_flagged[0], previous)):
+                if type(held) not in NO_REFERENCE:
+                    hold(holders, live, held, index)
         self._emit((ADDOUTGRADS, "fwd" if forward else "rev",
                     frame.level if frame is not None else self._current_level(),
                     self._query.number if forward and self._query else None,

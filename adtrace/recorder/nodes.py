@@ -15,12 +15,14 @@ from .. import hooks
 from ..callsite import user_call_site
 from ..labels import ROOT_NAME, node_label, primitive_name
 from ..values import SCALARS, holds_reference
-from .kinds import JVPROOT, NODECREATED, ROOTCREATED, TRACERETURNED
+from .kinds import JVPNODECREATED, JVPROOT, NODECREATED, ROOTCREATED, TRACERETURNED
 
 # Primitives whose output is an outgrads accumulator under higher-order differentiation: the inner
 # backward pass's vs.add / vs.mut_add / sparse_add are recorded as nodes of the outer trace, and
 # their output array is the one the next mut_add writes into.
 _ACCUMULATORS = frozenset({core.VSpace.add, core.VSpace.mut_add, core.sparse_add})
+_NODE_EVENTS = frozenset({NODECREATED, JVPNODECREATED, ROOTCREATED, JVPROOT})
+_LABEL, _VALUE = 4, 8  # offsets from a node event's type index: its label and (NodeCreated, JVPNodeCreated) value
 
 
 @dataclass(frozen=True)
@@ -98,6 +100,28 @@ class Nodes:
         end = None if end_node is None else self._lookup(end_node)
         self._emit((TRACERETURNED, mode, level, self._query and self._query.number, root, end,
                     self.capture(x, copy=True), self.capture(end_value, copy=True), end_node is None))
+        if not self.keeps_values:
+            return
+        if end_node is not None:  # make_vjp / make_jvp give the end value to the user
+            index = self._node_event(end, root)
+            if index is not None and holds_reference(self._values[self._starts[index] + _VALUE]):
+                self._history.detach(self.recording, (index,), end_value)
+        if mode == "fwd":
+            self.end_forward_trace(level, end_node)
+
+    def _node_event(self, label, root):
+        """The index of the event that created node ``label``, searched from the newest event back
+        to the trace's ``root`` (``None`` if not found: a node from before the recording)."""
+        values, starts = self._values, self._starts
+        for index in range(len(starts) - 1, -1, -1):
+            start = starts[index]
+            if values[start] in _NODE_EVENTS:
+                found = values[start + _LABEL]
+                if found == label:
+                    return index
+                if found == root:
+                    return None
+        return None
 
     def _name(self, fun):
         """A primitive's (name, label suffix), computed once per primitive."""
