@@ -215,10 +215,14 @@ def snapshot_arrays(snapshot):
 
 def holds_reference(snapshot):
     """True when a snapshot shares memory with a live array (so it needs copy-on-write)."""
-    if type(snapshot) is np.ndarray or type(snapshot) is Version:
+    kind = type(snapshot)
+    while kind is Boxed:  # (values of an outer trace, under higher order)
+        snapshot = snapshot.value
+        kind = type(snapshot)
+    if kind in NO_REFERENCE:
+        return False
+    if kind is np.ndarray or kind is Version:
         return True
-    if type(snapshot) is Boxed:
-        return holds_reference(snapshot.value)
     if isinstance(snapshot, (list, tuple)):
         return any(holds_reference(v) for v in snapshot)
     if isinstance(snapshot, dict):
