@@ -23,7 +23,7 @@ from autograd.core import SparseObject
 from autograd.tracer import getval
 
 from .sparse import sparse_parts
-from .values import SCALARS, Boxed, Sparse, Version, array_leaves, holds_reference
+from .values import NO_REFERENCE, Boxed, Sparse, Version, array_leaves, holds_reference
 
 
 class CopyOnWrite:
@@ -66,7 +66,10 @@ class CopyOnWrite:
         self.before_writing(leaves)
         copies = {id(a): a.copy() for a in leaves}
         def swap(stored):
-            return stored if type(stored) in SCALARS else _map_arrays(stored, lambda a: copies.get(id(a), a))
+            kind = type(stored)
+            if kind is np.ndarray:
+                return copies.get(id(stored), stored)
+            return stored if kind in NO_REFERENCE else _map_arrays(stored, lambda a: copies.get(id(a), a))
 
         for index in sorted({i for i in indices if i is not None}):
             recording.update(index, swap)
@@ -77,7 +80,7 @@ def hold(holders, value, snapshot, index):
     ``value`` through ``snapshot``, if it does by reference: if ``value`` later goes to the user,
     ``detach`` corrects those events. A value can sit in many events: a cotangent passed through
     unchanged (``add``'s VJP returns g) is one node's outgrad, the next one's ingrad, and so on."""
-    if holds_reference(snapshot):
+    if type(snapshot) is np.ndarray or holds_reference(snapshot):
         events = holders.get(id(value))
         if events is None:
             holders[id(value)] = [index]

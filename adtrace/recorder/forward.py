@@ -74,9 +74,12 @@ class ForwardMode:
             snapshot = self._history.share(snapshot, value)
         if forward:  # a tangent being summed may be the one make_jvp returns
             holders, index = self._tangents(frame.level), len(self._starts)
-            for live, held in ((g, contribution), (value, snapshot), (prev_g_flagged and prev_g_flagged[0], previous)):
-                if type(held) not in NO_REFERENCE:
-                    hold(holders, live, held, index)
+            if type(contribution) not in NO_REFERENCE:
+                hold(holders, g, contribution, index)
+            if value is not g and type(snapshot) not in NO_REFERENCE:
+                hold(holders, value, snapshot, index)
+            if previous is not None and type(previous) not in NO_REFERENCE:
+                hold(holders, prev_g_flagged[0], previous, index)
         self._emit((ADDOUTGRADS, "fwd" if forward else "rev",
                     frame.level if frame is not None else self._current_level(),
                     self._query.number if forward and self._query else None,
