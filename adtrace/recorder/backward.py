@@ -13,10 +13,6 @@ from .kinds import ADDOUTGRADS, BACKWARDEND, BACKWARDSTART, LOCALVJP, TOPOSORTYI
 _NONES = [(None,) * n for n in range(64)]  # ingrads under capture "structure", without a new tuple
 
 
-def _nones(n):
-    return _NONES[n] if n < len(_NONES) else (None,) * n
-
-
 class _Query:
     """The state of one backward_pass run: which node's contributions are arriving, and the
     snapshot of each ``outgrads`` entry (so a value seen again is not captured twice)."""
@@ -93,7 +89,8 @@ class BackwardQueries:
             # a rule that passes g through (add, unbroadcast of a same-shape g) reuses its snapshot
             snapshots = tuple([outgrad if i is g else i if type(i) in SCALARS else capture(i) for i in ingrads])
         else:
-            outgrad, snapshots = None, _nones(len(ingrads))
+            count = len(ingrads)
+            outgrad, snapshots = None, _NONES[count] if count < 64 else (None,) * count
         values, index = self._values, len(self._starts)
         if query is not None:
             query.ingrads, query.snapshots = ingrads, snapshots
