@@ -88,6 +88,17 @@ def hold(holders, value, snapshot, index):
             events.append(index)
 
 
+def hold_accumulation(holders, index, prev_g_flagged, previous, g, contribution, value, snapshot):
+    """``hold`` the values the add_outgrads event ``index`` holds: the contribution ``g``, the
+    result ``value`` and the previous entry, through their snapshots."""
+    if type(contribution) not in NO_REFERENCE:
+        hold(holders, g, contribution, index)
+    if value is not g and type(snapshot) not in NO_REFERENCE:
+        hold(holders, value, snapshot, index)
+    if previous is not None and type(previous) not in NO_REFERENCE:
+        hold(holders, prev_g_flagged[0], previous, index)
+
+
 def written_leaves(value, contribution):
     """The arrays ``add_outgrads`` writes into when it adds ``contribution`` to the mutable entry
     ``value``: the one element ``x[i]`` names for a sparse contribution to a container, else all."""

@@ -6,7 +6,7 @@ arriving (zip's position gives the parent) and the snapshot of each entry, so a 
 """
 
 from ..eventlog import NO_PREVIOUS
-from ..history import hold, written_leaves
+from ..history import hold, hold_accumulation, written_leaves
 from ..values import NO_REFERENCE, SCALARS, holds_reference
 from .kinds import ADDOUTGRADS, BACKWARDEND, BACKWARDSTART, LOCALVJP, TOPOSORTYIELD
 
@@ -156,13 +156,8 @@ class BackwardQueries:
             snapshot = self._history.share(snapshot, value)
         values.extend((ADDOUTGRADS, "rev", frame.level, frame.number, frame.label, position, parent, argnum,
                        previous, previous_flag, contribution, snapshot, mutable))
-        holders = frame.holders
-        if type(contribution) not in NO_REFERENCE:
-            hold(holders, g, contribution, index)
-        if value is not g and type(snapshot) not in NO_REFERENCE:
-            hold(holders, value, snapshot, index)
-        if previous is not None and type(previous) not in NO_REFERENCE:
-            hold(holders, prev_g_flagged[0], previous, index)
+        if type(contribution) not in NO_REFERENCE or type(snapshot) not in NO_REFERENCE or previous is not None:
+            hold_accumulation(frame.holders, index, prev_g_flagged, previous, g, contribution, value, snapshot)
         if parent is not None:
             frame.entries[parent] = (value, snapshot)
 

@@ -4,7 +4,7 @@ makes while it is built (mode ``fwd``)."""
 import numpy as np
 
 from ..eventlog import NO_PREVIOUS
-from ..history import hold
+from ..history import hold, hold_accumulation
 from ..values import NO_REFERENCE, holds_reference
 from .kinds import ADDOUTGRADS, JVPNODECREATED
 from .nodes import _is_one_of
@@ -73,13 +73,8 @@ class ForwardMode:
         if mutable and holds_reference(snapshot):
             snapshot = self._history.share(snapshot, value)
         if forward:  # a tangent being summed may be the one make_jvp returns
-            holders, index = self._tangents(frame.level), len(self._starts)
-            if type(contribution) not in NO_REFERENCE:
-                hold(holders, g, contribution, index)
-            if value is not g and type(snapshot) not in NO_REFERENCE:
-                hold(holders, value, snapshot, index)
-            if previous is not None and type(previous) not in NO_REFERENCE:
-                hold(holders, prev_g_flagged[0], previous, index)
+            hold_accumulation(self._tangents(frame.level), len(self._starts), prev_g_flagged, previous, g,
+                              contribution, value, snapshot)
         self._emit((ADDOUTGRADS, "fwd" if forward else "rev",
                     frame.level if frame is not None else self._current_level(),
                     self._query.number if forward and self._query else None,
