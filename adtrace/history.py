@@ -59,9 +59,9 @@ class CopyOnWrite:
             version.array = version.array.copy()
         self._live.clear()
 
-    def detach(self, recording, indices, result):
-        """The gradient ``result`` goes to the user: events ``indices`` (and every Version of it)
-        keep a copy, not the array the user gets."""
+    def detach(self, recording, positions, result):
+        """``result`` goes to the user: the events starting at ``positions`` in the event log (and
+        every Version of it) keep a copy, not the array the user gets."""
         leaves = array_leaves(result)
         self.before_writing(leaves)
         copies = {id(a): a.copy() for a in leaves}
@@ -71,32 +71,33 @@ class CopyOnWrite:
                 return copies.get(id(stored), stored)
             return stored if kind in NO_REFERENCE else _map_arrays(stored, lambda a: copies.get(id(a), a))
 
-        for index in sorted({i for i in indices if i is not None}):
+        for index in sorted({recording.log.index_at(p) for p in positions}):
             recording.update(index, swap)
 
 
-def hold(holders, value, snapshot, index):
-    """Note in ``holders`` (``id(value) -> event indices``) that event ``index`` holds the live
-    ``value`` through ``snapshot``, if it does by reference: if ``value`` later goes to the user,
-    ``detach`` corrects those events. A value can sit in many events: a cotangent passed through
-    unchanged (``add``'s VJP returns g) is one node's outgrad, the next one's ingrad, and so on."""
+def hold(holders, value, snapshot, position):
+    """Note in ``holders`` (``id(value) -> event positions``) that the event starting at
+    ``position`` in the event log holds the live ``value`` through ``snapshot``, if it does by
+    reference: if ``value`` later goes to the user, ``detach`` corrects those events. A value can
+    sit in many events: a cotangent passed through unchanged (``add``'s VJP returns g) is one
+    node's outgrad, the next one's ingrad, and so on."""
     if type(snapshot) is np.ndarray or holds_reference(snapshot):
         events = holders.get(id(value))
         if events is None:
-            holders[id(value)] = [index]
+            holders[id(value)] = [position]
         else:
-            events.append(index)
+            events.append(position)
 
 
-def hold_accumulation(holders, index, prev_g_flagged, previous, g, contribution, value, snapshot):
-    """``hold`` the values the add_outgrads event ``index`` holds: the contribution ``g``, the
-    result ``value`` and the previous entry, through their snapshots."""
+def hold_accumulation(holders, position, prev_g_flagged, previous, g, contribution, value, snapshot):
+    """``hold`` the values the add_outgrads event at ``position`` holds: the contribution ``g``,
+    the result ``value`` and the previous entry, through their snapshots."""
     if type(contribution) not in NO_REFERENCE:
-        hold(holders, g, contribution, index)
+        hold(holders, g, contribution, position)
     if value is not g and type(snapshot) not in NO_REFERENCE:
-        hold(holders, value, snapshot, index)
+        hold(holders, value, snapshot, position)
     if previous is not None and type(previous) not in NO_REFERENCE:
-        hold(holders, prev_g_flagged[0], previous, index)
+        hold(holders, prev_g_flagged[0], previous, position)
 
 
 def written_leaves(value, contribution):

@@ -42,7 +42,7 @@ class Recorder(Nodes, BackwardQueries, ForwardMode):
         self.keeps_values = capture.keeps_values  # False under capture "structure"
         self.closed = False  # left (its record() block ended, or it was closed out of order)
         self.failure = None
-        self._values, self._starts = recording.log.values, recording.log.starts
+        self._values = recording.log.values  # where events are written (adtrace.eventlog)
         # id(node) -> label, level, argnums: three dicts, no tuple per node for the garbage collector
         self._labels, self._levels, self._argnums = {}, {}, {}
         self._names = {}  # primitive -> (name, label suffix)
@@ -52,6 +52,7 @@ class Recorder(Nodes, BackwardQueries, ForwardMode):
         self._query = None  # the innermost open _Query
         self._queries = 0
         self._history = CopyOnWrite()
+        self._newest_held = None  # (id, event position) of the newest node whose value is held by reference
         self._tangent_holders = {}  # level -> holders of the open forward trace's tangents (ForwardMode)
         recording.before_read = self._history.freeze_all  # events read mid-recording stay true
 
@@ -82,7 +83,6 @@ class Recorder(Nodes, BackwardQueries, ForwardMode):
 
     def _emit(self, fields):
         """Append one event: its type index and fields, flat (``adtrace.eventlog``)."""
-        self._starts.append(len(self._values))
         self._values.extend(fields)
 
     def _snapshot(self, seen, value):

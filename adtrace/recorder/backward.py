@@ -56,10 +56,11 @@ class BackwardQueries:
         self._pop(query)
         snapshot = None if error is not None else self._snapshot(query.popped, result)
         error_name = None if error is None else type(error).__name__
+        position = len(self._values)
         self._emit((BACKWARDEND, "rev", query.level, query.number, query.end, snapshot, error_name))
         if error is None and holds_reference(snapshot):  # the user gets the array these events hold
             held = query.holders.get(id(result), ())
-            self._history.detach(self.recording, (*held, len(self._starts) - 1), result)
+            self._history.detach(self.recording, (*held, position), result)
 
     def on_toposort(self, node):
         query = self._query
@@ -70,9 +71,7 @@ class BackwardQueries:
         query.parents, query.label, query.argnums, query.position = node.parents, label, self._argnums[key], 0
         if self.keeps_values:
             query.popped = query.entries.pop(label, None)  # outgrad = outgrads.pop(node)
-        values = self._values
-        self._starts.append(len(values))
-        values.extend((TOPOSORTYIELD, "rev", query.level, query.number, label, query.visited))
+        self._values.extend((TOPOSORTYIELD, "rev", query.level, query.number, label, query.visited))
         query.visited += 1
 
     def on_local_vjp(self, node_id, g, ingrads):
@@ -91,7 +90,8 @@ class BackwardQueries:
         else:
             count = len(ingrads)
             outgrad, snapshots = None, _NONES[count] if count < 64 else (None,) * count
-        values, index = self._values, len(self._starts)
+        values = self._values
+        index = len(values)  # where this event starts: history.hold notes positions
         if query is not None:
             query.ingrads, query.snapshots = ingrads, snapshots
             if self.keeps_values:
@@ -101,7 +101,6 @@ class BackwardQueries:
                 for value, snapshot in zip(ingrads, snapshots):
                     if type(snapshot) not in NO_REFERENCE and value is not g:
                         hold(holders, value, snapshot, index)
-        self._starts.append(len(values))
         values.extend((LOCALVJP, "rev", level, number, label, outgrad, len(snapshots), *snapshots))
 
     def before_add_outgrads(self, prev_g_flagged, g):
@@ -139,8 +138,8 @@ class BackwardQueries:
             parent = None
         argnum = argnums[position] if position < len(argnums) else None
         previous_flag = prev_g_flagged[1] if prev_g_flagged else NO_PREVIOUS
-        values, index = self._values, len(self._starts)
-        self._starts.append(len(values))
+        values = self._values
+        index = len(values)
         if not self.keeps_values:
             values.extend((ADDOUTGRADS, "rev", frame.level, frame.number, frame.label, position, parent, argnum,
                            None, previous_flag, None, None, mutable))

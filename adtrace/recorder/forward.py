@@ -39,11 +39,13 @@ class ForwardMode:
         self._register(id(node), frame.label, frame.level, frame.argnums)
         copy = type(value) is np.ndarray and _is_one_of(value, args)
         tangent_copy = copy or (type(node.g) is np.ndarray and _is_one_of(node.g, args))
-        tangent = self.capture(node.g, tangent_copy)
+        snapshot, tangent = self.capture(value, copy), self.capture(node.g, tangent_copy)
         if type(tangent) not in NO_REFERENCE:  # make_jvp gives the end node's tangent to the user
-            hold(self._tangents(frame.level), node.g, tangent, len(self._starts))
+            hold(self._tangents(frame.level), node.g, tangent, len(self._values))
+        if type(snapshot) not in NO_REFERENCE:  # and its value
+            self._newest_held = (id(node), len(self._values))
         self._emit((JVPNODECREATED, "fwd", frame.level, self._query and self._query.number, frame.label,
-                    frame.name, frame.argnums, ",".join(frame.parents), self.capture(value, copy), tangent))
+                    frame.name, frame.argnums, ",".join(frame.parents), snapshot, tangent))
 
     def _tangents(self, level):
         """The holders (history.hold) of the tangents of the forward trace open at ``level``."""
@@ -73,7 +75,7 @@ class ForwardMode:
         if mutable and holds_reference(snapshot):
             snapshot = self._history.share(snapshot, value)
         if forward:  # a tangent being summed may be the one make_jvp returns
-            hold_accumulation(self._tangents(frame.level), len(self._starts), prev_g_flagged, previous, g,
+            hold_accumulation(self._tangents(frame.level), len(self._values), prev_g_flagged, previous, g,
                               contribution, value, snapshot)
         self._emit((ADDOUTGRADS, "fwd" if forward else "rev",
                     frame.level if frame is not None else self._current_level(),

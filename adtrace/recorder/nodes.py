@@ -14,7 +14,7 @@ import numpy as np
 from .. import hooks
 from ..callsite import user_call_site
 from ..labels import ROOT_NAME, node_label, primitive_name
-from ..values import SCALARS, holds_reference
+from ..values import NO_REFERENCE, SCALARS, holds_reference
 from .kinds import JVPNODECREATED, JVPROOT, NODECREATED, ROOTCREATED, TRACERETURNED
 
 # Primitives whose output is an outgrads accumulator under higher-order differentiation: the inner
@@ -80,9 +80,10 @@ class Nodes:
             snapshot = self.capture(value, copy)
             if fun in _ACCUMULATORS and holds_reference(snapshot):
                 snapshot = self._history.share(snapshot, value)
-        query, values = self._query, self._values
-        self._starts.append(len(values))
-        values.extend((NODECREATED, "rev", level, query and query.number, label, names[0], argnums,
+            if type(snapshot) not in NO_REFERENCE:  # the end value on_trace may give the user
+                self._newest_held = (key, len(self._values))
+        query = self._query
+        self._values.extend((NODECREATED, "rev", level, query and query.number, label, names[0], argnums,
                        parent_labels, snapshot))
 
     def on_vjp_root(self, node):
@@ -100,25 +101,25 @@ class Nodes:
         end = None if end_node is None else self._lookup(end_node)
         self._emit((TRACERETURNED, mode, level, self._query and self._query.number, root, end,
                     self.capture(x, copy=True), self.capture(end_value, copy=True), end_node is None))
-        if not self.keeps_values:
-            return
-        if end_node is not None:  # make_vjp / make_jvp give the end value to the user
-            index = self._node_event(end, root)
-            if index is not None and holds_reference(self._values[self._starts[index] + _VALUE]):
-                self._history.detach(self.recording, (index,), end_value)
-        if mode == "fwd":
+        if end_node is not None and self.capture.may_reference(end_value):
+            # make_vjp / make_jvp give the end value to the user, who may write into it
+            newest = self._newest_held
+            position = newest[1] if newest is not None and newest[0] == id(end_node) else self._node_event(end, root)
+            if position is not None and holds_reference(self._values[position + _VALUE]):
+                self._history.detach(self.recording, (position,), end_value)
+        if mode == "fwd" and self.keeps_values:
             self.end_forward_trace(level, end_node)
 
     def _node_event(self, label, root):
-        """The index of the event that created node ``label``, searched from the newest event back
-        to the trace's ``root`` (``None`` if not found: a node from before the recording)."""
-        values, starts = self._values, self._starts
-        for index in range(len(starts) - 1, -1, -1):
-            start = starts[index]
+        """Where the event that created node ``label`` starts in the event log, searched from the
+        newest event back to the trace's ``root`` (``None`` if not found: a node from before the
+        recording)."""
+        values = self._values
+        for start in reversed(self.recording.log.starts):
             if values[start] in _NODE_EVENTS:
                 found = values[start + _LABEL]
                 if found == label:
-                    return index
+                    return start
                 if found == root:
                     return None
         return None
