@@ -61,8 +61,9 @@ class CopyOnWrite:
 
     def detach(self, recording, positions, result):
         """``result`` goes to the user: the events starting at ``positions`` in the event log (and
-        every Version of it) keep a copy, not the array the user gets."""
-        leaves = array_leaves(result)
+        every Version of its arrays) keep copies of its arrays and of the arrays they are views of
+        (the user writes into those through them)."""
+        leaves = exposed_arrays(result)
         self.before_writing(leaves)
         copies = {id(a): a.copy() for a in leaves}
         def swap(stored):
@@ -73,6 +74,16 @@ class CopyOnWrite:
 
         for index in sorted({recording.log.index_at(p) for p in positions}):
             recording.update(index, swap)
+
+
+def exposed_arrays(value):
+    """The arrays a live value gives access to: its own, and those they are views of."""
+    arrays = []
+    for array in array_leaves(value):
+        while array is not None:
+            arrays.append(array)
+            array = array.base if isinstance(array.base, np.ndarray) else None
+    return arrays
 
 
 def hold(holders, value, snapshot, position):

@@ -93,6 +93,7 @@ class Capture:
             raise ValueError(f"inline_size must be a non-negative int; got {inline_size!r}")
         self.level = level
         self.keeps_values = level != "structure"
+        self._protected = {}  # id(array) -> count: the user's arrays (seeds), copied wherever seen
         self.limit = None if level == "full" else inline_size
         # a box's level; the recorder sets it to the level of the box's node
         self.box_level = box_level or (lambda box: box._trace)
@@ -106,7 +107,7 @@ class Capture:
         if t is np.ndarray:
             if self.limit is not None and value.size > self.limit:
                 return summarize(value)
-            return value.copy() if copy or value.base is not None else value
+            return value.copy() if copy or value.base is not None or id(value) in self._protected else value
         if t in SCALARS:
             return value
         if t in box_types:
@@ -129,6 +130,18 @@ class Capture:
             return {k: self(v, copy, sized) for k, v in value.items()}
         return value  # numpy scalars and other immutable objects
 
+    def protect(self, value):
+        """The arrays of ``value`` (a seed the user owns and may change) are copied wherever a
+        snapshot would hold them by reference, until ``unprotect(value)``."""
+        for array in array_leaves(value):
+            self._protected[id(array)] = self._protected.get(id(array), 0) + 1
+
+    def unprotect(self, value):
+        for array in array_leaves(value):
+            count = self._protected.pop(id(array), 0) - 1
+            if count > 0:
+                self._protected[id(array)] = count
+
     def may_reference(self, value):
         """Whether a snapshot of the live ``value`` may hold some of its arrays by reference."""
         return self.keeps_values and any(self.limit is None or a.size <= self.limit for a in array_leaves(value))
@@ -136,6 +149,20 @@ class Capture:
 
 # snapshot types that never hold a live array: hot callers test this before holds_reference
 NO_REFERENCE = SCALARS | {ArraySummary, ContainerSummary}
+
+
+def is_part_of(value, args):
+    """Whether ``value`` is one of ``args``, or an element of a tuple, list or dict among them
+    (``t[0]`` of the user's tuple ``t``)."""
+    for arg in args:
+        if arg is value:
+            return True
+        kind = type(arg)
+        if (kind is tuple or kind is list) and any(item is value for item in arg):
+            return True
+        if kind is dict and any(item is value for item in arg.values()):
+            return True
+    return False
 
 
 def _exceeds(value, limit):

@@ -260,3 +260,65 @@ def test_value_and_tangent_of_make_jvp_changed_by_the_user(capture):
     assert _same(expected, _frozen(rec))
     nodes = rec.of_kind("jvp_node")
     assert nodes[-1].tangent is not tangent and np.allclose(nodes[-1].tangent, 2 * np.cos([1.0, 2.0]))
+
+
+@pytest.mark.parametrize("capture", ["auto", "full"])
+def test_views_handed_to_the_user_leave_their_bases_true(capture):
+    """reshape's and transpose's VJPs return views of a cotangent, a slice is a view of a value:
+    the user writes through them into arrays the events hold."""
+    x, c = np.array([1.0, 2.0, 3.0]), np.array([[1.0], [2.0], [3.0]])
+    with adtrace.record(capture=capture) as rec:
+        g = grad(lambda x: anp.sum(anp.reshape(x, (3, 1)) * c))(x)
+        _, v = make_vjp(lambda x: (x * 2.0)[1:])(x)
+        w = grad(lambda m: anp.sum(anp.transpose(m) * np.arange(6.0).reshape(3, 2)))(np.ones((2, 3)))
+        expected = _frozen(rec)
+        g += 100.0
+        v += 100.0
+        w += 100.0
+    assert g.base is not None and v.base is not None and w.base is not None
+    assert _same(expected, _frozen(rec))
+
+
+def test_forward_over_reverse_accumulators_are_recorded_at_creation():
+    """make_jvp(grad(f)): the inner pass's VSpace.add / mut_add are JVP nodes, and the next mut_add
+    writes into the array the VSpace.add node made."""
+    x = np.array([1.0, 2.0, 3.0])
+    with adtrace.record(capture="full") as rec:
+        value, _ = make_jvp(grad(lambda x: anp.sum(x * x + x)))(x)(np.ones(3))
+        expected = _frozen(rec)
+        value += 100.0
+    accumulators = [e for e in rec.of_kind("jvp_node") if e.primitive.startswith("VSpace")]
+    assert [e.value.tolist() for e in accumulators] == [[2, 3, 4], [3, 5, 7]]
+    assert _same(expected, _frozen(rec))
+
+
+def test_container_end_values_handed_to_the_user():
+    from autograd.builtins import list as alist, tuple as atuple
+    from autograd.differential_operators import grad_and_aux
+
+    x = np.array([1.0, 2.0, 3.0])
+    with adtrace.record() as rec:
+        _, (s, c) = make_vjp(lambda x: atuple((anp.sin(x), anp.cos(x))))(x)
+        (e, d), _ = make_jvp(lambda x: alist([anp.exp(x), x * 2.0]))(x)(np.ones(3))
+        _, aux = grad_and_aux(lambda x: (anp.sum(x * x), x * 3.0))(x)
+        expected = _frozen(rec)
+        for array in (s, c, e, d, aux):
+            array[:] = -1.0
+    assert _same(expected, _frozen(rec))
+
+
+def test_container_inputs_and_seeds_and_a_passed_through_tangent_seed():
+    from autograd.builtins import list as alist
+
+    u, w = np.array([1.0, 2.0]), np.array([3.0, 4.0])
+    t1, t2, s1, s2, seed = np.ones(2), np.ones(2), np.ones(2), np.ones(2), np.ones(3)
+    with adtrace.record() as rec:
+        grad(lambda t: anp.sum(t[0] * t[1]))((u, w))  # input tuple
+        make_jvp(lambda t: t[0] * t[1])((np.ones(2), np.ones(2)))((t1, t2))  # tangent tuple
+        vjp, _ = make_vjp(lambda t: alist(t))([np.ones(2), np.ones(2)])
+        vjp([s1, s2])  # a seed list, its parts passed through
+        make_jvp(lambda x: (x + 1.0) * 2.0)(np.zeros(3))(seed)  # add's JVP passes the seed through
+        expected = _frozen(rec)
+    for array in (u, w, t1, t2, s1, s2, seed):
+        array += 100.0
+    assert _same(expected, _frozen(rec))

@@ -52,6 +52,7 @@ class Recorder(Nodes, BackwardQueries, ForwardMode):
         self._query = None  # the innermost open _Query
         self._queries = 0
         self._history = CopyOnWrite()
+        self._jvp_seeds = {}  # level -> make_jvp's tangent seed, while its forward trace is open
         self._newest_held = None  # (id, event position) of the newest node whose value is held by reference
         self._tangent_holders = {}  # level -> holders of the open forward trace's tangents (ForwardMode)
         recording.before_read = self._history.freeze_all  # events read mid-recording stay true

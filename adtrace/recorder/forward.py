@@ -5,18 +5,17 @@ import numpy as np
 
 from ..eventlog import NO_PREVIOUS
 from ..history import hold, hold_accumulation
-from ..values import NO_REFERENCE, holds_reference
+from ..values import NO_REFERENCE, holds_reference, is_part_of
 from .kinds import ADDOUTGRADS, JVPNODECREATED
-from .nodes import _is_one_of
 
 
 class _JVPFrame:
     """A JVPNode under construction: its sum_outgrads calls are forward-mode add_outgrads events."""
 
-    __slots__ = ("label", "name", "level", "argnums", "parents", "position")
+    __slots__ = ("fun", "label", "name", "level", "argnums", "parents", "position")
 
-    def __init__(self, label, name, level, argnums, parents):
-        self.label, self.name, self.level, self.argnums, self.parents = label, name, level, argnums, parents
+    def __init__(self, fun, label, name, level, argnums, parents):
+        self.fun, self.label, self.name, self.level, self.argnums, self.parents = fun, label, name, level, argnums, parents
         self.position = 0
 
 
@@ -27,7 +26,7 @@ class ForwardMode:
         labels = tuple(self._lookup(p) for p in parents)
         level = self._levels[id(parents[0])] if parents else self._current_level()
         name, label = self._label(self.begin_node(), fun)
-        frame = _JVPFrame(label, name, level, argnums, labels)
+        frame = _JVPFrame(fun, label, name, level, argnums, labels)
         self._push(frame)
         return frame
 
@@ -36,14 +35,14 @@ class ForwardMode:
 
     def end_jvp_node(self, frame, node, value, args):
         self._pop(frame)
-        self._register(id(node), frame.label, frame.level, frame.argnums)
-        copy = type(value) is np.ndarray and _is_one_of(value, args)
-        tangent_copy = copy or (type(node.g) is np.ndarray and _is_one_of(node.g, args))
-        snapshot, tangent = self.capture(value, copy), self.capture(node.g, tangent_copy)
+        key = id(node)
+        self._register(key, frame.label, frame.level, frame.argnums)
+        snapshot = self._value_snapshot(key, frame.fun, value, args) if self.keeps_values else None
+        # copy a tangent that is (part of) an argument (make_jvp's seed is protected: adtrace.values)
+        tangent_copy = type(node.g) is np.ndarray and is_part_of(node.g, args)
+        tangent = self.capture(node.g, tangent_copy)
         if type(tangent) not in NO_REFERENCE:  # make_jvp gives the end node's tangent to the user
             hold(self._tangents(frame.level), node.g, tangent, len(self._values))
-        if type(snapshot) not in NO_REFERENCE:  # and its value
-            self._newest_held = (id(node), len(self._values))
         self._emit((JVPNODECREATED, "fwd", frame.level, self._query and self._query.number, frame.label,
                     frame.name, frame.argnums, ",".join(frame.parents), snapshot, tangent))
 
@@ -56,6 +55,8 @@ class ForwardMode:
 
     def end_forward_trace(self, level, end_node):
         """make_jvp returns ``end_node.g`` to the user: the events holding it keep a copy."""
+        if level in self._jvp_seeds:
+            self.capture.unprotect(self._jvp_seeds.pop(level))
         holders = self._tangent_holders.pop(level, {})
         if end_node is not None and id(end_node.g) in holders:
             self._history.detach(self.recording, holders[id(end_node.g)], end_node.g)

@@ -14,7 +14,8 @@ import numpy as np
 from .. import hooks
 from ..callsite import user_call_site
 from ..labels import ROOT_NAME, node_label, primitive_name
-from ..values import NO_REFERENCE, SCALARS, holds_reference
+from ..history import exposed_arrays
+from ..values import NO_REFERENCE, SCALARS, holds_reference, is_part_of
 from .kinds import JVPNODECREATED, JVPROOT, NODECREATED, ROOTCREATED, TRACERETURNED
 
 # Primitives whose output is an outgrads accumulator under higher-order differentiation: the inner
@@ -72,19 +73,24 @@ class Nodes:
         elif type(value) in SCALARS:  # most values of a scalar program: no call
             snapshot = value
         else:
-            # Copy at once a value that is one of the call's own arguments (np.atleast_1d(x) is x:
-            # the caller may change it) or the zeros vs.mut_add(None, prev) made, which sparse_add
-            # fills in place within the same add_outgrads call.
-            copy = type(value) is np.ndarray and (_is_one_of(value, args) or
-                                                  (fun is core.VSpace.mut_add and args[1] is None))
-            snapshot = self.capture(value, copy)
-            if fun in _ACCUMULATORS and holds_reference(snapshot):
-                snapshot = self._history.share(snapshot, value)
-            if type(snapshot) not in NO_REFERENCE:  # the end value on_trace may give the user
-                self._newest_held = (key, len(self._values))
+            snapshot = self._value_snapshot(key, fun, value, args)
         query = self._query
         self._values.extend((NODECREATED, "rev", level, query and query.number, label, names[0], argnums,
                        parent_labels, snapshot))
+
+    def _value_snapshot(self, key, fun, value, args):
+        """The snapshot of node ``key``'s value, written next into the log (VJP and JVP nodes)."""
+        # Copy at once a value that is (part of) one of the call's own arguments (np.atleast_1d(x)
+        # is x, t[0] an element of the user's tuple: the caller may change them) or the zeros
+        # vs.mut_add(None, prev) made, which sparse_add fills in place within the same add_outgrads.
+        copy = type(value) is np.ndarray and (is_part_of(value, args) or
+                                              (fun is core.VSpace.mut_add and args[1] is None))
+        snapshot = self.capture(value, copy)
+        if fun in _ACCUMULATORS and holds_reference(snapshot):  # the next mut_add writes into it
+            snapshot = self._history.share(snapshot, value)
+        if type(snapshot) not in NO_REFERENCE:  # the end value on_trace may give the user
+            self._newest_held = (key, len(self._values))
+        return snapshot
 
     def on_vjp_root(self, node):
         label, level = self._new_root(node)
@@ -92,6 +98,9 @@ class Nodes:
 
     def on_jvp_root(self, node, g):
         label, level = self._new_root(node)
+        if self.keeps_values:  # the user's tangent: copied wherever the trace carries it
+            self._jvp_seeds[level] = g
+            self.capture.protect(g)
         self._emit((JVPROOT, "fwd", level, self._query and self._query.number, label,
                     self.capture(g, copy=True)))
 
@@ -103,10 +112,14 @@ class Nodes:
                     self.capture(x, copy=True), self.capture(end_value, copy=True), end_node is None))
         if end_node is not None and self.capture.may_reference(end_value):
             # make_vjp / make_jvp give the end value to the user, who may write into it
-            newest = self._newest_held
-            position = newest[1] if newest is not None and newest[0] == id(end_node) else self._node_event(end, root)
-            if position is not None and holds_reference(self._values[position + _VALUE]):
-                self._history.detach(self.recording, (position,), end_value)
+            if type(end_value) is np.ndarray and end_value.base is None:  # in the end node's event only
+                newest = self._newest_held
+                position = newest[1] if newest is not None and newest[0] == id(end_node) else self._node_event(end, root)
+                held = (position,) if position is not None and holds_reference(self._values[position + _VALUE]) else ()
+            else:  # a view or a container (atuple): other nodes' events hold its arrays
+                first = self._node_event(root, root)
+                held = () if first is None else self.recording.log.holding(first, exposed_arrays(end_value))
+            self._history.detach(self.recording, held, end_value)
         if mode == "fwd" and self.keeps_values:
             self.end_forward_trace(level, end_node)
 
@@ -160,8 +173,3 @@ class Nodes:
         return level if level is not None else hooks.state.levels.get(box._trace, box._trace)
 
 
-def _is_one_of(value, args):
-    for arg in args:
-        if arg is value:
-            return True
-    return False
