@@ -9,14 +9,11 @@ stored as two values, a node's parent labels as one comma-separated string (labe
 commas), a vjp's ingrads as their count followed by them; all rebuilt when the event is built.
 """
 
-from bisect import bisect_left, bisect_right
+from bisect import bisect_left
 from dataclasses import fields
-
-import numpy as np
 
 from .events import EVENT_TYPES, AddOutgrads, JVPNodeCreated, LocalVJP, NodeCreated
 from .history import resolve
-from .values import NO_REFERENCE, Version, snapshot_arrays
 
 ADD_OUTGRADS, LOCAL_VJP = EVENT_TYPES.index(AddOutgrads), EVENT_TYPES.index(LocalVJP)
 NODES = (EVENT_TYPES.index(NodeCreated), EVENT_TYPES.index(JVPNodeCreated))
@@ -52,22 +49,6 @@ class EventLog:
     def __len__(self):
         return len(self.starts)
 
-    def holding(self, first, arrays):
-        """Where the events from position ``first`` on start whose stored fields hold one of
-        ``arrays`` by reference (not through a Version: copy-on-write keeps those)."""
-        ids, starts, found = {id(a) for a in arrays}, self.starts, []
-        for position, stored in enumerate(self.values[first:], first):
-            kind = type(stored)
-            if kind is np.ndarray:
-                if id(stored) not in ids:
-                    continue
-            elif kind in NO_REFERENCE or kind is Version or not any(id(a) in ids for a in snapshot_arrays(stored)):
-                continue
-            start = starts[bisect_right(starts, position) - 1]
-            if not found or found[-1] != start:
-                found.append(start)
-        return found
-
     def index_at(self, position):
         """The index of the event whose type index is at ``position`` in ``values``."""
         return bisect_left(self.starts, position)
@@ -89,11 +70,11 @@ class EventLog:
             fields[position] = tuple(parents.split(",")) if parents else ()
         return EVENT_TYPES[kind](*fields)
 
-    def update(self, index, change):
-        """Replace each stored field of event ``index`` by ``change(field)`` (copy-on-write)."""
-        start, end = self._span(index)
+    def update(self, start, change):
+        """Replace each stored field of the event starting at ``start`` by ``change(field)``
+        (copy-on-write)."""
         values = self.values
-        for position in range(start + 1, end):
+        for position in range(start + 1, start + self._size(start)):
             values[position] = change(values[position])
 
     def _span(self, index):

@@ -72,8 +72,8 @@ class CopyOnWrite:
                 return copies.get(id(stored), stored)
             return stored if kind in NO_REFERENCE else _map_arrays(stored, lambda a: copies.get(id(a), a))
 
-        for index in sorted({recording.log.index_at(p) for p in positions}):
-            recording.update(index, swap)
+        for position in sorted(set(positions)):
+            recording.update(position, swap)
 
 
 def exposed_arrays(value):
@@ -98,6 +98,12 @@ def hold(holders, value, snapshot, position):
             holders[id(value)] = [position]
         else:
             events.append(position)
+
+
+def held_positions(holders, value):
+    """Where the events holding ``value`` start, by ``holders``: events holding the value itself,
+    its arrays, or the arrays they are views of (a view's base: reshape's VJP returns a view)."""
+    return [position for live in (value, *exposed_arrays(value)) for position in holders.get(id(live), ())]
 
 
 def hold_accumulation(holders, position, prev_g_flagged, previous, g, contribution, value, snapshot):

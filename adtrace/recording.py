@@ -20,6 +20,7 @@ class Recording:
         self.capture = capture  # the capture level the values were taken under
         self.log = EventLog()  # what the recorder writes
         self._events = []  # the first len(_events) events of the log, built
+        self._built = 0  # where the first event not built yet starts in the log
         self._nodes = {}  # label -> RootCreated | NodeCreated | JVPRoot | JVPNodeCreated
         self.failure = None  # set when the recorder stopped after an internal error
         self.calls = {}  # label -> NodeCall, under record(calls=True) only
@@ -36,6 +37,7 @@ class Recording:
             events.append(event)
             if event.kind in NODE_KINDS:
                 self._nodes[event.label] = event
+        self._built = len(log.values)
         return events
 
     @property
@@ -52,10 +54,12 @@ class Recording:
         return (f"<Recording capture={self.capture!r}: {len(self.events)} events, "
                 f"{len(self.nodes)} nodes, {len(self.queries)} backward queries>")
 
-    def update(self, index, change):
-        """Correct event ``index``'s stored fields (copy-on-write), and the event if already built."""
-        self.log.update(index, change)
-        if index < len(self._events):
+    def update(self, start, change):
+        """Correct the stored fields of the event starting at ``start`` in the log (copy-on-write),
+        and the event if already built."""
+        self.log.update(start, change)
+        if start < self._built:
+            index = self.log.index_at(start)
             event = self._events[index] = self.log.event(index)
             if event.kind in NODE_KINDS:
                 self._nodes[event.label] = event

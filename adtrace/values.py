@@ -142,10 +142,6 @@ class Capture:
             if count > 0:
                 self._protected[id(array)] = count
 
-    def may_reference(self, value):
-        """Whether a snapshot of the live ``value`` may hold some of its arrays by reference."""
-        return self.keeps_values and any(self.limit is None or a.size <= self.limit for a in array_leaves(value))
-
 
 # snapshot types that never hold a live array: hot callers test this before holds_reference
 NO_REFERENCE = SCALARS | {ArraySummary, ContainerSummary}

@@ -31,7 +31,7 @@ def test_update_changes_stored_fields_and_rebuilds_a_built_event():
     index = next(i for i, e in enumerate(rec.events) if e.kind == "backward_end")
     before = rec.events[index].result
     replacement = np.array([-1.0, -1.0])
-    rec.update(index, lambda stored: replacement if stored is before else stored)
+    rec.update(rec.log.starts[index], lambda stored: replacement if stored is before else stored)
     assert rec.events[index].result is replacement  # the built event was rebuilt
     assert rec.log.event(index).result is replacement  # and the stored field changed
     assert rec.events[index].end == "v2_sum"  # the other fields are untouched

@@ -53,8 +53,7 @@ class Recorder(Nodes, BackwardQueries, ForwardMode):
         self._queries = 0
         self._history = CopyOnWrite()
         self._jvp_seeds = {}  # level -> make_jvp's tangent seed, while its forward trace is open
-        self._newest_held = None  # (id, event position) of the newest node whose value is held by reference
-        self._tangent_holders = {}  # level -> holders of the open forward trace's tangents (ForwardMode)
+        self._trace_holders = {}  # level -> the values the open trace holds by reference (Nodes._held_in_trace)
         recording.before_read = self._history.freeze_all  # events read mid-recording stay true
 
     def fail(self, exc):

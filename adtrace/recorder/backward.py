@@ -6,8 +6,8 @@ arriving (zip's position gives the parent) and the snapshot of each entry, so a 
 """
 
 from ..eventlog import NO_PREVIOUS
-from ..history import exposed_arrays, hold, hold_accumulation, written_leaves
-from ..values import NO_REFERENCE, SCALARS, array_leaves, holds_reference
+from ..history import held_positions, hold, hold_accumulation, written_leaves
+from ..values import NO_REFERENCE, SCALARS, holds_reference
 from .kinds import ADDOUTGRADS, BACKWARDEND, BACKWARDSTART, LOCALVJP, TOPOSORTYIELD
 
 _NONES = [(None,) * n for n in range(64)]  # ingrads under capture "structure", without a new tuple
@@ -17,12 +17,11 @@ class _Query:
     """The state of one backward_pass run: which node's contributions are arriving, and the
     snapshot of each ``outgrads`` entry (so a value seen again is not captured twice)."""
 
-    __slots__ = ("number", "level", "end", "start", "visited", "parents", "label", "argnums", "position",
+    __slots__ = ("number", "level", "end", "visited", "parents", "label", "argnums", "position",
                  "entries", "holders", "popped", "ingrads", "snapshots", "seed")
 
-    def __init__(self, number, level, end, start):
+    def __init__(self, number, level, end):
         self.number, self.level, self.end = number, level, end
-        self.start = start  # where its first event starts in the event log
         self.visited, self.parents, self.label, self.argnums, self.position = 0, (), None, (), 0
         # parent label -> (live value, snapshot): outgrads[parent], kept only when values are captured
         self.entries = {}
@@ -44,7 +43,7 @@ class BackwardQueries:
         self._queries += 1
         end = self._lookup(end_node)
         level = self._levels[id(end_node)]
-        query = _Query(self._queries, level, end, len(self._values))
+        query = _Query(self._queries, level, end)
         seed = self.capture(g, copy=True)  # the caller's array: they may change it afterwards
         if self.keeps_values:
             query.entries[end] = (g, seed)
@@ -65,11 +64,7 @@ class BackwardQueries:
         position = len(self._values)
         self._emit((BACKWARDEND, "rev", query.level, query.number, query.end, snapshot, error_name))
         if error is None and holds_reference(snapshot):  # the user gets the array these events hold
-            held = query.holders.get(id(result), [])
-            bases = [a.base for a in array_leaves(result) if a.base is not None]
-            if bases:  # a view (reshape's VJP gives one): the user writes through it into its base
-                held = held + self.recording.log.holding(query.start, exposed_arrays(bases))
-            self._history.detach(self.recording, (*held, position), result)
+            self._history.detach(self.recording, (*held_positions(query.holders, result), position), result)
 
     def on_toposort(self, node):
         query = self._query

@@ -37,29 +37,14 @@ class ForwardMode:
         self._pop(frame)
         key = id(node)
         self._register(key, frame.label, frame.level, frame.argnums)
-        snapshot = self._value_snapshot(key, frame.fun, value, args) if self.keeps_values else None
+        snapshot = self._value_snapshot(frame.level, frame.fun, value, args) if self.keeps_values else None
         # copy a tangent that is (part of) an argument (make_jvp's seed is protected: adtrace.values)
         tangent_copy = type(node.g) is np.ndarray and is_part_of(node.g, args)
         tangent = self.capture(node.g, tangent_copy)
         if type(tangent) not in NO_REFERENCE:  # make_jvp gives the end node's tangent to the user
-            hold(self._tangents(frame.level), node.g, tangent, len(self._values))
+            hold(self._held_in_trace(frame.level), node.g, tangent, len(self._values))
         self._emit((JVPNODECREATED, "fwd", frame.level, self._query and self._query.number, frame.label,
                     frame.name, frame.argnums, ",".join(frame.parents), snapshot, tangent))
-
-    def _tangents(self, level):
-        """The holders (history.hold) of the tangents of the forward trace open at ``level``."""
-        holders = self._tangent_holders.get(level)
-        if holders is None:
-            holders = self._tangent_holders[level] = {}
-        return holders
-
-    def end_forward_trace(self, level, end_node):
-        """make_jvp returns ``end_node.g`` to the user: the events holding it keep a copy."""
-        if level in self._jvp_seeds:
-            self.capture.unprotect(self._jvp_seeds.pop(level))
-        holders = self._tangent_holders.pop(level, {})
-        if end_node is not None and id(end_node.g) in holders:
-            self._history.detach(self.recording, holders[id(end_node.g)], end_node.g)
 
     def _add_outside_a_pass(self, frame, prev_g_flagged, previous, g, result):
         """Forward mode (one step of sum_outgrads while a JVPNode is built), or a backward pass
@@ -76,7 +61,7 @@ class ForwardMode:
         if mutable and holds_reference(snapshot):
             snapshot = self._history.share(snapshot, value)
         if forward:  # a tangent being summed may be the one make_jvp returns
-            hold_accumulation(self._tangents(frame.level), len(self._values), prev_g_flagged, previous, g,
+            hold_accumulation(self._held_in_trace(frame.level), len(self._values), prev_g_flagged, previous, g,
                               contribution, value, snapshot)
         self._emit((ADDOUTGRADS, "fwd" if forward else "rev",
                     frame.level if frame is not None else self._current_level(),

@@ -14,16 +14,14 @@ import numpy as np
 from .. import hooks
 from ..callsite import user_call_site
 from ..labels import ROOT_NAME, node_label, primitive_name
-from ..history import exposed_arrays
+from ..history import held_positions, hold
 from ..values import NO_REFERENCE, SCALARS, holds_reference, is_part_of
-from .kinds import JVPNODECREATED, JVPROOT, NODECREATED, ROOTCREATED, TRACERETURNED
+from .kinds import JVPROOT, NODECREATED, ROOTCREATED, TRACERETURNED
 
 # Primitives whose output is an outgrads accumulator under higher-order differentiation: the inner
 # backward pass's vs.add / vs.mut_add / sparse_add are recorded as nodes of the outer trace, and
 # their output array is the one the next mut_add writes into.
 _ACCUMULATORS = frozenset({core.VSpace.add, core.VSpace.mut_add, core.sparse_add})
-_NODE_EVENTS = frozenset({NODECREATED, JVPNODECREATED, ROOTCREATED, JVPROOT})
-_LABEL, _VALUE = 4, 8  # offsets from a node event's type index: its label and (NodeCreated, JVPNodeCreated) value
 
 
 @dataclass(frozen=True)
@@ -73,13 +71,13 @@ class Nodes:
         elif type(value) in SCALARS:  # most values of a scalar program: no call
             snapshot = value
         else:
-            snapshot = self._value_snapshot(key, fun, value, args)
+            snapshot = self._value_snapshot(level, fun, value, args)
         query = self._query
         self._values.extend((NODECREATED, "rev", level, query and query.number, label, names[0], argnums,
                        parent_labels, snapshot))
 
-    def _value_snapshot(self, key, fun, value, args):
-        """The snapshot of node ``key``'s value, written next into the log (VJP and JVP nodes)."""
+    def _value_snapshot(self, level, fun, value, args):
+        """The snapshot of a new node's value, written next into the log (VJP and JVP nodes)."""
         # Copy at once a value that is (part of) one of the call's own arguments (np.atleast_1d(x)
         # is x, t[0] an element of the user's tuple: the caller may change them) or the zeros
         # vs.mut_add(None, prev) made, which sparse_add fills in place within the same add_outgrads.
@@ -88,9 +86,17 @@ class Nodes:
         snapshot = self.capture(value, copy)
         if fun in _ACCUMULATORS and holds_reference(snapshot):  # the next mut_add writes into it
             snapshot = self._history.share(snapshot, value)
-        if type(snapshot) not in NO_REFERENCE:  # the end value on_trace may give the user
-            self._newest_held = (key, len(self._values))
+        if type(snapshot) not in NO_REFERENCE:  # on_trace may give it (or a view of it) to the user
+            hold(self._held_in_trace(level), value, snapshot, len(self._values))
         return snapshot
+
+    def _held_in_trace(self, level):
+        """The holders (``history.hold``) of the values recorded by reference in the trace open at
+        ``level``: node values, and forward mode's tangents."""
+        holders = self._trace_holders.get(level)
+        if holders is None:
+            holders = self._trace_holders[level] = {}
+        return holders
 
     def on_vjp_root(self, node):
         label, level = self._new_root(node)
@@ -110,32 +116,15 @@ class Nodes:
         end = None if end_node is None else self._lookup(end_node)
         self._emit((TRACERETURNED, mode, level, self._query and self._query.number, root, end,
                     self.capture(x, copy=True), self.capture(end_value, copy=True), end_node is None))
-        if end_node is not None and self.capture.may_reference(end_value):
-            # make_vjp / make_jvp give the end value to the user, who may write into it
-            if type(end_value) is np.ndarray and end_value.base is None:  # in the end node's event only
-                newest = self._newest_held
-                position = newest[1] if newest is not None and newest[0] == id(end_node) else self._node_event(end, root)
-                held = (position,) if position is not None and holds_reference(self._values[position + _VALUE]) else ()
-            else:  # a view or a container (atuple): other nodes' events hold its arrays
-                first = self._node_event(root, root)
-                held = () if first is None else self.recording.log.holding(first, exposed_arrays(end_value))
-            self._history.detach(self.recording, held, end_value)
-        if mode == "fwd" and self.keeps_values:
-            self.end_forward_trace(level, end_node)
-
-    def _node_event(self, label, root):
-        """Where the event that created node ``label`` starts in the event log, searched from the
-        newest event back to the trace's ``root`` (``None`` if not found: a node from before the
-        recording)."""
-        values = self._values
-        for start in reversed(self.recording.log.starts):
-            if values[start] in _NODE_EVENTS:
-                found = values[start + _LABEL]
-                if found == label:
-                    return start
-                if found == root:
-                    return None
-        return None
+        if not self.keeps_values:
+            return
+        holders = self._trace_holders.pop(level, {})
+        if end_node is not None:  # make_vjp / make_jvp give these to the user, who may write into them
+            self._history.detach(self.recording, held_positions(holders, end_value), end_value)
+            if mode == "fwd":
+                self._history.detach(self.recording, held_positions(holders, end_node.g), end_node.g)
+        if level in self._jvp_seeds:
+            self.capture.unprotect(self._jvp_seeds.pop(level))
 
     def _name(self, fun):
         """A primitive's (name, label suffix), computed once per primitive."""
