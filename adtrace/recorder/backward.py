@@ -95,16 +95,16 @@ class BackwardQueries:
             count = len(ingrads)
             outgrad, snapshots = None, _NONES[count] if count < 64 else (None,) * count
         values = self._values
-        index = len(values)  # where this event starts: history.hold notes positions
+        position = len(values)  # where this event starts (history.hold notes positions)
         if query is not None:
             query.ingrads, query.snapshots = ingrads, snapshots
             if self.keeps_values:
                 holders = query.holders
                 if type(outgrad) not in NO_REFERENCE:
-                    hold(holders, g, outgrad, index)
+                    hold(holders, g, outgrad, position)
                 for value, snapshot in zip(ingrads, snapshots):
                     if type(snapshot) not in NO_REFERENCE and value is not g:
-                        hold(holders, value, snapshot, index)
+                        hold(holders, value, snapshot, position)
         values.extend((LOCALVJP, "rev", level, number, label, outgrad, len(snapshots), *snapshots))
 
     def before_add_outgrads(self, prev_g_flagged, g):
@@ -143,7 +143,6 @@ class BackwardQueries:
         argnum = argnums[position] if position < len(argnums) else None
         previous_flag = prev_g_flagged[1] if prev_g_flagged else NO_PREVIOUS
         values = self._values
-        index = len(values)
         if not self.keeps_values:
             values.extend((ADDOUTGRADS, "rev", frame.level, frame.number, frame.label, position, parent, argnum,
                            None, previous_flag, None, None, mutable))
@@ -157,10 +156,11 @@ class BackwardQueries:
             snapshot = value if type(value) in SCALARS else self.capture(value)
         if mutable and holds_reference(snapshot):  # autograd may write into it later
             snapshot = self._history.share(snapshot, value)
+        start = len(values)  # where this event starts (history.hold notes positions)
         values.extend((ADDOUTGRADS, "rev", frame.level, frame.number, frame.label, position, parent, argnum,
                        previous, previous_flag, contribution, snapshot, mutable))
         if type(contribution) not in NO_REFERENCE or type(snapshot) not in NO_REFERENCE or previous is not None:
-            hold_accumulation(frame.holders, index, prev_g_flagged, previous, g, contribution, value, snapshot)
+            hold_accumulation(frame.holders, start, prev_g_flagged, previous, g, contribution, value, snapshot)
         if parent is not None:
             frame.entries[parent] = (value, snapshot)
 
