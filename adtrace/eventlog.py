@@ -2,11 +2,11 @@
 
 The hot path appends each event's fields (``values.extend``) after its type's index, and nothing
 else: where each event starts is found on read, from the number of values each type stores. It
-creates no lasting container per event: every object the garbage collector
-tracks that a recording keeps alive makes Python's collections come sooner, and on a scalar
-workload those collections were most of the recorder's cost. ``(value, mutable)`` pairs are
-stored as two values, a node's parent labels as one comma-separated string (labels have no
-commas), a vjp's ingrads as their count followed by them; all rebuilt when the event is built.
+creates no lasting container per event: every object the garbage collector tracks that a
+recording keeps alive makes Python's collections come sooner, and on a scalar workload those
+collections were most of the recorder's cost. ``(value, mutable)`` pairs are stored as two
+values, a node's parent labels as one comma-separated string (labels have no commas), a vjp's
+ingrads as their count followed by them; all rebuilt when the event is built.
 """
 
 from bisect import bisect_left

@@ -11,8 +11,11 @@ the copy reaches them all at once; events resolve Versions when they are built. 
 value instead would cost a copy per event (2.5-3.5x on array workloads, AUTOGRAD_NOTES), and
 copying a whole list of parameters per contribution is quadratic.
 
-The gradient a query returns belongs to the user, who may change it in place: ``detach`` gives the
-events that hold it (the recorder knows which) their own copy.
+What autograd hands to the user (the gradient a query returns, make_vjp's end value, make_jvp's
+value and tangent) belongs to the user, who may change it in place, through a view too: the
+recorder notes which events hold which live value by reference (``hold``, per query and per open
+trace) and ``detach`` gives those events their own copy. The user's seeds are copied wherever a
+pass carries them (``Capture.protect``).
 """
 
 import dataclasses
@@ -65,7 +68,10 @@ class CopyOnWrite:
         (the user writes into those through them)."""
         leaves = exposed_arrays(result)
         self.before_writing(leaves)
+        if not positions:
+            return
         copies = {id(a): a.copy() for a in leaves}
+
         def swap(stored):
             kind = type(stored)
             if kind is np.ndarray:
@@ -92,7 +98,10 @@ def hold(holders, value, snapshot, position):
     reference: if ``value`` later goes to the user, ``detach`` corrects those events. A value can
     sit in many events: a cotangent passed through unchanged (``add``'s VJP returns g) is one
     node's outgrad, the next one's ingrad, and so on."""
-    if type(snapshot) is np.ndarray or holds_reference(snapshot):
+    kind = type(snapshot)
+    if kind is Boxed and type(snapshot.value) in NO_REFERENCE:  # a scalar of an outer trace: the common case
+        return
+    if kind is np.ndarray or holds_reference(snapshot):
         events = holders.get(id(value))
         if events is None:
             holders[id(value)] = [position]

@@ -2,7 +2,9 @@
 
 import autograd.numpy as anp
 import numpy as np
+import pytest
 from autograd import grad
+from autograd.extend import defvjp, primitive
 
 import adtrace
 from adtrace.events import AddOutgrads, LocalVJP, NodeCreated
@@ -35,3 +37,35 @@ def test_update_changes_stored_fields_and_rebuilds_a_built_event():
     assert rec.events[index].result is replacement  # the built event was rebuilt
     assert rec.log.event(index).result is replacement  # and the stored field changed
     assert rec.events[index].end == "v2_sum"  # the other fields are untouched
+
+
+def test_every_event_type_is_found_where_it_starts():
+    """Starts are found on read from each type's size: a size that disagrees with what the recorder
+    writes would misread every later event."""
+    from autograd import make_jvp
+    from adtrace.eventlog import _SIZES
+    from adtrace.events import EVENT_TYPES
+
+    with adtrace.record() as rec:
+        grad(grad(lambda x: anp.sin(x) * x))(0.3)
+        make_jvp(lambda x: anp.sum(x * x))(np.array([1.0, 2.0]))(np.ones(2))
+        with pytest.warns(UserWarning, match="Output seems independent of input"):
+            grad(lambda x: 3.0)(1.0)
+        with np.errstate(all="ignore"):
+            try:
+                grad(lambda x: anp.log(x) * _raises(x))(1.0)  # a pass that ends with an error
+            except ZeroDivisionError:
+                pass
+    assert {type(e) for e in rec.events} == set(EVENT_TYPES)
+    starts, values = rec.log.starts, rec.log.values
+    assert len(starts) == len(rec.events) and starts[0] == 0
+    assert all(values[start] == EVENT_TYPES.index(type(e)) for start, e in zip(starts, rec.events))
+    assert starts[-1] + _SIZES[values[starts[-1]]] == len(values)  # the last event: backward_end
+
+
+@primitive
+def _raises(x):
+    return x
+
+
+defvjp(_raises, lambda ans, x: lambda g: 1 / 0)
