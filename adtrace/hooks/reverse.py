@@ -159,7 +159,7 @@ def wrap_vjp_node_init(original):
                     r.on_vjp_node(self, value, fun, args, kwargs, parent_argnums, parents)
                 except Exception as exc:
                     r.fail(exc)
-        self.vjp = record_local_vjp(id(self), self.vjp)
+        self.vjp = record_local_vjp((id(self), self.vjp))
 
     return __init__
 
@@ -176,36 +176,36 @@ def wrap_vjp_initialize_root(original):
                         r.on_vjp_root(self)
                     except Exception as exc:
                         r.fail(exc)
-            self.vjp = record_local_vjp(id(self), self.vjp)
+            self.vjp = record_local_vjp((id(self), self.vjp))
 
     return initialize_root
 
 
-class record_local_vjp:
-    """The node's local VJP, recorded when called while a recorder is active on the thread.
+class record_local_vjp(tuple):
+    """The node's local VJP, recorded when called while a recorder is active on the thread:
+    ``record_local_vjp((id(node), vjp))``.
 
     A rule with three or more boxed arguments returns a generator; it is materialised into a tuple
     before recording (``backward_pass`` zips over it, so the values it sees are the same). The
-    node's id stays valid as long as the node, which owns this object, is alive. One slotted
-    object per node rather than a closure: a closure is four objects for the garbage collector.
+    node's id stays valid as long as the node, which owns this object, is alive. A tuple, built in
+    C with no ``__init__`` frame, rather than a closure: a closure is four objects for the garbage
+    collector, and this runs once per primitive call.
     """
 
-    __slots__ = ("node_id", "vjp")
-
-    def __init__(self, node_id, vjp):
-        self.node_id, self.vjp = node_id, vjp
+    __slots__ = ()
 
     def __call__(self, g):
+        node_id, vjp = self
         recorders = state.recorders
         if not recorders:
-            return self.vjp(g)
-        ingrads = self.vjp(g)
+            return vjp(g)
+        ingrads = vjp(g)
         if type(ingrads) is not tuple:
             ingrads = tuple(ingrads)
         for r in recorders:
             if r.live:
                 try:
-                    r.on_local_vjp(self.node_id, g, ingrads)
+                    r.on_local_vjp(node_id, g, ingrads)
                 except Exception as exc:
                     r.fail(exc)
         return ingrads

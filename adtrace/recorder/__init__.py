@@ -49,6 +49,7 @@ class Recorder(Nodes, BackwardQueries, ForwardMode):
         self._count = 0
         self._unrecorded = 0
         self._frames = []  # open _Query and _JVPFrame objects, innermost last
+        self._top = None  # the innermost of them
         self._query = None  # the innermost open _Query
         self._queries = 0
         self._history = CopyOnWrite()
@@ -72,12 +73,14 @@ class Recorder(Nodes, BackwardQueries, ForwardMode):
 
     def _push(self, frame):
         self._frames.append(frame)
+        self._top = frame
         if type(frame) is _Query:
             self._query = frame
 
     def _pop(self, frame):
         if frame in self._frames:
             self._frames.remove(frame)
+        self._top = self._frames[-1] if self._frames else None
         if frame is self._query:
             self._query = next((f for f in reversed(self._frames) if type(f) is _Query), None)
 

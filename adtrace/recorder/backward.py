@@ -112,7 +112,7 @@ class BackwardQueries:
         autograd may write into it; called only when values are captured."""
         value, mutable = prev_g_flagged
         query, snapshot = self._query, None
-        if query is not None and self._frames[-1] is query:  # the snapshot the last result got
+        if query is not None and self._top is query:  # the snapshot the last result got
             seen = query.entries.get(self._parent_label(query))
             if seen is not None and seen[0] is value:
                 snapshot = seen[1]  # a mutable entry's arrays are held through Versions: still true
@@ -127,9 +127,8 @@ class BackwardQueries:
     def after_add_outgrads(self, prev_g_flagged, previous, g, result):
         """``result = add_outgrads(prev_g_flagged, g)`` returned; ``previous`` is what
         before_add_outgrads took of ``prev_g_flagged`` (``None`` when it was not called)."""
-        frames = self._frames
-        frame = frames[-1] if frames else None
-        if frame is None or frame is not self._query:  # forward mode, or a pass from before the recording
+        frame = self._top
+        if frame is not self._query or frame is None:  # forward mode, or a pass from before the recording
             return self._add_outside_a_pass(frame, prev_g_flagged, previous, g, result)
         value, mutable = result
         position = frame.position
