@@ -62,12 +62,13 @@ class CopyOnWrite:
             version.array = version.array.copy()
         self._live.clear()
 
-    def detach(self, recording, positions, result):
-        """``result`` goes to the user: the events starting at ``positions`` in the event log (and
-        every Version of its arrays) keep copies of its arrays and of the arrays they are views of
-        (the user writes into those through them)."""
+    def detach(self, recording, holders, result, also=()):
+        """``result`` goes to the user: the events ``holders`` (``hold``) says hold it, a container
+        of it or the arrays it is a view of (the user writes into those through it), plus the events
+        starting at positions ``also``, keep copies; so does every Version of those arrays."""
         leaves = exposed_arrays(result)
         self.before_writing(leaves)
+        positions = [p for live in (result, *leaves) for p in holders.get(id(live), ())] + list(also)
         if not positions:
             return
         copies = {id(a): a.copy() for a in leaves}
@@ -107,12 +108,6 @@ def hold(holders, value, snapshot, position):
             holders[id(value)] = [position]
         else:
             events.append(position)
-
-
-def held_positions(holders, value):
-    """Where the events holding ``value`` start, by ``holders``: events holding the value itself,
-    its arrays, or the arrays they are views of (a view's base: reshape's VJP returns a view)."""
-    return [position for live in (value, *exposed_arrays(value)) for position in holders.get(id(live), ())]
 
 
 def hold_accumulation(holders, position, prev_g_flagged, previous, g, contribution, value, snapshot):

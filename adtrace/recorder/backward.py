@@ -6,7 +6,7 @@ arriving (zip's position gives the parent) and the snapshot of each entry, so a 
 """
 
 from ..eventlog import NO_PREVIOUS
-from ..history import held_positions, hold, hold_accumulation, written_leaves
+from ..history import hold, hold_accumulation, written_leaves
 from ..values import NO_REFERENCE, SCALARS, holds_reference
 from .kinds import ADDOUTGRADS, BACKWARDEND, BACKWARDSTART, LOCALVJP, TOPOSORTYIELD
 
@@ -64,7 +64,7 @@ class BackwardQueries:
         position = len(self._values)
         self._emit((BACKWARDEND, "rev", query.level, query.number, query.end, snapshot, error_name))
         if error is None and holds_reference(snapshot):  # the user gets the array these events hold
-            self._history.detach(self.recording, (*held_positions(query.holders, result), position), result)
+            self._history.detach(self.recording, query.holders, result, also=(position,))
 
     def on_toposort(self, node):
         query = self._query

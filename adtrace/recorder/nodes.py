@@ -14,7 +14,7 @@ import numpy as np
 from .. import hooks
 from ..callsite import user_call_site
 from ..labels import ROOT_NAME, node_label, primitive_name
-from ..history import held_positions, hold
+from ..history import hold
 from ..values import NO_REFERENCE, SCALARS, holds_reference, is_part_of
 from .kinds import JVPROOT, NODECREATED, ROOTCREATED, TRACERETURNED
 
@@ -120,9 +120,9 @@ class Nodes:
             return
         holders = self._trace_holders.pop(level, {})
         if end_node is not None:  # make_vjp / make_jvp give these to the user, who may write into them
-            self._history.detach(self.recording, held_positions(holders, end_value), end_value)
+            self._history.detach(self.recording, holders, end_value)
             if mode == "fwd":
-                self._history.detach(self.recording, held_positions(holders, end_node.g), end_node.g)
+                self._history.detach(self.recording, holders, end_node.g)
         if level in self._jvp_seeds:
             self.capture.unprotect(self._jvp_seeds.pop(level))
 
