@@ -14,6 +14,7 @@ from dataclasses import fields
 
 from .events import EVENT_TYPES, AddOutgrads, JVPNodeCreated, LocalVJP, NodeCreated
 from .history import resolve
+from .values import NO_REFERENCE
 
 ADD_OUTGRADS, LOCAL_VJP = EVENT_TYPES.index(AddOutgrads), EVENT_TYPES.index(LocalVJP)
 NODES = (EVENT_TYPES.index(NodeCreated), EVENT_TYPES.index(JVPNodeCreated))
@@ -71,11 +72,13 @@ class EventLog:
         return EVENT_TYPES[kind](*fields)
 
     def update(self, start, change):
-        """Replace each stored field of the event starting at ``start`` by ``change(field)``
-        (copy-on-write)."""
+        """Replace each stored field of the event starting at ``start`` that may hold an array by
+        ``change(field)`` (copy-on-write)."""
         values = self.values
         for position in range(start + 1, start + self._size(start)):
-            values[position] = change(values[position])
+            stored = values[position]
+            if type(stored) not in NO_REFERENCE:  # labels, levels, flags, summaries: nothing to change
+                values[position] = change(stored)
 
     def _span(self, index):
         starts = self.starts

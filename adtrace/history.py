@@ -1,4 +1,5 @@
-"""Copy-on-write: keep recorded values true while autograd accumulates in place.
+"""Copy-on-write: keep recorded values true while autograd accumulates in place (capture
+``full``, which keeps arrays by reference; ``auto`` copies the small arrays it keeps).
 
 autograd writes in place only into an ``outgrads`` entry flagged mutable: ``vs.mut_add`` (third and
 later dense contributions) and ``sparse_add`` (sparse ones) in ``add_outgrads``. Under
@@ -41,6 +42,11 @@ class CopyOnWrite:
         leaves = {id(a) for a in array_leaves(value)}
         return _map_arrays(snapshot, lambda a: self._version(a) if id(a) in leaves else a)
 
+    @property
+    def live(self):
+        """Whether some Version still holds a live array (else a write changes no event)."""
+        return bool(self._live)
+
     def _version(self, array):
         version = self._live.get(id(array))
         if version is None:
@@ -62,13 +68,15 @@ class CopyOnWrite:
             version.array = version.array.copy()
         self._live.clear()
 
-    def detach(self, recording, holders, result, also=()):
-        """``result`` goes to the user: the events ``holders`` (``hold``) says hold it, a container
+    def detach(self, recording, held, result, also=()):
+        """``result`` goes to the user: the events ``held`` (``hold``) says hold it, a container
         of it or the arrays it is a view of (the user writes into those through it), plus the events
         starting at positions ``also``, keep copies; so does every Version of those arrays."""
         leaves = exposed_arrays(result)
-        self.before_writing(leaves)
-        positions = [p for live in (result, *leaves) for p in holders.get(id(live), ())] + list(also)
+        if self._live:
+            self.before_writing(leaves)
+        positions = held_positions(held, {id(live) for live in (result, *leaves)})
+        positions.extend(also)
         if not positions:
             return
         copies = {id(a): a.copy() for a in leaves}
@@ -77,7 +85,7 @@ class CopyOnWrite:
             kind = type(stored)
             if kind is np.ndarray:
                 return copies.get(id(stored), stored)
-            return stored if kind in NO_REFERENCE else _map_arrays(stored, lambda a: copies.get(id(a), a))
+            return _map_arrays(stored, lambda a: copies.get(id(a), a))
 
         for position in sorted(set(positions)):
             recording.update(position, swap)
@@ -93,32 +101,46 @@ def exposed_arrays(value):
     return arrays
 
 
-def hold(holders, value, snapshot, position):
-    """Note in ``holders`` (``id(value) -> event positions``) that the event starting at
+def hold(held, value, snapshot, position):
+    """Note in ``held`` (a flat list: ``id(value), position, ...``) that the event starting at
     ``position`` in the event log holds the live ``value`` through ``snapshot``, if it does by
     reference: if ``value`` later goes to the user, ``detach`` corrects those events. A value can
     sit in many events: a cotangent passed through unchanged (``add``'s VJP returns g) is one
-    node's outgrad, the next one's ingrad, and so on."""
+    node's outgrad, the next one's ingrad, and so on. Flat, not a dict of lists: no container per
+    held value for the garbage collector; hot callers append a bare array's pair themselves."""
     kind = type(snapshot)
     if kind is Boxed and type(snapshot.value) in NO_REFERENCE:  # a scalar of an outer trace: the common case
         return
     if kind is np.ndarray or holds_reference(snapshot):
-        events = holders.get(id(value))
-        if events is None:
-            holders[id(value)] = [position]
-        else:
-            events.append(position)
+        held += (id(value), position)
 
 
-def hold_accumulation(holders, position, prev_g_flagged, previous, g, contribution, value, snapshot):
+def held_positions(held, ids):
+    """The positions ``held`` notes for any of ``ids`` (found by C-level scans of the list)."""
+    positions = []
+    index = held.index
+    for target in ids:
+        start = 0
+        while True:
+            try:
+                found = index(target, start)
+            except ValueError:
+                break
+            if found % 2 == 0:  # an id (never a position that happens to be equal)
+                positions.append(held[found + 1])
+            start = found + 1
+    return positions
+
+
+def hold_accumulation(held, position, prev_g_flagged, previous, g, contribution, value, snapshot):
     """``hold`` the values the add_outgrads event at ``position`` holds: the contribution ``g``,
     the result ``value`` and the previous entry, through their snapshots."""
     if type(contribution) not in NO_REFERENCE:
-        hold(holders, g, contribution, position)
+        hold(held, g, contribution, position)
     if value is not g and type(snapshot) not in NO_REFERENCE:
-        hold(holders, value, snapshot, position)
+        hold(held, value, snapshot, position)
     if previous is not None and type(previous) not in NO_REFERENCE:
-        hold(holders, prev_g_flagged[0], previous, position)
+        hold(held, prev_g_flagged[0], previous, position)
 
 
 def written_leaves(value, contribution):

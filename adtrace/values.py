@@ -9,10 +9,11 @@ Capture levels:
 - ``full``: every value exactly;
 - ``structure``: no values at all (``None``), only the graph and the order of events.
 
-An exact array is kept by reference, not copied: autograd writes in place only into an
-``outgrads`` entry flagged mutable, and the recorder copies such a value just before autograd
-mutates it (copy-on-write, in ``adtrace.recorder``). Views are copied at once, because they share
-memory with arrays autograd does not own (``x.T`` of the user's input). Sparse cotangents
+Under ``auto`` an exact array is a copy: at most ``inline_size`` elements, cheaper than keeping
+the live array true (``reports/benchmarks.md``, autograd's own test suite). Under ``full`` it is kept by reference, not copied: autograd writes in place only
+into an ``outgrads`` entry flagged mutable, and the recorder copies such a value just before
+autograd mutates it (copy-on-write, ``adtrace.history``). Views are copied at once, because they
+share memory with arrays autograd does not own (``x.T`` of the user's input). Sparse cotangents
 (``SparseObject``, from ``x[i]``) are densified into fresh zeros, which mutates nothing else;
 values boxed by an outer trace (under ``grad(grad(f))``) become ``Boxed(value, level)``.
 """
@@ -93,6 +94,9 @@ class Capture:
             raise ValueError(f"inline_size must be a non-negative int; got {inline_size!r}")
         self.level = level
         self.keeps_values = level != "structure"
+        # "full" keeps arrays by reference (adtrace.history keeps them true); "auto" copies the
+        # small arrays it keeps exactly: cheaper than following references it would have to correct
+        self.by_reference = level == "full"
         self._protected = {}  # id(array) -> count: the user's arrays (seeds), copied wherever seen
         self.limit = None if level == "full" else inline_size
         # a box's level; the recorder sets it to the level of the box's node
@@ -105,8 +109,8 @@ class Capture:
             return None
         t = type(value)
         if t is np.ndarray:
-            if self.limit is not None and value.size > self.limit:
-                return summarize(value)
+            if self.limit is not None:
+                return summarize(value) if value.size > self.limit else value.copy()
             return value.copy() if copy or value.base is not None or id(value) in self._protected else value
         if t in SCALARS:
             return value

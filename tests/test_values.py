@@ -11,7 +11,11 @@ from adtrace.values import ArraySummary, Boxed, Capture, Sparse, array_leaves, h
 def test_auto_keeps_small_arrays_exactly_and_summarizes_large():
     capture = Capture("auto", inline_size=4)
     small = np.arange(4.0)
-    assert capture(small) is small  # by reference: copy-on-write protects it
+    kept = capture(small)
+    assert kept is not small and np.array_equal(kept, small)  # a copy: nothing to keep true later
+    small[0] = 7.0
+    assert kept[0] == 0.0
+    assert Capture("full")(small) is small  # by reference: copy-on-write keeps it true
     big = np.arange(10.0)
     assert capture(big) == ArraySummary((10,), "float64", 0.0, 9.0, 4.5)
     assert capture(3.5) == 3.5

@@ -40,6 +40,7 @@ class Recorder(Nodes, BackwardQueries, ForwardMode):
         self.keep_calls, self.root = keep_calls, root
         self.live = True  # False once closed or failed: the wrappers skip it
         self.keeps_values = capture.keeps_values  # False under capture "structure"
+        self.by_reference = capture.by_reference  # True under "full": copy-on-write (adtrace.history)
         self.closed = False  # left (its record() block ended, or it was closed out of order)
         self.failure = None
         self._values = recording.log.values  # where events are written (adtrace.eventlog)

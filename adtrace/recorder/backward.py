@@ -8,6 +8,7 @@ arriving (zip's position gives the parent) and the snapshot of each entry, so a 
 from ..eventlog import NO_PREVIOUS
 from ..history import hold, hold_accumulation, written_leaves
 from ..values import NO_REFERENCE, SCALARS, holds_reference
+from numpy import ndarray
 from .kinds import ADDOUTGRADS, BACKWARDEND, BACKWARDSTART, LOCALVJP, TOPOSORTYIELD
 
 _NONES = [(None,) * n for n in range(64)]  # ingrads under capture "structure", without a new tuple
@@ -18,14 +19,14 @@ class _Query:
     snapshot of each ``outgrads`` entry (so a value seen again is not captured twice)."""
 
     __slots__ = ("number", "level", "end", "visited", "parents", "label", "argnums", "position",
-                 "entries", "holders", "popped", "ingrads", "snapshots", "seed")
+                 "entries", "held", "popped", "ingrads", "snapshots", "seed")
 
     def __init__(self, number, level, end):
         self.number, self.level, self.end = number, level, end
         self.visited, self.parents, self.label, self.argnums, self.position = 0, (), None, (), 0
         # parent label -> (live value, snapshot): outgrads[parent], kept only when values are captured
         self.entries = {}
-        self.holders = {}  # id(live value) -> the events holding it by reference (history.hold)
+        self.held = []  # id(live value), position of an event holding it by reference, ... (history.hold)
         self.popped = None  # the entry the current node popped
         self.ingrads, self.snapshots = (), ()  # the current node's vjp output, live and captured
         self.seed = None  # the caller's g, protected while the pass runs (values captured only)
@@ -47,6 +48,7 @@ class BackwardQueries:
         seed = self.capture(g, copy=True)  # the caller's array: they may change it afterwards
         if self.keeps_values:
             query.entries[end] = (g, seed)
+        if self.by_reference:
             self.capture.protect(g)  # and wherever the pass carries it (parts of it, x[i] of it)
             query.seed = g
         self._push(query)
@@ -63,8 +65,8 @@ class BackwardQueries:
         error_name = None if error is None else type(error).__name__
         position = len(self._values)
         self._emit((BACKWARDEND, "rev", query.level, query.number, query.end, snapshot, error_name))
-        if error is None and holds_reference(snapshot):  # the user gets the array these events hold
-            self._history.detach(self.recording, query.holders, result, also=(position,))
+        if error is None and self.by_reference and holds_reference(snapshot):  # the user gets the array these events hold
+            self._history.detach(self.recording, query.held, result, also=(position,))
 
     def on_toposort(self, node):
         query = self._query
@@ -98,13 +100,20 @@ class BackwardQueries:
         position = len(values)  # where this event starts (history.hold notes positions)
         if query is not None:
             query.ingrads, query.snapshots = ingrads, snapshots
-            if self.keeps_values:
-                holders = query.holders
-                if type(outgrad) not in NO_REFERENCE:
-                    hold(holders, g, outgrad, position)
+            if self.by_reference:
+                held = query.held
+                kind = type(outgrad)
+                if kind is ndarray:  # history.hold's common case, written out
+                    held += (id(g), position)
+                elif kind not in NO_REFERENCE:
+                    hold(held, g, outgrad, position)
                 for value, snapshot in zip(ingrads, snapshots):
-                    if type(snapshot) not in NO_REFERENCE and value is not g:
-                        hold(holders, value, snapshot, position)
+                    kind = type(snapshot)
+                    if kind is ndarray:
+                        if value is not g:
+                            held += (id(value), position)
+                    elif kind not in NO_REFERENCE and value is not g:
+                        hold(held, value, snapshot, position)
         values.extend((LOCALVJP, "rev", level, number, label, outgrad, len(snapshots), *snapshots))
 
     def before_add_outgrads(self, prev_g_flagged, g):
@@ -118,9 +127,9 @@ class BackwardQueries:
                 snapshot = seen[1]  # a mutable entry's arrays are held through Versions: still true
         if snapshot is None:
             snapshot = self.capture(value)
-            if mutable and holds_reference(snapshot):
+            if mutable and self.by_reference and holds_reference(snapshot):
                 snapshot = self._history.share(snapshot, value)
-        if mutable:  # autograd writes into (part of) `value` next
+        if mutable and self._history.live:  # autograd writes into (part of) `value` next
             self._history.before_writing(written_leaves(value, g))
         return snapshot
 
@@ -153,13 +162,14 @@ class BackwardQueries:
             snapshot = contribution
         else:
             snapshot = value if type(value) in SCALARS else self.capture(value)
-        if mutable and holds_reference(snapshot):  # autograd may write into it later
-            snapshot = self._history.share(snapshot, value)
-        start = len(values)  # where this event starts (history.hold notes positions)
+        if self.by_reference:
+            if mutable and holds_reference(snapshot):  # autograd may write into it later
+                snapshot = self._history.share(snapshot, value)
+            if type(contribution) not in NO_REFERENCE or type(snapshot) not in NO_REFERENCE or previous is not None:
+                # (len(values): where this event starts)
+                hold_accumulation(frame.held, len(values), prev_g_flagged, previous, g, contribution, value, snapshot)
         values.extend((ADDOUTGRADS, "rev", frame.level, frame.number, frame.label, position, parent, argnum,
                        previous, previous_flag, contribution, snapshot, mutable))
-        if type(contribution) not in NO_REFERENCE or type(snapshot) not in NO_REFERENCE or previous is not None:
-            hold_accumulation(frame.holders, start, prev_g_flagged, previous, g, contribution, value, snapshot)
         if parent is not None:
             frame.entries[parent] = (value, snapshot)
 

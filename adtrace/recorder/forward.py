@@ -41,7 +41,7 @@ class ForwardMode:
         # copy a tangent that is (part of) an argument (make_jvp's seed is protected: adtrace.values)
         tangent_copy = type(node.g) is np.ndarray and is_part_of(node.g, args)
         tangent = self.capture(node.g, tangent_copy)
-        if type(tangent) not in NO_REFERENCE:  # make_jvp gives the end node's tangent to the user
+        if self.by_reference and type(tangent) not in NO_REFERENCE:  # make_jvp gives the end node's tangent to the user
             hold(self._held_in_trace(frame.level), node.g, tangent, len(self._values))
         self._emit((JVPNODECREATED, "fwd", frame.level, self._query and self._query.number, frame.label,
                     frame.name, frame.argnums, ",".join(frame.parents), snapshot, tangent))
@@ -58,9 +58,9 @@ class ForwardMode:
         argnums = frame.argnums if frame is not None else ()
         contribution = self.capture(g)
         snapshot = contribution if value is g else self.capture(value)
-        if mutable and holds_reference(snapshot):
+        if mutable and self.by_reference and holds_reference(snapshot):
             snapshot = self._history.share(snapshot, value)
-        if forward:  # a tangent being summed may be the one make_jvp returns
+        if forward and self.by_reference:  # a tangent being summed may be the one make_jvp returns
             hold_accumulation(self._held_in_trace(frame.level), len(self._values), prev_g_flagged, previous, g,
                               contribution, value, snapshot)
         self._emit((ADDOUTGRADS, "fwd" if forward else "rev",

@@ -81,6 +81,8 @@ class Nodes:
         # Copy at once a value that is (part of) one of the call's own arguments (np.atleast_1d(x)
         # is x, t[0] an element of the user's tuple: the caller may change them) or the zeros
         # vs.mut_add(None, prev) made, which sparse_add fills in place within the same add_outgrads.
+        if not self.by_reference:  # capture "auto" copies what it keeps
+            return self.capture(value)
         copy = type(value) is np.ndarray and (is_part_of(value, args) or
                                               (fun is core.VSpace.mut_add and args[1] is None))
         snapshot = self.capture(value, copy)
@@ -91,12 +93,12 @@ class Nodes:
         return snapshot
 
     def _held_in_trace(self, level):
-        """The holders (``history.hold``) of the values recorded by reference in the trace open at
+        """Where ``history.hold`` notes the values recorded by reference in the trace open at
         ``level``: node values, and forward mode's tangents."""
-        holders = self._trace_holders.get(level)
-        if holders is None:
-            holders = self._trace_holders[level] = {}
-        return holders
+        held = self._trace_holders.get(level)
+        if held is None:
+            held = self._trace_holders[level] = []
+        return held
 
     def on_vjp_root(self, node):
         label, level = self._new_root(node)
@@ -104,7 +106,7 @@ class Nodes:
 
     def on_jvp_root(self, node, g):
         label, level = self._new_root(node)
-        if self.keeps_values:  # the user's tangent: copied wherever the trace carries it
+        if self.by_reference:  # the user's tangent: copied wherever the trace carries it
             self._jvp_seeds[level] = g
             self.capture.protect(g)
         self._emit((JVPROOT, "fwd", level, self._query and self._query.number, label,
@@ -116,13 +118,13 @@ class Nodes:
         end = None if end_node is None else self._lookup(end_node)
         self._emit((TRACERETURNED, mode, level, self._query and self._query.number, root, end,
                     self.capture(x, copy=True), self.capture(end_value, copy=True), end_node is None))
-        if not self.keeps_values:
+        if not self.by_reference:
             return
-        holders = self._trace_holders.pop(level, {})
+        held = self._trace_holders.pop(level, [])
         if end_node is not None:  # make_vjp / make_jvp give these to the user, who may write into them
-            self._history.detach(self.recording, holders, end_value)
+            self._history.detach(self.recording, held, end_value)
             if mode == "fwd":
-                self._history.detach(self.recording, holders, end_node.g)
+                self._history.detach(self.recording, held, end_node.g)
         if level in self._jvp_seeds:
             self.capture.unprotect(self._jvp_seeds.pop(level))
 
