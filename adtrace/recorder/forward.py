@@ -23,20 +23,30 @@ class ForwardMode:
     """The Recorder's forward-mode events (a mixin of ``Recorder``)."""
 
     def begin_jvp_node(self, fun, argnums, parents):
-        labels = tuple(self._lookup(p) for p in parents)
+        # once per primitive call under forward mode: lookups and the frame push written out
+        get = self._labels.get
+        labels = tuple([get(id(p)) or self._unrecorded_node(p) for p in parents])
         level = self._levels[id(parents[0])] if parents else self._current_level()
-        name, label = self._label(self.begin_node(), fun)
-        frame = _JVPFrame(fun, label, name, level, argnums, labels)
-        self._push(frame)
+        number = self._count
+        self._count = number + 1
+        names = self._names.get(fun) or self._name(fun)
+        frame = _JVPFrame(fun, f"v{number}_{names[1]}", names[0], level, argnums, labels)
+        self._frames.append(frame)
+        self._top = frame
         return frame
 
     def abort_jvp_node(self, frame):
         self._pop(frame)
 
     def end_jvp_node(self, frame, node, value, args):
-        self._pop(frame)
+        frames = self._frames
+        if frames and frames[-1] is frame:  # the common case of _pop
+            frames.pop()
+            self._top = frames[-1] if frames else None
+        else:
+            self._pop(frame)
         key = id(node)
-        self._register(key, frame.label, frame.level, frame.argnums)
+        self._labels[key], self._levels[key], self._argnums[key] = frame.label, frame.level, frame.argnums
         snapshot = self._value_snapshot(frame.level, frame.fun, value, args) if self.keeps_values else None
         # copy a tangent that is (part of) an argument (make_jvp's seed is protected: adtrace.values)
         tangent_copy = type(node.g) is np.ndarray and is_part_of(node.g, args)

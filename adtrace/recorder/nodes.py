@@ -134,10 +134,6 @@ class Nodes:
         names = self._names[fun] = (name, node_label(0, name)[3:])  # the suffix after "v0_"
         return names
 
-    def _label(self, index, fun):
-        names = self._names.get(fun) or self._name(fun)
-        return names[0], f"v{index}_{names[1]}"
-
     def _new_root(self, node):
         label = node_label(self.begin_node(), ROOT_NAME)
         level = hooks.state.depth  # make_vjp / make_jvp create the root just before trace() opens
