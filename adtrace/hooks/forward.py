@@ -12,31 +12,54 @@ def wrap_jvp_node_init(original):
         recorders = state.recorders
         if not recorders:
             return original(self, value, fun, args, kwargs, parent_argnums, parents)
+        if len(recorders) > 1:
+            return _init_each(recorders, original, self, value, fun, args, kwargs, parent_argnums, parents)
+        r = recorders[0]  # the common case, written out
         # Open a frame first: the JVP rule's sum_outgrads calls add_outgrads during __init__.
-        frames = []
-        for r in recorders:
-            frame = None
-            if r.live:
-                try:
-                    frame = r.begin_jvp_node(fun, parent_argnums, parents)
-                except Exception as exc:
-                    r.fail(exc)
-            frames.append(frame)
+        frame = None
+        if r.live:
+            try:
+                frame = r.begin_jvp_node(fun, parent_argnums, parents)
+            except Exception as exc:
+                r.fail(exc)
         try:
             original(self, value, fun, args, kwargs, parent_argnums, parents)
         except BaseException:
-            for r, frame in zip(recorders, frames):
-                if frame is not None:
-                    r.abort_jvp_node(frame)
+            if frame is not None:
+                r.abort_jvp_node(frame)
             raise
-        for r, frame in zip(recorders, frames):
-            if r.live and frame is not None:
-                try:
-                    r.end_jvp_node(frame, self, value, args)
-                except Exception as exc:
-                    r.fail(exc)
+        if frame is not None and r.live:
+            try:
+                r.end_jvp_node(frame, self, value, args)
+            except Exception as exc:
+                r.fail(exc)
 
     return __init__
+
+
+def _init_each(recorders, original, node, value, fun, args, kwargs, parent_argnums, parents):
+    frames = []
+    for r in recorders:
+        frame = None
+        if r.live:
+            try:
+                frame = r.begin_jvp_node(fun, parent_argnums, parents)
+            except Exception as exc:
+                r.fail(exc)
+        frames.append(frame)
+    try:
+        original(node, value, fun, args, kwargs, parent_argnums, parents)
+    except BaseException:
+        for r, frame in zip(recorders, frames):
+            if frame is not None:
+                r.abort_jvp_node(frame)
+        raise
+    for r, frame in zip(recorders, frames):
+        if r.live and frame is not None:
+            try:
+                r.end_jvp_node(frame, node, value, args)
+            except Exception as exc:
+                r.fail(exc)
 
 
 def wrap_jvp_initialize_root(original):
