@@ -322,3 +322,30 @@ def test_container_inputs_and_seeds_and_a_passed_through_tangent_seed():
     for array in (u, w, t1, t2, s1, s2, seed):
         array += 100.0
     assert _same(expected, _frozen(rec))
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if not isinstance(c.x, (float, int))], ids=lambda c: c.name)
+def test_auto_holds_copies_only(case):
+    """Under auto every array an event holds is the recorder's own: no input, result or live
+    accumulator is shared, so nothing needs copy-on-write (and nothing is noted for it)."""
+    session = adtrace.record()  # the default capture, auto
+    with session as rec:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            result = run(case)
+        versions_live = session._recorder._history.live  # before close() freezes them
+    kept = [a for event in rec.events for a in snapshot_arrays(event)]
+    assert kept, "the case records no exact array"
+    assert not any(np.shares_memory(a, b) for a in kept for b in _arrays_of((case.x, result)))
+    assert not versions_live
+
+
+def _arrays_of(value):
+    if isinstance(value, np.ndarray):
+        yield value
+    elif isinstance(value, (tuple, list)):
+        for v in value:
+            yield from _arrays_of(v)
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _arrays_of(v)
