@@ -115,7 +115,10 @@ class Capture:
         if t in SCALARS:
             return value
         if t in box_types:
-            return Boxed(self(value._value, copy, sized), self.box_level(value))
+            inner = value._value
+            if type(inner) not in SCALARS:  # (a scalar of an outer trace, under grad(grad(f)), is kept as it is)
+                inner = self(inner, copy, sized)
+            return Boxed(inner, self.box_level(value))
         if isinstance(value, SparseObject):
             parts = sparse_parts(value)
             index, part = (describe_index(parts[0]), self(parts[1], copy)) if parts else (None, None)
