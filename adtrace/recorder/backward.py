@@ -90,9 +90,11 @@ class BackwardQueries:
         if self.keeps_values:
             popped = query and query.popped
             outgrad = popped[1] if popped and popped[0] is g else self.capture(g)
-            capture = self.capture
-            # a rule that passes g through (add, unbroadcast of a same-shape g) reuses its snapshot
-            snapshots = tuple([outgrad if i is g else i if type(i) in SCALARS else capture(i) for i in ingrads])
+            # a rule that passes g through (add, unbroadcast of a same-shape g) reuses its snapshot;
+            # a loop, not a comprehension: that would be a function built and called per node
+            snapshots = []
+            for i in ingrads:
+                snapshots.append(outgrad if i is g else i if type(i) in SCALARS else self.capture(i))
         else:
             count = len(ingrads)
             outgrad, snapshots = None, _NONES[count] if count < 64 else (None,) * count
@@ -114,7 +116,8 @@ class BackwardQueries:
                             held += (id(value), position)
                     elif kind not in NO_REFERENCE and value is not g:
                         hold(held, value, snapshot, position)
-        values.extend((LOCALVJP, "rev", level, number, label, outgrad, len(snapshots), *snapshots))
+        values.extend((LOCALVJP, "rev", level, number, label, outgrad, len(snapshots)))
+        values.extend(snapshots)
 
     def before_add_outgrads(self, prev_g_flagged, g):
         """The snapshot of ``outgrads.get(parent)`` (a non-empty ``prev_g_flagged``), taken before

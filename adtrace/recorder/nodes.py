@@ -59,9 +59,8 @@ class Nodes:
             key = id(parent)
             parent_labels = labels.get(key) or self._unrecorded_node(parent)
             level = levels[key]
-        else:  # parents as one string: see eventlog
-            parent_labels = ",".join([labels.get(id(p)) or self._unrecorded_node(p) for p in parents])
-            level = levels[id(parents[0])] if parents else self._current_level()
+        else:
+            parent_labels, level = self._parents(parents)
         key = id(node)
         labels[key], levels[key], self._argnums[key] = label, level, argnums
         if self.keep_calls:
@@ -75,6 +74,13 @@ class Nodes:
         query = self._query
         self._values.extend((NODECREATED, "rev", level, query and query.number, label, names[0], argnums,
                        parent_labels, snapshot))
+
+    def _parents(self, parents):
+        """A node's parent labels as one string (see eventlog) and its level, for any number of
+        parents (a helper, not inline: its list comprehension would make on_vjp_node's locals cells)."""
+        labels = self._labels
+        joined = ",".join([labels.get(id(p)) or self._unrecorded_node(p) for p in parents])
+        return joined, self._levels[id(parents[0])] if parents else self._current_level()
 
     def _value_snapshot(self, level, fun, value, args):
         """The snapshot of a new node's value, written next into the log (VJP and JVP nodes)."""
