@@ -124,18 +124,23 @@ class Capture:
             index, part = (describe_index(parts[0]), self(parts[1], copy)) if parts else (None, None)
             dense = self(densify(value)) if _densifiable(value.vs, self.limit) else None
             return Sparse(describe_vspace(value.vs), index, part, dense)
-        if not sized and self.limit is not None and isinstance(value, (tuple, list, dict)):
-            if _exceeds(value, self.limit):
-                return ContainerSummary(type(value).__name__, len(value))
-            sized = True  # its parts need no check of their own
+        if isinstance(value, (tuple, list, dict)):
+            if not sized and self.limit is not None:
+                if _exceeds(value, self.limit):
+                    return ContainerSummary(type(value).__name__, len(value))
+                sized = True  # its parts need no check of their own
+            return self._container(value, copy, sized)
+        return value  # numpy scalars and other immutable objects
+
+    def _container(self, value, copy, sized):
+        """A tuple, list or dict, item by item (apart from __call__: its comprehensions would make
+        every call's locals cells)."""
         if isinstance(value, tuple):
             items = [self(v, copy, sized) for v in value]
-            return t(*items) if hasattr(value, "_fields") else tuple(items)
+            return type(value)(*items) if hasattr(value, "_fields") else tuple(items)
         if isinstance(value, list):
             return [self(v, copy, sized) for v in value]
-        if isinstance(value, dict):
-            return {k: self(v, copy, sized) for k, v in value.items()}
-        return value  # numpy scalars and other immutable objects
+        return {k: self(v, copy, sized) for k, v in value.items()}
 
     def protect(self, value):
         """The arrays of ``value`` (a seed the user owns and may change) are copied wherever a

@@ -25,7 +25,9 @@ class ForwardMode:
     def begin_jvp_node(self, fun, argnums, parents):
         # once per primitive call under forward mode: lookups and the frame push written out
         get = self._labels.get
-        labels = tuple([get(id(p)) or self._unrecorded_node(p) for p in parents])
+        labels = ()
+        for p in parents:  # a loop, not a comprehension: no function built per call
+            labels += (get(id(p)) or self._unrecorded_node(p),)
         level = self._levels[id(parents[0])] if parents else self._current_level()
         number = self._count
         self._count = number + 1
