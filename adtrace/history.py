@@ -16,7 +16,9 @@ What autograd hands to the user (the gradient a query returns, make_vjp's end va
 value and tangent) belongs to the user, who may change it in place, through a view too: the
 recorder notes which events hold which live value by reference (``hold``, per query and per open
 trace) and ``detach`` gives those events their own copy. The user's seeds are copied wherever a
-pass carries them (``Capture.protect``).
+pass carries them (``Capture.protect``). A rule that writes into the cotangent it received is not
+seen here: under ``full`` the events holding that cotangent show what it wrote (``auto`` records
+such a rule truthfully: adtrace.recorder.backward).
 """
 
 import dataclasses
@@ -68,6 +70,15 @@ class CopyOnWrite:
             version.array = version.array.copy()
         self._live.clear()
 
+    def copy_held(self, recording, held):
+        """Every event ``held`` notes keeps copies of the arrays it holds by reference (the
+        recorder stops while a pass or trace is open: nothing will detach them later)."""
+        def copy(stored):
+            return stored.copy() if type(stored) is np.ndarray else _map_arrays(stored, lambda a: a.copy())
+
+        for position in sorted(set(held[1::2])):
+            recording.update(position, copy)
+
     def detach(self, recording, held, result, also=()):
         """``result`` goes to the user: the events ``held`` (``hold``) says hold it, a container
         of it or the arrays it is a view of (the user writes into those through it), plus the events
@@ -113,11 +124,20 @@ def hold(held, value, snapshot, position):
         return
     if kind is np.ndarray or holds_reference(snapshot):
         held += (id(value), position)
+        if type(value) is not np.ndarray:  # a container: its arrays may reach the user on their own
+            for leaf in array_leaves(value):
+                held += (id(leaf), position)
 
 
 def held_positions(held, ids):
-    """The positions ``held`` notes for any of ``ids`` (found by C-level scans of the list)."""
+    """The positions ``held`` notes for any of ``ids`` (found by C-level scans of the list for a
+    few ids, by one pass for many: a list of parameters)."""
     positions = []
+    if len(ids) > 8:
+        for k in range(0, len(held), 2):
+            if held[k] in ids:
+                positions.append(held[k + 1])
+        return positions
     index = held.index
     for target in ids:
         start = 0

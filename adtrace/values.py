@@ -130,6 +130,8 @@ class Capture:
                     return ContainerSummary(type(value).__name__, len(value))
                 sized = True  # its parts need no check of their own
             return self._container(value, copy, sized)
+        if isinstance(value, np.ndarray):  # a subclass (np.matrix, a masked array): copied at once
+            return summarize(np.asarray(value)) if self.limit is not None and value.size > self.limit else value.copy()
         return value  # numpy scalars and other immutable objects
 
     def _container(self, value, copy, sized):
@@ -157,6 +159,13 @@ class Capture:
 
 # snapshot types that never hold a live array: hot callers test this before holds_reference
 NO_REFERENCE = SCALARS | {ArraySummary, ContainerSummary}
+
+
+def is_immutable(value):
+    """A scalar, or a scalar boxed by an outer trace: nothing can write into it."""
+    while type(value) in box_types:
+        value = value._value
+    return type(value) in SCALARS
 
 
 def is_part_of(value, args):

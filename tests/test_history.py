@@ -349,3 +349,92 @@ def _arrays_of(value):
     elif isinstance(value, dict):
         for v in value.values():
             yield from _arrays_of(v)
+
+
+def test_a_rule_writing_into_its_cotangent_is_recorded_as_it_ran():
+    """A VJP that clips g in place and returns it: under auto its ingrad is what it returned, its
+    outgrad what it received (so a per-node check points at this rule, not at its neighbours)."""
+    from autograd.extend import defvjp, primitive
+
+    @primitive
+    def clip_grad(x):
+        return x
+
+    def clip_vjp(ans, x):
+        def vjp(g):
+            np.clip(g, -1.0, 1.0, out=g)
+            return g
+        return vjp
+
+    defvjp(clip_grad, clip_vjp)
+    with adtrace.record() as rec:
+        grad(lambda x: anp.sum(clip_grad(x * 1.0) * 5.0))(np.array([1.0, 2.0]))
+    vjps = {e.node: e for e in rec.of_kind("vjp")}
+    clip = next(e for label, e in vjps.items() if label.endswith("clip_grad"))
+    assert np.array_equal(clip.outgrad, [5, 5]) and np.array_equal(clip.ingrads[0], [1, 1])
+    times_five = next(e for label, e in vjps.items() if label.startswith("v3_"))
+    assert np.array_equal(times_five.ingrads[0], [5, 5])  # not the clipped array it became later
+
+
+def test_full_copies_a_container_node_value_holding_the_input():
+    from autograd.builtins import list as alist
+
+    x = np.array([1.0, 2.0])
+    with adtrace.record(capture="full") as rec:
+        grad(lambda x: anp.sum(alist([x, x * 2.0])[0]))(x)
+    x += 1000.0
+    node = next(e for e in rec.of_kind("node") if e.primitive == "make_sequence")
+    assert np.array_equal(node.value[0], [1, 2])
+
+
+def test_full_detaches_a_node_value_whose_array_the_end_value_holds():
+    from autograd.builtins import dict as adict
+
+    with adtrace.record(capture="full") as rec:
+        _, value = make_vjp(lambda x: adict({"a": x * 2.0}))(np.array([1.0, 2.0]))
+        expected = _frozen(rec)
+    value["a"][:] = -1.0
+    assert _same(expected, _frozen(rec))
+
+
+@pytest.mark.parametrize("capture", ["auto", "full"])
+def test_a_recorder_that_fails_in_a_pass_leaves_no_live_array_in_its_events(capture, monkeypatch):
+    from adtrace.recorder import Recorder
+
+    def fail_at_the_end(self, result, error):
+        raise RuntimeError("simulated internal error")
+
+    monkeypatch.setattr(Recorder, "end_query", fail_at_the_end)
+    x = np.array([1.0, 2.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with adtrace.record(capture=capture) as rec:
+            g = grad(lambda x: anp.sum(anp.sin(x)))(x)
+    assert rec.failure
+    expected = _frozen(rec)
+    g += 100.0
+    x += 100.0
+    assert _same(expected, _frozen(rec))
+
+
+@pytest.mark.parametrize("capture", ["auto", "full"])
+def test_an_ndarray_subclass_seed_is_copied(capture):
+    class Tagged(np.ndarray):
+        pass
+
+    seed = np.ones(2).view(Tagged)
+    with adtrace.record(capture=capture) as rec:
+        vjp, _ = make_vjp(lambda x: anp.sin(x))(np.array([1.0, 2.0]))
+        vjp(seed)
+    seed[:] = 42.0
+    assert np.array_equal(rec.of_kind("backward_start")[0].seed, [1, 1])
+
+
+def test_held_positions_for_few_and_for_many_ids():
+    from adtrace.history import held_positions
+
+    held = [101, 0, 7, 5, 101, 9, 5, 12]  # ids 101, 7, 101, 5 at positions 0, 5, 9, 12 (an id equal to a position)
+    assert sorted(held_positions(held, {101})) == [0, 9]
+    assert held_positions(held, {5}) == [12]  # the 5 at an odd index is a position, not an id
+    many = set(range(1000, 1020)) | {7, 5}
+    assert sorted(held_positions(held, many)) == [5, 12]

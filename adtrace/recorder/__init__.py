@@ -9,7 +9,8 @@ The recorder's concerns, one module each: ``nodes`` (labels, levels, the node ta
 ``backward`` (queries: visits, local VJPs, accumulations), ``forward`` (JVP nodes); events are
 written flat into the Recording's ``EventLog`` (``kinds`` holds their type indices).
 
-Values are kept true by ``adtrace.history.CopyOnWrite``: the arrays autograd accumulates into
+Under capture ``auto`` every array an event keeps is a copy (or a summary). Under ``full`` values
+are kept true by ``adtrace.history.CopyOnWrite``: the arrays autograd accumulates into
 (``add_outgrads`` results flagged mutable, and the accumulator nodes of an inner backward pass)
 are held through shared Versions, which take a copy just before autograd writes into them.
 """
@@ -62,14 +63,28 @@ class Recorder(Nodes, BackwardQueries, ForwardMode):
         self.live = False
         self.failure = exc
         self.recording.failure = f"{type(exc).__name__}: {exc}"
-        self._history.freeze_all()  # autograd goes on writing into arrays the events still hold
-        self.recording.before_read = None
+        try:
+            self._release()
+        except Exception:  # the recorder is already broken: the traced program must go on
+            self.recording.before_read = None
         warnings.warn(RecorderWarning(f"adtrace stopped recording after an internal error: {exc!r}; "
                                       "the traced program is unaffected"), stacklevel=3)
 
     def close(self):
         self.live, self.closed = False, True
-        self._history.freeze_all()  # the arrays are autograd's (or the user's) from now on
+        self._release()
+
+    def _release(self):
+        """The recorder stops: the arrays its events hold by reference are autograd's (or the
+        user's) from now on. Versions keep copies; so do the events of a pass or trace still open,
+        which would have been detached at its end."""
+        self._history.freeze_all()
+        if self.by_reference:
+            for frame in self._frames:
+                if type(frame) is _Query:
+                    self._history.copy_held(self.recording, frame.held)
+            for held in self._trace_holders.values():
+                self._history.copy_held(self.recording, held)
         self.recording.before_read = None
 
     def _push(self, frame):

@@ -7,7 +7,7 @@ arriving (zip's position gives the parent) and the snapshot of each entry, so a 
 
 from ..eventlog import NO_PREVIOUS
 from ..history import hold, hold_accumulation, written_leaves
-from ..values import NO_REFERENCE, SCALARS, holds_reference
+from ..values import NO_REFERENCE, SCALARS, holds_reference, is_immutable
 from numpy import ndarray
 from .kinds import ADDOUTGRADS, BACKWARDEND, BACKWARDSTART, LOCALVJP, TOPOSORTYIELD
 
@@ -90,11 +90,19 @@ class BackwardQueries:
         if self.keeps_values:
             popped = query and query.popped
             outgrad = popped[1] if popped and popped[0] is g else self.capture(g)
-            # a rule that passes g through (add, unbroadcast of a same-shape g) reuses its snapshot;
-            # a loop, not a comprehension: that would be a function built and called per node
+            # A rule that passes g through (add, unbroadcast of a same-shape g) reuses its snapshot
+            # when g cannot have changed: an ingrad is what the rule returned, and a rule may
+            # write into an array g (np.clip(g, out=g)). Under full the snapshot is g itself.
+            # A loop, not a comprehension: that would be a function built and called per node.
+            reuse = self.by_reference or is_immutable(g)
             snapshots = []
             for i in ingrads:
-                snapshots.append(outgrad if i is g else i if type(i) in SCALARS else self.capture(i))
+                if type(i) in SCALARS:
+                    snapshots.append(i)
+                elif i is g and reuse:
+                    snapshots.append(outgrad)
+                else:
+                    snapshots.append(self.capture(i))
         else:
             count = len(ingrads)
             outgrad, snapshots = None, _NONES[count] if count < 64 else (None,) * count

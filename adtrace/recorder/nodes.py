@@ -15,7 +15,7 @@ from .. import hooks
 from ..callsite import user_call_site
 from ..labels import ROOT_NAME, node_label, primitive_name
 from ..history import hold
-from ..values import NO_REFERENCE, SCALARS, holds_reference, is_part_of
+from ..values import NO_REFERENCE, SCALARS, array_leaves, holds_reference, is_part_of
 from .kinds import JVPROOT, NODECREATED, ROOTCREATED, TRACERETURNED
 
 # Primitives whose output is an outgrads accumulator under higher-order differentiation: the inner
@@ -84,13 +84,16 @@ class Nodes:
 
     def _value_snapshot(self, level, fun, value, args):
         """The snapshot of a new node's value, written next into the log (VJP and JVP nodes)."""
-        # Copy at once a value that is (part of) one of the call's own arguments (np.atleast_1d(x)
-        # is x, t[0] an element of the user's tuple: the caller may change them) or the zeros
-        # vs.mut_add(None, prev) made, which sparse_add fills in place within the same add_outgrads.
+        # Copy at once a value that is, or holds, (part of) one of the call's own arguments
+        # (np.atleast_1d(x) is x, t[0] an element of the user's tuple: the caller may change
+        # them) or the zeros vs.mut_add(None, prev) made, which sparse_add fills in place within
+        # the same add_outgrads.
         if not self.by_reference:  # capture "auto" copies what it keeps
             return self.capture(value)
-        copy = type(value) is np.ndarray and (is_part_of(value, args) or
-                                              (fun is core.VSpace.mut_add and args[1] is None))
+        if type(value) is np.ndarray:
+            copy = is_part_of(value, args) or (fun is core.VSpace.mut_add and args[1] is None)
+        else:  # a container holding (part of) an argument: alist([x, 2 * x]) holds the user's x
+            copy = isinstance(value, (tuple, list, dict)) and any(is_part_of(a, args) for a in array_leaves(value))
         snapshot = self.capture(value, copy)
         if fun in _ACCUMULATORS and holds_reference(snapshot):  # the next mut_add writes into it
             snapshot = self._history.share(snapshot, value)
