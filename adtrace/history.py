@@ -112,19 +112,21 @@ def exposed_arrays(value):
     return arrays
 
 
-def hold(held, value, snapshot, position):
+def hold(held, value, snapshot, position, leaves=False):
     """Note in ``held`` (a flat list: ``id(value), position, ...``) that the event starting at
     ``position`` in the event log holds the live ``value`` through ``snapshot``, if it does by
     reference: if ``value`` later goes to the user, ``detach`` corrects those events. A value can
     sit in many events: a cotangent passed through unchanged (``add``'s VJP returns g) is one
     node's outgrad, the next one's ingrad, and so on. Flat, not a dict of lists: no container per
-    held value for the garbage collector; hot callers append a bare array's pair themselves."""
+    held value for the garbage collector; hot callers append a bare array's pair themselves.
+    ``leaves``: also note each array of a container ``value`` (a node value: the end value
+    make_vjp returns may be another container holding the same arrays)."""
     kind = type(snapshot)
     if kind is Boxed and type(snapshot.value) in NO_REFERENCE:  # a scalar of an outer trace: the common case
         return
     if kind is np.ndarray or holds_reference(snapshot):
         held += (id(value), position)
-        if type(value) is not np.ndarray:  # a container: its arrays may reach the user on their own
+        if leaves and type(value) is not np.ndarray:  # a container's arrays, each on its own
             for leaf in array_leaves(value):
                 held += (id(leaf), position)
 

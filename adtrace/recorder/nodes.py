@@ -98,7 +98,7 @@ class Nodes:
         if fun in _ACCUMULATORS and holds_reference(snapshot):  # the next mut_add writes into it
             snapshot = self._history.share(snapshot, value)
         if type(snapshot) not in NO_REFERENCE:  # on_trace may give it (or a view of it) to the user
-            hold(self._held_in_trace(level), value, snapshot, len(self._values))
+            hold(self._held_in_trace(level), value, snapshot, len(self._values), leaves=True)
         return snapshot
 
     def _held_in_trace(self, level):
