@@ -94,12 +94,11 @@ class BackwardQueries:
             # when g cannot have changed: an ingrad is what the rule returned, and a rule may
             # write into an array g (np.clip(g, out=g)). Under full the snapshot is g itself.
             # A loop, not a comprehension: that would be a function built and called per node.
-            reuse = self.by_reference or is_immutable(g)
             snapshots = []
             for i in ingrads:
                 if type(i) in SCALARS:
                     snapshots.append(i)
-                elif i is g and reuse:
+                elif i is g and (self.by_reference or is_immutable(g)):
                     snapshots.append(outgrad)
                 else:
                     snapshots.append(self.capture(i))
