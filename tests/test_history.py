@@ -8,7 +8,7 @@ import pytest
 from autograd import grad, hessian, make_jvp, make_vjp
 
 import adtrace
-from adtrace.values import Sparse, plain, snapshot_arrays
+from adtrace.values import Sparse, array_leaves, plain, snapshot_arrays
 from corpus import CASES, run
 
 
@@ -336,19 +336,9 @@ def test_auto_holds_copies_only(case):
         versions_live = session._recorder._history.live  # before close() freezes them
     kept = [a for event in rec.events for a in snapshot_arrays(event)]
     assert kept, "the case records no exact array"
-    assert not any(np.shares_memory(a, b) for a in kept for b in _arrays_of((case.x, result)))
+    assert not any(np.shares_memory(a, b) for a in kept for b in array_leaves((case.x, result)))
     assert not versions_live
 
-
-def _arrays_of(value):
-    if isinstance(value, np.ndarray):
-        yield value
-    elif isinstance(value, (tuple, list)):
-        for v in value:
-            yield from _arrays_of(v)
-    elif isinstance(value, dict):
-        for v in value.values():
-            yield from _arrays_of(v)
 
 
 def test_a_rule_writing_into_its_cotangent_is_recorded_as_it_ran():
