@@ -118,7 +118,7 @@ def hold(held, value, snapshot, position, leaves=False):
     reference: if ``value`` later goes to the user, ``detach`` corrects those events. A value can
     sit in many events: a cotangent passed through unchanged (``add``'s VJP returns g) is one
     node's outgrad, the next one's ingrad, and so on. Flat, not a dict of lists: no container per
-    held value for the garbage collector; hot callers append a bare array's pair themselves.
+    held value for the garbage collector.
     ``leaves``: also note each array of a container ``value`` (a node value: the end value
     make_vjp returns may be another container holding the same arrays)."""
     kind = type(snapshot)

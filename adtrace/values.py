@@ -10,9 +10,10 @@ Capture levels:
 - ``structure``: no values at all (``None``), only the graph and the order of events.
 
 Under ``auto`` an exact array is a copy: at most ``inline_size`` elements, cheaper than keeping
-the live array true (``reports/benchmarks.md``, autograd's own test suite). Under ``full`` it is kept by reference, not copied: autograd writes in place only
-into an ``outgrads`` entry flagged mutable, and the recorder copies such a value just before
-autograd mutates it (copy-on-write, ``adtrace.history``). Views are copied at once, because they
+the live array true (``reports/benchmarks.md``, autograd's own test suite). Under ``full`` it is
+kept by reference, not copied: autograd writes in place only into an ``outgrads`` entry flagged
+mutable, and the recorder copies such a value just before autograd mutates it (copy-on-write,
+``adtrace.history``). Views are copied at once, because they
 share memory with arrays autograd does not own (``x.T`` of the user's input). Sparse cotangents
 (``SparseObject``, from ``x[i]``) are densified into fresh zeros, which mutates nothing else;
 values boxed by an outer trace (under ``grad(grad(f))``) become ``Boxed(value, level)``.

@@ -8,7 +8,6 @@ arriving (zip's position gives the parent) and the snapshot of each entry, so a 
 from ..eventlog import NO_PREVIOUS
 from ..history import hold, hold_accumulation, written_leaves
 from ..values import NO_REFERENCE, SCALARS, holds_reference, is_immutable
-from numpy import ndarray
 from .kinds import ADDOUTGRADS, BACKWARDEND, BACKWARDSTART, LOCALVJP, TOPOSORTYIELD
 
 _NONES = [(None,) * n for n in range(64)]  # ingrads under capture "structure", without a new tuple
@@ -29,7 +28,7 @@ class _Query:
         self.held = []  # id(live value), position of an event holding it by reference, ... (history.hold)
         self.popped = None  # the entry the current node popped
         self.ingrads, self.snapshots = (), ()  # the current node's vjp output, live and captured
-        self.seed = None  # the caller's g, protected while the pass runs (values captured only)
+        self.seed = None  # the caller's g, protected while the pass runs (capture full only)
 
 
 class BackwardQueries:
@@ -111,17 +110,10 @@ class BackwardQueries:
             query.ingrads, query.snapshots = ingrads, snapshots
             if self.by_reference:
                 held = query.held
-                kind = type(outgrad)
-                if kind is ndarray:  # history.hold's common case, written out
-                    held += (id(g), position)
-                elif kind not in NO_REFERENCE:
+                if type(outgrad) not in NO_REFERENCE:
                     hold(held, g, outgrad, position)
                 for value, snapshot in zip(ingrads, snapshots):
-                    kind = type(snapshot)
-                    if kind is ndarray:
-                        if value is not g:
-                            held += (id(value), position)
-                    elif kind not in NO_REFERENCE and value is not g:
+                    if type(snapshot) not in NO_REFERENCE and value is not g:
                         hold(held, value, snapshot, position)
         values.extend((LOCALVJP, "rev", level, number, label, outgrad, len(snapshots)))
         values.extend(snapshots)
@@ -134,7 +126,7 @@ class BackwardQueries:
         if query is not None and self._top is query:  # the snapshot the last result got
             seen = query.entries.get(self._parent_label(query))
             if seen is not None and seen[0] is value:
-                snapshot = seen[1]  # a mutable entry's arrays are held through Versions: still true
+                snapshot = seen[1]  # still true: a copy, or (full) held through Versions
         if snapshot is None:
             snapshot = self.capture(value)
             if mutable and self.by_reference and holds_reference(snapshot):

@@ -84,12 +84,12 @@ class Nodes:
 
     def _value_snapshot(self, level, fun, value, args):
         """The snapshot of a new node's value, written next into the log (VJP and JVP nodes)."""
+        if not self.by_reference:  # capture "auto" copies what it keeps
+            return self.capture(value)
         # Copy at once a value that is, or holds, (part of) one of the call's own arguments
         # (np.atleast_1d(x) is x, t[0] an element of the user's tuple: the caller may change
         # them) or the zeros vs.mut_add(None, prev) made, which sparse_add fills in place within
         # the same add_outgrads.
-        if not self.by_reference:  # capture "auto" copies what it keeps
-            return self.capture(value)
         if type(value) is np.ndarray:
             copy = is_part_of(value, args) or (fun is core.VSpace.mut_add and args[1] is None)
         else:  # a container holding (part of) an argument: alist([x, 2 * x]) holds the user's x
