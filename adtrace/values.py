@@ -123,7 +123,7 @@ class Capture:
         if isinstance(value, SparseObject):
             parts = sparse_parts(value)
             index, part = (describe_index(parts[0]), self(parts[1], copy)) if parts else (None, None)
-            dense = self(densify(value)) if _densifiable(value.vs, self.limit) else None
+            dense = densify(value) if _densifiable(value.vs, self.limit) else None  # fresh zeros: ours
             return Sparse(describe_vspace(value.vs), index, part, dense)
         if isinstance(value, (tuple, list, dict)):
             if not sized and self.limit is not None:
