@@ -50,11 +50,12 @@ class ForwardMode:
         key = id(node)
         self._labels[key], self._levels[key], self._argnums[key] = frame.label, frame.level, frame.argnums
         snapshot = self._value_snapshot(frame.level, frame.fun, value, args) if self.keeps_values else None
-        # copy a tangent that is (part of) an argument (make_jvp's seed is protected: adtrace.values)
-        tangent_copy = type(node.g) is np.ndarray and is_part_of(node.g, args)
-        tangent = self.capture(node.g, tangent_copy)
-        if self.by_reference and type(tangent) not in NO_REFERENCE:  # make_jvp gives the end node's tangent to the user
-            hold(self._held_in_trace(frame.level), node.g, tangent, len(self._values))
+        if not self.by_reference:  # capture "auto" copies what it keeps ("structure": None)
+            tangent = self.capture(node.g)
+        else:  # copy a tangent that is (part of) an argument (make_jvp's seed is protected: adtrace.values)
+            tangent = self.capture(node.g, type(node.g) is np.ndarray and is_part_of(node.g, args))
+            if type(tangent) not in NO_REFERENCE:  # make_jvp gives the end node's tangent to the user
+                hold(self._held_in_trace(frame.level), node.g, tangent, len(self._values))
         self._emit((JVPNODECREATED, "fwd", frame.level, self._query and self._query.number, frame.label,
                     frame.name, frame.argnums, ",".join(frame.parents), snapshot, tangent))
 
