@@ -77,10 +77,13 @@ class Nodes:
 
     def _parents(self, parents):
         """A node's parent labels as one string (see eventlog) and its level, for any number of
-        parents (a helper, not inline: its list comprehension would make on_vjp_node's locals cells)."""
-        labels = self._labels
-        joined = ",".join([labels.get(id(p)) or self._unrecorded_node(p) for p in parents])
-        return joined, self._levels[id(parents[0])] if parents else self._current_level()
+        parents (x * x under grad(grad(f)) has two). A loop, not a comprehension: that would be a
+        function built and called per node."""
+        get = self._labels.get
+        found = []
+        for p in parents:
+            found.append(get(id(p)) or self._unrecorded_node(p))
+        return ",".join(found), self._levels[id(parents[0])] if parents else self._current_level()
 
     def _value_snapshot(self, level, fun, value, args):
         """The snapshot of a new node's value, written next into the log (VJP and JVP nodes)."""
