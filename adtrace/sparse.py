@@ -38,7 +38,9 @@ def _free_variables(function):
     if positions is None:  # once per code object: autograd builds these closures from a few functions
         names = code.co_freevars
         positions = _POSITIONS[code] = tuple(names.index(n) if n in names else None for n in _NAMES)
-    return tuple(_MISSING if i is None else closure[i].cell_contents for i in positions)
+    i, j, k = positions  # written out: a generator would be a function built per call
+    return (_MISSING if i is None else closure[i].cell_contents, _MISSING if j is None else closure[j].cell_contents,
+            _MISSING if k is None else closure[k].cell_contents)
 
 
 def describe_index(index):

@@ -185,6 +185,20 @@ def is_part_of(value, args):
 
 def _exceeds(value, limit):
     """Whether a container holds more than ``limit`` elements, stopping as soon as it does."""
+    if type(value) is tuple or type(value) is list:  # most often flat: arrays and scalars only
+        total = 0
+        for v in value:
+            kind = type(v)
+            if kind is np.ndarray:
+                total += v.size
+            elif kind in SCALARS:
+                total += 1
+            else:
+                break  # nested, boxed or other: walked below
+            if total > limit:
+                return True
+        else:
+            return False
     total = 0
     stack = [value]
     while stack:

@@ -78,3 +78,20 @@ def test_snapshot_arrays_walks_events_and_snapshots():
     event = LocalVJP("rev", 0, 1, "v1_sin", Boxed(a, 0), (Sparse("ArrayVSpace", "0", 1.0, b), {"k": [c]}))
     assert [x is y for x, y in zip(snapshot_arrays(event), (a, b, c))] == [True, True, True]
     assert list(snapshot_arrays(ArraySummary((3,), "float64", 0.0, 1.0, 0.5))) == []
+
+
+@pytest.mark.parametrize("value, summarized", [
+    ((np.ones(3), 1.0), False),  # flat, 4 elements
+    ([np.ones(4), 1.0], True),  # flat, 5 elements
+    ((1.0, 2.0, 3.0, 4.0, 5.0), True),  # flat scalars over the limit
+    ((np.ones(2), (np.ones(2), 1.0)), True),  # nested: 5 elements
+    ({"a": np.ones(2), "b": [1.0, 2.0]}, False),  # a dict: 4 elements
+    ((np.ones(1), {"a": np.ones(4)}), True),  # a dict inside a flat-looking tuple
+])
+def test_containers_over_the_inline_size_are_summarized(value, summarized):
+    from adtrace.values import ContainerSummary
+
+    snapshot = Capture("auto", inline_size=4)(value)
+    assert isinstance(snapshot, ContainerSummary) == summarized
+    if not summarized:
+        assert type(snapshot) is type(value)
