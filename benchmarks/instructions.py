@@ -1,0 +1,84 @@
+"""Instructions executed per autograd node, recorded against plain, counted by valgrind's callgrind.
+
+    python benchmarks/instructions.py [--workload chain|gradgrad] [--captures structure,auto]
+                                      [--noop on_vjp_node,on_toposort,...]
+
+Wall-time ratios on a shared machine move by +-0.05x from run to run; instruction counts do not,
+once the sources of variation are pinned: OpenBLAS worker threads (they spin, and callgrind counts
+every thread: 30M instructions of difference between two runs of the same code), the hash seed and
+address-space randomisation (``setarch -R``). So a hot-path change of 1% shows here and nowhere
+else. Needs ``valgrind``; prints, writes nothing. ``--noop`` replaces recorder methods by no-ops:
+what the wrappers cost without the recorder's work.
+"""
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+RUNS = {"chain": 3, "gradgrad": 300}  # runs per measurement
+NODES = {"chain": 2000, "gradgrad": 28}  # autograd nodes per run (28: both traces of grad(grad(f)))
+
+CHILD = """
+import sys
+sys.path.insert(0, {here!r})
+from workloads import scalar_chain, second_derivative
+import adtrace
+from adtrace.recorder import Recorder
+
+workload, mode, noop = sys.argv[1], sys.argv[2], sys.argv[3]
+run = scalar_chain({nodes}) if workload == "chain" else second_derivative()
+run()
+with adtrace.record(capture="structure"):  # imports and first-call caches, outside the comparison
+    run()
+for name in filter(None, noop.split(",")):
+    setattr(Recorder, name, lambda self, *args: None)
+if mode == "plain":
+    for _ in range({runs}):
+        run()
+elif mode != "none":
+    with adtrace.record(capture=mode):
+        for _ in range({runs}):
+            run()
+"""
+
+
+def count(workload, mode, noop=""):
+    """Instructions of one child process (``mode`` "none" runs only the set-up)."""
+    code = CHILD.format(here=str(HERE), nodes=NODES["chain"], runs=RUNS[workload])
+    command = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, "-c", code,
+               workload, mode, noop]
+    if shutil.which("setarch"):
+        command = ["setarch", os.uname().machine, "-R"] + command
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", PYTHONHASHSEED="0")
+    done = subprocess.run(command, capture_output=True, text=True, env=env)
+    found = re.search(r"Collected : (\d+)", done.stderr)
+    if done.returncode != 0 or not found:
+        raise SystemExit(f"callgrind run failed ({workload}, {mode}):\n{done.stderr[-2000:]}")
+    return int(found.group(1))
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--workload", choices=sorted(RUNS), default="chain")
+    parser.add_argument("--captures", default="structure,auto", help="comma-separated capture levels")
+    parser.add_argument("--noop", default="", help="recorder methods to replace by no-ops (comma-separated)")
+    args = parser.parse_args(argv)
+    if not shutil.which("valgrind"):
+        raise SystemExit("valgrind is not installed: this benchmark counts instructions with callgrind")
+    base = count(args.workload, "none")
+    plain = count(args.workload, "plain") - base
+    nodes = RUNS[args.workload] * NODES[args.workload]
+    print(f"{args.workload}: plain {plain / nodes / 1000:.1f}k instructions per node")
+    for capture in filter(None, args.captures.split(",")):
+        extra = count(args.workload, capture, args.noop) - base - plain
+        label = capture + (f" (no-op: {args.noop})" if args.noop else "")
+        print(f"{label}: {extra / nodes / 1000:.1f}k more per node, {1 + extra / plain:.3f}x plain")
+
+
+if __name__ == "__main__":
+    main()
