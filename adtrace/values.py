@@ -13,10 +13,10 @@ Under ``auto`` an exact array is a copy: at most ``inline_size`` elements, cheap
 the live array true (``reports/benchmarks.md``, autograd's own test suite). Under ``full`` it is
 kept by reference, not copied: autograd writes in place only into an ``outgrads`` entry flagged
 mutable, and the recorder copies such a value just before autograd mutates it (copy-on-write,
-``adtrace.history``). Views are copied at once, because they
-share memory with arrays autograd does not own (``x.T`` of the user's input). Sparse cotangents
-(``SparseObject``, from ``x[i]``) are densified into fresh zeros, which mutates nothing else;
-values boxed by an outer trace (under ``grad(grad(f))``) become ``Boxed(value, level)``.
+``adtrace.history``). Views are copied at once, because they share memory with arrays autograd
+does not own (``x.T`` of the user's input). Sparse cotangents (``SparseObject``, from ``x[i]``)
+are densified into fresh zeros, which mutates nothing else; values boxed by an outer trace
+(under ``grad(grad(f))``) become ``Boxed(value, level)``.
 """
 
 import dataclasses
