@@ -33,6 +33,8 @@ WATCHED = (
     ("autograd.core", "make_jvp", "calls trace through the hooked global"),
     ("autograd.core", "sum_outgrads", "forward mode's add_outgrads calls, one per argument"),
     ("autograd.core", "defvjp", "generator VJPs for three or more arguments"),
+    ("autograd.core", "defjvp", "its JVP maker returns sum_outgrads(...): a tangent is the last sum"),
+    ("autograd.core", "defjvp_argnum", "the same, for def_linear's primitives"),
 )
 
 

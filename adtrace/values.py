@@ -117,7 +117,9 @@ class Capture:
             return value
         if t in box_types:
             inner = value._value
-            if type(inner) not in SCALARS:  # (a scalar of an outer trace, under grad(grad(f)), is kept as it is)
+            if type(inner) is np.ndarray and self.limit is not None:  # (the common case, written out)
+                inner = summarize(inner) if inner.size > self.limit else inner.copy()
+            elif type(inner) not in SCALARS:  # (a scalar of an outer trace, under grad(grad(f)), is kept as it is)
                 inner = self(inner, copy, sized)
             return Boxed(inner, self.box_level(value))
         if isinstance(value, SparseObject):
@@ -126,8 +128,13 @@ class Capture:
             dense = densify(value) if _densifiable(value.vs, self.limit) else None  # fresh zeros: ours
             return Sparse(describe_vspace(value.vs), index, part, dense)
         if isinstance(value, (tuple, list, dict)):
-            if not sized and self.limit is not None:
-                if _exceeds(value, self.limit):
+            limit = self.limit
+            if not sized and limit is not None:
+                if t is tuple or t is list:  # most often flat, arrays and scalars only: one call
+                    flat = _flat_copy(value, limit)
+                    if flat is not None:
+                        return flat
+                if _exceeds(value, limit):
                     return ContainerSummary(type(value).__name__, len(value))
                 sized = True  # its parts need no check of their own
             return self._container(value, copy, sized)
@@ -140,7 +147,7 @@ class Capture:
         every call's locals cells)."""
         if isinstance(value, tuple):
             items = [self(v, copy, sized) for v in value]
-            return type(value)(*items) if hasattr(value, "_fields") else tuple(items)
+            return tuple(items) if type(value) is tuple or not hasattr(value, "_fields") else type(value)(*items)
         if isinstance(value, list):
             return [self(v, copy, sized) for v in value]
         return {k: self(v, copy, sized) for k, v in value.items()}
@@ -183,22 +190,29 @@ def is_part_of(value, args):
     return False
 
 
+def _flat_copy(value, limit):
+    """The ``auto`` snapshot of a plain tuple or list of arrays and scalars: copies of its arrays,
+    or a ``ContainerSummary`` above ``limit`` elements; ``None`` when it holds anything else
+    (boxes, containers, sparse values: ``Capture`` walks those)."""
+    total = 0
+    for v in value:
+        kind = type(v)
+        if kind is np.ndarray:
+            total += v.size
+        elif kind not in SCALARS:
+            return None
+        else:
+            total += 1
+    if total > limit:
+        return ContainerSummary(type(value).__name__, len(value))
+    items = []  # a loop, not a comprehension: that would be a function built and called per call
+    for v in value:
+        items.append(v.copy() if type(v) is np.ndarray else v)
+    return tuple(items) if type(value) is tuple else items
+
+
 def _exceeds(value, limit):
     """Whether a container holds more than ``limit`` elements, stopping as soon as it does."""
-    if type(value) is tuple or type(value) is list:  # most often flat: arrays and scalars only
-        total = 0
-        for v in value:
-            kind = type(v)
-            if kind is np.ndarray:
-                total += v.size
-            elif kind in SCALARS:
-                total += 1
-            else:
-                break  # nested, boxed or other: walked below
-            if total > limit:
-                return True
-        else:
-            return False
     total = 0
     stack = [value]
     while stack:

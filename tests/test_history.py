@@ -428,3 +428,32 @@ def test_held_positions_for_few_and_for_many_ids():
     assert held_positions(held, {5}) == [12]  # the 5 at an odd index is a position, not an id
     many = set(range(1000, 1020)) | {7, 5}
     assert sorted(held_positions(held, many)) == [5, 12]
+
+
+def test_auto_tangent_is_the_last_sum_and_a_custom_jvp_maker_is_captured_as_it_ended():
+    """Under auto a node's tangent reuses the copy its last add_outgrads result got when autograd's
+    own JVP maker built it (it returns sum_outgrads(...) and does nothing after); a custom maker
+    that writes into that sum afterwards gets its tangent captured as it ended."""
+    from autograd.core import defjvp_argnums, sum_outgrads
+    from autograd.extend import primitive
+
+    @primitive
+    def scaled(x):
+        return 2.0 * x
+
+    def halve_after_summing(argnums, gs, ans, args, kwargs):
+        total = sum_outgrads([2.0 * gs[0]])  # (sum_outgrads calls the hooked add_outgrads)
+        total *= 0.5  # after its last add_outgrads
+        return total
+
+    defjvp_argnums(scaled, halve_after_summing)
+    x = np.array([1.0, 2.0])
+    with adtrace.record() as rec:
+        _, tangent = make_jvp(lambda x: anp.sin(scaled(x)))(x)(np.ones(2))
+    nodes = {e.primitive: e for e in rec.of_kind("jvp_node")}
+    adds = {e.node: e for e in rec.of_kind("add_outgrads")}
+    assert np.array_equal(nodes["scaled"].tangent, [1, 1])  # as the node kept it
+    assert np.array_equal(adds[nodes["scaled"].label].result[0], [2, 2])  # as add_outgrads returned it
+    sin = nodes["sin"]
+    assert sin.tangent is adds[sin.label].result[0]  # the same copy, taken once
+    assert np.array_equal(sin.tangent, tangent) and not np.shares_memory(sin.tangent, tangent)

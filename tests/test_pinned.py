@@ -99,3 +99,11 @@ def test_sparse_objects_keep_index_and_value_in_their_closure():
     index, value = sparse_parts(container)
     assert index == 1 and value.tolist() == [1, 1], \
         "PINNED: container_untake's mut_add closes over idx and accum, which closes over x"
+
+
+def test_autograd_jvp_makers_return_sum_outgrads():
+    from adtrace.recorder.forward import SUMMING_JVP_MAKERS
+
+    assert len(SUMMING_JVP_MAKERS) == 2, "PINNED: defjvp and defjvp_argnum each build one jvp_argnums"
+    assert core.primitive_jvps[anp.sin].__code__ in SUMMING_JVP_MAKERS, "PINNED: defjvp's maker (sin)"
+    assert core.primitive_jvps[anp.sum].__code__ in SUMMING_JVP_MAKERS, "PINNED: def_linear's maker (sum)"

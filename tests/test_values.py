@@ -1,11 +1,13 @@
 """Value snapshots under each capture level."""
 
+from collections import namedtuple
+
 import numpy as np
 import pytest
 from autograd.core import vspace
 from autograd.numpy.numpy_vjps import untake
 
-from adtrace.values import ArraySummary, Boxed, Capture, Sparse, array_leaves, holds_reference, plain, summarize
+from adtrace.values import ArraySummary, Boxed, Capture, ContainerSummary, Sparse, array_leaves, holds_reference, plain, summarize
 
 
 def test_auto_keeps_small_arrays_exactly_and_summarizes_large():
@@ -95,3 +97,17 @@ def test_containers_over_the_inline_size_are_summarized(value, summarized):
     assert isinstance(snapshot, ContainerSummary) == summarized
     if not summarized:
         assert type(snapshot) is type(value)
+
+
+def test_flat_containers_under_auto_are_copied_in_one_pass():
+    a, b = np.array([1.0, 2.0]), np.array([3.0])
+    capture = Capture("auto", inline_size=4)
+    pair = capture((a, 2.0, b))
+    assert type(pair) is tuple and pair[1] == 2.0
+    assert all(np.array_equal(s, v) and not np.shares_memory(s, v) for s, v in ((pair[0], a), (pair[2], b)))
+    listed = capture([a, b])
+    assert type(listed) is list and np.array_equal(listed[1], b) and not np.shares_memory(listed[1], b)
+    assert capture([a, a, 1.0]) == ContainerSummary("list", 3)  # 5 elements above the inline size 4
+    Point = namedtuple("Point", "x y")
+    point = capture(Point(a, 1.0))
+    assert type(point) is Point and not np.shares_memory(point.x, a)

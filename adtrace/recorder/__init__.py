@@ -36,7 +36,8 @@ class Recorder(Nodes, BackwardQueries, ForwardMode):
 
     def __init__(self, recording, capture, keep_calls=False, root=None):
         self.recording = recording
-        self.capture = capture
+        self.capture = capture.__call__  # a bound method: cheaper to call than the Capture itself
+        self._capture = capture  # (its protect / unprotect, under capture full)
         capture.box_level = self._box_level
         self.keep_calls, self.root = keep_calls, root
         self.live = True  # False once closed or failed: the wrappers skip it

@@ -48,7 +48,7 @@ class BackwardQueries:
         if self.keeps_values:
             query.entries[end] = (g, seed)
         if self.by_reference:
-            self.capture.protect(g)  # and wherever the pass carries it (parts of it, x[i] of it)
+            self._capture.protect(g)  # and wherever the pass carries it (parts of it, x[i] of it)
             query.seed = g
         self._push(query)
         self._emit((BACKWARDSTART, "rev", level, query.number, end, seed))
@@ -59,7 +59,7 @@ class BackwardQueries:
             return
         self._pop(query)
         if query.seed is not None:
-            self.capture.unprotect(query.seed)
+            self._capture.unprotect(query.seed)
         snapshot = None if error is not None else self._snapshot(query.popped, result)
         error_name = None if error is None else type(error).__name__
         position = len(self._values)

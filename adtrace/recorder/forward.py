@@ -1,22 +1,37 @@
 """Forward mode: a ``JVPNode`` under construction, and the ``add_outgrads`` calls ``sum_outgrads``
 makes while it is built (mode ``fwd``)."""
 
+import types
+
+import autograd.core as core
 import numpy as np
 
 from ..eventlog import NO_PREVIOUS
 from ..history import hold, hold_accumulation
-from ..values import NO_REFERENCE, holds_reference, is_part_of
+from ..values import NO_REFERENCE, SCALARS, holds_reference, is_part_of
 from .kinds import ADDOUTGRADS, JVPNODECREATED
+
+
+def _summing_jvp_makers():
+    """The code of autograd's own JVP makers, the ``jvp_argnums`` that ``defjvp`` and
+    ``defjvp_argnum`` (so ``def_linear``) build: each returns ``sum_outgrads(...)`` and does nothing
+    after, so a node's tangent is the result of its last ``add_outgrads``, unwritten since."""
+    return frozenset(c for maker in (core.defjvp, core.defjvp_argnum) for c in maker.__code__.co_consts
+                     if isinstance(c, types.CodeType) and c.co_name == "jvp_argnums")
+
+
+SUMMING_JVP_MAKERS = _summing_jvp_makers()  # (pinned in tests/test_pinned.py)
 
 
 class _JVPFrame:
     """A JVPNode under construction: its sum_outgrads calls are forward-mode add_outgrads events."""
 
-    __slots__ = ("fun", "label", "name", "level", "argnums", "parents", "position")
+    __slots__ = ("fun", "label", "name", "level", "argnums", "parents", "position", "last_value", "last_snapshot")
 
     def __init__(self, fun, label, name, level, argnums, parents):
         self.fun, self.label, self.name, self.level, self.argnums, self.parents = fun, label, name, level, argnums, parents
         self.position = 0
+        self.last_value = self.last_snapshot = None  # the last add_outgrads result in this frame
 
 
 class ForwardMode:
@@ -49,10 +64,18 @@ class ForwardMode:
             self._pop(frame)
         key = id(node)
         self._labels[key], self._levels[key], self._argnums[key] = frame.label, frame.level, frame.argnums
-        snapshot = self._value_snapshot(frame.level, frame.fun, value, args) if self.keeps_values else None
-        if not self.by_reference:  # capture "auto" copies what it keeps ("structure": None)
-            tangent = self.capture(node.g)
+        if not self.keeps_values:
+            snapshot = tangent = None
+        elif not self.by_reference:  # capture "auto" copies what it keeps
+            snapshot = value if type(value) in SCALARS else self.capture(value)
+            g = node.g
+            if frame.position and g is frame.last_value and \
+                    getattr(core.primitive_jvps.get(frame.fun), "__code__", None) in SUMMING_JVP_MAKERS:
+                tangent = frame.last_snapshot  # sum_outgrads returned it: already a copy
+            else:
+                tangent = self.capture(g)
         else:  # copy a tangent that is (part of) an argument (make_jvp's seed is protected: adtrace.values)
+            snapshot = self._value_snapshot(frame.level, frame.fun, value, args)
             tangent = self.capture(node.g, type(node.g) is np.ndarray and is_part_of(node.g, args))
             if type(tangent) not in NO_REFERENCE:  # make_jvp gives the end node's tangent to the user
                 hold(self._held_in_trace(frame.level), node.g, tangent, len(self._values))
@@ -67,12 +90,16 @@ class ForwardMode:
         position = frame.position if frame is not None else 0
         if frame is not None:
             frame.position = position + 1
+        if forward:
+            frame.last_value = value
         parent = frame.parents[position] if forward and position < len(frame.parents) else None
         argnums = frame.argnums if frame is not None else ()
         contribution = self.capture(g)
         snapshot = contribution if value is g else self.capture(value)
         if mutable and self.by_reference and holds_reference(snapshot):
             snapshot = self._history.share(snapshot, value)
+        if forward:
+            frame.last_snapshot = snapshot
         if forward and self.by_reference:  # a tangent being summed may be the one make_jvp returns
             hold_accumulation(self._held_in_trace(frame.level), len(self._values), prev_g_flagged, previous, g,
                               contribution, value, snapshot)

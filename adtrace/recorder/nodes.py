@@ -120,7 +120,7 @@ class Nodes:
         label, level = self._new_root(node)
         if self.by_reference:  # the user's tangent: copied wherever the trace carries it
             self._jvp_seeds[level] = g
-            self.capture.protect(g)
+            self._capture.protect(g)
         self._emit((JVPROOT, "fwd", level, self._query and self._query.number, label,
                     self.capture(g, copy=True)))
 
@@ -138,7 +138,7 @@ class Nodes:
             if mode == "fwd":
                 self._history.detach(self.recording, held, end_node.g)
         if level in self._jvp_seeds:
-            self.capture.unprotect(self._jvp_seeds.pop(level))
+            self._capture.unprotect(self._jvp_seeds.pop(level))
 
     def _name(self, fun):
         """A primitive's (name, label suffix), computed once per primitive."""
