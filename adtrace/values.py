@@ -224,7 +224,7 @@ def _exceeds(value, limit):
         elif isinstance(v, dict):
             stack.extend(v.values())
         else:
-            total += v.size if type(v) is np.ndarray else 1
+            total += v.size if isinstance(v, np.ndarray) else 1  # (subclasses: their elements too)
             if total > limit:
                 return True
     return False

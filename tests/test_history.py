@@ -457,3 +457,26 @@ def test_auto_tangent_is_the_last_sum_and_a_custom_jvp_maker_is_captured_as_it_e
     sin = nodes["sin"]
     assert sin.tangent is adds[sin.label].result[0]  # the same copy, taken once
     assert np.array_equal(sin.tangent, tangent) and not np.shares_memory(sin.tangent, tangent)
+
+
+def test_a_jvp_maker_that_registers_another_while_it_runs_is_judged_by_its_own_code():
+    """Whether a tangent can reuse the last sum is decided from the maker JVPNode looked up, not
+    from whatever is registered when the node is finished."""
+    from autograd.core import defjvp, defjvp_argnums, sum_outgrads
+    from autograd.extend import primitive
+
+    @primitive
+    def scaled(x):
+        return 2.0 * x
+
+    def registers_then_halves(argnums, gs, ans, args, kwargs):
+        defjvp(scaled, lambda g, ans, x: 2.0 * g)  # a first-use registration, say
+        total = sum_outgrads([2.0 * gs[0]])
+        total *= 0.5
+        return total
+
+    defjvp_argnums(scaled, registers_then_halves)
+    with adtrace.record() as rec:
+        make_jvp(lambda x: anp.sin(scaled(x)))(np.array([1.0, 2.0]))(np.ones(2))
+    node = next(e for e in rec.of_kind("jvp_node") if e.primitive == "scaled")
+    assert np.array_equal(node.tangent, [1, 1])

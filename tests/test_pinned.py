@@ -107,3 +107,12 @@ def test_autograd_jvp_makers_return_sum_outgrads():
     assert len(SUMMING_JVP_MAKERS) == 2, "PINNED: defjvp and defjvp_argnum each build one jvp_argnums"
     assert core.primitive_jvps[anp.sin].__code__ in SUMMING_JVP_MAKERS, "PINNED: defjvp's maker (sin)"
     assert core.primitive_jvps[anp.sum].__code__ in SUMMING_JVP_MAKERS, "PINNED: def_linear's maker (sum)"
+
+
+def test_summing_jvp_makers_tolerate_a_wrapped_defjvp(monkeypatch):
+    import functools
+
+    from adtrace.recorder.forward import _summing_jvp_makers
+
+    monkeypatch.setattr(core, "defjvp", functools.partial(core.defjvp))  # another tool's wrapper: no __code__
+    assert len(_summing_jvp_makers()) == 1  # defjvp_argnum's only: nothing is credited that cannot be read

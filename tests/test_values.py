@@ -111,3 +111,14 @@ def test_flat_containers_under_auto_are_copied_in_one_pass():
     Point = namedtuple("Point", "x y")
     point = capture(Point(a, 1.0))
     assert type(point) is Point and not np.shares_memory(point.x, a)
+
+
+class Tagged(np.ndarray):
+    pass
+
+
+def test_an_ndarray_subclass_in_a_container_counts_its_elements():
+    tagged = np.ones((2, 3)).view(Tagged)
+    assert Capture("auto", inline_size=4)((tagged,)) == ContainerSummary("tuple", 1)
+    kept = Capture("auto", inline_size=6)((tagged,))
+    assert type(kept[0]) is Tagged and not np.shares_memory(kept[0], tagged)

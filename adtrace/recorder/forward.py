@@ -16,8 +16,12 @@ def _summing_jvp_makers():
     """The code of autograd's own JVP makers, the ``jvp_argnums`` that ``defjvp`` and
     ``defjvp_argnum`` (so ``def_linear``) build: each returns ``sum_outgrads(...)`` and does nothing
     after, so a node's tangent is the result of its last ``add_outgrads``, unwritten since."""
-    return frozenset(c for maker in (core.defjvp, core.defjvp_argnum) for c in maker.__code__.co_consts
-                     if isinstance(c, types.CodeType) and c.co_name == "jvp_argnums")
+    found = set()
+    for maker in (core.defjvp, core.defjvp_argnum):  # (either may already be someone's wrapper)
+        for const in getattr(getattr(maker, "__code__", None), "co_consts", ()):
+            if isinstance(const, types.CodeType) and const.co_name == "jvp_argnums":
+                found.add(const)
+    return frozenset(found)
 
 
 SUMMING_JVP_MAKERS = _summing_jvp_makers()  # (pinned in tests/test_pinned.py)
@@ -26,11 +30,13 @@ SUMMING_JVP_MAKERS = _summing_jvp_makers()  # (pinned in tests/test_pinned.py)
 class _JVPFrame:
     """A JVPNode under construction: its sum_outgrads calls are forward-mode add_outgrads events."""
 
-    __slots__ = ("fun", "label", "name", "level", "argnums", "parents", "position", "last_value", "last_snapshot")
+    __slots__ = ("fun", "label", "name", "level", "argnums", "parents", "position", "sums", "last_value",
+                 "last_snapshot")
 
-    def __init__(self, fun, label, name, level, argnums, parents):
+    def __init__(self, fun, label, name, level, argnums, parents, sums):
         self.fun, self.label, self.name, self.level, self.argnums, self.parents = fun, label, name, level, argnums, parents
         self.position = 0
+        self.sums = sums  # built by one of SUMMING_JVP_MAKERS (capture auto only)
         self.last_value = self.last_snapshot = None  # the last add_outgrads result in this frame
 
 
@@ -47,7 +53,10 @@ class ForwardMode:
         number = self._count
         self._count = number + 1
         names = self._names.get(fun) or self._name(fun)
-        frame = _JVPFrame(fun, f"v{number}_{names[1]}", names[0], level, argnums, labels)
+        # the maker JVPNode.__init__ is about to look up (it could register another while it runs)
+        sums = self.keeps_values and not self.by_reference and \
+            getattr(core.primitive_jvps.get(fun), "__code__", None) in SUMMING_JVP_MAKERS
+        frame = _JVPFrame(fun, f"v{number}_{names[1]}", names[0], level, argnums, labels, sums)
         self._frames.append(frame)
         self._top = frame
         return frame
@@ -69,8 +78,7 @@ class ForwardMode:
         elif not self.by_reference:  # capture "auto" copies what it keeps
             snapshot = value if type(value) in SCALARS else self.capture(value)
             g = node.g
-            if frame.position and g is frame.last_value and \
-                    getattr(core.primitive_jvps.get(frame.fun), "__code__", None) in SUMMING_JVP_MAKERS:
+            if frame.sums and frame.position and g is frame.last_value:
                 tangent = frame.last_snapshot  # sum_outgrads returned it: already a copy
             else:
                 tangent = self.capture(g)
