@@ -29,7 +29,7 @@ from autograd.core import SparseObject
 from autograd.tracer import getval
 
 from .sparse import sparse_parts
-from .values import NO_REFERENCE, Boxed, Sparse, Version, array_leaves, holds_reference
+from .values import NO_REFERENCE, Boxed, Sparse, Version, array_leaves, built, holds_reference
 
 
 class CopyOnWrite:
@@ -182,7 +182,8 @@ def written_leaves(value, contribution):
 
 
 def resolve(snapshot):
-    """A snapshot with its Versions replaced by the arrays they hold (when an event is built)."""
+    """A snapshot as its event shows it (when the event is built): Versions replaced by the arrays
+    they hold, stored forms by their dataclasses (adtrace.values)."""
     kind = type(snapshot)
     if kind is Version:
         return snapshot.array
@@ -205,6 +206,10 @@ def _map_arrays(snapshot, change):
     if kind is Sparse:
         value = _map_arrays(snapshot.value, change)
         return snapshot if value is snapshot.value else dataclasses.replace(snapshot, value=value)
+    if kind is tuple and snapshot and type(snapshot[0]) is str and change is None:  # a stored form (capture auto)?
+        stored = built(snapshot, resolve)
+        if stored is not None:
+            return stored
     if isinstance(snapshot, (tuple, list)):
         items = [_map_arrays(s, change) for s in snapshot]
         if all(a is b for a, b in zip(items, snapshot)):

@@ -17,6 +17,13 @@ mutable, and the recorder copies such a value just before autograd mutates it (c
 does not own (``x.T`` of the user's input). Sparse cotangents (``SparseObject``, from ``x[i]``)
 are densified into fresh zeros, which mutates nothing else; values boxed by an outer trace
 (under ``grad(grad(f))``) become ``Boxed(value, level)``.
+
+Stored forms: under ``auto`` a ``Capture`` returns each ``Boxed``, ``Sparse``, ``ArraySummary`` and
+``ContainerSummary`` as a plain tuple headed by its tag (``STORED``), built into the dataclass when
+its event is built (``adtrace.history.resolve``). Python's garbage collector stops tracking a tuple
+of arrays, numbers and strings at its first collection, and tracks a dataclass instance for as long
+as it lives: on autograd's own suite those instances cost about 0.5 s of collections
+(``reports/benchmarks.md``).
 """
 
 import dataclasses
@@ -33,6 +40,11 @@ CAPTURE_LEVELS = ("auto", "full", "structure")
 DEFAULT_INLINE_SIZE = 64
 # values kept as they are (immutable); hot callers test this themselves before calling a Capture
 SCALARS = frozenset({float, int, complex, bool, type(None), str, np.float64, np.float32, np.complex128})
+
+# The tags of the stored forms: strings made at run time, so no value a program holds is one of
+# these objects (they are told apart by identity, never by equality).
+BOXED, SPARSE, ARRAY_SUMMARY, CONTAINER_SUMMARY = ("".join(("<adtrace ", name, ">"))
+                                                   for name in ("Boxed", "Sparse", "ArraySummary", "ContainerSummary"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +110,7 @@ class Capture:
         # "full" keeps arrays by reference (adtrace.history keeps them true); "auto" copies the
         # small arrays it keeps exactly: cheaper than following references it would have to correct
         self.by_reference = level == "full"
+        self.stored = level == "auto"  # snapshots in their stored forms (see the module's docstring)
         self._protected = {}  # id(array) -> count: the user's arrays (seeds), copied wherever seen
         self.limit = None if level == "full" else inline_size
         # a box's level; the recorder sets it to the level of the box's node
@@ -111,21 +124,23 @@ class Capture:
         t = type(value)
         if t is np.ndarray:
             if self.limit is not None:
-                return summarize(value) if value.size > self.limit else value.copy()
+                return _summary(value) if value.size > self.limit else value.copy()
             return value.copy() if copy or value.base is not None or id(value) in self._protected else value
         if t in SCALARS:
             return value
         if t in box_types:
             inner = value._value
             if type(inner) is np.ndarray and self.limit is not None:  # (the common case, written out)
-                inner = summarize(inner) if inner.size > self.limit else inner.copy()
+                inner = _summary(inner) if inner.size > self.limit else inner.copy()
             elif type(inner) not in SCALARS:  # (a scalar of an outer trace, under grad(grad(f)), is kept as it is)
                 inner = self(inner, copy, sized)
-            return Boxed(inner, self.box_level(value))
+            return (BOXED, inner, self.box_level(value)) if self.stored else Boxed(inner, self.box_level(value))
         if isinstance(value, SparseObject):
             parts = sparse_parts(value)
             index, part = (describe_index(parts[0]), self(parts[1], copy)) if parts else (None, None)
             dense = densify(value) if _densifiable(value.vs, self.limit) else None  # fresh zeros: ours
+            if self.stored:
+                return SPARSE, describe_vspace(value.vs), index, part, dense
             return Sparse(describe_vspace(value.vs), index, part, dense)
         if isinstance(value, (tuple, list, dict)):
             limit = self.limit
@@ -135,11 +150,11 @@ class Capture:
                     if flat is not None:
                         return flat
                 if _exceeds(value, limit):
-                    return ContainerSummary(type(value).__name__, len(value))
+                    return CONTAINER_SUMMARY, type(value).__name__, len(value)
                 sized = True  # its parts need no check of their own
             return self._container(value, copy, sized)
         if isinstance(value, np.ndarray):  # a subclass (np.matrix, a masked array): copied at once
-            return summarize(np.asarray(value)) if self.limit is not None and value.size > self.limit else value.copy()
+            return _summary(np.asarray(value)) if self.limit is not None and value.size > self.limit else value.copy()
         return value  # numpy scalars and other immutable objects
 
     def _container(self, value, copy, sized):
@@ -169,6 +184,21 @@ class Capture:
 NO_REFERENCE = SCALARS | {ArraySummary, ContainerSummary}
 
 
+def built(stored, inner):
+    """The ``Boxed``, ``Sparse``, ``ArraySummary`` or ``ContainerSummary`` a stored form stands for,
+    with ``inner(part)`` for the snapshot a Boxed or Sparse holds; ``None`` for any other tuple."""
+    tag = stored[0]
+    if tag is BOXED:
+        return Boxed(inner(stored[1]), stored[2])
+    if tag is SPARSE:
+        return Sparse(stored[1], stored[2], inner(stored[3]), stored[4])
+    if tag is ARRAY_SUMMARY:
+        return ArraySummary(*stored[1:])
+    if tag is CONTAINER_SUMMARY:
+        return ContainerSummary(*stored[1:])
+    return None
+
+
 def is_immutable(value):
     """A scalar, or a scalar boxed by an outer trace: nothing can write into it."""
     while type(value) in box_types:
@@ -192,7 +222,7 @@ def is_part_of(value, args):
 
 def _flat_copy(value, limit):
     """The ``auto`` snapshot of a plain tuple or list of arrays and scalars: copies of its arrays,
-    or a ``ContainerSummary`` above ``limit`` elements; ``None`` when it holds anything else
+    or a ``ContainerSummary`` (stored form) above ``limit`` elements; ``None`` when it holds anything else
     (boxes, containers, sparse values: ``Capture`` walks those)."""
     total = 0
     for v in value:
@@ -204,7 +234,7 @@ def _flat_copy(value, limit):
         else:
             total += 1
     if total > limit:
-        return ContainerSummary(type(value).__name__, len(value))
+        return CONTAINER_SUMMARY, type(value).__name__, len(value)
     items = []  # a loop, not a comprehension: that would be a function built and called per call
     for v in value:
         items.append(v.copy() if type(v) is np.ndarray else v)
@@ -231,8 +261,13 @@ def _exceeds(value, limit):
 
 
 def summarize(array):
-    """Shape, dtype and a few statistics of an array (NaN-aware, complex reduced to magnitudes).
-    Straight ufunc reductions: this runs once per large value recorded, on the hot path."""
+    """Shape, dtype and a few statistics of an array (NaN-aware, complex reduced to magnitudes)."""
+    return ArraySummary(*_summary(array)[1:])
+
+
+def _summary(array):
+    """``summarize`` in its stored form. Straight ufunc reductions: this runs once per large value
+    recorded, on the hot path."""
     data = np.abs(array) if array.dtype.kind == "c" else array
     if data.size == 0 or data.dtype.kind not in "biuf":
         stats = (float("nan"),) * 3
@@ -244,7 +279,7 @@ def summarize(array):
             with np.errstate(all="ignore"):
                 total = float(np.add.reduce(data, axis=None, dtype=np.float64))
         stats = (low, high, total / data.size)
-    return ArraySummary(array.shape, _dtype_name(array.dtype), *stats)
+    return (ARRAY_SUMMARY, array.shape, _dtype_name(array.dtype), *stats)
 
 
 _DTYPE_NAMES = {}

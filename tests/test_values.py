@@ -7,6 +7,7 @@ import pytest
 from autograd.core import vspace
 from autograd.numpy.numpy_vjps import untake
 
+from adtrace.history import resolve
 from adtrace.values import ArraySummary, Boxed, Capture, ContainerSummary, Sparse, array_leaves, holds_reference, plain, summarize
 
 
@@ -19,7 +20,7 @@ def test_auto_keeps_small_arrays_exactly_and_summarizes_large():
     assert kept[0] == 0.0
     assert Capture("full")(small) is small  # by reference: copy-on-write keeps it true
     big = np.arange(10.0)
-    assert capture(big) == ArraySummary((10,), "float64", 0.0, 9.0, 4.5)
+    assert resolve(capture(big)) == ArraySummary((10,), "float64", 0.0, 9.0, 4.5)
     assert capture(3.5) == 3.5
 
 
@@ -40,19 +41,19 @@ def test_copy_flag_and_structure():
 def test_sparse_densified_without_mutation():
     vs = vspace(np.zeros(3))
     sparse = untake(2.0, 1, vs)
-    snap = Capture("auto")(sparse)
+    snap = resolve(Capture("auto")(sparse))
     assert isinstance(snap, Sparse) and snap.dense.tolist() == [0, 2, 0]
     assert snap.vspace == "ArrayVSpace(shape=(3,), dtype=float64)"
-    assert Capture("auto")(sparse).dense.tolist() == [0, 2, 0]  # applying it twice: nothing accumulated
+    assert resolve(Capture("auto")(sparse)).dense.tolist() == [0, 2, 0]  # applying it twice: nothing accumulated
 
 
 def test_boxes_and_containers():
     from autograd.numpy.numpy_boxes import ArrayBox
 
     box = ArrayBox(np.array([1.0, 2.0]), 7, None)
-    snap = Capture("auto", box_level=lambda b: b._trace - 7)(box)
+    snap = resolve(Capture("auto", box_level=lambda b: b._trace - 7)(box))
     assert isinstance(snap, Boxed) and snap.level == 0 and snap.value.tolist() == [1, 2]
-    nested = Capture("auto")({"a": (box, 2.0), "b": [np.zeros(2)]})
+    nested = resolve(Capture("auto")({"a": (box, 2.0), "b": [np.zeros(2)]}))
     assert plain(nested)["a"][0].tolist() == [1, 2]
     assert len(array_leaves({"a": (box, 2.0), "b": [np.zeros(2)]})) == 2
     assert holds_reference(nested) and not holds_reference(summarize(np.zeros(100)))
@@ -93,7 +94,7 @@ def test_snapshot_arrays_walks_events_and_snapshots():
 def test_containers_over_the_inline_size_are_summarized(value, summarized):
     from adtrace.values import ContainerSummary
 
-    snapshot = Capture("auto", inline_size=4)(value)
+    snapshot = resolve(Capture("auto", inline_size=4)(value))
     assert isinstance(snapshot, ContainerSummary) == summarized
     if not summarized:
         assert type(snapshot) is type(value)
@@ -107,7 +108,7 @@ def test_flat_containers_under_auto_are_copied_in_one_pass():
     assert all(np.array_equal(s, v) and not np.shares_memory(s, v) for s, v in ((pair[0], a), (pair[2], b)))
     listed = capture([a, b])
     assert type(listed) is list and np.array_equal(listed[1], b) and not np.shares_memory(listed[1], b)
-    assert capture([a, a, 1.0]) == ContainerSummary("list", 3)  # 5 elements above the inline size 4
+    assert resolve(capture([a, a, 1.0])) == ContainerSummary("list", 3)  # 5 elements above the inline size 4
     Point = namedtuple("Point", "x y")
     point = capture(Point(a, 1.0))
     assert type(point) is Point and not np.shares_memory(point.x, a)
@@ -119,6 +120,33 @@ class Tagged(np.ndarray):
 
 def test_an_ndarray_subclass_in_a_container_counts_its_elements():
     tagged = np.ones((2, 3)).view(Tagged)
-    assert Capture("auto", inline_size=4)((tagged,)) == ContainerSummary("tuple", 1)
+    assert resolve(Capture("auto", inline_size=4)((tagged,))) == ContainerSummary("tuple", 1)
     kept = Capture("auto", inline_size=6)((tagged,))
     assert type(kept[0]) is Tagged and not np.shares_memory(kept[0], tagged)
+
+
+def test_auto_stores_boxes_sparse_values_and_summaries_as_tuples_the_collector_drops():
+    """The stored forms are plain tuples: once collected, Python's garbage collector no longer
+    tracks them; the built dataclasses are what events show."""
+    import gc
+
+    from autograd.numpy.numpy_boxes import ArrayBox
+
+    box = ArrayBox(np.array([1.0, 2.0]), 0, None)
+    capture = Capture("auto", inline_size=4)
+    stored = [capture(box), capture(untake(2.0, 1, vspace(np.zeros(3)))), capture(np.arange(10.0)), capture([1.0] * 5)]
+    assert all(type(s) is tuple for s in stored)
+    gc.collect()
+    gc.collect()  # (a summary's shape tuple is dropped by the first, the summary by the second)
+    assert not any(gc.is_tracked(s) for s in stored)
+    assert [type(resolve(s)) for s in stored] == [Boxed, Sparse, ArraySummary, ContainerSummary]
+    assert type(Capture("full")(box)) is Boxed  # under full the recorder's copy-on-write reads the dataclasses
+
+
+def test_a_user_tuple_that_looks_like_a_stored_form_stays_a_tuple():
+    from adtrace.values import BOXED
+
+    value = ("<adtrace Boxed>", np.ones(1), 0)  # equal to the tag, not the tag itself
+    assert value[0] == BOXED
+    shown = resolve(Capture("auto")(value))
+    assert type(shown) is tuple and shown[0] == "<adtrace Boxed>"
