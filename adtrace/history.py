@@ -187,7 +187,7 @@ def resolve(snapshot):
     kind = type(snapshot)
     if kind is Version:
         return snapshot.array
-    if kind is tuple or kind is list or kind is dict or kind is Boxed:
+    if kind is tuple or kind is list or kind is dict or kind is Boxed or isinstance(snapshot, tuple):  # (namedtuples)
         return _map_arrays(snapshot, None)
     return snapshot
 

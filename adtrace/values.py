@@ -149,13 +149,43 @@ class Capture:
                     flat = _flat_copy(value, limit)
                     if flat is not None:
                         return flat
-                if _exceeds(value, limit):
+                try:  # nested, boxed or other parts: sized and copied in one walk
+                    return self._part(value, [limit])
+                except _OverTheLimit:
                     return CONTAINER_SUMMARY, type(value).__name__, len(value)
-                sized = True  # its parts need no check of their own
             return self._container(value, copy, sized)
         if isinstance(value, np.ndarray):  # a subclass (np.matrix, a masked array): copied at once
             return _summary(np.asarray(value)) if self.limit is not None and value.size > self.limit else value.copy()
         return value  # numpy scalars and other immutable objects
+
+    def _part(self, value, left):
+        """Capture ``auto`` of a container or one of its parts, counting its elements (an array's
+        size, a scalar's or any other value's 1, through boxes and containers) off ``left[0]``;
+        raises ``_OverTheLimit`` past the inline size, before copying the array that passes it."""
+        t = type(value)
+        if t is np.ndarray or t in SCALARS:
+            left[0] -= value.size if t is np.ndarray else 1
+            if left[0] < 0:
+                raise _OverTheLimit
+            return value.copy() if t is np.ndarray else value
+        if t in box_types:
+            return BOXED, self._part(value._value, left), self.box_level(value)
+        if isinstance(value, (tuple, list)):
+            items = []  # a loop, not a comprehension: no function built per call
+            for v in value:
+                items.append(self._part(v, left))
+            if t is tuple or not isinstance(value, tuple):
+                return tuple(items) if t is tuple else items  # (a list's subclass: a list)
+            return t(*items) if hasattr(value, "_fields") else tuple(items)
+        if isinstance(value, dict):
+            items = {}
+            for k, v in value.items():
+                items[k] = self._part(v, left)
+            return items
+        left[0] -= value.size if isinstance(value, np.ndarray) else 1  # sparse values, numpy scalars...
+        if left[0] < 0:
+            raise _OverTheLimit
+        return self(value, False, True)
 
     def _container(self, value, copy, sized):
         """A tuple, list or dict, item by item (apart from __call__: its comprehensions would make
@@ -220,6 +250,10 @@ def is_part_of(value, args):
     return False
 
 
+class _OverTheLimit(Exception):
+    """A container holds more than the inline size (``Capture._part``)."""
+
+
 def _flat_copy(value, limit):
     """The ``auto`` snapshot of a plain tuple or list of arrays and scalars: copies of its arrays,
     or a ``ContainerSummary`` (stored form) above ``limit`` elements; ``None`` when it holds anything else
@@ -239,25 +273,6 @@ def _flat_copy(value, limit):
     for v in value:
         items.append(v.copy() if type(v) is np.ndarray else v)
     return tuple(items) if type(value) is tuple else items
-
-
-def _exceeds(value, limit):
-    """Whether a container holds more than ``limit`` elements, stopping as soon as it does."""
-    total = 0
-    stack = [value]
-    while stack:
-        v = stack.pop()
-        while type(v) in box_types:
-            v = v._value
-        if isinstance(v, (tuple, list)):
-            stack.extend(v)
-        elif isinstance(v, dict):
-            stack.extend(v.values())
-        else:
-            total += v.size if isinstance(v, np.ndarray) else 1  # (subclasses: their elements too)
-            if total > limit:
-                return True
-    return False
 
 
 def summarize(array):

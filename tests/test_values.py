@@ -5,6 +5,7 @@ from collections import namedtuple
 import numpy as np
 import pytest
 from autograd.core import vspace
+from autograd.numpy.numpy_boxes import ArrayBox
 from autograd.numpy.numpy_vjps import untake
 
 from adtrace.history import resolve
@@ -90,6 +91,8 @@ def test_snapshot_arrays_walks_events_and_snapshots():
     ((np.ones(2), (np.ones(2), 1.0)), True),  # nested: 5 elements
     ({"a": np.ones(2), "b": [1.0, 2.0]}, False),  # a dict: 4 elements
     ((np.ones(1), {"a": np.ones(4)}), True),  # a dict inside a flat-looking tuple
+    ((ArrayBox(np.ones(3), 0, None), [1.0]), False),  # a boxed array counts its elements: 4
+    ([ArrayBox(np.ones(3), 0, None), (np.ones(1), 1.0)], True),  # 5
 ])
 def test_containers_over_the_inline_size_are_summarized(value, summarized):
     from adtrace.values import ContainerSummary
@@ -150,3 +153,9 @@ def test_a_user_tuple_that_looks_like_a_stored_form_stays_a_tuple():
     assert value[0] == BOXED
     shown = resolve(Capture("auto")(value))
     assert type(shown) is tuple and shown[0] == "<adtrace Boxed>"
+
+
+def test_a_namedtuple_snapshot_shows_the_boxes_and_sparse_values_it_holds():
+    Pair = namedtuple("Pair", "boxed sparse")
+    shown = resolve(Capture("auto")(Pair(ArrayBox(np.ones(2), 0, None), untake(2.0, 1, vspace(np.zeros(3))))))
+    assert type(shown) is Pair and type(shown.boxed) is Boxed and shown.sparse.dense.tolist() == [0, 2, 0]
