@@ -44,9 +44,15 @@ def _free_variables(function):
 
 
 def describe_index(index):
-    """An index as text: ``1``, ``1:3``, ``(0, :)``, ``[0 2]`` (no memory addresses)."""
+    """An index as text: ``1``, ``1:3``, ``(0, :)``, ``[0 2]`` (no memory addresses). Once per
+    sparse value recorded: an int first, and loops rather than generators."""
+    if type(index) is int:
+        return str(index)
     if isinstance(index, tuple):
-        return "(" + ", ".join(describe_index(i) for i in index) + ")"
+        parts = []
+        for i in index:
+            parts.append(str(i) if type(i) is int else describe_index(i))
+        return "(" + ", ".join(parts) + ")"
     if isinstance(index, slice):
         parts = ["" if p is None else str(p) for p in (index.start, index.stop, index.step)]
         return ":".join(parts[:2] if index.step is None else parts)

@@ -95,11 +95,18 @@ class Recorder(Nodes, BackwardQueries, ForwardMode):
             self._query = frame
 
     def _pop(self, frame):
-        if frame in self._frames:
-            self._frames.remove(frame)
-        self._top = self._frames[-1] if self._frames else None
-        if frame is self._query:
-            self._query = next((f for f in reversed(self._frames) if type(f) is _Query), None)
+        frames = self._frames
+        if frames and frames[-1] is frame:  # the innermost: the common case
+            frames.pop()
+        elif frame in frames:
+            frames.remove(frame)
+        self._top = frames[-1] if frames else None
+        if frame is self._query:  # the innermost query left open (a loop: no generator per query)
+            self._query = None
+            for f in reversed(frames):
+                if type(f) is _Query:
+                    self._query = f
+                    break
 
     def _emit(self, fields):
         """Append one event: its type index and fields, flat (``adtrace.eventlog``)."""
