@@ -214,7 +214,7 @@ def _map_arrays(snapshot, change):
         items = [_map_arrays(s, change) for s in snapshot]
         if all(a is b for a, b in zip(items, snapshot)):
             return snapshot
-        return kind(*items) if hasattr(snapshot, "_fields") else kind(items)
+        return tuple.__new__(kind, items) if hasattr(snapshot, "_fields") else kind(items)  # (no __new__ of theirs run)
     if isinstance(snapshot, dict):
         items = {k: _map_arrays(v, change) for k, v in snapshot.items()}
         return snapshot if all(items[k] is snapshot[k] for k in snapshot) else items

@@ -19,11 +19,12 @@ are densified into fresh zeros, which mutates nothing else; values boxed by an o
 (under ``grad(grad(f))``) become ``Boxed(value, level)``.
 
 Stored forms: under ``auto`` a ``Capture`` returns each ``Boxed``, ``Sparse``, ``ArraySummary`` and
-``ContainerSummary`` as a plain tuple headed by its tag (``STORED``), built into the dataclass when
-its event is built (``adtrace.history.resolve``). Python's garbage collector stops tracking a tuple
-of arrays, numbers and strings at its first collection, and tracks a dataclass instance for as long
-as it lives: on autograd's own suite those instances cost about 0.5 s of collections
-(``reports/benchmarks.md``).
+``ContainerSummary`` as a plain tuple headed by its tag (``BOXED``, ``SPARSE``, ``ARRAY_SUMMARY``,
+``CONTAINER_SUMMARY``), built into the dataclass when its event is built
+(``adtrace.history.resolve``). Python's garbage collector stops tracking a tuple of arrays, numbers
+and strings at its first collection, and tracks a dataclass instance for as long as it lives: on
+autograd's own suite with ``--adtrace``, collections took 0.84 s more than without, about 0.5 s of
+it for those instances.
 """
 
 import dataclasses
@@ -176,7 +177,7 @@ class Capture:
                 items.append(self._part(v, left))
             if t is tuple or not isinstance(value, tuple):
                 return tuple(items) if t is tuple else items  # (a list's subclass: a list)
-            return t(*items) if hasattr(value, "_fields") else tuple(items)
+            return tuple.__new__(t, items) if hasattr(value, "_fields") else tuple(items)  # (no __new__ of theirs run)
         if isinstance(value, dict):
             items = {}
             for k, v in value.items():
@@ -192,7 +193,7 @@ class Capture:
         every call's locals cells)."""
         if isinstance(value, tuple):
             items = [self(v, copy, sized) for v in value]
-            return tuple(items) if type(value) is tuple or not hasattr(value, "_fields") else type(value)(*items)
+            return tuple(items) if type(value) is tuple or not hasattr(value, "_fields") else tuple.__new__(type(value), items)
         if isinstance(value, list):
             return [self(v, copy, sized) for v in value]
         return {k: self(v, copy, sized) for k, v in value.items()}

@@ -159,3 +159,20 @@ def test_a_namedtuple_snapshot_shows_the_boxes_and_sparse_values_it_holds():
     Pair = namedtuple("Pair", "boxed sparse")
     shown = resolve(Capture("auto")(Pair(ArrayBox(np.ones(2), 0, None), untake(2.0, 1, vspace(np.zeros(3))))))
     assert type(shown) is Pair and type(shown.boxed) is Boxed and shown.sparse.dense.tolist() == [0, 2, 0]
+
+
+class _Normalising(namedtuple("_Normalising", "x y")):
+    def __new__(cls, x, y):  # a library's namedtuple that turns tuples into lists
+        return super().__new__(cls, list(x) if isinstance(x, tuple) else x, y)
+
+
+def test_a_namedtuple_is_rebuilt_without_running_its_own_new():
+    from autograd import make_vjp
+    import autograd.numpy as anp
+
+    import adtrace
+
+    with adtrace.record() as rec, pytest.warns(UserWarning, match="independent of input"):
+        make_vjp(lambda a: _Normalising(anp.sin(a), 1.0))(np.array([0.1, 0.2]))  # (autograd cannot box it)
+    output = rec.of_kind("trace")[0].output
+    assert type(output) is _Normalising and type(output.x) is Boxed and output.y == 1.0
