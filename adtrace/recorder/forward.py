@@ -25,6 +25,7 @@ def _summing_jvp_makers():
 
 
 SUMMING_JVP_MAKERS = _summing_jvp_makers()  # (pinned in tests/test_pinned.py)
+_SUMMING_IDS = frozenset(map(id, SUMMING_JVP_MAKERS))  # (alive with autograd.core: hashing a code object is slow)
 
 
 class _JVPFrame:
@@ -55,7 +56,7 @@ class ForwardMode:
         names = self._names.get(fun) or self._name(fun)
         # the maker JVPNode.__init__ is about to look up (it could register another while it runs)
         sums = self.keeps_values and not self.by_reference and \
-            getattr(core.primitive_jvps.get(fun), "__code__", None) in SUMMING_JVP_MAKERS
+            id(getattr(core.primitive_jvps.get(fun), "__code__", None)) in _SUMMING_IDS
         frame = _JVPFrame(fun, f"v{number}_{names[1]}", names[0], level, argnums, labels, sums)
         self._frames.append(frame)
         self._top = frame
