@@ -99,16 +99,14 @@ class ForwardMode:
         position = frame.position if frame is not None else 0
         if frame is not None:
             frame.position = position + 1
-        if forward:
-            frame.last_value = value
         parent = frame.parents[position] if forward and position < len(frame.parents) else None
         argnums = frame.argnums if frame is not None else ()
         contribution = self.capture(g)
         snapshot = contribution if value is g else self.capture(value)
         if mutable and self.by_reference and holds_reference(snapshot):
             snapshot = self._history.share(snapshot, value)
-        if forward:
-            frame.last_snapshot = snapshot
+        if forward:  # (what end_jvp_node may reuse)
+            frame.last_value, frame.last_snapshot = value, snapshot
         if forward and self.by_reference:  # a tangent being summed may be the one make_jvp returns
             hold_accumulation(self._held_in_trace(frame.level), len(self._values), prev_g_flagged, previous, g,
                               contribution, value, snapshot)
