@@ -22,6 +22,7 @@ from .kinds import JVPROOT, NODECREATED, ROOTCREATED, TRACERETURNED
 # backward pass's vs.add / vs.mut_add / sparse_add are recorded as nodes of the outer trace, and
 # their output array is the one the next mut_add writes into.
 _ACCUMULATORS = frozenset({core.VSpace.add, core.VSpace.mut_add, core.sparse_add})
+_ROOT_SUFFIX = node_label(0, ROOT_NAME)[3:]  # a root's label after "v<i>_" (node_label, once per trace)
 
 
 @dataclass(frozen=True)
@@ -147,7 +148,7 @@ class Nodes:
         return names
 
     def _new_root(self, node):
-        label = node_label(self.begin_node(), ROOT_NAME)
+        label = f"v{self.begin_node()}_{_ROOT_SUFFIX}"
         level = hooks.state.depth  # make_vjp / make_jvp create the root just before trace() opens
         self._register(id(node), label, level, ())
         return label, level
