@@ -1,7 +1,12 @@
 """Instructions executed per autograd node, recorded against plain, counted by valgrind's callgrind.
 
-    python benchmarks/instructions.py [--workload chain|gradgrad] [--captures structure,auto]
+    python benchmarks/instructions.py [--workload chain|gradgrad|systematic] [--captures structure,auto]
                                       [--noop on_vjp_node,on_toposort,...]
+
+``systematic`` runs 8 of the tests of autograd's own ``tests/test_systematic.py`` (every 20th; the
+sdist ``adtrace.upstream`` fetches), each in its own ``record()`` as ``--adtrace`` runs them: a
+realistic mix of forward and reverse mode, higher order, boxes, containers and sparse values,
+counted per run rather than per node.
 
 Wall-time ratios on a shared machine move by +-0.05x from run to run; instruction counts do not,
 once the sources of variation are pinned: OpenBLAS worker threads (they spin, and callgrind counts
@@ -20,36 +25,65 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-RUNS = {"chain": 3, "gradgrad": 300}  # runs per measurement
-NODES = {"chain": 2000, "gradgrad": 28}  # autograd nodes per run (28: both traces of grad(grad(f)))
+RUNS = {"chain": 3, "gradgrad": 300, "systematic": 1}  # runs per measurement
+# autograd nodes per run (28: both traces of grad(grad(f))); None: counted per run
+NODES = {"chain": 2000, "gradgrad": 28, "systematic": None}
 
 CHILD = """
 import sys
+import warnings
 sys.path.insert(0, {here!r})
 from workloads import scalar_chain, second_derivative
 import adtrace
 from adtrace.recorder import Recorder
 
 workload, mode, noop = sys.argv[1], sys.argv[2], sys.argv[3]
-run = scalar_chain({nodes}) if workload == "chain" else second_derivative()
-run()
-with adtrace.record(capture="structure"):  # imports and first-call caches, outside the comparison
-    run()
+if workload == "systematic":
+    sys.path.insert(0, {tests!r})
+    warnings.simplefilter("ignore")
+    import numpy.random as npr
+    import test_systematic
+    tests = [getattr(test_systematic, n) for n in sorted(dir(test_systematic)) if n.startswith("test_")][::20]
+
+    def run(capture, runs={runs}):
+        for _ in range(runs):
+            npr.seed(0)
+            for test in tests:
+                if capture is None:
+                    test()
+                else:
+                    with adtrace.record(capture=capture):  # one recording per test, as --adtrace
+                        test()
+else:
+    once = scalar_chain({nodes}) if workload == "chain" else second_derivative()
+
+    def run(capture, runs={runs}):
+        if capture is None:
+            for _ in range(runs):
+                once()
+        else:
+            with adtrace.record(capture=capture):
+                for _ in range(runs):
+                    once()
+run(None, 1)  # imports and first-call caches, outside the comparison
+run("structure", 1)
 for name in filter(None, noop.split(",")):
     setattr(Recorder, name, lambda self, *args: None)
 if mode == "plain":
-    for _ in range({runs}):
-        run()
+    run(None)
 elif mode != "none":
-    with adtrace.record(capture=mode):
-        for _ in range({runs}):
-            run()
+    run(mode)
 """
 
 
 def count(workload, mode, noop=""):
     """Instructions of one child process (``mode`` "none" runs only the set-up)."""
-    code = CHILD.format(here=str(HERE), nodes=NODES["chain"], runs=RUNS[workload])
+    tests = ""
+    if workload == "systematic":
+        from adtrace.upstream import fetch_sdist
+
+        tests = str(fetch_sdist() / "tests")
+    code = CHILD.format(here=str(HERE), nodes=NODES["chain"], runs=RUNS[workload], tests=tests)
     command = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, "-c", code,
                workload, mode, noop]
     if shutil.which("setarch"):
@@ -72,12 +106,15 @@ def main(argv=None):
         raise SystemExit("valgrind is not installed: this benchmark counts instructions with callgrind")
     base = count(args.workload, "none")
     plain = count(args.workload, "plain") - base
-    nodes = RUNS[args.workload] * NODES[args.workload]
-    print(f"{args.workload}: plain {plain / nodes / 1000:.1f}k instructions per node")
+    if NODES[args.workload] is None:
+        scale, suffix, unit = 1e6, "M", "run"
+    else:
+        scale, suffix, unit = RUNS[args.workload] * NODES[args.workload] * 1000, "k", "node"
+    print(f"{args.workload}: plain {plain / scale:.1f}{suffix} instructions per {unit}")
     for capture in filter(None, args.captures.split(",")):
         extra = count(args.workload, capture, args.noop) - base - plain
         label = capture + (f" (no-op: {args.noop})" if args.noop else "")
-        print(f"{label}: {extra / nodes / 1000:.1f}k more per node, {1 + extra / plain:.3f}x plain")
+        print(f"{label}: {extra / scale:.1f}{suffix} more per {unit}, {1 + extra / plain:.3f}x plain")
 
 
 if __name__ == "__main__":
