@@ -117,9 +117,8 @@ class Capture:
         # a box's level; the recorder sets it to the level of the box's node
         self.box_level = box_level or (lambda box: box._trace)
 
-    def __call__(self, value, copy=False, sized=False):
-        """The snapshot of ``value``; ``copy=True`` copies arrays that would be kept by reference.
-        ``sized``: ``value`` is part of a container already found within the inline size."""
+    def __call__(self, value, copy=False):
+        """The snapshot of ``value``; ``copy=True`` copies arrays that would be kept by reference."""
         if not self.keeps_values:
             return None
         t = type(value)
@@ -134,7 +133,7 @@ class Capture:
             if type(inner) is np.ndarray and self.limit is not None:  # (the common case, written out)
                 inner = _summary(inner) if inner.size > self.limit else inner.copy()
             elif type(inner) not in SCALARS:  # (a scalar of an outer trace, under grad(grad(f)), is kept as it is)
-                inner = self(inner, copy, sized)
+                inner = self(inner, copy)
             return (BOXED, inner, self.box_level(value)) if self.stored else Boxed(inner, self.box_level(value))
         if isinstance(value, SparseObject):
             parts = sparse_parts(value)
@@ -145,7 +144,7 @@ class Capture:
             return Sparse(describe_vspace(value.vs), index, part, dense)
         if isinstance(value, (tuple, list, dict)):
             limit = self.limit
-            if not sized and limit is not None:
+            if limit is not None:
                 if t is tuple or t is list:  # most often flat, arrays and scalars only: one call
                     flat = _flat_copy(value, limit)
                     if flat is not None:
@@ -154,7 +153,7 @@ class Capture:
                     return self._part(value, [limit])
                 except _OverTheLimit:
                     return CONTAINER_SUMMARY, type(value).__name__, len(value)
-            return self._container(value, copy, sized)
+            return self._container(value, copy)
         if isinstance(value, np.ndarray):  # a subclass (np.matrix, a masked array): copied at once
             return _summary(np.asarray(value)) if self.limit is not None and value.size > self.limit else value.copy()
         return value  # numpy scalars and other immutable objects
@@ -175,8 +174,10 @@ class Capture:
             items = []  # a loop, not a comprehension: no function built per call
             for v in value:
                 items.append(self._part(v, left))
-            if t is tuple or not isinstance(value, tuple):
-                return tuple(items) if t is tuple else items  # (a list's subclass: a list)
+            if t is tuple:
+                return tuple(items)
+            if isinstance(value, list):  # (a list's subclass too: a list)
+                return items
             return tuple.__new__(t, items) if hasattr(value, "_fields") else tuple(items)  # (no __new__ of theirs run)
         if isinstance(value, dict):
             items = {}
@@ -186,17 +187,17 @@ class Capture:
         left[0] -= value.size if isinstance(value, np.ndarray) else 1  # sparse values, numpy scalars...
         if left[0] < 0:
             raise _OverTheLimit
-        return self(value, False, True)
+        return self(value)
 
-    def _container(self, value, copy, sized):
+    def _container(self, value, copy):
         """A tuple, list or dict, item by item (apart from __call__: its comprehensions would make
         every call's locals cells)."""
         if isinstance(value, tuple):
-            items = [self(v, copy, sized) for v in value]
+            items = [self(v, copy) for v in value]
             return tuple(items) if type(value) is tuple or not hasattr(value, "_fields") else tuple.__new__(type(value), items)
         if isinstance(value, list):
-            return [self(v, copy, sized) for v in value]
-        return {k: self(v, copy, sized) for k, v in value.items()}
+            return [self(v, copy) for v in value]
+        return {k: self(v, copy) for k, v in value.items()}
 
     def protect(self, value):
         """The arrays of ``value`` (a seed the user owns and may change) are copied wherever a
