@@ -13,11 +13,11 @@ from typing import Callable
 import autograd.core as core
 
 from .forward import wrap_jvp_initialize_root, wrap_jvp_node_init
-from .reverse import (record_local_vjp, wrap_add_outgrads, wrap_backward_pass, wrap_toposort, wrap_trace,
+from .reverse import (recorded_local_vjp, wrap_add_outgrads, wrap_backward_pass, wrap_toposort, wrap_trace,
                       wrap_vjp_initialize_root, wrap_vjp_node_init)
 from .state import state
 
-__all__ = ["HOOK_POINTS", "HookPoint", "install", "is_patched", "record_local_vjp", "state"]
+__all__ = ["HOOK_POINTS", "HookPoint", "install", "is_patched", "recorded_local_vjp", "state"]
 
 
 @dataclass(frozen=True)
