@@ -48,20 +48,24 @@ def describe_index(index):
     sparse value recorded: an int first, and loops rather than generators."""
     if type(index) is int:
         return str(index)
-    if isinstance(index, tuple):
+    if isinstance(index, tuple):  # x[:, 0:64] (each step of an LSTM's gates)
         parts = []
         for i in index:
-            parts.append(str(i) if type(i) is int else describe_index(i))
+            parts.append(str(i) if type(i) is int else _describe_slice(i) if type(i) is slice else describe_index(i))
         return "(" + ", ".join(parts) + ")"
     if isinstance(index, slice):
-        parts = ["" if p is None else str(p) for p in (index.start, index.stop, index.step)]
-        return ":".join(parts[:2] if index.step is None else parts)
+        return _describe_slice(index)
     if isinstance(index, (list, np.ndarray)):
         flat = np.asarray(index).ravel()
         text = " ".join(str(i) for i in flat[:8]) + (" ..." if flat.size > 8 else "")
         return f"[{text}]"
     return str(index)
 
+
+def _describe_slice(index):
+    start, stop, step = index.start, index.stop, index.step
+    text = ("" if start is None else str(start)) + ":" + ("" if stop is None else str(stop))
+    return text if step is None else text + ":" + str(step)
 
 
 def densify(sparse):

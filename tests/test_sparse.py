@@ -20,4 +20,7 @@ def test_index_and_value_of_array_and_container_sparse_objects():
 def test_describe_index_forms():
     assert describe_index(3) == "3" and describe_index(slice(1, None, 2)) == "1::2"
     assert describe_index(np.arange(10)) == "[0 1 2 3 4 5 6 7 ...]"
+    assert describe_index((slice(None), slice(0, 64))) == "(:, 0:64)"  # slices in a tuple
+    assert describe_index((np.int64(3), slice(2, 5), slice(None, None, -1), Ellipsis)) == "(3, 2:5, ::-1, Ellipsis)"
+    assert describe_index(slice(np.int64(1), 4)) == "1:4" and describe_index(slice(None)) == ":"
     assert sparse_parts(object()) is None
