@@ -3,10 +3,9 @@
 Capture levels:
 
 - ``auto`` (default): scalars, arrays and containers of at most ``inline_size`` elements exactly;
-  larger arrays as an ``ArraySummary`` (shape, dtype, min, max, mean; ``adtrace.summaries``,
-  where most are computed in batches), larger containers as a ``ContainerSummary`` and larger
-  sparse cotangents described only, so a recording of a large model retains no intermediate
-  array and costs no copy of a whole parameter list per event;
+  larger arrays as an ``ArraySummary`` (shape, dtype, min, max, mean), larger containers as a
+  ``ContainerSummary`` and larger sparse cotangents described only, so a recording of a large
+  model retains no intermediate array and costs no copy of a whole parameter list per event;
 - ``full``: every value exactly;
 - ``structure``: no values at all (``None``), only the graph and the order of events.
 
@@ -37,7 +36,6 @@ from autograd.core import SparseObject
 from autograd.tracer import box_types, getval
 
 from .sparse import _densifiable, densify, describe_index, describe_vspace, sparse_parts
-from .summaries import ARRAY_SUMMARY, BATCHED_SUMMARY, Batches, batched_statistics, stored_summary
 
 CAPTURE_LEVELS = ("auto", "full", "structure")
 DEFAULT_INLINE_SIZE = 64
@@ -46,8 +44,8 @@ SCALARS = frozenset({float, int, complex, bool, type(None), str, np.float64, np.
 
 # The tags of the stored forms: strings made at run time, so no value a program holds is one of
 # these objects (they are told apart by identity, never by equality).
-BOXED, SPARSE, CONTAINER_SUMMARY = ("".join(("<adtrace ", name, ">")) for name in ("Boxed", "Sparse", "ContainerSummary"))
-# (ARRAY_SUMMARY and BATCHED_SUMMARY: adtrace.summaries)
+BOXED, SPARSE, ARRAY_SUMMARY, CONTAINER_SUMMARY = ("".join(("<adtrace ", name, ">"))
+                                                   for name in ("Boxed", "Sparse", "ArraySummary", "ContainerSummary"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,8 +112,6 @@ class Capture:
         # small arrays it keeps exactly: cheaper than following references it would have to correct
         self.by_reference = level == "full"
         self.stored = level == "auto"  # snapshots in their stored forms (see the module's docstring)
-        # large arrays' summaries, computed in batches (auto): compute_summaries() before reading
-        self._batches = Batches() if self.stored else None
         self._protected = {}  # id(array) -> count: the user's arrays (seeds), copied wherever seen
         self.limit = None if level == "full" else inline_size
         # a box's level; the recorder sets it to the level of the box's node
@@ -128,14 +124,14 @@ class Capture:
         t = type(value)
         if t is np.ndarray:
             if self.limit is not None:
-                return self._summary(value) if value.size > self.limit else value.copy()
+                return _summary(value) if value.size > self.limit else value.copy()
             return value.copy() if copy or value.base is not None or id(value) in self._protected else value
         if t in SCALARS:
             return value
         if t in box_types:
             inner = value._value
             if type(inner) is np.ndarray and self.limit is not None:  # (the common case, written out)
-                inner = self._summary(inner) if inner.size > self.limit else inner.copy()
+                inner = _summary(inner) if inner.size > self.limit else inner.copy()
             elif type(inner) not in SCALARS:  # (a scalar of an outer trace, under grad(grad(f)), is kept as it is)
                 inner = self(inner, copy)
             return (BOXED, inner, self.box_level(value)) if self.stored else Boxed(inner, self.box_level(value))
@@ -159,24 +155,8 @@ class Capture:
                     return CONTAINER_SUMMARY, type(value).__name__, len(value)
             return self._container(value, copy)
         if isinstance(value, np.ndarray):  # a subclass (np.matrix, a masked array): copied at once
-            return stored_summary(np.asarray(value)) if self.limit is not None and value.size > self.limit else value.copy()
+            return _summary(np.asarray(value)) if self.limit is not None and value.size > self.limit else value.copy()
         return value  # numpy scalars and other immutable objects
-
-    def _summary(self, array):
-        """The stored summary of an ndarray above the inline size (capture ``auto``)."""
-        if self._batches.accepts(array):
-            return self._batches.add(array)
-        return stored_summary(array)
-
-    def compute_summaries(self):
-        """Compute the batched summaries taken so far: before their events are read."""
-        if self._batches is not None:
-            self._batches.compute_all()
-
-    def close(self):
-        """Compute the batched summaries and free their buffers: the recording ended."""
-        if self._batches is not None:
-            self._batches.close()
 
     def _part(self, value, left):
         """Capture ``auto`` of a container or one of its parts, counting its elements (an array's
@@ -246,8 +226,6 @@ def built(stored, inner):
         return Sparse(stored[1], stored[2], inner(stored[3]), stored[4])
     if tag is ARRAY_SUMMARY:
         return ArraySummary(*stored[1:])
-    if tag is BATCHED_SUMMARY:
-        return ArraySummary(stored[1], stored[2], *batched_statistics(stored))
     if tag is CONTAINER_SUMMARY:
         return ContainerSummary(*stored[1:])
     return None
@@ -301,7 +279,34 @@ def _flat_copy(value, limit):
 
 def summarize(array):
     """Shape, dtype and a few statistics of an array (NaN-aware, complex reduced to magnitudes)."""
-    return ArraySummary(*stored_summary(array)[1:])
+    return ArraySummary(*_summary(array)[1:])
+
+
+def _summary(array):
+    """``summarize`` in its stored form. Straight ufunc reductions: this runs once per large value
+    recorded, on the hot path."""
+    data = np.abs(array) if array.dtype.kind == "c" else array
+    if data.size == 0 or data.dtype.kind not in "biuf":
+        stats = (float("nan"),) * 3
+    else:
+        low, high = float(np.minimum.reduce(data, axis=None)), float(np.maximum.reduce(data, axis=None))
+        if max(-low, high) * data.size < 1e300:  # finite and no overflow: the sum cannot warn
+            total = float(np.add.reduce(data, axis=None, dtype=np.float64))
+        else:
+            with np.errstate(all="ignore"):
+                total = float(np.add.reduce(data, axis=None, dtype=np.float64))
+        stats = (low, high, total / data.size)
+    return (ARRAY_SUMMARY, array.shape, _dtype_name(array.dtype), *stats)
+
+
+_DTYPE_NAMES = {}
+
+
+def _dtype_name(dtype):
+    name = _DTYPE_NAMES.get(dtype)
+    if name is None:
+        name = _DTYPE_NAMES[dtype] = str(dtype)  # str(dtype) is slow; a run sees few dtypes
+    return name
 
 
 def array_leaves(value):

@@ -20,10 +20,8 @@ def test_auto_keeps_small_arrays_exactly_and_summarizes_large():
     small[0] = 7.0
     assert kept[0] == 0.0
     assert Capture("full")(small) is small  # by reference: copy-on-write keeps it true
-    big = capture(np.arange(10.0))  # summarized in a batch (adtrace.summaries): read once computed
-    capture.compute_summaries()
-    assert resolve(big) == ArraySummary((10,), "float64", 0.0, 9.0, 4.5)
-    assert resolve(capture(np.arange(10))) == ArraySummary((10,), "int64", 0.0, 9.0, 4.5)  # at once
+    big = np.arange(10.0)
+    assert resolve(capture(big)) == ArraySummary((10,), "float64", 0.0, 9.0, 4.5)
     assert capture(3.5) == 3.5
 
 
@@ -143,8 +141,7 @@ def test_auto_stores_boxes_sparse_values_and_summaries_as_tuples_the_collector_d
     assert all(type(s) is tuple for s in stored)
     gc.collect()
     gc.collect()  # (a summary's shape tuple is dropped by the first, the summary by the second)
-    assert not any(gc.is_tracked(s) for s in stored)  # (a batched summary's pool is an ndarray: untracked)
-    capture.compute_summaries()
+    assert not any(gc.is_tracked(s) for s in stored)
     assert [type(resolve(s)) for s in stored] == [Boxed, Sparse, ArraySummary, ContainerSummary]
     assert type(Capture("full")(box)) is Boxed  # under full the recorder's copy-on-write reads the dataclasses
 

@@ -58,7 +58,7 @@ class Recorder(Nodes, BackwardQueries, ForwardMode):
         self._history = CopyOnWrite()
         self._jvp_seeds = {}  # level -> make_jvp's tangent seed, while its forward trace is open
         self._trace_holders = {}  # level -> the values the open trace holds by reference (Nodes._held_in_trace)
-        recording.before_read = self._before_read
+        recording.before_read = self._history.freeze_all  # events read mid-recording stay true
 
     def fail(self, exc):
         self.live = False
@@ -75,16 +75,10 @@ class Recorder(Nodes, BackwardQueries, ForwardMode):
         self.live, self.closed = False, True
         self._release()
 
-    def _before_read(self):
-        """Events are read mid-recording: their batched summaries computed, their arrays kept true."""
-        self._capture.compute_summaries()
-        self._history.freeze_all()
-
     def _release(self):
-        """The recorder stops: its batched summaries are computed, and the arrays its events hold
-        by reference are autograd's (or the user's) from now on. Versions keep copies; so do the
-        events of a pass or trace still open, which would have been detached at its end."""
-        self._capture.close()
+        """The recorder stops: the arrays its events hold by reference are autograd's (or the
+        user's) from now on. Versions keep copies; so do the events of a pass or trace still open,
+        which would have been detached at its end."""
         self._history.freeze_all()
         if self.by_reference:
             for frame in self._frames:
