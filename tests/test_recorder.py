@@ -321,3 +321,19 @@ def test_containers_above_the_inline_size_are_summarized():
     assert isinstance(to_root[-1].result[0], ContainerSummary) and to_root[-1].result[0].length == 6
     assert to_root[0].contribution.vspace == "ListVSpace(len=6)"
     assert all(a.size <= 64 for e in rec.events for a in snapshot_arrays(e))
+
+
+@pytest.mark.parametrize("capture", ["auto", "full"])
+def test_a_failure_when_a_recording_ends_leaves_autograd_restored(monkeypatch, capture):
+    from adtrace.history import CopyOnWrite
+
+    def broken(self):
+        raise MemoryError("no room")
+
+    with pytest.warns(adtrace.RecorderWarning, match="no room"):
+        with adtrace.record(capture=capture) as rec:
+            grad(lambda x: anp.sum(x * x))(np.ones(3))
+            monkeypatch.setattr(CopyOnWrite, "freeze_all", broken)  # what the recorder does when it stops
+    assert adtrace.session.active_recordings() == 0
+    assert not any(adtrace.hooks.is_patched(p) for p in adtrace.hooks.HOOK_POINTS)
+    assert "no room" in rec.failure and rec.events[-1].kind == "backward_end"  # readable as far as it got

@@ -73,7 +73,10 @@ class Recorder(Nodes, BackwardQueries, ForwardMode):
 
     def close(self):
         self.live, self.closed = False, True
-        self._release()
+        try:
+            self._release()
+        except Exception as exc:  # the recording stays readable as far as it got; autograd is restored
+            self.fail(exc)
 
     def _release(self):
         """The recorder stops: the arrays its events hold by reference are autograd's (or the
