@@ -283,22 +283,27 @@ def summarize(array):
 
 
 def _summary(array):
-    """``summarize`` in its stored form. Straight ufunc reductions: this runs once per large value
-    recorded, on the hot path."""
+    """``summarize`` in its stored form. Straight ufunc reductions, bound once, positional
+    arguments: this runs once per large value recorded, on the hot path."""
+    if array.dtype is _FLOAT64 and array.size:  # the common case: sums as itself (no cast: the same bits, sooner)
+        return (ARRAY_SUMMARY, array.shape, "float64", *_statistics(array, None))
     data = np.abs(array) if array.dtype.kind == "c" else array
     if data.size == 0 or data.dtype.kind not in "biuf":
-        stats = (float("nan"),) * 3
-    else:
-        low, high = float(np.minimum.reduce(data, axis=None)), float(np.maximum.reduce(data, axis=None))
-        if max(-low, high) * data.size < 1e300:  # finite and no overflow: the sum cannot warn
-            total = float(np.add.reduce(data, axis=None, dtype=np.float64))
-        else:
-            with np.errstate(all="ignore"):
-                total = float(np.add.reduce(data, axis=None, dtype=np.float64))
-        stats = (low, high, total / data.size)
-    return (ARRAY_SUMMARY, array.shape, _dtype_name(array.dtype), *stats)
+        return (ARRAY_SUMMARY, array.shape, _dtype_name(array.dtype), *(float("nan"),) * 3)
+    return (ARRAY_SUMMARY, array.shape, _dtype_name(array.dtype), *_statistics(data, np.float64))
 
 
+def _statistics(data, dtype):
+    """Min, max and mean of a non-empty real array, its sum taken in ``dtype``."""
+    low, high = float(_MINIMUM(data, None)), float(_MAXIMUM(data, None))
+    if max(-low, high) * data.size < 1e300:  # finite and no overflow: the sum cannot warn
+        return low, high, float(_ADD(data, None, dtype)) / data.size
+    with np.errstate(all="ignore"):
+        return low, high, float(_ADD(data, None, dtype)) / data.size
+
+
+_MINIMUM, _MAXIMUM, _ADD = np.minimum.reduce, np.maximum.reduce, np.add.reduce
+_FLOAT64 = np.dtype(np.float64)
 _DTYPE_NAMES = {}
 
 

@@ -67,6 +67,26 @@ def test_summary_of_odd_arrays():
         assert np.isnan(summarize(np.array([np.nan, 1.0])).mean)
 
 
+def test_float64_summaries_are_those_of_every_other_dtype_path():
+    """float64 arrays take a fast path (no cast in the sum); a byte-swapped float64 array takes the
+    general one (summed in float64): the same statistics to the bit, warnings and all."""
+    import math
+    import warnings
+
+    rng = np.random.default_rng(4)
+    for i in range(300):
+        a = rng.standard_normal(int(rng.integers(1, 500))) * 10.0 ** int(rng.integers(-300, 300))
+        for special in rng.choice([np.nan, np.inf, -np.inf, -0.0, 1.7e308, -1.7e308, 5e-324], size=i % 4):
+            a[rng.integers(a.size)] = special
+        swapped = a.astype(a.dtype.newbyteorder())
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # an overflowing sum must not warn on either path
+            fast, general = summarize(a), summarize(swapped)
+        assert fast.dtype == "float64" and fast.shape == general.shape
+        for x, y in zip((fast.min, fast.max, fast.mean), (general.min, general.max, general.mean)):
+            assert (math.isnan(x) and math.isnan(y)) or (x == y and math.copysign(1, x) == math.copysign(1, y))
+
+
 def test_invalid_options():
     with pytest.raises(ValueError, match="inline_size"):
         Capture("auto", inline_size=-1)
