@@ -91,8 +91,14 @@ def _deactivate(position):
     with _lock:
         stack = hooks.state.recorders
         hooks.state.recorders = stack[:position]
-        for recorder in stack[position:]:
-            _release(recorder)
+        raised = None
+        for recorder in stack[position:]:  # every one released, even if one raises (a warning as error)
+            try:
+                _release(recorder)
+            except BaseException as exc:
+                raised = raised or exc
+        if raised is not None:
+            raise raised
 
 
 def _close_elsewhere(recorder):
@@ -106,14 +112,16 @@ def _release(recorder):
     global _active
     if recorder.closed:
         return
-    recorder.close()
-    _active -= 1
-    if _active == 0:
-        replaced = _patcher.undo()
-        if replaced:
-            warnings.warn(PatchConflictWarning(
-                f"{', '.join(replaced)} had been replaced while recording; the originals were restored"),
-                stacklevel=5)
+    try:
+        recorder.close()  # (it may warn, and warnings may be errors)
+    finally:
+        _active -= 1
+        if _active == 0:
+            replaced = _patcher.undo()
+            if replaced:
+                warnings.warn(PatchConflictWarning(
+                    f"{', '.join(replaced)} had been replaced while recording; the originals were restored"),
+                    stacklevel=5)
 
 
 def active_recordings():

@@ -330,10 +330,51 @@ def test_a_failure_when_a_recording_ends_leaves_autograd_restored(monkeypatch, c
     def broken(self):
         raise MemoryError("no room")
 
-    with pytest.warns(adtrace.RecorderWarning, match="no room"):
+    with pytest.warns(adtrace.RecorderWarning, match="no room") as caught:
         with adtrace.record(capture=capture) as rec:
             grad(lambda x: anp.sum(x * x))(np.ones(3))
             monkeypatch.setattr(CopyOnWrite, "freeze_all", broken)  # what the recorder does when it stops
+    assert [w.filename for w in caught] == [__file__]  # the user's with line
     assert adtrace.session.active_recordings() == 0
     assert not any(adtrace.hooks.is_patched(p) for p in adtrace.hooks.HOOK_POINTS)
     assert "no room" in rec.failure and rec.events[-1].kind == "backward_end"  # readable as far as it got
+
+
+def test_warnings_as_errors_when_recordings_end_still_restore_autograd(monkeypatch):
+    """The warning is raised out of the record() blocks, and every recorder is released anyway."""
+    from adtrace.history import CopyOnWrite
+
+    def broken(self):
+        raise MemoryError("no room")
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(adtrace.RecorderWarning, match="no room"):
+            with adtrace.record() as outer:
+                with adtrace.record():
+                    grad(lambda x: anp.sum(x * x))(np.ones(3))
+                    monkeypatch.setattr(CopyOnWrite, "freeze_all", broken)
+                    stack = adtrace.hooks.state.recorders
+                    adtrace.session._deactivate(0)  # (as leaving the outer one first would: both at once)
+    assert all(r.closed for r in stack) and outer.failure is not None
+    assert adtrace.session.active_recordings() == 0
+    assert not any(adtrace.hooks.is_patched(p) for p in adtrace.hooks.HOOK_POINTS)
+
+
+def test_a_recorder_that_failed_keeps_its_first_failure_when_it_ends(monkeypatch):
+    from adtrace.history import CopyOnWrite
+    from adtrace.recorder import Recorder
+
+    def hook_bug(self, node):
+        raise KeyError("hook bug")
+
+    def broken(self):
+        raise MemoryError("no room")
+
+    with pytest.warns(adtrace.RecorderWarning) as caught:
+        with adtrace.record() as rec:
+            monkeypatch.setattr(CopyOnWrite, "freeze_all", broken)
+            monkeypatch.setattr(Recorder, "on_toposort", hook_bug)
+            grad(lambda x: anp.sum(x * x))(np.ones(3))
+    assert len(caught) == 1 and "hook bug" in str(caught[0].message)
+    assert rec.failure == "KeyError: 'hook bug'" and adtrace.session.active_recordings() == 0

@@ -72,11 +72,18 @@ class Recorder(Nodes, BackwardQueries, ForwardMode):
                                       "the traced program is unaffected"), stacklevel=3)
 
     def close(self):
+        """Stop (the record() block ended). A failure to release is the recorder's failure, unless it
+        had failed before (its first failure stays); the recording stays readable as far as it got."""
         self.live, self.closed = False, True
         try:
             self._release()
-        except Exception as exc:  # the recording stays readable as far as it got; autograd is restored
-            self.fail(exc)
+        except Exception as exc:
+            self.recording.before_read = None
+            if self.failure is None:
+                self.failure = exc
+                self.recording.failure = f"{type(exc).__name__}: {exc}"
+                warnings.warn(RecorderWarning(f"adtrace could not finish the recording: {exc!r}; "
+                                              "autograd is restored"), stacklevel=5)  # (the user's with line)
 
     def _release(self):
         """The recorder stops: the arrays its events hold by reference are autograd's (or the
