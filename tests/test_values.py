@@ -67,7 +67,7 @@ def test_summary_of_odd_arrays():
         assert np.isnan(summarize(np.array([np.nan, 1.0])).mean)
 
 
-def test_float64_summaries_are_those_of_every_other_dtype_path():
+def test_float64_summaries_match_the_general_path():
     """float64 arrays take a fast path (no cast in the sum); a byte-swapped float64 array takes the
     general one (summed in float64): the same statistics to the bit, warnings and all."""
     import math

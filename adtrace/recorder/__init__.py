@@ -62,8 +62,7 @@ class Recorder(Nodes, BackwardQueries, ForwardMode):
 
     def fail(self, exc):
         self.live = False
-        self.failure = exc
-        self.recording.failure = f"{type(exc).__name__}: {exc}"
+        self._note_failure(exc)
         try:
             self._release()
         except Exception:  # the recorder is already broken: the traced program must go on
@@ -80,10 +79,13 @@ class Recorder(Nodes, BackwardQueries, ForwardMode):
         except Exception as exc:
             self.recording.before_read = None
             if self.failure is None:
-                self.failure = exc
-                self.recording.failure = f"{type(exc).__name__}: {exc}"
+                self._note_failure(exc)
                 warnings.warn(RecorderWarning(f"adtrace could not finish the recording: {exc!r}; "
                                               "autograd is restored"), stacklevel=5)  # (the user's with line)
+
+    def _note_failure(self, exc):
+        self.failure = exc
+        self.recording.failure = f"{type(exc).__name__}: {exc}"
 
     def _release(self):
         """The recorder stops: the arrays its events hold by reference are autograd's (or the
