@@ -1,12 +1,15 @@
 """record(): exact restore, nesting, order, threads."""
 
+import gc
 import threading
+import weakref
 
 import autograd.core as core
 import autograd.numpy as anp
 import numpy as np
 import pytest
 from autograd import grad
+from autograd.core import make_jvp
 from autograd.extend import defvjp, primitive
 
 import adtrace
@@ -207,3 +210,22 @@ def test_someone_else_patching_meanwhile_is_reported_and_undone():
         with adtrace.record():
             core.add_outgrads = lambda prev, g: (g, False)
     assert_restored()
+
+
+@pytest.mark.parametrize("capture", ["auto", "full", "structure"])
+def test_a_recording_is_freed_with_its_last_reference(capture):
+    """No reference cycle through the recorder: a recording no longer used is freed at once, not
+    when Python's cyclic collector next runs (until then it kept every event and the node table)."""
+    gc.collect()
+    gc.disable()
+    try:
+        with adtrace.record(capture=capture) as rec:
+            grad(lambda x: anp.sum(anp.sin(x) * x))(np.array([0.5, 1.5]))
+            make_jvp(lambda x: anp.sin(x) * x, 0.5)(1.0)
+            grad(grad(lambda x: anp.sin(x) * x))(0.5)  # boxes of an outer trace: Capture.box_level
+        assert rec.of_kind("backward_end")
+        alive = weakref.ref(rec)
+        del rec
+        assert alive() is None
+    finally:
+        gc.enable()

@@ -57,6 +57,7 @@ class ForwardMode:
         # the maker JVPNode.__init__ is about to look up (it could register another while it runs)
         sums = self.keeps_values and not self.by_reference and \
             id(getattr(core.primitive_jvps.get(fun), "__code__", None)) in _SUMMING_IDS
+        argnums = self._argnums_kept.setdefault(argnums, argnums)  # (see Recorder._argnums_kept)
         frame = _JVPFrame(fun, f"v{number}_{names[1]}", names[0], level, argnums, labels, sums)
         self._frames.append(frame)
         self._top = frame

@@ -54,6 +54,7 @@ class Nodes:
         self._count = number + 1
         names = self._names.get(fun) or self._name(fun)
         label = f"v{number}_{names[1]}"
+        argnums = self._argnums_kept.setdefault(argnums, argnums)  # (see Recorder._argnums_kept)
         labels, levels = self._labels, self._levels
         if len(parents) == 1:  # most nodes
             parent = parents[0]
@@ -167,9 +168,20 @@ class Nodes:
         self._register(id(node), label, self._current_level(), ())
         return label
 
-    def _box_level(self, box):
-        """A box's level is its node's (autograd's own trace numbers are global across threads)."""
-        level = self._levels.get(id(box._node))
-        return level if level is not None else hooks.state.levels.get(box._trace, box._trace)
+
+def box_levels(levels):
+    """``Capture.box_level`` for the node table ``levels`` (``id(node) -> level``): a box's level is
+    its node's (autograd's own trace numbers are global across threads).
+
+    A function of the table, not a method of the Recorder: the Recorder holds its Capture, and a
+    bound method there would be a reference cycle that kept each recording (its events, its node
+    table) alive after its last use, until Python's cyclic collector ran."""
+    get, state = levels.get, hooks.state
+
+    def box_level(box):
+        level = get(id(box._node))
+        return level if level is not None else state.levels.get(box._trace, box._trace)
+
+    return box_level
 
 
