@@ -1,12 +1,13 @@
 """Instructions executed per autograd node, recorded against plain, counted by valgrind's callgrind.
 
-    python benchmarks/instructions.py [--workload chain|gradgrad|systematic] [--captures structure,auto]
+    python benchmarks/instructions.py [--workload chain|forward|gradgrad|systematic] [--captures structure,auto]
                                       [--noop on_vjp_node,on_toposort,...]
 
-``systematic`` runs 8 of the tests of autograd's own ``tests/test_systematic.py`` (every 20th; the
-sdist ``adtrace.upstream`` fetches), each in its own ``record()`` as ``--adtrace`` runs them: a
-realistic mix of forward and reverse mode, higher order, boxes, containers and sparse values,
-counted per run rather than per node.
+``forward`` is ``make_jvp`` through a chain of small-array operations: the JVP nodes that
+autograd's ``check_grads`` makes as many of as VJP nodes. ``systematic`` runs every 20th test of
+autograd's own ``tests/test_systematic.py`` (7 tests, from the sdist ``adtrace.upstream`` fetches),
+each in its own ``record()`` as ``--adtrace`` runs them: a realistic mix of forward and reverse
+mode, higher order, boxes, containers and sparse values, counted per run rather than per node.
 
 Wall-time ratios on a shared machine move by +-0.05x from run to run; instruction counts do not,
 once the sources of variation are pinned: OpenBLAS worker threads (they spin, and callgrind counts
@@ -25,15 +26,15 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-RUNS = {"chain": 3, "gradgrad": 300, "systematic": 1}  # runs per measurement
+RUNS = {"chain": 3, "forward": 3, "gradgrad": 300, "systematic": 1}  # runs per measurement
 # autograd nodes per run (28: both traces of grad(grad(f))); None: counted per run
-NODES = {"chain": 2000, "gradgrad": 28, "systematic": None}
+NODES = {"chain": 2000, "forward": 2000, "gradgrad": 28, "systematic": None}
 
 CHILD = """
 import sys
 import warnings
 sys.path.insert(0, {here!r})
-from workloads import scalar_chain, second_derivative
+from workloads import forward_chain, scalar_chain, second_derivative
 import adtrace
 from adtrace.recorder import Recorder
 
@@ -55,7 +56,8 @@ if workload == "systematic":
                     with adtrace.record(capture=capture):  # one recording per test, as --adtrace
                         test()
 else:
-    once = scalar_chain({nodes}) if workload == "chain" else second_derivative()
+    makers = {{"chain": scalar_chain, "forward": forward_chain}}
+    once = makers[workload]({nodes}) if workload in makers else second_derivative()
 
     def run(capture, runs={runs}):
         if capture is None:

@@ -3,6 +3,7 @@
 import autograd.numpy as anp
 import numpy as np
 from autograd import grad
+from autograd.core import make_jvp
 
 
 def scalar_chain(n=10_000):
@@ -60,6 +61,21 @@ def second_derivative():
     """``grad(grad(f))`` on a small scalar function."""
     g2 = grad(grad(lambda x: anp.sin(x) * x * x + anp.exp(-x * x)))
     return lambda: g2(0.7)
+
+
+def forward_chain(n=2_000, size=12):
+    """Forward mode: ``make_jvp`` through a chain of ``n`` operations on a small array (sin and add
+    alternating), the kind of node autograd's own ``check_grads`` makes most of."""
+    x = np.linspace(0.0, 1.0, size)
+    tangent = np.ones(size)
+
+    def f(x):
+        for _ in range(n // 2):
+            x = anp.sin(x) + x
+        return x
+
+    jvp = make_jvp(f, x)
+    return lambda: jvp(tangent)
 
 
 WORKLOADS = {

@@ -8,6 +8,7 @@ arriving (zip's position gives the parent) and the snapshot of each entry, so a 
 from ..eventlog import NO_PREVIOUS
 from ..history import hold, hold_accumulation, written_leaves
 from ..values import NO_REFERENCE, SCALARS, holds_reference, is_immutable
+from .forward import _JVPFrame
 from .kinds import ADDOUTGRADS, BACKWARDEND, BACKWARDSTART, LOCALVJP, TOPOSORTYIELD
 
 _NONES = [(None,) * n for n in range(64)]  # ingrads under capture "structure", without a new tuple
@@ -140,7 +141,9 @@ class BackwardQueries:
         before_add_outgrads took of ``prev_g_flagged`` (``None`` when it was not called)."""
         frame = self._top
         if frame is not self._query or frame is None:  # forward mode, or a pass from before the recording
-            return self._add_outside_a_pass(frame, prev_g_flagged, previous, g, result)
+            if type(frame) is _JVPFrame:
+                return self._add_in_jvp_node(frame, prev_g_flagged, previous, g, result)
+            return self._add_outside_a_pass(prev_g_flagged, previous, g, result)
         value, mutable = result
         position = frame.position
         frame.position = position + 1

@@ -92,28 +92,39 @@ class ForwardMode:
         self._emit((JVPNODECREATED, "fwd", frame.level, self._query and self._query.number, frame.label,
                     frame.name, frame.argnums, ",".join(frame.parents), snapshot, tangent))
 
-    def _add_outside_a_pass(self, frame, prev_g_flagged, previous, g, result):
-        """Forward mode (one step of sum_outgrads while a JVPNode is built), or a backward pass
-        that began before this recording (no query frame: reverse, query unknown)."""
+    def _add_in_jvp_node(self, frame, prev_g_flagged, previous, g, result):
+        """One step of the sum_outgrads that builds a JVPNode's tangent (``after_add_outgrads``
+        with a forward frame on top). Hot path under forward mode: the event written inline."""
         value, mutable = result
-        forward = type(frame) is _JVPFrame
-        position = frame.position if frame is not None else 0
-        if frame is not None:
-            frame.position = position + 1
-        parent = frame.parents[position] if forward and position < len(frame.parents) else None
-        argnums = frame.argnums if frame is not None else ()
+        position = frame.position
+        frame.position = position + 1
+        parents, argnums = frame.parents, frame.argnums
+        if not self.keeps_values:
+            contribution = snapshot = None
+        else:
+            contribution = self.capture(g)
+            snapshot = contribution if value is g else self.capture(value)
+            if self.by_reference:
+                if mutable and holds_reference(snapshot):
+                    snapshot = self._history.share(snapshot, value)
+                # a tangent being summed may be the one make_jvp returns
+                hold_accumulation(self._held_in_trace(frame.level), len(self._values), prev_g_flagged, previous,
+                                  g, contribution, value, snapshot)
+            frame.last_value, frame.last_snapshot = value, snapshot  # (what end_jvp_node may reuse)
+        query = self._query
+        self._values.extend((ADDOUTGRADS, "fwd", frame.level, query and query.number, frame.label, position,
+                             parents[position] if position < len(parents) else None,
+                             argnums[position] if position < len(argnums) else None,
+                             previous, prev_g_flagged[1] if prev_g_flagged else NO_PREVIOUS, contribution, snapshot,
+                             mutable))
+
+    def _add_outside_a_pass(self, prev_g_flagged, previous, g, result):
+        """``add_outgrads`` with no frame open: a backward pass that began before this recording
+        (reverse mode, its query and node unknown)."""
+        value, mutable = result
         contribution = self.capture(g)
         snapshot = contribution if value is g else self.capture(value)
         if mutable and self.by_reference and holds_reference(snapshot):
             snapshot = self._history.share(snapshot, value)
-        if forward:  # (what end_jvp_node may reuse)
-            frame.last_value, frame.last_snapshot = value, snapshot
-        if forward and self.by_reference:  # a tangent being summed may be the one make_jvp returns
-            hold_accumulation(self._held_in_trace(frame.level), len(self._values), prev_g_flagged, previous, g,
-                              contribution, value, snapshot)
-        self._emit((ADDOUTGRADS, "fwd" if forward else "rev",
-                    frame.level if frame is not None else self._current_level(),
-                    self._query.number if forward and self._query else None,
-                    frame.label if frame is not None else None, position, parent,
-                    argnums[position] if position < len(argnums) else None,
+        self._emit((ADDOUTGRADS, "rev", self._current_level(), None, None, 0, None, None,
                     previous, prev_g_flagged[1] if prev_g_flagged else NO_PREVIOUS, contribution, snapshot, mutable))
