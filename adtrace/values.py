@@ -128,6 +128,10 @@ class Capture:
             return value.copy() if copy or value.base is not None or id(value) in self._protected else value
         if t in SCALARS:
             return value
+        if (t is tuple or t is list) and self.limit is not None:  # most often flat: arrays and scalars
+            flat = _flat_copy(value, self.limit)
+            if flat is not None:
+                return flat
         if t in box_types:
             inner = value._value
             if type(inner) is np.ndarray and self.limit is not None:  # (the common case, written out)
@@ -145,10 +149,6 @@ class Capture:
         if isinstance(value, (tuple, list, dict)):
             limit = self.limit
             if limit is not None:
-                if t is tuple or t is list:  # most often flat, arrays and scalars only: one call
-                    flat = _flat_copy(value, limit)
-                    if flat is not None:
-                        return flat
                 try:  # nested, boxed or other parts: sized and copied in one walk
                     return self._part(value, [limit])
                 except _OverTheLimit:
@@ -260,20 +260,22 @@ def _flat_copy(value, limit):
     """The ``auto`` snapshot of a plain tuple or list of arrays and scalars: copies of its arrays,
     or a ``ContainerSummary`` (stored form) above ``limit`` elements; ``None`` when it holds anything else
     (boxes, containers, sparse values: ``Capture`` walks those)."""
-    total = 0
-    for v in value:
+    left = limit
+    items = []  # a loop, not a comprehension: that would be a function built and called per call
+    for v in value:  # one pass: each array sized before it is copied
         kind = type(v)
         if kind is np.ndarray:
-            total += v.size
-        elif kind not in SCALARS:
-            return None
+            left -= v.size
+            if left < 0:  # (any walk of the rest only counts more)
+                return CONTAINER_SUMMARY, type(value).__name__, len(value)
+            items.append(v.copy())
+        elif kind in SCALARS:
+            left -= 1
+            if left < 0:
+                return CONTAINER_SUMMARY, type(value).__name__, len(value)
+            items.append(v)
         else:
-            total += 1
-    if total > limit:
-        return CONTAINER_SUMMARY, type(value).__name__, len(value)
-    items = []  # a loop, not a comprehension: that would be a function built and called per call
-    for v in value:
-        items.append(v.copy() if type(v) is np.ndarray else v)
+            return None
     return tuple(items) if type(value) is tuple else items
 
 

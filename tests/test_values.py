@@ -113,6 +113,8 @@ def test_snapshot_arrays_walks_events_and_snapshots():
     ((np.ones(1), {"a": np.ones(4)}), True),  # a dict inside a flat-looking tuple
     ((ArrayBox(np.ones(3), 0, None), [1.0]), False),  # a boxed array counts its elements: 4
     ([ArrayBox(np.ones(3), 0, None), (np.ones(1), 1.0)], True),  # 5
+    ((np.ones(2), ArrayBox(np.ones(1), 0, None)), False),  # a flat start, then a box: walked, 3
+    ((np.ones(5), ArrayBox(np.ones(1), 0, None)), True),  # over the limit before the box
 ])
 def test_containers_over_the_inline_size_are_summarized(value, summarized):
     from adtrace.values import ContainerSummary

@@ -46,11 +46,17 @@ class ForwardMode:
 
     def begin_jvp_node(self, fun, argnums, parents):
         # once per primitive call under forward mode: lookups and the frame push written out
-        get = self._labels.get
-        labels = ()
-        for p in parents:  # a loop, not a comprehension: no function built per call
-            labels += (get(id(p)) or self._unrecorded_node(p),)
-        level = self._levels[id(parents[0])] if parents else self._current_level()
+        if len(parents) == 1:  # most nodes
+            parent = parents[0]
+            key = id(parent)
+            labels = (self._labels.get(key) or self._unrecorded_node(parent),)
+            level = self._levels[key]
+        else:
+            get = self._labels.get
+            labels = ()
+            for p in parents:  # a loop, not a comprehension: no function built per call
+                labels += (get(id(p)) or self._unrecorded_node(p),)
+            level = self._levels[id(parents[0])] if parents else self._current_level()
         number = self._count
         self._count = number + 1
         names = self._names.get(fun) or self._name(fun)
@@ -89,8 +95,9 @@ class ForwardMode:
             tangent = self.capture(node.g, type(node.g) is np.ndarray and is_part_of(node.g, args))
             if type(tangent) not in NO_REFERENCE:  # make_jvp gives the end node's tangent to the user
                 hold(self._held_in_trace(frame.level), node.g, tangent, len(self._values))
-        self._emit((JVPNODECREATED, "fwd", frame.level, self._query and self._query.number, frame.label,
-                    frame.name, frame.argnums, ",".join(frame.parents), snapshot, tangent))
+        query = self._query
+        self._values.extend((JVPNODECREATED, "fwd", frame.level, query and query.number, frame.label, frame.name,
+                             frame.argnums, ",".join(frame.parents), snapshot, tangent))
 
     def _add_in_jvp_node(self, frame, prev_g_flagged, previous, g, result):
         """One step of the sum_outgrads that builds a JVPNode's tangent (``after_add_outgrads``
