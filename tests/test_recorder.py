@@ -1,5 +1,6 @@
 """The recorder's events: numbers, levels, modes, queries, copy-on-write, failure cases."""
 
+import traceback
 import warnings
 
 import autograd.numpy as anp
@@ -254,16 +255,23 @@ def test_one_argnums_tuple_kept_per_distinct_value():
     assert len({id(e.argnums) for e in nodes}) == 2
 
 
-def test_a_failed_recording_is_freed_with_its_last_reference(monkeypatch):
-    """The failure the recorder keeps holds no traceback: its frames hold the recorder (a cycle
-    that kept the recording, and the values in those frames, until the cyclic collector ran)."""
+def _missing_attribute(self, node):
+    return self.no_such_attribute  # (an AttributeError holds its obj: the recorder)
+
+
+def _key_error(self, node):
+    raise KeyError("bug")
+
+
+@pytest.mark.parametrize("broken", [_key_error, _missing_attribute])
+def test_a_failed_recording_is_freed_with_its_last_reference(monkeypatch, broken):
+    """The recorder keeps its failure as text: the exception's traceback frames (or an
+    AttributeError's obj) hold the recorder, a cycle that kept the recording, and the values in
+    those frames, until the cyclic collector ran."""
     import gc
     import weakref
 
     from adtrace.recorder import Recorder
-
-    def broken(self, node):
-        raise KeyError("bug")
 
     monkeypatch.setattr(Recorder, "on_toposort", broken)
     gc.collect()
@@ -277,6 +285,23 @@ def test_a_failed_recording_is_freed_with_its_last_reference(monkeypatch):
         assert alive() is None
     finally:
         gc.enable()
+
+
+def test_a_failure_raised_as_an_error_keeps_the_internal_traceback(monkeypatch):
+    """Where warnings are errors, the RecorderWarning raised out of the program is chained to the
+    recorder's own error, its traceback intact (the line that failed)."""
+    from adtrace.recorder import Recorder
+
+    monkeypatch.setattr(Recorder, "on_toposort", _key_error)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", adtrace.RecorderWarning)
+        with pytest.raises(adtrace.RecorderWarning) as caught:
+            with adtrace.record():
+                grad(lambda x: anp.sin(x) * x)(0.5)
+    cause = caught.value.__context__
+    assert type(cause) is KeyError
+    assert cause.__traceback__ is not None
+    assert "_key_error" in "".join(traceback.format_exception(cause))
 
 
 def test_labels_survive_id_reuse():

@@ -15,6 +15,7 @@ are kept true by ``adtrace.history.CopyOnWrite``: the arrays autograd accumulate
 are held through shared Versions, which take a copy just before autograd writes into them.
 """
 
+import traceback
 import warnings
 
 from .. import hooks
@@ -43,7 +44,7 @@ class Recorder(Nodes, BackwardQueries, ForwardMode):
         self.keeps_values = capture.keeps_values  # False under capture "structure"
         self.by_reference = capture.by_reference  # True under "full": copy-on-write (adtrace.history)
         self.closed = False  # left (its record() block ended, or it was closed out of order)
-        self.failure = None
+        self.failure = None  # the traceback of the internal error that stopped it, as text
         self._values = recording.log.values  # where events are written (adtrace.eventlog)
         # id(node) -> label, level, argnums: three dicts, no tuple per node for the garbage collector
         self._labels, self._levels, self._argnums = {}, {}, {}
@@ -88,9 +89,9 @@ class Recorder(Nodes, BackwardQueries, ForwardMode):
                                               "autograd is restored"), stacklevel=5)  # (the user's with line)
 
     def _note_failure(self, exc):
-        # kept without traceback or chained exceptions: their frames hold this recorder (a cycle)
-        self.failure = exc.with_traceback(None)
-        exc.__context__ = exc.__cause__ = None
+        # As text: the exception object would hold this recorder (through its traceback's frames,
+        # an AttributeError's obj...), a reference cycle keeping the recording alive.
+        self.failure = "".join(traceback.format_exception(exc))
         self.recording.failure = f"{type(exc).__name__}: {exc}"
 
     def _release(self):

@@ -178,6 +178,17 @@ class BackwardQueries:
         if parent is not None:
             frame.entries[parent] = (value, snapshot)
 
+    def _add_outside_a_pass(self, prev_g_flagged, previous, g, result):
+        """``add_outgrads`` with no frame open: a backward pass that began before this recording
+        (reverse mode, its query and node unknown)."""
+        value, mutable = result
+        contribution = self.capture(g)
+        snapshot = contribution if value is g else self.capture(value)
+        if mutable and self.by_reference and holds_reference(snapshot):
+            snapshot = self._history.share(snapshot, value)
+        self._emit((ADDOUTGRADS, "rev", self._current_level(), None, None, 0, None, None,
+                    previous, prev_g_flagged[1] if prev_g_flagged else NO_PREVIOUS, contribution, snapshot, mutable))
+
     def _parent_label(self, query):
         """The label of the parent the next add_outgrads call adds into (zip's position)."""
         parents = query.parents
