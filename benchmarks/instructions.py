@@ -88,7 +88,7 @@ def count(workload, mode, noop=""):
         from adtrace.upstream import fetch_sdist
 
         tests = str(fetch_sdist() / "tests")
-    code = CHILD.format(here=str(HERE), nodes=NODES["chain"], runs=RUNS[workload], tests=tests)
+    code = CHILD.format(here=str(HERE), nodes=NODES[workload], runs=RUNS[workload], tests=tests)
     command = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, "-c", code,
                workload, mode, noop]
     if shutil.which("setarch"):
