@@ -7,7 +7,7 @@ import autograd.numpy as anp
 import numpy as np
 import pytest
 from autograd import grad, jacobian, make_jvp
-from autograd.extend import defvjp, primitive
+from autograd.extend import defjvp, defvjp, primitive
 
 import adtrace
 from adtrace.values import ArraySummary, Boxed, Sparse, plain, snapshot_arrays
@@ -439,3 +439,39 @@ def test_a_recorder_that_failed_keeps_its_first_failure_when_it_ends(monkeypatch
             grad(lambda x: anp.sum(x * x))(np.ones(3))
     assert len(caught) == 1 and "hook bug" in str(caught[0].message)
     assert rec.failure == "KeyError: 'hook bug'" and adtrace.session.active_recordings() == 0
+
+
+@primitive
+def _product3(a, b, c):
+    return a * b * c
+
+
+defvjp(_product3, lambda ans, a, b, c: lambda g: g * b * c, lambda ans, a, b, c: lambda g: g * a * c,
+       lambda ans, a, b, c: lambda g: g * a * b)
+defjvp(_product3, lambda g, ans, a, b, c: g * b * c, lambda g, ans, a, b, c: g * a * c,
+       lambda g, ans, a, b, c: g * a * b)
+
+
+@pytest.mark.parametrize("mode", ["rev", "fwd"])
+@pytest.mark.parametrize("arity", [2, 3])
+def test_a_node_names_parents_from_before_the_recording_in_parent_order(mode, arity):
+    # The recording opens inside the traced function: the new node's parents mix nodes from before
+    # (unrecorded, numbered as first met) and one from inside (two parents and more take different
+    # paths through the recorder).
+    recordings = []
+
+    def f(x):
+        sin, exp = anp.sin(x), anp.exp(x)
+        with adtrace.record() as rec:
+            cos = anp.cos(x)
+            out = sin * cos if arity == 2 else _product3(sin, cos, exp)
+        recordings.append(rec)
+        return out
+
+    if mode == "rev":
+        grad(f)(0.5)
+    else:
+        make_jvp(f)(0.5)(1.0)
+    cos, node = recordings[0].of_kind("node" if mode == "rev" else "jvp_node")
+    assert cos.parents == ("u0_unrecorded",)  # x, the trace's root
+    assert node.parents == ("u1_unrecorded", cos.label, "u2_unrecorded")[:arity]

@@ -51,6 +51,12 @@ class ForwardMode:
             key = id(parent)
             labels = (self._labels.get(key) or self._unrecorded_node(parent),)
             level = self._levels[key]
+        elif len(parents) == 2:  # a binary operation (x + sin(x))
+            first, second = parents
+            key = id(first)
+            get = self._labels.get
+            labels = (get(key) or self._unrecorded_node(first), get(id(second)) or self._unrecorded_node(second))
+            level = self._levels[key]
         else:
             get = self._labels.get
             labels = ()

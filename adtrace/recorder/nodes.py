@@ -61,6 +61,12 @@ class Nodes:
             key = id(parent)
             parent_labels = labels.get(key) or self._unrecorded_node(parent)
             level = levels[key]
+        elif len(parents) == 2:  # a binary operation on two boxes (x * x, and most nodes under grad(grad(f)))
+            first, second = parents
+            key = id(first)
+            parent_labels = f"{labels.get(key) or self._unrecorded_node(first)}," \
+                            f"{labels.get(id(second)) or self._unrecorded_node(second)}"
+            level = levels[key]
         else:
             parent_labels, level = self._parents(parents)
         key = id(node)
@@ -71,6 +77,8 @@ class Nodes:
             snapshot = None
         elif type(value) in SCALARS:  # most values of a scalar program: no call
             snapshot = value
+        elif not self.by_reference:  # capture "auto" copies what it keeps
+            snapshot = self.capture(value)
         else:
             snapshot = self._value_snapshot(level, fun, value, args)
         query = self._query
@@ -79,7 +87,7 @@ class Nodes:
 
     def _parents(self, parents):
         """A node's parent labels as one string (see eventlog) and its level, for any number of
-        parents (x * x under grad(grad(f)) has two). A loop, not a comprehension: that would be a
+        parents (on_vjp_node writes out one and two). A loop, not a comprehension: that would be a
         function built and called per node."""
         get = self._labels.get
         found = []
@@ -88,9 +96,8 @@ class Nodes:
         return ",".join(found), self._levels[id(parents[0])] if parents else self._current_level()
 
     def _value_snapshot(self, level, fun, value, args):
-        """The snapshot of a new node's value, written next into the log (VJP and JVP nodes)."""
-        if not self.by_reference:  # capture "auto" copies what it keeps
-            return self.capture(value)
+        """The snapshot of a new node's value under capture ``full``, written next into the log (VJP
+        and JVP nodes; capture ``auto`` copies what it keeps, through ``self.capture`` alone)."""
         # Copy at once a value that is, or holds, (part of) one of the call's own arguments
         # (np.atleast_1d(x) is x, t[0] an element of the user's tuple: the caller may change
         # them) or the zeros vs.mut_add(None, prev) made, which sparse_add fills in place within
