@@ -1,4 +1,5 @@
-"""adtrace's benchmarks: recording overhead, memory, report scale, reference engine, upstream suite.
+"""adtrace's benchmarks: recording overhead (and what it is made of), memory, report scale, reference
+engine, upstream suite.
 
     python benchmarks/run.py [--quick] [--no-upstream]
 
@@ -7,6 +8,7 @@ timing is asserted anywhere (this machine is shared and noisy). Writes reports/b
 """
 
 import argparse
+import contextlib
 import gc
 import json
 import os
@@ -15,6 +17,7 @@ import statistics
 import sys
 import time
 import tracemalloc
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -25,7 +28,9 @@ import adtrace  # noqa: E402
 from adtrace.report import ReportOptions, render_recording  # noqa: E402
 from adtrace.report.export import events_json  # noqa: E402
 from adtrace.report.tables import table  # noqa: E402
-from adtrace.values import snapshot_arrays  # noqa: E402
+from adtrace import values  # noqa: E402
+from adtrace.recorder import Recorder  # noqa: E402
+from adtrace.values import ARRAY_SUMMARY, snapshot_arrays  # noqa: E402
 from workloads import WORKLOADS, scalar_chain, tanh_mlp  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
@@ -64,7 +69,55 @@ def traced(run):
     return go
 
 
+# The Recorder's methods the wrappers call (end_jvp_node and abort_jvp_node only with a frame that
+# begin_jvp_node returned). Replaced by no-ops, what remains is the wrappers' own cost: the floor of
+# any recorder behind these hook points.
+HOOKED_METHODS = ("on_vjp_node", "on_vjp_root", "on_jvp_root", "on_trace", "begin_query", "end_query", "on_toposort",
+                  "on_local_vjp", "before_add_outgrads", "after_add_outgrads", "begin_jvp_node")
+BREAKDOWN = ("wrappers only", "auto, no statistics")
+NAN = float("nan")
+
+
+@contextlib.contextmanager
+def replaced(owner, names, value):
+    """``owner``'s attributes ``names`` set to ``value`` for the block, then restored exactly (an
+    inherited method by deleting the shadowing one)."""
+    own = {name: owner.__dict__[name] for name in names if name in vars(owner)}
+    for name in names:
+        setattr(owner, name, value)
+    try:
+        yield
+    finally:
+        for name in names:
+            if name in own:
+                setattr(owner, name, own[name])
+            else:
+                delattr(owner, name)
+
+
+def wrappers_only(run):
+    """Capture ``structure`` with every recorder method the wrappers call a no-op."""
+    def go():
+        with replaced(Recorder, HOOKED_METHODS, lambda self, *args: None), adtrace.record(capture="structure"):
+            run()
+    return go
+
+
+def without_statistics(run):
+    """Capture ``auto`` with an array above the inline size summarized by its shape and dtype only:
+    what the three reductions (min, max, sum) of each summary cost."""
+    def shape_only(array):
+        return ARRAY_SUMMARY, array.shape, values._dtype_name(array.dtype), NAN, NAN, NAN
+
+    def go():
+        with replaced(values, ("_summary",), shape_only), adtrace.record(capture="auto"):
+            run()
+    return go
+
+
 def overhead(rounds):
+    """Per workload: the ratio of each capture level and of the settrace baseline, then of the
+    breakdown variants (``BREAKDOWN``)."""
     rows = []
     for name, make in WORKLOADS.items():
         run = make()
@@ -73,13 +126,16 @@ def overhead(rounds):
             run = lambda: [single() for _ in range(REPEAT_SMALL)]  # noqa: E731
         variants = {c: recorded(run, c) for c in CAPTURES}
         variants["settrace"] = traced(run)
-        run(), [v() for v in variants.values()]  # warm up
-        ratios = {k: [] for k in variants}
-        keys = list(variants)
-        for round_ in range(rounds):
-            for key in keys[round_ % len(keys):] + keys[:round_ % len(keys)]:  # each first in turn
-                base = timed(run)  # interleaved: plain, variant, plain, variant...
-                ratios[key].append(timed(variants[key]) / base)
+        variants.update(zip(BREAKDOWN, (wrappers_only(run), without_statistics(run))))
+        with warnings.catch_warnings():  # a recorder stopped by an error would time a floor that does not exist
+            warnings.simplefilter("error", adtrace.RecorderWarning)
+            run(), [v() for v in variants.values()]  # warm up
+            ratios = {k: [] for k in variants}
+            keys = list(variants)
+            for round_ in range(rounds):
+                for key in keys[round_ % len(keys):] + keys[:round_ % len(keys)]:  # each first in turn
+                    base = timed(run)  # interleaved: plain, variant, plain, variant...
+                    ratios[key].append(timed(variants[key]) / base)
         rows.append((name, *(f"{statistics.median(ratios[k]):.2f}x" for k in variants)))
     return rows
 
@@ -208,6 +264,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     rounds = 3 if args.quick else 7
     pairs = 1 if args.quick else 5  # (3 pairs: one slow run moved the median by 0.1x)
+    ratios = overhead(rounds)
     sections = [
         "# adtrace benchmarks", "",
         f"Machine: {machine()}. Generated by `python benchmarks/run.py`; every figure is a median of "
@@ -216,7 +273,13 @@ def main(argv=None):
         "## Recording overhead", "",
         "Capture level per column (`auto` is the default); `settrace` is a no-op `sys.settrace` line "
         f"tracer on the same workload. The small `grad(grad(f))` runs {REPEAT_SMALL} times per measurement.", "",
-        table(["workload", "auto", "full", "structure", "settrace"], overhead(rounds)), "",
+        table(["workload", "auto", "full", "structure", "settrace"], [row[:5] for row in ratios]), "",
+        "What the overhead is made of, in the same rounds: `wrappers only` is capture `structure` with "
+        "every recorder method the wrappers call replaced by a no-op (the cost of the hook points "
+        "themselves, whatever a recorder does behind them); `auto, no statistics` is capture `auto` "
+        "with each array above the inline size summarized by shape and dtype only (its difference to "
+        "`auto` is what the summaries' min, max and sum cost: three reductions per summary).", "",
+        table(["workload", *BREAKDOWN], [(row[0], *row[5:]) for row in ratios]), "",
         "## Memory", "",
         "Peak memory (tracemalloc) of a recorded run above a plain one, per 10,000 events; what the "
         "finished recording keeps per event; the largest array any event holds (the inline size is 64).", "",
