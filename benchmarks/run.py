@@ -70,22 +70,28 @@ def traced(run):
 
 
 # The Recorder's methods the wrappers call (end_jvp_node and abort_jvp_node only with a frame that
-# begin_jvp_node returned). Replaced by no-ops, what remains is the wrappers' own cost: the floor of
-# any recorder behind these hook points.
+# begin_jvp_node returned). Replaced by no-ops under capture structure, what remains is the wrappers'
+# own cost: the floor of any recorder that keeps no values behind these hook points (one that keeps
+# values is also called before each accumulation, and at the end of each JVP node).
 HOOKED_METHODS = ("on_vjp_node", "on_vjp_root", "on_jvp_root", "on_trace", "begin_query", "end_query", "on_toposort",
                   "on_local_vjp", "before_add_outgrads", "after_add_outgrads", "begin_jvp_node")
 BREAKDOWN = ("wrappers only", "auto, no statistics")
+MAIN = 1 + len(CAPTURES) + 1  # an overhead row: the workload, the capture levels, settrace; then BREAKDOWN
 NAN = float("nan")
 
 
 @contextlib.contextmanager
 def replaced(owner, names, value):
     """``owner``'s attributes ``names`` set to ``value`` for the block, then restored exactly (an
-    inherited method by deleting the shadowing one)."""
+    inherited method by deleting the shadowing one). A name ``owner`` lacks is an error: a renamed
+    method would otherwise be timed as it is."""
+    missing = [name for name in names if not hasattr(owner, name)]
+    if missing:
+        raise AttributeError(f"{owner.__name__} has no {', '.join(missing)}")
     own = {name: owner.__dict__[name] for name in names if name in vars(owner)}
-    for name in names:
-        setattr(owner, name, value)
     try:
+        for name in names:
+            setattr(owner, name, value)
         yield
     finally:
         for name in names:
@@ -105,7 +111,7 @@ def wrappers_only(run):
 
 def without_statistics(run):
     """Capture ``auto`` with an array above the inline size summarized by its shape and dtype only:
-    what the three reductions (min, max, sum) of each summary cost."""
+    what its min, max and mean (three reductions) cost."""
     def shape_only(array):
         return ARRAY_SUMMARY, array.shape, values._dtype_name(array.dtype), NAN, NAN, NAN
 
@@ -273,13 +279,13 @@ def main(argv=None):
         "## Recording overhead", "",
         "Capture level per column (`auto` is the default); `settrace` is a no-op `sys.settrace` line "
         f"tracer on the same workload. The small `grad(grad(f))` runs {REPEAT_SMALL} times per measurement.", "",
-        table(["workload", "auto", "full", "structure", "settrace"], [row[:5] for row in ratios]), "",
+        table(["workload", *CAPTURES, "settrace"], [row[:MAIN] for row in ratios]), "",
         "What the overhead is made of, in the same rounds: `wrappers only` is capture `structure` with "
         "every recorder method the wrappers call replaced by a no-op (the cost of the hook points "
-        "themselves, whatever a recorder does behind them); `auto, no statistics` is capture `auto` "
-        "with each array above the inline size summarized by shape and dtype only (its difference to "
-        "`auto` is what the summaries' min, max and sum cost: three reductions per summary).", "",
-        table(["workload", *BREAKDOWN], [(row[0], *row[5:]) for row in ratios]), "",
+        "themselves: the floor of any recorder that keeps no values); `auto, no statistics` is capture "
+        "`auto` with each array above the inline size summarized by shape and dtype only (its difference "
+        "to `auto` is what the summaries' min, max and mean cost: three reductions per summary).", "",
+        table(["workload", *BREAKDOWN], [(row[0], *row[MAIN:]) for row in ratios]), "",
         "## Memory", "",
         "Peak memory (tracemalloc) of a recorded run above a plain one, per 10,000 events; what the "
         "finished recording keeps per event; the largest array any event holds (the inline size is 64).", "",

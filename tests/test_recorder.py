@@ -455,16 +455,16 @@ defjvp(_product3, lambda g, ans, a, b, c: g * b * c, lambda g, ans, a, b, c: g *
 @pytest.mark.parametrize("mode", ["rev", "fwd"])
 @pytest.mark.parametrize("arity", [2, 3])
 def test_a_node_names_parents_from_before_the_recording_in_parent_order(mode, arity):
-    # The recording opens inside the traced function: the new node's parents mix nodes from before
-    # (unrecorded, numbered as first met) and one from inside (two parents and more take different
-    # paths through the recorder).
+    # The recording opens inside the traced function: a new node's parents are nodes from before
+    # (unrecorded, numbered as first met, in parent order) or from inside. Two parents and more take
+    # different paths through the recorder.
     recordings = []
 
     def f(x):
         sin, exp = anp.sin(x), anp.exp(x)
         with adtrace.record() as rec:
             cos = anp.cos(x)
-            out = sin * cos if arity == 2 else _product3(sin, cos, exp)
+            out = exp * sin * cos if arity == 2 else _product3(sin, cos, exp)
         recordings.append(rec)
         return out
 
@@ -472,6 +472,12 @@ def test_a_node_names_parents_from_before_the_recording_in_parent_order(mode, ar
         grad(f)(0.5)
     else:
         make_jvp(f)(0.5)(1.0)
-    cos, node = recordings[0].of_kind("node" if mode == "rev" else "jvp_node")
+    cos, *nodes = recordings[0].of_kind("node" if mode == "rev" else "jvp_node")
     assert cos.parents == ("u0_unrecorded",)  # x, the trace's root
-    assert node.parents == ("u1_unrecorded", cos.label, "u2_unrecorded")[:arity]
+    if arity == 2:
+        both_before, mixed = nodes
+        assert both_before.parents == ("u1_unrecorded", "u2_unrecorded")  # exp, sin
+        assert mixed.parents == (both_before.label, cos.label)
+    else:
+        [node] = nodes
+        assert node.parents == ("u1_unrecorded", cos.label, "u2_unrecorded")  # sin, cos, exp

@@ -61,11 +61,12 @@ class Nodes:
             key = id(parent)
             parent_labels = labels.get(key) or self._unrecorded_node(parent)
             level = levels[key]
-        elif len(parents) == 2:  # a binary operation on two boxes (x * x, and most nodes under grad(grad(f)))
+        elif len(parents) == 2:  # a binary operation on two boxes (x * x, and many nodes under grad(grad(f)))
             first, second = parents
             key = id(first)
-            parent_labels = f"{labels.get(key) or self._unrecorded_node(first)}," \
-                            f"{labels.get(id(second)) or self._unrecorded_node(second)}"
+            first_label = labels.get(key) or self._unrecorded_node(first)  # (the first named first)
+            second_label = labels.get(id(second)) or self._unrecorded_node(second)
+            parent_labels = f"{first_label},{second_label}"
             level = levels[key]
         else:
             parent_labels, level = self._parents(parents)
