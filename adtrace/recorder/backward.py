@@ -125,12 +125,9 @@ class BackwardQueries:
         value, mutable = prev_g_flagged
         query, snapshot = self._query, None
         if query is not None and self._top is query:  # the snapshot the last result got
-            parents, position = query.parents, query.position
-            if position < len(parents):  # zip(node.parents, ingrads): the parent this adds into
-                parent = parents[position]
-                seen = query.entries.get(self._labels.get(id(parent)) or self._unrecorded_node(parent))
-                if seen is not None and seen[0] is value:
-                    snapshot = seen[1]  # still true: a copy, or (full) held through Versions
+            seen = query.entries.get(self._parent_label(query))
+            if seen is not None and seen[0] is value:
+                snapshot = seen[1]  # still true: a copy, or (full) held through Versions
         if snapshot is None:
             snapshot = self.capture(value)
             if mutable and self.by_reference and holds_reference(snapshot):
@@ -192,3 +189,11 @@ class BackwardQueries:
             snapshot = self._history.share(snapshot, value)
         self._emit((ADDOUTGRADS, "rev", self._current_level(), None, None, 0, None, None,
                     previous, prev_g_flagged[1] if prev_g_flagged else NO_PREVIOUS, contribution, snapshot, mutable))
+
+    def _parent_label(self, query):
+        """The label of the parent the next add_outgrads call adds into (zip's position)."""
+        parents = query.parents
+        if query.position < len(parents):
+            parent = parents[query.position]
+            return self._labels.get(id(parent)) or self._unrecorded_node(parent)
+        return None
