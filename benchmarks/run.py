@@ -28,9 +28,9 @@ import adtrace  # noqa: E402
 from adtrace.report import ReportOptions, render_recording  # noqa: E402
 from adtrace.report.export import events_json  # noqa: E402
 from adtrace.report.tables import table  # noqa: E402
-from adtrace import values  # noqa: E402
-from adtrace.recorder import Recorder  # noqa: E402
-from adtrace.values import ARRAY_SUMMARY, snapshot_arrays  # noqa: E402
+from adtrace.recording import values  # noqa: E402
+from adtrace.recording.autograd.recorder import Recorder  # noqa: E402
+from adtrace.recording.values import ARRAY_SUMMARY, snapshot_arrays  # noqa: E402
 from workloads import WORKLOADS, scalar_chain, tanh_mlp  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
@@ -241,7 +241,7 @@ def upstream_suite(pairs):
     """Its wall time plain and with --adtrace, ``pairs`` times interleaved: medians, and the median
     of the pairs' ratios with their range (one slow run on a shared machine moves a single ratio by
     0.2x); the test ids whose outcome differed in any pair."""
-    from adtrace import upstream
+    from adtrace.tools import upstream
 
     source = upstream.fetch_sdist()
     plain, recorded_run, ratios, differing = [], [], [], set()
@@ -260,7 +260,7 @@ def machine():
     import numpy
 
     return (f"{os.cpu_count()} cores, Python {platform.python_version()}, numpy {numpy.__version__}, "
-            f"autograd {adtrace.drift.installed_version()}")
+            f"autograd {adtrace.recording.autograd.drift.installed_version()}")
 
 
 def main(argv=None):

@@ -6,8 +6,8 @@ from autograd import grad
 
 import adtrace
 import adtrace.reference as ref
-from adtrace.align import CLOSE, DIFFERS, EXACT, align, compare, first_divergence
-from adtrace.values import ArraySummary
+from adtrace.compare.align import CLOSE, DIFFERS, EXACT, align, compare, first_divergence
+from adtrace.recording.values import ArraySummary
 
 
 def test_square_aligns_exactly():
@@ -40,7 +40,7 @@ def test_compare_statuses():
 
 
 def test_reference_labels_follow_the_recorder_under_higher_order():
-    from adtrace.traced_call import trace_call
+    from adtrace.compare.traced_call import trace_call
 
     call = trace_call(grad(lambda x: x * x * x), (2.0,))
     assert all(c.passed for c in call.checks)

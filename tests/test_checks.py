@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from adtrace.checks import finite_differences, orders_valid
+from adtrace.compare.checks import finite_differences, orders_valid
 
 
 def test_finite_differences_pass_and_fail():

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from adtrace import drift
+from adtrace.recording.autograd import drift
 
 REPO = Path(__file__).resolve().parents[1]
 FUNCS = '''
@@ -48,7 +48,7 @@ def two_lines(x):
 
 
 def adtrace(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "adtrace.cli", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "adtrace", *args], capture_output=True, text=True,
                           cwd=cwd)
 
 

@@ -7,7 +7,7 @@ from autograd import grad
 from autograd.extend import defvjp, primitive
 
 import adtrace
-from adtrace.events import AddOutgrads, LocalVJP, NodeCreated
+from adtrace.recording.events import AddOutgrads, LocalVJP, NodeCreated
 
 
 def recorded(f, x, capture="full"):
@@ -43,8 +43,8 @@ def test_every_event_type_is_found_where_it_starts():
     """Starts are found on read from each type's size: a size that disagrees with what the recorder
     writes would misread every later event."""
     from autograd import make_jvp
-    from adtrace.eventlog import _SIZES
-    from adtrace.events import EVENT_TYPES
+    from adtrace.recording.eventlog import _SIZES
+    from adtrace.recording.events import EVENT_TYPES
 
     with adtrace.record() as rec:
         grad(grad(lambda x: anp.sin(x) * x))(0.3)

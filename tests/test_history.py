@@ -8,7 +8,7 @@ import pytest
 from autograd import grad, hessian, make_jvp, make_vjp
 
 import adtrace
-from adtrace.values import Sparse, array_leaves, plain, snapshot_arrays
+from adtrace.recording.values import Sparse, array_leaves, plain, snapshot_arrays
 from corpus import CASES, run
 
 
@@ -168,7 +168,7 @@ def test_seed_passed_through_by_the_end_node_and_changed_by_the_user():
 
 
 def test_a_failing_recorder_keeps_what_it_recorded_true(monkeypatch):
-    from adtrace.recorder import Recorder
+    from adtrace.recording.autograd.recorder import Recorder
 
     original, calls = Recorder.on_toposort, []
 
@@ -389,7 +389,7 @@ def test_full_detaches_a_node_value_whose_array_the_end_value_holds():
 
 @pytest.mark.parametrize("capture", ["auto", "full"])
 def test_a_recorder_that_fails_in_a_pass_leaves_no_live_array_in_its_events(capture, monkeypatch):
-    from adtrace.recorder import Recorder
+    from adtrace.recording.autograd.recorder import Recorder
 
     def fail_at_the_end(self, result, error):
         raise RuntimeError("simulated internal error")
@@ -421,7 +421,7 @@ def test_an_ndarray_subclass_seed_is_copied(capture):
 
 
 def test_held_positions_for_few_and_for_many_ids():
-    from adtrace.history import held_positions
+    from adtrace.recording.copy_on_write import held_positions
 
     held = [101, 0, 7, 5, 101, 9, 5, 12]  # ids 101, 7, 101, 5 at positions 0, 5, 9, 12 (an id equal to a position)
     assert sorted(held_positions(held, {101})) == [0, 9]

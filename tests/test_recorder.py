@@ -10,7 +10,7 @@ from autograd import grad, jacobian, make_jvp
 from autograd.extend import defjvp, defvjp, primitive
 
 import adtrace
-from adtrace.values import ArraySummary, Boxed, Sparse, plain, snapshot_arrays
+from adtrace.recording.values import ArraySummary, Boxed, Sparse, plain, snapshot_arrays
 
 
 def record_grad(f, x, **options):
@@ -231,7 +231,7 @@ def test_error_in_a_local_vjp_ends_the_query():
 
 
 def test_internal_recorder_error_disables_recording_not_the_program(monkeypatch):
-    from adtrace.recorder import Recorder
+    from adtrace.recording.autograd.recorder import Recorder
 
     def broken(self, node):
         raise KeyError("bug")
@@ -271,7 +271,7 @@ def test_a_failed_recording_is_freed_with_its_last_reference(monkeypatch, broken
     import gc
     import weakref
 
-    from adtrace.recorder import Recorder
+    from adtrace.recording.autograd.recorder import Recorder
 
     monkeypatch.setattr(Recorder, "on_toposort", broken)
     gc.collect()
@@ -290,7 +290,7 @@ def test_a_failed_recording_is_freed_with_its_last_reference(monkeypatch, broken
 def test_a_failure_raised_as_an_error_keeps_the_internal_traceback(monkeypatch):
     """Where warnings are errors, the RecorderWarning raised out of the program is chained to the
     recorder's own error, its traceback intact (the line that failed)."""
-    from adtrace.recorder import Recorder
+    from adtrace.recording.autograd.recorder import Recorder
 
     monkeypatch.setattr(Recorder, "on_toposort", _key_error)
     with warnings.catch_warnings():
@@ -363,7 +363,7 @@ def test_recording_entered_inside_a_backward_pass_tags_it_reverse():
 
 
 def test_containers_above_the_inline_size_are_summarized():
-    from adtrace.values import ContainerSummary
+    from adtrace.recording.values import ContainerSummary
 
     weights = [np.full((10, 10), 0.1 * i) for i in range(6)]
 
@@ -386,7 +386,7 @@ def test_containers_above_the_inline_size_are_summarized():
 
 @pytest.mark.parametrize("capture", ["auto", "full"])
 def test_a_failure_when_a_recording_ends_leaves_autograd_restored(monkeypatch, capture):
-    from adtrace.history import CopyOnWrite
+    from adtrace.recording.copy_on_write import CopyOnWrite
 
     def broken(self):
         raise MemoryError("no room")
@@ -396,14 +396,14 @@ def test_a_failure_when_a_recording_ends_leaves_autograd_restored(monkeypatch, c
             grad(lambda x: anp.sum(x * x))(np.ones(3))
             monkeypatch.setattr(CopyOnWrite, "freeze_all", broken)  # what the recorder does when it stops
     assert [w.filename for w in caught] == [__file__]  # the user's with line
-    assert adtrace.session.active_recordings() == 0
-    assert not any(adtrace.hooks.is_patched(p) for p in adtrace.hooks.HOOK_POINTS)
+    assert adtrace.recording.session.active_recordings() == 0
+    assert not any(adtrace.recording.autograd.hooks.is_patched(p) for p in adtrace.recording.autograd.hooks.HOOK_POINTS)
     assert "no room" in rec.failure and rec.events[-1].kind == "backward_end"  # readable as far as it got
 
 
 def test_warnings_as_errors_when_recordings_end_still_restore_autograd(monkeypatch):
     """The warning is raised out of the record() blocks, and every recorder is released anyway."""
-    from adtrace.history import CopyOnWrite
+    from adtrace.recording.copy_on_write import CopyOnWrite
 
     def broken(self):
         raise MemoryError("no room")
@@ -415,16 +415,16 @@ def test_warnings_as_errors_when_recordings_end_still_restore_autograd(monkeypat
                 with adtrace.record():
                     grad(lambda x: anp.sum(x * x))(np.ones(3))
                     monkeypatch.setattr(CopyOnWrite, "freeze_all", broken)
-                    stack = adtrace.hooks.state.recorders
-                    adtrace.session._deactivate(0)  # (as leaving the outer one first would: both at once)
+                    stack = adtrace.recording.autograd.hooks.state.recorders
+                    adtrace.recording.session._deactivate(0)  # (as leaving the outer one first would: both at once)
     assert all(r.closed for r in stack) and outer.failure is not None
-    assert adtrace.session.active_recordings() == 0
-    assert not any(adtrace.hooks.is_patched(p) for p in adtrace.hooks.HOOK_POINTS)
+    assert adtrace.recording.session.active_recordings() == 0
+    assert not any(adtrace.recording.autograd.hooks.is_patched(p) for p in adtrace.recording.autograd.hooks.HOOK_POINTS)
 
 
 def test_a_recorder_that_failed_keeps_its_first_failure_when_it_ends(monkeypatch):
-    from adtrace.history import CopyOnWrite
-    from adtrace.recorder import Recorder
+    from adtrace.recording.copy_on_write import CopyOnWrite
+    from adtrace.recording.autograd.recorder import Recorder
 
     def hook_bug(self, node):
         raise KeyError("hook bug")
@@ -438,7 +438,7 @@ def test_a_recorder_that_failed_keeps_its_first_failure_when_it_ends(monkeypatch
             monkeypatch.setattr(Recorder, "on_toposort", hook_bug)
             grad(lambda x: anp.sum(x * x))(np.ones(3))
     assert len(caught) == 1 and "hook bug" in str(caught[0].message)
-    assert rec.failure == "KeyError: 'hook bug'" and adtrace.session.active_recordings() == 0
+    assert rec.failure == "KeyError: 'hook bug'" and adtrace.recording.session.active_recordings() == 0
 
 
 @primitive

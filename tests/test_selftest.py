@@ -2,7 +2,8 @@
 
 import autograd.util as util
 
-from adtrace import hooks, selftest
+from adtrace.recording.autograd import hooks
+from adtrace.tools import selftest
 
 
 def failed(rows):

@@ -13,7 +13,8 @@ from autograd.core import make_jvp
 from autograd.extend import defvjp, primitive
 
 import adtrace
-from adtrace import hooks, session
+from adtrace.recording.autograd import hooks
+from adtrace.recording import session
 
 ORIGINALS = {p.name: vars(p.owner)[p.attribute] for p in hooks.HOOK_POINTS}
 

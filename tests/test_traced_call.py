@@ -4,8 +4,8 @@ import autograd.numpy as anp
 import numpy as np
 import pytest
 
-from adtrace.callsite import source_location
-from adtrace.traced_call import trace_call
+from adtrace.recording.callsite import source_location
+from adtrace.compare.traced_call import trace_call
 
 
 def f(x, y):

@@ -8,8 +8,8 @@ from autograd.core import vspace
 from autograd.numpy.numpy_boxes import ArrayBox
 from autograd.numpy.numpy_vjps import untake
 
-from adtrace.history import resolve
-from adtrace.values import ArraySummary, Boxed, Capture, ContainerSummary, Sparse, array_leaves, holds_reference, plain, summarize
+from adtrace.recording.copy_on_write import resolve
+from adtrace.recording.values import ArraySummary, Boxed, Capture, ContainerSummary, Sparse, array_leaves, holds_reference, plain, summarize
 
 
 def test_auto_keeps_small_arrays_exactly_and_summarizes_large():
@@ -95,8 +95,8 @@ def test_invalid_options():
 
 
 def test_snapshot_arrays_walks_events_and_snapshots():
-    from adtrace.events import LocalVJP
-    from adtrace.values import snapshot_arrays
+    from adtrace.recording.events import LocalVJP
+    from adtrace.recording.values import snapshot_arrays
 
     a, b, c = np.zeros(2), np.ones(3), np.ones(1)
     event = LocalVJP("rev", 0, 1, "v1_sin", Boxed(a, 0), (Sparse("ArrayVSpace", "0", 1.0, b), {"k": [c]}))
@@ -117,7 +117,7 @@ def test_snapshot_arrays_walks_events_and_snapshots():
     ((np.ones(5), ArrayBox(np.ones(1), 0, None)), True),  # over the limit before the box
 ])
 def test_containers_over_the_inline_size_are_summarized(value, summarized):
-    from adtrace.values import ContainerSummary
+    from adtrace.recording.values import ContainerSummary
 
     snapshot = resolve(Capture("auto", inline_size=4)(value))
     assert isinstance(snapshot, ContainerSummary) == summarized
@@ -169,7 +169,7 @@ def test_auto_stores_boxes_sparse_values_and_summaries_as_tuples_the_collector_d
 
 
 def test_a_user_tuple_that_looks_like_a_stored_form_stays_a_tuple():
-    from adtrace.values import BOXED
+    from adtrace.recording.values import BOXED
 
     value = ("<adtrace Boxed>", np.ones(1), 0)  # equal to the tag, not the tag itself
     assert value[0] == BOXED

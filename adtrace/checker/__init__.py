@@ -14,8 +14,8 @@ import numpy as np
 from autograd import make_vjp
 from autograd.core import vspace
 
-from ..arguments import differentiated, unary
-from ..session import record
+from ..compare.arguments import differentiated, unary
+from ..recording.session import record
 from .flags import nonfinite_origin, vspace_flags
 from .local import FAIL, PASS, SKIPPED, NodeCheck, check_node
 

@@ -19,7 +19,7 @@ import numpy as np
 from autograd.core import SparseObject, primitive_jvps, primitive_vjps, vspace
 from autograd.util import subvals
 
-from ..labels import primitive_name
+from ..recording.labels import primitive_name
 
 PASS, FAIL, SKIPPED = "pass", "FAIL", "skipped"
 _RTOL = {"f8": 1e-5, "c16": 1e-5, "f4": 1e-2, "c8": 1e-2}  # by the precision of the rule's own output

@@ -27,7 +27,7 @@ from autograd.core import VJPNode
 from autograd.numpy.numpy_boxes import ArrayBox
 from autograd.tracer import Box, Node, getval, notrace_primitives, trace
 
-from adtrace.labels import ROOT_NAME, node_label, primitive_name
+from ..recording.labels import ROOT_NAME, node_label, primitive_name
 
 
 @dataclass(eq=False)

@@ -31,7 +31,7 @@ from autograd.core import vspace
 from autograd.tracer import getval
 from autograd.wrap_util import unary_to_nary
 
-from adtrace.labels import ROOT_NAME, primitive_name
+from ..recording.labels import ROOT_NAME, primitive_name
 
 from .graph import capture, parent_labels
 from .order import reverse_topo_order

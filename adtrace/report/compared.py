@@ -1,6 +1,6 @@
 """Report sections that hold autograd against the lecture: summary with checks, side by side."""
 
-from ..align import first_divergence
+from ..compare.align import first_divergence
 from .format import code, fmt
 from .tables import table
 

@@ -4,7 +4,7 @@ import json
 
 import numpy as np
 
-from ..values import ArraySummary, Boxed, ContainerSummary, Sparse
+from ..recording.values import ArraySummary, Boxed, ContainerSummary, Sparse
 
 
 def to_jsonable(value):

@@ -7,7 +7,7 @@ Scalars get 6 significant digits (``1.86093``, and ``3`` for 3.0); arrays of at 
 
 import numpy as np
 
-from ..values import ArraySummary, Boxed, ContainerSummary, Sparse, summarize
+from ..recording.values import ArraySummary, Boxed, ContainerSummary, Sparse, summarize
 
 INLINE = 8
 

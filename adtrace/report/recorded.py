@@ -3,7 +3,7 @@ lecture mapping, forward mode, levels. Each returns Markdown text; none touches 
 
 from collections import Counter
 
-from ..snapshots import ADD, INIT, POP, RETURN, VJP, YIELD
+from ..recording.snapshots import ADD, INIT, POP, RETURN, VJP, YIELD
 from .format import code, fmt, fmt_outgrads
 from .mermaid import flowchart
 from .tables import table

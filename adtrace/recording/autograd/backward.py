@@ -6,7 +6,7 @@ arriving (zip's position gives the parent) and the snapshot of each entry, so a 
 """
 
 from ..eventlog import NO_PREVIOUS
-from ..history import hold, hold_accumulation, written_leaves
+from ..copy_on_write import hold, hold_accumulation, written_leaves
 from ..values import NO_REFERENCE, SCALARS, holds_reference, is_immutable
 from .forward import _JVPFrame
 from .kinds import ADDOUTGRADS, BACKWARDEND, BACKWARDSTART, LOCALVJP, TOPOSORTYIELD

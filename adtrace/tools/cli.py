@@ -12,7 +12,8 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from . import drift, hooks, selftest
+from ..recording.autograd import drift, hooks
+from . import selftest
 from .targets import TargetError, load_target, parse_arg
 
 
@@ -49,9 +50,9 @@ def _one_line(exc, limit=300):
 
 
 def report(args):
-    from .report import ReportOptions, render
-    from .report.export import events_json
-    from .traced_call import trace_call
+    from ..report import ReportOptions, render
+    from ..report.export import events_json
+    from ..compare.traced_call import trace_call
 
     function, values = _target_and_point(args, "differentiate")
     with _user_errors(args):
@@ -92,8 +93,8 @@ def _write(path, text):
 
 
 def check(args):
-    from .checker import check as check_nodes
-    from .report.node_checks import node_checks_table, verdict_line
+    from ..checker import check as check_nodes
+    from ..report.node_checks import node_checks_table, verdict_line
 
     function, values = _target_and_point(args, "check")
     with _user_errors(args):

@@ -11,10 +11,10 @@ from typing import Callable, Optional
 import autograd.core as core
 import numpy as np
 
-from .. import hooks
+from . import hooks
 from ..callsite import user_call_site
 from ..labels import ROOT_NAME, node_label, primitive_name
-from ..history import hold
+from ..copy_on_write import hold
 from ..values import NO_REFERENCE, SCALARS, array_leaves, holds_reference, is_part_of
 from .kinds import JVPROOT, NODECREATED, ROOTCREATED, TRACERETURNED
 

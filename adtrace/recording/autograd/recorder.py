@@ -18,8 +18,8 @@ are held through shared Versions, which take a copy just before autograd writes 
 import traceback
 import warnings
 
-from .. import hooks
-from ..history import CopyOnWrite
+from . import hooks
+from ..copy_on_write import CopyOnWrite
 from .backward import BackwardQueries, _Query
 from .forward import ForwardMode
 from .nodes import NodeCall, Nodes, box_levels

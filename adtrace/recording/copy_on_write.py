@@ -28,7 +28,7 @@ import numpy as np
 from autograd.core import SparseObject
 from autograd.tracer import getval
 
-from .sparse import sparse_parts
+from .autograd.sparse import sparse_parts
 from .values import NO_REFERENCE, Boxed, Sparse, Version, array_leaves, built, holds_reference
 
 

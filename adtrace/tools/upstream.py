@@ -18,7 +18,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
 
-from .drift import installed_version
+from ..recording.autograd.drift import installed_version
 
 
 class UpstreamError(RuntimeError):

@@ -13,7 +13,7 @@ from bisect import bisect_left
 from dataclasses import fields
 
 from .events import EVENT_TYPES, AddOutgrads, JVPNodeCreated, LocalVJP, NodeCreated
-from .history import resolve
+from .copy_on_write import resolve
 from .values import NO_REFERENCE
 
 ADD_OUTGRADS, LOCAL_VJP = EVENT_TYPES.index(AddOutgrads), EVENT_TYPES.index(LocalVJP)

@@ -11,9 +11,9 @@ recording is left anywhere, and raises ``RecordingOrderError``.
 import threading
 import warnings
 
-from . import drift, hooks
+from .autograd import drift, hooks
 from .patching import Patcher
-from .recorder import Recorder
+from .autograd.recorder import Recorder
 from .recording import Recording
 from .values import DEFAULT_INLINE_SIZE, Capture
 

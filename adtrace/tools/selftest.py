@@ -12,7 +12,7 @@ import autograd.numpy as anp
 import numpy as np
 from autograd import grad, make_jvp
 
-from .session import record
+from ..recording.session import record
 
 # hook point name -> the event kinds it alone produces
 EXPECTED = {

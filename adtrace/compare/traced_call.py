@@ -16,14 +16,14 @@ import numpy as np
 from autograd import make_jvp, make_vjp
 from autograd.core import vspace
 
-from . import reference
+from .. import reference
 from .align import align, relabel
 from .arguments import differentiated, unary
-from .callsite import source_location
-from .checker import check
+from ..recording.callsite import source_location
+from ..checker import check
 from .checks import Check, engines_agree, finite_differences, orders_valid
-from .session import record
-from .values import ArraySummary, plain
+from ..recording.session import record
+from ..recording.values import ArraySummary, plain
 
 MODES = ("rev", "fwd", "both")
 _AUTOGRAD_DIR = str(Path(autograd.__file__).resolve().parent)

@@ -7,7 +7,7 @@ import autograd.core as core
 import numpy as np
 
 from ..eventlog import NO_PREVIOUS
-from ..history import hold, hold_accumulation
+from ..copy_on_write import hold, hold_accumulation
 from ..values import NO_REFERENCE, SCALARS, holds_reference, is_part_of
 from .kinds import ADDOUTGRADS, JVPNODECREATED
 

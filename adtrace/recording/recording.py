@@ -65,7 +65,7 @@ class Recording:
                 self._nodes[event.label] = event
 
     def _repr_markdown_(self):
-        from .report import render_recording
+        from ..report import render_recording
 
         return render_recording(self)
 

@@ -12,7 +12,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from .values import ArraySummary, plain, summarize
+from ..recording.values import ArraySummary, plain, summarize
 
 EXACT, CLOSE, DIFFERS, MISSING = "exact", "close", "differs", "missing"
 RTOL, ATOL = 1e-9, 1e-12

@@ -12,9 +12,8 @@ from typing import Callable
 
 import autograd.core as core
 
-from .forward import wrap_jvp_initialize_root, wrap_jvp_node_init
-from .reverse import (recorded_local_vjp, wrap_add_outgrads, wrap_backward_pass, wrap_toposort, wrap_trace,
-                      wrap_vjp_initialize_root, wrap_vjp_node_init)
+from .forward_wrappers import wrap_jvp_initialize_root, wrap_jvp_node_init
+from .reverse_wrappers import recorded_local_vjp, wrap_add_outgrads, wrap_backward_pass, wrap_toposort, wrap_trace, wrap_vjp_initialize_root, wrap_vjp_node_init
 from .state import state
 
 __all__ = ["HOOK_POINTS", "HookPoint", "install", "is_patched", "recorded_local_vjp", "state"]

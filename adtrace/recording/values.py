@@ -35,7 +35,7 @@ import numpy as np
 from autograd.core import SparseObject
 from autograd.tracer import box_types, getval
 
-from .sparse import _densifiable, densify, describe_index, describe_vspace, sparse_parts
+from .autograd.sparse import _densifiable, densify, describe_index, describe_vspace, sparse_parts
 
 CAPTURE_LEVELS = ("auto", "full", "structure")
 DEFAULT_INLINE_SIZE = 64

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from .session import record
+from ..recording.session import record
 
 _RECORDING = pytest.StashKey()
 
@@ -48,7 +48,7 @@ def pytest_runtest_makereport(item, call):
     if _RECORDING in item.stash:
         del item.stash[_RECORDING]  # items live for the whole session: keep no recording there
     if folder and report.failed and recording is not None and recording.queries:
-        from .report import render_recording
+        from ..report import render_recording
 
         path = Path(folder) / f"{_safe(item.nodeid)}.md"
         path.parent.mkdir(parents=True, exist_ok=True)

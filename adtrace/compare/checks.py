@@ -6,7 +6,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .align import CLOSE, EXACT, first_divergence
-from .reference import is_reverse_topological
+from ..reference import is_reverse_topological
 
 
 @dataclass(frozen=True)
