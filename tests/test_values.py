@@ -95,11 +95,11 @@ def test_invalid_options():
 
 
 def test_snapshot_arrays_walks_events_and_snapshots():
-    from adtrace.recording.events import LocalVJP
+    from adtrace.recording.events import VJPCalled
     from adtrace.recording.values import snapshot_arrays
 
     a, b, c = np.zeros(2), np.ones(3), np.ones(1)
-    event = LocalVJP("rev", 0, 1, "v1_sin", Boxed(a, 0), (Sparse("ArrayVSpace", "0", 1.0, b), {"k": [c]}))
+    event = VJPCalled("rev", 0, 1, "v1_sin", Boxed(a, 0), (Sparse("ArrayVSpace", "0", 1.0, b), {"k": [c]}))
     assert [x is y for x, y in zip(snapshot_arrays(event), (a, b, c))] == [True, True, True]
     assert list(snapshot_arrays(ArraySummary((3,), "float64", 0.0, 1.0, 0.5))) == []
 

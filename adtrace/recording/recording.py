@@ -9,10 +9,8 @@ built when first read (``events``), once.
 """
 
 from .eventlog import EventLog
-from .events import NODE_KINDS
+from .events import BACKWARD_PASS_KINDS
 from .snapshots import state_snapshots
-
-_BACKWARD_KINDS = ("backward_start", "toposort", "vjp", "add_outgrads", "backward_end")
 
 
 class Recording:
@@ -35,7 +33,7 @@ class Recording:
         for index in range(len(events), len(log)):
             event = log.event(index)
             events.append(event)
-            if event.kind in NODE_KINDS:
+            if event.is_node:
                 self._nodes[event.label] = event
         self._built = len(log.values)
         return events
@@ -61,7 +59,7 @@ class Recording:
         if start < self._built:
             index = self.log.index_at(start)
             event = self._events[index] = self.log.event(index)
-            if event.kind in NODE_KINDS:
+            if event.is_node:
                 self._nodes[event.label] = event
 
     def _repr_markdown_(self):
@@ -79,7 +77,7 @@ class Recording:
 
     def query_events(self, query):
         """The backward-pass events of one query, in order (nested queries excluded)."""
-        return [e for e in self.events if e.query == query and e.mode == "rev" and e.kind in _BACKWARD_KINDS]
+        return [e for e in self.events if e.query == query and e.mode == "rev" and e.kind in BACKWARD_PASS_KINDS]
 
     def visit_order(self, query):
         """The labels ``toposort`` yielded in this query."""

@@ -10,23 +10,20 @@
             outgrads[parent] = add_outgrads(outgrads.get(parent), ingrad)
     return outgrad[0]
 
-The dict itself is never recorded; it is replayed from the events: the seed, each visit (the
-``pop`` takes the entry the replay holds for that node), each ``add_outgrads`` result. For
-``z = x*x`` at 3 the states read ``{M: (1, False)}``, ``{}``, ``{R: (3, False)}``,
-``{R: (6, True)}``, ``{}``, and the user receives 6.
+The dict itself is never recorded; it is replayed from the events, each applying its own step
+(``Event.replay``): the seed, each visit (the ``pop`` takes the entry the replay holds for that
+node), each ``add_outgrads`` result. For ``z = x*x`` at 3 the states read ``{M: (1, False)}``,
+``{}``, ``{R: (3, False)}``, ``{R: (6, True)}``, ``{}``, and the user receives 6.
 """
 
 from dataclasses import dataclass
 from typing import Any, Optional
 
-INIT = "outgrads = {end_node: (g, False)}"
-YIELD = "for node in toposort(end_node)"
-POP = "outgrad = outgrads.pop(node)"
-VJP = "ingrads = node.vjp(outgrad[0])"
-ADD = "outgrads[parent] = add_outgrads(outgrads.get(parent), ingrad)"
-NO_PARENTS = "for parent, ingrad in zip(node.parents, ingrads)"
-RETURN = "return outgrad[0]"
+from .events import ADD, INIT, NO_PARENTS, POP, RETURN, VJP, YIELD
+
 STATEMENTS = (INIT, YIELD, POP, VJP, ADD, NO_PARENTS, RETURN)
+__all__ = ["StateSnapshot", "state_snapshots", "STATEMENTS", "INIT", "YIELD", "POP", "VJP", "ADD", "NO_PARENTS",
+           "RETURN"]
 
 
 @dataclass(frozen=True)
@@ -45,28 +42,14 @@ class StateSnapshot:
 
 def state_snapshots(events):
     """Replay one query's events (``Recording.query_events``) into per-statement snapshots."""
-    rows, state, node = [], {}, None
+    rows, state = [], {}
+    node = None  # the node being visited: the rows of its vjp and add_outgrads name it
 
     def emit(statement, **fields):
-        rows.append(StateSnapshot(len(rows) + 1, statement, fields.pop("node", node),
-                                  outgrads=dict(state), **fields))
+        nonlocal node
+        node = fields.pop("node", node)
+        rows.append(StateSnapshot(len(rows) + 1, statement, node, outgrads=dict(state), **fields))
 
     for event in events:
-        kind = event.kind
-        if kind == "backward_start":
-            state[event.end] = (event.seed, False)
-            emit(INIT, node=None, outgrad=event.seed)
-        elif kind == "toposort":
-            node = event.node
-            emit(YIELD)
-            emit(POP, outgrad=state.pop(node, None))
-        elif kind == "vjp":
-            emit(VJP, outgrad=event.outgrad, ingrads=event.ingrads)
-            if len(event.ingrads) == 0:
-                emit(NO_PARENTS, ingrads=())
-        elif kind == "add_outgrads":
-            state[event.parent] = event.result
-            emit(ADD, ingrads=event.contribution, previous=event.previous, parent=event.parent)
-        elif kind == "backward_end":
-            emit(RETURN, outgrad=event.result)
+        event.replay(state, emit)
     return rows

@@ -332,8 +332,8 @@ def snapshot_arrays(snapshot):
     """Every array a snapshot (or a whole event) holds, through containers, boxes and sparse values:
     what a recording keeps alive."""
     if dataclasses.is_dataclass(snapshot) and not isinstance(snapshot, (Boxed, Sparse, ArraySummary, ContainerSummary)):
-        for name in type(snapshot).__dataclass_fields__:  # an event
-            yield from snapshot_arrays(getattr(snapshot, name))
+        for f in dataclasses.fields(snapshot):  # an event
+            yield from snapshot_arrays(getattr(snapshot, f.name))
     elif type(snapshot) is np.ndarray:
         yield snapshot
     elif type(snapshot) is Boxed:

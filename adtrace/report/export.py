@@ -1,5 +1,6 @@
 """All events of a recording as JSON: complete where the Markdown tables are capped."""
 
+import dataclasses
 import json
 
 import numpy as np
@@ -40,8 +41,7 @@ def to_jsonable(value):
 
 
 def event_dict(event):
-    fields = {name: to_jsonable(getattr(event, name)) for name in type(event).__dataclass_fields__}
-    return {"kind": event.kind, **fields}
+    return {"kind": event.kind, **{f.name: to_jsonable(getattr(event, f.name)) for f in dataclasses.fields(event)}}
 
 
 def events_json(recording=None, **named):

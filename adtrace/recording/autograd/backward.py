@@ -5,11 +5,14 @@ arriving (zip's position gives the parent) and the snapshot of each entry, so a 
 (the popped outgrad, an unflagged previous) is not captured twice.
 """
 
-from ..eventlog import NO_PREVIOUS
 from ..copy_on_write import hold, hold_accumulation, written_leaves
 from ..values import NO_REFERENCE, SCALARS, holds_reference, is_immutable
 from .forward import _JVPFrame
-from .kinds import ADDOUTGRADS, BACKWARDEND, BACKWARDSTART, LOCALVJP, TOPOSORTYIELD
+from ..events import NO_PREVIOUS, AddOutgrads, BackwardEnd, BackwardStart, ToposortYielded, VJPCalled
+
+# the type tag each event is written after (events.EVENT_TYPES)
+ADDOUTGRADS, BACKWARDEND, BACKWARDSTART, LOCALVJP, TOPOSORTYIELD = (
+    AddOutgrads.index, BackwardEnd.index, BackwardStart.index, VJPCalled.index, ToposortYielded.index)
 
 _NONES = [(None,) * n for n in range(64)]  # ingrads under capture "structure", without a new tuple
 

@@ -6,10 +6,11 @@ import types
 import autograd.core as core
 import numpy as np
 
-from ..eventlog import NO_PREVIOUS
 from ..copy_on_write import hold, hold_accumulation
 from ..values import NO_REFERENCE, SCALARS, holds_reference, is_part_of
-from .kinds import ADDOUTGRADS, JVPNODECREATED
+from ..events import NO_PREVIOUS, AddOutgrads, JVPNodeCreated
+
+ADDOUTGRADS, JVPNODECREATED = AddOutgrads.index, JVPNodeCreated.index  # type tags (events.EVENT_TYPES)
 
 
 def _summing_jvp_makers():

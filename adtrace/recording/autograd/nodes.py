@@ -16,11 +16,13 @@ from ..callsite import user_call_site
 from ..labels import ROOT_NAME, node_label, primitive_name
 from ..copy_on_write import hold
 from ..values import NO_REFERENCE, SCALARS, array_leaves, holds_reference, is_part_of
-from .kinds import JVPROOT, NODECREATED, ROOTCREATED, TRACERETURNED
+from ..events import JVPRoot, NodeCreated, RootCreated, TraceReturned
 
 # Primitives whose output is an outgrads accumulator under higher-order differentiation: the inner
 # backward pass's vs.add / vs.mut_add / sparse_add are recorded as nodes of the outer trace, and
 # their output array is the one the next mut_add writes into.
+JVPROOT, NODECREATED, ROOTCREATED, TRACERETURNED = (  # type tags (events.EVENT_TYPES)
+    JVPRoot.index, NodeCreated.index, RootCreated.index, TraceReturned.index)
 _ACCUMULATORS = frozenset({core.VSpace.add, core.VSpace.mut_add, core.sparse_add})
 _ROOT_SUFFIX = node_label(0, ROOT_NAME)[3:]  # a root's label after "v<i>_" (node_label, once per trace)
 
