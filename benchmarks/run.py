@@ -28,7 +28,7 @@ import adtrace  # noqa: E402
 from adtrace.report import ReportOptions, render_recording  # noqa: E402
 from adtrace.report.export import events_json  # noqa: E402
 from adtrace.report.tables import table  # noqa: E402
-from adtrace.recording import values  # noqa: E402
+from adtrace.recording.autograd import capture as autograd_capture  # noqa: E402
 from adtrace.recording.autograd.recorder import Recorder  # noqa: E402
 from adtrace.recording.values import ARRAY_SUMMARY, snapshot_arrays  # noqa: E402
 from workloads import WORKLOADS, scalar_chain, tanh_mlp  # noqa: E402
@@ -113,10 +113,10 @@ def without_statistics(run):
     """Capture ``auto`` with an array above the inline size summarized by its shape and dtype only:
     what its min, max and mean (three reductions) cost."""
     def shape_only(array):
-        return ARRAY_SUMMARY, array.shape, values._dtype_name(array.dtype), NAN, NAN, NAN
+        return ARRAY_SUMMARY, array.shape, adtrace.recording.values._dtype_name(array.dtype), NAN, NAN, NAN
 
     def go():
-        with replaced(values, ("_summary",), shape_only), adtrace.record(capture="auto"):
+        with replaced(autograd_capture, ("stored_summary",), shape_only), adtrace.record(capture="auto"):
             run()
     return go
 

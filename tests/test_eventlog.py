@@ -73,7 +73,7 @@ defvjp(_raises, lambda ans, x: lambda g: 1 / 0)
 
 # -------------------- every stored event matches its declared layout --------------------
 
-from typing import Any, Optional, Union, get_args, get_origin, get_type_hints  # noqa: E402
+from typing import Any, Union, get_args, get_origin, get_type_hints  # noqa: E402
 
 from corpus import CASES, run  # noqa: E402
 

@@ -8,8 +8,9 @@ from autograd.core import vspace
 from autograd.numpy.numpy_boxes import ArrayBox
 from autograd.numpy.numpy_vjps import untake
 
-from adtrace.recording.copy_on_write import resolve
-from adtrace.recording.values import ArraySummary, Boxed, Capture, ContainerSummary, Sparse, array_leaves, holds_reference, plain, summarize
+from adtrace.recording.values import resolve
+from adtrace.recording.autograd.capture import Capture, array_leaves
+from adtrace.recording.values import ArraySummary, Boxed, ContainerSummary, Sparse, holds_reference, plain, summarize
 
 
 def test_auto_keeps_small_arrays_exactly_and_summarizes_large():

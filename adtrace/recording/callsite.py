@@ -6,6 +6,7 @@ Never an absolute path: code outside the root is named by its module (``module:l
 import inspect
 import os
 import sys
+import warnings
 from pathlib import Path
 
 import autograd
@@ -13,7 +14,7 @@ import numpy
 
 # Frames in these folders are machinery, not the user's code.
 _MACHINERY = tuple(str(Path(m.__file__).resolve().parent) + os.sep for m in (autograd, numpy)) + (
-    str(Path(__file__).resolve().parent) + os.sep,
+    str(Path(__file__).resolve().parents[1]) + os.sep,  # adtrace itself
 )
 
 
@@ -34,13 +35,34 @@ def source_location(f, root=None):
     return relative_location(path, line, getattr(f, "__module__", None), root)
 
 
-def user_call_site(root=None):
-    """The innermost frame on the stack outside autograd, numpy and adtrace: the line of the
-    user's code that called the primitive being recorded (``None`` if there is none)."""
+def user_frame():
+    """The innermost frame on the stack outside autograd, numpy and adtrace: the user's code
+    (``None`` if there is none)."""
     frame = sys._getframe(1)
     while frame is not None:
         filename = frame.f_code.co_filename
         if not filename.startswith(_MACHINERY) and not filename.startswith("<frozen"):
-            return relative_location(filename, frame.f_lineno, frame.f_globals.get("__name__"), root)
+            return frame
         frame = frame.f_back
     return None
+
+
+def user_call_site(root=None):
+    """The line of the user's code that called the primitive being recorded, as ``path:line``
+    (``None`` if there is none)."""
+    frame = user_frame()
+    if frame is None:
+        return None
+    return relative_location(frame.f_code.co_filename, frame.f_lineno, frame.f_globals.get("__name__"), root)
+
+
+def warn_at_user(warning):
+    """Issue ``warning`` at the user's line (the innermost frame outside the machinery)."""
+    frame = user_frame()
+    if frame is None:
+        warnings.warn(warning, stacklevel=2)
+        return
+    module = frame.f_globals.get("__name__")
+    registry = frame.f_globals.setdefault("__warningregistry__", {}) if module in sys.modules else None
+    warnings.warn_explicit(warning, type(warning), frame.f_code.co_filename, frame.f_lineno, module=module,
+                           registry=registry)

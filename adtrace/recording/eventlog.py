@@ -9,9 +9,8 @@ sooner, and on a scalar workload those collections were most of the recorder's c
 
 from bisect import bisect_left
 
-from .copy_on_write import resolve
 from .events import EVENT_TYPES, LABELS, NO_PREVIOUS, ONE, PAIR, TAIL, layout
-from .values import NO_REFERENCE
+from .values import NO_REFERENCE, resolve
 
 
 class _Layout:

@@ -1,30 +1,14 @@
-"""Value snapshots: what an event keeps of a value, under a capture level.
+"""Captured values: what an event holds in place of a live value, for every engine.
 
-Capture levels:
+Exact values (scalars, arrays, containers) or, where the capture level keeps less, an
+``ArraySummary`` (shape, dtype, min, max, mean) or a ``ContainerSummary``; a ``Sparse``
+cotangent described by its index and value; a ``Boxed`` value of an outer trace. How an engine's
+live values become these is its own (``recording/autograd/capture.py``).
 
-- ``auto`` (default): scalars, arrays and containers of at most ``inline_size`` elements exactly;
-  larger arrays as an ``ArraySummary`` (shape, dtype, min, max, mean), larger containers as a
-  ``ContainerSummary`` and larger sparse cotangents described only, so a recording of a large
-  model retains no intermediate array and costs no copy of a whole parameter list per event;
-- ``full``: every value exactly;
-- ``structure``: no values at all (``None``), only the graph and the order of events.
-
-Under ``auto`` an exact array is a copy: at most ``inline_size`` elements, cheaper than keeping
-the live array true (``reports/benchmarks.md``, autograd's own test suite). Under ``full`` it is
-kept by reference, not copied: autograd writes in place only into an ``outgrads`` entry flagged
-mutable, and the recorder copies such a value just before autograd mutates it (copy-on-write,
-``adtrace.history``). Views are copied at once, because they share memory with arrays autograd
-does not own (``x.T`` of the user's input). Sparse cotangents (``SparseObject``, from ``x[i]``)
-are densified into fresh zeros, which mutates nothing else; values boxed by an outer trace
-(under ``grad(grad(f))``) become ``Boxed(value, level)``.
-
-Stored forms: under ``auto`` a ``Capture`` returns each ``Boxed``, ``Sparse``, ``ArraySummary`` and
-``ContainerSummary`` as a plain tuple headed by its tag (``BOXED``, ``SPARSE``, ``ARRAY_SUMMARY``,
-``CONTAINER_SUMMARY``), built into the dataclass when its event is built
-(``adtrace.history.resolve``). Python's garbage collector stops tracking a tuple of arrays, numbers
-and strings at its first collection, and tracks a dataclass instance for as long as it lives: on
-autograd's own suite with ``--adtrace``, collections took 0.84 s more than without, about 0.5 s of
-it for those instances.
+Stored forms: in the event log a ``Boxed``, ``Sparse``, ``ArraySummary`` or ``ContainerSummary``
+may be a plain tuple headed by its tag (``BOXED``, ``SPARSE``, ``ARRAY_SUMMARY``,
+``CONTAINER_SUMMARY``), and an array autograd will write into a ``Version`` (copy-on-write);
+``resolve`` builds what the event shows when it is read.
 """
 
 import dataclasses
@@ -32,10 +16,6 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 import numpy as np
-from autograd.core import SparseObject
-from autograd.tracer import box_types, getval
-
-from .autograd.sparse import _densifiable, densify, describe_index, describe_vspace, sparse_parts
 
 CAPTURE_LEVELS = ("auto", "full", "structure")
 DEFAULT_INLINE_SIZE = 64
@@ -98,120 +78,6 @@ class Version:
         self.array = array
 
 
-class Capture:
-    """Turns live values into snapshots for one capture level."""
-
-    def __init__(self, level="auto", inline_size=DEFAULT_INLINE_SIZE, box_level=None):
-        if level not in CAPTURE_LEVELS:
-            raise ValueError(f"capture must be one of {', '.join(CAPTURE_LEVELS)}; got {level!r}")
-        if not isinstance(inline_size, int) or inline_size < 0:
-            raise ValueError(f"inline_size must be a non-negative int; got {inline_size!r}")
-        self.level = level
-        self.keeps_values = level != "structure"
-        # "full" keeps arrays by reference (adtrace.history keeps them true); "auto" copies the
-        # small arrays it keeps exactly: cheaper than following references it would have to correct
-        self.by_reference = level == "full"
-        self.stored = level == "auto"  # snapshots in their stored forms (see the module's docstring)
-        self._protected = {}  # id(array) -> count: the user's arrays (seeds), copied wherever seen
-        self.limit = None if level == "full" else inline_size
-        # a box's level; the recorder sets it to the level of the box's node
-        self.box_level = box_level or (lambda box: box._trace)
-
-    def __call__(self, value, copy=False):
-        """The snapshot of ``value``; ``copy=True`` copies arrays that would be kept by reference."""
-        if not self.keeps_values:
-            return None
-        t = type(value)
-        if t is np.ndarray:
-            if self.limit is not None:
-                return _summary(value) if value.size > self.limit else value.copy()
-            return value.copy() if copy or value.base is not None or id(value) in self._protected else value
-        if t in SCALARS:
-            return value
-        if (t is tuple or t is list) and self.limit is not None:  # most often flat: arrays and scalars
-            flat = _flat_copy(value, self.limit)
-            if flat is not None:
-                return flat
-        if t in box_types:
-            inner = value._value
-            if type(inner) is np.ndarray and self.limit is not None:  # (the common case, written out)
-                inner = _summary(inner) if inner.size > self.limit else inner.copy()
-            elif type(inner) not in SCALARS:  # (a scalar of an outer trace, under grad(grad(f)), is kept as it is)
-                inner = self(inner, copy)
-            return (BOXED, inner, self.box_level(value)) if self.stored else Boxed(inner, self.box_level(value))
-        if isinstance(value, SparseObject):
-            parts = sparse_parts(value)
-            index, part = (describe_index(parts[0]), self(parts[1], copy)) if parts else (None, None)
-            dense = densify(value) if _densifiable(value.vs, self.limit) else None  # fresh zeros: ours
-            if self.stored:
-                return SPARSE, describe_vspace(value.vs), index, part, dense
-            return Sparse(describe_vspace(value.vs), index, part, dense)
-        if isinstance(value, (tuple, list, dict)):
-            limit = self.limit
-            if limit is not None:
-                try:  # nested, boxed or other parts: sized and copied in one walk
-                    return self._part(value, [limit])
-                except _OverTheLimit:
-                    return CONTAINER_SUMMARY, type(value).__name__, len(value)
-            return self._container(value, copy)
-        if isinstance(value, np.ndarray):  # a subclass (np.matrix, a masked array): copied at once
-            return _summary(np.asarray(value)) if self.limit is not None and value.size > self.limit else value.copy()
-        return value  # numpy scalars and other immutable objects
-
-    def _part(self, value, left):
-        """Capture ``auto`` of a container or one of its parts, counting its elements (an array's
-        size, a scalar's or any other value's 1, through boxes and containers) off ``left[0]``;
-        raises ``_OverTheLimit`` past the inline size, before copying the array that passes it."""
-        t = type(value)
-        if t is np.ndarray or t in SCALARS:
-            left[0] -= value.size if t is np.ndarray else 1
-            if left[0] < 0:
-                raise _OverTheLimit
-            return value.copy() if t is np.ndarray else value
-        if t in box_types:
-            return BOXED, self._part(value._value, left), self.box_level(value)
-        if isinstance(value, (tuple, list)):
-            items = []  # a loop, not a comprehension: no function built per call
-            for v in value:
-                items.append(self._part(v, left))
-            if t is tuple:
-                return tuple(items)
-            if isinstance(value, list):  # (a list's subclass too: a list)
-                return items
-            return tuple.__new__(t, items) if hasattr(value, "_fields") else tuple(items)  # (no __new__ of theirs run)
-        if isinstance(value, dict):
-            items = {}
-            for k, v in value.items():
-                items[k] = self._part(v, left)
-            return items
-        left[0] -= value.size if isinstance(value, np.ndarray) else 1  # sparse values, numpy scalars...
-        if left[0] < 0:
-            raise _OverTheLimit
-        return self(value)
-
-    def _container(self, value, copy):
-        """A tuple, list or dict, item by item (apart from __call__: its comprehensions would make
-        every call's locals cells)."""
-        if isinstance(value, tuple):
-            items = [self(v, copy) for v in value]
-            return tuple(items) if type(value) is tuple or not hasattr(value, "_fields") else tuple.__new__(type(value), items)
-        if isinstance(value, list):
-            return [self(v, copy) for v in value]
-        return {k: self(v, copy) for k, v in value.items()}
-
-    def protect(self, value):
-        """The arrays of ``value`` (a seed the user owns and may change) are copied wherever a
-        snapshot would hold them by reference, until ``unprotect(value)``."""
-        for array in array_leaves(value):
-            self._protected[id(array)] = self._protected.get(id(array), 0) + 1
-
-    def unprotect(self, value):
-        for array in array_leaves(value):
-            count = self._protected.pop(id(array), 0) - 1
-            if count > 0:
-                self._protected[id(array)] = count
-
-
 # snapshot types that never hold a live array: hot callers test this before holds_reference
 NO_REFERENCE = SCALARS | {ArraySummary, ContainerSummary}
 
@@ -231,60 +97,12 @@ def built(stored, inner):
     return None
 
 
-def is_immutable(value):
-    """A scalar, or a scalar boxed by an outer trace: nothing can write into it."""
-    while type(value) in box_types:
-        value = value._value
-    return type(value) in SCALARS
-
-
-def is_part_of(value, args):
-    """Whether ``value`` is one of ``args``, or an element of a tuple, list or dict among them
-    (``t[0]`` of the user's tuple ``t``)."""
-    for arg in args:
-        if arg is value:
-            return True
-        kind = type(arg)
-        if (kind is tuple or kind is list) and any(item is value for item in arg):
-            return True
-        if kind is dict and any(item is value for item in arg.values()):
-            return True
-    return False
-
-
-class _OverTheLimit(Exception):
-    """A container holds more than the inline size (``Capture._part``)."""
-
-
-def _flat_copy(value, limit):
-    """The ``auto`` snapshot of a plain tuple or list of arrays and scalars: copies of its arrays,
-    or a ``ContainerSummary`` (stored form) above ``limit`` elements; ``None`` when it holds anything else
-    (boxes, containers, sparse values: ``Capture`` walks those)."""
-    left = limit
-    items = []  # a loop, not a comprehension: that would be a function built and called per call
-    for v in value:  # one pass: each array sized before it is copied
-        kind = type(v)
-        if kind is np.ndarray:
-            left -= v.size
-            if left < 0:  # (any walk of the rest only counts more)
-                return CONTAINER_SUMMARY, type(value).__name__, len(value)
-            items.append(v.copy())
-        elif kind in SCALARS:
-            left -= 1
-            if left < 0:
-                return CONTAINER_SUMMARY, type(value).__name__, len(value)
-            items.append(v)
-        else:
-            return None
-    return tuple(items) if type(value) is tuple else items
-
-
 def summarize(array):
     """Shape, dtype and a few statistics of an array (NaN-aware, complex reduced to magnitudes)."""
-    return ArraySummary(*_summary(array)[1:])
+    return ArraySummary(*stored_summary(array)[1:])
 
 
-def _summary(array):
+def stored_summary(array):
     """``summarize`` in its stored form. Straight ufunc reductions, bound once, positional
     arguments: this runs once per large value recorded, on the hot path."""
     if array.dtype is _FLOAT64 and array.size:  # the common case: sums as itself (no cast: the same bits, sooner)
@@ -314,18 +132,6 @@ def _dtype_name(dtype):
     if name is None:
         name = _DTYPE_NAMES[dtype] = str(dtype)  # str(dtype) is slow; a run sees few dtypes
     return name
-
-
-def array_leaves(value):
-    """The ndarrays a live value holds (through boxes and containers): what an in-place add writes."""
-    value = getval(value)
-    if type(value) is np.ndarray:
-        return [value]
-    if isinstance(value, (list, tuple)):
-        return [a for v in value for a in array_leaves(v)]
-    if isinstance(value, dict):
-        return [a for v in value.values() for a in array_leaves(v)]
-    return []
 
 
 def snapshot_arrays(snapshot):
@@ -379,3 +185,52 @@ def plain(snapshot):
     if isinstance(snapshot, dict):
         return {k: plain(v) for k, v in snapshot.items()}
     return snapshot
+
+
+def resolve(snapshot):
+    """A snapshot as its event shows it (when the event is built): Versions replaced by the arrays
+    they hold, stored forms by their dataclasses (adtrace.values)."""
+    kind = type(snapshot)
+    if kind is Version:
+        return snapshot.array
+    if kind is tuple or kind is list or kind is dict or kind is Boxed or isinstance(snapshot, tuple):  # (namedtuples)
+        return map_arrays(snapshot, None)
+    return snapshot
+
+
+def map_arrays(snapshot, change):
+    """``snapshot`` with ``change(array)`` for each array in it (``None``: Versions resolved);
+    the same object when nothing changed."""
+    kind = type(snapshot)
+    if kind is Version:
+        return snapshot.array if change is None else snapshot
+    if kind is np.ndarray:
+        return snapshot if change is None else change(snapshot)
+    if kind is Boxed:
+        inner = map_arrays(snapshot.value, change)
+        return snapshot if inner is snapshot.value else Boxed(inner, snapshot.level)
+    if kind is Sparse:
+        value = map_arrays(snapshot.value, change)
+        return snapshot if value is snapshot.value else dataclasses.replace(snapshot, value=value)
+    if kind is tuple and snapshot and type(snapshot[0]) is str and change is None:  # a stored form (capture auto)?
+        stored = built(snapshot, resolve)
+        if stored is not None:
+            return stored
+    if isinstance(snapshot, (tuple, list)):
+        items = [map_arrays(s, change) for s in snapshot]
+        if all(a is b for a, b in zip(items, snapshot)):
+            return snapshot
+        return tuple.__new__(kind, items) if hasattr(snapshot, "_fields") else kind(items)  # (no __new__ of theirs run)
+    if isinstance(snapshot, dict):
+        items = {k: map_arrays(v, change) for k, v in snapshot.items()}
+        return snapshot if all(items[k] is snapshot[k] for k in snapshot) else items
+    return snapshot
+
+
+def capture_options(level, inline_size):
+    """``(level, inline_size)`` checked: a capture level and a non-negative element count."""
+    if level not in CAPTURE_LEVELS:
+        raise ValueError(f"capture must be one of {', '.join(CAPTURE_LEVELS)}; got {level!r}")
+    if not isinstance(inline_size, int) or isinstance(inline_size, bool) or inline_size < 0:
+        raise ValueError(f"inline_size must be a non-negative int; got {inline_size!r}")
+    return level, inline_size

@@ -8,6 +8,7 @@
 """
 
 import re
+from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
@@ -32,8 +33,10 @@ def pytest_runtest_call(item):
     if not (config.getoption("adtrace") or config.getoption("adtrace_report_dir")):
         yield
         return
-    with record(capture=config.getoption("adtrace_capture")) as recording:
-        item.stash[_RECORDING] = recording
+    with ExitStack() as stack:
+        # Entered through the ExitStack, not in this generator's own frame: the test's autograd
+        # calls, made while this hook wrapper is suspended at its yield, are what it records.
+        item.stash[_RECORDING] = stack.enter_context(record(capture=config.getoption("adtrace_capture")))
         yield
 
 
@@ -58,8 +61,8 @@ def pytest_runtest_makereport(item, call):
 @pytest.fixture
 def adtrace_recording():
     """A recording of everything the test does with autograd (setup of later fixtures included)."""
-    with record() as recording:
-        yield recording
+    with ExitStack() as stack:  # (entered outside this generator's frame: see pytest_runtest_call)
+        yield stack.enter_context(record())
 
 
 def _safe(nodeid):

@@ -5,8 +5,9 @@ arriving (zip's position gives the parent) and the snapshot of each entry, so a 
 (the popped outgrad, an unflagged previous) is not captured twice.
 """
 
-from ..copy_on_write import hold, hold_accumulation, written_leaves
-from ..values import NO_REFERENCE, SCALARS, holds_reference, is_immutable
+from .copy_on_write import hold, hold_accumulation, written_leaves
+from ..values import NO_REFERENCE, SCALARS, holds_reference
+from .capture import is_immutable
 from .forward import _JVPFrame
 from ..events import NO_PREVIOUS, AddOutgrads, BackwardEnd, BackwardStart, ToposortYielded, VJPCalled
 
@@ -124,7 +125,9 @@ class BackwardQueries:
 
     def before_add_outgrads(self, prev_g_flagged, g):
         """The snapshot of ``outgrads.get(parent)`` (a non-empty ``prev_g_flagged``), taken before
-        autograd may write into it; called only when values are captured."""
+        autograd may write into it (None when no values are captured)."""
+        if not self.keeps_values:
+            return None
         value, mutable = prev_g_flagged
         query, snapshot = self._query, None
         if query is not None and self._top is query:  # the snapshot the last result got

@@ -16,26 +16,14 @@ from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
 
+from .hooks import HOOK_POINTS, RELIED_ON
+
 _DATA = Path(__file__).with_name("drift_fingerprints.json")
 
-# (module, qualified name, why adtrace depends on it): the hooked functions and those whose
-# behaviour the recorder's bookkeeping assumes.
-WATCHED = (
-    ("autograd.core", "add_outgrads", "hooked; its (value, mutable) protocol drives copy-on-write"),
-    ("autograd.util", "toposort", "hooked as autograd.core.toposort; defines the visit order"),
-    ("autograd.core", "backward_pass", "hooked; its statements are the STATE SNAPSHOT rows"),
-    ("autograd.tracer", "trace", "hooked as autograd.core.trace; the independent-output case"),
-    ("autograd.core", "VJPNode.__init__", "hooked; node creation and the local vjp"),
-    ("autograd.core", "VJPNode.initialize_root", "hooked; the root node"),
-    ("autograd.core", "JVPNode.__init__", "hooked; forward-mode nodes"),
-    ("autograd.core", "JVPNode.initialize_root", "hooked; the forward-mode root"),
-    ("autograd.core", "make_vjp", "calls trace and backward_pass through the hooked globals"),
-    ("autograd.core", "make_jvp", "calls trace through the hooked global"),
-    ("autograd.core", "sum_outgrads", "forward mode's add_outgrads calls, one per argument"),
-    ("autograd.core", "defvjp", "generator VJPs for three or more arguments"),
-    ("autograd.core", "defjvp", "its JVP maker returns sum_outgrads(...): a tangent is the last sum"),
-    ("autograd.core", "defjvp_argnum", "the same, for def_linear's primitives"),
-)
+# (module, qualified name, why adtrace depends on it): the hooked functions where they are defined,
+# and those whose behaviour the recorder's bookkeeping assumes (hooks.HOOK_POINTS, hooks.RELIED_ON)
+WATCHED = tuple((*p.defined.split(":"), p.reason) for p in HOOK_POINTS) + tuple(
+    (*defined.split(":"), reason) for defined, reason in RELIED_ON)
 
 
 class UnknownAutogradError(RuntimeError):

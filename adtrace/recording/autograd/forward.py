@@ -6,8 +6,9 @@ import types
 import autograd.core as core
 import numpy as np
 
-from ..copy_on_write import hold, hold_accumulation
-from ..values import NO_REFERENCE, SCALARS, holds_reference, is_part_of
+from .copy_on_write import hold, hold_accumulation
+from ..values import NO_REFERENCE, SCALARS, holds_reference
+from .capture import is_part_of
 from ..events import NO_PREVIOUS, AddOutgrads, JVPNodeCreated
 
 ADDOUTGRADS, JVPNODECREATED = AddOutgrads.index, JVPNodeCreated.index  # type tags (events.EVENT_TYPES)
@@ -77,9 +78,12 @@ class ForwardMode:
         return frame
 
     def abort_jvp_node(self, frame):
-        self._pop(frame)
+        if frame is not None:  # (None: begin_jvp_node failed)
+            self._pop(frame)
 
     def end_jvp_node(self, frame, node, value, args):
+        if frame is None:  # (begin_jvp_node failed)
+            return
         frames = self._frames
         if frames and frames[-1] is frame:  # the common case of _pop
             frames.pop()

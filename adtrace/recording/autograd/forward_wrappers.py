@@ -3,74 +3,31 @@ add_outgrads calls of sum_outgrads go through the reverse-mode wrapper, tagged b
 
 import functools
 
-from .state import state
 
-
-def wrap_jvp_node_init(original):
+def wrap_jvp_node_init(original, active):
     @functools.wraps(original)
     def __init__(self, value, fun, args, kwargs, parent_argnums, parents):
-        recorders = state.recorders
-        if not recorders:
+        recorder = active.get()
+        if recorder is None:
             return original(self, value, fun, args, kwargs, parent_argnums, parents)
-        if len(recorders) > 1:
-            return _init_each(recorders, original, self, value, fun, args, kwargs, parent_argnums, parents)
-        r = recorders[0]  # the common case, written out
-        # Open a frame first: the JVP rule's sum_outgrads calls add_outgrads during __init__.
-        frame = None
-        if r.live:
-            try:
-                frame = r.begin_jvp_node(fun, parent_argnums, parents)
-            except Exception as exc:
-                r.fail(exc)
+        # a frame first: the JVP rule's sum_outgrads calls add_outgrads while the node is built
+        frame = recorder.begin_jvp_node(fun, parent_argnums, parents)
         try:
             original(self, value, fun, args, kwargs, parent_argnums, parents)
         except BaseException:
-            if frame is not None:
-                r.abort_jvp_node(frame)
+            recorder.abort_jvp_node(frame)
             raise
-        if frame is not None and r.live:
-            try:
-                r.end_jvp_node(frame, self, value, args)
-            except Exception as exc:
-                r.fail(exc)
+        recorder.end_jvp_node(frame, self, value, args)
 
     return __init__
 
 
-def _init_each(recorders, original, node, value, fun, args, kwargs, parent_argnums, parents):
-    frames = []
-    for r in recorders:
-        frame = None
-        if r.live:
-            try:
-                frame = r.begin_jvp_node(fun, parent_argnums, parents)
-            except Exception as exc:
-                r.fail(exc)
-        frames.append(frame)
-    try:
-        original(node, value, fun, args, kwargs, parent_argnums, parents)
-    except BaseException:
-        for r, frame in zip(recorders, frames):
-            if frame is not None:
-                r.abort_jvp_node(frame)
-        raise
-    for r, frame in zip(recorders, frames):
-        if r.live and frame is not None:
-            try:
-                r.end_jvp_node(frame, node, value, args)
-            except Exception as exc:
-                r.fail(exc)
-
-
-def wrap_jvp_initialize_root(original):
+def wrap_jvp_initialize_root(original, active):
     @functools.wraps(original)
     def initialize_root(self, g):
         original(self, g)
-        for r in state.recorders:
-            if r.live:
-                try:
-                    r.on_jvp_root(self, g)
-                except Exception as exc:
-                    r.fail(exc)
+        recorder = active.get()
+        if recorder is not None:
+            recorder.on_jvp_root(self, g)
 
     return initialize_root

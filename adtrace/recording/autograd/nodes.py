@@ -11,11 +11,12 @@ from typing import Callable, Optional
 import autograd.core as core
 import numpy as np
 
-from . import hooks
+from .state import state
 from ..callsite import user_call_site
 from ..labels import ROOT_NAME, node_label, primitive_name
-from ..copy_on_write import hold
-from ..values import NO_REFERENCE, SCALARS, array_leaves, holds_reference, is_part_of
+from .copy_on_write import hold
+from ..values import NO_REFERENCE, SCALARS, holds_reference
+from .capture import array_leaves, is_part_of
 from ..events import JVPRoot, NodeCreated, RootCreated, TraceReturned
 
 # Primitives whose output is an outgrads accumulator under higher-order differentiation: the inner
@@ -160,7 +161,7 @@ class Nodes:
 
     def _new_root(self, node):
         label = f"v{self.begin_node()}_{_ROOT_SUFFIX}"
-        level = hooks.state.depth  # make_vjp / make_jvp create the root just before trace() opens
+        level = state.depth  # make_vjp / make_jvp create the root just before trace() opens
         self._register(id(node), label, level, ())
         return label, level
 
@@ -186,7 +187,7 @@ def box_levels(levels):
     A function of the table, not a method of the Recorder: the Recorder holds its Capture, and a
     bound method there would be a reference cycle that kept each recording (its events, its node
     table) alive after its last use, until Python's cyclic collector ran."""
-    get, state = levels.get, hooks.state
+    get = levels.get
 
     def box_level(box):
         level = get(id(box._node))

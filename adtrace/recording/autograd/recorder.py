@@ -1,50 +1,42 @@
-"""The recorder: turns hooked autograd calls into events (it never formats anything).
+"""The recorder of autograd: turns hooked autograd calls into events (it never formats anything).
 
-One ``Recorder`` per ``record()`` block, fed by the wrappers in ``adtrace.hooks`` on its own thread.
-It names nodes (``adtrace.labels``) in a table keyed by ``id(node)``: ``VJPNode`` has
-``__slots__`` and no weak references, so nothing can be attached to a node. An entry is written
-when the node is created, so an id that Python reuses after a node died is simply overwritten.
-
-The recorder's concerns, one module each: ``nodes`` (labels, levels, the node table),
-``backward`` (queries: visits, local VJPs, accumulations), ``forward`` (JVP nodes); events are
-written flat into the Recording's ``EventLog`` (``kinds`` holds their type indices).
+One ``Recorder`` per ``record()`` block, fed by the wrappers of ``hooks`` through the callbacks of
+``callbacks.Callbacks``. It names nodes (``labels``) in a table keyed by ``id(node)``: ``VJPNode``
+has ``__slots__`` and no weak references, so nothing can be attached to a node. An entry is
+written when the node is created, so an id that Python reuses after a node died is simply
+overwritten. Its concerns, one module each: ``nodes`` (labels, levels, the node table),
+``backward`` (queries: visits, local VJPs, accumulations), ``forward`` (JVP nodes).
 
 Under capture ``auto`` every array an event keeps is a copy (or a summary). Under ``full`` values
-are kept true by ``adtrace.history.CopyOnWrite``: the arrays autograd accumulates into
+are kept true by ``copy_on_write.CopyOnWrite``: the arrays autograd accumulates into
 (``add_outgrads`` results flagged mutable, and the accumulator nodes of an inner backward pass)
 are held through shared Versions, which take a copy just before autograd writes into them.
 """
 
-import traceback
-import warnings
-
-from . import hooks
-from ..copy_on_write import CopyOnWrite
+from .copy_on_write import CopyOnWrite
+from ..fanout import guard_callbacks
+from ..recorder import RecorderBase, RecorderWarning
 from .backward import BackwardQueries, _Query
+from .callbacks import Callbacks
 from .forward import ForwardMode
 from .nodes import NodeCall, Nodes, box_levels
+from .state import state
 
 __all__ = ["Recorder", "RecorderWarning", "NodeCall"]
 
 
-class RecorderWarning(UserWarning):
-    """The recorder stopped recording after an internal error; the program ran on unaffected."""
-
-
-class Recorder(Nodes, BackwardQueries, ForwardMode):
+@guard_callbacks(Callbacks)
+class Recorder(RecorderBase, Nodes, BackwardQueries, ForwardMode):
     """Hot path: one method call per hooked call, each writing its event's fields into the
     Recording's ``EventLog``; node identities through one dict lookup each."""
 
     def __init__(self, recording, capture, keep_calls=False, root=None):
-        self.recording = recording
+        super().__init__(recording)
         self.capture = capture.__call__  # a bound method: cheaper to call than the Capture itself
         self._capture = capture  # (its protect / unprotect, under capture full)
         self.keep_calls, self.root = keep_calls, root
-        self.live = True  # False once closed or failed: the wrappers skip it
         self.keeps_values = capture.keeps_values  # False under capture "structure"
         self.by_reference = capture.by_reference  # True under "full": copy-on-write (adtrace.history)
-        self.closed = False  # left (its record() block ended, or it was closed out of order)
-        self.failure = None  # the traceback of the internal error that stopped it, as text
         self._values = recording.log.values  # where events are written (adtrace.eventlog)
         # id(node) -> label, level, argnums: three dicts, no tuple per node for the garbage collector
         self._labels, self._levels, self._argnums = {}, {}, {}
@@ -64,35 +56,6 @@ class Recorder(Nodes, BackwardQueries, ForwardMode):
         self._jvp_seeds = {}  # level -> make_jvp's tangent seed, while its forward trace is open
         self._trace_holders = {}  # level -> the values the open trace holds by reference (Nodes._held_in_trace)
         recording.before_read = self._history.freeze_all  # events read mid-recording stay true
-
-    def fail(self, exc):
-        self.live = False
-        self._note_failure(exc)
-        try:
-            self._release()
-        except Exception:  # the recorder is already broken: the traced program must go on
-            self.recording.before_read = None
-        warnings.warn(RecorderWarning(f"adtrace stopped recording after an internal error: {exc!r}; "
-                                      "the traced program is unaffected"), stacklevel=3)
-
-    def close(self):
-        """Stop (the record() block ended). A failure to release is the recorder's failure, unless it
-        had failed before (its first failure stays); the recording stays readable as far as it got."""
-        self.live, self.closed = False, True
-        try:
-            self._release()
-        except Exception as exc:
-            self.recording.before_read = None
-            if self.failure is None:
-                self._note_failure(exc)
-                warnings.warn(RecorderWarning(f"adtrace could not finish the recording: {exc!r}; "
-                                              "autograd is restored"), stacklevel=5)  # (the user's with line)
-
-    def _note_failure(self, exc):
-        # As text: the exception object would hold this recorder (through its traceback's frames,
-        # an AttributeError's obj...), a reference cycle keeping the recording alive.
-        self.failure = "".join(traceback.format_exception(exc))
-        self.recording.failure = f"{type(exc).__name__}: {exc}"
 
     def _release(self):
         """The recorder stops: the arrays its events hold by reference are autograd's (or the
@@ -139,4 +102,4 @@ class Recorder(Nodes, BackwardQueries, ForwardMode):
         return self.capture(value)
 
     def _current_level(self):
-        return self._frames[-1].level if self._frames else max(hooks.state.depth - 1, 0)
+        return self._frames[-1].level if self._frames else max(state.depth - 1, 0)

@@ -1,11 +1,10 @@
-"""Which recorders each thread feeds, and how deeply traces nest on it."""
+"""How deeply autograd's traces nest on each thread (the trace wrapper counts them)."""
 
 import threading
 
 
 class _ThreadState(threading.local):
     def __init__(self):
-        self.recorders = ()  # the recorders active on this thread, outermost first
         # autograd numbers traces with a global counter that an exception inside a trace leaves
         # raised (TraceStack.new_trace has no try/finally), so nesting is counted here instead:
         self.depth = 0  # traces open on this thread (seen through the trace hook)

@@ -21,15 +21,15 @@ seen here: under ``full`` the events holding that cotangent show what it wrote (
 such a rule truthfully: adtrace.recorder.backward).
 """
 
-import dataclasses
 
 import numpy as np
 
 from autograd.core import SparseObject
 from autograd.tracer import getval
 
-from .autograd.sparse import sparse_parts
-from .values import NO_REFERENCE, Boxed, Sparse, Version, array_leaves, built, holds_reference
+from ..values import NO_REFERENCE, Boxed, Version, map_arrays, holds_reference
+from .capture import array_leaves
+from .sparse import sparse_parts
 
 
 class CopyOnWrite:
@@ -42,7 +42,7 @@ class CopyOnWrite:
         if snapshot is value and type(value) is np.ndarray:  # the common case: one array, by reference
             return self._version(value)
         leaves = {id(a) for a in array_leaves(value)}
-        return _map_arrays(snapshot, lambda a: self._version(a) if id(a) in leaves else a)
+        return map_arrays(snapshot, lambda a: self._version(a) if id(a) in leaves else a)
 
     @property
     def live(self):
@@ -74,7 +74,7 @@ class CopyOnWrite:
         """Every event ``held`` notes keeps copies of the arrays it holds by reference (the
         recorder stops while a pass or trace is open: nothing will detach them later)."""
         def copy(stored):
-            return stored.copy() if type(stored) is np.ndarray else _map_arrays(stored, lambda a: a.copy())
+            return stored.copy() if type(stored) is np.ndarray else map_arrays(stored, lambda a: a.copy())
 
         for position in sorted(set(held[1::2])):
             recording.update(position, copy)
@@ -96,7 +96,7 @@ class CopyOnWrite:
             kind = type(stored)
             if kind is np.ndarray:
                 return copies.get(id(stored), stored)
-            return _map_arrays(stored, lambda a: copies.get(id(a), a))
+            return map_arrays(stored, lambda a: copies.get(id(a), a))
 
         for position in sorted(set(positions)):
             recording.update(position, swap)
@@ -179,43 +179,3 @@ def written_leaves(value, contribution):
                 return array_leaves(value)
             return array_leaves(part)
     return array_leaves(value)
-
-
-def resolve(snapshot):
-    """A snapshot as its event shows it (when the event is built): Versions replaced by the arrays
-    they hold, stored forms by their dataclasses (adtrace.values)."""
-    kind = type(snapshot)
-    if kind is Version:
-        return snapshot.array
-    if kind is tuple or kind is list or kind is dict or kind is Boxed or isinstance(snapshot, tuple):  # (namedtuples)
-        return _map_arrays(snapshot, None)
-    return snapshot
-
-
-def _map_arrays(snapshot, change):
-    """``snapshot`` with ``change(array)`` for each array in it (``None``: Versions resolved);
-    the same object when nothing changed."""
-    kind = type(snapshot)
-    if kind is Version:
-        return snapshot.array if change is None else snapshot
-    if kind is np.ndarray:
-        return snapshot if change is None else change(snapshot)
-    if kind is Boxed:
-        inner = _map_arrays(snapshot.value, change)
-        return snapshot if inner is snapshot.value else Boxed(inner, snapshot.level)
-    if kind is Sparse:
-        value = _map_arrays(snapshot.value, change)
-        return snapshot if value is snapshot.value else dataclasses.replace(snapshot, value=value)
-    if kind is tuple and snapshot and type(snapshot[0]) is str and change is None:  # a stored form (capture auto)?
-        stored = built(snapshot, resolve)
-        if stored is not None:
-            return stored
-    if isinstance(snapshot, (tuple, list)):
-        items = [_map_arrays(s, change) for s in snapshot]
-        if all(a is b for a, b in zip(items, snapshot)):
-            return snapshot
-        return tuple.__new__(kind, items) if hasattr(snapshot, "_fields") else kind(items)  # (no __new__ of theirs run)
-    if isinstance(snapshot, dict):
-        items = {k: _map_arrays(v, change) for k, v in snapshot.items()}
-        return snapshot if all(items[k] is snapshot[k] for k in snapshot) else items
-    return snapshot
