@@ -57,7 +57,7 @@ def report(args):
     function, values = _target_and_point(args, "differentiate")
     with _user_errors(args):
         call = trace_call(function, values, argnum=args.argnum, mode=args.mode, capture=args.capture,
-                          node_checks=args.check_nodes)
+                          node_checks=args.check_nodes, rtol=args.rtol)
     text = render(call, ReportOptions(max_rows=args.max_rows))
     if args.json:  # written first: a bad path fails before anything is printed
         recordings = {"reverse": call.recording, "forward": call.forward_recording}
@@ -73,6 +73,8 @@ def _target_and_point(args, verb):
     """The function and its arguments; the differentiated one as a float when given as an int."""
     if args.max_rows is not None and args.max_rows < 1:
         raise UserError("--max-rows must be at least 1")
+    if args.rtol is not None and not args.rtol > 0:
+        raise UserError("--rtol must be a positive number")
     function = load_target(args.target)
     values = [parse_arg(text) for text in args.at]
     if not values:
@@ -98,7 +100,8 @@ def check(args):
 
     function, values = _target_and_point(args, "check")
     with _user_errors(args):
-        report = check_nodes(function, *values, argnum=args.argnum, max_nodes=args.max_nodes, sample=args.sample)
+        report = check_nodes(function, *values, argnum=args.argnum, max_nodes=args.max_nodes, sample=args.sample,
+                             rtol=args.rtol)
     print(node_checks_table(report, args.max_rows))
     print()
     print(verdict_line(report))
@@ -205,6 +208,10 @@ def upstream_check(args):
 # -------------------- the parser --------------------
 
 
+_RTOL_HELP = ("relative tolerance of the numerical checks (central differences; default 1e-5, per node by the "
+              "dtype): the error you accept from a rule approximate by design, e.g. an iterative solve")
+
+
 def build_parser():
     parser = argparse.ArgumentParser(prog="adtrace", description="See, check and teach how autograd computes a gradient.")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -220,6 +227,7 @@ def build_parser():
     p.add_argument("-o", "--output", help="write the report here instead of standard output")
     p.add_argument("--json", help="also write every recorded event here as JSON")
     p.add_argument("--check-nodes", action="store_true", help="add the per-node checks (see adtrace check)")
+    p.add_argument("--rtol", type=float, help=_RTOL_HELP)
 
     p = commands.add_parser("check", help="check every node's local rule; name the first wrong node and its line")
     p.add_argument("target", help="module:function or path/to/file.py:function")
@@ -228,6 +236,7 @@ def build_parser():
     p.add_argument("--max-nodes", type=int, help="check only the first N nodes")
     p.add_argument("--sample", type=int, help="check a fixed pseudo-random sample of N nodes")
     p.add_argument("--max-rows", type=int, default=200, help="rows of the table before it is capped")
+    p.add_argument("--rtol", type=float, help=_RTOL_HELP)
 
     p = commands.add_parser("experiments", help="run the experiments and write reports/NAME.md")
     p.add_argument("--only", action="append", metavar="NAME", help="run only this experiment (repeatable)")
