@@ -7,6 +7,7 @@ import scipy and matplotlib (the ``test`` extra installs both).
 import ast
 import subprocess
 import sys
+from dataclasses import replace
 from functools import lru_cache
 
 import pytest
@@ -63,7 +64,7 @@ def test_nested_passes_are_counted_and_not_taken_for_the_users():
 def test_fixed_points_passes_only_at_the_tolerance_of_its_own_solve():
     example = EXAMPLES["fixed_points"]
     assert example.rtol == 1e-2
-    strict = run(example.__class__(**{**example.__dict__, "rtol": None}), rounds=0)
+    strict = run(replace(example, rtol=None), rounds=0)
     assert strict.report_exit == 1 and strict.check_exit == 1
     assert "relative difference 2.8e-03" in strict.checks[-1].detail
 
