@@ -12,9 +12,13 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ..recording.values import ArraySummary, plain, summarize
+from autograd.core import vspace
+
+from ..recording.values import ArraySummary, ContainerSummary, plain, summarize
 
 EXACT, CLOSE, DIFFERS, MISSING = "exact", "close", "differs", "missing"
+NOT_COMPARED = "not compared"  # capture "auto" kept a container's type and length only
+_SEVERITY = [EXACT, CLOSE, NOT_COMPARED, DIFFERS, MISSING]
 RTOL, ATOL = 1e-9, 1e-12
 
 
@@ -28,7 +32,7 @@ class NodeAlignment:
     popped: Any  # what outgrads.pop(node) returned
     status: str  # exact | close | differs | missing
     difference: Optional[float]  # largest absolute difference, when comparable
-    summarized: bool = False  # autograd's value was kept as an ArraySummary: compared by statistics
+    summarized: bool = False  # autograd's value (or a part) was kept as a summary: compared by statistics
 
 
 def autograd_running_entries(query_events):
@@ -62,20 +66,27 @@ def align(recording, query, run):
                                   None if step is None else step.partial_adjoints,
                                   None if step is None else step.v_i_bar,
                                   tuple(running.get(label, [None])), popped.get(label), status, difference,
-                                  isinstance(plain(popped.get(label)), ArraySummary)))
+                                  _summarized(popped.get(label))))
     return rows
 
 
-def relabel(run, recording, level):
-    """The reference ``run`` with its labels renamed to the recording's nodes of ``level``.
+def relabel(run, recording, level, query=None):
+    """The reference ``run`` with its labels renamed to the recording's nodes of ``level`` created
+    before ``query`` (the backward pass compared) began.
 
-    Under ``grad(grad(f))`` the recorder numbers the inner trace's nodes too; the reference
-    engine numbers only its own capture. Both create the outer nodes in the same order, so
-    creation order maps one onto the other; the run is returned unchanged when the primitives do
-    not line up (the alignment then shows the nodes as missing)."""
+    Under ``grad(grad(f))`` the recorder numbers the inner trace's nodes too, and a VJP rule that
+    traces (``fixed_point``'s, when its node is made; ``odeint``'s, while the pass runs) adds
+    traces of its own; the reference engine numbers only its own capture. Both create the outer
+    nodes in the same order, so creation order maps one onto the other; the run is returned
+    unchanged when the primitives do not line up (the alignment then shows the nodes as missing)."""
     if run is None:
         return None
-    recorded = [e for e in recording.events if e.kind in ("root", "node") and e.level == level]
+    recorded = []
+    for e in recording.events:
+        if e.kind == "backward_start" and e.query == query:
+            break
+        if e.kind in ("root", "node") and e.level == level:
+            recorded.append(e)
     if [e.label for e in recorded] == list(run.labels):
         return run
     primitives = {step.label: step.primitive for step in run.steps}
@@ -97,28 +108,87 @@ def first_divergence(rows):
 
 
 def compare(recorded, reference):
-    """``(status, largest absolute difference)`` of a recorded snapshot against a raw value."""
+    """``(status, largest absolute difference)`` of a recorded snapshot against a raw value, in
+    the value's vector space: arrays element by element, containers leaf by leaf (the worst leaf
+    decides), a user's registered ``VSpace`` through its own operations (``==`` is object identity
+    for such a class)."""
     if recorded is None:
         return DIFFERS, None
     recorded = plain(recorded)
+    if isinstance(recorded, ContainerSummary):  # capture "auto" kept its type and length only
+        same = isinstance(reference, (tuple, list, dict)) and (recorded.type, recorded.length) == (
+            type(reference).__name__, len(reference))
+        return (NOT_COMPARED, None) if same else (DIFFERS, None)
+    if isinstance(recorded, (tuple, list, dict)):
+        return _compare_containers(recorded, reference)
     if isinstance(recorded, ArraySummary):  # capture "auto" kept statistics only
-        ref = summarize(np.asarray(reference))
-        same_space = (recorded.shape, recorded.dtype) == (ref.shape, ref.dtype)
-        got, want = np.array([recorded.min, recorded.max, recorded.mean]), np.array([ref.min, ref.max, ref.mean])
-        if not same_space:
-            return DIFFERS, None
-        return (CLOSE if np.allclose(got, want, rtol=RTOL, atol=ATOL, equal_nan=True) else DIFFERS,
-                float(np.max(np.abs(got - want))))
+        return _compare_summary(recorded, reference)
     try:
         a, b = np.asarray(recorded), np.asarray(reference)
+        if a.dtype == object or b.dtype == object:
+            return _compare_in_vspace(recorded, reference)
         if a.shape != b.shape:
             return DIFFERS, None
         difference = float(np.max(np.abs(a - b))) if a.size else 0.0
-    except (TypeError, ValueError):  # containers or objects numpy cannot subtract
-        return (EXACT, 0.0) if _equal(recorded, reference) else (DIFFERS, None)
+    except (TypeError, ValueError):  # objects numpy cannot subtract
+        return _compare_in_vspace(recorded, reference)
     if np.array_equal(a, b, equal_nan=True):
         return EXACT, difference
     return (CLOSE if np.allclose(a, b, rtol=RTOL, atol=ATOL, equal_nan=True) else DIFFERS), difference
+
+
+def _compare_summary(recorded, reference):
+    ref = summarize(np.asarray(reference))
+    if (recorded.shape, recorded.dtype) != (ref.shape, ref.dtype):
+        return DIFFERS, None
+    got, want = np.array([recorded.min, recorded.max, recorded.mean]), np.array([ref.min, ref.max, ref.mean])
+    return (CLOSE if np.allclose(got, want, rtol=RTOL, atol=ATOL, equal_nan=True) else DIFFERS,
+            float(np.max(np.abs(got - want))))
+
+
+def _compare_containers(recorded, reference):
+    if type(recorded) is not type(reference) and not (isinstance(recorded, tuple) and isinstance(reference, tuple)):
+        return DIFFERS, None
+    if isinstance(recorded, dict):
+        if set(recorded) != set(reference):
+            return DIFFERS, None
+        pairs = [(recorded[k], reference[k]) for k in recorded]
+    elif len(recorded) != len(reference):
+        return DIFFERS, None
+    else:
+        pairs = list(zip(recorded, reference))
+    results = [compare(a, b) for a, b in pairs]
+    status = max((s for s, _ in results), key=_SEVERITY.index, default=EXACT)
+    differences = [d for _, d in results if d is not None]
+    return status, (max(differences) if differences and status != DIFFERS else None)
+
+
+def _compare_in_vspace(recorded, reference):
+    """Two values of a user's vector space: the norm of their difference, by its inner product."""
+    try:
+        space = vspace(reference)
+        if vspace(recorded) != space:
+            return DIFFERS, None
+        difference = space.add(recorded, space.scalar_mul(reference, -1.0))
+        norm = float(np.sqrt(abs(space.inner_prod(difference, difference))))
+        scale = float(np.sqrt(max(abs(space.inner_prod(v, v)) for v in (recorded, reference))))
+    except Exception:  # no vector space, or one whose operations refuse these values
+        return (EXACT, 0.0) if _equal(recorded, reference) else (DIFFERS, None)
+    if norm == 0.0:
+        return EXACT, 0.0
+    return (CLOSE if norm <= RTOL * scale + ATOL else DIFFERS), norm
+
+
+def _summarized(value):
+    """Whether ``value`` holds statistics (or only the length) in place of some array it had."""
+    value = plain(value)
+    if isinstance(value, (ArraySummary, ContainerSummary)):
+        return True
+    if isinstance(value, (tuple, list)):
+        return any(_summarized(v) for v in value)
+    if isinstance(value, dict):
+        return any(_summarized(v) for v in value.values())
+    return False
 
 
 def _equal(a, b):

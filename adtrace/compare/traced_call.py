@@ -22,6 +22,7 @@ from .arguments import differentiated, unary
 from ..recording.callsite import source_location
 from ..checker import check
 from .checks import Check, engines_agree, finite_differences, orders_valid
+from .passes import user_query
 from ..recording.session import record
 from ..recording.values import ArraySummary, plain
 
@@ -51,9 +52,11 @@ class TracedCall:
     node_checks: Any = None  # checker.CheckReport, with node_checks=True
 
 
-def trace_call(f, args, argnum=0, mode="rev", capture="auto", root=None, node_checks=False):
+def trace_call(f, args, argnum=0, mode="rev", capture="auto", root=None, node_checks=False, rtol=None):
     """``root``: the folder source locations are relative to (default: the working one);
-    ``node_checks``: also run the per-node checker (``adtrace.check``) on the call."""
+    ``node_checks``: also run the per-node checker (``adtrace.check``) on the call; ``rtol``: the
+    relative tolerance of the numerical checks (central differences, per node), when the user
+    accepts more than the default (a rule approximate by design, as ``fixed_point``'s)."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}; got {mode!r}")
     x = differentiated(args, argnum)
@@ -62,11 +65,11 @@ def trace_call(f, args, argnum=0, mode="rev", capture="auto", root=None, node_ch
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         if mode in ("rev", "both"):
-            _reverse(call, of_x, x, capture)
+            _reverse(call, of_x, x, capture, rtol)
         if mode in ("fwd", "both"):
             _forward(call, of_x, x, capture)
         if node_checks:
-            call.node_checks = check(f, *args, argnum=argnum, root=root)
+            call.node_checks = check(f, *args, argnum=argnum, root=root, rtol=rtol)
             if not call.node_checks.passed:
                 first = call.node_checks.first_failure
                 call.checks.append(Check("per-node local rules", False, f"first failing node: {first.node}"))
@@ -88,24 +91,23 @@ def _autograd_warnings(caught):
     return sorted(own)
 
 
-def _reverse(call, f, x, capture):
+def _reverse(call, f, x, capture, rtol):
     with record(capture=capture) as rec:
         vjp, output = make_vjp(f)(x)
         seed = vspace(output).ones()
         call.gradient = vjp(seed)
     call.output, call.recording = output, rec
     call.reference, call.reference_note = _reference_run(f, x, seed, output, rec)
-    if rec.queries and call.reference is not None:
-        query = rec.queries[-1]  # the outer query: inner ones (grad inside f) ran during the trace
+    query = user_query(rec)  # not a pass run during the forward computation or inside a VJP rule
+    if query is not None and call.reference is not None:
         end = rec.query_events(query)[0].end
-        call.reference = relabel(call.reference, rec, rec.nodes[end].level)
+        call.reference = relabel(call.reference, rec, rec.nodes[end].level, query)
         call.alignment = align(rec, query, call.reference)
         if capture != "structure":  # no values recorded: nothing to compare node by node
             call.checks.append(engines_agree(call.alignment))
         call.checks.append(orders_valid(rec.visit_order(query), rec.graph(end), call.reference.order,
                                         call.reference.parents))
-    if _is_array_like(x):
-        call.checks.append(finite_differences(f, x, seed, call.gradient))
+    call.checks.append(finite_differences(f, x, seed, call.gradient, rtol=rtol))
 
 
 def _reference_run(f, x, seed, output, recording):
@@ -142,13 +144,6 @@ def _is_complex(value):
     try:
         return bool(np.iscomplexobj(value))
     except Exception:
-        return False
-
-
-def _is_array_like(x):
-    try:
-        return np.issubdtype(np.asarray(x).dtype, np.floating)
-    except (TypeError, ValueError):
         return False
 
 

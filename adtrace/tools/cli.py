@@ -57,7 +57,7 @@ def report(args):
     function, values = _target_and_point(args, "differentiate")
     with _user_errors(args):
         call = trace_call(function, values, argnum=args.argnum, mode=args.mode, capture=args.capture,
-                          node_checks=args.check_nodes)
+                          node_checks=args.check_nodes, rtol=args.rtol)
     text = render(call, ReportOptions(max_rows=args.max_rows))
     if args.json:  # written first: a bad path fails before anything is printed
         recordings = {"reverse": call.recording, "forward": call.forward_recording}
@@ -73,6 +73,8 @@ def _target_and_point(args, verb):
     """The function and its arguments; the differentiated one as a float when given as an int."""
     if args.max_rows is not None and args.max_rows < 1:
         raise UserError("--max-rows must be at least 1")
+    if args.rtol is not None and not args.rtol > 0:
+        raise UserError("--rtol must be a positive number")
     function = load_target(args.target)
     values = [parse_arg(text) for text in args.at]
     if not values:
@@ -98,7 +100,8 @@ def check(args):
 
     function, values = _target_and_point(args, "check")
     with _user_errors(args):
-        report = check_nodes(function, *values, argnum=args.argnum, max_nodes=args.max_nodes, sample=args.sample)
+        report = check_nodes(function, *values, argnum=args.argnum, max_nodes=args.max_nodes, sample=args.sample,
+                             rtol=args.rtol)
     print(node_checks_table(report, args.max_rows))
     print()
     print(verdict_line(report))
@@ -185,8 +188,12 @@ def doctor(args):
 
 
 def upstream_check(args):
-    """autograd's own test suite without and with --adtrace: the same outcome, test id by test id."""
+    """autograd's own test suite without and with --adtrace: the same outcome, test id by test id;
+    with --examples, autograd's own examples reported and checked instead."""
     from .upstream import UpstreamError, compare
+
+    if args.examples:
+        return upstream_examples(args)
 
     try:
         plain, recorded, differences = compare(args.version)
@@ -202,7 +209,38 @@ def upstream_check(args):
     return 1 if differences else 0
 
 
+def upstream_examples(args):
+    """Every example of autograd's sdist through ``adtrace report`` and ``adtrace check``, timed;
+    writes the table (reports/examples.md)."""
+    from .autograd_examples import EXAMPLES
+    from .autograd_examples.proof import markdown, run
+    from .upstream import UpstreamError
+
+    if args.rounds < 1:
+        raise UserError("--rounds must be at least 1 (the table holds timings)")
+    unknown = [name for name in args.only or () if name not in EXAMPLES]
+    if unknown:
+        raise UserError(f"no example named {', '.join(unknown)} (there are: {', '.join(EXAMPLES)})")
+    runs = []
+    try:
+        for name in args.only or EXAMPLES:
+            runs.append(run(EXAMPLES[name], rounds=args.rounds))
+            r = runs[-1]
+            print(f"{name}: report exit {r.report_exit}, check exit {r.check_exit}, {r.report_bytes / 1000:.0f} KB"
+                  f"{'' if r.within_size else ' (over the size limit)'}, overhead {r.overhead:.2f}x")
+    except UpstreamError as exc:
+        raise UserError(str(exc)) from exc
+    _write(args.output, markdown(runs, rounds=args.rounds))
+    passed = sum(r.passed for r in runs)
+    print(f"{passed} of {len(runs)} examples pass every check within the size limit -> {args.output}")
+    return 0 if passed == len(runs) else 1
+
+
 # -------------------- the parser --------------------
+
+
+_RTOL_HELP = ("relative tolerance of the numerical checks (central differences; default 1e-5, per node by the "
+              "dtype): the error you accept from a rule approximate by design, e.g. an iterative solve")
 
 
 def build_parser():
@@ -220,6 +258,7 @@ def build_parser():
     p.add_argument("-o", "--output", help="write the report here instead of standard output")
     p.add_argument("--json", help="also write every recorded event here as JSON")
     p.add_argument("--check-nodes", action="store_true", help="add the per-node checks (see adtrace check)")
+    p.add_argument("--rtol", type=float, help=_RTOL_HELP)
 
     p = commands.add_parser("check", help="check every node's local rule; name the first wrong node and its line")
     p.add_argument("target", help="module:function or path/to/file.py:function")
@@ -228,6 +267,7 @@ def build_parser():
     p.add_argument("--max-nodes", type=int, help="check only the first N nodes")
     p.add_argument("--sample", type=int, help="check a fixed pseudo-random sample of N nodes")
     p.add_argument("--max-rows", type=int, default=200, help="rows of the table before it is capped")
+    p.add_argument("--rtol", type=float, help=_RTOL_HELP)
 
     p = commands.add_parser("experiments", help="run the experiments and write reports/NAME.md")
     p.add_argument("--only", action="append", metavar="NAME", help="run only this experiment (repeatable)")
@@ -239,6 +279,12 @@ def build_parser():
 
     p = commands.add_parser("upstream", help="run autograd's own test suite without and with --adtrace")
     p.add_argument("--version", help="the autograd release whose sdist to test (default: the installed one)")
+    p.add_argument("--examples", action="store_true",
+                   help="report and check autograd's own examples instead, and write their table")
+    p.add_argument("--only", action="append", metavar="NAME", help="with --examples: only this example (repeatable)")
+    p.add_argument("--rounds", type=int, default=5, help="with --examples: timing rounds per example (default 5)")
+    p.add_argument("-o", "--output", default="reports/examples.md",
+                   help="with --examples: where the table goes (default reports/examples.md)")
     return parser
 
 
