@@ -30,7 +30,7 @@ from adtrace.report.export import events_json  # noqa: E402
 from adtrace.report.tables import table  # noqa: E402
 from adtrace.recording.autograd import capture as autograd_capture  # noqa: E402
 from adtrace.recording.autograd.recorder import Recorder  # noqa: E402
-from adtrace.recording.values import ARRAY_SUMMARY, snapshot_arrays  # noqa: E402
+from adtrace.recording.values import ARRAY_SUMMARY, kept_arrays  # noqa: E402
 from workloads import WORKLOADS, scalar_chain, tanh_mlp  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
@@ -165,7 +165,7 @@ def memory():
             peak, kept = _traced(go)
             rec = recordings[0]
             events = len(rec.log)
-            largest = max((a.size for e in rec.events for a in snapshot_arrays(e)), default=0)
+            largest = max((a.size for e in rec.events for a in kept_arrays(e)), default=0)
             rows.append((name, capture, events, f"{(peak - plain_peak) / events * 1e4 / 1024:.0f} KiB",
                          f"{kept / events:.0f} B", largest))
     return rows

@@ -9,7 +9,7 @@ from autograd import grad, hessian, make_jvp, make_vjp
 
 import adtrace
 from adtrace.recording.autograd.capture import array_leaves
-from adtrace.recording.values import Sparse, plain, snapshot_arrays
+from adtrace.recording.values import Sparse, plain, kept_arrays
 from corpus import CASES, run
 
 
@@ -201,7 +201,7 @@ def test_full_capture_of_a_parameter_list_keeps_linear_memory():
 
     with adtrace.record(capture="full") as rec:
         g = grad(loss)(weights)
-    kept = {id(a): a.nbytes for e in rec.events for a in snapshot_arrays(e)}
+    kept = {id(a): a.nbytes for e in rec.events for a in kept_arrays(e)}
     assert sum(kept.values()) < 12 * k * weights[0].nbytes  # quadratic would be about k times more
     assert_accumulation_consistent(rec)
     assert len(g) == k
@@ -223,7 +223,7 @@ def test_events_read_during_the_recording_stay_true():
 
 def _frozen(rec):
     """Every value of every event, copied: to compare a recording before and after the user writes."""
-    return [[np.array(a, copy=True) for a in snapshot_arrays(e)] for e in rec.events]
+    return [[np.array(a, copy=True) for a in kept_arrays(e)] for e in rec.events]
 
 
 def _same(before, after):
@@ -336,7 +336,7 @@ def test_auto_holds_copies_only(case):
             warnings.simplefilter("ignore")
             result = run(case)
         versions_live = session._recorder._history.live  # before close() freezes them
-    kept = [a for event in rec.events for a in snapshot_arrays(event)]
+    kept = [a for event in rec.events for a in kept_arrays(event)]
     assert kept, "the case records no exact array"
     assert not any(np.shares_memory(a, b) for a in kept for b in array_leaves((case.x, result)))
     assert not versions_live

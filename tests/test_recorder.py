@@ -1,6 +1,5 @@
 """The recorder's events: numbers, levels, modes, queries, copy-on-write, failure cases."""
 
-import traceback
 import warnings
 
 import autograd.numpy as anp
@@ -11,7 +10,7 @@ from autograd.extend import defjvp, defvjp, primitive
 
 import adtrace
 from adtrace.recording.fanout import guarded
-from adtrace.recording.values import ArraySummary, Boxed, Sparse, plain, snapshot_arrays
+from adtrace.recording.values import ArraySummary, Boxed, Sparse, plain, kept_arrays
 
 
 def record_grad(f, x, **options):
@@ -170,7 +169,7 @@ def test_notrace_primitive_is_not_a_node():
 def test_capture_auto_keeps_no_large_array():
     x = np.linspace(0.0, 1.0, 500)
     rec, _ = record_grad(lambda v: anp.sum(anp.tanh(v * v + v) * v), x)
-    arrays = [a for e in rec.events for a in snapshot_arrays(e)]
+    arrays = [a for e in rec.events for a in kept_arrays(e)]
     assert arrays and all(a.size <= 64 for a in arrays)
     summaries = [e.value for e in rec.of_kind("node") if isinstance(e.value, ArraySummary)]
     assert summaries and summaries[0].shape == (500,) and summaries[0].dtype == "float64"
@@ -182,7 +181,7 @@ def test_capture_full_and_structure():
     assert rec.of_kind("node")[0].value.shape == (500,)
     rec, g = record_grad(lambda v: anp.sum(v * v), x, capture="structure")
     assert np.allclose(g, 2 * x)
-    assert all(not list(snapshot_arrays(e)) for e in rec.events)
+    assert all(not list(kept_arrays(e)) for e in rec.events)
     assert [e.kind for e in rec.events][:3] == ["root", "node", "node"]
     assert rec.of_kind("add_outgrads")[0].result == (None, False)
 
@@ -386,7 +385,7 @@ def test_containers_above_the_inline_size_are_summarized():
     assert all(isinstance(e.contribution, Sparse) and e.contribution.dense is None for e in to_root)
     assert isinstance(to_root[-1].result[0], ContainerSummary) and to_root[-1].result[0].length == 6
     assert to_root[0].contribution.vspace == "ListVSpace(len=6)"
-    assert all(a.size <= 64 for e in rec.events for a in snapshot_arrays(e))
+    assert all(a.size <= 64 for e in rec.events for a in kept_arrays(e))
 
 
 @pytest.mark.parametrize("capture", ["auto", "full"])

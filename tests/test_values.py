@@ -97,12 +97,12 @@ def test_invalid_options():
 
 def test_snapshot_arrays_walks_events_and_snapshots():
     from adtrace.recording.events import VJPCalled
-    from adtrace.recording.values import snapshot_arrays
+    from adtrace.recording.values import kept_arrays
 
     a, b, c = np.zeros(2), np.ones(3), np.ones(1)
     event = VJPCalled("rev", 0, 1, "v1_sin", Boxed(a, 0), (Sparse("ArrayVSpace", "0", 1.0, b), {"k": [c]}))
-    assert [x is y for x, y in zip(snapshot_arrays(event), (a, b, c))] == [True, True, True]
-    assert list(snapshot_arrays(ArraySummary((3,), "float64", 0.0, 1.0, 0.5))) == []
+    assert [x is y for x, y in zip(kept_arrays(event), (a, b, c))] == [True, True, True]
+    assert list(kept_arrays(ArraySummary((3,), "float64", 0.0, 1.0, 0.5))) == []
 
 
 @pytest.mark.parametrize("value, summarized", [
@@ -120,10 +120,10 @@ def test_snapshot_arrays_walks_events_and_snapshots():
 def test_containers_over_the_inline_size_are_summarized(value, summarized):
     from adtrace.recording.values import ContainerSummary
 
-    snapshot = resolve(Capture("auto", inline_size=4)(value))
-    assert isinstance(snapshot, ContainerSummary) == summarized
+    kept = resolve(Capture("auto", inline_size=4)(value))
+    assert isinstance(kept, ContainerSummary) == summarized
     if not summarized:
-        assert type(snapshot) is type(value)
+        assert type(kept) is type(value)
 
 
 def test_flat_containers_under_auto_are_copied_in_one_pass():

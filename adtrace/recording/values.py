@@ -1,4 +1,4 @@
-"""Captured values: what an event holds in place of a live value, for every engine.
+"""Kept values: what an event holds in place of a live value, for every engine.
 
 Exact values (scalars, arrays, containers) or, where the capture level keeps less, an
 ``ArraySummary`` (shape, dtype, min, max, mean) or a ``ContainerSummary``; a ``Sparse``
@@ -69,7 +69,7 @@ class Sparse:
 
 class Version:
     """One state of an array autograd accumulates into (``adtrace.history``): the live array until
-    autograd is about to write into it, a copy of it from then on. Snapshots in the event log
+    autograd is about to write into it, a copy of it from then on. Kept values in the event log
     hold Versions; built events hold arrays."""
 
     __slots__ = ("array",)
@@ -78,13 +78,13 @@ class Version:
         self.array = array
 
 
-# snapshot types that never hold a live array: hot callers test this before holds_reference
+# kept value types that never hold a live array: hot callers test this before holds_reference
 NO_REFERENCE = SCALARS | {ArraySummary, ContainerSummary}
 
 
 def built(stored, inner):
     """The ``Boxed``, ``Sparse``, ``ArraySummary`` or ``ContainerSummary`` a stored form stands for,
-    with ``inner(part)`` for the snapshot a Boxed or Sparse holds; ``None`` for any other tuple."""
+    with ``inner(part)`` for the kept value a Boxed or Sparse holds; ``None`` for any other tuple."""
     tag = stored[0]
     if tag is BOXED:
         return Boxed(inner(stored[1]), stored[2])
@@ -134,97 +134,97 @@ def _dtype_name(dtype):
     return name
 
 
-def snapshot_arrays(snapshot):
-    """Every array a snapshot (or a whole event) holds, through containers, boxes and sparse values:
+def kept_arrays(kept):
+    """Every array a kept value (or a whole event) holds, through containers, boxes and sparse values:
     what a recording keeps alive."""
-    if dataclasses.is_dataclass(snapshot) and not isinstance(snapshot, (Boxed, Sparse, ArraySummary, ContainerSummary)):
-        for f in dataclasses.fields(snapshot):  # an event
-            yield from snapshot_arrays(getattr(snapshot, f.name))
-    elif type(snapshot) is np.ndarray:
-        yield snapshot
-    elif type(snapshot) is Boxed:
-        yield from snapshot_arrays(snapshot.value)
-    elif type(snapshot) is Sparse:
-        yield from snapshot_arrays(snapshot.value)
-        yield from snapshot_arrays(snapshot.dense)
-    elif isinstance(snapshot, (tuple, list)):
-        for item in snapshot:
-            yield from snapshot_arrays(item)
-    elif isinstance(snapshot, dict):
-        for item in snapshot.values():
-            yield from snapshot_arrays(item)
+    if dataclasses.is_dataclass(kept) and not isinstance(kept, (Boxed, Sparse, ArraySummary, ContainerSummary)):
+        for f in dataclasses.fields(kept):  # an event
+            yield from kept_arrays(getattr(kept, f.name))
+    elif type(kept) is np.ndarray:
+        yield kept
+    elif type(kept) is Boxed:
+        yield from kept_arrays(kept.value)
+    elif type(kept) is Sparse:
+        yield from kept_arrays(kept.value)
+        yield from kept_arrays(kept.dense)
+    elif isinstance(kept, (tuple, list)):
+        for item in kept:
+            yield from kept_arrays(item)
+    elif isinstance(kept, dict):
+        for item in kept.values():
+            yield from kept_arrays(item)
 
 
-def holds_reference(snapshot):
-    """True when a snapshot shares memory with a live array (so it needs copy-on-write)."""
-    kind = type(snapshot)
+def holds_reference(kept):
+    """True when a kept value shares memory with a live array (so it needs copy-on-write)."""
+    kind = type(kept)
     while kind is Boxed:  # (values of an outer trace, under higher order)
-        snapshot = snapshot.value
-        kind = type(snapshot)
+        kept = kept.value
+        kind = type(kept)
     if kind in NO_REFERENCE:
         return False
     if kind is np.ndarray or kind is Version:
         return True
-    if isinstance(snapshot, (list, tuple)):
-        return any(holds_reference(v) for v in snapshot)
-    if isinstance(snapshot, dict):
-        return any(holds_reference(v) for v in snapshot.values())
+    if isinstance(kept, (list, tuple)):
+        return any(holds_reference(v) for v in kept)
+    if isinstance(kept, dict):
+        return any(holds_reference(v) for v in kept.values())
     return False
 
 
-def plain(snapshot):
-    """A snapshot with ``Boxed`` wrappers removed and ``Sparse`` replaced by its dense value."""
-    if type(snapshot) is Boxed:
-        return plain(snapshot.value)
-    if type(snapshot) is Sparse:
-        return plain(snapshot.dense)
-    if isinstance(snapshot, tuple) and not hasattr(snapshot, "_fields"):
-        return tuple(plain(v) for v in snapshot)
-    if isinstance(snapshot, list):
-        return [plain(v) for v in snapshot]
-    if isinstance(snapshot, dict):
-        return {k: plain(v) for k, v in snapshot.items()}
-    return snapshot
+def plain(kept):
+    """A kept value with ``Boxed`` wrappers removed and ``Sparse`` replaced by its dense value."""
+    if type(kept) is Boxed:
+        return plain(kept.value)
+    if type(kept) is Sparse:
+        return plain(kept.dense)
+    if isinstance(kept, tuple) and not hasattr(kept, "_fields"):
+        return tuple(plain(v) for v in kept)
+    if isinstance(kept, list):
+        return [plain(v) for v in kept]
+    if isinstance(kept, dict):
+        return {k: plain(v) for k, v in kept.items()}
+    return kept
 
 
-def resolve(snapshot):
-    """A snapshot as its event shows it (when the event is built): Versions replaced by the arrays
+def resolve(kept):
+    """A kept value as its event shows it (when the event is built): Versions replaced by the arrays
     they hold, stored forms by their dataclasses (adtrace.values)."""
-    kind = type(snapshot)
+    kind = type(kept)
     if kind is Version:
-        return snapshot.array
-    if kind is tuple or kind is list or kind is dict or kind is Boxed or isinstance(snapshot, tuple):  # (namedtuples)
-        return map_arrays(snapshot, None)
-    return snapshot
+        return kept.array
+    if kind is tuple or kind is list or kind is dict or kind is Boxed or isinstance(kept, tuple):  # (namedtuples)
+        return map_arrays(kept, None)
+    return kept
 
 
-def map_arrays(snapshot, change):
-    """``snapshot`` with ``change(array)`` for each array in it (``None``: Versions resolved);
+def map_arrays(kept, change):
+    """``kept value`` with ``change(array)`` for each array in it (``None``: Versions resolved);
     the same object when nothing changed."""
-    kind = type(snapshot)
+    kind = type(kept)
     if kind is Version:
-        return snapshot.array if change is None else snapshot
+        return kept.array if change is None else kept
     if kind is np.ndarray:
-        return snapshot if change is None else change(snapshot)
+        return kept if change is None else change(kept)
     if kind is Boxed:
-        inner = map_arrays(snapshot.value, change)
-        return snapshot if inner is snapshot.value else Boxed(inner, snapshot.level)
+        inner = map_arrays(kept.value, change)
+        return kept if inner is kept.value else Boxed(inner, kept.level)
     if kind is Sparse:
-        value = map_arrays(snapshot.value, change)
-        return snapshot if value is snapshot.value else dataclasses.replace(snapshot, value=value)
-    if kind is tuple and snapshot and type(snapshot[0]) is str and change is None:  # a stored form (capture auto)?
-        stored = built(snapshot, resolve)
+        value = map_arrays(kept.value, change)
+        return kept if value is kept.value else dataclasses.replace(kept, value=value)
+    if kind is tuple and kept and type(kept[0]) is str and change is None:  # a stored form (capture auto)?
+        stored = built(kept, resolve)
         if stored is not None:
             return stored
-    if isinstance(snapshot, (tuple, list)):
-        items = [map_arrays(s, change) for s in snapshot]
-        if all(a is b for a, b in zip(items, snapshot)):
-            return snapshot
-        return tuple.__new__(kind, items) if hasattr(snapshot, "_fields") else kind(items)  # (no __new__ of theirs run)
-    if isinstance(snapshot, dict):
-        items = {k: map_arrays(v, change) for k, v in snapshot.items()}
-        return snapshot if all(items[k] is snapshot[k] for k in snapshot) else items
-    return snapshot
+    if isinstance(kept, (tuple, list)):
+        items = [map_arrays(s, change) for s in kept]
+        if all(a is b for a, b in zip(items, kept)):
+            return kept
+        return tuple.__new__(kind, items) if hasattr(kept, "_fields") else kind(items)  # (no __new__ of theirs run)
+    if isinstance(kept, dict):
+        items = {k: map_arrays(v, change) for k, v in kept.items()}
+        return kept if all(items[k] is kept[k] for k in kept) else items
+    return kept
 
 
 def capture_options(level, inline_size):

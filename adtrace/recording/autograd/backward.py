@@ -1,7 +1,7 @@
 """One backward query (``backward_pass`` run): its visits, local VJPs and accumulations.
 
 A query replays ``outgrads`` as far as the recorder needs it: which node's contributions are
-arriving (zip's position gives the parent) and the snapshot of each entry, so a value seen again
+arriving (zip's position gives the parent) and the kept value of each entry, so a value seen again
 (the popped outgrad, an unflagged previous) is not captured twice.
 """
 
@@ -20,19 +20,19 @@ _NONES = [(None,) * n for n in range(64)]  # ingrads under capture "structure", 
 
 class _Query:
     """The state of one backward_pass run: which node's contributions are arriving, and the
-    snapshot of each ``outgrads`` entry (so a value seen again is not captured twice)."""
+    kept value of each ``outgrads`` entry (so a value seen again is not captured twice)."""
 
     __slots__ = ("number", "level", "end", "visited", "parents", "label", "argnums", "position",
-                 "entries", "held", "popped", "ingrads", "snapshots", "seed")
+                 "entries", "held", "popped", "ingrads", "kept_ingrads", "seed")
 
     def __init__(self, number, level, end):
         self.number, self.level, self.end = number, level, end
         self.visited, self.parents, self.label, self.argnums, self.position = 0, (), None, (), 0
-        # parent label -> (live value, snapshot): outgrads[parent], kept only when values are captured
+        # parent label -> (live value, kept value): outgrads[parent], kept only when values are captured
         self.entries = {}
         self.held = []  # id(live value), position of an event holding it by reference, ... (history.hold)
         self.popped = None  # the entry the current node popped
-        self.ingrads, self.snapshots = (), ()  # the current node's vjp output, live and captured
+        self.ingrads, self.kept_ingrads = (), ()  # the current node's vjp output, live and captured
         self.seed = None  # the caller's g, protected while the pass runs (capture full only)
 
 
@@ -65,11 +65,11 @@ class BackwardQueries:
         self._pop(query)
         if query.seed is not None:
             self._capture.unprotect(query.seed)
-        snapshot = None if error is not None else self._snapshot(query.popped, result)
+        kept = None if error is not None else self._kept(query.popped, result)
         error_name = None if error is None else type(error).__name__
         position = len(self._values)
-        self._emit((BACKWARDEND, "rev", query.level, query.number, query.end, snapshot, error_name))
-        if error is None and self.by_reference and holds_reference(snapshot):  # the user gets the array these events hold
+        self._emit((BACKWARDEND, "rev", query.level, query.number, query.end, kept, error_name))
+        if error is None and self.by_reference and holds_reference(kept):  # the user gets the array these events hold
             self._history.detach(self.recording, query.held, result, also=(position,))
 
     def on_toposort(self, node):
@@ -94,54 +94,54 @@ class BackwardQueries:
         if self.keeps_values:
             popped = query and query.popped
             outgrad = popped[1] if popped and popped[0] is g else self.capture(g)
-            # A rule that passes g through (add, unbroadcast of a same-shape g) reuses its snapshot
+            # A rule that passes g through (add, unbroadcast of a same-shape g) reuses its kept value
             # when g cannot have changed: an ingrad is what the rule returned, and a rule may
-            # write into an array g (np.clip(g, out=g)). Under full the snapshot is g itself.
+            # write into an array g (np.clip(g, out=g)). Under full the kept value is g itself.
             # A loop, not a comprehension: that would be a function built and called per node.
-            snapshots = []
+            kept_ingrads = []
             for i in ingrads:
                 if type(i) in SCALARS:
-                    snapshots.append(i)
+                    kept_ingrads.append(i)
                 elif i is g and (self.by_reference or is_immutable(g)):
-                    snapshots.append(outgrad)
+                    kept_ingrads.append(outgrad)
                 else:
-                    snapshots.append(self.capture(i))
+                    kept_ingrads.append(self.capture(i))
         else:
             count = len(ingrads)
-            outgrad, snapshots = None, _NONES[count] if count < 64 else (None,) * count
+            outgrad, kept_ingrads = None, _NONES[count] if count < 64 else (None,) * count
         values = self._values
         position = len(values)  # where this event starts (history.hold notes positions)
         if query is not None:
-            query.ingrads, query.snapshots = ingrads, snapshots
+            query.ingrads, query.kept_ingrads = ingrads, kept_ingrads
             if self.by_reference:
                 held = query.held
                 if type(outgrad) not in NO_REFERENCE:
                     hold(held, g, outgrad, position)
-                for value, snapshot in zip(ingrads, snapshots):
-                    if type(snapshot) not in NO_REFERENCE and value is not g:
-                        hold(held, value, snapshot, position)
-        values.extend((LOCALVJP, "rev", level, number, label, outgrad, len(snapshots)))
-        values.extend(snapshots)
+                for value, kept in zip(ingrads, kept_ingrads):
+                    if type(kept) not in NO_REFERENCE and value is not g:
+                        hold(held, value, kept, position)
+        values.extend((LOCALVJP, "rev", level, number, label, outgrad, len(kept_ingrads)))
+        values.extend(kept_ingrads)
 
     def before_add_outgrads(self, prev_g_flagged, g):
-        """The snapshot of ``outgrads.get(parent)`` (a non-empty ``prev_g_flagged``), taken before
+        """The kept value of ``outgrads.get(parent)`` (a non-empty ``prev_g_flagged``), taken before
         autograd may write into it (None when no values are captured)."""
         if not self.keeps_values:
             return None
         value, mutable = prev_g_flagged
-        query, snapshot = self._query, None
-        if query is not None and self._top is query:  # the snapshot the last result got
+        query, kept = self._query, None
+        if query is not None and self._top is query:  # the kept value the last result got
             seen = query.entries.get(self._parent_label(query))
             if seen is not None and seen[0] is value:
-                snapshot = seen[1]  # still true: a copy, or (full) held through Versions
-        if snapshot is None:
-            snapshot = self.capture(value)
-            if mutable and self.by_reference and holds_reference(snapshot):
-                snapshot = self._history.share(snapshot, value)
+                kept = seen[1]  # still true: a copy, or (full) held through Versions
+        if kept is None:
+            kept = self.capture(value)
+            if mutable and self.by_reference and holds_reference(kept):
+                kept = self._history.share(kept, value)
         # (Versions exist only under capture full: its copy-on-write)
         if mutable and self.by_reference and self._history.live:  # autograd writes into (part of) `value` next
             self._history.before_writing(written_leaves(value, g))
-        return snapshot
+        return kept
 
     def after_add_outgrads(self, prev_g_flagged, previous, g, result):
         """``result = add_outgrads(prev_g_flagged, g)`` returned; ``previous`` is what
@@ -168,33 +168,33 @@ class BackwardQueries:
                            None, previous_flag, None, None, mutable))
             return
         ingrads = frame.ingrads
-        contribution = frame.snapshots[position] if position < len(ingrads) and ingrads[position] is g \
+        contribution = frame.kept_ingrads[position] if position < len(ingrads) and ingrads[position] is g \
             else self.capture(g)
         if value is g:
-            snapshot = contribution
+            kept = contribution
         else:
-            snapshot = value if type(value) in SCALARS else self.capture(value)
+            kept = value if type(value) in SCALARS else self.capture(value)
         if self.by_reference:
-            if mutable and holds_reference(snapshot):  # autograd may write into it later
-                snapshot = self._history.share(snapshot, value)
-            if type(contribution) not in NO_REFERENCE or type(snapshot) not in NO_REFERENCE or previous is not None:
+            if mutable and holds_reference(kept):  # autograd may write into it later
+                kept = self._history.share(kept, value)
+            if type(contribution) not in NO_REFERENCE or type(kept) not in NO_REFERENCE or previous is not None:
                 # (len(values): where this event starts)
-                hold_accumulation(frame.held, len(values), prev_g_flagged, previous, g, contribution, value, snapshot)
+                hold_accumulation(frame.held, len(values), prev_g_flagged, previous, g, contribution, value, kept)
         values.extend((ADDOUTGRADS, "rev", frame.level, frame.number, frame.label, position, parent, argnum,
-                       previous, previous_flag, contribution, snapshot, mutable))
+                       previous, previous_flag, contribution, kept, mutable))
         if parent is not None:
-            frame.entries[parent] = (value, snapshot)
+            frame.entries[parent] = (value, kept)
 
     def _add_outside_a_pass(self, prev_g_flagged, previous, g, result):
         """``add_outgrads`` with no frame open: a backward pass that began before this recording
         (reverse mode, its query and node unknown)."""
         value, mutable = result
         contribution = self.capture(g)
-        snapshot = contribution if value is g else self.capture(value)
-        if mutable and self.by_reference and holds_reference(snapshot):
-            snapshot = self._history.share(snapshot, value)
+        kept = contribution if value is g else self.capture(value)
+        if mutable and self.by_reference and holds_reference(kept):
+            kept = self._history.share(kept, value)
         self._emit((ADDOUTGRADS, "rev", self._current_level(), None, None, 0, None, None,
-                    previous, prev_g_flagged[1] if prev_g_flagged else NO_PREVIOUS, contribution, snapshot, mutable))
+                    previous, prev_g_flagged[1] if prev_g_flagged else NO_PREVIOUS, contribution, kept, mutable))
 
     def _parent_label(self, query):
         """The label of the parent the next add_outgrads call adds into (zip's position)."""

@@ -39,14 +39,14 @@ class Capture:
         # "full" keeps arrays by reference (copy_on_write keeps them true); "auto" copies the
         # small arrays it keeps exactly: cheaper than following references it would have to correct
         self.by_reference = level == "full"
-        self.stored = level == "auto"  # snapshots in their stored forms (see the module's docstring)
+        self.stored = level == "auto"  # kept values in their stored forms (see the module's docstring)
         self._protected = {}  # id(array) -> count: the user's arrays (seeds), copied wherever seen
         self.limit = None if level == "full" else inline_size
         # a box's level; the recorder sets it to the level of the box's node
         self.box_level = box_level or (lambda box: box._trace)
 
     def __call__(self, value, copy=False):
-        """The snapshot of ``value``; ``copy=True`` copies arrays that would be kept by reference."""
+        """The kept value of ``value``; ``copy=True`` copies arrays that would be kept by reference."""
         if not self.keeps_values:
             return None
         t = type(value)
@@ -129,7 +129,7 @@ class Capture:
 
     def protect(self, value):
         """The arrays of ``value`` (a seed the user owns and may change) are copied wherever a
-        snapshot would hold them by reference, until ``unprotect(value)``."""
+        kept value would hold them by reference, until ``unprotect(value)``."""
         for array in array_leaves(value):
             self._protected[id(array)] = self._protected.get(id(array), 0) + 1
 
@@ -166,7 +166,7 @@ class _OverTheLimit(Exception):
 
 
 def _flat_copy(value, limit):
-    """The ``auto`` snapshot of a plain tuple or list of arrays and scalars: copies of its arrays,
+    """The ``auto`` kept value of a plain tuple or list of arrays and scalars: copies of its arrays,
     or a ``ContainerSummary`` (stored form) above ``limit`` elements; ``None`` when it holds anything else
     (boxes, containers, sparse values: ``Capture`` walks those)."""
     left = limit

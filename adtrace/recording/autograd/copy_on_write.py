@@ -7,7 +7,7 @@ later dense contributions) and ``sparse_add`` (sparse ones) in ``add_outgrads``.
 ``VSpace.mut_add`` nodes. Events keep exact arrays by reference; the recorder ``share``s the
 values holding such an accumulator, and just before autograd writes into some of its arrays
 (all of them, or for ``x[i]`` into a container the one element) those arrays are copied, once
-each. Snapshots hold such an array through a ``Version``, shared by every event that holds it, so
+each. Kept values hold such an array through a ``Version``, shared by every event that holds it, so
 the copy reaches them all at once; events resolve Versions when they are built. Copying every
 value instead would cost a copy per event (2.5-3.5x on array workloads, AUTOGRAD_NOTES), and
 copying a whole list of parameters per contribution is quadratic.
@@ -36,13 +36,13 @@ class CopyOnWrite:
     def __init__(self):
         self._live = {}  # id(array) -> the Version that still holds that live array
 
-    def share(self, snapshot, value):
-        """``snapshot`` (of the live ``value``) with each of ``value``'s arrays as its current
+    def share(self, kept, value):
+        """``kept value`` (of the live ``value``) with each of ``value``'s arrays as its current
         Version: every event holding it sees the copy taken before autograd writes into it."""
-        if snapshot is value and type(value) is np.ndarray:  # the common case: one array, by reference
+        if kept is value and type(value) is np.ndarray:  # the common case: one array, by reference
             return self._version(value)
         leaves = {id(a) for a in array_leaves(value)}
-        return map_arrays(snapshot, lambda a: self._version(a) if id(a) in leaves else a)
+        return map_arrays(kept, lambda a: self._version(a) if id(a) in leaves else a)
 
     @property
     def live(self):
@@ -112,19 +112,19 @@ def exposed_arrays(value):
     return arrays
 
 
-def hold(held, value, snapshot, position, leaves=False):
+def hold(held, value, kept, position, leaves=False):
     """Note in ``held`` (a flat list: ``id(value), position, ...``) that the event starting at
-    ``position`` in the event log holds the live ``value`` through ``snapshot``, if it does by
+    ``position`` in the event log holds the live ``value`` through ``kept value``, if it does by
     reference: if ``value`` later goes to the user, ``detach`` corrects those events. A value can
     sit in many events: a cotangent passed through unchanged (``add``'s VJP returns g) is one
     node's outgrad, the next one's ingrad, and so on. Flat, not a dict of lists: no container per
     held value for the garbage collector.
     ``leaves``: also note each array of a container ``value`` (a node value: the end value
     make_vjp returns may be another container holding the same arrays)."""
-    kind = type(snapshot)
-    if kind is Boxed and type(snapshot.value) in NO_REFERENCE:  # a scalar of an outer trace: the common case
+    kind = type(kept)
+    if kind is Boxed and type(kept.value) in NO_REFERENCE:  # a scalar of an outer trace: the common case
         return
-    if kind is np.ndarray or holds_reference(snapshot):
+    if kind is np.ndarray or holds_reference(kept):
         held += (id(value), position)
         if leaves and type(value) is not np.ndarray:  # a container's arrays, each on its own
             for leaf in array_leaves(value):
@@ -154,13 +154,13 @@ def held_positions(held, ids):
     return positions
 
 
-def hold_accumulation(held, position, prev_g_flagged, previous, g, contribution, value, snapshot):
+def hold_accumulation(held, position, prev_g_flagged, previous, g, contribution, value, kept):
     """``hold`` the values the add_outgrads event at ``position`` holds: the contribution ``g``,
-    the result ``value`` and the previous entry, through their snapshots."""
+    the result ``value`` and the previous entry, through their kept values."""
     if type(contribution) not in NO_REFERENCE:
         hold(held, g, contribution, position)
-    if value is not g and type(snapshot) not in NO_REFERENCE:
-        hold(held, value, snapshot, position)
+    if value is not g and type(kept) not in NO_REFERENCE:
+        hold(held, value, kept, position)
     if previous is not None and type(previous) not in NO_REFERENCE:
         hold(held, prev_g_flagged[0], previous, position)
 

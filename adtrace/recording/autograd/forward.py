@@ -34,13 +34,13 @@ class _JVPFrame:
     """A JVPNode under construction: its sum_outgrads calls are forward-mode add_outgrads events."""
 
     __slots__ = ("fun", "label", "name", "level", "argnums", "parents", "position", "sums", "last_value",
-                 "last_snapshot")
+                 "last_kept")
 
     def __init__(self, fun, label, name, level, argnums, parents, sums):
         self.fun, self.label, self.name, self.level, self.argnums, self.parents = fun, label, name, level, argnums, parents
         self.position = 0
         self.sums = sums  # built by one of SUMMING_JVP_MAKERS (capture auto only)
-        self.last_value = self.last_snapshot = None  # the last add_outgrads result in this frame
+        self.last_value = self.last_kept = None  # the last add_outgrads result in this frame
 
 
 class ForwardMode:
@@ -93,22 +93,22 @@ class ForwardMode:
         key = id(node)
         self._labels[key], self._levels[key], self._argnums[key] = frame.label, frame.level, frame.argnums
         if not self.keeps_values:
-            snapshot = tangent = None
+            kept = tangent = None
         elif not self.by_reference:  # capture "auto" copies what it keeps
-            snapshot = value if type(value) in SCALARS else self.capture(value)
+            kept = value if type(value) in SCALARS else self.capture(value)
             g = node.g
             if frame.sums and frame.position and g is frame.last_value:
-                tangent = frame.last_snapshot  # sum_outgrads returned it: already a copy
+                tangent = frame.last_kept  # sum_outgrads returned it: already a copy
             else:
                 tangent = self.capture(g)
         else:  # copy a tangent that is (part of) an argument (make_jvp's seed is protected: adtrace.values)
-            snapshot = self._value_snapshot(frame.level, frame.fun, value, args)
+            kept = self._keep_node_value(frame.level, frame.fun, value, args)
             tangent = self.capture(node.g, type(node.g) is np.ndarray and is_part_of(node.g, args))
             if type(tangent) not in NO_REFERENCE:  # make_jvp gives the end node's tangent to the user
                 hold(self._held_in_trace(frame.level), node.g, tangent, len(self._values))
         query = self._query
         self._values.extend((JVPNODECREATED, "fwd", frame.level, query and query.number, frame.label, frame.name,
-                             frame.argnums, ",".join(frame.parents), snapshot, tangent))
+                             frame.argnums, ",".join(frame.parents), kept, tangent))
 
     def _add_in_jvp_node(self, frame, prev_g_flagged, previous, g, result):
         """One step of the sum_outgrads that builds a JVPNode's tangent (``after_add_outgrads``
@@ -118,20 +118,20 @@ class ForwardMode:
         frame.position = position + 1
         parents, argnums = frame.parents, frame.argnums
         if not self.keeps_values:
-            contribution = snapshot = None
+            contribution = kept = None
         else:
             contribution = self.capture(g)
-            snapshot = contribution if value is g else self.capture(value)
+            kept = contribution if value is g else self.capture(value)
             if self.by_reference:
-                if mutable and holds_reference(snapshot):
-                    snapshot = self._history.share(snapshot, value)
+                if mutable and holds_reference(kept):
+                    kept = self._history.share(kept, value)
                 # a tangent being summed may be the one make_jvp returns
                 hold_accumulation(self._held_in_trace(frame.level), len(self._values), prev_g_flagged, previous,
-                                  g, contribution, value, snapshot)
-            frame.last_value, frame.last_snapshot = value, snapshot  # (what end_jvp_node may reuse)
+                                  g, contribution, value, kept)
+            frame.last_value, frame.last_kept = value, kept  # (what end_jvp_node may reuse)
         query = self._query
         self._values.extend((ADDOUTGRADS, "fwd", frame.level, query and query.number, frame.label, position,
                              parents[position] if position < len(parents) else None,
                              argnums[position] if position < len(argnums) else None,
-                             previous, prev_g_flagged[1] if prev_g_flagged else NO_PREVIOUS, contribution, snapshot,
+                             previous, prev_g_flagged[1] if prev_g_flagged else NO_PREVIOUS, contribution, kept,
                              mutable))

@@ -78,16 +78,16 @@ class Nodes:
         if self.keep_calls:
             self.recording.calls[label] = NodeCall(fun, args, kwargs, argnums, user_call_site(self.root))
         if not self.keeps_values:
-            snapshot = None
+            kept = None
         elif type(value) in SCALARS:  # most values of a scalar program: no call
-            snapshot = value
+            kept = value
         elif not self.by_reference:  # capture "auto" copies what it keeps
-            snapshot = self.capture(value)
+            kept = self.capture(value)
         else:
-            snapshot = self._value_snapshot(level, fun, value, args)
+            kept = self._keep_node_value(level, fun, value, args)
         query = self._query
         self._values.extend((NODECREATED, "rev", level, query and query.number, label, names[0], argnums,
-                       parent_labels, snapshot))
+                       parent_labels, kept))
 
     def _parents(self, parents):
         """A node's parent labels as one string (see eventlog) and its level, for any number of
@@ -99,8 +99,8 @@ class Nodes:
             found.append(get(id(p)) or self._unrecorded_node(p))
         return ",".join(found), self._levels[id(parents[0])] if parents else self._current_level()
 
-    def _value_snapshot(self, level, fun, value, args):
-        """The snapshot of a new node's value under capture ``full``, written next into the log (VJP
+    def _keep_node_value(self, level, fun, value, args):
+        """The kept value of a new node's value under capture ``full``, written next into the log (VJP
         and JVP nodes; capture ``auto`` copies what it keeps, through ``self.capture`` alone)."""
         # Copy at once a value that is, or holds, (part of) one of the call's own arguments
         # (np.atleast_1d(x) is x, t[0] an element of the user's tuple: the caller may change
@@ -110,12 +110,12 @@ class Nodes:
             copy = is_part_of(value, args) or (fun is core.VSpace.mut_add and args[1] is None)
         else:  # a container holding (part of) an argument: alist([x, 2 * x]) holds the user's x
             copy = isinstance(value, (tuple, list, dict)) and any(is_part_of(a, args) for a in array_leaves(value))
-        snapshot = self.capture(value, copy)
-        if fun in _ACCUMULATORS and holds_reference(snapshot):  # the next mut_add writes into it
-            snapshot = self._history.share(snapshot, value)
-        if type(snapshot) not in NO_REFERENCE:  # on_trace may give it (or a view of it) to the user
-            hold(self._held_in_trace(level), value, snapshot, len(self._values), leaves=True)
-        return snapshot
+        kept = self.capture(value, copy)
+        if fun in _ACCUMULATORS and holds_reference(kept):  # the next mut_add writes into it
+            kept = self._history.share(kept, value)
+        if type(kept) not in NO_REFERENCE:  # on_trace may give it (or a view of it) to the user
+            hold(self._held_in_trace(level), value, kept, len(self._values), leaves=True)
+        return kept
 
     def _held_in_trace(self, level):
         """Where ``history.hold`` notes the values recorded by reference in the trace open at

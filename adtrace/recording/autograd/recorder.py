@@ -94,8 +94,8 @@ class Recorder(RecorderBase, Nodes, BackwardQueries, ForwardMode):
         """Append one event: its type index and fields, flat (``adtrace.eventlog``)."""
         self._values.extend(fields)
 
-    def _snapshot(self, seen, value):
-        """The snapshot already taken of ``value`` (``seen``: a ``(live value, snapshot)`` pair
+    def _kept(self, seen, value):
+        """The kept value already taken of ``value`` (``seen``: a ``(live value, kept value)`` pair
         from this query, never written into since), or a new one."""
         if seen is not None and seen[0] is value:
             return seen[1]
