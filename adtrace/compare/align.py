@@ -108,7 +108,7 @@ def first_divergence(rows):
 
 
 def compare(recorded, reference):
-    """``(status, largest absolute difference)`` of a recorded snapshot against a raw value, in
+    """``(status, largest absolute difference)`` of a recorded kept value against a raw value, in
     the value's vector space: arrays element by element, containers leaf by leaf (the worst leaf
     decides), a user's registered ``VSpace`` through its own operations (``==`` is object identity
     for such a class)."""

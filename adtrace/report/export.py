@@ -9,7 +9,7 @@ from ..recording.values import ArraySummary, Boxed, ContainerSummary, Sparse
 
 
 def to_jsonable(value):
-    """A snapshot as plain JSON data (arrays as nested lists, complex as [re, im])."""
+    """A kept value as plain JSON data (arrays as nested lists, complex as [re, im])."""
     if value is None or isinstance(value, (bool, str, int)):
         return value
     if isinstance(value, (float, np.floating)):

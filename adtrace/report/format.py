@@ -13,7 +13,7 @@ INLINE = 8
 
 
 def fmt(value):
-    """A recorded value (snapshot, autograd pair, container) as short text."""
+    """A recorded value (a kept value, an autograd pair, a container) as short text."""
     if value is None:
         return "None"
     if isinstance(value, (bool, np.bool_)):
