@@ -1,0 +1,245 @@
+"""The session's shared state under concurrency: logical contexts (asyncio), generators, a thread
+that ends inside record(), fork, and our own wrappers found where someone else put them back."""
+
+import asyncio
+import os
+import threading
+import time
+import warnings
+
+import autograd.core as core
+import pytest
+from autograd import grad
+
+import adtrace
+from adtrace.recording import registry
+from adtrace.recording.autograd import hooks
+
+ORIGINALS = {p.name: vars(p.owner)[p.attribute] for p in hooks.HOOK_POINTS}
+
+
+def assert_restored():
+    for point in hooks.HOOK_POINTS:
+        assert vars(point.owner)[point.attribute] is ORIGINALS[point.name], point.name
+    assert registry.active_recordings() == 0
+
+
+def square_events():
+    """The exact events of grad(x*x)(3) in a fresh recording."""
+    with adtrace.record() as rec:
+        assert grad(lambda x: x * x)(3.0) == 6.0
+    adds = rec.of_kind("add_outgrads")
+    assert len(rec.events) == 11 and [(float(a.result[0]), a.result[1]) for a in adds] == [(3, False), (6, True)]
+    return rec
+
+
+# -------------------- logical contexts --------------------
+
+
+def test_asyncio_tasks_each_record_only_what_they_run():
+    async def task(f, x, rounds):
+        with adtrace.record() as rec:
+            for _ in range(rounds):
+                grad(f)(x)
+                await asyncio.sleep(0)  # the other task runs here, inside this one's block
+        return rec
+
+    async def both():
+        return await asyncio.gather(task(lambda x: x * x, 3.0, 5), task(lambda x: x * 2.0 + x, 1.0, 7))
+
+    squares, doubles = asyncio.run(both())
+    assert_restored()
+    assert [float(squares.gradient(q)) for q in squares.queries] == [6.0] * 5
+    assert [float(doubles.gradient(q)) for q in doubles.queries] == [3.0] * 7
+    assert {e.primitive for e in squares.of_kind("node")} == {"multiply"}
+    assert {e.primitive for e in doubles.of_kind("node")} == {"multiply", "add"}
+
+
+def test_a_generator_open_across_a_yield_says_so_and_records_its_caller():
+    def recording_generator():
+        with adtrace.record() as rec:
+            grad(lambda x: x * x)(3.0)
+            yield rec
+            grad(lambda x: x * x)(3.0)
+
+    steps = recording_generator()
+    with pytest.warns(adtrace.RecorderWarning, match="open across a yield"):
+        rec = next(steps)
+        grad(lambda x: x * 5.0)(1.0)  # the caller, while the generator is suspended: recorded, deterministically
+    with pytest.raises(StopIteration):
+        next(steps)
+    assert_restored()
+    assert [float(rec.gradient(q)) for q in rec.queries] == [6.0, 5.0, 6.0]
+
+
+def test_a_contextmanager_generator_is_what_it_records():
+    from contextlib import contextmanager
+
+    @contextmanager
+    def recording():
+        with adtrace.record() as rec:
+            yield rec
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with recording() as rec:
+            grad(lambda x: x * x)(3.0)
+    assert_restored()
+    assert len(rec.queries) == 1
+
+
+# -------------------- threads --------------------
+
+
+def test_a_thread_that_ends_inside_record_is_recovered_once():
+    entered = []
+
+    def abandon():
+        block = adtrace.record()
+        block.__enter__()  # never left
+        grad(lambda x: x * x)(3.0)
+        entered.append(block)
+
+    with pytest.warns(adtrace.RecorderWarning, match="a thread ended inside record") as caught:
+        worker = threading.Thread(target=abandon)
+        worker.start()
+        worker.join()
+        for _ in range(100):  # (the thread's locals are collected as it ends)
+            if registry.active_recordings() == 0:
+                break
+            time.sleep(0.01)
+    assert entered and len([w for w in caught if "thread ended" in str(w.message)]) == 1
+    assert_restored()
+    square_events()
+
+
+# -------------------- fork --------------------
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
+def test_fork_while_another_thread_records():
+    """The child holds no other thread's recording: unpatched, no lock held, and it records itself."""
+    stop = threading.Event()
+
+    def keep_recording():
+        while not stop.is_set():
+            with adtrace.record():
+                grad(lambda x: x * x)(3.0)
+
+    worker = threading.Thread(target=keep_recording)
+    worker.start()
+    statuses = []
+    try:
+        for _ in range(20):
+            pid = os.fork()
+            if pid == 0:  # the child
+                code = 1
+                try:
+                    unpatched = all(vars(p.owner)[p.attribute] is ORIGINALS[p.name] for p in hooks.HOOK_POINTS)
+                    square_events()
+                    code = 0 if unpatched and registry.active_recordings() == 0 else 3
+                finally:
+                    os._exit(code)
+            statuses.append(_wait(pid, seconds=20))
+    finally:
+        stop.set()
+        worker.join()
+    assert statuses == [0] * 20
+    assert_restored()
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
+def test_the_forking_threads_own_recording_goes_on_in_the_child():
+    with adtrace.record() as rec:
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                grad(lambda x: x * x)(3.0)  # recorded in the child's copy of the recording
+                code = 0 if len(rec.queries) == 1 and registry.active_recordings() == 1 else 3
+            finally:
+                os._exit(code)
+        status = _wait(pid, seconds=20)
+    assert status == 0 and rec.queries == []  # the parent's copy saw nothing of the child's
+    assert_restored()
+
+
+def _wait(pid, seconds):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(status)
+        time.sleep(0.01)
+    os.kill(pid, 9)
+    os.waitpid(pid, 0)
+    return "deadlocked"
+
+
+# -------------------- our own wrappers, put back by someone else --------------------
+
+
+def test_a_stale_wrapper_put_back_is_never_wrapped_and_never_records():
+    """pytest's monkeypatch undo puts back the wrapper it saw: the next recording must not wrap
+    it (each add_outgrads counted twice), and it must not stay installed."""
+    with pytest.warns(adtrace.PatchConflictWarning):
+        with adtrace.record():
+            stale = core.add_outgrads
+            core.add_outgrads = lambda prev, g: stale(prev, g)  # someone wraps our wrapper
+    assert_restored()
+    core.add_outgrads = stale  # ... and their undo puts ours back
+    try:
+        square_events()  # two add_outgrads events, not four
+        assert core.add_outgrads is ORIGINALS["autograd.core.add_outgrads"]  # the original, not the stale one
+        core.add_outgrads = lambda prev, g: stale(prev, g)  # a foreign wrapper around a stale one stays...
+        with adtrace.record() as rec:
+            grad(lambda x: x * x)(3.0)
+        assert len(rec.of_kind("add_outgrads")) == 2  # ... and the stale one inside it records nothing
+    finally:
+        core.add_outgrads = ORIGINALS["autograd.core.add_outgrads"]
+    assert_restored()
+
+
+def test_under_pytest_monkeypatch_every_later_recording_is_exact(pytester):
+    pytester.makepyfile('''
+import autograd.core as core
+from autograd import grad
+import adtrace
+
+def test_wraps_a_hooked_attribute(monkeypatch):
+    wrapped = core.add_outgrads
+    monkeypatch.setattr(core, "add_outgrads", lambda p, g: wrapped(p, g))
+    assert grad(lambda x: x * x)(3.0) == 6.0
+
+def test_later_recordings_are_exact():
+    with adtrace.record() as rec:
+        grad(lambda x: x * x)(3.0)
+    assert len(rec.of_kind("add_outgrads")) == 2
+''')
+    pytester.makeconftest('''
+def pytest_unconfigure(config):
+    from adtrace.recording.autograd import hooks
+    if any(hooks.is_patched(p) for p in hooks.HOOK_POINTS):
+        raise SystemExit("an adtrace wrapper is still installed")
+''')
+    result = pytester.runpytest_subprocess("--adtrace", "-p", "no:cacheprovider", "-W", "ignore::UserWarning")
+    result.assert_outcomes(passed=2)
+    assert result.ret == 0
+
+
+def test_installing_is_all_or_nothing(monkeypatch):
+    """An interrupt on the third hook point leaves none patched; the next recording is exact."""
+    def interrupted(original, active):
+        raise KeyboardInterrupt
+
+    points = list(hooks.HOOK_POINTS)
+    from dataclasses import replace
+
+    points[2] = replace(points[2], wrap=interrupted)
+    monkeypatch.setattr(hooks, "HOOK_POINTS", tuple(points))
+    with pytest.raises(KeyboardInterrupt):
+        with adtrace.record():
+            pass
+    monkeypatch.undo()
+    assert_restored()
+    square_events()
