@@ -1,6 +1,5 @@
 """The pytest plugin: --adtrace, --adtrace-report-dir and the adtrace_recording fixture."""
 
-pytest_plugins = ["pytester"]
 
 SUITE = '''
 import autograd.numpy as anp
