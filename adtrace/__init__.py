@@ -5,19 +5,22 @@
 
     with adtrace.record() as rec:
         grad(lambda x: x * x)(3.0)
-    [e for e in rec.events if e.kind == "add_outgrads"]  # the two 3s that become 6
+    rec.of_kind("add_outgrads")  # the two 3s that become 6
 
-Layout: ``hooks`` (where autograd is patched) -> ``recorder`` (calls become ``events``, values
-snapshotted by ``values``) -> ``recording`` / ``snapshots`` (derived views); ``session`` switches
-recording on and off; ``drift`` checks the installed autograd; ``cli`` is the command line.
+The package is laid out as its pipeline: ``recording`` (autograd's run becomes events; what knows
+autograd is in ``recording/autograd``) -> ``reference`` (the lecture's engine) -> ``compare`` (the
+two engines side by side, and the checks a report states) -> ``checker`` (which node's local rule
+is wrong) -> ``report`` (Markdown) -> ``tools`` (the command line, the pytest plugin, autograd's own
+suite and examples). A stage imports only the stages before it. This module is the public surface.
 """
 
 import sys
 
-from .recording import events
+from . import report  # noqa: F401  (registers how a Recording renders itself)
 from .checker import check
+from .recording import events
 from .recording.autograd.drift import UnknownAutogradError, UnknownAutogradWarning
-from .recording.autograd.recorder import RecorderWarning
+from .recording.recorder import RecorderWarning
 from .recording.recording import Recording
 from .recording.session import PatchConflictWarning, RecordingOrderError, record
 from .recording.snapshots import StateSnapshot
@@ -25,7 +28,7 @@ from .recording.values import ArraySummary, Boxed, ContainerSummary, Sparse
 
 sys.modules[__name__ + ".events"] = events  # `adtrace.events`, the public name of the event classes
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 __all__ = [
     "record", "check", "Recording", "events", "StateSnapshot", "ArraySummary", "ContainerSummary", "Boxed", "Sparse",
     "RecordingOrderError", "RecorderWarning", "PatchConflictWarning",

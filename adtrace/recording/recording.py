@@ -13,6 +13,10 @@ from .events import BACKWARD_PASS_KINDS
 from .passes import backward_passes, user_query
 from .snapshots import state_snapshots
 
+# How a Recording shows itself (Jupyter's _repr_*_ methods): the stages that render register their
+# functions here, so this stage never imports them.
+RENDERERS = {}
+
 
 class Recording:
     def __init__(self, capture):
@@ -64,9 +68,9 @@ class Recording:
                 self._nodes[event.label] = event
 
     def _repr_markdown_(self):
-        from ..report import render_recording
-
-        return render_recording(self)
+        """Jupyter shows a recording as its report (the report stage registers the renderer)."""
+        render = RENDERERS.get("markdown")
+        return render(self) if render is not None else None
 
     def of_kind(self, *kinds):
         return [e for e in self.events if e.kind in kinds]

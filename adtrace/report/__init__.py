@@ -17,5 +17,8 @@ class ReportOptions:
 
 
 from .document import render, render_recording  # noqa: E402
+from ..recording.recording import RENDERERS  # noqa: E402
+
+RENDERERS["markdown"] = render_recording
 
 __all__ = ["ReportOptions", "render", "render_recording"]
