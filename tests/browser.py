@@ -19,22 +19,30 @@ FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-
          "--disable-dev-shm-usage", "--window-size=1400,900")
 
 
-def unavailable(reason):
-    if REQUIRED:
-        pytest.fail(f"ADTRACE_REQUIRE_BROWSER=1 but {reason}")
-    pytest.skip(reason)
+class BrowserMissing(Exception):
+    """No browser to drive: the reason, as a skip or a failure says it."""
+
+
+def chromium_for_tests():
+    """``start_chromium()``, or a skip with the reason (a failure under ADTRACE_REQUIRE_BROWSER=1)."""
+    try:
+        return start_chromium()
+    except BrowserMissing as missing:
+        if REQUIRED:
+            pytest.fail(f"ADTRACE_REQUIRE_BROWSER=1 but {missing}")
+        pytest.skip(str(missing))
 
 
 def start_chromium():
-    """A selenium driver for headless Chromium with a fresh profile, or a skip (a failure in CI)."""
+    """A selenium driver for headless Chromium with a fresh profile; ``BrowserMissing`` without one."""
     try:
         from selenium import webdriver
     except ImportError:
-        unavailable("selenium is not installed (pip install -e '.[test]')")
+        raise BrowserMissing("selenium is not installed (pip install -e '.[test]')") from None
     binary = next((shutil.which(name) for name in BROWSERS if shutil.which(name)), None)
     driver_path = shutil.which("chromedriver")
     if binary is None or driver_path is None:
-        unavailable("no Chromium and chromedriver found (apt-get install chromium chromium-driver)")
+        raise BrowserMissing("no Chromium and chromedriver found (apt-get install chromium chromium-driver)")
     options = webdriver.ChromeOptions()
     options.binary_location = binary
     for flag in FLAGS:

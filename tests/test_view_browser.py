@@ -4,6 +4,7 @@ with buttons, keys and the URL fragment reproduces the Markdown report's state s
 Skipped without a browser, except under ADTRACE_REQUIRE_BROWSER=1 (CI), where that fails."""
 
 import time
+from pathlib import Path
 
 import autograd.numpy as anp
 import pytest
@@ -13,16 +14,17 @@ import adtrace
 from adtrace.report import render, render_recording
 from adtrace.traced_call import trace_call
 from adtrace.view import call_page
-from browser import Page, start_chromium, stop_chromium
+from browser import Page, chromium_for_tests, stop_chromium
 from view_cases import (HOSTILE, dict_text, fan_out, first_derivative, forward_tangents, hostile_primitive,
                         jacobian_recording, nested_recording, snapshot_rows, square, sum_and_sine)
 
+REPO = Path(__file__).resolve().parents[1]
 LOOP_ITERATIONS = 1333  # 1 + 3 * 1333 = 4,000 nodes
 
 
 @pytest.fixture(scope="module")
 def chromium():
-    driver = start_chromium()
+    driver = chromium_for_tests()
     yield driver
     stop_chromium(driver)
 
@@ -203,3 +205,17 @@ def loop_line(text):
 
     lines, first = inspect.getsourcelines(loop)
     return first + next(i for i, line in enumerate(lines) if line.strip().startswith(text))
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in (REPO / "reports").glob("*.html")))
+def test_every_committed_page_plays_to_its_end(chromium, name):
+    page = Page(chromium, REPO / "reports" / f"{name}.html")
+    passes = page.driver.execute_script("return adtrace.DATA.passes.map(p => p.id)")
+    for pass_id in passes:
+        page.driver.execute_script("adtrace.viewer.open(arguments[0], 0)", pass_id)
+        page.key("END")
+        count = page.driver.execute_script(f"return adtrace.DATA.passes.find(p => p.id === '{pass_id}').steps.node.length")
+        page.wait(lambda: page.counter() == f"step {count} of {count}")
+    if not passes:
+        assert page.counter() == "step 0 of 0" and "No backward pass ran" in page.text("notes")
+    assert page.console_errors() == [] and page.requests() == []

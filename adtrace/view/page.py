@@ -6,11 +6,13 @@ from ``file://`` offline. The data goes into a ``<script type="application/json"
 markup; the scripts put text on the page through ``textContent`` only. The same data gives the
 same bytes.
 
-The graph is laid out by the page's own layered layout (``assets/layout.js``), not a library:
-the candidate, @dagrejs/dagre (the layout Mermaid uses for the reports' flowcharts), adds 49 KB to
-every page and is quadratic in practice on autograd's long chains (about a second for 1,000
-nodes; it exhausts the call stack before 4,000), while autograd's graphs arrive with a
-topological order (creation order) that makes a layered layout a few linear passes.
+The graph is laid out by the page's own layered layout (``assets/layout.js``), not a library.
+The candidate was @dagrejs/dagre, the layered layout Mermaid draws the reports' flowcharts with:
+on the experiments' graphs and the collapsed views both give the same pictures with as few
+crossings, but dagre would be most of a small page's bytes, its time grows steeply with an
+expanded loop (seconds at a thousand nodes) and it exhausts the call stack on a 4,000-node one.
+autograd's graphs come with a topological order (creation order), which makes a layered layout
+(longest-path layers, dummy points for long edges, barycenter sweeps) a few linear passes.
 """
 
 import html

@@ -111,9 +111,10 @@
       return edges;
     }
 
+    // Wide enough for its text, and for an "arg k" label under each edge entering it.
     nodeWidth(n) {
       const longest = Math.max(this.graph.nodes.label[n].length, this.graph.nodes.primitive[n].length);
-      return Math.min(longest, MAX_TEXT) * CHAR + 16;
+      return Math.max(Math.min(longest, MAX_TEXT) * CHAR + 16, this.graph.nodes.parents[n].length * 40 + 12);
     }
 
     groupWidth(g) {
@@ -144,8 +145,10 @@
         this.unitOfNode.set(n, this.expanded.has(g) ? this.nodeElements.get(n) : this.groupElements.get(g));
       }
       this.refresh();
+      this.active = null; // drawn anew: mark the step's edge and node in the new drawing
+      if (this.activeKey !== undefined) this.setActiveEdge(this.activeKey);
       if (!this.view) this.fit();
-      else this.applyView();
+      else this.reveal(this.current);
     }
 
     defs() {
@@ -173,7 +176,7 @@
           slots = entering.get(e.to);
           seen.set(e.to, slot + 1);
         }
-        const step = Math.min(36, (target.width - 12) / slots);
+        const step = Math.min(40, (target.width - 12) / slots);
         const el = this.drawEdge(layer, e, placed, i, (slot - (slots - 1) / 2) * step);
         for (const raw of e.raw) this.edgeElements.set(raw, el);
       });
@@ -248,6 +251,7 @@
 
     setActiveEdge(key) {
       if (this.active) this.active.classList.remove("active");
+      this.activeKey = key;
       this.active = key === null ? null : this.edgeElements.get(key) || null;
       if (this.active) this.active.classList.add("active");
     }
@@ -270,8 +274,9 @@
       const h = Math.max(this.placed.height, 100) + 40;
       const box = this.svg.getBoundingClientRect();
       const scale = Math.min(box.width / w, box.height / h, 1.5);
-      if (scale < 0.35 && this.current !== undefined) {
+      if (scale < 0.35) { // too big to read whole: full size, around the current node
         this.view = { x: 0, y: 0, w: box.width, h: box.height };
+        this.applyView();
         this.reveal(this.current, true);
         return;
       }
