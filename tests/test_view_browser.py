@@ -86,6 +86,37 @@ def test_keys_step_a_fan_out_function(open_page):
     assert_row(page, rows[-2])
 
 
+def test_the_graph_pans_and_zooms(open_page):
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    page = open_page(call_page(trace_call(fan_out, (0.7,))))
+    svg = page.find("graph")
+    view = lambda: [float(v) for v in svg.get_dom_attribute("viewBox").split()]  # noqa: E731
+    before = view()
+    page.driver.execute_script(
+        "const r = arguments[0].getBoundingClientRect(); arguments[0].dispatchEvent(new WheelEvent('wheel',"
+        " {deltaY: 400, clientX: r.left + r.width / 2, clientY: r.top + r.height / 2, cancelable: true}))", svg)
+    zoomed = view()
+    assert zoomed[2] > before[2] * 1.5 and zoomed[3] > before[3] * 1.5  # zoomed out around the pointer
+    ActionChains(page.driver).move_to_element(svg).click_and_hold().move_by_offset(120, 0).release().perform()
+    assert view()[0] < zoomed[0] and view()[2:] == zoomed[2:]  # dragged right: the view moved left
+    page.click("fit")
+    assert view() == before
+
+
+def test_each_pass_keeps_its_own_view(open_page):
+    page = open_page(jacobian_recording().to_html())
+    svg = page.find("graph")
+    wheel = ("const r = arguments[0].getBoundingClientRect(); arguments[0].dispatchEvent(new WheelEvent('wheel',"
+             " {deltaY: arguments[1], clientX: r.left + 10, clientY: r.top + 10, cancelable: true}))")
+    page.driver.execute_script(wheel, svg, -300)
+    zoomed = svg.get_dom_attribute("viewBox")
+    page.select_pass("q2")
+    page.driver.execute_script(wheel, svg, 500)  # moves q2's view only
+    page.select_pass("q1")
+    assert svg.get_dom_attribute("viewBox") == zoomed
+
+
 def test_the_url_fragment_opens_a_step(open_page):
     call = trace_call(square, (3.0,))
     page = open_page(call_page(call), "#query=q1&step=6")
@@ -106,7 +137,7 @@ def step_through_every_query(page, rows):
         page.select_pass(f"q{query}")
         for row in query_rows:
             assert_row(page, row)
-            page.click("next")
+            page.key("ARROW_RIGHT")  # the select gave the keys back
 
 
 def test_a_jacobian_has_one_selectable_query_per_output_row(open_page):
@@ -214,7 +245,8 @@ def test_every_committed_page_plays_to_its_end(chromium, name):
     for pass_id in passes:
         page.driver.execute_script("adtrace.viewer.open(arguments[0], 0)", pass_id)
         page.key("END")
-        count = page.driver.execute_script(f"return adtrace.DATA.passes.find(p => p.id === '{pass_id}').steps.node.length")
+        count = page.driver.execute_script(
+            "return adtrace.DATA.passes.find(p => p.id === arguments[0]).steps.node.length", pass_id)
         page.wait(lambda: page.counter() == f"step {count} of {count}")
     if not passes:
         assert page.counter() == "step 0 of 0" and "No backward pass ran" in page.text("notes")

@@ -111,13 +111,13 @@ def _primitive(node):
 
 
 def reverse_passes(recording, number, node_index, call):
-    reference_query, run = _reference(recording, call)
+    events_of = {query: recording.query_events(query) for query in recording.queries}
+    reference_query, run = _reference(recording, events_of, call)
     passes = []
-    for query in recording.queries:
-        events = recording.query_events(query)
+    for query, events in events_of.items():
         start = events[0]
         walked = recording.graph(start.end)
-        steps = reverse_steps(recording, query, node_index, run if query == reference_query else None)
+        steps = reverse_steps(events, node_index, run if query == reference_query else None)
         passes.append({
             "id": f"q{query}", "mode": "rev", "query": query, "level": start.level, "graph": number,
             "name": f"query {query} (level {start.level})", "nodes": sorted(node_index[label] for label in walked),
@@ -166,13 +166,13 @@ def _link_parents(passes):
     return passes
 
 
-def _reference(recording, call):
+def _reference(recording, events_of, call):
     """``(query, run)``: the reference engine's run and the query it was aligned with (the
     query whose end node is the run's first visit), or ``(None, None)``."""
     if call is None or call.reference is None or recording is not call.recording or not call.reference.order:
         return None, None
     end = call.reference.order[0]
-    queries = [q for q in recording.queries if recording.query_events(q)[0].end == end]
+    queries = [q for q, events in events_of.items() if events[0].end == end]
     return (queries[-1], call.reference) if queries else (None, None)
 
 

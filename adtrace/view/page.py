@@ -20,7 +20,7 @@ import json
 import re
 from importlib import resources
 
-SCRIPTS = ("layout.js", "viewer.js", "graph.js", "panels.js", "controls.js")
+SCRIPTS = ("layout.js", "svg.js", "viewer.js", "graph.js", "panels.js", "controls.js")
 _MARKER = re.compile(r"@@(TITLE|STYLE|DATA|SCRIPT)@@")
 _JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"}
 

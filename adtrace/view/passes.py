@@ -46,10 +46,10 @@ class Steps:
 # -------------------- reverse mode --------------------
 
 
-def reverse_steps(recording, query, node_index, run=None):
-    """The steps of backward query ``query``; ``run`` (``reference.GradientRun`` over the same
-    graph and seed) adds the lecture's ``node_to_grad`` lists, replayed in autograd's order."""
-    events = recording.query_events(query)
+def reverse_steps(events, node_index, run=None):
+    """The steps of one backward query (its events, ``Recording.query_events``); ``run``
+    (``reference.GradientRun`` over the same graph and seed) adds the lecture's ``node_to_grad``
+    lists, replayed in autograd's order."""
     adds = iter([e for e in events if e.kind == "add_outgrads"])
     lecture = LectureLists(run)
     steps = Steps(REVERSE_STATEMENTS, node_index)

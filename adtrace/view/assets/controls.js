@@ -44,7 +44,10 @@
       option.value = pass.id;
     }
     select.hidden = false;
-    select.addEventListener("change", () => viewer.open(select.value, 0));
+    select.addEventListener("change", () => {
+      viewer.open(select.value, 0);
+      select.blur(); // give the arrow keys back to the steps
+    });
   }
 
   function buttons(viewer) {

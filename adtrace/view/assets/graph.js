@@ -6,48 +6,17 @@
 (function (adtrace) {
   "use strict";
 
-  const SVG = "http://www.w3.org/2000/svg";
+  const { element, text, curve, loop } = adtrace.svg;
   const EXPANDED_LIMIT = 60; // a pass with at most this many nodes opens expanded
   const CHAR = 7.3; // width of a character of the 12px monospace font
   const NODE_HEIGHT = 34;
-  const MAX_TEXT = 30; // characters shown on a node; the whole text is in its tooltip
-
-  function element(name, attributes, parent) {
-    const el = document.createElementNS(SVG, name);
-    for (const key in attributes) el.setAttribute(key, attributes[key]);
-    if (parent) parent.appendChild(el);
-    return el;
-  }
-
-  function text(parent, x, y, content, cls) {
-    const el = element("text", { x, y, class: cls }, parent);
-    el.textContent = content.length > MAX_TEXT ? content.slice(0, MAX_TEXT - 1) + "\u2026" : content;
-    return el;
-  }
-
-  // A smooth path through points, leaving and entering each one vertically.
-  function curve(points) {
-    let d = `M ${points[0][0]} ${points[0][1]}`;
-    for (let i = 1; i < points.length; i++) {
-      const [x0, y0] = points[i - 1];
-      const [x1, y1] = points[i];
-      const middle = (y0 + y1) / 2;
-      d += ` C ${x0} ${middle} ${x1} ${middle} ${x1} ${y1}`;
-    }
-    return d;
-  }
-
-  // A back edge (between groups of a loop) goes out of one unit's bottom, round to the right,
-  // and into the other's top.
-  function loop([x1, y1], [x2, y2]) {
-    const reach = Math.max(60, Math.abs(y1 - y2) / 2);
-    return `M ${x1} ${y1} C ${x1 + 90} ${y1 + reach} ${x2 + 90} ${y2 - reach} ${x2} ${y2}`;
-  }
+  const MAX_TEXT = 30; // as svg.text cuts
 
   class GraphView {
     // graph: the data's graph; pass: the data's pass; status(node) -> "current" | "waiting" | ...
-    constructor(svg, graph, pass, status) {
-      this.svg = svg;
+    constructor(camera, graph, pass, status) {
+      this.camera = camera;
+      this.svg = camera.svg;
       this.graph = graph;
       this.status = status;
       this.nodes = pass.nodes;
@@ -59,8 +28,7 @@
       }
       const small = this.nodes.length <= EXPANDED_LIMIT;
       this.expanded = new Set(small ? this.members.keys() : []);
-      this.view = null;
-      this.listen();
+      this.view = null; // this pass's part of the drawing in sight (see Camera)
     }
 
     // -------------------- what is drawn: units and edges --------------------
@@ -147,8 +115,9 @@
       this.refresh();
       this.active = null; // drawn anew: mark the step's edge and node in the new drawing
       if (this.activeKey !== undefined) this.setActiveEdge(this.activeKey);
-      if (!this.view) this.fit();
-      else this.reveal(this.current);
+      if (this.view) this.camera.show(this.view); // as this pass was left
+      else this.fit();
+      this.reveal(this.current);
     }
 
     defs() {
@@ -208,7 +177,8 @@
         const n = unit.node;
         g.setAttribute("class", "node");
         g.setAttribute("data-node", this.graph.nodes.label[n]);
-        title.textContent = `${this.graph.nodes.label[n]} = ${this.graph.nodes.primitive[n]}\nvalue ${this.graph.nodes.value[n]}`;
+        const nodes = this.graph.nodes;
+        title.textContent = `${nodes.label[n]} = ${nodes.primitive[n]}\nvalue ${nodes.value[n]}`;
         text(g, middle, 14, this.graph.nodes.label[n], "label");
         text(g, middle, 28, this.graph.nodes.primitive[n], "primitive");
         this.nodeElements.set(n, g);
@@ -220,7 +190,7 @@
         title.textContent = `${group.key}: ${size} nodes (click to expand)`;
         text(g, middle, 16, group.key, "label");
         text(g, middle, 32, `${size} nodes`, "primitive");
-        g.addEventListener("click", () => this.moved || this.expand(unit.group));
+        g.addEventListener("click", () => this.camera.moved || this.expand(unit.group));
         this.groupElements.set(unit.group, g);
       }
       g.box = { x: placed.x[u], y: placed.y[u] };
@@ -267,74 +237,18 @@
       this.draw();
     }
 
-    // -------------------- pan and zoom --------------------
+    // -------------------- what is in sight --------------------
 
     fit() {
-      const w = Math.max(this.placed.width, 200) + 40;
-      const h = Math.max(this.placed.height, 100) + 40;
-      const box = this.svg.getBoundingClientRect();
-      const scale = Math.min(box.width / w, box.height / h, 1.5);
-      if (scale < 0.35) { // too big to read whole: full size, around the current node
-        this.view = { x: 0, y: 0, w: box.width, h: box.height };
-        this.applyView();
-        this.reveal(this.current, true);
-        return;
-      }
-      const vw = box.width / scale;
-      const vh = box.height / scale;
-      this.view = { x: (this.placed.width - vw) / 2, y: (this.placed.height - vh) / 2, w: vw, h: vh };
-      this.applyView();
+      this.view = this.camera.fit(this.placed.width, this.placed.height);
+      this.reveal(this.current);
     }
 
-    applyView() {
-      const v = this.view;
-      this.svg.setAttribute("viewBox", `${v.x} ${v.y} ${v.w} ${v.h}`);
-    }
-
-    // Keep the current node (or its group) in sight: recentre when it leaves the view.
-    reveal(n, always) {
+    // Keep the current node (or its group) in sight.
+    reveal(n) {
       this.current = n;
       const el = n === null || n === undefined ? null : this.unitOfNode.get(n);
-      if (!el || !this.view) return;
-      const { x, y } = el.box;
-      const v = this.view;
-      const margin = 40;
-      if (always || x < v.x + margin || x > v.x + v.w - margin || y < v.y + margin || y > v.y + v.h - margin) {
-        v.x = x - v.w / 2;
-        v.y = y - v.h / 2;
-        this.applyView();
-      }
-    }
-
-    listen() {
-      this.svg.addEventListener("wheel", (event) => {
-        event.preventDefault();
-        const v = this.view;
-        const box = this.svg.getBoundingClientRect();
-        const factor = Math.exp(event.deltaY * 0.0015);
-        const px = v.x + ((event.clientX - box.left) / box.width) * v.w;
-        const py = v.y + ((event.clientY - box.top) / box.height) * v.h;
-        this.view = { x: px - (px - v.x) * factor, y: py - (py - v.y) * factor, w: v.w * factor, h: v.h * factor };
-        this.applyView();
-      }, { passive: false });
-      let start = null;
-      this.svg.addEventListener("pointerdown", (event) => {
-        start = { x: event.clientX, y: event.clientY, view: { ...this.view } };
-        this.moved = false;
-      });
-      this.svg.addEventListener("pointermove", (event) => {
-        if (!start) return;
-        const box = this.svg.getBoundingClientRect();
-        const dx = event.clientX - start.x;
-        const dy = event.clientY - start.y;
-        if (Math.abs(dx) + Math.abs(dy) > 4) this.moved = true;
-        this.view.x = start.view.x - (dx * start.view.w) / box.width;
-        this.view.y = start.view.y - (dy * start.view.h) / box.height;
-        this.applyView();
-      });
-      const stop = () => (start = null);
-      this.svg.addEventListener("pointerup", stop);
-      this.svg.addEventListener("pointerleave", stop);
+      if (el) this.camera.reveal(el.box.x, el.box.y);
     }
   }
 

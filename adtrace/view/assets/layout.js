@@ -148,7 +148,8 @@
 
   // Output on top: the highest layer gets y = 0. Coordinates are shifted to start at 0.
   function finish(units, g, layers, x, edges, chains, back) {
-    const rowHeight = layers.map((layer) => Math.max(0, ...layer.map((u) => (u < units.length ? units[u].height : 0))));
+    const height = (u) => (u < units.length ? units[u].height : 0); // dummies have none
+    const rowHeight = layers.map((layer) => Math.max(0, ...layer.map(height)));
     const y = new Float64Array(g.size);
     let top = 0;
     for (let r = layers.length - 1; r >= 0; r--) {

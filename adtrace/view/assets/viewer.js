@@ -168,9 +168,9 @@
       this.state = emptyState();
       this.engine.reset(this.state.engine);
       this.lecture.reset(this.state.lecture);
-      const svg = byTestId("graph");
+      this.camera = this.camera || new adtrace.svg.Camera(byTestId("graph"));
       if (!this.views.has(pass.id)) {
-        this.views.set(pass.id, new adtrace.GraphView(svg, graph, pass, (n) => this.status(n)));
+        this.views.set(pass.id, new adtrace.GraphView(this.camera, graph, pass, (n) => this.status(n)));
       }
       this.graph = this.views.get(pass.id);
       this.graph.draw();
@@ -199,7 +199,8 @@
           this.engine.update(n, this.state.engine);
           this.lecture.update(n, this.state.lecture);
         });
-        this.graph.refresh([...touched, before, this.pass.steps.node[k]].filter((n) => n !== null && n !== undefined));
+        const changed = [...touched, before, this.pass.steps.node[k]];
+        this.graph.refresh(changed.filter((n) => n !== null && n !== undefined));
       } else {
         this.k = k;
         this.state = this.replays.get(this.pass.id).stateAfter(k);
