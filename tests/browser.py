@@ -64,14 +64,24 @@ def stop_chromium(driver):
 class Page:
     """A viewer page in the browser, read and driven through its ``data-testid`` contract."""
 
+    by_css = "css selector"
+
     def __init__(self, driver, path, fragment=""):
+        driver.get(Path(path).resolve().as_uri() + fragment)
+        self._attach(driver)
+
+    @classmethod
+    def attach(cls, driver):
+        """The page the driver is on already (an iframe switched to, say)."""
+        page = cls.__new__(cls)
+        page._attach(driver)
+        return page
+
+    def _attach(self, driver):
         from selenium.webdriver.common.by import By
 
         self.driver, self.by = driver, By
-        self.started = time.perf_counter()
-        driver.get(Path(path).resolve().as_uri() + fragment)
         self.wait(lambda: driver.execute_script("return document.body.getAttribute('data-ready')") == "1")
-        self.ready = time.perf_counter()
 
     def wait(self, condition, timeout=20):
         end = time.monotonic() + timeout

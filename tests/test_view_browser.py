@@ -251,3 +251,22 @@ def test_every_committed_page_plays_to_its_end(chromium, name):
     if not passes:
         assert page.counter() == "step 0 of 0" and "No backward pass ran" in page.text("notes")
     assert page.console_errors() == [] and page.requests() == []
+
+
+def test_the_jupyter_frame_plays(chromium, tmp_path):
+    """``Recording._repr_html_``: the page in a sandboxed iframe, as a notebook shows it."""
+    with adtrace.record() as rec:
+        grad(square)(3.0)
+    path = tmp_path / "notebook.html"
+    path.write_text(f"<!DOCTYPE html><html><body><p>a notebook</p>{rec._repr_html_()}</body></html>")
+    chromium.get(path.as_uri())
+    frame = chromium.find_element(Page.by_css, "iframe")
+    chromium.switch_to.frame(frame)
+    try:
+        page = Page.attach(chromium)
+        page.click("next")
+        page.click("next")
+        assert page.counter() == "step 3 of 11" and page.entries() == []
+    finally:
+        chromium.switch_to.default_content()
+    assert [e for e in chromium.get_log("browser") if e["level"] == "SEVERE"] == []

@@ -12,7 +12,8 @@ The format (``FORMAT`` names its version)::
      "code": {"rev" | "fwd": {                     # the two code panels of a reverse / forward pass
          "autograd": {"name": str, "lines": [str]},  # read from the installed autograd
          "lecture": {"name": str, "lines": [str]},
-         "statements": [{"text": str, "autograd": line | null, "lecture": line | null}]}},
+         "statements": [{"text": str, "autograd": line | null, "lecture": line | null,
+                         "fields": {column: what it holds at this statement}}]}},
      "graphs": [{                                 # one per recording (reverse, forward)
          "nodes": {"label": [str], "primitive": [str], "value": [text], "group": [group index],
                    "parents": [[[argnum, node index], ...] by position]},
@@ -33,8 +34,8 @@ Node and parent fields of steps are node indices into the pass's graph; ``statem
 """
 
 from ..report.format import fmt
-from .passes import forward_event_runs, forward_steps, reverse_steps
 from ..snapshots import VJP
+from .passes import forward_event_runs, forward_steps, reverse_steps
 from .source import REVERSE_STATEMENTS, code_panels
 
 FORMAT = 1

@@ -39,7 +39,7 @@ def embed(data):
 
 
 def _asset(name):
-    text = resources.files("adtrace.view").joinpath("assets", name).read_text(encoding="utf-8")
+    text = (resources.files("adtrace.view") / "assets" / name).read_text(encoding="utf-8")
     if name.endswith(".js") and "</script" in text.lower():
         raise ValueError(f"{name} would end its script element")
     return text
