@@ -15,7 +15,7 @@ import zipfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from adtrace import drift  # noqa: E402
+from adtrace.recording.autograd import drift  # noqa: E402
 
 
 def release_fingerprints(version, folder):

@@ -12,14 +12,18 @@ snapshotted by ``values``) -> ``recording`` / ``snapshots`` (derived views); ``s
 recording on and off; ``drift`` checks the installed autograd; ``cli`` is the command line.
 """
 
-from . import events
+import sys
+
+from .recording import events
 from .checker import check
-from .drift import UnknownAutogradError, UnknownAutogradWarning
-from .recorder import RecorderWarning
-from .recording import Recording
-from .session import PatchConflictWarning, RecordingOrderError, record
-from .snapshots import StateSnapshot
-from .values import ArraySummary, Boxed, ContainerSummary, Sparse
+from .recording.autograd.drift import UnknownAutogradError, UnknownAutogradWarning
+from .recording.autograd.recorder import RecorderWarning
+from .recording.recording import Recording
+from .recording.session import PatchConflictWarning, RecordingOrderError, record
+from .recording.snapshots import StateSnapshot
+from .recording.values import ArraySummary, Boxed, ContainerSummary, Sparse
+
+sys.modules[__name__ + ".events"] = events  # `adtrace.events`, the public name of the event classes
 
 __version__ = "0.1.0"
 __all__ = [

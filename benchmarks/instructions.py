@@ -36,7 +36,7 @@ import warnings
 sys.path.insert(0, {here!r})
 from workloads import forward_chain, scalar_chain, second_derivative
 import adtrace
-from adtrace.recorder import Recorder
+from adtrace.recording.autograd.recorder import Recorder
 
 workload, mode, noop = sys.argv[1], sys.argv[2], sys.argv[3]
 if workload == "systematic":
@@ -85,7 +85,7 @@ def count(workload, mode, noop=""):
     """Instructions of one child process (``mode`` "none" runs only the set-up)."""
     tests = ""
     if workload == "systematic":
-        from adtrace.upstream import fetch_sdist
+        from adtrace.tools.upstream import fetch_sdist
 
         tests = str(fetch_sdist() / "tests")
     code = CHILD.format(here=str(HERE), nodes=NODES[workload], runs=RUNS[workload], tests=tests)

@@ -28,9 +28,9 @@ import adtrace  # noqa: E402
 from adtrace.report import ReportOptions, render_recording  # noqa: E402
 from adtrace.report.export import events_json  # noqa: E402
 from adtrace.report.tables import table  # noqa: E402
-from adtrace import values  # noqa: E402
-from adtrace.recorder import Recorder  # noqa: E402
-from adtrace.values import ARRAY_SUMMARY, snapshot_arrays  # noqa: E402
+from adtrace.recording.autograd import capture as autograd_capture  # noqa: E402
+from adtrace.recording.autograd.recorder import Recorder  # noqa: E402
+from adtrace.recording.values import ARRAY_SUMMARY, kept_arrays  # noqa: E402
 from workloads import WORKLOADS, scalar_chain, tanh_mlp  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
@@ -113,10 +113,10 @@ def without_statistics(run):
     """Capture ``auto`` with an array above the inline size summarized by its shape and dtype only:
     what its min, max and mean (three reductions) cost."""
     def shape_only(array):
-        return ARRAY_SUMMARY, array.shape, values._dtype_name(array.dtype), NAN, NAN, NAN
+        return ARRAY_SUMMARY, array.shape, adtrace.recording.values._dtype_name(array.dtype), NAN, NAN, NAN
 
     def go():
-        with replaced(values, ("_summary",), shape_only), adtrace.record(capture="auto"):
+        with replaced(autograd_capture, ("stored_summary",), shape_only), adtrace.record(capture="auto"):
             run()
     return go
 
@@ -165,7 +165,7 @@ def memory():
             peak, kept = _traced(go)
             rec = recordings[0]
             events = len(rec.log)
-            largest = max((a.size for e in rec.events for a in snapshot_arrays(e)), default=0)
+            largest = max((a.size for e in rec.events for a in kept_arrays(e)), default=0)
             rows.append((name, capture, events, f"{(peak - plain_peak) / events * 1e4 / 1024:.0f} KiB",
                          f"{kept / events:.0f} B", largest))
     return rows
@@ -241,7 +241,7 @@ def upstream_suite(pairs):
     """Its wall time plain and with --adtrace, ``pairs`` times interleaved: medians, and the median
     of the pairs' ratios with their range (one slow run on a shared machine moves a single ratio by
     0.2x); the test ids whose outcome differed in any pair."""
-    from adtrace import upstream
+    from adtrace.tools import upstream
 
     source = upstream.fetch_sdist()
     plain, recorded_run, ratios, differing = [], [], [], set()
@@ -260,7 +260,7 @@ def machine():
     import numpy
 
     return (f"{os.cpu_count()} cores, Python {platform.python_version()}, numpy {numpy.__version__}, "
-            f"autograd {adtrace.drift.installed_version()}")
+            f"autograd {adtrace.recording.autograd.drift.installed_version()}")
 
 
 def main(argv=None):

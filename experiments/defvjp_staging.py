@@ -18,12 +18,12 @@ from autograd.core import primitive_vjps
 from autograd.extend import defvjp, primitive
 
 import adtrace
-from adtrace.experiment import Outcome, main, repo_root
+from adtrace.tools.experiment import Outcome, main, repo_root
 from adtrace.report import render
 from adtrace.report.format import fmt
 from adtrace.report.tables import table
-from adtrace.traced_call import trace_call
-from adtrace.values import plain
+from adtrace.compare.traced_call import trace_call
+from adtrace.recording.values import plain
 
 INTRO = """\
 **What this shows.** The seed's "three moments of `defvjp`" (registration, capture, application)

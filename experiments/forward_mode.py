@@ -14,12 +14,12 @@ from collections import Counter
 import autograd.numpy as anp
 import numpy as np
 
-from adtrace.experiment import Outcome, main, repo_root
+from adtrace.tools.experiment import Outcome, main, repo_root
 from adtrace.report import render
 from adtrace.report.format import fmt
 from adtrace.report.tables import table
-from adtrace.traced_call import trace_call
-from adtrace.values import plain
+from adtrace.compare.traced_call import trace_call
+from adtrace.recording.values import plain
 
 INTRO = """\
 **What this shows.** In forward mode (`make_jvp(f)(3.0)(1.0)`) there is no backward pass: each

@@ -13,12 +13,12 @@ import sys
 from autograd import grad
 
 import adtrace.reference as ref
-from adtrace.experiment import Outcome, main, repo_root
+from adtrace.tools.experiment import Outcome, main, repo_root
 from adtrace.report import render
 from adtrace.report.format import fmt
 from adtrace.report.tables import table
-from adtrace.traced_call import trace_call
-from adtrace.values import Boxed, plain
+from adtrace.compare.traced_call import trace_call
+from adtrace.recording.values import Boxed, plain
 
 INTRO = """\
 **What this shows.** Under `grad(grad(f))` the inner `backward_pass` (level 1) runs while the

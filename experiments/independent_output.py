@@ -16,11 +16,11 @@ from autograd import make_vjp
 from autograd.core import vspace
 
 import adtrace
-from adtrace.experiment import Outcome, main, repo_root
+from adtrace.tools.experiment import Outcome, main, repo_root
 from adtrace.report import render
 from adtrace.report.format import fmt
 from adtrace.report.tables import table
-from adtrace.traced_call import trace_call
+from adtrace.compare.traced_call import trace_call
 
 INTRO = """\
 **What this shows.** `floor` is one of autograd's notrace primitives: called on a box it unboxes

@@ -16,13 +16,13 @@ from autograd import jacobian, make_jvp
 
 import adtrace
 import adtrace.reference as ref
-from adtrace.align import autograd_running_entries
-from adtrace.experiment import Outcome, main, repo_root
+from adtrace.compare.align import autograd_running_entries
+from adtrace.tools.experiment import Outcome, main, repo_root
 from adtrace.report import ReportOptions, render
 from adtrace.report.format import fmt, fmt_outgrads
 from adtrace.report.tables import table
-from adtrace.traced_call import trace_call
-from adtrace.values import plain
+from adtrace.compare.traced_call import trace_call
+from adtrace.recording.values import plain
 
 INTRO = """\
 **What this shows.** `autograd.jacobian(f)(x)` for `f: R^3 -> R^2` traces `f` once and then asks

@@ -7,10 +7,10 @@ grad(lambda x: x*x)(3.0); every claim is checked against values computed indepen
 
 import sys
 
-from adtrace.experiment import Outcome, main, repo_root
+from adtrace.tools.experiment import Outcome, main, repo_root
 from adtrace.report import render
 from adtrace.report.format import fmt
-from adtrace.traced_call import trace_call
+from adtrace.compare.traced_call import trace_call
 
 INTRO = """\
 **What this shows.** In `z = x*x` both input positions of `multiply` point at the same root node.

@@ -11,12 +11,12 @@ import sys
 
 import numpy as np
 
-from adtrace.experiment import Outcome, main, repo_root
+from adtrace.tools.experiment import Outcome, main, repo_root
 from adtrace.report import render
 from adtrace.report.format import fmt
 from adtrace.report.tables import table
-from adtrace.traced_call import trace_call
-from adtrace.values import Sparse, plain
+from adtrace.compare.traced_call import trace_call
+from adtrace.recording.values import Sparse, plain
 
 INTRO = """\
 **What this shows.** In `x[0]*x[1] + x[0]` every `x[i]` is an `ArrayBox.__getitem__` node. Its

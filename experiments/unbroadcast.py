@@ -12,11 +12,11 @@ import sys
 import autograd.numpy as anp
 import numpy as np
 
-from adtrace.experiment import Outcome, main, repo_root
+from adtrace.tools.experiment import Outcome, main, repo_root
 from adtrace.report import render
 from adtrace.report.format import fmt
 from adtrace.report.tables import table
-from adtrace.traced_call import trace_call
+from adtrace.compare.traced_call import trace_call
 
 INTRO = """\
 **What this shows.** `f(M) = sum(M + r) + mean(r + c)` with `r = sum(M, axis=0)` (shape `(3,)`) and

@@ -11,11 +11,11 @@ import sys
 import autograd.numpy as anp
 import numpy as np
 
-from adtrace.experiment import Outcome, main, repo_root
+from adtrace.tools.experiment import Outcome, main, repo_root
 from adtrace.reference import is_reverse_topological
 from adtrace.report import render
 from adtrace.report.tables import table
-from adtrace.traced_call import trace_call
+from adtrace.compare.traced_call import trace_call
 
 INTRO = """\
 **What this shows.** The notebook builds a Wengert list by hand (a NetworkX DAG), records one VJP

@@ -17,13 +17,13 @@ from autograd.extend import defvjp, primitive
 from autograd.test_util import check_grads
 
 import adtrace.reference as ref
-from adtrace.align import first_divergence
-from adtrace.experiment import Outcome, main, repo_root
+from adtrace.compare.align import first_divergence
+from adtrace.tools.experiment import Outcome, main, repo_root
 from adtrace.report import render
 from adtrace.report.format import fmt
 from adtrace.report.tables import table
-from adtrace.traced_call import trace_call
-from adtrace.values import plain
+from adtrace.compare.traced_call import trace_call
+from adtrace.recording.values import plain
 
 INTRO = """\
 **What this shows.** `double(x) = 2x` is registered with a wrong VJP rule, `g -> 3g`, and used in

@@ -6,8 +6,9 @@ from autograd import grad
 
 import adtrace
 import adtrace.reference as ref
-from adtrace.align import CLOSE, DIFFERS, EXACT, align, compare, first_divergence
-from adtrace.values import ArraySummary
+from adtrace.compare.align import CLOSE, DIFFERS, EXACT, NOT_COMPARED, align, compare, first_divergence
+from adtrace.recording.values import ArraySummary, ContainerSummary
+from user_vspace import Pair
 
 
 def test_square_aligns_exactly():
@@ -40,9 +41,45 @@ def test_compare_statuses():
 
 
 def test_reference_labels_follow_the_recorder_under_higher_order():
-    from adtrace.traced_call import trace_call
+    from adtrace.compare.traced_call import trace_call
 
     call = trace_call(grad(lambda x: x * x * x), (2.0,))
     assert all(c.passed for c in call.checks)
     outer = [e.label for e in call.recording.events if e.kind in ("root", "node") and e.level == 0]
     assert list(call.reference.labels) == outer and {r.status for r in call.alignment} == {EXACT}
+
+
+def test_containers_compare_leaf_by_leaf():
+    params = [(np.array([[1.0, 2.0]]), np.array([0.5])), (np.array([3.0]), 4.0)]
+    same = [(np.array([[1.0, 2.0]]), np.array([0.5])), (np.array([3.0]), 4.0)]
+    assert compare(params, same) == (EXACT, 0.0)
+    assert compare({"w": np.ones(2), "b": 1.0}, {"w": np.ones(2), "b": 1.0 + 1e-13})[0] == CLOSE
+    assert compare(params, [(np.array([[1.0, 2.0]]), np.array([0.5])), (np.array([3.0]), 4.5)]) == (DIFFERS, None)
+    assert compare((1.0, 2.0), (1.0, 2.0, 3.0)) == (DIFFERS, None)
+    assert compare({"w": 1.0}, {"v": 1.0}) == (DIFFERS, None)
+
+
+def test_a_container_kept_as_type_and_length_is_not_compared():
+    summary = ContainerSummary("dict", 2)
+    assert compare(summary, {"w": np.ones(80), "b": 1.0}) == (NOT_COMPARED, None)
+    assert compare(summary, {"w": np.ones(80)}) == (DIFFERS, None)
+    assert compare(summary, np.ones(2)) == (DIFFERS, None)
+
+
+def test_a_users_vector_space_compares_by_value_not_identity():
+    assert compare(Pair(1.0, 2.0), Pair(1.0, 2.0)) == (EXACT, 0.0)
+    assert compare(Pair(1.0, 2.0), Pair(1.0, 2.0 + 1e-13))[0] == CLOSE
+    assert compare(Pair(1.0, 2.0), Pair(1.0, 2.5)) == (DIFFERS, 0.5)
+
+
+def test_container_gradients_align_with_the_reference_engine():
+    from adtrace.compare.traced_call import trace_call
+
+    params = {"W": np.array([[0.5, -1.0], [2.0, 0.1]]), "b": (np.array([0.2, 0.3]), 0.7)}
+
+    def loss(p):
+        b, c = p["b"]
+        return anp.sum(anp.tanh(anp.dot(p["W"], b)) * c + p["W"])
+
+    call = trace_call(loss, (params,))
+    assert {r.status for r in call.alignment} == {EXACT} and all(c.passed for c in call.checks)

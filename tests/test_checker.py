@@ -6,7 +6,9 @@ import warnings
 import autograd.numpy as anp
 import numpy as np
 import pytest
+from autograd import grad
 from autograd.extend import defvjp, primitive
+from autograd.misc.fixed_points import fixed_point
 
 import adtrace
 from adtrace.checker import FAIL, PASS, SKIPPED
@@ -157,6 +159,34 @@ def test_nan_origin_names_the_first_non_finite_node_and_line():
     assert (origin.node, origin.primitive, origin.argnum) == ("v2_sqrt", "sqrt", 0)
     assert site_line(origin) == line_of("anp.sqrt(d)", nan_gradient)
     assert report.first_failure is origin
+
+
+@primitive
+def cube(x):
+    return x**3
+
+
+defvjp(cube, lambda ans, x: lambda g: g * grad(lambda y: y**3)(x))  # a backward pass of its own
+
+
+def test_nan_origin_is_read_from_the_users_pass_not_a_nested_one():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        report = adtrace.check(lambda x: anp.sqrt(x - x) + cube(x), 2.0)
+    assert len(report.recording.queries) == 2
+    assert (report.nonfinite.node, report.nonfinite.primitive) == ("v2_sqrt", "sqrt")
+
+
+def iterative_sqrt(a):
+    """autograd's examples/fixed_points.py: a solve at tol 1e-4, its VJP a solve at the same tol."""
+    return fixed_point(lambda a: lambda x: x - 0.05 * (x**2 - a), a, 10.0, lambda x, y: anp.abs(x - y), 1e-4)
+
+
+def test_rtol_is_the_tolerance_a_user_states_for_a_rule_approximate_by_design():
+    strict = adtrace.check(iterative_sqrt, 2.0)
+    assert strict.first_failure.primitive == "fixed_point"
+    assert strict.first_failure.reason == "vjp differs from central differences: relative difference 2.8e-03, rtol 1e-05"
+    assert adtrace.check(iterative_sqrt, 2.0, rtol=1e-2).passed
 
 
 def test_non_finite_forward_value_is_named():

@@ -2,7 +2,8 @@
 
 import numpy as np
 
-from adtrace.checks import finite_differences, orders_valid
+from adtrace.compare.checks import finite_differences, orders_valid
+from user_vspace import Pair
 
 
 def test_finite_differences_pass_and_fail():
@@ -19,3 +20,36 @@ def test_orders_valid_names_both_orders():
     assert ok.passed and "same order" in ok.detail
     bad = orders_valid(["v1_sin", "v2_mul", "v0_root"], graph, ["v2_mul", "v1_sin", "v0_root"], graph)
     assert not bad.passed and "toposort: INVALID" in bad.detail
+
+
+def test_finite_differences_move_a_container_through_its_flattened_vector():
+    f = lambda p: np.sum(np.sin(p["w"]) * p["layers"][0][0]) + p["layers"][0][1] ** 2
+    p = {"w": np.array([0.3, -1.2]), "layers": [(np.array([2.0, 0.5]), 1.5)]}
+    exact = {"w": np.cos(p["w"]) * p["layers"][0][0], "layers": [(np.sin(p["w"]), 3.0)]}
+    assert finite_differences(f, p, 1.0, exact).passed
+    wrong = {"w": exact["w"], "layers": [(np.sin(p["w"]), 3.1)]}
+    assert not finite_differences(f, p, 1.0, wrong).passed
+
+
+def test_rtol_states_the_tolerance_and_the_relative_difference_is_printed():
+    f = lambda x: np.sum(x**2)
+    x = np.array([1.0, -2.0, 0.5])
+    off = 2 * x * 1.003  # a rule 0.3% off, as an iterative solve at its tolerance
+    strict, loose = finite_differences(f, x, 1.0, off), finite_differences(f, x, 1.0, off, rtol=1e-2)
+    assert not strict.passed and "relative difference 3.0e-03" in strict.detail and "rtol 1e-05" in strict.detail
+    assert loose.passed and "rtol 0.01" in loose.detail
+
+
+def test_finite_differences_move_a_users_vector_space_through_its_own_operations():
+    f = lambda p: np.sin(p.a) * p.b
+    p = Pair(0.4, 2.0)
+    exact = Pair(np.cos(0.4) * 2.0, np.sin(0.4))
+    assert finite_differences(f, p, 1.0, exact).passed and not finite_differences(f, p, 1.0, Pair(exact.a, 0.0)).passed
+    state = np.random.get_state()
+    finite_differences(f, p, 1.0, exact)
+    assert all(np.array_equal(a, b) for a, b in zip(np.random.get_state(), state))  # the user's generator untouched
+
+
+def test_finite_differences_skip_a_value_without_a_vector_space_and_say_why():
+    check = finite_differences(lambda s: 0.0, "text", 1.0, 0.0)
+    assert check.skipped and check.passed and "no direction to move the argument along" in check.detail

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from adtrace import drift
+from adtrace.recording.autograd import drift
 
 REPO = Path(__file__).resolve().parents[1]
 FUNCS = '''
@@ -44,11 +44,16 @@ def leaves(x):
 
 def two_lines(x):
     raise ValueError("first line\\nsecond line")
+
+from autograd.misc.fixed_points import fixed_point
+
+def iterative_sqrt(a):
+    return fixed_point(lambda a: lambda x: x - 0.05 * (x**2 - a), a, 10.0, lambda x, y: np.abs(x - y), 1e-4)
 '''
 
 
 def adtrace(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "adtrace.cli", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "adtrace", *args], capture_output=True, text=True,
                           cwd=cwd)
 
 
@@ -230,6 +235,20 @@ def test_check_names_the_wrong_node_and_exits_1(project):
 def test_check_errors_are_one_clear_line(project, args, message):
     out = adtrace("check", *args, cwd=project)
     assert out.returncode == 2 and message in out.stderr and "Traceback" not in out.stderr
+
+
+def test_rtol_states_the_tolerance_of_report_and_check(project):
+    """fixed_point's VJP is an iterative solve at tol 1e-4: 0.3% from central differences."""
+    strict = adtrace("check", "funcs:iterative_sqrt", "--at", "2.0", cwd=project)
+    assert strict.returncode == 1 and "relative difference 2.8e-03, rtol 1e-05" in strict.stdout
+    assert adtrace("check", "funcs:iterative_sqrt", "--at", "2.0", "--rtol", "1e-2", cwd=project).returncode == 0
+    report = adtrace("report", "funcs:iterative_sqrt", "--at", "2.0", "--check-nodes", cwd=project)
+    assert report.returncode == 1 and "| FAIL     | <gradient, u> = 0.0444306, numeric = 0.0443061, relative " \
+                                     "difference 2.8e-03 (h = 2.0e-06, rtol 1e-05) |" in report.stdout
+    report = adtrace("report", "funcs:iterative_sqrt", "--at", "2.0", "--check-nodes", "--rtol", "0.01", cwd=project)
+    assert report.returncode == 0, report.stdout
+    bad = adtrace("check", "funcs:iterative_sqrt", "--at", "2.0", "--rtol", "0", cwd=project)
+    assert bad.returncode == 2 and "--rtol must be a positive number" in bad.stderr
 
 
 def test_unknown_command_is_a_usage_error():

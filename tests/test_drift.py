@@ -4,7 +4,7 @@ import pytest
 from autograd import grad
 
 import adtrace
-from adtrace import drift
+from adtrace.recording.autograd import drift
 
 SOURCE = '''
 class Node:
@@ -59,7 +59,8 @@ def test_unknown_upstream_warns_naming_function_and_version(unknown_autograd):
 
 
 def test_unknown_upstream_strict_raises_and_patches_nothing(unknown_autograd):
-    from adtrace import hooks, session
+    from adtrace.recording.autograd import hooks
+    from adtrace.recording import session
 
     with pytest.raises(adtrace.UnknownAutogradError, match="backward_pass"):
         with adtrace.record(strict=True):

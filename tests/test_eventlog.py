@@ -7,7 +7,7 @@ from autograd import grad
 from autograd.extend import defvjp, primitive
 
 import adtrace
-from adtrace.events import AddOutgrads, LocalVJP, NodeCreated
+from adtrace.recording.events import AddOutgrads, NodeCreated, VJPCalled
 
 
 def recorded(f, x, capture="full"):
@@ -22,7 +22,7 @@ def test_packed_fields_are_rebuilt():
     mul = next(e for e in rec.of_kind("node") if e.primitive == "multiply")
     assert type(mul) is NodeCreated and mul.parents == ("v1_sin", "v0_root")
     vjp = next(e for e in rec.of_kind("vjp") if e.node == mul.label)
-    assert type(vjp) is LocalVJP and vjp.ingrads == (0.5, np.sin(0.5))
+    assert type(vjp) is VJPCalled and vjp.ingrads == (0.5, np.sin(0.5))
     first, second = [e for e in rec.of_kind("add_outgrads") if e.parent == "v0_root"]
     assert type(first) is AddOutgrads and first.previous is None and first.result == (np.sin(0.5), False)
     assert second.previous == (np.sin(0.5), False) and second.result[1] is True
@@ -43,8 +43,8 @@ def test_every_event_type_is_found_where_it_starts():
     """Starts are found on read from each type's size: a size that disagrees with what the recorder
     writes would misread every later event."""
     from autograd import make_jvp
-    from adtrace.eventlog import _SIZES
-    from adtrace.events import EVENT_TYPES
+    from adtrace.recording.eventlog import LAYOUTS
+    from adtrace.recording.events import EVENT_TYPES
 
     with adtrace.record() as rec:
         grad(grad(lambda x: anp.sin(x) * x))(0.3)
@@ -60,7 +60,7 @@ def test_every_event_type_is_found_where_it_starts():
     starts, values = rec.log.starts, rec.log.values
     assert len(starts) == len(rec.events) and starts[0] == 0
     assert all(values[start] == EVENT_TYPES.index(type(e)) for start, e in zip(starts, rec.events))
-    assert starts[-1] + _SIZES[values[starts[-1]]] == len(values)  # the last event: backward_end
+    assert starts[-1] + LAYOUTS[values[starts[-1]]].size == len(values)  # the last event: backward_end
 
 
 @primitive
@@ -69,3 +69,74 @@ def _raises(x):
 
 
 defvjp(_raises, lambda ans, x: lambda g: 1 / 0)
+
+
+# -------------------- every stored event matches its declared layout --------------------
+
+from typing import Any, Union, get_args, get_origin, get_type_hints  # noqa: E402
+
+from corpus import CASES, run  # noqa: E402
+
+from adtrace.recording.events import EVENT_TYPES, LABELS, NO_PREVIOUS, ONE, PAIR, TAIL, layout  # noqa: E402
+
+
+def _accepts(hint, value):
+    """Whether a stored slot holding ``value`` fits the field's annotation (Any: anything)."""
+    if hint is Any:
+        return True
+    if get_origin(hint) is Union:
+        return any(_accepts(h, value) for h in get_args(hint))
+    if hint is type(None):
+        return value is None
+    if hint is int:
+        return type(value) is int
+    return isinstance(value, hint)
+
+
+def _check_layout(values):
+    """Walk the flat log as the layouts say; each slot must fit its field. Returns the count."""
+    position, count = 0, 0
+    while position < len(values):
+        tag = values[position]
+        assert type(tag) is int and 0 <= tag < len(EVENT_TYPES), f"no type tag at {position}: {tag!r}"
+        event_type = EVENT_TYPES[tag]
+        hints = get_type_hints(event_type)
+        position += 1
+        for name, how in layout(event_type):
+            hint = hints[name]
+            if how == ONE:
+                assert _accepts(hint, values[position]), (event_type.kind, name, values[position])
+                position += 1
+            elif how == PAIR:
+                flag = values[position + 1]
+                assert type(flag) is bool or (flag is NO_PREVIOUS and get_origin(hint) is Union), (event_type.kind, name)
+                position += 2
+            elif how == LABELS:
+                labels = values[position]
+                assert type(labels) is str and (labels == "" or all(labels.split(","))), (event_type.kind, labels)
+                position += 1
+            else:
+                assert how == TAIL and type(values[position]) is int, (event_type.kind, name)
+                position += 1 + values[position]
+        count += 1
+    assert position == len(values)
+    return count
+
+
+@pytest.mark.parametrize("capture", ["auto", "full", "structure"])
+def test_every_tuple_the_recorder_writes_matches_its_declared_layout(capture):
+    with pytest.warns(UserWarning), np.errstate(all="ignore"), adtrace.record(capture=capture) as rec:
+        for case in CASES:
+            run(case)
+        grad(lambda x: 3.0)(1.0)  # independent output: a trace and no pass
+    assert {type(e) for e in rec.events} == set(EVENT_TYPES)  # every kind written
+    assert _check_layout(rec.log.values) == len(rec.events) > 1000
+
+
+def test_the_layout_check_catches_a_slot_too_many():
+    with adtrace.record() as rec:
+        grad(lambda x: x * x)(3.0)
+    values = list(rec.log.values)
+    add = values.index(AddOutgrads.index)
+    with pytest.raises(AssertionError):
+        _check_layout(values[:add + 5] + ["extra"] + values[add + 5:])

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from adtrace.experiment import discover, load
+from adtrace.tools.experiment import discover, load
 
 REPO = Path(__file__).resolve().parents[1]
 EXPERIMENTS = discover(REPO / "experiments")
@@ -38,7 +38,7 @@ def test_experiment_passes_its_claims_and_its_report_is_committed(name):
 
 
 def test_an_experiment_that_checks_nothing_fails(capsys):
-    from adtrace.experiment import Outcome, verdict
+    from adtrace.tools.experiment import Outcome, verdict
 
     assert verdict(Outcome(["x"], {}, "")) == 1
     assert verdict(Outcome([], {"a claim": False}, "")) == 1

@@ -8,7 +8,8 @@ import pytest
 from autograd import grad, hessian, make_jvp, make_vjp
 
 import adtrace
-from adtrace.values import Sparse, array_leaves, plain, snapshot_arrays
+from adtrace.recording.autograd.capture import array_leaves
+from adtrace.recording.values import Sparse, plain, kept_arrays
 from corpus import CASES, run
 
 
@@ -168,9 +169,10 @@ def test_seed_passed_through_by_the_end_node_and_changed_by_the_user():
 
 
 def test_a_failing_recorder_keeps_what_it_recorded_true(monkeypatch):
-    from adtrace.recorder import Recorder
+    from adtrace.recording.autograd.recorder import Recorder
+    from adtrace.recording.fanout import guarded
 
-    original, calls = Recorder.on_toposort, []
+    original, calls = Recorder.on_toposort.__wrapped__, []
 
     def fails_on_fourth(self, node):
         calls.append(node)
@@ -178,7 +180,7 @@ def test_a_failing_recorder_keeps_what_it_recorded_true(monkeypatch):
             raise RuntimeError("bug")
         return original(self, node)
 
-    monkeypatch.setattr(Recorder, "on_toposort", fails_on_fourth)
+    monkeypatch.setattr(Recorder, "on_toposort", guarded(fails_on_fourth))
     with pytest.warns(adtrace.RecorderWarning):
         rec, g = record_grad(lambda x: anp.sum(x * x + x * x + x * x), np.array([1.0, 2.0]))
     assert g.tolist() == [6, 12]
@@ -199,7 +201,7 @@ def test_full_capture_of_a_parameter_list_keeps_linear_memory():
 
     with adtrace.record(capture="full") as rec:
         g = grad(loss)(weights)
-    kept = {id(a): a.nbytes for e in rec.events for a in snapshot_arrays(e)}
+    kept = {id(a): a.nbytes for e in rec.events for a in kept_arrays(e)}
     assert sum(kept.values()) < 12 * k * weights[0].nbytes  # quadratic would be about k times more
     assert_accumulation_consistent(rec)
     assert len(g) == k
@@ -221,7 +223,7 @@ def test_events_read_during_the_recording_stay_true():
 
 def _frozen(rec):
     """Every value of every event, copied: to compare a recording before and after the user writes."""
-    return [[np.array(a, copy=True) for a in snapshot_arrays(e)] for e in rec.events]
+    return [[np.array(a, copy=True) for a in kept_arrays(e)] for e in rec.events]
 
 
 def _same(before, after):
@@ -334,7 +336,7 @@ def test_auto_holds_copies_only(case):
             warnings.simplefilter("ignore")
             result = run(case)
         versions_live = session._recorder._history.live  # before close() freezes them
-    kept = [a for event in rec.events for a in snapshot_arrays(event)]
+    kept = [a for event in rec.events for a in kept_arrays(event)]
     assert kept, "the case records no exact array"
     assert not any(np.shares_memory(a, b) for a in kept for b in array_leaves((case.x, result)))
     assert not versions_live
@@ -389,12 +391,13 @@ def test_full_detaches_a_node_value_whose_array_the_end_value_holds():
 
 @pytest.mark.parametrize("capture", ["auto", "full"])
 def test_a_recorder_that_fails_in_a_pass_leaves_no_live_array_in_its_events(capture, monkeypatch):
-    from adtrace.recorder import Recorder
+    from adtrace.recording.autograd.recorder import Recorder
+    from adtrace.recording.fanout import guarded
 
     def fail_at_the_end(self, result, error):
         raise RuntimeError("simulated internal error")
 
-    monkeypatch.setattr(Recorder, "end_query", fail_at_the_end)
+    monkeypatch.setattr(Recorder, "end_query", guarded(fail_at_the_end))
     x = np.array([1.0, 2.0])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -421,7 +424,7 @@ def test_an_ndarray_subclass_seed_is_copied(capture):
 
 
 def test_held_positions_for_few_and_for_many_ids():
-    from adtrace.history import held_positions
+    from adtrace.recording.autograd.copy_on_write import held_positions
 
     held = [101, 0, 7, 5, 101, 9, 5, 12]  # ids 101, 7, 101, 5 at positions 0, 5, 9, 12 (an id equal to a position)
     assert sorted(held_positions(held, {101})) == [0, 9]

@@ -8,7 +8,7 @@ import pytest
 from autograd import grad
 
 import adtrace
-from adtrace import hooks
+from adtrace.recording.autograd import hooks
 from corpus import CASES, bit_identical, run
 
 

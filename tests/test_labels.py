@@ -4,7 +4,7 @@ import autograd.core as core
 import autograd.numpy as anp
 from autograd.numpy.numpy_boxes import ArrayBox
 
-from adtrace.labels import node_label, primitive_name
+from adtrace.recording.labels import node_label, primitive_name
 
 
 def test_primitive_names_distinguish_vspace_methods():

@@ -4,7 +4,7 @@ import types
 
 import pytest
 
-from adtrace.patching import NOTSET, Patcher, PatchError
+from adtrace.recording.patching import NOTSET, Patcher, PatchError
 
 
 class Base:

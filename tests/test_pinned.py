@@ -91,7 +91,7 @@ def test_root_skips_init_and_vjpnode_has_slots():
 def test_sparse_objects_keep_index_and_value_in_their_closure():
     from autograd.builtins import container_untake
 
-    from adtrace.sparse import sparse_parts
+    from adtrace.recording.autograd.sparse import sparse_parts
 
     array = untake(np.float64(2.0), 1, vspace(np.zeros(3)))
     container = container_untake(np.ones(2), 1, vspace([np.zeros(3), np.zeros(2)]))
@@ -102,7 +102,7 @@ def test_sparse_objects_keep_index_and_value_in_their_closure():
 
 
 def test_autograd_jvp_makers_return_sum_outgrads():
-    from adtrace.recorder.forward import SUMMING_JVP_MAKERS
+    from adtrace.recording.autograd.forward import SUMMING_JVP_MAKERS
 
     assert len(SUMMING_JVP_MAKERS) == 2, "PINNED: defjvp and defjvp_argnum each build one jvp_argnums"
     assert core.primitive_jvps[anp.sin].__code__ in SUMMING_JVP_MAKERS, "PINNED: defjvp's maker (sin)"
@@ -112,7 +112,7 @@ def test_autograd_jvp_makers_return_sum_outgrads():
 def test_summing_jvp_makers_tolerate_a_wrapped_defjvp(monkeypatch):
     import functools
 
-    from adtrace.recorder.forward import _summing_jvp_makers
+    from adtrace.recording.autograd.forward import _summing_jvp_makers
 
     monkeypatch.setattr(core, "defjvp", functools.partial(core.defjvp))  # another tool's wrapper: no __code__
     assert len(_summing_jvp_makers()) == 1  # defjvp_argnum's only: nothing is credited that cannot be read

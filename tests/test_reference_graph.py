@@ -65,10 +65,16 @@ def test_output_independent_of_input_has_no_out_node():
     assert graph.out is None and graph.value == 2.0 and [n.label for n in graph.nodes] == ["v0_root"]
 
 
-@pytest.mark.parametrize("x", [(1.0, 2.0), {"a": 1.0}, [1.0], 3])
-def test_containers_and_ints_are_out_of_scope(x):
-    with pytest.raises(TypeError, match="reference engine: inputs must be arrays or scalars"):
+@pytest.mark.parametrize("x", [3, True, "a", object()])
+def test_values_without_a_vector_space_are_out_of_scope(x):
+    with pytest.raises(TypeError, match="reference engine: no vector space to differentiate in"):
         ref.capture(lambda x: x, x)
+
+
+@pytest.mark.parametrize("x", [(1.0, 2.0), {"a": 1.0}, [np.array([1.0, 2.0])]])
+def test_containers_are_captured_with_their_own_root(x):
+    graph = ref.capture(lambda x: x, x)
+    assert graph.root.value is x and [n.label for n in graph.nodes] == ["v0_root"]
 
 
 def test_nested_captures_keep_their_own_nodes():

@@ -196,3 +196,47 @@ def test_package_docstring_worked_example_runs():
     import doctest
 
     assert doctest.testmod(ref).failed == 0
+
+
+def test_partial_adjoints_of_containers_are_summed_in_their_vector_space():
+    """Python's + concatenates tuples (three 3-tuples into a 9-tuple) and cannot add dicts."""
+    pair = (np.array([1.0, 2.0]), 3.0, np.array([[1.0]]))
+    total = sum_partial_adjoints([pair, pair, pair])
+    assert isinstance(total, tuple) and len(total) == 3
+    np.testing.assert_array_equal(total[0], [3.0, 6.0])
+    assert total[1] == 9.0 and total[2].shape == (1, 1)
+    total = sum_partial_adjoints([{"w": np.ones(2)}, {"w": np.ones(2)}])
+    np.testing.assert_array_equal(total["w"], [2.0, 2.0])
+
+
+def test_partial_adjoints_of_arrays_are_summed_with_plus_bit_for_bit():
+    a, b, c = np.array([0.1, 0.7]), np.array([0.2, 1e-17]), np.array([0.3, -0.7])
+    np.testing.assert_array_equal(sum_partial_adjoints([a, b, c]), (a + b) + c)
+    assert sum_partial_adjoints([0.1, 0.2, 0.3]) == (0.1 + 0.2) + 0.3
+
+
+def test_container_valued_nodes_get_the_gradient_autograd_gives():
+    """flatten's unflatten makes tuple- and list-valued nodes even from one flat vector."""
+    from autograd.misc.flatten import flatten
+
+    params = [(np.array([[0.5, -1.0]]), np.array([0.2, 0.1])), (np.array([[1.5], [2.0]]), np.array([0.3]))]
+    flat, unflatten = flatten(params)
+
+    def loss(v):
+        (W1, b1), (W2, b2) = unflatten(v)
+        return anp.sum(anp.tanh(anp.dot(anp.tanh(anp.dot(anp.ones((1, 1)), W1) + b1), W2) + b2) ** 2)
+
+    np.testing.assert_allclose(ref.grad(loss)(flat), autograd.grad(loss)(flat), rtol=1e-12)
+
+
+def test_container_arguments_get_the_gradient_autograd_gives():
+    params = {"w": np.array([0.5, -1.0]), "layers": [(np.array([2.0, 1.0]), 0.5)]}
+
+    def loss(p):
+        W, b = p["layers"][0]
+        return anp.sum(anp.sin(p["w"] * W) + b * p["w"])
+
+    expected, actual = autograd.grad(loss)(params), ref.grad(loss)(params)
+    np.testing.assert_allclose(actual["w"], expected["w"], rtol=1e-12)
+    np.testing.assert_allclose(actual["layers"][0][0], expected["layers"][0][0], rtol=1e-12)
+    assert actual["layers"][0][1] == pytest.approx(expected["layers"][0][1], rel=1e-12)

@@ -13,7 +13,7 @@ from adtrace.report import ReportOptions, render, render_recording
 from adtrace.report.export import events_json
 from adtrace.report.format import cell, fmt
 from adtrace.report.mermaid import escape
-from adtrace.traced_call import trace_call
+from adtrace.compare.traced_call import trace_call
 
 
 def square(x):

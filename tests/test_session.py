@@ -13,7 +13,8 @@ from autograd.core import make_jvp
 from autograd.extend import defvjp, primitive
 
 import adtrace
-from adtrace import hooks, session
+from adtrace.recording.autograd import hooks
+from adtrace.recording import registry, session
 
 ORIGINALS = {p.name: vars(p.owner)[p.attribute] for p in hooks.HOOK_POINTS}
 
@@ -22,7 +23,7 @@ def assert_restored():
     for point in hooks.HOOK_POINTS:
         assert vars(point.owner)[point.attribute] is ORIGINALS[point.name], point.name
     assert session.active_recordings() == 0
-    assert hooks.state.recorders == ()
+    assert registry._STACK.get() == ()
 
 
 def test_patched_inside_restored_after():

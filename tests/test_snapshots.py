@@ -5,8 +5,8 @@ import numpy as np
 from autograd import grad
 
 import adtrace
-from adtrace import snapshots as s
-from adtrace.values import plain
+from adtrace.recording import snapshots as s
+from adtrace.recording.values import plain
 
 
 def flat(state):

@@ -5,7 +5,7 @@ from autograd.builtins import container_untake
 from autograd.core import vspace
 from autograd.numpy.numpy_vjps import untake
 
-from adtrace.sparse import densify, describe_index, describe_vspace, sparse_parts
+from adtrace.recording.autograd.sparse import densify, describe_index, describe_vspace, sparse_parts
 
 
 def test_index_and_value_of_array_and_container_sparse_objects():

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from adtrace.targets import TargetError, load_target, parse_arg
+from adtrace.tools.targets import TargetError, load_target, parse_arg
 
 
 def test_parse_arg():

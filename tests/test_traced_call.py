@@ -3,9 +3,12 @@
 import autograd.numpy as anp
 import numpy as np
 import pytest
+from autograd import grad
+from autograd.extend import defvjp, primitive
+from autograd.misc.fixed_points import fixed_point
 
-from adtrace.callsite import source_location
-from adtrace.traced_call import trace_call
+from adtrace.recording.callsite import source_location
+from adtrace.compare.traced_call import trace_call
 
 
 def f(x, y):
@@ -23,10 +26,13 @@ def test_vector_output_uses_a_seed_of_ones():
     assert np.allclose(call.gradient, 2.0 / np.cosh([0.0, 1.0]) ** 2)
 
 
-def test_containers_skip_the_reference_with_a_note():
+def test_container_arguments_run_through_the_reference_engine_and_finite_differences():
     call = trace_call(lambda t: t[0] * t[1], ((2.0, 3.0),))
-    assert call.reference is None and "arrays or scalars" in call.reference_note
+    assert call.reference_note is None and [float(g) for g in call.reference.adjoint] == [3.0, 2.0]
     assert [float(g) for g in call.gradient] == [3.0, 2.0]
+    assert [c.name for c in call.checks] == ["reference engine vs autograd, per node",
+                                             "both visit orders are reverse topological", "central finite differences"]
+    assert all(c.passed and not c.skipped for c in call.checks)
 
 
 def test_bad_arguments():
@@ -71,3 +77,39 @@ def test_only_autograds_warnings_go_into_the_report():
         call = trace_call(noisy, (1.0,))
     assert call.warnings == []
     assert trace_call(lambda x: 3.0, (1.0,)).warnings == ["Output seems independent of input."]
+
+
+# -------------------- backward passes inside a backward pass --------------------
+
+
+@primitive
+def cube(x):
+    return x**3
+
+
+defvjp(cube, lambda ans, x: lambda g: g * grad(lambda y: y**3)(x))  # runs a pass of its own
+
+
+def newton_sqrt(a):
+    return fixed_point(lambda a: lambda x: 0.5 * (x + a / x), a, 1.0, lambda x, y: anp.abs(x - y), 1e-12)
+
+
+@pytest.mark.parametrize("f, x", [(lambda x: anp.sin(cube(x)), 0.5), (newton_sqrt, 2.0)], ids=["defvjp", "fixed_point"])
+def test_passes_run_inside_a_rule_are_not_taken_for_the_users(f, x):
+    call = trace_call(f, (x,))
+    assert len(call.recording.queries) > 1
+    assert [(c.name, c.passed) for c in call.checks] == [
+        ("reference engine vs autograd, per node", True), ("both visit orders are reverse topological", True),
+        ("central finite differences", True)]
+    assert {r.status for r in call.alignment} == {"exact"}
+    assert call.alignment[-1].label == "v0_root" and call.alignment[-1].popped == call.gradient
+
+
+def test_rtol_is_the_tolerance_finite_differences_accept():
+    """fixed_point at tol 1e-4 (as autograd's example): its VJP is an iterative solve 0.3% off."""
+    sqrt = lambda a: fixed_point(lambda a: lambda x: x - 0.05 * (x**2 - a), a, 10.0,
+                                 lambda x, y: anp.abs(x - y), 1e-4)
+    strict, loose = trace_call(sqrt, (2.0,)), trace_call(sqrt, (2.0,), rtol=1e-2)
+    assert not strict.checks[-1].passed and "relative difference 2.8e-03" in strict.checks[-1].detail
+    assert loose.checks[-1].passed and "rtol 0.01" in loose.checks[-1].detail
+    assert all(c.passed for c in loose.checks)

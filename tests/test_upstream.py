@@ -5,7 +5,8 @@ import sys
 
 import pytest
 
-from adtrace import drift, upstream
+from adtrace.recording.autograd import drift
+from adtrace.tools import upstream
 
 
 def test_upstream_suite_same_outcome_with_adtrace():
@@ -31,7 +32,7 @@ def test_outcomes_are_compared_per_test_id():
 
 
 def test_cli_reports_a_download_failure_in_one_line():
-    out = subprocess.run([sys.executable, "-m", "adtrace.cli", "upstream", "--version", "0.0.0"],
+    out = subprocess.run([sys.executable, "-m", "adtrace", "upstream", "--version", "0.0.0"],
                          capture_output=True, text=True)
     assert out.returncode == 2 and out.stderr.startswith("adtrace: could not download the sdist of autograd 0.0.0")
 

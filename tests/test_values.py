@@ -8,8 +8,9 @@ from autograd.core import vspace
 from autograd.numpy.numpy_boxes import ArrayBox
 from autograd.numpy.numpy_vjps import untake
 
-from adtrace.history import resolve
-from adtrace.values import ArraySummary, Boxed, Capture, ContainerSummary, Sparse, array_leaves, holds_reference, plain, summarize
+from adtrace.recording.values import resolve
+from adtrace.recording.autograd.capture import Capture, array_leaves
+from adtrace.recording.values import ArraySummary, Boxed, ContainerSummary, Sparse, holds_reference, plain, summarize
 
 
 def test_auto_keeps_small_arrays_exactly_and_summarizes_large():
@@ -95,13 +96,13 @@ def test_invalid_options():
 
 
 def test_snapshot_arrays_walks_events_and_snapshots():
-    from adtrace.events import LocalVJP
-    from adtrace.values import snapshot_arrays
+    from adtrace.recording.events import VJPCalled
+    from adtrace.recording.values import kept_arrays
 
     a, b, c = np.zeros(2), np.ones(3), np.ones(1)
-    event = LocalVJP("rev", 0, 1, "v1_sin", Boxed(a, 0), (Sparse("ArrayVSpace", "0", 1.0, b), {"k": [c]}))
-    assert [x is y for x, y in zip(snapshot_arrays(event), (a, b, c))] == [True, True, True]
-    assert list(snapshot_arrays(ArraySummary((3,), "float64", 0.0, 1.0, 0.5))) == []
+    event = VJPCalled("rev", 0, 1, "v1_sin", Boxed(a, 0), (Sparse("ArrayVSpace", "0", 1.0, b), {"k": [c]}))
+    assert [x is y for x, y in zip(kept_arrays(event), (a, b, c))] == [True, True, True]
+    assert list(kept_arrays(ArraySummary((3,), "float64", 0.0, 1.0, 0.5))) == []
 
 
 @pytest.mark.parametrize("value, summarized", [
@@ -117,12 +118,12 @@ def test_snapshot_arrays_walks_events_and_snapshots():
     ((np.ones(5), ArrayBox(np.ones(1), 0, None)), True),  # over the limit before the box
 ])
 def test_containers_over_the_inline_size_are_summarized(value, summarized):
-    from adtrace.values import ContainerSummary
+    from adtrace.recording.values import ContainerSummary
 
-    snapshot = resolve(Capture("auto", inline_size=4)(value))
-    assert isinstance(snapshot, ContainerSummary) == summarized
+    kept = resolve(Capture("auto", inline_size=4)(value))
+    assert isinstance(kept, ContainerSummary) == summarized
     if not summarized:
-        assert type(snapshot) is type(value)
+        assert type(kept) is type(value)
 
 
 def test_flat_containers_under_auto_are_copied_in_one_pass():
@@ -169,7 +170,7 @@ def test_auto_stores_boxes_sparse_values_and_summaries_as_tuples_the_collector_d
 
 
 def test_a_user_tuple_that_looks_like_a_stored_form_stays_a_tuple():
-    from adtrace.values import BOXED
+    from adtrace.recording.values import BOXED
 
     value = ("<adtrace Boxed>", np.ones(1), 0)  # equal to the tag, not the tag itself
     assert value[0] == BOXED

@@ -4,7 +4,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from adtrace import drift
+from adtrace.recording.autograd import drift
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -12,7 +12,7 @@ from autograd import grad
 
 import adtrace
 from adtrace.report import render, render_recording
-from adtrace.traced_call import trace_call
+from adtrace.compare.traced_call import trace_call
 from adtrace.view import call_page
 from browser import Page, chromium_for_tests, stop_chromium
 from view_cases import (HOSTILE, dict_text, fan_out, first_derivative, forward_tangents, hostile_primitive,

@@ -71,21 +71,9 @@ def nested(x):
 
 
 def nested_recording():
-    """A recording with a nested query, and ``query_parent`` as the planned API gives it: the
-    query still open when another starts is its parent; the node it was visiting ran it."""
+    """A recording with a query run inside a node's VJP (``adtrace.compare.passes`` finds it)."""
     with adtrace.record() as rec:
         grad(nested)(1.5)
-    open_queries, visiting, parents = [], {}, {}
-    for e in rec.events:
-        if e.kind == "backward_start":
-            if open_queries:
-                parents[e.query] = (open_queries[-1], visiting[open_queries[-1]])
-            open_queries.append(e.query)
-        elif e.kind == "toposort" and e.mode == "rev":
-            visiting[e.query] = e.node
-        elif e.kind == "backward_end":
-            open_queries.remove(e.query)
-    rec.query_parent = parents.get
     return rec
 
 

@@ -14,8 +14,9 @@ import numpy as np
 from autograd import make_vjp
 from autograd.core import vspace
 
-from ..arguments import differentiated, unary
-from ..session import record
+from ..compare.arguments import differentiated, unary
+from ..compare.passes import user_query
+from ..recording.session import record
 from .flags import nonfinite_origin, vspace_flags
 from .local import FAIL, PASS, SKIPPED, NodeCheck, check_node
 
@@ -46,20 +47,21 @@ class CheckReport:
         return self.first_failure is None
 
 
-def check(f, *args, argnum=0, max_nodes=None, sample=None, root=None):
+def check(f, *args, argnum=0, max_nodes=None, sample=None, root=None, rtol=None):
     """Record ``f``'s VJP with a seed of ones with respect to argument ``argnum`` and check it node
     by node. ``max_nodes`` / ``sample`` bound the cost on large graphs (the first N nodes, or a
-    fixed pseudo-random sample of N)."""
+    fixed pseudo-random sample of N); ``rtol`` replaces the relative tolerance the dtype sets,
+    for rules approximate by design (``fixed_point``'s iterative solve)."""
     x = differentiated(args, argnum)
     with np.errstate(all="ignore"), record(capture="full", calls=True, root=root) as rec:
         vjp, ans = make_vjp(unary(f, args, argnum))(x)
         gradient = vjp(vspace(ans).ones())
-    report = check_recording(rec, max_nodes=max_nodes, sample=sample)
+    report = check_recording(rec, max_nodes=max_nodes, sample=sample, rtol=rtol)
     report.gradient = gradient
     return report
 
 
-def check_recording(rec, max_nodes=None, sample=None):
+def check_recording(rec, max_nodes=None, sample=None, rtol=None):
     """Check the nodes of a ``record(capture="full", calls=True)`` recording."""
     labels = [label for label in rec.calls if label in rec.nodes]
     chosen = _choose(labels, max_nodes, sample)
@@ -67,8 +69,8 @@ def check_recording(rec, max_nodes=None, sample=None):
     for index, label in enumerate(labels):
         if label in chosen:
             with np.errstate(all="ignore"):
-                rows += check_node(label, rec.calls[label], rec.nodes[label].value, index)
-    query = rec.queries[-1] if rec.queries else None
+                rows += check_node(label, rec.calls[label], rec.nodes[label].value, index, rtol)
+    query = user_query(rec)
     if query is not None:
         rows += vspace_flags(rec, query, rec.calls)
     order = {label: i for i, label in enumerate(labels)}

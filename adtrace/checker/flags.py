@@ -9,7 +9,7 @@
 
 import numpy as np
 
-from ..values import plain
+from ..recording.values import plain
 from .local import FAIL, NodeCheck
 
 

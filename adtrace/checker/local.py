@@ -19,7 +19,7 @@ import numpy as np
 from autograd.core import SparseObject, primitive_jvps, primitive_vjps, vspace
 from autograd.util import subvals
 
-from ..labels import primitive_name
+from ..recording.labels import primitive_name
 
 PASS, FAIL, SKIPPED = "pass", "FAIL", "skipped"
 _RTOL = {"f8": 1e-5, "c16": 1e-5, "f4": 1e-2, "c8": 1e-2}  # by the precision of the rule's own output
@@ -39,8 +39,9 @@ class NodeCheck:
     reason: str = ""
 
 
-def check_node(label, call, ans, seed):
-    """The checks of one recorded node (a ``NodeCall``), one VJP (and JVP) test per argnum.
+def check_node(label, call, ans, seed, rtol=None):
+    """The checks of one recorded node (a ``NodeCall``), one VJP (and JVP) test per argnum;
+    ``rtol``, when given, replaces the relative tolerance the dtype sets.
 
     The VJP is built for all the node's argnums at once, as autograd built it in the recorded run
     (a rule can be right alone and wrong jointly)."""
@@ -54,11 +55,11 @@ def check_node(label, call, ans, seed):
     ingrads = tuple(primitive_vjps[call.fun](call.argnums, ans, call.args, call.kwargs)(ys.covector(u)))
     rows = []
     for argnum, ingrad in zip(call.argnums, ingrads):
-        rows += _check_argument(row, call, ans, argnum, u, _densify(ingrad), rng)
+        rows += _check_argument(row, call, ans, argnum, u, _densify(ingrad), rng, rtol)
     return rows
 
 
-def _check_argument(row, call, ans, argnum, u, ingrad, rng):
+def _check_argument(row, call, ans, argnum, u, ingrad, rng, rtol):
     row = dict(row, argnum=argnum)
     a = call.args[argnum]
     mismatch = _vspace_mismatch(ingrad, a)
@@ -72,7 +73,7 @@ def _check_argument(row, call, ans, argnum, u, ingrad, rng):
         return [NodeCheck(**row, test="vjp", status=SKIPPED, reason=f"primitive fails near the point: {exc}")]
     if kink:
         return [NodeCheck(**row, test="vjp", status=SKIPPED, numeric=numeric, reason=kink)]
-    rtol = _RTOL.get(np.asarray(ingrad).dtype.str[1:], 1e-5)
+    rtol = _RTOL.get(np.asarray(ingrad).dtype.str[1:], 1e-5) if rtol is None else rtol
     slack = truncation + roundoff
     rows = [_compare(row, "vjp", _real(xs.inner_prod(v, xs.covector(ingrad))), numeric, rtol, slack)]
     if call.fun in primitive_jvps:
@@ -107,8 +108,10 @@ def _compare(row, test, analytic, numeric, rtol, slack):
     difference = abs(analytic - numeric)
     scale = max(abs(analytic), abs(numeric), 1.0)
     ok = bool(np.isfinite(difference)) and difference <= rtol * scale + 10 * slack
+    relative = difference / max(abs(analytic), abs(numeric)) if difference else 0.0
     return NodeCheck(**row, test=test, status=PASS if ok else FAIL, analytic=analytic, numeric=numeric,
-                     difference=difference, reason="" if ok else f"{test} differs from central differences")
+                     difference=difference, reason="" if ok else f"{test} differs from central differences: "
+                                                                  f"relative difference {relative:.1e}, rtol {rtol:g}")
 
 
 def _kink(plus, minus, at, h):

@@ -22,7 +22,7 @@ from autograd.core import vspace
 from autograd.tracer import getval
 from autograd.wrap_util import unary_to_nary
 
-from adtrace.labels import primitive_name
+from ..recording.labels import primitive_name
 
 from .graph import capture
 from .order import topo_order

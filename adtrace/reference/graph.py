@@ -23,11 +23,10 @@ creates nodes, so a recording of the same function has the same labels.
 
 from dataclasses import dataclass, field
 
-from autograd.core import VJPNode
-from autograd.numpy.numpy_boxes import ArrayBox
+from autograd.core import VJPNode, VSpace
 from autograd.tracer import Box, Node, getval, notrace_primitives, trace
 
-from adtrace.labels import ROOT_NAME, node_label, primitive_name
+from ..recording.labels import ROOT_NAME, node_label, primitive_name
 
 
 @dataclass(eq=False)
@@ -72,11 +71,12 @@ notrace_primitives[ReferenceNode] = set(notrace_primitives[VJPNode])
 
 
 def check_input(x):
-    """The engine is scoped to arrays and scalars (no tuples, lists or dicts)."""
-    if Box.type_mappings.get(type(getval(x))) is not ArrayBox:
-        raise TypeError(
-            f"reference engine: inputs must be arrays or scalars, got {type(getval(x)).__name__}"
-        )
+    """The engine differentiates values that have a vector space: arrays and scalars, containers
+    of them (tuples, lists, dicts: a model's parameters) and a user's own registered ``VSpace``."""
+    value = getval(x)
+    if isinstance(value, (bool, int)) or type(value) not in VSpace.mappings or type(value) not in Box.type_mappings:
+        raise TypeError(f"reference engine: no vector space to differentiate in for a {type(value).__name__} "
+                        "(give a float, an array, or a tuple/list/dict of them)")
 
 
 def capture(fun, x):

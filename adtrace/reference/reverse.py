@@ -28,10 +28,11 @@ import operator
 from functools import reduce
 
 from autograd.core import vspace
-from autograd.tracer import getval
+from autograd.numpy.numpy_boxes import ArrayBox
+from autograd.tracer import Box, getval
 from autograd.wrap_util import unary_to_nary
 
-from adtrace.labels import ROOT_NAME, primitive_name
+from ..recording.labels import ROOT_NAME, primitive_name
 
 from .graph import capture, parent_labels
 from .order import reverse_topo_order
@@ -40,8 +41,13 @@ from .steps import Contribution, GradientRun, Step
 
 
 def sum_partial_adjoints(partials):
-    """``sum(node_to_grad[i])``, left to right, without Python's leading ``0 +``."""
-    return reduce(operator.add, partials)
+    """``sum(node_to_grad[i])``, left to right, without Python's leading ``0 +``, in the node's
+    vector space: ``+`` for arrays and scalars (the very additions autograd makes),
+    ``vspace(...).add`` for the rest, as autograd's ``add_outgrads`` does (Python's ``+`` would
+    concatenate three 3-tuples into a 9-tuple, and cannot add dicts)."""
+    if Box.type_mappings.get(type(getval(partials[0]))) is ArrayBox:
+        return reduce(operator.add, partials)
+    return reduce(vspace(partials[0]).add, partials)
 
 
 def gradient(graph, seed):

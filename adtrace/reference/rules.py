@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import autograd.core as autograd_core
 from autograd.core import SparseObject
 
-from adtrace.labels import primitive_name
+from ..recording.labels import primitive_name
 
 OWN, BORROWED, ROOT = "own", "borrowed", "root"
 

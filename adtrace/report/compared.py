@@ -1,6 +1,6 @@
 """Report sections that hold autograd against the lecture: summary with checks, side by side."""
 
-from ..align import first_divergence
+from ..compare.align import first_divergence
 from .format import code, fmt
 from .tables import table
 
@@ -16,7 +16,8 @@ def summary_section(call):
     parts = ["## Summary", "", table(["", ""], rows), "", "### Checks", ""]
     if call.checks:
         parts.append(table(["check", "result", "detail"],
-                           [(c.name, "pass" if c.passed else "FAIL", c.detail) for c in call.checks]))
+                           [(c.name, "skipped" if c.skipped else "pass" if c.passed else "FAIL", c.detail)
+                            for c in call.checks]))
     else:
         parts.append("_No check could run._")
     divergent = first_divergence(call.alignment)

@@ -3,8 +3,7 @@
 from . import ReportOptions
 from .compared import forward_comparison_section, side_by_side_section, summary_section
 from .node_checks import node_checks_section
-from .recorded import (call_sequence_section, forward_section, graph_section, lecture_mapping_section,
-                       levels_section, snapshot_section)
+from .recorded import call_sequence_section, forward_section, graph_section, lecture_mapping_section, levels_section, snapshot_section
 
 
 def render_recording(recording, options=None, title="adtrace recording"):

@@ -1,14 +1,15 @@
 """All events of a recording as JSON: complete where the Markdown tables are capped."""
 
+import dataclasses
 import json
 
 import numpy as np
 
-from ..values import ArraySummary, Boxed, ContainerSummary, Sparse
+from ..recording.values import ArraySummary, Boxed, ContainerSummary, Sparse
 
 
 def to_jsonable(value):
-    """A snapshot as plain JSON data (arrays as nested lists, complex as [re, im])."""
+    """A kept value as plain JSON data (arrays as nested lists, complex as [re, im])."""
     if value is None or isinstance(value, (bool, str, int)):
         return value
     if isinstance(value, (float, np.floating)):
@@ -40,8 +41,7 @@ def to_jsonable(value):
 
 
 def event_dict(event):
-    fields = {name: to_jsonable(getattr(event, name)) for name in type(event).__dataclass_fields__}
-    return {"kind": event.kind, **fields}
+    return {"kind": event.kind, **{f.name: to_jsonable(getattr(event, f.name)) for f in dataclasses.fields(event)}}
 
 
 def events_json(recording=None, **named):

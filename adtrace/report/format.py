@@ -7,13 +7,13 @@ Scalars get 6 significant digits (``1.86093``, and ``3`` for 3.0); arrays of at 
 
 import numpy as np
 
-from ..values import ArraySummary, Boxed, ContainerSummary, Sparse, summarize
+from ..recording.values import ArraySummary, Boxed, ContainerSummary, Sparse, summarize
 
 INLINE = 8
 
 
 def fmt(value):
-    """A recorded value (snapshot, autograd pair, container) as short text."""
+    """A recorded value (a kept value, an autograd pair, a container) as short text."""
     if value is None:
         return "None"
     if isinstance(value, (bool, np.bool_)):

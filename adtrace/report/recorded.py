@@ -3,7 +3,7 @@ lecture mapping, forward mode, levels. Each returns Markdown text; none touches 
 
 from collections import Counter
 
-from ..snapshots import ADD, INIT, POP, RETURN, VJP, YIELD
+from ..recording.snapshots import ADD, INIT, POP, RETURN, VJP, YIELD
 from .format import code, fmt, fmt_outgrads
 from .mermaid import flowchart
 from .tables import table
@@ -39,18 +39,6 @@ def _parents(node):
 
 # -------------------- call sequence --------------------
 
-_STATEMENTS = {
-    "root": "root = VJPNode.new_root()",
-    "node": "VJPNode(ans, fun, args, kwargs, argnums, parents)",
-    "trace": "end_value, end_node = trace(root, fun, x)",
-    "backward_start": "vjp(g): backward_pass(g, end_node)",
-    "toposort": "for node in toposort(end_node)",
-    "vjp": "ingrads = node.vjp(outgrad[0])",
-    "add_outgrads": "outgrads[parent] = add_outgrads(outgrads.get(parent), ingrad)",
-    "backward_end": "return outgrad[0]",
-    "jvp_root": "root = JVPNode.new_root(g)",
-    "jvp_node": "JVPNode(ans, fun, args, kwargs, argnums, parents)",
-}
 
 
 def call_sequence_section(recording, options):
@@ -63,11 +51,9 @@ def call_sequence_section(recording, options):
 
 
 def _statement(event):
-    if event.kind == "add_outgrads" and event.mode == "fwd":
-        return "sum_outgrads: add_outgrads(prev_g_flagged, g)"
-    if event.kind == "trace" and event.mode == "fwd":
-        return "end_value, end_node = trace(JVPNode root, fun, x)"
-    return _STATEMENTS[event.kind]
+    if event.mode == "fwd" and event.forward_statement:
+        return event.forward_statement
+    return event.statement
 
 
 def _call_cells(e):

@@ -22,8 +22,9 @@ The format (``FORMAT`` names its version)::
          "id": "q1" | "f1",                       # reverse: the query number; forward: f1, f2 ...
          "mode": "rev" | "fwd", "query": int | null, "level": int, "graph": graph index,
          "name": str, "nodes": [node index],      # the nodes this pass walks
-         "parent": null | {"pass": id, "node": node index, "step": step},  # run by that node's VJP,
+         "parent": null | {"pass": id, "node": node index, "step": step},  # run by that node's VJP
                                                   # at that step (0-based) of the parent pass
+                                                  # (compare.passes)
          "state": "outgrads" | "tangents", "lecture": "node_to_grad" | "node_to_tangent",
          "reference": null | str,                 # why the lecture's column is empty, if it is
          "steps": {column: [value per step]}}],   # passes.COLUMNS, see passes.py for the deltas
@@ -33,8 +34,9 @@ Node and parent fields of steps are node indices into the pass's graph; ``statem
 ``code[mode].statements``. Nodes are grouped for the collapsed graph by ``group_key``.
 """
 
+from ..compare.passes import backward_passes, user_query
+from ..recording.snapshots import VJP
 from ..report.format import fmt
-from ..snapshots import VJP
 from .passes import forward_event_runs, forward_steps, reverse_steps
 from .source import REVERSE_STATEMENTS, code_panels
 
@@ -113,7 +115,8 @@ def _primitive(node):
 
 def reverse_passes(recording, number, node_index, call):
     events_of = {query: recording.query_events(query) for query in recording.queries}
-    reference_query, run = _reference(recording, events_of, call)
+    nesting = {p.query: p for p in backward_passes(recording)}
+    reference_query, run = _reference(recording, call)
     passes = []
     for query, events in events_of.items():
         start = events[0]
@@ -122,7 +125,7 @@ def reverse_passes(recording, number, node_index, call):
         passes.append({
             "id": f"q{query}", "mode": "rev", "query": query, "level": start.level, "graph": number,
             "name": f"query {query} (level {start.level})", "nodes": sorted(node_index[label] for label in walked),
-            "parent": _parent(recording, query, node_index), "state": "outgrads", "lecture": "node_to_grad",
+            "parent": _parent(nesting, query, node_index), "state": "outgrads", "lecture": "node_to_grad",
             "reference": _reference_note(call, query, reference_query), "steps": steps.columns})
     return _link_parents(passes)
 
@@ -142,14 +145,12 @@ def forward_passes(recording, number, node_index, call, first=1):
     return passes
 
 
-def _parent(recording, query, node_index):
-    """The pass and node whose VJP ran this query, when the recording says (``query_parent``)."""
-    query_parent = getattr(recording, "query_parent", None)
-    found = query_parent(query) if callable(query_parent) else None
-    if not found:
+def _parent(nesting, query, node_index):
+    """The pass and node whose VJP ran this query (``compare.passes``), or ``None``."""
+    found = nesting.get(query)
+    if found is None or found.parent is None or found.node not in node_index:
         return None
-    parent_query, label = found
-    return {"pass": f"q{parent_query}", "node": node_index[label]}
+    return {"pass": f"q{found.parent}", "node": node_index[found.node]}
 
 
 def _link_parents(passes):
@@ -167,14 +168,13 @@ def _link_parents(passes):
     return passes
 
 
-def _reference(recording, events_of, call):
-    """``(query, run)``: the reference engine's run and the query it was aligned with (the
-    query whose end node is the run's first visit), or ``(None, None)``."""
-    if call is None or call.reference is None or recording is not call.recording or not call.reference.order:
+def _reference(recording, call):
+    """``(query, run)``: the reference engine's run and the query the call compared it with (the
+    user's pass, ``compare.passes.user_query``), or ``(None, None)``."""
+    if call is None or call.reference is None or recording is not call.recording:
         return None, None
-    end = call.reference.order[0]
-    queries = [q for q, events in events_of.items() if events[0].end == end]
-    return (queries[-1], call.reference) if queries else (None, None)
+    query = user_query(recording)
+    return (query, call.reference) if query is not None else (None, None)
 
 
 def _reference_note(call, query, reference_query):
@@ -188,10 +188,12 @@ def _reference_note(call, query, reference_query):
 
 
 def _start(passes):
-    """The pass the page opens on: the first top-level reverse pass of the outermost level."""
+    """The pass the page opens on: the one compared with the reference engine (the user's), else
+    the first top-level reverse pass of the outermost level."""
     top = [p for p in passes if p["parent"] is None]
     reverse = [p for p in top if p["mode"] == "rev"]
-    candidates = reverse or top
+    compared = [p for p in reverse if p["reference"] is None]
+    candidates = compared or reverse or top
     if not candidates:
         return None
     level = min(p["level"] for p in candidates)

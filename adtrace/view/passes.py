@@ -12,7 +12,7 @@ changes the reference engine's (``["append", node, text]`` to a list of partial 
 """
 
 from ..report.format import fmt
-from ..snapshots import ADD, INIT, NO_PARENTS, POP, RETURN, VJP, YIELD, state_snapshots
+from ..recording.snapshots import ADD, INIT, NO_PARENTS, POP, RETURN, VJP, YIELD, state_snapshots
 from .source import FORWARD_STATEMENTS, NODE, REVERSE_STATEMENTS, ROOT, SHARE
 
 COLUMNS = ("statement", "node", "parent", "position", "outgrad", "ingrads", "previous", "result", "state",

@@ -12,7 +12,7 @@ import textwrap
 
 import autograd.core
 
-from ..snapshots import ADD, INIT, NO_PARENTS, POP, RETURN, VJP, YIELD
+from ..recording.snapshots import ADD, INIT, NO_PARENTS, POP, RETURN, VJP, YIELD
 
 REVERSE_LECTURE = (
     "def gradient(out):",

@@ -1,0 +1,198 @@
+"""Align autograd's recorded backward pass with the lecture's, node by node.
+
+For every node autograd visits, the lecture (the reference engine's step log) keeps the list
+``node_to_grad[i]`` of partial adjoints and sums it at the visit; autograd keeps a running entry
+``outgrads[node]`` that ``add_outgrads`` updates on each arrival and ``pop``s at the visit. For
+``z = x*x`` at 3 the root reads ``[3, 3]``, sum 6, against ``None -> (3,False) -> (6,True)``,
+pop 6. The two totals must agree; the first node where they do not is where the engines part ways.
+"""
+
+from dataclasses import dataclass, replace
+from typing import Any, Optional
+
+import numpy as np
+
+from autograd.core import vspace
+
+from ..recording.values import ArraySummary, ContainerSummary, plain, summarize
+
+EXACT, CLOSE, DIFFERS, MISSING = "exact", "close", "differs", "missing"
+NOT_COMPARED = "not compared"  # capture "auto" kept a container's type and length only
+_SEVERITY = [EXACT, CLOSE, NOT_COMPARED, DIFFERS, MISSING]
+RTOL, ATOL = 1e-9, 1e-12
+
+
+@dataclass(frozen=True)
+class NodeAlignment:
+    label: str
+    primitive: str
+    partial_adjoints: Optional[tuple]  # the lecture's node_to_grad[i] (None: not visited by it)
+    v_i_bar: Any  # sum(node_to_grad[i])
+    running: tuple  # autograd's outgrads[node] after each arrival, starting from None
+    popped: Any  # what outgrads.pop(node) returned
+    status: str  # exact | close | differs | missing
+    difference: Optional[float]  # largest absolute difference, when comparable
+    summarized: bool = False  # autograd's value (or a part) was kept as a summary: compared by statistics
+
+
+def autograd_running_entries(query_events):
+    """``label -> [entry after each arrival]`` and ``label -> popped value`` for one query."""
+    running, popped, state = {}, {}, {}
+    for e in query_events:
+        if e.kind == "backward_start":
+            running[e.end] = [None, (e.seed, False)]
+            state[e.end] = (e.seed, False)
+        elif e.kind == "add_outgrads":
+            running.setdefault(e.parent, [None]).append(e.result)
+            state[e.parent] = e.result
+        elif e.kind == "toposort":
+            entry = state.pop(e.node, None)
+            popped[e.node] = None if entry is None else entry[0]
+    return running, popped
+
+
+def align(recording, query, run):
+    """One ``NodeAlignment`` per node autograd visited in ``query``, in autograd's visit order,
+    against the reference ``run`` (``adtrace.reference.run_gradient``) with the same seed."""
+    events = recording.query_events(query)
+    running, popped = autograd_running_entries(events)
+    steps = {step.label: step for step in run.steps} if run is not None else {}
+    rows = []
+    for label in recording.visit_order(query):
+        node = recording.nodes.get(label)
+        step = steps.get(label)
+        status, difference = (MISSING, None) if step is None else compare(popped.get(label), step.v_i_bar)
+        rows.append(NodeAlignment(label, getattr(node, "primitive", "root"),
+                                  None if step is None else step.partial_adjoints,
+                                  None if step is None else step.v_i_bar,
+                                  tuple(running.get(label, [None])), popped.get(label), status, difference,
+                                  _summarized(popped.get(label))))
+    return rows
+
+
+def relabel(run, recording, level, query=None):
+    """The reference ``run`` with its labels renamed to the recording's nodes of ``level`` created
+    before ``query`` (the backward pass compared) began.
+
+    Under ``grad(grad(f))`` the recorder numbers the inner trace's nodes too, and a VJP rule that
+    traces (``fixed_point``'s, when its node is made; ``odeint``'s, while the pass runs) adds
+    traces of its own; the reference engine numbers only its own capture. Both create the outer
+    nodes in the same order, so creation order maps one onto the other; the run is returned
+    unchanged when the primitives do not line up (the alignment then shows the nodes as missing)."""
+    if run is None:
+        return None
+    recorded = []
+    for e in recording.events:
+        if e.kind == "backward_start" and e.query == query:
+            break
+        if e.kind in ("root", "node") and e.level == level:
+            recorded.append(e)
+    if [e.label for e in recorded] == list(run.labels):
+        return run
+    primitives = {step.label: step.primitive for step in run.steps}
+    names = dict(zip(run.labels, (e.label for e in recorded)))
+    if len(recorded) != len(run.labels) or any(
+            primitives.get(label, getattr(e, "primitive", "root")) != getattr(e, "primitive", "root")
+            for label, e in zip(run.labels, recorded)):
+        return run
+    steps = tuple(replace(s, label=names[s.label], contributions=tuple(
+        replace(c, parent=names[c.parent]) for c in s.contributions)) for s in run.steps)
+    return replace(run, steps=steps, order=tuple(names[o] for o in run.order),
+                   parents={names[k]: tuple(names[p] for p in v) for k, v in run.parents.items()},
+                   labels=tuple(names[label] for label in run.labels))
+
+
+def first_divergence(rows):
+    """The first node (autograd's visit order) whose totals differ, or ``None``."""
+    return next((row.label for row in rows if row.status in (DIFFERS, MISSING)), None)
+
+
+def compare(recorded, reference):
+    """``(status, largest absolute difference)`` of a recorded kept value against a raw value, in
+    the value's vector space: arrays element by element, containers leaf by leaf (the worst leaf
+    decides), a user's registered ``VSpace`` through its own operations (``==`` is object identity
+    for such a class)."""
+    if recorded is None:
+        return DIFFERS, None
+    recorded = plain(recorded)
+    if isinstance(recorded, ContainerSummary):  # capture "auto" kept its type and length only
+        same = isinstance(reference, (tuple, list, dict)) and (recorded.type, recorded.length) == (
+            type(reference).__name__, len(reference))
+        return (NOT_COMPARED, None) if same else (DIFFERS, None)
+    if isinstance(recorded, (tuple, list, dict)):
+        return _compare_containers(recorded, reference)
+    if isinstance(recorded, ArraySummary):  # capture "auto" kept statistics only
+        return _compare_summary(recorded, reference)
+    try:
+        a, b = np.asarray(recorded), np.asarray(reference)
+        if a.dtype == object or b.dtype == object:
+            return _compare_in_vspace(recorded, reference)
+        if a.shape != b.shape:
+            return DIFFERS, None
+        difference = float(np.max(np.abs(a - b))) if a.size else 0.0
+    except (TypeError, ValueError):  # objects numpy cannot subtract
+        return _compare_in_vspace(recorded, reference)
+    if np.array_equal(a, b, equal_nan=True):
+        return EXACT, difference
+    return (CLOSE if np.allclose(a, b, rtol=RTOL, atol=ATOL, equal_nan=True) else DIFFERS), difference
+
+
+def _compare_summary(recorded, reference):
+    ref = summarize(np.asarray(reference))
+    if (recorded.shape, recorded.dtype) != (ref.shape, ref.dtype):
+        return DIFFERS, None
+    got, want = np.array([recorded.min, recorded.max, recorded.mean]), np.array([ref.min, ref.max, ref.mean])
+    return (CLOSE if np.allclose(got, want, rtol=RTOL, atol=ATOL, equal_nan=True) else DIFFERS,
+            float(np.max(np.abs(got - want))))
+
+
+def _compare_containers(recorded, reference):
+    if type(recorded) is not type(reference) and not (isinstance(recorded, tuple) and isinstance(reference, tuple)):
+        return DIFFERS, None
+    if isinstance(recorded, dict):
+        if set(recorded) != set(reference):
+            return DIFFERS, None
+        pairs = [(recorded[k], reference[k]) for k in recorded]
+    elif len(recorded) != len(reference):
+        return DIFFERS, None
+    else:
+        pairs = list(zip(recorded, reference))
+    results = [compare(a, b) for a, b in pairs]
+    status = max((s for s, _ in results), key=_SEVERITY.index, default=EXACT)
+    differences = [d for _, d in results if d is not None]
+    return status, (max(differences) if differences and status != DIFFERS else None)
+
+
+def _compare_in_vspace(recorded, reference):
+    """Two values of a user's vector space: the norm of their difference, by its inner product."""
+    try:
+        space = vspace(reference)
+        if vspace(recorded) != space:
+            return DIFFERS, None
+        difference = space.add(recorded, space.scalar_mul(reference, -1.0))
+        norm = float(np.sqrt(abs(space.inner_prod(difference, difference))))
+        scale = float(np.sqrt(max(abs(space.inner_prod(v, v)) for v in (recorded, reference))))
+    except Exception:  # no vector space, or one whose operations refuse these values
+        return (EXACT, 0.0) if _equal(recorded, reference) else (DIFFERS, None)
+    if norm == 0.0:
+        return EXACT, 0.0
+    return (CLOSE if norm <= RTOL * scale + ATOL else DIFFERS), norm
+
+
+def _summarized(value):
+    """Whether ``value`` holds statistics (or only the length) in place of some array it had."""
+    value = plain(value)
+    if isinstance(value, (ArraySummary, ContainerSummary)):
+        return True
+    if isinstance(value, (tuple, list)):
+        return any(_summarized(v) for v in value)
+    if isinstance(value, dict):
+        return any(_summarized(v) for v in value.values())
+    return False
+
+
+def _equal(a, b):
+    try:
+        return bool(np.all(a == b))
+    except Exception:
+        return False

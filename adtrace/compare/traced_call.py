@@ -1,0 +1,151 @@
+"""Trace one call of a user's function: autograd recorded, the reference engine beside it, checks.
+
+``trace_call(f, args, argnum=0, mode="rev")`` differentiates ``f`` with respect to argument
+``argnum`` at ``args``: in reverse mode one VJP with a seed of ones (the gradient for a scalar
+output), in forward mode one JVP with a tangent of ones. Everything the reporter needs is in
+the returned ``TracedCall``; the reporter itself never runs autograd.
+"""
+
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+import autograd
+import numpy as np
+from autograd import make_jvp, make_vjp
+from autograd.core import vspace
+
+from .. import reference
+from .align import align, relabel
+from .arguments import differentiated, unary
+from ..recording.callsite import source_location
+from ..checker import check
+from .checks import Check, engines_agree, finite_differences, orders_valid
+from .passes import user_query
+from ..recording.session import record
+from ..recording.values import ArraySummary, plain
+
+MODES = ("rev", "fwd", "both")
+_AUTOGRAD_DIR = str(Path(autograd.__file__).resolve().parent)
+
+
+@dataclass
+class TracedCall:
+    name: str
+    location: str
+    args: tuple
+    argnum: int
+    mode: str
+    capture: str
+    output: Any = None
+    gradient: Any = None  # the VJP with a seed of ones (reverse mode)
+    tangent: Any = None  # the JVP with a tangent of ones (forward mode)
+    recording: Any = None  # Recording of the reverse-mode call
+    forward_recording: Any = None
+    reference: Any = None  # reference.GradientRun, or None
+    reference_tangents: tuple = ()
+    reference_note: Optional[str] = None  # why the reference engine did not run
+    alignment: list = field(default_factory=list)
+    checks: list = field(default_factory=list)
+    warnings: list = field(default_factory=list)
+    node_checks: Any = None  # checker.CheckReport, with node_checks=True
+
+
+def trace_call(f, args, argnum=0, mode="rev", capture="auto", root=None, node_checks=False, rtol=None):
+    """``root``: the folder source locations are relative to (default: the working one);
+    ``node_checks``: also run the per-node checker (``adtrace.check``) on the call; ``rtol``: the
+    relative tolerance of the numerical checks (central differences, per node), when the user
+    accepts more than the default (a rule approximate by design, as ``fixed_point``'s)."""
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {', '.join(MODES)}; got {mode!r}")
+    x = differentiated(args, argnum)
+    of_x = unary(f, args, argnum)
+    call = TracedCall(_name(f), source_location(f, root), tuple(args), argnum, mode, capture)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        if mode in ("rev", "both"):
+            _reverse(call, of_x, x, capture, rtol)
+        if mode in ("fwd", "both"):
+            _forward(call, of_x, x, capture)
+        if node_checks:
+            call.node_checks = check(f, *args, argnum=argnum, root=root, rtol=rtol)
+            if not call.node_checks.passed:
+                first = call.node_checks.first_failure
+                call.checks.append(Check("per-node local rules", False, f"first failing node: {first.node}"))
+            else:
+                call.checks.append(Check("per-node local rules", True, "every checked node passes"))
+    call.warnings = _autograd_warnings(caught)
+    return call
+
+
+def _autograd_warnings(caught):
+    """autograd's own warnings (its text is fixed) go into the report; any other is warned again,
+    as if adtrace had not caught it: its text may hold addresses or paths."""
+    own = set()
+    for w in caught:
+        if str(w.filename).startswith(_AUTOGRAD_DIR):
+            own.add(str(w.message))
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return sorted(own)
+
+
+def _reverse(call, f, x, capture, rtol):
+    with record(capture=capture) as rec:
+        vjp, output = make_vjp(f)(x)
+        seed = vspace(output).ones()
+        call.gradient = vjp(seed)
+    call.output, call.recording = output, rec
+    call.reference, call.reference_note = _reference_run(f, x, seed, output, rec)
+    query = user_query(rec)  # not a pass run during the forward computation or inside a VJP rule
+    if query is not None and call.reference is not None:
+        end = rec.query_events(query)[0].end
+        call.reference = relabel(call.reference, rec, rec.nodes[end].level, query)
+        call.alignment = align(rec, query, call.reference)
+        if capture != "structure":  # no values recorded: nothing to compare node by node
+            call.checks.append(engines_agree(call.alignment))
+        call.checks.append(orders_valid(rec.visit_order(query), rec.graph(end), call.reference.order,
+                                        call.reference.parents))
+    call.checks.append(finite_differences(f, x, seed, call.gradient, rtol=rtol))
+
+
+def _reference_run(f, x, seed, output, recording):
+    """The reference engine's run with the same seed, or ``(None, why not)``: its scope is real
+    arrays and scalars."""
+    values = [x, output] + [e.value for e in recording.of_kind("node")]
+    if any(_is_complex(v) for v in values):
+        return None, "reference engine: real numbers only (this call has complex values)"
+    try:
+        return reference.run_gradient(f, x, seed), None
+    except (TypeError, NotImplementedError) as exc:
+        return None, str(exc)
+
+
+def _forward(call, f, x, capture):
+    tangent_in = vspace(x).ones()
+    with record(capture=capture) as rec:
+        output, call.tangent = make_jvp(f)(x)(tangent_in)
+    call.output, call.forward_recording = output, rec
+    try:
+        call.reference_tangents = reference.run_tangents(f, x, tangent_in)
+        ref_tangent = call.reference_tangents[-1].tangent if call.reference_tangents else None
+        agree = ref_tangent is not None and np.allclose(ref_tangent, call.tangent, rtol=1e-9, atol=1e-12)
+        call.checks.append(Check("forward mode: reference tangent vs autograd", bool(agree),
+                                 "output tangents agree" if agree else "output tangents differ"))
+    except (TypeError, NotImplementedError) as exc:
+        call.reference_note = call.reference_note or str(exc)
+
+
+def _is_complex(value):
+    value = plain(value)
+    if isinstance(value, ArraySummary):
+        return value.dtype.startswith("complex")
+    try:
+        return bool(np.iscomplexobj(value))
+    except Exception:
+        return False
+
+
+def _name(f):
+    return getattr(f, "__qualname__", None) or getattr(f, "__name__", None) or type(f).__name__

@@ -1,0 +1,34 @@
+"""Everything adtrace knows about autograd: where it is hooked, what each hooked call records, and
+whether the installed release is one adtrace knows (``drift``).
+
+The session (``recording/session.py``) reaches autograd only through ``ENGINE``: it installs the
+hooks, makes a recorder per ``record()`` block, and serves several nested recorders through the
+fan-out. The stages above (recordings, alignment, reports, the checker's tables) speak only the
+event vocabulary of ``recording/events.py``.
+"""
+
+from . import drift, hooks
+from .callbacks import Fanout
+from .capture import Capture
+from .recorder import Recorder
+
+
+class AutogradEngine:
+    name = "autograd"
+    fanout = Fanout
+
+    def check_installed(self, strict):
+        drift.check_installed(strict=strict)
+
+    def install(self, patcher):
+        """Patch the hook points (all or none); returns the context variable their wrappers read."""
+        return hooks.install(patcher)
+
+    def recorder(self, recording, level, inline_size, keep_calls=False, root=None):
+        return Recorder(recording, Capture(level, inline_size), keep_calls=keep_calls, root=root)
+
+    def __repr__(self):
+        return "<engine autograd>"
+
+
+ENGINE = AutogradEngine()

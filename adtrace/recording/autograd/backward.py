@@ -1,0 +1,205 @@
+"""One backward query (``backward_pass`` run): its visits, local VJPs and accumulations.
+
+A query replays ``outgrads`` as far as the recorder needs it: which node's contributions are
+arriving (zip's position gives the parent) and the kept value of each entry, so a value seen again
+(the popped outgrad, an unflagged previous) is not captured twice.
+"""
+
+from .copy_on_write import hold, hold_accumulation, written_leaves
+from ..values import NO_REFERENCE, SCALARS, holds_reference
+from .capture import is_immutable
+from .forward import _JVPFrame
+from ..events import NO_PREVIOUS, AddOutgrads, BackwardEnd, BackwardStart, ToposortYielded, VJPCalled
+
+# the type tag each event is written after (events.EVENT_TYPES)
+ADDOUTGRADS, BACKWARDEND, BACKWARDSTART, LOCALVJP, TOPOSORTYIELD = (
+    AddOutgrads.index, BackwardEnd.index, BackwardStart.index, VJPCalled.index, ToposortYielded.index)
+
+_NONES = [(None,) * n for n in range(64)]  # ingrads under capture "structure", without a new tuple
+
+
+class _Query:
+    """The state of one backward_pass run: which node's contributions are arriving, and the
+    kept value of each ``outgrads`` entry (so a value seen again is not captured twice)."""
+
+    __slots__ = ("number", "level", "end", "visited", "parents", "label", "argnums", "position",
+                 "entries", "held", "popped", "ingrads", "kept_ingrads", "seed")
+
+    def __init__(self, number, level, end):
+        self.number, self.level, self.end = number, level, end
+        self.visited, self.parents, self.label, self.argnums, self.position = 0, (), None, (), 0
+        # parent label -> (live value, kept value): outgrads[parent], kept only when values are captured
+        self.entries = {}
+        self.held = []  # id(live value), position of an event holding it by reference, ... (history.hold)
+        self.popped = None  # the entry the current node popped
+        self.ingrads, self.kept_ingrads = (), ()  # the current node's vjp output, live and captured
+        self.seed = None  # the caller's g, protected while the pass runs (capture full only)
+
+
+class BackwardQueries:
+    """The Recorder's backward-pass events (a mixin of ``Recorder``).
+
+    Hot path: the per-node methods (on_toposort, on_local_vjp, after_add_outgrads) write their
+    event straight into the log and look nodes up inline; helpers are called only off the common
+    path (a node from before the recording, a value to capture).
+    """
+
+    def begin_query(self, g, end_node):
+        self._queries += 1
+        end = self._lookup(end_node)
+        level = self._levels[id(end_node)]
+        query = _Query(self._queries, level, end)
+        seed = self.capture(g, copy=True)  # the caller's array: they may change it afterwards
+        if self.keeps_values:
+            query.entries[end] = (g, seed)
+        if self.by_reference:
+            self._capture.protect(g)  # and wherever the pass carries it (parts of it, x[i] of it)
+            query.seed = g
+        self._push(query)
+        self._emit((BACKWARDSTART, "rev", level, query.number, end, seed))
+
+    def end_query(self, result, error):
+        query = self._query
+        if query is None:
+            return
+        self._pop(query)
+        if query.seed is not None:
+            self._capture.unprotect(query.seed)
+        kept = None if error is not None else self._kept(query.popped, result)
+        error_name = None if error is None else type(error).__name__
+        position = len(self._values)
+        self._emit((BACKWARDEND, "rev", query.level, query.number, query.end, kept, error_name))
+        if error is None and self.by_reference and holds_reference(kept):  # the user gets the array these events hold
+            self._history.detach(self.recording, query.held, result, also=(position,))
+
+    def on_toposort(self, node):
+        query = self._query
+        if query is None:  # autograd.core.toposort called outside backward_pass: not a visit
+            return
+        key = id(node)
+        label = self._labels.get(key) or self._unrecorded_node(node)
+        query.parents, query.label, query.argnums, query.position = node.parents, label, self._argnums[key], 0
+        if self.keeps_values:
+            query.popped = query.entries.pop(label, None)  # outgrad = outgrads.pop(node)
+        self._values.extend((TOPOSORTYIELD, "rev", query.level, query.number, label, query.visited))
+        query.visited += 1
+
+    def on_local_vjp(self, node_id, g, ingrads):
+        query = self._query
+        label = self._labels.get(node_id)
+        if query is None:  # a vjp called by hand, outside backward_pass
+            level, number = self._current_level(), None
+        else:
+            level, number, label = query.level, query.number, label or query.label
+        if self.keeps_values:
+            popped = query and query.popped
+            outgrad = popped[1] if popped and popped[0] is g else self.capture(g)
+            # A rule that passes g through (add, unbroadcast of a same-shape g) reuses its kept value
+            # when g cannot have changed: an ingrad is what the rule returned, and a rule may
+            # write into an array g (np.clip(g, out=g)). Under full the kept value is g itself.
+            # A loop, not a comprehension: that would be a function built and called per node.
+            kept_ingrads = []
+            for i in ingrads:
+                if type(i) in SCALARS:
+                    kept_ingrads.append(i)
+                elif i is g and (self.by_reference or is_immutable(g)):
+                    kept_ingrads.append(outgrad)
+                else:
+                    kept_ingrads.append(self.capture(i))
+        else:
+            count = len(ingrads)
+            outgrad, kept_ingrads = None, _NONES[count] if count < 64 else (None,) * count
+        values = self._values
+        position = len(values)  # where this event starts (history.hold notes positions)
+        if query is not None:
+            query.ingrads, query.kept_ingrads = ingrads, kept_ingrads
+            if self.by_reference:
+                held = query.held
+                if type(outgrad) not in NO_REFERENCE:
+                    hold(held, g, outgrad, position)
+                for value, kept in zip(ingrads, kept_ingrads):
+                    if type(kept) not in NO_REFERENCE and value is not g:
+                        hold(held, value, kept, position)
+        values.extend((LOCALVJP, "rev", level, number, label, outgrad, len(kept_ingrads)))
+        values.extend(kept_ingrads)
+
+    def before_add_outgrads(self, prev_g_flagged, g):
+        """The kept value of ``outgrads.get(parent)`` (a non-empty ``prev_g_flagged``), taken before
+        autograd may write into it (None when no values are captured)."""
+        if not self.keeps_values:
+            return None
+        value, mutable = prev_g_flagged
+        query, kept = self._query, None
+        if query is not None and self._top is query:  # the kept value the last result got
+            seen = query.entries.get(self._parent_label(query))
+            if seen is not None and seen[0] is value:
+                kept = seen[1]  # still true: a copy, or (full) held through Versions
+        if kept is None:
+            kept = self.capture(value)
+            if mutable and self.by_reference and holds_reference(kept):
+                kept = self._history.share(kept, value)
+        # (Versions exist only under capture full: its copy-on-write)
+        if mutable and self.by_reference and self._history.live:  # autograd writes into (part of) `value` next
+            self._history.before_writing(written_leaves(value, g))
+        return kept
+
+    def after_add_outgrads(self, prev_g_flagged, previous, g, result):
+        """``result = add_outgrads(prev_g_flagged, g)`` returned; ``previous`` is what
+        before_add_outgrads took of ``prev_g_flagged`` (``None`` when it was not called)."""
+        frame = self._top
+        if frame is not self._query or frame is None:  # forward mode, or a pass from before the recording
+            if type(frame) is _JVPFrame:
+                return self._add_in_jvp_node(frame, prev_g_flagged, previous, g, result)
+            return self._add_outside_a_pass(prev_g_flagged, previous, g, result)
+        value, mutable = result
+        position = frame.position
+        frame.position = position + 1
+        parents, argnums = frame.parents, frame.argnums
+        if position < len(parents):  # zip(node.parents, ingrads): the parent this adds into
+            parent = parents[position]
+            parent = self._labels.get(id(parent)) or self._unrecorded_node(parent)
+        else:
+            parent = None
+        argnum = argnums[position] if position < len(argnums) else None
+        previous_flag = prev_g_flagged[1] if prev_g_flagged else NO_PREVIOUS
+        values = self._values
+        if not self.keeps_values:
+            values.extend((ADDOUTGRADS, "rev", frame.level, frame.number, frame.label, position, parent, argnum,
+                           None, previous_flag, None, None, mutable))
+            return
+        ingrads = frame.ingrads
+        contribution = frame.kept_ingrads[position] if position < len(ingrads) and ingrads[position] is g \
+            else self.capture(g)
+        if value is g:
+            kept = contribution
+        else:
+            kept = value if type(value) in SCALARS else self.capture(value)
+        if self.by_reference:
+            if mutable and holds_reference(kept):  # autograd may write into it later
+                kept = self._history.share(kept, value)
+            if type(contribution) not in NO_REFERENCE or type(kept) not in NO_REFERENCE or previous is not None:
+                # (len(values): where this event starts)
+                hold_accumulation(frame.held, len(values), prev_g_flagged, previous, g, contribution, value, kept)
+        values.extend((ADDOUTGRADS, "rev", frame.level, frame.number, frame.label, position, parent, argnum,
+                       previous, previous_flag, contribution, kept, mutable))
+        if parent is not None:
+            frame.entries[parent] = (value, kept)
+
+    def _add_outside_a_pass(self, prev_g_flagged, previous, g, result):
+        """``add_outgrads`` with no frame open: a backward pass that began before this recording
+        (reverse mode, its query and node unknown)."""
+        value, mutable = result
+        contribution = self.capture(g)
+        kept = contribution if value is g else self.capture(value)
+        if mutable and self.by_reference and holds_reference(kept):
+            kept = self._history.share(kept, value)
+        self._emit((ADDOUTGRADS, "rev", self._current_level(), None, None, 0, None, None,
+                    previous, prev_g_flagged[1] if prev_g_flagged else NO_PREVIOUS, contribution, kept, mutable))
+
+    def _parent_label(self, query):
+        """The label of the parent the next add_outgrads call adds into (zip's position)."""
+        parents = query.parents
+        if query.position < len(parents):
+            parent = parents[query.position]
+            return self._labels.get(id(parent)) or self._unrecorded_node(parent)
+        return None

@@ -1,0 +1,200 @@
+"""Capture levels: what an event keeps of a live autograd value (boxes, sparse cotangents,
+containers, arrays), as the values of ``recording/values.py``.
+
+- ``auto`` (default): scalars, arrays and containers of at most ``inline_size`` elements exactly;
+  larger arrays as an ``ArraySummary``, larger containers as a ``ContainerSummary`` and larger
+  sparse cotangents described only, so a recording of a large model retains no intermediate array;
+- ``full``: every value exactly;
+- ``structure``: no values at all (``None``), only the graph and the order of events.
+
+Under ``auto`` an exact array is a copy: at most ``inline_size`` elements, cheaper than keeping the
+live array true. Under ``full`` it is kept by reference, not copied: autograd writes in place only
+into an ``outgrads`` entry flagged mutable, and the recorder copies such a value just before
+autograd mutates it (``copy_on_write.py``). Views are copied at once, because they share memory
+with arrays autograd does not own (``x.T`` of the user's input). Sparse cotangents
+(``SparseObject``, from ``x[i]``) are densified into fresh zeros, which mutates nothing else;
+values boxed by an outer trace (under ``grad(grad(f))``) become ``Boxed(value, level)``.
+
+Under ``auto`` a ``Capture`` returns ``Boxed``, ``Sparse``, ``ArraySummary`` and
+``ContainerSummary`` in their stored forms (plain tagged tuples, ``values.built``): Python's
+garbage collector stops tracking such a tuple at its first collection, and would track a
+dataclass instance for as long as it lives.
+"""
+
+import numpy as np
+from autograd.core import SparseObject
+from autograd.tracer import box_types, getval
+
+from ..values import (BOXED, CONTAINER_SUMMARY, DEFAULT_INLINE_SIZE, SCALARS, SPARSE, Boxed, Sparse, stored_summary,
+                      capture_options)
+from .sparse import _densifiable, densify, describe_index, describe_vspace, sparse_parts
+
+
+class Capture:
+    """Turns live autograd values into captured values (``recording/values.py``) for one capture level."""
+
+    def __init__(self, level="auto", inline_size=DEFAULT_INLINE_SIZE, box_level=None):
+        self.level, inline_size = capture_options(level, inline_size)
+        self.keeps_values = level != "structure"
+        # "full" keeps arrays by reference (copy_on_write keeps them true); "auto" copies the
+        # small arrays it keeps exactly: cheaper than following references it would have to correct
+        self.by_reference = level == "full"
+        self.stored = level == "auto"  # kept values in their stored forms (see the module's docstring)
+        self._protected = {}  # id(array) -> count: the user's arrays (seeds), copied wherever seen
+        self.limit = None if level == "full" else inline_size
+        # a box's level; the recorder sets it to the level of the box's node
+        self.box_level = box_level or (lambda box: box._trace)
+
+    def __call__(self, value, copy=False):
+        """The kept value of ``value``; ``copy=True`` copies arrays that would be kept by reference."""
+        if not self.keeps_values:
+            return None
+        t = type(value)
+        if t is np.ndarray:
+            if self.limit is not None:
+                return stored_summary(value) if value.size > self.limit else value.copy()
+            return value.copy() if copy or value.base is not None or id(value) in self._protected else value
+        if t in SCALARS:
+            return value
+        if (t is tuple or t is list) and self.limit is not None:  # most often flat: arrays and scalars
+            flat = _flat_copy(value, self.limit)
+            if flat is not None:
+                return flat
+        if t in box_types:
+            inner = value._value
+            if type(inner) is np.ndarray and self.limit is not None:  # (the common case, written out)
+                inner = stored_summary(inner) if inner.size > self.limit else inner.copy()
+            elif type(inner) not in SCALARS:  # (a scalar of an outer trace, under grad(grad(f)), is kept as it is)
+                inner = self(inner, copy)
+            return (BOXED, inner, self.box_level(value)) if self.stored else Boxed(inner, self.box_level(value))
+        if isinstance(value, SparseObject):
+            parts = sparse_parts(value)
+            index, part = (describe_index(parts[0]), self(parts[1], copy)) if parts else (None, None)
+            dense = densify(value) if _densifiable(value.vs, self.limit) else None  # fresh zeros: ours
+            if self.stored:
+                return SPARSE, describe_vspace(value.vs), index, part, dense
+            return Sparse(describe_vspace(value.vs), index, part, dense)
+        if isinstance(value, (tuple, list, dict)):
+            limit = self.limit
+            if limit is not None:
+                try:  # nested, boxed or other parts: sized and copied in one walk
+                    return self._part(value, [limit])
+                except _OverTheLimit:
+                    return CONTAINER_SUMMARY, type(value).__name__, len(value)
+            return self._container(value, copy)
+        if isinstance(value, np.ndarray):  # a subclass (np.matrix, a masked array): copied at once
+            return stored_summary(np.asarray(value)) if self.limit is not None and value.size > self.limit else value.copy()
+        return value  # numpy scalars and other immutable objects
+
+    def _part(self, value, left):
+        """Capture ``auto`` of a container or one of its parts, counting its elements (an array's
+        size, a scalar's or any other value's 1, through boxes and containers) off ``left[0]``;
+        raises ``_OverTheLimit`` past the inline size, before copying the array that passes it."""
+        t = type(value)
+        if t is np.ndarray or t in SCALARS:
+            left[0] -= value.size if t is np.ndarray else 1
+            if left[0] < 0:
+                raise _OverTheLimit
+            return value.copy() if t is np.ndarray else value
+        if t in box_types:
+            return BOXED, self._part(value._value, left), self.box_level(value)
+        if isinstance(value, (tuple, list)):
+            items = []  # a loop, not a comprehension: no function built per call
+            for v in value:
+                items.append(self._part(v, left))
+            if t is tuple:
+                return tuple(items)
+            if isinstance(value, list):  # (a list's subclass too: a list)
+                return items
+            return tuple.__new__(t, items) if hasattr(value, "_fields") else tuple(items)  # (no __new__ of theirs run)
+        if isinstance(value, dict):
+            items = {}
+            for k, v in value.items():
+                items[k] = self._part(v, left)
+            return items
+        left[0] -= value.size if isinstance(value, np.ndarray) else 1  # sparse values, numpy scalars...
+        if left[0] < 0:
+            raise _OverTheLimit
+        return self(value)
+
+    def _container(self, value, copy):
+        """A tuple, list or dict, item by item (apart from __call__: its comprehensions would make
+        every call's locals cells)."""
+        if isinstance(value, tuple):
+            items = [self(v, copy) for v in value]
+            return tuple(items) if type(value) is tuple or not hasattr(value, "_fields") else tuple.__new__(type(value), items)
+        if isinstance(value, list):
+            return [self(v, copy) for v in value]
+        return {k: self(v, copy) for k, v in value.items()}
+
+    def protect(self, value):
+        """The arrays of ``value`` (a seed the user owns and may change) are copied wherever a
+        kept value would hold them by reference, until ``unprotect(value)``."""
+        for array in array_leaves(value):
+            self._protected[id(array)] = self._protected.get(id(array), 0) + 1
+
+    def unprotect(self, value):
+        for array in array_leaves(value):
+            count = self._protected.pop(id(array), 0) - 1
+            if count > 0:
+                self._protected[id(array)] = count
+
+
+def is_immutable(value):
+    """A scalar, or a scalar boxed by an outer trace: nothing can write into it."""
+    while type(value) in box_types:
+        value = value._value
+    return type(value) in SCALARS
+
+
+def is_part_of(value, args):
+    """Whether ``value`` is one of ``args``, or an element of a tuple, list or dict among them
+    (``t[0]`` of the user's tuple ``t``)."""
+    for arg in args:
+        if arg is value:
+            return True
+        kind = type(arg)
+        if (kind is tuple or kind is list) and any(item is value for item in arg):
+            return True
+        if kind is dict and any(item is value for item in arg.values()):
+            return True
+    return False
+
+
+class _OverTheLimit(Exception):
+    """A container holds more than the inline size (``Capture._part``)."""
+
+
+def _flat_copy(value, limit):
+    """The ``auto`` kept value of a plain tuple or list of arrays and scalars: copies of its arrays,
+    or a ``ContainerSummary`` (stored form) above ``limit`` elements; ``None`` when it holds anything else
+    (boxes, containers, sparse values: ``Capture`` walks those)."""
+    left = limit
+    items = []  # a loop, not a comprehension: that would be a function built and called per call
+    for v in value:  # one pass: each array sized before it is copied
+        kind = type(v)
+        if kind is np.ndarray:
+            left -= v.size
+            if left < 0:  # (any walk of the rest only counts more)
+                return CONTAINER_SUMMARY, type(value).__name__, len(value)
+            items.append(v.copy())
+        elif kind in SCALARS:
+            left -= 1
+            if left < 0:
+                return CONTAINER_SUMMARY, type(value).__name__, len(value)
+            items.append(v)
+        else:
+            return None
+    return tuple(items) if type(value) is tuple else items
+
+
+def array_leaves(value):
+    """The ndarrays a live value holds (through boxes and containers): what an in-place add writes."""
+    value = getval(value)
+    if type(value) is np.ndarray:
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [a for v in value for a in array_leaves(v)]
+    if isinstance(value, dict):
+        return [a for v in value.values() for a in array_leaves(v)]
+    return []

@@ -1,0 +1,137 @@
+"""Forward mode: a ``JVPNode`` under construction, and the ``add_outgrads`` calls ``sum_outgrads``
+makes while it is built (mode ``fwd``)."""
+
+import types
+
+import autograd.core as core
+import numpy as np
+
+from .copy_on_write import hold, hold_accumulation
+from ..values import NO_REFERENCE, SCALARS, holds_reference
+from .capture import is_part_of
+from ..events import NO_PREVIOUS, AddOutgrads, JVPNodeCreated
+
+ADDOUTGRADS, JVPNODECREATED = AddOutgrads.index, JVPNodeCreated.index  # type tags (events.EVENT_TYPES)
+
+
+def _summing_jvp_makers():
+    """The code of autograd's own JVP makers, the ``jvp_argnums`` that ``defjvp`` and
+    ``defjvp_argnum`` (so ``def_linear``) build: each returns ``sum_outgrads(...)`` and does nothing
+    after, so a node's tangent is the result of its last ``add_outgrads``, unwritten since."""
+    found = set()
+    for maker in (core.defjvp, core.defjvp_argnum):  # (either may already be someone's wrapper)
+        for const in getattr(getattr(maker, "__code__", None), "co_consts", ()):
+            if isinstance(const, types.CodeType) and const.co_name == "jvp_argnums":
+                found.add(const)
+    return frozenset(found)
+
+
+SUMMING_JVP_MAKERS = _summing_jvp_makers()  # (pinned in tests/test_pinned.py)
+_SUMMING_IDS = frozenset(map(id, SUMMING_JVP_MAKERS))  # (alive with autograd.core: hashing a code object is slow)
+
+
+class _JVPFrame:
+    """A JVPNode under construction: its sum_outgrads calls are forward-mode add_outgrads events."""
+
+    __slots__ = ("fun", "label", "name", "level", "argnums", "parents", "position", "sums", "last_value",
+                 "last_kept")
+
+    def __init__(self, fun, label, name, level, argnums, parents, sums):
+        self.fun, self.label, self.name, self.level, self.argnums, self.parents = fun, label, name, level, argnums, parents
+        self.position = 0
+        self.sums = sums  # built by one of SUMMING_JVP_MAKERS (capture auto only)
+        self.last_value = self.last_kept = None  # the last add_outgrads result in this frame
+
+
+class ForwardMode:
+    """The Recorder's forward-mode events (a mixin of ``Recorder``)."""
+
+    def begin_jvp_node(self, fun, argnums, parents):
+        # once per primitive call under forward mode: lookups and the frame push written out
+        if len(parents) == 1:  # most nodes
+            parent = parents[0]
+            key = id(parent)
+            labels = (self._labels.get(key) or self._unrecorded_node(parent),)
+            level = self._levels[key]
+        elif len(parents) == 2:  # a binary operation (x + sin(x))
+            first, second = parents
+            key = id(first)
+            get = self._labels.get
+            labels = (get(key) or self._unrecorded_node(first), get(id(second)) or self._unrecorded_node(second))
+            level = self._levels[key]
+        else:
+            get = self._labels.get
+            labels = ()
+            for p in parents:  # a loop, not a comprehension: no function built per call
+                labels += (get(id(p)) or self._unrecorded_node(p),)
+            level = self._levels[id(parents[0])] if parents else self._current_level()
+        number = self._count
+        self._count = number + 1
+        names = self._names.get(fun) or self._name(fun)
+        # the maker JVPNode.__init__ is about to look up (it could register another while it runs)
+        sums = self.keeps_values and not self.by_reference and \
+            id(getattr(core.primitive_jvps.get(fun), "__code__", None)) in _SUMMING_IDS
+        argnums = self._argnums_kept.setdefault(argnums, argnums)  # (see Recorder._argnums_kept)
+        frame = _JVPFrame(fun, f"v{number}_{names[1]}", names[0], level, argnums, labels, sums)
+        self._frames.append(frame)
+        self._top = frame
+        return frame
+
+    def abort_jvp_node(self, frame):
+        if frame is not None:  # (None: begin_jvp_node failed)
+            self._pop(frame)
+
+    def end_jvp_node(self, frame, node, value, args):
+        if frame is None:  # (begin_jvp_node failed)
+            return
+        frames = self._frames
+        if frames and frames[-1] is frame:  # the common case of _pop
+            frames.pop()
+            self._top = frames[-1] if frames else None
+        else:
+            self._pop(frame)
+        key = id(node)
+        self._labels[key], self._levels[key], self._argnums[key] = frame.label, frame.level, frame.argnums
+        if not self.keeps_values:
+            kept = tangent = None
+        elif not self.by_reference:  # capture "auto" copies what it keeps
+            kept = value if type(value) in SCALARS else self.capture(value)
+            g = node.g
+            if frame.sums and frame.position and g is frame.last_value:
+                tangent = frame.last_kept  # sum_outgrads returned it: already a copy
+            else:
+                tangent = self.capture(g)
+        else:  # copy a tangent that is (part of) an argument (make_jvp's seed is protected: adtrace.values)
+            kept = self._keep_node_value(frame.level, frame.fun, value, args)
+            tangent = self.capture(node.g, type(node.g) is np.ndarray and is_part_of(node.g, args))
+            if type(tangent) not in NO_REFERENCE:  # make_jvp gives the end node's tangent to the user
+                hold(self._held_in_trace(frame.level), node.g, tangent, len(self._values))
+        query = self._query
+        self._values.extend((JVPNODECREATED, "fwd", frame.level, query and query.number, frame.label, frame.name,
+                             frame.argnums, ",".join(frame.parents), kept, tangent))
+
+    def _add_in_jvp_node(self, frame, prev_g_flagged, previous, g, result):
+        """One step of the sum_outgrads that builds a JVPNode's tangent (``after_add_outgrads``
+        with a forward frame on top). Hot path under forward mode: the event written inline."""
+        value, mutable = result
+        position = frame.position
+        frame.position = position + 1
+        parents, argnums = frame.parents, frame.argnums
+        if not self.keeps_values:
+            contribution = kept = None
+        else:
+            contribution = self.capture(g)
+            kept = contribution if value is g else self.capture(value)
+            if self.by_reference:
+                if mutable and holds_reference(kept):
+                    kept = self._history.share(kept, value)
+                # a tangent being summed may be the one make_jvp returns
+                hold_accumulation(self._held_in_trace(frame.level), len(self._values), prev_g_flagged, previous,
+                                  g, contribution, value, kept)
+            frame.last_value, frame.last_kept = value, kept  # (what end_jvp_node may reuse)
+        query = self._query
+        self._values.extend((ADDOUTGRADS, "fwd", frame.level, query and query.number, frame.label, position,
+                             parents[position] if position < len(parents) else None,
+                             argnums[position] if position < len(argnums) else None,
+                             previous, prev_g_flagged[1] if prev_g_flagged else NO_PREVIOUS, contribution, kept,
+                             mutable))

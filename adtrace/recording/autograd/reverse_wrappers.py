@@ -1,0 +1,126 @@
+"""The wrappers at reverse mode's binding sites: add_outgrads, toposort, backward_pass, trace,
+VJPNode.__init__ / initialize_root, and each recorded node's local vjp.
+
+Each calls autograd's original with the same arguments and returns its result unchanged; around
+it, it tells whatever is active in the calling context (``active``, the context variable of the
+installation that made the wrapper: nothing, a recorder, or a fan-out of several) what happened, through the callbacks of ``callbacks.Callbacks``, which are
+guarded: a recorder that fails is switched off, never the traced program.
+"""
+
+import functools
+from types import MethodType
+
+from autograd.tracer import trace_stack
+
+from .state import state
+
+
+def wrap_add_outgrads(original, active):
+    @functools.wraps(original)
+    def add_outgrads(prev_g_flagged, g):
+        recorder = active.get()
+        if recorder is None:
+            return original(prev_g_flagged, g)
+        # what the entry holds, taken before autograd may write into it (mut_add)
+        previous = recorder.before_add_outgrads(prev_g_flagged, g) if prev_g_flagged else None
+        result = original(prev_g_flagged, g)
+        recorder.after_add_outgrads(prev_g_flagged, previous, g, result)
+        return result
+
+    return add_outgrads
+
+
+def wrap_toposort(original, active):
+    @functools.wraps(original)
+    def toposort(end_node, *args, **kwargs):
+        nodes = original(end_node, *args, **kwargs)
+        recorder = active.get()
+        return nodes if recorder is None else _visits(nodes, recorder.on_toposort)
+
+    return toposort
+
+
+def _visits(nodes, on_toposort):
+    for node in nodes:
+        on_toposort(node)
+        yield node
+
+
+def wrap_backward_pass(original, active):
+    @functools.wraps(original)
+    def backward_pass(g, end_node):
+        recorder = active.get()
+        if recorder is None:
+            return original(g, end_node)
+        recorder.begin_query(g, end_node)
+        try:
+            result = original(g, end_node)
+        except BaseException as exc:  # an abandoned pass (KeyboardInterrupt too) ends its query
+            recorder.end_query(None, exc)
+            raise
+        recorder.end_query(result, None)
+        return result
+
+    return backward_pass
+
+
+def wrap_trace(original, active):
+    @functools.wraps(original)
+    def trace(start_node, fun, x):
+        depth = state.depth
+        state.levels[trace_stack.top + 1] = depth  # the number trace() is about to open
+        state.depth = depth + 1
+        try:
+            end_value, end_node = original(start_node, fun, x)
+        finally:
+            state.depth = depth
+        recorder = active.get()
+        if recorder is not None:
+            recorder.on_trace(start_node, x, end_value, end_node)
+        return end_value, end_node
+
+    return trace
+
+
+def wrap_vjp_node_init(original, active):
+    @functools.wraps(original)
+    def __init__(self, value, fun, args, kwargs, parent_argnums, parents):
+        original(self, value, fun, args, kwargs, parent_argnums, parents)
+        recorder = active.get()
+        if recorder is not None:
+            recorder.on_vjp_node(self, value, fun, args, kwargs, parent_argnums, parents)
+            self.vjp = MethodType(recorded_local_vjp, (id(self), self.vjp, active))  # (see recorded_local_vjp)
+
+    return __init__
+
+
+def wrap_vjp_initialize_root(original, active):
+    @functools.wraps(original)
+    def initialize_root(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        recorder = active.get()
+        if recorder is not None:
+            recorder.on_vjp_root(self)
+            self.vjp = MethodType(recorded_local_vjp, (id(self), self.vjp, active))  # (see recorded_local_vjp)
+
+    return initialize_root
+
+
+def recorded_local_vjp(node_vjp, g):
+    """A node's local VJP, recorded when called while a recorder is active; bound to
+    ``node_vjp = (id(node), vjp, active)`` (a method bound to a tuple: cheaper per node than a
+    closure; ``active``: the context variable of the hooks' installation that made the node).
+
+    A rule with three or more boxed arguments returns a generator; it is materialised into a tuple
+    before recording (``backward_pass`` zips over it, so the values it sees are the same). The
+    node's id stays valid as long as the node, which owns the bound method, is alive.
+    """
+    node_id, vjp, active = node_vjp
+    recorder = active.get()
+    if recorder is None:
+        return vjp(g)
+    ingrads = vjp(g)
+    if type(ingrads) is not tuple:
+        ingrads = tuple(ingrads)
+    recorder.on_local_vjp(node_id, g, ingrads)
+    return ingrads

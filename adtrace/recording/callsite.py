@@ -1,0 +1,68 @@
+"""Where in the user's code something happened, as ``path:line`` relative to a root folder.
+
+Never an absolute path: code outside the root is named by its module (``module:line``).
+"""
+
+import inspect
+import os
+import sys
+import warnings
+from pathlib import Path
+
+import autograd
+import numpy
+
+# Frames in these folders are machinery, not the user's code.
+_MACHINERY = tuple(str(Path(m.__file__).resolve().parent) + os.sep for m in (autograd, numpy)) + (
+    str(Path(__file__).resolve().parents[1]) + os.sep,  # adtrace itself
+)
+
+
+def relative_location(path, line, module, root=None):
+    """``path:line`` relative to ``root`` (the working directory by default) or ``module:line``."""
+    relative = os.path.relpath(path, root or os.getcwd()) if path else None
+    if relative is None or relative.startswith(".."):
+        return f"{module or 'unknown'}:{line}"
+    return f"{relative.replace(os.sep, '/')}:{line}"
+
+
+def source_location(f, root=None):
+    """Where a function is defined."""
+    try:
+        path, line = inspect.getsourcefile(f), inspect.getsourcelines(f)[1]
+    except (TypeError, OSError):
+        return getattr(f, "__module__", None) or "unknown"
+    return relative_location(path, line, getattr(f, "__module__", None), root)
+
+
+def user_frame():
+    """The innermost frame on the stack outside autograd, numpy and adtrace: the user's code
+    (``None`` if there is none)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not filename.startswith(_MACHINERY) and not filename.startswith("<frozen"):
+            return frame
+        frame = frame.f_back
+    return None
+
+
+def user_call_site(root=None):
+    """The line of the user's code that called the primitive being recorded, as ``path:line``
+    (``None`` if there is none)."""
+    frame = user_frame()
+    if frame is None:
+        return None
+    return relative_location(frame.f_code.co_filename, frame.f_lineno, frame.f_globals.get("__name__"), root)
+
+
+def warn_at_user(warning):
+    """Issue ``warning`` at the user's line (the innermost frame outside the machinery)."""
+    frame = user_frame()
+    if frame is None:
+        warnings.warn(warning, stacklevel=2)
+        return
+    module = frame.f_globals.get("__name__")
+    registry = frame.f_globals.setdefault("__warningregistry__", {}) if module in sys.modules else None
+    warnings.warn_explicit(warning, type(warning), frame.f_code.co_filename, frame.f_lineno, module=module,
+                           registry=registry)

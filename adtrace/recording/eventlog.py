@@ -1,0 +1,101 @@
+"""Where the recorder writes events: one flat list of plain values, decoded into events on read.
+
+The hot path appends each event's type tag and its fields (``values.extend``), laid out as its
+class declares (``events.layout``), and nothing else: where each event starts is found on read,
+from the number of slots each type stores. It creates no lasting container per event: every
+object the garbage collector tracks that a recording keeps alive makes Python's collections come
+sooner, and on a scalar workload those collections were most of the recorder's cost.
+"""
+
+from bisect import bisect_left
+
+from .events import EVENT_TYPES, LABELS, NO_PREVIOUS, ONE, PAIR, TAIL, layout
+from .values import NO_REFERENCE, resolve
+
+
+class _Layout:
+    """One event type's stored layout: ``size`` slots (its tag and a tail's count included) and,
+    for a type with a tail, where the count is."""
+
+    __slots__ = ("type", "hows", "size", "count_at", "flat")
+
+    def __init__(self, event_type):
+        self.type = event_type
+        self.hows = tuple(how for _, how in layout(event_type))
+        self.size = 1 + sum(2 if how == PAIR else 1 for how in self.hows)
+        self.count_at = self.size - 1 if self.hows and self.hows[-1] == TAIL else None
+        self.flat = all(how == ONE for how in self.hows)  # built straight from its slots
+
+    def build(self, slots):
+        """The event from its stored slots (the tag left out, copy-on-write resolved)."""
+        if self.flat:
+            return self.type(*slots)
+        fields, i = [], 0
+        for how in self.hows:
+            if how == ONE:
+                fields.append(slots[i])
+                i += 1
+            elif how == PAIR:
+                value, flag = slots[i], slots[i + 1]
+                fields.append(None if flag is NO_PREVIOUS else (value, flag))
+                i += 2
+            elif how == LABELS:
+                fields.append(tuple(slots[i].split(",")) if slots[i] else ())
+                i += 1
+            else:  # TAIL
+                count = slots[i]
+                fields.append(tuple(slots[i + 1:i + 1 + count]))
+                i += 1 + count
+        return self.type(*fields)
+
+
+LAYOUTS = tuple(_Layout(t) for t in EVENT_TYPES)  # by type tag
+
+
+class EventLog:
+    __slots__ = ("values", "_starts")
+
+    def __init__(self):
+        self.values = []  # [type tag, slot, slot, ..., type tag, slot, ...]
+        self._starts = []  # where each event's type tag is in values, as far as found
+
+    @property
+    def starts(self):
+        """Where each event's type tag is in ``values`` (found on read, not by the hot path)."""
+        starts, values = self._starts, self.values
+        position = starts[-1] + self._size(starts[-1]) if starts else 0
+        while position < len(values):
+            starts.append(position)
+            position += self._size(position)
+        return starts
+
+    def _size(self, position):
+        stored = LAYOUTS[self.values[position]]
+        if stored.count_at is None:
+            return stored.size
+        return stored.size + self.values[position + stored.count_at]
+
+    def __len__(self):
+        return len(self.starts)
+
+    def index_at(self, position):
+        """The index of the event whose type tag is at ``position`` in ``values``."""
+        return bisect_left(self.starts, position)
+
+    def event(self, index):
+        """Event ``index``, built from its stored values."""
+        start, end = self._span(index)
+        return LAYOUTS[self.values[start]].build([resolve(f) for f in self.values[start + 1:end]])
+
+    def update(self, start, change):
+        """Replace each stored field of the event starting at ``start`` that may hold an array by
+        ``change(field)`` (copy-on-write)."""
+        values = self.values
+        for position in range(start + 1, start + self._size(start)):
+            stored = values[position]
+            if type(stored) not in NO_REFERENCE:  # labels, levels, flags, summaries: nothing to change
+                values[position] = change(stored)
+
+    def _span(self, index):
+        starts = self.starts
+        return starts[index], starts[index + 1] if index + 1 < len(starts) else len(self.values)

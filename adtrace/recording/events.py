@@ -1,0 +1,244 @@
+"""The recorder's public vocabulary: one frozen dataclass per kind of event, each defined once.
+
+An event class says everything about its kind in one place: ``kind`` (the name users filter by),
+its fields, how each field is stored in the event log (``stored``: one slot, a ``(value, flag)``
+pair, labels joined into one string, or a counted tail), the autograd ``statement`` that emits it
+(the call-sequence table shows it), and for a backward-pass event how it changes the ``outgrads``
+dict (``replay``: the rows of the STATE SNAPSHOT). The event log's layout, the recorder's type
+tags, the report's statement texts and the snapshot replay are all read from here.
+
+Every event carries ``mode`` (``"rev"`` or ``"fwd"``), ``level`` (0 for the outermost trace, 1 for
+the inner one under ``grad(grad(f))``) and ``query`` (the ``backward_pass`` run it belongs to, from
+1; ``None`` outside any backward pass). Nodes are named by label (``labels.py``), never by a live
+``Node`` or an ``id()``. Values are captured under the recording's capture level (``values.py``):
+exact values, ``ArraySummary``, ``Sparse``, ``Boxed``, or ``None`` under ``capture="structure"``.
+"""
+
+import warnings
+from dataclasses import dataclass, field, fields
+from typing import Any, ClassVar, Optional
+
+# -------------------- how a field is stored in the event log --------------------
+
+ONE = "one"  # one slot
+PAIR = "pair"  # autograd's (value, mutable) pair as two slots; NO_PREVIOUS in the flag slot means None
+LABELS = "labels"  # a tuple of node labels as one comma-separated string (labels hold no commas)
+TAIL = "tail"  # the last field: a tuple stored as its length followed by its items
+NO_PREVIOUS = None  # the flag slot of a PAIR that was None (add_outgrads' first contribution)
+
+
+def stored(how):
+    """A dataclass field stored as ``how`` (``PAIR``, ``LABELS`` or ``TAIL``)."""
+    return field(metadata={"stored": how})
+
+
+def layout(event_type):
+    """``(name, how)`` per field of an event type, in the order the recorder writes them."""
+    return tuple((f.name, f.metadata.get("stored", ONE)) for f in fields(event_type))
+
+
+# -------------------- the statements of backward_pass (autograd 1.9.1) --------------------
+
+INIT = "outgrads = {end_node: (g, False)}"
+YIELD = "for node in toposort(end_node)"
+POP = "outgrad = outgrads.pop(node)"
+VJP = "ingrads = node.vjp(outgrad[0])"
+ADD = "outgrads[parent] = add_outgrads(outgrads.get(parent), ingrad)"
+RETURN = "return outgrad[0]"
+NO_PARENTS = "for parent, ingrad in zip(node.parents, ingrads)"  # reached with no parents: a root's vjp returns ()
+
+EVENT_TYPES = []  # every event class; its position is the type tag the event log stores
+
+
+def event(cls):
+    """Make ``cls`` a frozen event dataclass and give it the next type tag."""
+    cls = dataclass(frozen=True, slots=True)(cls)
+    cls.index = len(EVENT_TYPES)
+    EVENT_TYPES.append(cls)
+    return cls
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    kind: ClassVar[str] = "event"
+    statement: ClassVar[str] = ""  # the autograd statement that emits it (reverse mode)
+    forward_statement: ClassVar[Optional[str]] = None  # the same in forward mode, where it differs
+    is_node: ClassVar[bool] = False  # it creates a node (the Recording's nodes table)
+    in_backward_pass: ClassVar[bool] = False  # it is a step of backward_pass (a query's events)
+    index: ClassVar[int]  # the type tag (set by @event)
+    mode: str
+    level: int
+    query: Optional[int]
+
+    def replay(self, state, emit):
+        """Apply this step of ``backward_pass`` to ``state`` (the ``outgrads`` dict, label ->
+        ``(value, mutable)``) and ``emit(statement, **row)`` the rows it makes
+        (``snapshots.state_snapshots``)."""
+
+
+@event
+class RootCreated(Event):
+    """``VJPNode.new_root()`` in ``make_vjp``: the input node (it never runs ``__init__``)."""
+
+    kind: ClassVar[str] = "root"
+    statement: ClassVar[str] = "root = VJPNode.new_root()"
+    is_node: ClassVar[bool] = True
+    label: str
+
+
+@event
+class NodeCreated(Event):
+    """``VJPNode.__init__`` inside a primitive call: an operation node and its local rule."""
+
+    kind: ClassVar[str] = "node"
+    statement: ClassVar[str] = "VJPNode(ans, fun, args, kwargs, argnums, parents)"
+    is_node: ClassVar[bool] = True
+    label: str
+    primitive: str
+    argnums: tuple
+    parents: tuple = stored(LABELS)  # parent labels, aligned with argnums (one per boxed argument position)
+    value: Any
+
+
+@event
+class TraceReturned(Event):
+    """``end_value, end_node = trace(start_node, fun, x)`` in ``make_vjp`` / ``make_jvp``."""
+
+    kind: ClassVar[str] = "trace"
+    statement: ClassVar[str] = "end_value, end_node = trace(root, fun, x)"
+    forward_statement: ClassVar[str] = "end_value, end_node = trace(JVPNode root, fun, x)"
+    root: str
+    end: Optional[str]  # None: "Output seems independent of input", no backward pass follows
+    input: Any
+    output: Any
+    independent: bool
+
+
+@event
+class BackwardStart(Event):
+    """``outgrads = {end_node: (g, False)}``: one backward query starts with its seed ``g``."""
+
+    kind: ClassVar[str] = "backward_start"
+    statement: ClassVar[str] = "vjp(g): backward_pass(g, end_node)"
+    in_backward_pass: ClassVar[bool] = True
+    end: str
+    seed: Any
+
+    def replay(self, state, emit):
+        state[self.end] = (self.seed, False)
+        emit(INIT, node=None, outgrad=self.seed)
+
+
+@event
+class ToposortYielded(Event):
+    """``for node in toposort(end_node)``: the node visited next (position counts from 0)."""
+
+    kind: ClassVar[str] = "toposort"
+    statement: ClassVar[str] = YIELD
+    in_backward_pass: ClassVar[bool] = True
+    node: str
+    position: int
+
+    def replay(self, state, emit):
+        emit(YIELD, node=self.node)
+        emit(POP, node=self.node, outgrad=state.pop(self.node, None))
+
+
+@event
+class VJPCalled(Event):
+    """``ingrads = node.vjp(outgrad[0])``: the node's local VJP, its input and its output."""
+
+    kind: ClassVar[str] = "vjp"
+    statement: ClassVar[str] = VJP
+    in_backward_pass: ClassVar[bool] = True
+    node: str
+    outgrad: Any
+    ingrads: tuple = stored(TAIL)  # one cotangent per parent position (a generator VJP is materialised)
+
+    def replay(self, state, emit):
+        emit(VJP, outgrad=self.outgrad, ingrads=self.ingrads)
+        if len(self.ingrads) == 0:
+            emit(NO_PARENTS, ingrads=())
+
+
+@event
+class AddOutgrads(Event):
+    """``outgrads[parent] = add_outgrads(outgrads.get(parent), ingrad)`` in ``backward_pass``, or
+    one step of ``sum_outgrads`` inside a ``JVPNode`` (mode ``fwd``).
+
+    ``node`` made the contribution (reverse) or is being built (forward); ``position`` indexes its
+    parents, ``argnum`` is the argument position; ``previous`` and ``result`` are autograd's own
+    ``(value, mutable)`` pairs, ``previous`` None on the first contribution.
+    """
+
+    kind: ClassVar[str] = "add_outgrads"
+    statement: ClassVar[str] = ADD
+    forward_statement: ClassVar[str] = "sum_outgrads: add_outgrads(prev_g_flagged, g)"
+    in_backward_pass: ClassVar[bool] = True
+    node: Optional[str]
+    position: int
+    parent: Optional[str]
+    argnum: Optional[int]
+    previous: Optional[tuple] = stored(PAIR)
+    contribution: Any
+    result: tuple = stored(PAIR)
+
+    def replay(self, state, emit):
+        state[self.parent] = self.result
+        emit(ADD, ingrads=self.contribution, previous=self.previous, parent=self.parent)
+
+
+@event
+class BackwardEnd(Event):
+    """``return outgrad[0]``: the cotangent handed back (``error`` names an exception instead)."""
+
+    kind: ClassVar[str] = "backward_end"
+    statement: ClassVar[str] = RETURN
+    in_backward_pass: ClassVar[bool] = True
+    end: str
+    result: Any
+    error: Optional[str]
+
+    def replay(self, state, emit):
+        emit(RETURN, outgrad=self.result)
+
+
+@event
+class JVPRoot(Event):
+    """``JVPNode.new_root(g)`` in ``make_jvp``'s ``jvp``: the input node and its tangent ``g``."""
+
+    kind: ClassVar[str] = "jvp_root"
+    statement: ClassVar[str] = "root = JVPNode.new_root(g)"
+    is_node: ClassVar[bool] = True
+    label: str
+    tangent: Any
+
+
+@event
+class JVPNodeCreated(Event):
+    """``JVPNode.__init__``: an operation node in forward mode with its tangent ``self.g``."""
+
+    kind: ClassVar[str] = "jvp_node"
+    statement: ClassVar[str] = "JVPNode(ans, fun, args, kwargs, argnums, parents)"
+    is_node: ClassVar[bool] = True
+    label: str
+    primitive: str
+    argnums: tuple
+    parents: tuple = stored(LABELS)
+    value: Any
+    tangent: Any
+
+
+EVENT_TYPES = tuple(EVENT_TYPES)
+NODE_KINDS = tuple(t.kind for t in EVENT_TYPES if t.is_node)
+BACKWARD_PASS_KINDS = tuple(t.kind for t in EVENT_TYPES if t.in_backward_pass)
+
+_RENAMED = {"LocalVJP": VJPCalled, "ToposortYield": ToposortYielded}
+
+
+def __getattr__(name):  # the names these classes had before 0.2, kept as deprecated aliases
+    if name in _RENAMED:
+        new = _RENAMED[name]
+        warnings.warn(f"adtrace.events.{name} is now {new.__name__}", DeprecationWarning, stacklevel=2)
+        return new
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,124 @@
+"""``Recording``: what a ``record()`` block yields, and the views later stages read from it.
+
+It holds the events in the order autograd emitted them and the nodes table; everything else
+(events per query, the graph, the per-statement state of ``backward_pass``) is derived from them.
+
+The recorder writes each event's fields into an ``EventLog`` (``adtrace.eventlog``): building a
+frozen dataclass per event is a visible share of the hot path on scalar workloads, so events are
+built when first read (``events``), once.
+"""
+
+from .eventlog import EventLog
+from .events import BACKWARD_PASS_KINDS
+from .snapshots import state_snapshots
+
+
+class Recording:
+    def __init__(self, capture):
+        self.capture = capture  # the capture level the values were taken under
+        self.log = EventLog()  # what the recorder writes
+        self._events = []  # the first len(_events) events of the log, built
+        self._built = 0  # where the first event not built yet starts in the log
+        self._nodes = {}  # label -> RootCreated | NodeCreated | JVPRoot | JVPNodeCreated
+        self.failure = None  # set when the recorder stopped after an internal error
+        self.calls = {}  # label -> NodeCall, under record(calls=True) only
+        self.before_read = None  # set by the recorder while it records
+
+    @property
+    def events(self):
+        """Every event, in the order autograd emitted them."""
+        if self.before_read is not None and len(self._events) < len(self.log):
+            self.before_read()
+        events, log = self._events, self.log
+        for index in range(len(events), len(log)):
+            event = log.event(index)
+            events.append(event)
+            if event.is_node:
+                self._nodes[event.label] = event
+        self._built = len(log.values)
+        return events
+
+    @property
+    def nodes(self):
+        """The nodes table: ``label -> RootCreated | NodeCreated | JVPRoot | JVPNodeCreated``."""
+        self.events
+        return self._nodes
+
+    def event(self, index):
+        """Event ``index``, built (without building the others; for the recorder's own use)."""
+        return self._events[index] if index < len(self._events) else self.log.event(index)
+
+    def __repr__(self):
+        return (f"<Recording capture={self.capture!r}: {len(self.events)} events, "
+                f"{len(self.nodes)} nodes, {len(self.queries)} backward queries>")
+
+    def update(self, start, change):
+        """Correct the stored fields of the event starting at ``start`` in the log (copy-on-write),
+        and the event if already built."""
+        self.log.update(start, change)
+        if start < self._built:
+            index = self.log.index_at(start)
+            event = self._events[index] = self.log.event(index)
+            if event.is_node:
+                self._nodes[event.label] = event
+
+    def _repr_markdown_(self):
+        from ..report import render_recording
+
+        return render_recording(self)
+
+    def to_html(self, path=None, title=None):
+        """The step-through page of this recording (``adtrace.view``), written to ``path`` if given."""
+        from ..view import recording_page, write_page
+
+        page = recording_page(self, title=title)
+        if path is not None:
+            write_page(path, page)
+        return page
+
+    def _repr_html_(self):
+        """The page inline in Jupyter, in a sandboxed frame (its styles and keys stay its own)."""
+        from ..view import inline_frame
+
+        return inline_frame(self.to_html())
+
+    def of_kind(self, *kinds):
+        return [e for e in self.events if e.kind in kinds]
+
+    @property
+    def queries(self):
+        """The numbers of the backward queries (``backward_pass`` runs), in the order they began."""
+        return [e.query for e in self.events if e.kind == "backward_start"]
+
+    def query_events(self, query):
+        """The backward-pass events of one query, in order (nested queries excluded)."""
+        return [e for e in self.events if e.query == query and e.mode == "rev" and e.kind in BACKWARD_PASS_KINDS]
+
+    def visit_order(self, query):
+        """The labels ``toposort`` yielded in this query."""
+        return [e.node for e in self.query_events(query) if e.kind == "toposort"]
+
+    def gradient(self, query):
+        """The cotangent this query returned (``None`` if it did not complete)."""
+        end = [e for e in self.query_events(query) if e.kind == "backward_end"]
+        return end[0].result if end else None
+
+    def graph(self, end=None):
+        """``label -> parent labels by argument position`` for reverse-mode nodes; with ``end``,
+        only the nodes ``end`` depends on (the graph ``toposort(end)`` walks)."""
+        graph = {label: getattr(node, "parents", ()) for label, node in self.nodes.items()
+                 if node.mode == "rev"}
+        if end is None:
+            return graph
+        reached, stack = {}, [end]
+        while stack:
+            label = stack.pop()
+            if label not in reached:
+                reached[label] = graph.get(label, ())
+                stack.extend(reached[label])
+        return reached
+
+    def snapshots(self, query):
+        """The ``outgrads`` dict after each statement of ``backward_pass`` in this query."""
+        return state_snapshots(self.query_events(query))
+

@@ -1,0 +1,229 @@
+"""The session's shared state: the open recordings, the engines patched for them, and recovery.
+
+- ``_open``: every recording not yet closed, with its engine and the thread that entered it; an
+  engine's hooks are installed while it has one (``_installs``, one ``Patcher`` each);
+- ``_STACK``: the recordings of the calling logical context (thread or asyncio task), outermost
+  first; from it each engine's wrappers get what to call in this context (one recorder, or a
+  fan-out of several);
+- recovery: a thread that ends with a recording still open has it closed (and says so once);
+  after ``fork`` the child keeps only the forking thread's recordings, and no lock the parent
+  held blocks it (``os.register_at_fork``).
+"""
+
+import os
+import threading
+from contextvars import ContextVar
+
+from .callsite import warn_at_user
+from .patching import Patcher
+from .recorder import RecorderWarning
+
+_lock = threading.RLock()
+_STACK = ContextVar("adtrace_recordings", default=())
+_open = {}  # recorder -> (engine, id of the thread that entered it)
+_installs = {}  # engine -> _Install
+_watch = threading.local()  # a sentinel per recording thread, collected when the thread ends
+
+
+class RecordingOrderError(RuntimeError):
+    """A recording was left while a recording entered inside it was still active."""
+
+
+class PatchConflictWarning(UserWarning):
+    """Someone else replaced a hooked attribute while adtrace had it patched."""
+
+
+class _Install:
+    __slots__ = ("patcher", "active", "count")
+
+    def __init__(self, patcher, active):
+        self.patcher, self.active, self.count = patcher, active, 0
+
+
+def engine_named(engine):
+    """The engine a ``record(engine=...)`` names."""
+    if engine == "autograd":
+        from .autograd import ENGINE
+
+        return ENGINE
+    raise ValueError(f"engine must be 'autograd'; got {engine!r}")
+
+
+def active_recordings():
+    """How many recordings are open on all threads (0 means nothing is patched)."""
+    return len(_open)
+
+
+def activate(engine, recorder):
+    """Open ``recorder``: patch its engine if it is the first, make it this context's innermost."""
+    _watch_thread()
+    with _lock:
+        install = _installs.get(engine)
+        if install is None:
+            patcher = Patcher()
+            install = _Install(patcher, engine.install(patcher))  # (all hook points or none)
+            _installs[engine] = install
+        install.count += 1
+        _open[recorder] = (engine, threading.get_ident())
+        _set_stack(tuple(r for r in _STACK.get() if not r.closed) + (recorder,))
+
+
+def deactivate(recorder):
+    """Close ``recorder`` and those entered inside it in this context; returns how many of those
+    were still open (an error of order). Every one is released even if one raises."""
+    with _lock:
+        stack = _STACK.get()
+        if recorder not in stack:  # closed before (out of order, its thread, a fork), or left in another context
+            _release_all([recorder])
+            return 0
+        position = stack.index(recorder)
+        inner = [r for r in stack[position + 1:] if not r.closed]
+        _set_stack(stack[:position])
+        _release_all([recorder, *inner])
+        return len(inner)
+
+
+def close_elsewhere(recorder):
+    """Close a recorder from another thread: it stops receiving calls at once; its entry in its own
+    context is dropped the next time that context enters or leaves a recording."""
+    with _lock:
+        _release_all([recorder])
+
+
+def follow_generator(recorder, generator):
+    """``recorder`` was entered in the body of ``generator``, which has no context of its own: while
+    it is suspended at a yield inside the block, its caller runs in the same context, and its
+    recording receives the caller's autograd calls. It does (deterministically), and says so once."""
+    cls = type(recorder)
+    suspendable = _SUSPENDABLE.get(cls)
+    if suspendable is None:
+        suspendable = _SUSPENDABLE[cls] = type(cls.__name__, (_Suspendable, cls), {})
+    recorder.__class__ = suspendable
+    recorder.__dict__["_live"] = recorder.__dict__.pop("live")
+    recorder._generator, recorder._told = generator, False
+
+
+class _Suspendable:
+    """A recorder entered in a generator: ``live`` also notices events that arrive while the
+    generator is suspended (the guard reads it before every callback)."""
+
+    @property
+    def live(self):
+        if not self.__dict__["_live"]:
+            return False
+        generator = self._generator
+        if not self._told and not (getattr(generator, "gi_running", False) or getattr(generator, "ag_running", False)):
+            self._told = True
+            name = getattr(generator, "__qualname__", "a generator")
+            self.warn(RecorderWarning(
+                f"a recording entered in {name} is open across a yield: while the generator is suspended, "
+                "the autograd calls of its caller are recorded in it too (enter record() outside the "
+                "generator, or leave it before yielding)"))
+        return True
+
+    @live.setter
+    def live(self, value):
+        self.__dict__["_live"] = value
+
+
+_SUSPENDABLE = {}  # recorder class -> its _Suspendable subclass
+
+
+def _set_stack(stack):
+    """Make ``stack`` this context's recordings, and tell each patched engine's wrappers in this
+    context what to call: None, its one recorder here, or a fan-out of its several."""
+    _STACK.set(stack)
+    for engine, install in _installs.items():
+        mine = [r for r in stack if not r.closed and _open.get(r, (None,))[0] is engine]
+        install.active.set(None if not mine else mine[0] if len(mine) == 1 else engine.fanout(mine))
+
+
+def _release_all(recorders):
+    raised = None
+    for recorder in recorders:
+        try:
+            _release(recorder)
+        except BaseException as exc:  # (a warning that is an error): the others are released all the same
+            raised = raised or exc
+    if raised is not None:
+        raise raised
+
+
+def _release(recorder, closing=True):
+    """Close ``recorder`` (once) and unpatch its engine after its last recording."""
+    entry = _open.pop(recorder, None)
+    if entry is None:
+        return
+    try:
+        if closing:
+            recorder.close()  # (it may warn, and warnings may be errors)
+        else:
+            recorder.live, recorder.closed = False, True
+    finally:
+        install = _installs[entry[0]]
+        install.count -= 1
+        if install.count == 0:
+            del _installs[entry[0]]
+            replaced = install.patcher.undo()
+            if replaced:
+                warn_at_user(PatchConflictWarning(
+                    f"{', '.join(replaced)} had been replaced while recording; the originals were restored"))
+
+
+# -------------------- a thread that ends inside record() --------------------
+
+
+class _ThreadEnd:
+    """Kept in a thread-local: collected when its thread ends, it closes what that thread left open."""
+
+    def __init__(self, thread):
+        self.thread = thread
+
+    def __del__(self):
+        try:
+            _recover_thread(self.thread)
+        except Exception:  # (interpreter shutdown, warnings as errors): nothing more can be done
+            pass
+
+
+def _watch_thread():
+    if getattr(_watch, "end", None) is None:
+        _watch.end = _ThreadEnd(threading.get_ident())
+
+
+def _recover_thread(thread):
+    with _lock:
+        abandoned = [r for r, (_, t) in _open.items() if t == thread]
+        for recorder in abandoned:
+            _release(recorder)
+    if abandoned:
+        warn_at_user(RecorderWarning(
+            f"a thread ended inside record(): its {len(abandoned)} open recording(s) were closed and autograd "
+            "restored"))
+
+
+# -------------------- fork --------------------
+
+
+def _before_fork():
+    _lock.acquire()
+
+
+def _after_fork_in_parent():
+    _lock.release()
+
+
+def _after_fork_in_child():
+    """Only the forking thread exists in the child: the recordings of other threads are dropped
+    (their engines unpatched after the last), and the lock starts free."""
+    global _lock
+    _lock = threading.RLock()
+    me = threading.get_ident()
+    for recorder, (_, thread) in list(_open.items()):
+        if thread != me:
+            _release(recorder, closing=False)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent,
+                        after_in_child=_after_fork_in_child)

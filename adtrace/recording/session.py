@@ -1,0 +1,98 @@
+"""``record()``: the context manager that switches recording on and off.
+
+An engine's hook points are patched while at least one recording of it is active anywhere, and
+restored exactly (LIFO, the original objects) when the last one ends. Which recorders receive a
+call is decided per logical context (``contextvars``): another thread, or another asyncio task,
+runs through the wrappers untouched and unrecorded. Recordings nest in one context (each receives
+the events) and must be left innermost first; leaving one out of order closes it and those inside
+it, restores autograd if no recording is left anywhere, and raises ``RecordingOrderError``.
+
+What can go wrong around a block, and what the session does (``registry.py`` holds the shared
+state, the lock, and the recovery after a thread's death or a fork):
+
+- left on another thread, or in another context than the one that entered it: closed, with
+  ``RecordingOrderError`` for the former;
+- entered in a generator that yields inside the block: while the generator is suspended its
+  recording receives its caller's autograd calls (they share a context), and says so once; a
+  ``contextlib.contextmanager`` generator is exempt: its caller's with-body is what it records;
+- the recorder failed while warnings are errors: the program got its results; the warning is
+  raised here, when the block ends.
+"""
+
+import contextlib
+import gc
+import sys
+import threading
+
+from . import registry
+from .registry import PatchConflictWarning, RecordingOrderError, active_recordings
+from .recording import Recording
+from .values import DEFAULT_INLINE_SIZE, capture_options
+
+__all__ = ["record", "RecordingOrderError", "PatchConflictWarning", "active_recordings"]
+
+
+class record:
+    """Record an engine's internals inside a ``with`` block; the block receives a ``Recording``.
+
+    ``capture``: ``"auto"`` (default; arrays above ``inline_size`` elements as summaries),
+    ``"full"`` (every value exact) or ``"structure"`` (no values). ``strict=True`` raises
+    ``UnknownAutogradError`` instead of warning when a hooked autograd function is not one adtrace
+    knows. ``calls=True`` also keeps each node's primitive call and the user's line that made it
+    (``Recording.calls``), for per-node checks; it costs a stack walk per node and keeps the
+    inputs alive, so it is off by default. ``root``: the folder call sites are relative to.
+    """
+
+    def __init__(self, capture="auto", inline_size=DEFAULT_INLINE_SIZE, strict=False, calls=False, root=None,
+                 engine="autograd"):
+        self._capture = capture_options(capture, inline_size)
+        self._strict = strict
+        self._calls, self._root = calls, root
+        self._engine = registry.engine_named(engine)
+        self._recorder = None
+        self._thread = None
+
+    def __enter__(self):
+        if self._recorder is not None:
+            raise RuntimeError("this record() was already entered; use a new record() per block")
+        self._engine.check_installed(self._strict)
+        level, inline_size = self._capture
+        recording = Recording(level)
+        recorder = self._engine.recorder(recording, level, inline_size, keep_calls=self._calls, root=self._root)
+        generator = _generator_of(sys._getframe(1))
+        if generator is not None:
+            registry.follow_generator(recorder, generator)
+        self._recorder, self._thread = recorder, threading.get_ident()
+        registry.activate(self._engine, recorder)
+        return recording
+
+    def __exit__(self, exc_type, exc, tb):
+        recorder = self._recorder
+        if threading.get_ident() != self._thread:
+            registry.close_elsewhere(recorder)
+            raise RecordingOrderError("a recording must be left on the thread that entered it; it was closed")
+        inner = registry.deactivate(recorder)
+        if inner:
+            raise RecordingOrderError(
+                f"recording left while {inner} recording(s) entered inside it were still active; they were "
+                "closed too (leave nested recordings innermost first)")
+        if recorder.pending is not None and exc_type is None:  # a warning that was an error inside autograd
+            pending, recorder.pending = recorder.pending, None
+            raise pending
+        return False
+
+
+def _generator_of(frame):
+    """The generator (or async generator) running ``frame``, or None for an ordinary function and
+    for the generator of a ``contextlib.contextmanager`` (its yield hands over to the with-body)."""
+    if not frame.f_code.co_flags & (_CO_GENERATOR | _CO_ASYNC_GENERATOR):
+        return None
+    for referrer in gc.get_referrers(frame):  # once per record() entered in a generator
+        if getattr(referrer, "gi_frame", None) is frame or getattr(referrer, "ag_frame", None) is frame:
+            managed = any(isinstance(r, _CONTEXT_MANAGERS) for r in gc.get_referrers(referrer))
+            return None if managed else referrer
+    return None
+
+
+_CO_GENERATOR, _CO_ASYNC_GENERATOR = 0x20, 0x200  # inspect.CO_GENERATOR, inspect.CO_ASYNC_GENERATOR
+_CONTEXT_MANAGERS = (contextlib._GeneratorContextManager, contextlib._AsyncGeneratorContextManager)

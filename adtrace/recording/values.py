@@ -1,0 +1,236 @@
+"""Kept values: what an event holds in place of a live value, for every engine.
+
+Exact values (scalars, arrays, containers) or, where the capture level keeps less, an
+``ArraySummary`` (shape, dtype, min, max, mean) or a ``ContainerSummary``; a ``Sparse``
+cotangent described by its index and value; a ``Boxed`` value of an outer trace. How an engine's
+live values become these is its own (``recording/autograd/capture.py``).
+
+Stored forms: in the event log a ``Boxed``, ``Sparse``, ``ArraySummary`` or ``ContainerSummary``
+may be a plain tuple headed by its tag (``BOXED``, ``SPARSE``, ``ARRAY_SUMMARY``,
+``CONTAINER_SUMMARY``), and an array autograd will write into a ``Version`` (copy-on-write);
+``resolve`` builds what the event shows when it is read.
+"""
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import numpy as np
+
+CAPTURE_LEVELS = ("auto", "full", "structure")
+DEFAULT_INLINE_SIZE = 64
+# values kept as they are (immutable); hot callers test this themselves before calling a Capture
+SCALARS = frozenset({float, int, complex, bool, type(None), str, np.float64, np.float32, np.complex128})
+
+# The tags of the stored forms: strings made at run time, so no value a program holds is one of
+# these objects (they are told apart by identity, never by equality).
+BOXED, SPARSE, ARRAY_SUMMARY, CONTAINER_SUMMARY = ("".join(("<adtrace ", name, ">"))
+                                                   for name in ("Boxed", "Sparse", "ArraySummary", "ContainerSummary"))
+
+
+@dataclass(frozen=True, slots=True)
+class ArraySummary:
+    """An array too large to keep under ``capture="auto"``."""
+
+    shape: tuple
+    dtype: str
+    min: float
+    max: float
+    mean: float
+
+
+@dataclass(frozen=True, slots=True)
+class ContainerSummary:
+    """A list, tuple or dict holding more than the inline size under ``capture="auto"``."""
+
+    type: str
+    length: int
+
+
+@dataclass(frozen=True, slots=True)
+class Boxed:
+    """A value boxed by the trace ``level`` (an outer trace under higher-order differentiation)."""
+
+    value: Any
+    level: int
+
+
+@dataclass(frozen=True, slots=True)
+class Sparse:
+    """A ``SparseObject`` cotangent (the VJP of ``x[index]``): the space it adds into, the index
+    and the value it adds there, and its dense equivalent (``None`` for containers, and for arrays
+    above the inline size under ``capture="auto"``: densifying costs a copy of the whole space)."""
+
+    vspace: str
+    index: Optional[str]  # None when autograd built the SparseObject in a way adtrace does not know
+    value: Any
+    dense: Any
+
+
+class Version:
+    """One state of an array autograd accumulates into (``adtrace.history``): the live array until
+    autograd is about to write into it, a copy of it from then on. Kept values in the event log
+    hold Versions; built events hold arrays."""
+
+    __slots__ = ("array",)
+
+    def __init__(self, array):
+        self.array = array
+
+
+# kept value types that never hold a live array: hot callers test this before holds_reference
+NO_REFERENCE = SCALARS | {ArraySummary, ContainerSummary}
+
+
+def built(stored, inner):
+    """The ``Boxed``, ``Sparse``, ``ArraySummary`` or ``ContainerSummary`` a stored form stands for,
+    with ``inner(part)`` for the kept value a Boxed or Sparse holds; ``None`` for any other tuple."""
+    tag = stored[0]
+    if tag is BOXED:
+        return Boxed(inner(stored[1]), stored[2])
+    if tag is SPARSE:
+        return Sparse(stored[1], stored[2], inner(stored[3]), stored[4])
+    if tag is ARRAY_SUMMARY:
+        return ArraySummary(*stored[1:])
+    if tag is CONTAINER_SUMMARY:
+        return ContainerSummary(*stored[1:])
+    return None
+
+
+def summarize(array):
+    """Shape, dtype and a few statistics of an array (NaN-aware, complex reduced to magnitudes)."""
+    return ArraySummary(*stored_summary(array)[1:])
+
+
+def stored_summary(array):
+    """``summarize`` in its stored form. Straight ufunc reductions, bound once, positional
+    arguments: this runs once per large value recorded, on the hot path."""
+    if array.dtype is _FLOAT64 and array.size:  # the common case: sums as itself (no cast: the same bits, sooner)
+        return (ARRAY_SUMMARY, array.shape, "float64", *_statistics(array, None))
+    data = np.abs(array) if array.dtype.kind == "c" else array
+    if data.size == 0 or data.dtype.kind not in "biuf":
+        return (ARRAY_SUMMARY, array.shape, _dtype_name(array.dtype), *(float("nan"),) * 3)
+    return (ARRAY_SUMMARY, array.shape, _dtype_name(array.dtype), *_statistics(data, np.float64))
+
+
+def _statistics(data, dtype):
+    """Min, max and mean of a non-empty real array, its sum taken in ``dtype``."""
+    low, high = float(_MINIMUM(data, None)), float(_MAXIMUM(data, None))
+    if max(-low, high) * data.size < 1e300:  # finite and no overflow: the sum cannot warn
+        return low, high, float(_ADD(data, None, dtype)) / data.size
+    with np.errstate(all="ignore"):
+        return low, high, float(_ADD(data, None, dtype)) / data.size
+
+
+_MINIMUM, _MAXIMUM, _ADD = np.minimum.reduce, np.maximum.reduce, np.add.reduce
+_FLOAT64 = np.dtype(np.float64)
+_DTYPE_NAMES = {}
+
+
+def _dtype_name(dtype):
+    name = _DTYPE_NAMES.get(dtype)
+    if name is None:
+        name = _DTYPE_NAMES[dtype] = str(dtype)  # str(dtype) is slow; a run sees few dtypes
+    return name
+
+
+def kept_arrays(kept):
+    """Every array a kept value (or a whole event) holds, through containers, boxes and sparse values:
+    what a recording keeps alive."""
+    if dataclasses.is_dataclass(kept) and not isinstance(kept, (Boxed, Sparse, ArraySummary, ContainerSummary)):
+        for f in dataclasses.fields(kept):  # an event
+            yield from kept_arrays(getattr(kept, f.name))
+    elif type(kept) is np.ndarray:
+        yield kept
+    elif type(kept) is Boxed:
+        yield from kept_arrays(kept.value)
+    elif type(kept) is Sparse:
+        yield from kept_arrays(kept.value)
+        yield from kept_arrays(kept.dense)
+    elif isinstance(kept, (tuple, list)):
+        for item in kept:
+            yield from kept_arrays(item)
+    elif isinstance(kept, dict):
+        for item in kept.values():
+            yield from kept_arrays(item)
+
+
+def holds_reference(kept):
+    """True when a kept value shares memory with a live array (so it needs copy-on-write)."""
+    kind = type(kept)
+    while kind is Boxed:  # (values of an outer trace, under higher order)
+        kept = kept.value
+        kind = type(kept)
+    if kind in NO_REFERENCE:
+        return False
+    if kind is np.ndarray or kind is Version:
+        return True
+    if isinstance(kept, (list, tuple)):
+        return any(holds_reference(v) for v in kept)
+    if isinstance(kept, dict):
+        return any(holds_reference(v) for v in kept.values())
+    return False
+
+
+def plain(kept):
+    """A kept value with ``Boxed`` wrappers removed and ``Sparse`` replaced by its dense value."""
+    if type(kept) is Boxed:
+        return plain(kept.value)
+    if type(kept) is Sparse:
+        return plain(kept.dense)
+    if isinstance(kept, tuple) and not hasattr(kept, "_fields"):
+        return tuple(plain(v) for v in kept)
+    if isinstance(kept, list):
+        return [plain(v) for v in kept]
+    if isinstance(kept, dict):
+        return {k: plain(v) for k, v in kept.items()}
+    return kept
+
+
+def resolve(kept):
+    """A kept value as its event shows it (when the event is built): Versions replaced by the arrays
+    they hold, stored forms by their dataclasses (adtrace.values)."""
+    kind = type(kept)
+    if kind is Version:
+        return kept.array
+    if kind is tuple or kind is list or kind is dict or kind is Boxed or isinstance(kept, tuple):  # (namedtuples)
+        return map_arrays(kept, None)
+    return kept
+
+
+def map_arrays(kept, change):
+    """``kept value`` with ``change(array)`` for each array in it (``None``: Versions resolved);
+    the same object when nothing changed."""
+    kind = type(kept)
+    if kind is Version:
+        return kept.array if change is None else kept
+    if kind is np.ndarray:
+        return kept if change is None else change(kept)
+    if kind is Boxed:
+        inner = map_arrays(kept.value, change)
+        return kept if inner is kept.value else Boxed(inner, kept.level)
+    if kind is Sparse:
+        value = map_arrays(kept.value, change)
+        return kept if value is kept.value else dataclasses.replace(kept, value=value)
+    if kind is tuple and kept and type(kept[0]) is str and change is None:  # a stored form (capture auto)?
+        stored = built(kept, resolve)
+        if stored is not None:
+            return stored
+    if isinstance(kept, (tuple, list)):
+        items = [map_arrays(s, change) for s in kept]
+        if all(a is b for a, b in zip(items, kept)):
+            return kept
+        return tuple.__new__(kind, items) if hasattr(kept, "_fields") else kind(items)  # (no __new__ of theirs run)
+    if isinstance(kept, dict):
+        items = {k: map_arrays(v, change) for k, v in kept.items()}
+        return kept if all(items[k] is kept[k] for k in kept) else items
+    return kept
+
+
+def capture_options(level, inline_size):
+    """``(level, inline_size)`` checked: a capture level and a non-negative element count."""
+    if level not in CAPTURE_LEVELS:
+        raise ValueError(f"capture must be one of {', '.join(CAPTURE_LEVELS)}; got {level!r}")
+    if not isinstance(inline_size, int) or isinstance(inline_size, bool) or inline_size < 0:
+        raise ValueError(f"inline_size must be a non-negative int; got {inline_size!r}")
+    return level, inline_size
