@@ -6,7 +6,7 @@ from autograd.extend import defvjp, primitive
 from autograd.misc.fixed_points import fixed_point
 
 import adtrace
-from adtrace.compare.passes import backward_passes, nested_in, user_query
+from adtrace.recording.passes import backward_passes, nested_in, user_query
 
 
 @primitive
@@ -54,3 +54,24 @@ def test_no_pass_no_user_query():
     with adtrace.record() as rec:
         anp.sin(1.0)
     assert backward_passes(rec) == [] and user_query(rec) is None
+
+
+def test_the_recording_says_which_query_ran_inside_which():
+    """fixed_point's VJP runs passes of its own while the user's pass visits its node."""
+    from autograd.misc.fixed_points import fixed_point
+
+    def newton_sqrt_iter(a):
+        return lambda x: 0.5 * (x + a / x)
+
+    def distance(x, y):
+        return anp.abs(x - y)
+
+    with adtrace.record(sites=True) as rec:
+        grad(lambda a: fixed_point(newton_sqrt_iter, a, 1.0, distance, 1e-4) * a)(2.0)
+    user = rec.user_query()
+    passes = rec.passes()
+    fixed = next(e.label for e in rec.of_kind("node") if e.primitive == "fixed_point" and e.level == 0)
+    assert user == passes[0].query and passes[0].parent is None
+    inner = [p for p in passes if p.parent == user]
+    assert inner and all(p.node == fixed for p in inner)
+    assert all(e.site and e.site.startswith("tests/test_passes.py:") for e in rec.of_kind("node") if e.level == 0)

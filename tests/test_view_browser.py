@@ -212,7 +212,7 @@ def loop(x):
 
 
 def test_a_4000_node_graph_opens_collapsed_and_reaches_its_last_step_in_time(open_page):
-    with adtrace.record(calls=True) as rec:
+    with adtrace.record(sites=True) as rec:
         grad(loop)(0.3)
     assert len(rec.nodes) == 4000
     page_text = rec.to_html()

@@ -71,7 +71,7 @@ def nested(x):
 
 
 def nested_recording():
-    """A recording with a query run inside a node's VJP (``adtrace.compare.passes`` finds it)."""
+    """A recording with a query run inside a node's VJP (``Recording.passes`` finds it)."""
     with adtrace.record() as rec:
         grad(nested)(1.5)
     return rec

@@ -15,7 +15,7 @@ from autograd import make_vjp
 from autograd.core import vspace
 
 from ..compare.arguments import differentiated, unary
-from ..compare.passes import user_query
+from ..recording.passes import user_query
 from ..recording.session import record
 from .flags import nonfinite_origin, vspace_flags
 from .local import FAIL, PASS, SKIPPED, NodeCheck, check_node

@@ -22,7 +22,7 @@ from .arguments import differentiated, unary
 from ..recording.callsite import source_location
 from ..checker import check
 from .checks import Check, engines_agree, finite_differences, orders_valid
-from .passes import user_query
+from ..recording.passes import user_query
 from ..recording.session import record
 from ..recording.values import ArraySummary, plain
 

@@ -98,6 +98,7 @@ class NodeCreated(Event):
     argnums: tuple
     parents: tuple = stored(LABELS)  # parent labels, aligned with argnums (one per boxed argument position)
     value: Any
+    site: Optional[str] = None  # the user's line that made it, "path:line" (record(sites=True))
 
 
 @event
@@ -227,6 +228,7 @@ class JVPNodeCreated(Event):
     parents: tuple = stored(LABELS)
     value: Any
     tangent: Any
+    site: Optional[str] = None  # the user's line that made it, "path:line" (record(sites=True))
 
 
 EVENT_TYPES = tuple(EVENT_TYPES)

@@ -10,6 +10,7 @@ built when first read (``events``), once.
 
 from .eventlog import EventLog
 from .events import BACKWARD_PASS_KINDS
+from .passes import backward_passes, user_query
 from .snapshots import state_snapshots
 
 
@@ -117,6 +118,15 @@ class Recording:
                 reached[label] = graph.get(label, ())
                 stack.extend(reached[label])
         return reached
+
+    def passes(self):
+        """One ``BackwardPass(query, parent, node)`` per query, in the order they began: the query
+        it ran inside (``None`` for an outermost pass) and the node whose VJP ran it."""
+        return backward_passes(self)
+
+    def user_query(self):
+        """The user's backward pass: the last one that ran inside no other (``None`` if none ran)."""
+        return user_query(self)
 
     def snapshots(self, query):
         """The ``outgrads`` dict after each statement of ``backward_pass`` in this query."""

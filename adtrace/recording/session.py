@@ -39,15 +39,16 @@ class record:
     ``"full"`` (every value exact) or ``"structure"`` (no values). ``strict=True`` raises
     ``UnknownAutogradError`` instead of warning when a hooked autograd function is not one adtrace
     knows. ``calls=True`` also keeps each node's primitive call and the user's line that made it
-    (``Recording.calls``), for per-node checks; it costs a stack walk per node and keeps the
-    inputs alive, so it is off by default. ``root``: the folder call sites are relative to.
+    (``Recording.calls``), for per-node checks; it keeps the inputs alive, so it is off by default.
+    ``sites=True`` gives each node event the user's line that made it (``site``): a stack walk per
+    node (``calls=True`` implies it). ``root``: the folder call sites are relative to.
     """
 
-    def __init__(self, capture="auto", inline_size=DEFAULT_INLINE_SIZE, strict=False, calls=False, root=None,
-                 engine="autograd"):
+    def __init__(self, capture="auto", inline_size=DEFAULT_INLINE_SIZE, strict=False, calls=False, sites=False,
+                 root=None, engine="autograd"):
         self._capture = capture_options(capture, inline_size)
         self._strict = strict
-        self._calls, self._root = calls, root
+        self._calls, self._sites, self._root = calls, sites, root
         self._engine = registry.engine_named(engine)
         self._recorder = None
         self._thread = None
@@ -58,7 +59,8 @@ class record:
         self._engine.check_installed(self._strict)
         level, inline_size = self._capture
         recording = Recording(level)
-        recorder = self._engine.recorder(recording, level, inline_size, keep_calls=self._calls, root=self._root)
+        recorder = self._engine.recorder(recording, level, inline_size, keep_calls=self._calls, keep_sites=self._sites,
+                                         root=self._root)
         generator = _generator_of(sys._getframe(1))
         if generator is not None:
             registry.follow_generator(recorder, generator)

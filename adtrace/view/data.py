@@ -24,7 +24,7 @@ The format (``FORMAT`` names its version)::
          "name": str, "nodes": [node index],      # the nodes this pass walks
          "parent": null | {"pass": id, "node": node index, "step": step},  # run by that node's VJP
                                                   # at that step (0-based) of the parent pass
-                                                  # (compare.passes)
+                                                  # (Recording.passes)
          "state": "outgrads" | "tangents", "lecture": "node_to_grad" | "node_to_tangent",
          "reference": null | str,                 # why the lecture's column is empty, if it is
          "steps": {column: [value per step]}}],   # passes.COLUMNS, see passes.py for the deltas
@@ -34,7 +34,6 @@ Node and parent fields of steps are node indices into the pass's graph; ``statem
 ``code[mode].statements``. Nodes are grouped for the collapsed graph by ``group_key``.
 """
 
-from ..compare.passes import backward_passes, user_query
 from ..recording.snapshots import VJP
 from ..report.format import fmt
 from .passes import forward_event_runs, forward_steps, reverse_steps
@@ -65,12 +64,10 @@ def page_data(recording=None, call=None, title=None):
 
 def group_key(recording, label):
     """``(by, key)``: what groups a node in the collapsed graph. The user's source line that made
-    it when the recording knows it (a node's ``site``, or the call ``record(calls=True)`` kept),
-    else its primitive, so the page groups as the reports do."""
+    it when the recording kept it (the node's ``site``, under ``record(sites=True)``), else its
+    primitive, so the page groups as the reports do."""
     node = recording.nodes.get(label)
     site = getattr(node, "site", None)
-    if site is None:
-        site = getattr(getattr(recording, "calls", {}).get(label), "site", None)
     if site:
         return "site", site
     return "primitive", _primitive(node)
@@ -115,7 +112,7 @@ def _primitive(node):
 
 def reverse_passes(recording, number, node_index, call):
     events_of = {query: recording.query_events(query) for query in recording.queries}
-    nesting = {p.query: p for p in backward_passes(recording)}
+    nesting = {p.query: p for p in recording.passes()}
     reference_query, run = _reference(recording, call)
     passes = []
     for query, events in events_of.items():
@@ -146,7 +143,7 @@ def forward_passes(recording, number, node_index, call, first=1):
 
 
 def _parent(nesting, query, node_index):
-    """The pass and node whose VJP ran this query (``compare.passes``), or ``None``."""
+    """The pass and node whose VJP ran this query (``Recording.passes``), or ``None``."""
     found = nesting.get(query)
     if found is None or found.parent is None or found.node not in node_index:
         return None
@@ -170,10 +167,10 @@ def _link_parents(passes):
 
 def _reference(recording, call):
     """``(query, run)``: the reference engine's run and the query the call compared it with (the
-    user's pass, ``compare.passes.user_query``), or ``(None, None)``."""
+    user's pass, ``Recording.user_query``), or ``(None, None)``."""
     if call is None or call.reference is None or recording is not call.recording:
         return None, None
-    query = user_query(recording)
+    query = recording.user_query()
     return (query, call.reference) if query is not None else (None, None)
 
 

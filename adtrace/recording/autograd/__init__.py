@@ -24,8 +24,9 @@ class AutogradEngine:
         """Patch the hook points (all or none); returns the context variable their wrappers read."""
         return hooks.install(patcher)
 
-    def recorder(self, recording, level, inline_size, keep_calls=False, root=None):
-        return Recorder(recording, Capture(level, inline_size), keep_calls=keep_calls, root=root)
+    def recorder(self, recording, level, inline_size, keep_calls=False, keep_sites=False, root=None):
+        return Recorder(recording, Capture(level, inline_size), keep_calls=keep_calls, keep_sites=keep_sites,
+                        root=root)
 
     def __repr__(self):
         return "<engine autograd>"

@@ -9,6 +9,7 @@ import numpy as np
 from .copy_on_write import hold, hold_accumulation
 from ..values import NO_REFERENCE, SCALARS, holds_reference
 from .capture import is_part_of
+from ..callsite import user_call_site
 from ..events import NO_PREVIOUS, AddOutgrads, JVPNodeCreated
 
 ADDOUTGRADS, JVPNODECREATED = AddOutgrads.index, JVPNodeCreated.index  # type tags (events.EVENT_TYPES)
@@ -107,8 +108,9 @@ class ForwardMode:
             if type(tangent) not in NO_REFERENCE:  # make_jvp gives the end node's tangent to the user
                 hold(self._held_in_trace(frame.level), node.g, tangent, len(self._values))
         query = self._query
+        site = user_call_site(self.root) if self.keep_sites else None
         self._values.extend((JVPNODECREATED, "fwd", frame.level, query and query.number, frame.label, frame.name,
-                             frame.argnums, ",".join(frame.parents), kept, tangent))
+                             frame.argnums, ",".join(frame.parents), kept, tangent, site))
 
     def _add_in_jvp_node(self, frame, prev_g_flagged, previous, g, result):
         """One step of the sum_outgrads that builds a JVPNode's tangent (``after_add_outgrads``

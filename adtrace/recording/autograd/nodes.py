@@ -75,8 +75,11 @@ class Nodes:
             parent_labels, level = self._parents(parents)
         key = id(node)
         labels[key], levels[key], self._argnums[key] = label, level, argnums
-        if self.keep_calls:
-            self.recording.calls[label] = NodeCall(fun, args, kwargs, argnums, user_call_site(self.root))
+        site = None
+        if self.keep_sites:
+            site = user_call_site(self.root)
+            if self.keep_calls:
+                self.recording.calls[label] = NodeCall(fun, args, kwargs, argnums, site)
         if not self.keeps_values:
             kept = None
         elif type(value) in SCALARS:  # most values of a scalar program: no call
@@ -87,7 +90,7 @@ class Nodes:
             kept = self._keep_node_value(level, fun, value, args)
         query = self._query
         self._values.extend((NODECREATED, "rev", level, query and query.number, label, names[0], argnums,
-                       parent_labels, kept))
+                             parent_labels, kept, site))
 
     def _parents(self, parents):
         """A node's parent labels as one string (see eventlog) and its level, for any number of

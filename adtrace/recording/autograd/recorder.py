@@ -30,11 +30,12 @@ class Recorder(RecorderBase, Nodes, BackwardQueries, ForwardMode):
     """Hot path: one method call per hooked call, each writing its event's fields into the
     Recording's ``EventLog``; node identities through one dict lookup each."""
 
-    def __init__(self, recording, capture, keep_calls=False, root=None):
+    def __init__(self, recording, capture, keep_calls=False, keep_sites=False, root=None):
         super().__init__(recording)
         self.capture = capture.__call__  # a bound method: cheaper to call than the Capture itself
         self._capture = capture  # (its protect / unprotect, under capture full)
         self.keep_calls, self.root = keep_calls, root
+        self.keep_sites = keep_sites or keep_calls  # each node's user line (a stack walk per node)
         self.keeps_values = capture.keeps_values  # False under capture "structure"
         self.by_reference = capture.by_reference  # True under "full": copy-on-write (adtrace.history)
         self._values = recording.log.values  # where events are written (adtrace.eventlog)

@@ -24,7 +24,7 @@ from tabulate import tabulate
 from ...checker import CheckReport, check
 from ...compare.arguments import unary
 from ...compare.checks import skipped
-from ...compare.passes import backward_passes, nested_in, user_query
+from ...recording.passes import backward_passes, nested_in, user_query
 from ...compare.traced_call import trace_call
 from ...recording.autograd.drift import installed_version
 from ...recording.session import record
