@@ -136,7 +136,7 @@ def run():
     report = (render(call, title="Experiment: defvjp staging (a custom logsumexp)", intro=INTRO)
               + moments_section(rec, node, maker_runs, closure_runs, vjps, at)
               + timeline_section(rec, maker_runs, closure_runs) + questions(node, maker_runs, closure_runs, vjps))
-    return Outcome(lines, checks, report)
+    return Outcome(lines, checks, report, call)
 
 
 def moments_section(rec, node, maker_runs, closure_runs, vjps, at):

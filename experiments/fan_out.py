@@ -92,7 +92,7 @@ def run():
     report = (render(call, title="Experiment: fan-out (s = sin(x) feeds three operations)", intro=INTRO)
               + fan_out_sections(rec, counts, s, arrivals, visit, autograd_order, lecture_order)
               + questions(call, s, counts, contributions, popped))
-    return Outcome(lines, checks, report)
+    return Outcome(lines, checks, report, call)
 
 
 def all_arrived_before_visit(events):

@@ -83,7 +83,7 @@ def run():
     }
     report = (render(call, title="Experiment: forward mode (x*x + sin(x) at 3)", intro=INTRO)
               + sum_section(sums, rec) + tangents_section(nodes, reference) + questions(rec, sums, call))
-    return Outcome(lines, checks, report)
+    return Outcome(lines, checks, report, call)
 
 
 def sum_section(sums, rec):

@@ -90,7 +90,7 @@ def run():
     report = (render(call, title="Experiment: higher order (grad(grad(x*x*x)) at 2)", intro=INTRO)
               + levels_section(rec, starts) + accumulation_section(rec, merges, accumulators, vjps, outer)
               + questions(rec, merges, accumulators, vjps, starts))
-    return Outcome(lines, checks, report)
+    return Outcome(lines, checks, report, call)
 
 
 def levels_section(rec, starts):

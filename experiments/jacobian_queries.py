@@ -98,7 +98,7 @@ def run():
     report = (render(call, options, title="Experiment: Jacobian queries (f: R^3 -> R^2)", intro=INTRO)
               + queries_section(rev, snapshots) + columns_section(fwd, jac, jac_columns)
               + cost_section(rev, fwd) + questions(rev, snapshots, fwd))
-    return Outcome(lines, checks, report)
+    return Outcome(lines, checks, report, call)
 
 
 def queries_section(rev, snapshots):

@@ -45,7 +45,7 @@ def run():
         "every report check passes": all(c.passed for c in call.checks),
     }
     report = render(call, title="Experiment: multiple paths (z = x*x at 3)", intro=INTRO) + questions(call)
-    return Outcome(lines, checks, report)
+    return Outcome(lines, checks, report, call)
 
 
 def questions(call):

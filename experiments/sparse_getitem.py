@@ -78,7 +78,7 @@ def run():
     }
     report = (render(call, title="Experiment: sparse contributions (x[0]*x[1] + x[0] at [2, 5])", intro=INTRO)
               + flags_section(adds) + questions(call, sparse, getitems))
-    return Outcome(lines, checks, report)
+    return Outcome(lines, checks, report, call)
 
 
 def flags_section(adds):

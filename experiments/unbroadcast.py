@@ -88,7 +88,7 @@ def run():
     report = (render(call, title="Experiment: unbroadcast (matrix + row, vector + scalar, sum, mean)", intro=INTRO)
               + shape_sections(rec, vjps, shape, (matrix_row, vector_scalar))
               + questions(call, matrix_row, vector_scalar, mean_all))
-    return Outcome(lines, checks, report)
+    return Outcome(lines, checks, report, call)
 
 
 def shape_sections(rec, vjps, shape, broadcasting_adds):

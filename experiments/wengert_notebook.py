@@ -128,7 +128,7 @@ def run():
     }
     report = (render(calls["f", 0], title="Experiment: the notebook's Wengert lists (seed 003)", intro=INTRO)
               + notebook_sections(calls, grads, refs, exact, numeric) + questions(calls))
-    return Outcome(lines, checks, report)
+    return Outcome(lines, checks, report, calls["f", 0])
 
 
 def notebook_sections(calls, grads, refs, exact, numeric):

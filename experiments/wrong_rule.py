@@ -132,7 +132,7 @@ def run():
     report = (render(call, title="Experiment: a wrong VJP rule (double(x) = 2x, rule g -> 3g)", intro=INTRO)
               + verdict_section(message) + contributions_section(call, doubled, divergent)
               + error_section(autograd_grad, reference_grad, numeric) + questions(call, doubled, divergent, message))
-    return Outcome(lines, checks, report)
+    return Outcome(lines, checks, report, call)
 
 
 def verdict_section(message):

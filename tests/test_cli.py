@@ -97,6 +97,28 @@ def test_report_to_files_with_json_and_argnum(project):
     assert {e["kind"] for e in document["forward"]["events"]} >= {"jvp_root", "jvp_node", "add_outgrads"}
 
 
+def test_view_writes_the_step_through_page(project):
+    out = adtrace("view", "funcs:f", "--at", "0.5", "--at", "3.0", "--mode", "both", "-o", "page.html", cwd=project)
+    assert out.returncode == 0 and out.stdout == "wrote page.html\n", out.stderr
+    page = (project / "page.html").read_text()
+    assert page.startswith("<!DOCTYPE html>") and '"id":"q1"' in page and '"id":"f1"' in page
+    assert "funcs.py:5" in page and str(project) not in page  # where f is, never an absolute path
+    report = adtrace("report", "funcs:f", "--at", "0.5", "--at", "3.0", "--mode", "both", "-o", "r.md",
+                     "--html", "r.html", cwd=project)
+    assert report.returncode == 0, report.stderr
+    assert (project / "r.html").read_text() == page  # the same call gives the same bytes
+
+
+def test_view_errors_are_one_clear_line(project):
+    out = adtrace("view", "funcs:boom", "--at", "1.0", "-o", "page.html", cwd=project)
+    assert out.returncode == 2 and out.stderr == "adtrace: funcs:boom raised ValueError: nope\n"
+    assert not (project / "page.html").exists()
+    out = adtrace("view", "funcs:f", "--at", "1.0", "--at", "2.0", cwd=project)
+    assert out.returncode == 2 and "the following arguments are required: -o/--output" in out.stderr
+    out = adtrace("view", "funcs:f", "--at", "1.0", "--at", "2.0", "-o", "no/such/dir/p.html", cwd=project)
+    assert out.returncode == 2 and "cannot write no/such/dir/p.html" in out.stderr
+
+
 def test_an_integer_index_argument_stays_an_integer(project):
     out = adtrace("report", "funcs:pick", "--at", "[1, 2, 3]", "--at", "1", cwd=project)
     assert out.returncode == 0, out.stderr
@@ -149,6 +171,20 @@ def test_experiments_write_and_check(tmp_path):
     stale = adtrace("experiments", "--check", "--only", "multiple_paths", cwd=tmp_path)
     assert stale.returncode == 1 and "report differs from the committed one: reports/multiple_paths.md" in stale.stdout
     assert (tmp_path / "reports" / "multiple_paths.md").read_text().endswith("edited\n")  # --check writes nothing
+
+
+def test_experiments_write_and_check_the_pages_too(tmp_path):
+    shutil.copytree(REPO / "experiments", tmp_path / "experiments")
+    assert adtrace("experiments", "--only", "multiple_paths", cwd=tmp_path).returncode == 0
+    page = tmp_path / "reports" / "multiple_paths.html"
+    assert page.read_text() == (REPO / "reports" / "multiple_paths.html").read_text()  # committed, byte for byte
+    assert "<title>Experiment: multiple paths (z = x*x at 3)</title>" in page.read_text()
+    page.write_text(page.read_text().replace("step 0 of 0", "step 0 of 1"))
+    stale = adtrace("experiments", "--check", "--only", "multiple_paths", cwd=tmp_path)
+    assert stale.returncode == 1 and "report differs from the committed one: reports/multiple_paths.html" in stale.stdout
+    page.unlink()
+    missing = adtrace("experiments", "--check", "--only", "multiple_paths", cwd=tmp_path)
+    assert missing.returncode == 1 and "reports/multiple_paths.html" in missing.stdout
 
 
 def test_experiments_errors(tmp_path):

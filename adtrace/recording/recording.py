@@ -72,6 +72,21 @@ class Recording:
         render = RENDERERS.get("markdown")
         return render(self) if render is not None else None
 
+    def to_html(self, path=None, title=None):
+        """The step-through page of this recording (``adtrace.view``), written to ``path`` if given."""
+        from ..view import recording_page, write_page
+
+        page = recording_page(self, title=title)
+        if path is not None:
+            write_page(path, page)
+        return page
+
+    def _repr_html_(self):
+        """The page inline in Jupyter, in a sandboxed frame (its styles and keys stay its own)."""
+        from ..view import inline_frame
+
+        return inline_frame(self.to_html())
+
     def of_kind(self, *kinds):
         return [e for e in self.events if e.kind in kinds]
 

@@ -1,4 +1,4 @@
-"""The ``adtrace`` command line: ``report``, ``check``, ``experiments``, ``doctor``, ``upstream``.
+"""The ``adtrace`` command line: ``report``, ``view``, ``check``, ``experiments``, ``doctor``, ``upstream``.
 
 Errors a user can make (a bad TARGET, an argument that cannot be differentiated, a function that
 raises, a missing VJP rule) end with one ``adtrace: ...`` line and a non-zero exit, not a traceback.
@@ -52,26 +52,41 @@ def _one_line(exc, limit=300):
 def report(args):
     from ..report import ReportOptions, render
     from ..report.export import events_json
-    from ..compare.traced_call import trace_call
 
-    function, values = _target_and_point(args, "differentiate")
-    with _user_errors(args):
-        call = trace_call(function, values, argnum=args.argnum, mode=args.mode, capture=args.capture,
-                          node_checks=args.check_nodes, rtol=args.rtol)
+    call = _traced_call(args, node_checks=args.check_nodes)
     text = render(call, ReportOptions(max_rows=args.max_rows))
     if args.json:  # written first: a bad path fails before anything is printed
         recordings = {"reverse": call.recording, "forward": call.forward_recording}
         _write(args.json, events_json(**{k: r for k, r in recordings.items() if r is not None}))
+    if args.html:
+        from ..view import call_page
+
+        _write(args.html, call_page(call))
     if args.output:
         _write(args.output, text)
     else:
         sys.stdout.write(text)
+    return _exit_code(call)
+
+
+def _traced_call(args, node_checks=False):
+    """Trace the call the command line names (``report`` and ``view``)."""
+    from ..compare.traced_call import trace_call
+
+    function, values = _target_and_point(args, "differentiate")
+    with _user_errors(args):
+        return trace_call(function, values, argnum=args.argnum, mode=args.mode, capture=args.capture,
+                          node_checks=node_checks, rtol=args.rtol)
+
+
+def _exit_code(call):
     return 0 if all(c.passed for c in call.checks) else 1
 
 
 def _target_and_point(args, verb):
     """The function and its arguments; the differentiated one as a float when given as an int."""
-    if args.max_rows is not None and args.max_rows < 1:
+    max_rows = getattr(args, "max_rows", None)
+    if max_rows is not None and max_rows < 1:
         raise UserError("--max-rows must be at least 1")
     if args.rtol is not None and not args.rtol > 0:
         raise UserError("--rtol must be a positive number")
@@ -89,6 +104,23 @@ def _write(path, text):
         Path(path).write_text(text)
     except OSError as exc:
         raise UserError(f"cannot write {path}: {exc.strerror or exc}") from exc
+
+
+# -------------------- view --------------------
+
+
+def view(args):
+    """Write the step-through page of one traced call (``adtrace.view``)."""
+    from ..view import call_page
+
+    call = _traced_call(args)
+    _write(args.output, call_page(call))
+    print(f"wrote {args.output}")
+    if args.open:
+        import webbrowser
+
+        webbrowser.open(Path(args.output).resolve().as_uri())
+    return _exit_code(call)
 
 
 # -------------------- check --------------------
@@ -112,7 +144,7 @@ def check(args):
 
 
 def experiments(args):
-    from .experiment import discover, load, report_path
+    from .experiment import discover, load, outputs, report_path
 
     scripts = discover(args.dir)
     if args.only:
@@ -133,12 +165,13 @@ def experiments(args):
             failed.append(name)
             continue
         ok = not outcome.failed and outcome.checks
-        if args.check:
-            if not target.exists() or target.read_text() != outcome.report:
-                stale.append(str(target))
-        else:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(outcome.report)
+        for path, text in outputs(args.reports, name, outcome).items():  # the report and its page
+            if args.check:
+                if not path.exists() or path.read_text() != text:
+                    stale.append(str(path))
+            else:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(text)
         status = "all checks passed" if ok else f"FAILED: {'; '.join(outcome.failed) or 'checked nothing'}"
         print(f"{name}: {status} -> {target}")
         if not ok:
@@ -248,28 +281,30 @@ def build_parser():
     commands = parser.add_subparsers(dest="command", required=True)
 
     p = commands.add_parser("report", help="trace one call of a function and write its Markdown report")
-    p.add_argument("target", help="module:function or path/to/file.py:function")
-    p.add_argument("--at", action="append", default=[], metavar="ARG",
-                   help="an argument as a Python literal, once per argument (a list becomes a float array)")
-    p.add_argument("--argnum", type=int, default=0, help="which argument to differentiate (default 0)")
-    p.add_argument("--mode", choices=("rev", "fwd", "both"), default="rev")
-    p.add_argument("--capture", choices=("auto", "full", "structure"), default="auto")
+    _point_options(p)
+    _trace_options(p)
     p.add_argument("--max-rows", type=int, default=200, help="rows per table before it is capped")
     p.add_argument("-o", "--output", help="write the report here instead of standard output")
     p.add_argument("--json", help="also write every recorded event here as JSON")
+    p.add_argument("--html", metavar="FILE", help="also write the step-through page here (see adtrace view)")
     p.add_argument("--check-nodes", action="store_true", help="add the per-node checks (see adtrace check)")
     p.add_argument("--rtol", type=float, help=_RTOL_HELP)
 
+    p = commands.add_parser("view", help="trace one call and write a page that plays its backward pass step by step")
+    _point_options(p)
+    _trace_options(p)
+    p.add_argument("-o", "--output", required=True, metavar="FILE", help="the HTML page to write")
+    p.add_argument("--open", action="store_true", help="open the page in the default browser")
+    p.add_argument("--rtol", type=float, help=_RTOL_HELP)
+
     p = commands.add_parser("check", help="check every node's local rule; name the first wrong node and its line")
-    p.add_argument("target", help="module:function or path/to/file.py:function")
-    p.add_argument("--at", action="append", default=[], metavar="ARG", help="an argument as a Python literal")
-    p.add_argument("--argnum", type=int, default=0, help="which argument to differentiate (default 0)")
+    _point_options(p)
     p.add_argument("--max-nodes", type=int, help="check only the first N nodes")
     p.add_argument("--sample", type=int, help="check a fixed pseudo-random sample of N nodes")
     p.add_argument("--max-rows", type=int, default=200, help="rows of the table before it is capped")
     p.add_argument("--rtol", type=float, help=_RTOL_HELP)
 
-    p = commands.add_parser("experiments", help="run the experiments and write reports/NAME.md")
+    p = commands.add_parser("experiments", help="run the experiments and write reports/NAME.md and NAME.html")
     p.add_argument("--only", action="append", metavar="NAME", help="run only this experiment (repeatable)")
     p.add_argument("--check", action="store_true", help="regenerate in memory; fail if a committed report differs")
     p.add_argument("--dir", default="experiments", help="folder of experiment scripts (default: experiments)")
@@ -288,9 +323,23 @@ def build_parser():
     return parser
 
 
+def _point_options(p):
+    """The function and the point it is differentiated at (report, view, check)."""
+    p.add_argument("target", help="module:function or path/to/file.py:function")
+    p.add_argument("--at", action="append", default=[], metavar="ARG",
+                   help="an argument as a Python literal, once per argument (a list becomes a float array)")
+    p.add_argument("--argnum", type=int, default=0, help="which argument to differentiate (default 0)")
+
+
+def _trace_options(p):
+    """How the call is traced (report, view)."""
+    p.add_argument("--mode", choices=("rev", "fwd", "both"), default="rev")
+    p.add_argument("--capture", choices=("auto", "full", "structure"), default="auto")
+
+
 def main(argv=None):
     args = build_parser().parse_args(argv)
-    handlers = {"report": report, "check": check, "experiments": experiments, "doctor": doctor,
+    handlers = {"report": report, "view": view, "check": check, "experiments": experiments, "doctor": doctor,
                 "upstream": upstream_check}
     try:
         return handlers[args.command](args)

@@ -1,15 +1,17 @@
 """The harness every script in ``experiments/`` uses, and ``adtrace experiments`` runs.
 
 An experiment module defines ``run() -> Outcome``: the lines of its numeric summary, its checks
-(each claim computed two independent ways), and its Markdown report. ``main()`` in the script is
-``adtrace.experiment.main(run, __file__)``: print the summary, write ``reports/NAME.md``, end
-with ``all checks passed`` or a non-zero exit.
+(each claim computed two independent ways), its Markdown report and the traced call the report is
+about. ``main()`` in the script is ``adtrace.experiment.main(run, __file__)``: print the summary,
+write ``reports/NAME.md`` and the call's step-through page ``reports/NAME.html``, end with
+``all checks passed`` or a non-zero exit.
 """
 
 import importlib.util
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 
 @dataclass
@@ -17,6 +19,7 @@ class Outcome:
     lines: list = field(default_factory=list)  # the numeric summary, printed as is
     checks: dict = field(default_factory=dict)  # claim -> passed
     report: str = ""  # Markdown, deterministic
+    call: Any = None  # the TracedCall the report is about: its page is reports/NAME.html
 
     @property
     def failed(self):
@@ -29,10 +32,26 @@ def main(run, script):
     outcome = run()
     for line in outcome.lines:
         print(line)
-    path = report_path(script.parent.parent / "reports", script.stem)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(outcome.report)
+    for path, text in outputs(script.parent.parent / "reports", script.stem, outcome).items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
     return verdict(outcome)
+
+
+def outputs(reports, name, outcome):
+    """``path -> text`` of what an experiment writes: its report, and its page when it has a call."""
+    written = {report_path(reports, name): outcome.report}
+    if outcome.call is not None:
+        from ..view import call_page
+
+        written[Path(reports) / f"{name}.html"] = call_page(outcome.call, title=_heading(outcome.report))
+    return written
+
+
+def _heading(markdown):
+    """The report's title (its first line, ``# ...``), for the page."""
+    first = markdown.split("\n", 1)[0]
+    return first[2:] if first.startswith("# ") else None
 
 
 def verdict(outcome):

@@ -1,0 +1,256 @@
+// adtrace viewer: the graph of one pass as SVG, collapsed into groups or expanded, with pan and zoom.
+//
+// Each node drawn is a <g data-node="LABEL">, each collapsed group a <g data-group="KEY">; their
+// classes say where the pass is: current, waiting (an outgrads entry), visited, or none (not yet
+// reached). Text goes in through textContent only, so a label never becomes markup.
+(function (adtrace) {
+  "use strict";
+
+  const { element, text, curve, loop } = adtrace.svg;
+  const EXPANDED_LIMIT = 60; // a pass with at most this many nodes opens expanded
+  const CHAR = 7.3; // width of a character of the 12px monospace font
+  const NODE_HEIGHT = 34;
+  const MAX_TEXT = 30; // as svg.text cuts
+
+  class GraphView {
+    // graph: the data's graph; pass: the data's pass; status(node) -> "current" | "waiting" | ...
+    constructor(camera, graph, pass, status) {
+      this.camera = camera;
+      this.svg = camera.svg;
+      this.graph = graph;
+      this.status = status;
+      this.nodes = pass.nodes;
+      this.members = new Map(); // group index -> node indices of this pass
+      for (const n of this.nodes) {
+        const g = graph.nodes.group[n];
+        if (!this.members.has(g)) this.members.set(g, []);
+        this.members.get(g).push(n);
+      }
+      const small = this.nodes.length <= EXPANDED_LIMIT;
+      this.expanded = new Set(small ? this.members.keys() : []);
+      this.view = null; // this pass's part of the drawing in sight (see Camera)
+    }
+
+    // -------------------- what is drawn: units and edges --------------------
+
+    unitsAndEdges() {
+      const unitOf = new Map();
+      const groupUnit = new Map();
+      const units = []; // in creation order of their first node: the layout's key order
+      for (const n of this.nodes) {
+        const g = this.graph.nodes.group[n];
+        if (this.expanded.has(g)) {
+          unitOf.set(n, units.length);
+          units.push({ key: n, node: n, width: this.nodeWidth(n), height: NODE_HEIGHT });
+          continue;
+        }
+        if (!groupUnit.has(g)) {
+          groupUnit.set(g, units.length);
+          units.push({ key: n, group: g, width: this.groupWidth(g), height: 40 });
+        }
+        unitOf.set(n, groupUnit.get(g));
+      }
+      return { units, edges: this.edges(unitOf, units) };
+    }
+
+    // One drawn edge per parent position between nodes; edges touching a collapsed group are
+    // merged per pair of units (and counted). Edges inside a collapsed group are not drawn.
+    edges(unitOf, units) {
+      const inPass = new Set(this.nodes);
+      const merged = new Map();
+      const edges = [];
+      for (const child of this.nodes) {
+        this.graph.nodes.parents[child].forEach(([argnum, parent], position) => {
+          if (!inPass.has(parent)) return;
+          const from = unitOf.get(parent);
+          const to = unitOf.get(child);
+          if (from === to) return;
+          const single = units[from].node !== undefined && units[to].node !== undefined;
+          const key = single ? child + ":" + position : from + ">" + to;
+          if (!merged.has(key)) {
+            merged.set(key, edges.length);
+            edges.push({ from, to, argnum, position: single ? position : undefined, count: 0, raw: [] });
+          }
+          const edge = edges[merged.get(key)];
+          edge.count += 1;
+          edge.raw.push(child + ":" + position);
+        });
+      }
+      return edges;
+    }
+
+    // Wide enough for its text, and for an "arg k" label under each edge entering it.
+    nodeWidth(n) {
+      const longest = Math.max(this.graph.nodes.label[n].length, this.graph.nodes.primitive[n].length);
+      return Math.max(Math.min(longest, MAX_TEXT) * CHAR + 16, this.graph.nodes.parents[n].length * 40 + 12);
+    }
+
+    groupWidth(g) {
+      const key = this.graph.groups[g].key;
+      return Math.min(Math.max(key.length, 14), MAX_TEXT) * CHAR + 20;
+    }
+
+    // -------------------- drawing --------------------
+
+    draw() {
+      const { units, edges } = this.unitsAndEdges();
+      const placed = adtrace.layout(units, edges);
+      this.units = units;
+      this.placed = placed;
+      this.svg.textContent = "";
+      this.defs();
+      this.canvas = element("g", { class: "canvas" }, this.svg);
+      const edgeLayer = element("g", { class: "edges" }, this.canvas);
+      const unitLayer = element("g", { class: "units" }, this.canvas);
+      this.edgeElements = new Map(); // "child:position" -> the edge drawn for it
+      this.nodeElements = new Map(); // node index -> element (expanded nodes)
+      this.groupElements = new Map(); // group index -> element (collapsed groups)
+      this.unitOfNode = new Map();
+      this.drawEdges(edgeLayer, edges, placed);
+      units.forEach((unit, u) => this.drawUnit(unitLayer, unit, u, placed));
+      for (const n of this.nodes) {
+        const g = this.graph.nodes.group[n];
+        this.unitOfNode.set(n, this.expanded.has(g) ? this.nodeElements.get(n) : this.groupElements.get(g));
+      }
+      this.refresh();
+      this.active = null; // drawn anew: mark the step's edge and node in the new drawing
+      if (this.activeKey !== undefined) this.setActiveEdge(this.activeKey);
+      if (this.view) this.camera.show(this.view); // as this pass was left
+      else this.fit();
+      this.reveal(this.current);
+    }
+
+    defs() {
+      const defs = element("defs", {}, this.svg);
+      const marker = element("marker", { id: "arrow", viewBox: "0 0 10 10", refX: "9", refY: "5",
+        markerWidth: "8", markerHeight: "8", markerUnits: "userSpaceOnUse", orient: "auto-start-reverse" }, defs);
+      element("path", { d: "M 0 0 L 10 5 L 0 10 z", class: "arrowhead" }, marker);
+    }
+
+    // An edge enters its node at a point given by its argument position (arg 0 leftmost), so
+    // that x*x's two edges from the root stay apart; the edges entering a group, side by side.
+    drawEdges(layer, edges, placed) {
+      const entering = new Map(); // unit -> merged edges entering it
+      edges.forEach((e) => e.position === undefined && entering.set(e.to, (entering.get(e.to) || 0) + 1));
+      const seen = new Map();
+      edges.forEach((e, i) => {
+        const target = this.units[e.to];
+        let slot = 0;
+        let slots = 1;
+        if (e.position !== undefined) {
+          slot = e.position;
+          slots = this.graph.nodes.parents[target.node].length;
+        } else {
+          slot = seen.get(e.to) || 0;
+          slots = entering.get(e.to);
+          seen.set(e.to, slot + 1);
+        }
+        const step = Math.min(40, (target.width - 12) / slots);
+        const el = this.drawEdge(layer, e, placed, i, (slot - (slots - 1) / 2) * step);
+        for (const raw of e.raw) this.edgeElements.set(raw, el);
+      });
+    }
+
+    drawEdge(layer, e, placed, i, offset) {
+      const a = this.units[e.from];
+      const b = this.units[e.to];
+      const back = placed.back.has(i);
+      const start = [placed.x[e.from], placed.y[e.from] + (back ? a.height / 2 : -a.height / 2)];
+      const end = [placed.x[e.to] + offset, placed.y[e.to] + (back ? -b.height / 2 : b.height / 2)];
+      const g = element("g", { class: back ? "edge back" : "edge", "data-edge": e.raw[0] }, layer);
+      element("path", { d: back ? loop(start, end) : curve([start, ...placed.routes[i], end]),
+        "marker-end": "url(#arrow)" }, g);
+      const label = e.count > 1 ? "\u00d7" + e.count : "arg " + e.argnum;
+      if (back) text(g, Math.max(start[0], end[0]) + 80, (start[1] + end[1]) / 2, label, "edge-label");
+      else text(g, end[0], end[1] + 12, label, "edge-label");
+      return g;
+    }
+
+    drawUnit(layer, unit, u, placed) {
+      const x = placed.x[u] - unit.width / 2;
+      const y = placed.y[u] - unit.height / 2;
+      const g = element("g", { transform: `translate(${x} ${y})` }, layer);
+      element("rect", { width: unit.width, height: unit.height, rx: 5 }, g);
+      const title = element("title", {}, g);
+      const middle = unit.width / 2;
+      if (unit.node !== undefined) {
+        const n = unit.node;
+        g.setAttribute("class", "node");
+        g.setAttribute("data-node", this.graph.nodes.label[n]);
+        const nodes = this.graph.nodes;
+        title.textContent = `${nodes.label[n]} = ${nodes.primitive[n]}\nvalue ${nodes.value[n]}`;
+        text(g, middle, 14, this.graph.nodes.label[n], "label");
+        text(g, middle, 28, this.graph.nodes.primitive[n], "primitive");
+        this.nodeElements.set(n, g);
+      } else {
+        const group = this.graph.groups[unit.group];
+        const size = this.members.get(unit.group).length;
+        g.setAttribute("class", "group");
+        g.setAttribute("data-group", group.key);
+        title.textContent = `${group.key}: ${size} nodes (click to expand)`;
+        text(g, middle, 16, group.key, "label");
+        text(g, middle, 32, `${size} nodes`, "primitive");
+        g.addEventListener("click", () => this.camera.moved || this.expand(unit.group));
+        this.groupElements.set(unit.group, g);
+      }
+      g.box = { x: placed.x[u], y: placed.y[u] };
+    }
+
+    // -------------------- state: classes follow the steps --------------------
+
+    // Recompute the classes of the given nodes (all when omitted) and of their collapsed groups.
+    refresh(nodes) {
+      const groups = new Set();
+      for (const n of nodes || this.nodes) {
+        const el = this.nodeElements.get(n);
+        if (el) el.setAttribute("class", "node " + this.status(n));
+        else groups.add(this.graph.nodes.group[n]);
+      }
+      for (const g of groups) this.refreshGroup(g);
+    }
+
+    refreshGroup(g) {
+      const el = this.groupElements.get(g);
+      if (!el) return;
+      const statuses = this.members.get(g).map((n) => this.status(n));
+      const has = (s) => statuses.includes(s);
+      const status = has("current") ? "holds-current" : has("waiting") ? "waiting"
+        : statuses.every((s) => s === "visited") ? "visited" : has("visited") ? "partly" : "";
+      el.setAttribute("class", "group " + status);
+    }
+
+    setActiveEdge(key) {
+      if (this.active) this.active.classList.remove("active");
+      this.activeKey = key;
+      this.active = key === null ? null : this.edgeElements.get(key) || null;
+      if (this.active) this.active.classList.add("active");
+    }
+
+    expand(g) {
+      this.expanded.add(g);
+      this.draw();
+    }
+
+    expandAll(on) {
+      this.expanded = new Set(on ? this.members.keys() : []);
+      this.view = null;
+      this.draw();
+    }
+
+    // -------------------- what is in sight --------------------
+
+    fit() {
+      this.view = this.camera.fit(this.placed.width, this.placed.height);
+      this.reveal(this.current);
+    }
+
+    // Keep the current node (or its group) in sight.
+    reveal(n) {
+      this.current = n;
+      const el = n === null || n === undefined ? null : this.unitOfNode.get(n);
+      if (el) this.camera.reveal(el.box.x, el.box.y);
+    }
+  }
+
+  adtrace.GraphView = GraphView;
+})(window.adtrace = window.adtrace || {});

@@ -1,0 +1,113 @@
+// adtrace viewer: SVG helpers and the camera (pan and zoom through the viewBox).
+(function (adtrace) {
+  "use strict";
+
+  const NS = "http://www.w3.org/2000/svg";
+  const MAX_TEXT = 30; // characters shown on a node; the whole text is in its tooltip
+
+  function element(name, attributes, parent) {
+    const el = document.createElementNS(NS, name);
+    for (const key in attributes) el.setAttribute(key, attributes[key]);
+    if (parent) parent.appendChild(el);
+    return el;
+  }
+
+  // Text through textContent only: a label never becomes markup.
+  function text(parent, x, y, content, cls) {
+    const el = element("text", { x, y, class: cls }, parent);
+    el.textContent = content.length > MAX_TEXT ? content.slice(0, MAX_TEXT - 1) + "\u2026" : content;
+    return el;
+  }
+
+  // A smooth path through points, leaving and entering each one vertically.
+  function curve(points) {
+    let d = `M ${points[0][0]} ${points[0][1]}`;
+    for (let i = 1; i < points.length; i++) {
+      const [x0, y0] = points[i - 1];
+      const [x1, y1] = points[i];
+      const middle = (y0 + y1) / 2;
+      d += ` C ${x0} ${middle} ${x1} ${middle} ${x1} ${y1}`;
+    }
+    return d;
+  }
+
+  // A back edge (between groups of a loop) goes out of one unit's bottom, round to the right,
+  // and into the other's top.
+  function loop([x1, y1], [x2, y2]) {
+    const reach = Math.max(60, Math.abs(y1 - y2) / 2);
+    return `M ${x1} ${y1} C ${x1 + 90} ${y1 + reach} ${x2 + 90} ${y2 - reach} ${x2} ${y2}`;
+  }
+
+  // The part of the drawing in sight, {x, y, w, h} in drawing units: the wheel zooms around the
+  // pointer, a drag pans. Each pass keeps its own view object; the camera shows one at a time.
+  class Camera {
+    constructor(svg) {
+      this.svg = svg;
+      this.view = null;
+      this.moved = false; // the last press was a drag, not a click
+      this.listen();
+    }
+
+    show(view) {
+      this.view = view;
+      this.svg.setAttribute("viewBox", `${view.x} ${view.y} ${view.w} ${view.h}`);
+      return view;
+    }
+
+    // The whole drawing, up to 1.5x; one too big to read whole is shown at full size instead.
+    fit(width, height) {
+      const box = this.svg.getBoundingClientRect();
+      const scale = Math.min(box.width / (Math.max(width, 200) + 40), box.height / (Math.max(height, 100) + 40), 1.5);
+      if (scale < 0.35) return this.show({ x: 0, y: 0, w: box.width, h: box.height });
+      const w = box.width / scale;
+      const h = box.height / scale;
+      return this.show({ x: (width - w) / 2, y: (height - h) / 2, w, h });
+    }
+
+    // Recentre on (x, y) when it is out of sight (or always).
+    reveal(x, y, always) {
+      const v = this.view;
+      const margin = 40;
+      if (always || x < v.x + margin || x > v.x + v.w - margin || y < v.y + margin || y > v.y + v.h - margin) {
+        v.x = x - v.w / 2;
+        v.y = y - v.h / 2;
+        this.show(v);
+      }
+    }
+
+    listen() {
+      const svg = this.svg;
+      svg.addEventListener("wheel", (event) => {
+        if (!this.view) return;
+        event.preventDefault();
+        const v = this.view;
+        const box = svg.getBoundingClientRect();
+        const factor = Math.exp(event.deltaY * 0.0015);
+        const px = v.x + ((event.clientX - box.left) / box.width) * v.w;
+        const py = v.y + ((event.clientY - box.top) / box.height) * v.h;
+        Object.assign(v, { x: px - (px - v.x) * factor, y: py - (py - v.y) * factor, w: v.w * factor, h: v.h * factor });
+        this.show(v);
+      }, { passive: false });
+      let start = null;
+      svg.addEventListener("pointerdown", (event) => {
+        start = this.view && { x: event.clientX, y: event.clientY, view: { ...this.view } };
+        this.moved = false;
+      });
+      svg.addEventListener("pointermove", (event) => {
+        if (!start) return;
+        const box = svg.getBoundingClientRect();
+        const dx = event.clientX - start.x;
+        const dy = event.clientY - start.y;
+        if (Math.abs(dx) + Math.abs(dy) > 4) this.moved = true;
+        this.view.x = start.view.x - (dx * start.view.w) / box.width;
+        this.view.y = start.view.y - (dy * start.view.h) / box.height;
+        this.show(this.view);
+      });
+      const stop = () => (start = null);
+      svg.addEventListener("pointerup", stop);
+      svg.addEventListener("pointerleave", stop);
+    }
+  }
+
+  adtrace.svg = { element, text, curve, loop, Camera };
+})(window.adtrace = window.adtrace || {});

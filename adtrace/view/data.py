@@ -1,0 +1,229 @@
+"""The step-through page's data: a ``Recording`` (optionally a ``TracedCall``) as plain JSON data.
+
+Pure: it reads recordings and reference runs, never autograd's live objects, and gives the same
+data for the same recording. Values are text, formatted as in the reports (``report.format.fmt``).
+
+The format (``FORMAT`` names its version)::
+
+    {"format": 1, "title": str, "capture": str,
+     "summary": [[name, text], ...],              # function, source, inputs, output, gradient
+     "checks": [[name, "pass" | "FAIL", detail], ...],
+     "notes": [text, ...],                        # recorder failure, autograd's warnings
+     "code": {"rev" | "fwd": {                     # the two code panels of a reverse / forward pass
+         "autograd": {"name": str, "lines": [str]},  # read from the installed autograd
+         "lecture": {"name": str, "lines": [str]},
+         "statements": [{"text": str, "autograd": line | null, "lecture": line | null,
+                         "fields": {column: what it holds at this statement}}]}},
+     "graphs": [{                                 # one per recording (reverse, forward)
+         "nodes": {"label": [str], "primitive": [str], "value": [text], "group": [group index],
+                   "parents": [[[argnum, node index], ...] by position]},
+         "groups": [{"key": str, "by": "site" | "primitive"}]}],
+     "passes": [{
+         "id": "q1" | "f1",                       # reverse: the query number; forward: f1, f2 ...
+         "mode": "rev" | "fwd", "query": int | null, "level": int, "graph": graph index,
+         "name": str, "nodes": [node index],      # the nodes this pass walks
+         "parent": null | {"pass": id, "node": node index, "step": step},  # run by that node's VJP
+                                                  # at that step (0-based) of the parent pass
+                                                  # (Recording.passes)
+         "state": "outgrads" | "tangents", "lecture": "node_to_grad" | "node_to_tangent",
+         "reference": null | str,                 # why the lecture's column is empty, if it is
+         "steps": {column: [value per step]}}],   # passes.COLUMNS, see passes.py for the deltas
+     "start": pass id}                            # the pass the page opens on
+
+Node and parent fields of steps are node indices into the pass's graph; ``statement`` indexes
+``code[mode].statements``. Nodes are grouped for the collapsed graph by ``group_key``.
+"""
+
+from ..recording.snapshots import VJP
+from ..report.format import fmt
+from .passes import forward_event_runs, forward_steps, reverse_steps
+from .source import REVERSE_STATEMENTS, code_panels
+
+FORMAT = 1
+NO_REFERENCE = ("no reference run: a Recording alone holds autograd's side only "
+                "(adtrace view and adtrace report run the reference engine beside it)")
+
+
+def page_data(recording=None, call=None, title=None):
+    """The page of ``recording``, or of ``call`` (its reverse and forward recordings, with the
+    reference engine's runs and the checks)."""
+    recordings = [recording] if call is None else [r for r in (call.recording, call.forward_recording) if r]
+    graphs, passes = [], []
+    for number, rec in enumerate(recordings):
+        graph, node_index = graph_table(rec)
+        graphs.append(graph)
+        passes += reverse_passes(rec, number, node_index, call)
+        passes += forward_passes(rec, number, node_index, call, first=sum(p["mode"] == "fwd" for p in passes) + 1)
+    return {"format": FORMAT, "title": title or _title(call), "capture": recordings[0].capture if recordings else None,
+            "summary": _summary(call), "checks": _checks(call), "notes": _notes(recordings, call),
+            "code": code_panels(), "graphs": graphs, "passes": passes, "start": _start(passes)}
+
+
+# -------------------- the graph --------------------
+
+
+def group_key(recording, label):
+    """``(by, key)``: what groups a node in the collapsed graph. The user's source line that made
+    it when the recording kept it (the node's ``site``, under ``record(sites=True)``), else its
+    primitive, so the page groups as the reports do."""
+    node = recording.nodes.get(label)
+    site = getattr(node, "site", None)
+    if site:
+        return "site", site
+    return "primitive", _primitive(node)
+
+
+def graph_table(recording):
+    """``(graph, label -> node index)`` for every node of ``recording``, in creation order, and any
+    node seen only in a backward pass (created before the recording started)."""
+    labels = list(recording.nodes)
+    seen = set(labels)
+    for e in recording.events:
+        for label in (getattr(e, "node", None), getattr(e, "parent", None)):
+            if label is not None and label not in seen:
+                seen.add(label)
+                labels.append(label)
+    index = {label: i for i, label in enumerate(labels)}
+    inputs = {e.root: e.input for e in recording.of_kind("trace")}  # a root's value is the input x
+    groups, group_index = [], {}
+    columns = {"label": labels, "primitive": [], "value": [], "group": [], "parents": []}
+    for label in labels:
+        node = recording.nodes.get(label)
+        key = group_key(recording, label)
+        if key not in group_index:
+            group_index[key] = len(groups)
+            groups.append({"key": key[1], "by": key[0]})
+        columns["primitive"].append(_primitive(node))
+        columns["value"].append(fmt(getattr(node, "value", inputs.get(label))))
+        columns["group"].append(group_index[key])
+        columns["parents"].append([[argnum, index[parent]] for argnum, parent in
+                                   zip(getattr(node, "argnums", ()), getattr(node, "parents", ()))])
+    return {"nodes": columns, "groups": groups}, index
+
+
+def _primitive(node):
+    if node is None:
+        return "(unrecorded)"
+    return getattr(node, "primitive", "(input)")
+
+
+# -------------------- passes --------------------
+
+
+def reverse_passes(recording, number, node_index, call):
+    events_of = {query: recording.query_events(query) for query in recording.queries}
+    nesting = {p.query: p for p in recording.passes()}
+    reference_query, run = _reference(recording, call)
+    passes = []
+    for query, events in events_of.items():
+        start = events[0]
+        walked = recording.graph(start.end)
+        steps = reverse_steps(events, node_index, run if query == reference_query else None)
+        passes.append({
+            "id": f"q{query}", "mode": "rev", "query": query, "level": start.level, "graph": number,
+            "name": f"query {query} (level {start.level})", "nodes": sorted(node_index[label] for label in walked),
+            "parent": _parent(nesting, query, node_index), "state": "outgrads", "lecture": "node_to_grad",
+            "reference": _reference_note(call, query, reference_query), "steps": steps.columns})
+    return _link_parents(passes)
+
+
+def forward_passes(recording, number, node_index, call, first=1):
+    tangents = call.reference_tangents if call is not None and recording is call.forward_recording else ()
+    passes = []
+    for n, events in enumerate(forward_event_runs(recording), first):
+        labels = [e.label for e in events if e.kind in ("jvp_root", "jvp_node")]
+        note = None if tangents else (NO_REFERENCE if call is None else
+                                      call.reference_note or "the reference engine's forward mode did not run")
+        passes.append({
+            "id": f"f{n}", "mode": "fwd", "query": None, "level": events[0].level, "graph": number,
+            "name": f"forward {n} (make_jvp, level {events[0].level})", "nodes": sorted(node_index[x] for x in labels),
+            "parent": None, "state": "tangents", "lecture": "node_to_tangent", "reference": note,
+            "steps": forward_steps(events, node_index, tangents).columns})
+    return passes
+
+
+def _parent(nesting, query, node_index):
+    """The pass and node whose VJP ran this query (``Recording.passes``), or ``None``."""
+    found = nesting.get(query)
+    if found is None or found.parent is None or found.node not in node_index:
+        return None
+    return {"pass": f"q{found.parent}", "node": node_index[found.node]}
+
+
+def _link_parents(passes):
+    """Each nested pass's parent gets the step of the node's VJP that ran it."""
+    by_id = {p["id"]: p for p in passes}
+    vjp = REVERSE_STATEMENTS.index(VJP)
+    for p in passes:
+        parent = p["parent"]
+        if parent is None or parent["pass"] not in by_id:
+            p["parent"] = None
+            continue
+        steps = by_id[parent["pass"]]["steps"]
+        parent["step"] = next((k for k, (node, statement) in enumerate(zip(steps["node"], steps["statement"]))
+                               if node == parent["node"] and statement == vjp), 0)
+    return passes
+
+
+def _reference(recording, call):
+    """``(query, run)``: the reference engine's run and the query the call compared it with (the
+    user's pass, ``Recording.user_query``), or ``(None, None)``."""
+    if call is None or call.reference is None or recording is not call.recording:
+        return None, None
+    query = recording.user_query()
+    return (query, call.reference) if query is not None else (None, None)
+
+
+def _reference_note(call, query, reference_query):
+    if call is None:
+        return NO_REFERENCE
+    if query == reference_query:
+        return None
+    if reference_query is not None:
+        return f"the reference engine ran for query {reference_query} only"
+    return call.reference_note or "the reference engine did not run"
+
+
+def _start(passes):
+    """The pass the page opens on: the one compared with the reference engine (the user's), else
+    the first top-level reverse pass of the outermost level."""
+    top = [p for p in passes if p["parent"] is None]
+    reverse = [p for p in top if p["mode"] == "rev"]
+    compared = [p for p in reverse if p["reference"] is None]
+    candidates = compared or reverse or top
+    if not candidates:
+        return None
+    level = min(p["level"] for p in candidates)
+    return next(p["id"] for p in candidates if p["level"] == level)
+
+
+# -------------------- the header --------------------
+
+
+def _title(call):
+    return "adtrace recording" if call is None else f"adtrace: {call.name}"
+
+
+def _summary(call):
+    if call is None:
+        return []
+    rows = [["function", call.name], ["source", call.location], ["inputs", ", ".join(fmt(a) for a in call.args)],
+            ["differentiated argument", str(call.argnum)], ["output", fmt(call.output)]]
+    if call.mode in ("rev", "both"):
+        rows.append(["gradient (VJP with a seed of ones)", fmt(call.gradient)])
+    if call.mode in ("fwd", "both"):
+        rows.append(["JVP with a tangent of ones", fmt(call.tangent)])
+    return rows + [["capture level", call.capture]]
+
+
+def _checks(call):
+    return [] if call is None else [[c.name, "pass" if c.passed else "FAIL", c.detail] for c in call.checks]
+
+
+def _notes(recordings, call):
+    notes = [f"The recorder stopped early: {r.failure}." for r in recordings if r.failure]
+    if call is not None:
+        notes += [f"autograd warned: {message}" for message in call.warnings]
+    if not any(r.queries for r in recordings) and not any(forward_event_runs(r) for r in recordings):
+        notes.append("No backward pass ran in this recording.")
+    return notes

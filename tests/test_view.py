@@ -1,0 +1,184 @@
+"""The viewer's data and page, without a browser (tests/test_view_browser.py drives the page)."""
+
+import html
+import inspect
+import json
+import os
+import re
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from autograd import grad
+
+import adtrace
+from adtrace.report import render, render_recording
+from adtrace.recording.snapshots import VJP
+from adtrace.compare.traced_call import trace_call
+from adtrace.view import inline_frame, page_data, render_page
+from adtrace.view.data import NO_REFERENCE, group_key
+from adtrace.view.page import embed
+import view_cases
+from view_cases import (HOSTILE, SCRIPT_END, dict_text, fan_out, first_derivative, forward_tangents,
+                        hostile_primitive, jacobian_recording, nested_recording, replay, snapshot_rows,
+                        square, sum_and_sine)
+
+
+def passes(data):
+    return {p["id"]: p for p in data["passes"]}
+
+
+def labels(data, page_pass):
+    return data["graphs"][page_pass["graph"]]["nodes"]["label"]
+
+
+def statements(data, page_pass):
+    texts = [s["text"] for s in data["code"][page_pass["mode"]]["statements"]]
+    return [texts[i] for i in page_pass["steps"]["statement"]]
+
+
+def assert_same_rows(data, markdown):
+    """Every reverse pass of the page has the report's rows: statement, node, outgrads after."""
+    rows = snapshot_rows(markdown)
+    reverse = [p for p in data["passes"] if p["mode"] == "rev"]
+    assert sorted(p["query"] for p in reverse) == sorted(rows)
+    for p in reverse:
+        names = labels(data, p)
+        nodes = [None if n is None else names[n] for n in p["steps"]["node"]]
+        after = [dict_text(state) for state, _ in replay(p, names)]
+        assert list(zip(statements(data, p), nodes, after)) == rows[p["query"]], p["id"]
+
+
+def test_the_seed_function_has_the_reports_eleven_rows():
+    call = trace_call(square, (3.0,))
+    data = page_data(call=call)
+    assert len(data["passes"]) == 1 and len(data["passes"][0]["steps"]["statement"]) == 11
+    assert_same_rows(data, render(call))
+    states = [dict_text(state) for state, _ in replay(data["passes"][0], labels(data, data["passes"][0]))]
+    assert states[:6] == ["{v1_multiply:(1,False)}", "{v1_multiply:(1,False)}", "{}", "{}",
+                          "{v0_root:(3,False)}", "{v0_root:(6,True)}"]
+
+
+@pytest.mark.parametrize("make", [
+    lambda: (lambda c: (page_data(call=c), render(c)))(trace_call(fan_out, (0.7,))),
+    lambda: (lambda c: (page_data(call=c), render(c)))(trace_call(first_derivative, (2.0,), capture="full")),
+    lambda: (lambda r: (page_data(r), render_recording(r)))(jacobian_recording()),
+], ids=["fan_out", "grad_of_grad", "jacobian"])
+def test_every_query_has_the_reports_rows(make):
+    data, markdown = make()
+    assert_same_rows(data, markdown)
+
+
+def test_the_lecture_lists_advance_with_autograd():
+    """At each add_outgrads the lecture's list of that parent grows by the reference engine's
+    partial adjoint of the same (node, position); at each pop the lecture's sum is shown."""
+    call = trace_call(square, (3.0,))
+    data = page_data(call=call)
+    lectures = [lecture for _, lecture in replay(data["passes"][0], labels(data, data["passes"][0]))]
+    assert lectures[0] == {"v1_multiply": (["1"], None)}
+    assert lectures[4]["v0_root"] == (["3"], None) and lectures[5]["v0_root"] == (["3", "3"], None)
+    assert lectures[7]["v0_root"] == (["3", "3"], "6")
+    fan = trace_call(fan_out, (0.7,))
+    data = page_data(call=fan)
+    *_, (_, final) = replay(data["passes"][0], labels(data, data["passes"][0]))
+    for step in fan.reference.steps:  # same partial adjoints and sums, in autograd's arrival order
+        items, total = final[step.label]
+        assert sorted(items) == sorted(data_text(v) for v in step.partial_adjoints)
+        assert total == data_text(step.v_i_bar)
+
+
+def data_text(value):
+    from adtrace.report.format import fmt
+
+    return fmt(value)
+
+
+def test_without_a_reference_run_the_page_says_so():
+    with adtrace.record() as rec:
+        grad(square)(3.0)
+    page_pass = page_data(rec)["passes"][0]
+    assert page_pass["reference"] == NO_REFERENCE and not any(page_pass["steps"]["lecture"])
+    call = trace_call(first_derivative, (2.0,), capture="full")
+    by_id = passes(page_data(call=call))
+    assert by_id["q2"]["reference"] is None and by_id["q1"]["reference"] == "the reference engine ran for query 2 only"
+
+
+def test_forward_mode_tangents_are_the_reports():
+    call = trace_call(sum_and_sine, (3.0,), mode="both")
+    data = page_data(call=call)
+    forward = passes(data)["f1"]
+    texts = [s["text"] for s in data["code"]["fwd"]["statements"]]
+    assert statements(data, forward) == [texts[i] for i in (0, 1, 1, 2, 1, 2, 1, 1, 2)]
+    *_, (tangents, lecture) = replay(forward, labels(data, forward))
+    assert dict(tangents) == forward_tangents(render(call))
+    assert {label: value for label, (_, value) in lecture.items()} == dict(tangents)
+    assert data["start"] == "q1"
+
+
+def test_nodes_are_grouped_by_source_line_when_the_recording_knows_it():
+    with adtrace.record(sites=True, root=Path(view_cases.__file__).parent) as rec:
+        grad(fan_out)(0.7)
+    first = inspect.getsourcelines(fan_out)[1]  # def fan_out(x): then its two lines
+    keys = {label: group_key(rec, label) for label in rec.nodes}
+    assert set(keys.values()) == {("primitive", "(input)"), ("site", f"view_cases.py:{first + 1}"),
+                                  ("site", f"view_cases.py:{first + 2}")}
+    assert keys["v1_sin"] == ("site", f"view_cases.py:{first + 1}")
+    with adtrace.record() as plain:
+        grad(fan_out)(0.7)
+    assert group_key(plain, "v1_sin") == ("primitive", "sin")
+    assert group_key(plain, "v0_root") == ("primitive", "(input)")
+    node = SimpleNamespace(site="model.py:7", primitive="dot")  # a node that carries its site itself
+    assert group_key(SimpleNamespace(nodes={"v3_dot": node}), "v3_dot") == ("site", "model.py:7")
+
+
+def test_a_nested_pass_knows_its_parent_and_the_vjp_that_ran_it():
+    rec = nested_recording()
+    data = page_data(rec)
+    outer, inner = passes(data)["q1"], passes(data)["q2"]
+    names = labels(data, outer)
+    assert outer["parent"] is None and inner["parent"]["pass"] == "q1"
+    assert names[inner["parent"]["node"]] == "v1_inner_grad_rule"
+    step = inner["parent"]["step"]
+    assert outer["steps"]["node"][step] == inner["parent"]["node"]
+    assert statements(data, outer)[step] == VJP and data["start"] == "q1"
+    call = trace_call(first_derivative, (2.0,), capture="full")  # its inner pass ran in the forward computation
+    assert [p["parent"] for p in page_data(call=call)["passes"]] == [None, None]
+
+
+def test_the_page_is_deterministic_and_has_no_paths():
+    first = render_page(page_data(call=trace_call(fan_out, (0.7,))))
+    second = render_page(page_data(call=trace_call(fan_out, (0.7,))))
+    assert first == second
+    assert os.getcwd() not in first and os.path.expanduser("~") + "/" not in first
+    assert not re.search(r"0x[0-9a-f]{6,}", first)
+
+
+@pytest.mark.parametrize("name", [HOSTILE, SCRIPT_END])
+def test_labels_and_values_cannot_become_markup(name):
+    double = hostile_primitive(name)
+    with adtrace.record() as rec:
+        grad(lambda x: double(x) * x)(3.0)
+    data = page_data(rec, title=name)
+    page = render_page(data)
+    assert "<img" not in page.replace("&lt;img", "")  # the title is escaped, the data inert
+    assert page.count("</script>") == 2  # the data's element and the scripts' element
+    found = re.search(r'<script type="application/json" id="adtrace-data">(.*?)</script>', page, re.S)
+    assert json.loads(found.group(1)) == data  # and it reads back whole
+    assert name in data["graphs"][0]["nodes"]["primitive"]
+
+
+def test_recording_to_html_and_the_jupyter_frame(tmp_path):
+    with adtrace.record() as rec:
+        grad(square)(3.0)
+    page = rec.to_html(tmp_path / "page.html")
+    assert (tmp_path / "page.html").read_text() == page and "data-testid=\"step-counter\"" in page
+    frame = rec._repr_html_()
+    assert frame.startswith("<iframe srcdoc=\"") and 'sandbox="allow-scripts"' in frame
+    assert html.unescape(frame.split('srcdoc="', 1)[1].split('" sandbox', 1)[0]) == page
+    assert inline_frame("<b>&</b>").count("&lt;b&gt;&amp;&lt;/b&gt;") == 1
+
+
+def test_embedded_json_escapes_what_ends_a_script():
+    text = embed({"a": "</script><!-- & -->"})
+    assert "<" not in text and ">" not in text and "&" not in text
+    assert json.loads(text) == {"a": "</script><!-- & -->"}

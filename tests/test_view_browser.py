@@ -1,0 +1,272 @@
+"""The step-through page in headless Chromium, driven through its data-testid contract: stepping
+with buttons, keys and the URL fragment reproduces the Markdown report's state snapshot rows.
+
+Skipped without a browser, except under ADTRACE_REQUIRE_BROWSER=1 (CI), where that fails."""
+
+import time
+from pathlib import Path
+
+import autograd.numpy as anp
+import pytest
+from autograd import grad
+
+import adtrace
+from adtrace.report import render, render_recording
+from adtrace.compare.traced_call import trace_call
+from adtrace.view import call_page
+from browser import Page, chromium_for_tests, stop_chromium
+from view_cases import (HOSTILE, dict_text, fan_out, first_derivative, forward_tangents, hostile_primitive,
+                        jacobian_recording, nested_recording, snapshot_rows, square, sum_and_sine)
+
+REPO = Path(__file__).resolve().parents[1]
+LOOP_ITERATIONS = 1333  # 1 + 3 * 1333 = 4,000 nodes
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    driver = chromium_for_tests()
+    yield driver
+    stop_chromium(driver)
+
+
+@pytest.fixture
+def open_page(chromium, tmp_path):
+    """Write a page and open it; afterwards, the page must have logged no error and fetched nothing."""
+    opened = []
+
+    def open_(text, fragment=""):
+        path = tmp_path / f"page{len(opened)}.html"
+        path.write_text(text)
+        opened.append(Page(chromium, path, fragment))
+        return opened[-1]
+
+    yield open_
+    for page in opened[-1:]:  # the log covers every page opened in this test
+        assert page.console_errors() == []
+        assert page.requests() == []
+
+
+def assert_row(page, row):
+    statement, node, after = row
+    assert page.text("statement") == statement
+    assert dict_text(page.entries()) == after
+    assert page.current_nodes() == ([] if node is None else [node])
+
+
+def test_the_seed_function_steps_through_the_reports_eleven_rows(open_page):
+    call = trace_call(square, (3.0,))
+    rows = snapshot_rows(render(call))[1]
+    page = open_page(call_page(call))
+    assert len(rows) == 11
+    for k, row in enumerate(rows, 1):
+        assert page.counter() == f"step {k} of 11"
+        assert_row(page, row)
+        page.click("next")
+    assert page.counter() == "step 11 of 11"  # next stops at the last step
+    for k in range(11, 0, -1):
+        assert page.counter() == f"step {k} of 11"
+        assert_row(page, rows[k - 1])
+        page.click("prev")
+    assert page.entries("node-to-grad") == [["v1_multiply", "[1]"]]
+
+
+def test_keys_step_a_fan_out_function(open_page):
+    call = trace_call(fan_out, (0.7,))
+    rows = snapshot_rows(render(call))[1]
+    page = open_page(call_page(call))
+    for row in rows:
+        assert_row(page, row)
+        page.key("ARROW_RIGHT")
+    page.key("HOME")
+    assert page.counter() == f"step 1 of {len(rows)}"
+    page.key("END")
+    assert page.counter() == f"step {len(rows)} of {len(rows)}"
+    assert_row(page, rows[-1])
+    page.key("ARROW_LEFT")
+    assert_row(page, rows[-2])
+
+
+def test_the_graph_pans_and_zooms(open_page):
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    page = open_page(call_page(trace_call(fan_out, (0.7,))))
+    svg = page.find("graph")
+    view = lambda: [float(v) for v in svg.get_dom_attribute("viewBox").split()]  # noqa: E731
+    before = view()
+    page.driver.execute_script(
+        "const r = arguments[0].getBoundingClientRect(); arguments[0].dispatchEvent(new WheelEvent('wheel',"
+        " {deltaY: 400, clientX: r.left + r.width / 2, clientY: r.top + r.height / 2, cancelable: true}))", svg)
+    zoomed = view()
+    assert zoomed[2] > before[2] * 1.5 and zoomed[3] > before[3] * 1.5  # zoomed out around the pointer
+    ActionChains(page.driver).move_to_element(svg).click_and_hold().move_by_offset(120, 0).release().perform()
+    assert view()[0] < zoomed[0] and view()[2:] == zoomed[2:]  # dragged right: the view moved left
+    page.click("fit")
+    assert view() == before
+
+
+def test_each_pass_keeps_its_own_view(open_page):
+    page = open_page(jacobian_recording().to_html())
+    svg = page.find("graph")
+    wheel = ("const r = arguments[0].getBoundingClientRect(); arguments[0].dispatchEvent(new WheelEvent('wheel',"
+             " {deltaY: arguments[1], clientX: r.left + 10, clientY: r.top + 10, cancelable: true}))")
+    page.driver.execute_script(wheel, svg, -300)
+    zoomed = svg.get_dom_attribute("viewBox")
+    page.select_pass("q2")
+    page.driver.execute_script(wheel, svg, 500)  # moves q2's view only
+    page.select_pass("q1")
+    assert svg.get_dom_attribute("viewBox") == zoomed
+
+
+def test_the_url_fragment_opens_a_step(open_page):
+    call = trace_call(square, (3.0,))
+    page = open_page(call_page(call), "#query=q1&step=6")
+    assert page.counter() == "step 6 of 11" and page.entries() == [["v0_root", "(6,True)"]]
+    assert page.driver.execute_script("return location.hash") == "#query=q1&step=6"
+    page.click("next")
+    assert page.driver.execute_script("return location.hash") == "#query=q1&step=7"
+    page.driver.execute_script("location.hash = '#query=q1&step=3'")
+    page.wait(lambda: page.counter() == "step 3 of 11")
+    assert page.entries() == []
+
+
+def step_through_every_query(page, rows):
+    options = page.driver.execute_script(
+        "return Array.from(document.querySelectorAll('[data-testid=query] option')).map(o => o.value)")
+    assert sorted(options) == sorted(f"q{q}" for q in rows)
+    for query, query_rows in rows.items():
+        page.select_pass(f"q{query}")
+        for row in query_rows:
+            assert_row(page, row)
+            page.key("ARROW_RIGHT")  # the select gave the keys back
+
+
+def test_a_jacobian_has_one_selectable_query_per_output_row(open_page):
+    rec = jacobian_recording()
+    rows = snapshot_rows(render_recording(rec))
+    assert len(rows) == 2
+    step_through_every_query(open_page(rec.to_html()), rows)
+
+
+def test_grad_of_grad_has_each_levels_pass(open_page):
+    call = trace_call(first_derivative, (2.0,), capture="full")
+    rows = snapshot_rows(render(call))
+    page = open_page(call_page(call))
+    levels = page.driver.execute_script(
+        "return Array.from(document.querySelectorAll('[data-testid=query] optgroup')).map(g => g.label)")
+    assert sorted(levels) == ["level 0", "level 1"]
+    assert page.find("query").get_attribute("value") == "q2"  # the outer pass opens first
+    step_through_every_query(page, rows)
+
+
+def test_forward_mode_shows_the_tangents_node_by_node(open_page):
+    call = trace_call(sum_and_sine, (3.0,), mode="both")
+    tangents = forward_tangents(render(call))
+    page = open_page(call_page(call), "#query=f1&step=1")
+    seen = {}
+    for _ in range(9):
+        if page.text("statement").startswith("JVPNode("):
+            node = page.text("current-node")
+            seen[node] = dict(page.entries())[node]
+            assert page.current_nodes() == [node]
+        page.click("next")
+    assert seen == {k: v for k, v in tangents.items() if k != "v0_root"}
+    assert dict(page.entries()) == tangents and dict(page.entries("node-to-grad")) == tangents
+
+
+def test_a_primitive_named_as_markup_is_shown_as_text(open_page):
+    double = hostile_primitive(HOSTILE)
+    with adtrace.record() as rec:
+        grad(lambda x: double(x) * x)(3.0)
+    page = open_page(rec.to_html(title=HOSTILE))
+    shown = page.driver.execute_script(
+        "return Array.from(document.querySelectorAll('svg .node text.primitive')).map(t => t.textContent)")
+    assert any(text.startswith("<img src=x") for text in shown)
+    assert page.text("title") == HOSTILE
+    assert page.driver.execute_script("return document.querySelectorAll('img').length") == 0
+    page.key("END")  # an alert would fail every later call with "unexpected alert open"
+    assert page.counter().startswith("step ")
+
+
+def test_a_nested_pass_is_entered_from_its_node_and_left_again(open_page):
+    rec = nested_recording()
+    page = open_page(rec.to_html())
+    assert page.find("query").get_attribute("value") == "q1"
+    while not page.driver.find_elements(page.by.CSS_SELECTOR, '[data-testid="enter-nested"]'):
+        page.click("next")
+    assert page.text("current-node") == "v1_inner_grad_rule"  # offered from the node's first step
+    page.click("enter-nested")
+    assert page.find("query").get_attribute("value") == "q2" and page.counter().startswith("step 1 of ")
+    assert "run by the VJP of v1_inner_grad_rule" in page.text("nesting")
+    page.click("leave-nested")  # back in the outer pass, at the VJP that ran it
+    assert page.find("query").get_attribute("value") == "q1"
+    assert page.text("statement") == "ingrads = node.vjp(outgrad[0])"
+    assert page.text("current-node") == "v1_inner_grad_rule"
+
+
+def loop(x):
+    y = x
+    for _ in range(LOOP_ITERATIONS):
+        s = anp.sin(y)
+        y = s * 0.5 + y
+    return y
+
+
+def test_a_4000_node_graph_opens_collapsed_and_reaches_its_last_step_in_time(open_page):
+    with adtrace.record(sites=True) as rec:
+        grad(loop)(0.3)
+    assert len(rec.nodes) == 4000
+    page_text = rec.to_html()
+    started = time.perf_counter()
+    page = open_page(page_text)
+    page.key("END")
+    count = page.counter().split()[-1]
+    page.wait(lambda: page.counter() == f"step {count} of {count}")
+    elapsed = time.perf_counter() - started
+    assert elapsed < 5, f"{elapsed:.1f} s to open and reach the last step"
+    groups = page.driver.find_elements(page.by.CSS_SELECTOR, "svg [data-group]")
+    assert 2 <= len(groups) <= 4 and not page.driver.find_elements(page.by.CSS_SELECTOR, "svg [data-node]")
+    assert page.driver.find_elements(page.by.CSS_SELECTOR, "svg [data-group].holds-current")
+    line = next(g for g in groups if g.get_attribute("data-group").endswith(":" + str(loop_line("s ="))))
+    line.click()  # expands that source line's group into its nodes
+    page.wait(lambda: len(page.driver.find_elements(page.by.CSS_SELECTOR, "svg [data-node]")) == LOOP_ITERATIONS)
+
+
+def loop_line(text):
+    import inspect
+
+    lines, first = inspect.getsourcelines(loop)
+    return first + next(i for i, line in enumerate(lines) if line.strip().startswith(text))
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in (REPO / "reports").glob("*.html")))
+def test_every_committed_page_plays_to_its_end(chromium, name):
+    page = Page(chromium, REPO / "reports" / f"{name}.html")
+    passes = page.driver.execute_script("return adtrace.DATA.passes.map(p => p.id)")
+    for pass_id in passes:
+        page.driver.execute_script("adtrace.viewer.open(arguments[0], 0)", pass_id)
+        page.key("END")
+        count = page.driver.execute_script(
+            "return adtrace.DATA.passes.find(p => p.id === arguments[0]).steps.node.length", pass_id)
+        page.wait(lambda: page.counter() == f"step {count} of {count}")
+    if not passes:
+        assert page.counter() == "step 0 of 0" and "No backward pass ran" in page.text("notes")
+    assert page.console_errors() == [] and page.requests() == []
+
+
+def test_the_jupyter_frame_plays(chromium, tmp_path):
+    """``Recording._repr_html_``: the page in a sandboxed iframe, as a notebook shows it."""
+    with adtrace.record() as rec:
+        grad(square)(3.0)
+    path = tmp_path / "notebook.html"
+    path.write_text(f"<!DOCTYPE html><html><body><p>a notebook</p>{rec._repr_html_()}</body></html>")
+    chromium.get(path.as_uri())
+    frame = chromium.find_element(Page.by_css, "iframe")
+    chromium.switch_to.frame(frame)
+    try:
+        page = Page.attach(chromium)
+        page.click("next")
+        page.click("next")
+        assert page.counter() == "step 3 of 11" and page.entries() == []
+    finally:
+        chromium.switch_to.default_content()
+    assert [e for e in chromium.get_log("browser") if e["level"] == "SEVERE"] == []

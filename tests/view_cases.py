@@ -1,0 +1,140 @@
+"""Functions the viewer's tests trace, and readers of what they compare: the Markdown report's
+state snapshot rows, its forward-mode table, and the page data's deltas replayed in Python."""
+
+import re
+
+import autograd.numpy as anp
+from autograd import grad, jacobian
+from autograd.extend import defvjp, primitive
+
+import adtrace
+
+HOSTILE = "<img src=x onerror=alert(1)>"
+SCRIPT_END = "</script><script>alert(2)</script>"
+
+
+def square(x):
+    return x * x
+
+
+def fan_out(x):
+    s = anp.sin(x)
+    return s * (anp.exp(x) * anp.cos(s)) + anp.tanh(s)
+
+
+def cube(x):
+    return x * x * x
+
+
+def first_derivative(x):
+    return grad(cube)(x)
+
+
+def sum_and_sine(x):
+    return x * x + anp.sin(x)
+
+
+def two_outputs(x):
+    return anp.array([x[0] * x[1], anp.sin(x[2]) + x[0]])
+
+
+def jacobian_recording():
+    with adtrace.record() as rec:
+        jacobian(two_outputs)(anp.array([1.0, 2.0, 3.0]))
+    return rec
+
+
+def hostile_primitive(name=HOSTILE):
+    """``x -> 2x`` as a primitive whose name is markup."""
+
+    @primitive
+    def double(x):
+        return 2 * x
+
+    defvjp(double, lambda ans, x: lambda g: 2 * g)
+    double.__name__ = double.fun.__name__ = name
+    double.fun.__qualname__ = name
+    return double
+
+
+@primitive
+def inner_grad_rule(x):
+    return x ** 3
+
+
+# The VJP of inner_grad_rule runs a backward pass of its own (a nested query).
+defvjp(inner_grad_rule, lambda ans, x: lambda g: g * grad(lambda y: y ** 3)(x))
+
+
+def nested(x):
+    return inner_grad_rule(x) * 2.0
+
+
+def nested_recording():
+    """A recording with a query run inside a node's VJP (``Recording.passes`` finds it)."""
+    with adtrace.record() as rec:
+        grad(nested)(1.5)
+    return rec
+
+
+# -------------------- the Markdown report, read back --------------------
+
+
+def snapshot_rows(markdown):
+    """``{query: [(statement, node, outgrads after)]}`` from a report's state snapshot tables."""
+    tables, query = {}, None
+    for line in markdown.splitlines():
+        heading = re.match(r"### Query (\d+)", line)
+        if heading:
+            query = int(heading.group(1))
+            tables[query] = []
+        elif query is not None and line.startswith("| ") and re.match(r"\| \d+\. ", line):
+            cells = _cells(line)
+            statement = re.sub(r"^\d+\. `(.*)`$", r"\1", cells[0])
+            tables[query].append((statement, None if cells[1] == "-" else cells[1], cells[5]))
+        elif not line.startswith("|") and line.strip() and not line.startswith("#"):
+            query = None
+    return tables
+
+
+def forward_tangents(markdown):
+    """``{node: tangent}`` from a report's "Forward mode" table."""
+    section = markdown.split("## Forward mode\n", 1)[1].split("\n## ", 1)[0]
+    rows = [_cells(line) for line in section.splitlines() if line.startswith("| v")]
+    return {cells[0]: cells[3] for cells in rows}
+
+
+def _cells(line):
+    cells = re.split(r"(?<!\\)\|", line.strip())[1:-1]
+    return [c.strip().replace("\\|", "|").replace("\\\\", "\\") for c in cells]
+
+
+def dict_text(entries):
+    """A dict panel's entries as the report writes ``outgrads``: ``{v0_root:(6,True)}``."""
+    return "{" + ", ".join(f"{label}:{text}" for label, text in entries) + "}"
+
+
+# -------------------- the page data, replayed --------------------
+
+
+def replay(page_pass, labels):
+    """After each step: (autograd's dict, the lecture's dict) as ``[(label, text)]`` lists, by
+    applying the deltas as the page does (an independent reading of the data format)."""
+    steps = page_pass["steps"]
+    state, lecture = {}, {}
+    for k in range(len(steps["statement"])):
+        change = steps["state"][k]
+        if change and change[0] == "pop":
+            del state[change[1]]
+        elif change:
+            state[change[1]] = change[2]
+        change = steps["lecture"][k]
+        if change:
+            op, node, text = change
+            entry = lecture.setdefault(node, {"items": [], "value": None})
+            if op == "append":
+                entry["items"].append(text)
+            else:  # "sum" (reverse mode) or "set" (a tangent)
+                entry["value"] = text
+        yield ([(labels[n], t) for n, t in state.items()],
+               {labels[n]: (list(e["items"]), e["value"]) for n, e in lecture.items()})
