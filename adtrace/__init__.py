@@ -10,13 +10,13 @@
 The package is laid out as its pipeline: ``recording`` (autograd's run becomes events; what knows
 autograd is in ``recording/autograd``) -> ``reference`` (the lecture's engine) -> ``compare`` (the
 two engines side by side, and the checks a report states) -> ``checker`` (which node's local rule
-is wrong) -> ``report`` (Markdown) -> ``tools`` (the command line, the pytest plugin, autograd's own
+is wrong) -> ``report`` (Markdown) -> ``view`` (the step-through page) -> ``tools`` (the command line, the pytest plugin, autograd's own
 suite and examples). A stage imports only the stages before it. This module is the public surface.
 """
 
 import sys
 
-from . import report  # noqa: F401  (registers how a Recording renders itself)
+from . import report, view  # noqa: F401  (they register how a Recording renders itself)
 from .checker import check
 from .recording import events
 from .recording.autograd.drift import UnknownAutogradError, UnknownAutogradWarning

@@ -73,19 +73,14 @@ class Recording:
         return render(self) if render is not None else None
 
     def to_html(self, path=None, title=None):
-        """The step-through page of this recording (``adtrace.view``), written to ``path`` if given."""
-        from ..view import recording_page, write_page
-
-        page = recording_page(self, title=title)
-        if path is not None:
-            write_page(path, page)
-        return page
+        """The step-through page of this recording (the view stage registers it), written to
+        ``path`` if given; returns the page."""
+        return RENDERERS["html"](self, path=path, title=title)
 
     def _repr_html_(self):
         """The page inline in Jupyter, in a sandboxed frame (its styles and keys stay its own)."""
-        from ..view import inline_frame
-
-        return inline_frame(self.to_html())
+        render = RENDERERS.get("html_inline")
+        return render(self) if render is not None else None
 
     def of_kind(self, *kinds):
         return [e for e in self.events if e.kind in kinds]

@@ -10,6 +10,7 @@ use them.
 import html
 from pathlib import Path
 
+from ..recording.recording import RENDERERS
 from .data import page_data
 from .page import render_page
 
@@ -36,3 +37,14 @@ def inline_frame(page, height=640):
     only, and the notebook's own keys and styles are left alone."""
     return (f'<iframe srcdoc="{html.escape(page, quote=True)}" sandbox="allow-scripts" '
             f'style="width: 100%; height: {height}px; border: 1px solid #ddd"></iframe>')
+
+
+def _to_html(recording, path=None, title=None):
+    page = recording_page(recording, title=title)
+    if path is not None:
+        write_page(path, page)
+    return page
+
+
+RENDERERS["html"] = _to_html
+RENDERERS["html_inline"] = lambda recording: inline_frame(recording_page(recording))
