@@ -5,9 +5,7 @@ import inspect
 import threading
 
 from .descriptors import MISSING, BackwardDescriptor, GradDescriptor, Storage
-from .tracked import accumulation, plain
-
-_TRACKED_TYPES = (int, float)  # reads of these are tracked: their writes are classified
+from .tracked import accumulation, plain, trackable
 
 
 class _NotSet:
@@ -160,7 +158,7 @@ class ClassHooks:
         added = accumulation(addition, target, previous, result)
         if added is not None:
             contribution, accumulated = added[0], True
-        elif type(previous) in _TRACKED_TYPES or previous is MISSING:
+        elif trackable(previous) or previous is MISSING:  # read tracked: no addition noted, so none made
             contribution, accumulated = result, False
         else:
             contribution, accumulated = None, None

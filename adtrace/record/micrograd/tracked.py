@@ -12,6 +12,8 @@ Only exact ``int`` and ``float`` are tracked; other ``.grad`` values (numpy scal
 ``Fraction``, ``bool``) are returned as they are: their writes are recorded without a contribution.
 A tracked number is ``isinstance`` of its plain type but not ``type(...) is float``; it unwraps
 itself when stored into ``.grad`` or pickled, but a closure that keeps it elsewhere keeps it.
+An accumulation is seen when the value written is ``grad + c`` or ``c + grad`` (``+=`` included);
+written another way (``grad = sum([grad, c])``, ``grad = grad * 1 + c``) it reads as an assignment.
 """
 
 import operator
@@ -96,6 +98,10 @@ def track(value, owner, state):
     number = kind(value)
     number._plain, number._owner, number._state = value, owner, state
     return number
+
+
+def trackable(value):
+    return type(value) in _TRACKED
 
 
 def plain(value):
