@@ -1,5 +1,6 @@
 """Hooks on micrograd's Value and on learners' classes of its shape: events, restore, bit-identical results."""
 
+import contextvars
 import copy
 import gc
 import random
@@ -11,7 +12,7 @@ import pytest
 from micrograd import nn
 from micrograd.engine import Value as MicroValue
 
-from adtrace.record.micrograd import MISSING, HookError, attach, hooked_classes
+from adtrace.recording.micrograd import MISSING, HookError, attach, hooked_classes
 from value_classes import ArrayValue, BuggyValue, EventLog, MiniValue, SlotValue, Value
 
 CLASSES = [MicroValue, Value, BuggyValue, MiniValue, SlotValue, ArrayValue]
@@ -438,6 +439,59 @@ def test_another_thread_runs_unhooked():
         thread.join()
     assert log.events == []
     assert results == {"read inside _backward": float, "grad": 6.0, "stored": float}
+
+
+def test_events_follow_the_context_not_only_the_thread():
+    def square_backward():
+        x = Value(3.0)
+        (x * x).backward()
+        return x.grad
+
+    before_attach = contextvars.copy_context()
+    log = EventLog()
+    with attach(Value, log):
+        assert before_attach.run(square_backward) == 6.0 and log.events == []
+        assert contextvars.copy_context().run(square_backward) == 6.0
+    assert len(log.of("grad_written")) == 2
+
+
+def test_a_detached_sink_is_not_kept_by_the_context():
+    gc.disable()
+    try:
+        log = EventLog()
+        freed = weakref.ref(log)
+        attachment = attach(Value, log)
+        active = attachment._hooks.active
+        x = Value(3.0)
+        (x * x).backward()
+        attachment.detach()
+        del log, attachment
+        assert freed() is None
+        assert active not in contextvars.copy_context()
+    finally:
+        gc.enable()
+
+
+def test_detached_from_another_thread():
+    log = EventLog()
+    attachment = attach(Value, log)
+    thread = threading.Thread(target=attachment.detach)
+    thread.start()
+    thread.join()
+    assert hooked_classes() == ()
+    x = Value(3.0)
+    (x * x).backward()
+    assert log.events == [] and x.grad == 6.0
+
+    before = dict(vars(Value))
+    first, second = attach(Value, EventLog()), attach(Value, log)
+    thread = threading.Thread(target=second.detach)
+    thread.start()
+    thread.join()
+    (x * x).backward()  # still hooked for the first; the second, detached elsewhere, gets nothing
+    assert log.events == [] and len(first.sink.of("grad_written")) == 2
+    first.detach()
+    assert_restored(Value, before)
 
 
 def test_a_failing_sink_is_dropped_and_the_engine_runs_on():

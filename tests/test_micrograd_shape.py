@@ -3,7 +3,7 @@
 import pytest
 from micrograd.engine import Value as MicroValue
 
-from adtrace.record.micrograd import ShapeError, attach, check_shape, hooked_classes
+from adtrace.recording.micrograd import ShapeError, attach, check_shape, hooked_classes
 from value_classes import ArrayValue, BuggyValue, EventLog, MiniValue, SlotValue, Value
 
 

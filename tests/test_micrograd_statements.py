@@ -5,8 +5,8 @@ import linecache
 
 from micrograd.engine import Value as MicroValue
 
-from adtrace.record.micrograd import attach
-from adtrace.record.micrograd.statements import PASS, SEED, VISIT, WRITE, backward_statements
+from adtrace.recording.micrograd import attach
+from adtrace.recording.micrograd.statements import PASS, SEED, VISIT, WRITE, backward_statements
 from value_classes import EventLog, MiniValue, Value
 
 

@@ -10,10 +10,11 @@ a subclass or base class of it is hooked is refused (a value would be seen twice
 Hook points, each installed on the class itself (an inherited one is deleted again on restore):
 ``__init__`` (the children in argument order, from ``_children``: ``_prev`` is a set),
 ``backward`` (start and end of a pass), ``grad`` and ``_backward`` (data descriptors,
-``descriptors.py``). Events go to the sinks attached on the calling thread, in attachment order;
-other threads run unhooked. A sink that raises gets no more callbacks and its exception is kept
-in ``Attachment.failure``; the engine runs on. Inside a callback the hooks are quiet: a sink reads
-plain values and what it does is not recorded.
+``descriptors.py``). Events go to the sinks attached in the calling context (``contextvars``,
+as ``record()`` follows them: another thread, or a task made before the attachment, runs
+unhooked), in attachment order. A sink that raises gets no more callbacks and its exception is
+kept in ``Attachment.failure``; the engine runs on. Inside a callback the hooks are quiet: a sink
+reads plain values and what it does is not recorded.
 
 Writes into ``.grad`` are seen only inside a hooked ``backward()`` (not in ``__init__``, not a
 ``zero_grad`` loop, not a ``_backward()`` called by hand outside ``backward()``).
@@ -71,23 +72,31 @@ class HookError(RuntimeError):
 
 _lock = threading.Lock()
 _installed = {}  # class -> ClassHooks
+_attached = {}   # class -> how many attachments are left, in every context
 
 
 def attach(cls, sink):
-    """Hook ``cls`` (all or nothing, after checking its shape) and send its events on this thread to ``sink``."""
+    """Hook ``cls`` (all or nothing, after checking its shape) and send its events in this context to ``sink``."""
     with _lock:
-        hooks = _installed.get(cls)
-        if hooks is None:
-            for other in _installed:
-                if issubclass(cls, other) or issubclass(other, cls):
-                    raise HookError(f"{other.__qualname__} is hooked and {cls.__qualname__} is its subclass or "
-                                    "base: its values would be recorded twice; record one class at a time")
-            hooks = ClassHooks(check_shape(cls))
-            hooks.install()
-            _installed[cls] = hooks
+        hooks = _installed.get(cls) or _install(cls)
+        _attached[cls] += 1
         attachment = Attachment(hooks, sink)
-        hooks.add(attachment)
+        here = hooks.active.get()
+        if here is None:  # the first here: detaching the last one resets the variable to unset
+            here = _Sinks((), hooks.active.set(None))
+        hooks.active.set(_Sinks(here.attachments + (attachment,), here.token))
     return attachment
+
+
+def _install(cls):
+    for other in _installed:
+        if issubclass(cls, other) or issubclass(other, cls):
+            raise HookError(f"{other.__qualname__} is hooked and {cls.__qualname__} is its subclass or base: "
+                            "its values would be recorded twice; record one class at a time")
+    hooks = ClassHooks(check_shape(cls))
+    hooks.install()
+    _installed[cls], _attached[cls] = hooks, 0
+    return hooks
 
 
 def hooked_classes():
@@ -96,18 +105,29 @@ def hooked_classes():
 
 
 class Attachment:
-    """One sink attached to a hooked class on one thread."""
+    """One sink attached to a hooked class in one context."""
 
     def __init__(self, hooks, sink):
-        self.sink, self.thread, self.failure = sink, threading.get_ident(), None
+        self.sink, self.failure, self.attached = sink, None, True
         self._hooks = hooks
 
     def detach(self):
         """Stop sending events to the sink; the last one out restores the class. A second call does nothing."""
         with _lock:
             hooks, self._hooks = self._hooks, None
-            if hooks is not None and hooks.remove(self) == 0:
-                del _installed[hooks.cls]
+            if hooks is None:
+                return
+            self.attached = False  # (also where detach() cannot reach the context: another thread)
+            here = hooks.active.get()
+            if here is not None and self in here.attachments:  # (the context keeps no sink it no longer calls)
+                left = tuple(a for a in here.attachments if a is not self)
+                if left:
+                    hooks.active.set(_Sinks(left, here.token))
+                else:
+                    _unset(hooks.active, here.token)
+            _attached[hooks.cls] -= 1
+            if _attached[hooks.cls] == 0:
+                del _installed[hooks.cls], _attached[hooks.cls]
                 hooks.restore()
 
     def __enter__(self):
@@ -115,3 +135,29 @@ class Attachment:
 
     def __exit__(self, *exc_info):
         self.detach()
+
+
+class _Sinks:
+    """The attachments of one context, served as one sink: each in attachment order, a sink that
+    raises keeps its exception in ``failure`` and gets no more callbacks."""
+    __slots__ = ("attachments", "token")
+
+    def __init__(self, attachments, token):
+        self.attachments, self.token = attachments, token  # token: of the first set in this context
+
+    def __getattr__(self, callback):
+        def call(*args):
+            for attachment in self.attachments:
+                if attachment.attached and attachment.failure is None:
+                    try:
+                        getattr(attachment.sink, callback)(*args)
+                    except Exception as exc:
+                        attachment.failure = exc
+        return call
+
+
+def _unset(variable, token):
+    try:
+        variable.reset(token)
+    except ValueError:  # the token was made in another context (this one is a copy of it)
+        variable.set(None)

@@ -1,8 +1,15 @@
-"""One class's hooks: installed and restored exactly, and the calls they turn into sink callbacks."""
+"""One class's hooks: installed and restored exactly, and the calls they turn into sink callbacks.
+
+The wrappers call the ``Sink`` callbacks on whatever ``active`` holds in the calling context
+(``contextvars``: a thread, an asyncio task): None (a plain pass-through), or one object with the
+callbacks (a sink, or one standing for several). That object must not raise: ``attach`` gives it
+sinks behind a guard. The state of a running ``backward()`` is per thread (it never awaits).
+"""
 
 import functools
 import inspect
 import threading
+from contextvars import ContextVar
 
 from .descriptors import MISSING, BackwardDescriptor, GradDescriptor, Storage
 from .tracked import accumulation, plain, trackable
@@ -19,8 +26,8 @@ NOTSET = _NotSet()  # the class had no own entry of that name (it was inherited 
 class ClassHooks:
     def __init__(self, shape):
         self.cls, self.shape = shape.cls, shape
+        self.active = ContextVar(f"adtrace_micrograd_{self.cls.__qualname__}", default=None)
         self.local = _ThreadState()
-        self.sinks = {}     # thread ident -> tuple of Attachments, in attachment order
         self.children = {}  # id(node) -> (node, children); keeps the nodes alive, so ids stay unique
         self.grad = Storage(self.cls, "grad")
         self._undo = []     # (name, the class's own entry before, or NOTSET)
@@ -53,18 +60,6 @@ class ClassHooks:
             else:
                 setattr(self.cls, name, before)
         self.children.clear()
-
-    def add(self, attachment):
-        self.sinks[attachment.thread] = self.sinks.get(attachment.thread, ()) + (attachment,)
-
-    def remove(self, attachment):
-        """Remove an attachment; returns how many remain on any thread."""
-        left = tuple(a for a in self.sinks.get(attachment.thread, ()) if a is not attachment)
-        if left:
-            self.sinks[attachment.thread] = left
-        else:
-            self.sinks.pop(attachment.thread, None)
-        return sum(map(len, self.sinks.values()))
 
     # ---- wrappers
 
@@ -140,7 +135,7 @@ class ClassHooks:
     # ---- what happened, told to the sinks
 
     def listening(self):
-        return threading.get_ident() in self.sinks and not self.local.quiet
+        return self.active.get() is not None and not self.local.quiet
 
     def node_created(self, node, children):
         self.children[id(node)] = (node, children)
@@ -166,18 +161,13 @@ class ClassHooks:
                     result, accumulated)
 
     def notify(self, callback, *args):
-        attachments = self.sinks.get(threading.get_ident())
-        if not attachments:
+        sink = self.active.get()
+        if sink is None:
             return
         state = self.local
         state.quiet += 1
         try:
-            for attachment in attachments:
-                if attachment.failure is None:
-                    try:
-                        getattr(attachment.sink, callback)(*args)
-                    except Exception as exc:
-                        attachment.failure = exc
+            getattr(sink, callback)(*args)
         finally:
             state.quiet -= 1
 
