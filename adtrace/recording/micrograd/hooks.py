@@ -1,0 +1,163 @@
+"""Hooks on a class of micrograd's shape: what its values do, told to sinks as it happens.
+
+``attach(cls, sink)`` hooks the class (on the first attachment) and returns an ``Attachment``;
+``detach()`` (or leaving ``with attach(cls, sink):``) removes the sink and, with the last one,
+restores the class: its ``__dict__`` entries are the very objects they were, instances keep plain
+numbers and their own closures. One installation per class serves every attachment: two
+recordings of one class each get every event once, and may end in any order. Hooking a class while
+a subclass or base class of it is hooked is refused (a value would be seen twice).
+
+Hook points, each installed on the class itself (an inherited one is deleted again on restore):
+``__init__`` (the children in argument order, from ``_children``: ``_prev`` is a set),
+``backward`` (start and end of a pass), ``grad`` and ``_backward`` (data descriptors,
+``descriptors.py``). Events go to the sinks attached in the calling context (``contextvars``,
+as ``record()`` follows them: another thread, or a task made before the attachment, runs
+unhooked), in attachment order. A sink that raises gets no more callbacks and its exception is
+kept in ``Attachment.failure``; the engine runs on. Inside a callback the hooks are quiet: a sink
+reads plain values and what it does is not recorded.
+
+Writes into ``.grad`` are seen only inside a hooked ``backward()`` (not in ``__init__``, not a
+``zero_grad`` loop, not a ``_backward()`` called by hand outside ``backward()``).
+"""
+
+import threading
+from typing import Protocol
+
+from .class_hooks import ClassHooks
+from .descriptors import MISSING
+from .shape import check_shape
+
+__all__ = ["Attachment", "HookError", "MISSING", "Sink", "attach", "hooked_classes"]
+
+
+class Sink(Protocol):
+    """What a hooked class tells, in the order it happens. ``node`` arguments are the live values."""
+
+    def node_created(self, node, children: tuple, op: str, data) -> None:
+        """``__init__`` returned: ``children`` as passed in ``_children`` (``x*x``: ``(x, x)``;
+        a leaf: ``()``), ``op`` the value's ``_op`` (``'+'``, ``'**2'``, ``'tanh'``)."""
+
+    def backward_started(self, root) -> None:
+        """``root.backward()`` was called."""
+
+    def seeded(self, root, previous, value) -> None:
+        """``backward()`` wrote ``root.grad = value`` outside any ``_backward``: the seed."""
+
+    def local_backward_started(self, node, grad) -> None:
+        """``backward()`` calls ``node._backward()`` (the visit order); ``grad`` is ``node.grad``, its input."""
+
+    def grad_written(self, node, target, position, previous, contribution, result, accumulated) -> None:
+        """``target.grad`` went from ``previous`` (``MISSING`` if unset) to ``result``.
+
+        ``node``: the value whose ``_backward`` wrote it (None: written by ``backward()`` itself).
+        ``position``: which of ``node``'s children ``target`` is, the first not yet written
+        (``x*x``: 0 then 1); None if ``target`` is not among them or ``node`` was made before the
+        hooks. ``accumulated``: True for ``grad += c`` (``result`` is the sum ``previous + c``,
+        ``contribution`` is ``c`` exactly), False for an assignment that replaces (``grad = c``,
+        ``contribution`` is ``c``), None when unknown (a ``.grad`` that is not an int or float, or a
+        write by ``backward()`` itself): then ``contribution`` is None, and a value updated in place
+        (an ndarray's ``+=``) is the same object as ``previous``.
+        """
+
+    def local_backward_ended(self, node, error) -> None:
+        """``node._backward()`` returned, or raised ``error`` (else None)."""
+
+    def backward_ended(self, root, error) -> None:
+        """``root.backward()`` returned, or raised ``error`` (else None)."""
+
+
+class HookError(RuntimeError):
+    """The class cannot be hooked now (a subclass or base class of it is hooked)."""
+
+
+_lock = threading.Lock()
+_installed = {}  # class -> ClassHooks
+_attached = {}   # class -> how many attachments are left, in every context
+
+
+def attach(cls, sink):
+    """Hook ``cls`` (all or nothing, after checking its shape) and send its events in this context to ``sink``."""
+    with _lock:
+        hooks = _installed.get(cls) or _install(cls)
+        _attached[cls] += 1
+        attachment = Attachment(hooks, sink)
+        here = hooks.active.get()
+        if here is None:  # the first here: detaching the last one resets the variable to unset
+            here = _Sinks((), hooks.active.set(None))
+        hooks.active.set(_Sinks(here.attachments + (attachment,), here.token))
+    return attachment
+
+
+def _install(cls):
+    for other in _installed:
+        if issubclass(cls, other) or issubclass(other, cls):
+            raise HookError(f"{other.__qualname__} is hooked and {cls.__qualname__} is its subclass or base: "
+                            "its values would be recorded twice; record one class at a time")
+    hooks = ClassHooks(check_shape(cls))
+    hooks.install()
+    _installed[cls], _attached[cls] = hooks, 0
+    return hooks
+
+
+def hooked_classes():
+    with _lock:
+        return tuple(_installed)
+
+
+class Attachment:
+    """One sink attached to a hooked class in one context."""
+
+    def __init__(self, hooks, sink):
+        self.sink, self.failure, self.attached = sink, None, True
+        self._hooks = hooks
+
+    def detach(self):
+        """Stop sending events to the sink; the last one out restores the class. A second call does nothing."""
+        with _lock:
+            hooks, self._hooks = self._hooks, None
+            if hooks is None:
+                return
+            self.attached = False  # (also where detach() cannot reach the context: another thread)
+            here = hooks.active.get()
+            if here is not None and self in here.attachments:  # (the context keeps no sink it no longer calls)
+                left = tuple(a for a in here.attachments if a is not self)
+                if left:
+                    hooks.active.set(_Sinks(left, here.token))
+                else:
+                    _unset(hooks.active, here.token)
+            _attached[hooks.cls] -= 1
+            if _attached[hooks.cls] == 0:
+                del _installed[hooks.cls], _attached[hooks.cls]
+                hooks.restore()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        self.detach()
+
+
+class _Sinks:
+    """The attachments of one context, served as one sink: each in attachment order, a sink that
+    raises keeps its exception in ``failure`` and gets no more callbacks."""
+    __slots__ = ("attachments", "token")
+
+    def __init__(self, attachments, token):
+        self.attachments, self.token = attachments, token  # token: of the first set in this context
+
+    def __getattr__(self, callback):
+        def call(*args):
+            for attachment in self.attachments:
+                if attachment.attached and attachment.failure is None:
+                    try:
+                        getattr(attachment.sink, callback)(*args)
+                    except Exception as exc:
+                        attachment.failure = exc
+        return call
+
+
+def _unset(variable, token):
+    try:
+        variable.reset(token)
+    except ValueError:  # the token was made in another context (this one is a copy of it)
+        variable.set(None)

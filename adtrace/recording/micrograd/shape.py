@@ -1,0 +1,137 @@
+"""The shape of a micrograd-like engine, checked before anything is hooked.
+
+adtrace records a class of micrograd's shape: every value holds its own ``data`` and ``grad`` and
+the ``_backward`` closure of the operation that made it, ``__init__(data, _children=(), _op='')``
+receives the operation's inputs in argument order, and ``backward()`` calls the closures. A class
+that is not of that shape gets one ``ShapeError`` listing everything that is missing.
+
+Supported: ``grad``, ``data`` and ``_backward`` stored in the instance ``__dict__`` or in
+``__slots__`` (the hooks delegate to the slot); ``backward``/``__init__`` inherited from a base.
+Refused: ``grad`` or ``_backward`` as a property or another data descriptor (it may store or
+compute the value elsewhere: what is read would not be what the engine holds), ``_backward`` as a
+method instead of a per-value closure, and custom ``__getattribute__``/``__setattr__``/
+``__delattr__`` (writes could bypass the hooks). The per-instance attributes are checked on a
+probe leaf ``cls(0.0)``, made before anything is hooked.
+"""
+
+import inspect
+import types
+from dataclasses import dataclass
+
+CHILDREN_PARAMETERS = ("_children", "children")
+PER_INSTANCE = ("data", "grad", "_backward")
+HOOKED_ATTRIBUTES = ("grad", "_backward")
+_GUARDS = ("__getattribute__", "__setattr__", "__delattr__")
+
+
+class ShapeError(TypeError):
+    """The class is not of micrograd's shape; the message lists what is missing."""
+
+
+@dataclass(frozen=True)
+class Shape:
+    """What the hooks need to know about a class of micrograd's shape."""
+    cls: type
+    children: str            # the name of __init__'s children parameter
+    children_index: object   # its index among the arguments after self, None if keyword-only
+    children_default: object
+
+
+def check_shape(cls):
+    """Return the class's Shape, or raise one ShapeError naming everything missing."""
+    if not isinstance(cls, type):
+        raise ShapeError(f"{cls!r} is not a class: adtrace records a Value class of micrograd's shape")
+    missing = []
+    children = _children_parameter(cls, missing)
+    _check_backward(cls, missing)
+    refused = _check_storage(cls, missing)
+    for name in _GUARDS:
+        if _defines(cls, name):
+            missing.append(f"a custom {name} (writes into .grad could bypass the hooks): not supported")
+    if cls.__init__ is not object.__init__:
+        _check_probe(cls, missing, skip=refused)
+    if missing:
+        raise ShapeError(f"{cls.__qualname__} is not of micrograd's shape (data, grad and a _backward closure "
+                         "per value, __init__(data, _children, _op), backward()):\n"
+                         + "\n".join(f"  - {line}" for line in missing))
+    name, index, default = children
+    return Shape(cls, name, index, default)
+
+
+def _children_parameter(cls, missing):
+    if cls.__init__ is object.__init__:
+        missing.append("no __init__(self, data, _children=(), _op='')")
+        return None
+    try:
+        parameters = list(inspect.signature(cls.__init__).parameters.values())[1:]
+    except (TypeError, ValueError):
+        missing.append("__init__ has no readable signature")
+        return None
+    usable = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    for index, parameter in enumerate(parameters):
+        if parameter.name in CHILDREN_PARAMETERS and parameter.kind in usable:
+            keyword_only = parameter.kind is inspect.Parameter.KEYWORD_ONLY
+            default = () if parameter.default is inspect.Parameter.empty else parameter.default
+            return parameter.name, None if keyword_only else index, default
+    missing.append("__init__ takes no children: it needs a parameter `_children` (or `children`), "
+                   "the operation's inputs in argument order")
+    return None
+
+
+def _check_backward(cls, missing):
+    backward = inspect.getattr_static(cls, "backward", None)
+    if backward is None:
+        missing.append("no backward() method")
+    elif not isinstance(backward, types.FunctionType):
+        missing.append(f"backward is a {type(backward).__name__}, not a plain method")
+
+
+def _check_storage(cls, missing):
+    """Refuse data descriptors other than __slots__ entries; returns the names refused."""
+    refused = []
+    for name in HOOKED_ATTRIBUTES:
+        attribute = inspect.getattr_static(cls, name, None)
+        if isinstance(attribute, types.MemberDescriptorType):
+            continue
+        if hasattr(type(attribute), "__set__") or hasattr(type(attribute), "__delete__"):
+            refused.append(name)
+            missing.append(f"{name} is a {type(attribute).__name__} on the class: adtrace needs {name} "
+                           "stored per instance (a plain attribute or a __slots__ entry)")
+    return refused
+
+
+def _check_probe(cls, missing, skip):
+    try:
+        probe = cls(0.0)
+    except Exception as exc:
+        missing.append(f"could not make a leaf {cls.__qualname__}(0.0) to check its attributes: "
+                       f"{type(exc).__name__}: {exc}")
+        return
+    own = getattr(probe, "__dict__", {})
+    for name in PER_INSTANCE:
+        if name not in skip and name not in own and not _in_slot(probe, _slot(cls, name)):
+            missing.append(f"no per-instance {name} (set self.{name} in __init__)")
+    if "_backward" in own or _in_slot(probe, _slot(cls, "_backward")):
+        if not callable(probe._backward):
+            missing.append("_backward of a leaf is not callable")
+    if not hasattr(probe, "_op"):
+        missing.append("no _op (the operation's name, e.g. '+')")
+
+
+def _slot(cls, name):
+    attribute = inspect.getattr_static(cls, name, None)
+    return attribute if isinstance(attribute, types.MemberDescriptorType) else None
+
+
+def _in_slot(probe, slot):
+    if slot is None:
+        return False
+    try:
+        slot.__get__(probe, type(probe))
+    except AttributeError:
+        return False
+    return True
+
+
+def _defines(cls, name):
+    return any(name in vars(klass) for klass in cls.__mro__ if klass is not object)

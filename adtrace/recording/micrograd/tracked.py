@@ -1,0 +1,133 @@
+"""Tracked numbers: what reading ``.grad`` gives inside a recorded ``_backward``.
+
+A closure's ``self.grad += c`` reads ``self.grad``, adds ``c`` and stores the sum. The store alone
+shows the previous value and the result, not ``c`` (``result - previous`` rounds). So while a
+recorded ``_backward`` runs, reading the ``.grad`` of an ``int`` or ``float`` returns a tracked copy
+of that number: its ``+`` notes the addition (the sum and both operands) on the thread's state and
+returns the plain sum. Every operator, comparison and numpy ufunc of a tracked number is computed
+on the plain operands by the same operator, so the result is bit for bit and type for type what the
+engine computes without recording (numpy's promotion sees a plain Python number, a "weak" scalar).
+
+Only exact ``int`` and ``float`` are tracked; other ``.grad`` values (numpy scalars and arrays,
+``Fraction``, ``bool``) are returned as they are: their writes are recorded without a contribution.
+A tracked number is ``isinstance`` of its plain type but not ``type(...) is float``; it unwraps
+itself when stored into ``.grad`` or pickled, but a closure that keeps it elsewhere keeps it.
+An accumulation is seen when the value written is ``grad + c`` or ``c + grad`` (``+=`` included);
+written another way (``grad = sum([grad, c])``, ``grad = grad * 1 + c``) it reads as an assignment.
+"""
+
+import operator
+
+
+class Tracked:
+    """The number ``owner.grad`` held when it was read (``plain``); ``state`` gets the additions."""
+
+    def __add__(self, other):
+        return _note(self, other, operator.add(self._plain, plain(other)))
+
+    def __radd__(self, other):
+        return _note(other, self, operator.add(plain(other), self._plain))
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        result = getattr(ufunc, method)(*map(plain, inputs), **kwargs)
+        if ufunc.__name__ == "add" and method == "__call__" and len(inputs) == 2 and not kwargs:
+            _note(*inputs, result)  # an ndarray or numpy scalar plus this number
+        return result
+
+    def __array_function__(self, func, types, args, kwargs):
+        return func(*map(plain, args), **{key: plain(value) for key, value in kwargs.items()})
+
+    def __hash__(self):
+        return hash(self._plain)
+
+    def __reduce__(self):
+        return _identity, (self._plain,)
+
+
+def _binary(function):
+    def forward(self, other):
+        return function(self._plain, plain(other))
+
+    def reflected(self, other):
+        return function(plain(other), self._plain)
+
+    return forward, reflected
+
+
+def _comparison(function):
+    return lambda self, other: function(self._plain, plain(other))
+
+
+def _pow(self, other, modulo=None):
+    return pow(self._plain, plain(other)) if modulo is None else pow(self._plain, plain(other), modulo)
+
+
+def _rpow(self, other, modulo=None):
+    return pow(plain(other), self._plain) if modulo is None else pow(plain(other), self._plain, modulo)
+
+
+for _name, _function in [("sub", operator.sub), ("mul", operator.mul), ("truediv", operator.truediv),
+                         ("floordiv", operator.floordiv), ("mod", operator.mod), ("divmod", divmod),
+                         ("matmul", operator.matmul), ("lshift", operator.lshift),
+                         ("rshift", operator.rshift), ("and", operator.and_), ("or", operator.or_),
+                         ("xor", operator.xor)]:
+    _forward, _reflected = _binary(_function)
+    setattr(Tracked, f"__{_name}__", _forward)
+    setattr(Tracked, f"__r{_name}__", _reflected)
+for _name in ("eq", "ne", "lt", "le", "gt", "ge"):
+    setattr(Tracked, f"__{_name}__", _comparison(getattr(operator, _name)))
+Tracked.__pow__, Tracked.__rpow__ = _pow, _rpow
+
+
+class TrackedInt(Tracked, int):
+    pass
+
+
+class TrackedFloat(Tracked, float):
+    pass
+
+
+_TRACKED = {int: TrackedInt, float: TrackedFloat}
+
+
+def track(value, owner, state):
+    """``value`` read from ``owner.grad``: tracked if it is an exact int or float, else itself."""
+    kind = _TRACKED.get(type(value))
+    if kind is None:
+        return value
+    number = kind(value)
+    number._plain, number._owner, number._state = value, owner, state
+    return number
+
+
+def trackable(value):
+    return type(value) in _TRACKED
+
+
+def plain(value):
+    return value._plain if isinstance(value, Tracked) else value
+
+
+def accumulation(addition, target, previous, result):
+    """If ``result`` is the last addition's sum ``previous + c``, ``previous`` read from
+    ``target.grad``: ``(c,)``; else None (the write replaced the value: an assignment)."""
+    if addition is None or addition[0] is not result:
+        return None
+    _, left, right = addition
+    for mine, other in ((left, right), (right, left)):
+        if isinstance(mine, Tracked) and mine._owner is target and mine._plain is previous:
+            return (plain(other),)
+    return None
+
+
+def _note(left, right, result):
+    for operand in (left, right):
+        if isinstance(operand, Tracked):
+            if not operand._state.quiet:
+                operand._state.addition = (result, left, right)
+            break
+    return result
+
+
+def _identity(value):
+    return value

@@ -1,0 +1,556 @@
+"""Hooks on micrograd's Value and on learners' classes of its shape: events, restore, bit-identical results."""
+
+import contextvars
+import copy
+import gc
+import random
+import threading
+import weakref
+
+import numpy as np
+import pytest
+from micrograd import nn
+from micrograd.engine import Value as MicroValue
+
+from adtrace.recording.micrograd import MISSING, HookError, attach, hooked_classes
+from value_classes import ArrayValue, BuggyValue, EventLog, MiniValue, SlotValue, Value
+
+CLASSES = [MicroValue, Value, BuggyValue, MiniValue, SlotValue, ArrayValue]
+
+
+def exact(value):
+    """A value as (type, exact text): equal only if bit for bit and type for type equal."""
+    if isinstance(value, np.ndarray):
+        return ("ndarray", value.dtype.str, value.shape, value.tobytes())
+    if isinstance(value, tuple):
+        return tuple(map(exact, value))
+    if isinstance(value, float) and type(value) is float:
+        return ("float", value.hex())
+    return (type(value).__name__, repr(value))
+
+
+def graph(root):
+    """Every value reachable from root (through _prev), each once."""
+    seen, stack = {}, [root]
+    while stack:
+        v = stack.pop()
+        if id(v) not in seen:
+            seen[id(v)] = v
+            stack.extend(v._prev)
+    return list(seen.values())
+
+
+def assert_restored(cls, before):
+    after = dict(vars(cls))
+    assert list(after) == list(before)
+    assert all(after[name] is before[name] for name in before), [n for n in before if after[n] is not before[n]]
+    assert hooked_classes() == ()
+
+
+# ---- what is recorded
+
+def test_x_times_x_in_micrograd():
+    log = EventLog()
+    with attach(MicroValue, log):
+        x = MicroValue(3.0)
+        y = x * x
+        y.backward()
+    assert log.kinds() == ["node_created", "node_created", "backward_started", "seeded",
+                           "local_backward_started", "grad_written", "grad_written", "local_backward_ended",
+                           "local_backward_started", "local_backward_ended", "backward_ended"]
+    assert log.of("node_created") == [(x, (), "", 3.0), (y, (x, x), "*", 9.0)]
+    assert y._prev == {x}
+    assert log.of("backward_started") == [(y,)]
+    assert [exact(e[1:]) for e in log.of("seeded")] == [exact((0, 1))]  # micrograd seeds the int 1
+    assert log.of("local_backward_started") == [(y, 1), (x, 6.0)]
+    assert [(e[0], e[1], e[2]) for e in log.of("grad_written")] == [(y, x, 0), (y, x, 1)]
+    assert [exact(e[3:6]) + (e[6],) for e in log.of("grad_written")] == [
+        exact((0, 3.0, 3.0)) + (True,), exact((3.0, 3.0, 6.0)) + (True,)]
+    assert log.of("local_backward_ended") == [(y, None), (x, None)]
+    assert log.of("backward_ended") == [(y, None)]
+    assert exact(x.grad) == exact(6.0)
+
+
+@pytest.mark.parametrize("cls, writes, grad", [
+    (Value, [(0.0, 1.0, 1.0, True), (1.0, 1.0, 2.0, True)], 2.0),
+    (BuggyValue, [(0.0, 1.0, 1.0, False), (1.0, 1.0, 1.0, False)], 1.0),  # the second write replaces 1 by 1
+])
+def test_a_plus_a_accumulates_or_replaces(cls, writes, grad):
+    log = EventLog()
+    with attach(cls, log):
+        a = cls(3.0)
+        b = a + a
+        b.backward()
+    written = log.of("grad_written")
+    assert [(w[0], w[1], w[2]) for w in written] == [(b, a, 0), (b, a, 1)]
+    assert [exact(w[3:6]) + (w[6],) for w in written] == [exact(w[:3]) + (w[3],) for w in writes]
+    assert a.grad == grad
+
+
+def test_op_strings_as_the_class_writes_them():
+    log = EventLog()
+    with attach(MicroValue, log):
+        a = MicroValue(2.0)
+        ((a + 1) * a ** 2).relu()
+    assert [op for _, _, op, _ in log.of("node_created")] == ["", "", "+", "**2", "*", "ReLU"]
+    log = EventLog()
+    with attach(Value, log):
+        x = Value(0.5)
+        x.tanh().exp()
+    assert [op for _, _, op, _ in log.of("node_created")] == ["", "tanh", "exp"]
+
+
+def test_children_in_argument_order_with_duplicates():
+    log = EventLog()
+    with attach(MicroValue, log):
+        a, b = MicroValue(1.0), MicroValue(2.0)
+        ab, ba, aa = a + b, b + a, a * a
+        by_keyword = MicroValue(0.0, _op="k", _children=(b, a))
+        from_generator = MicroValue(0.0, (v for v in (a, b, a)), "g")
+    children = {id(node): kids for node, kids, _, _ in log.of("node_created")}
+    assert children[id(ab)] == (a, b) and children[id(ba)] == (b, a) and children[id(aa)] == (a, a)
+    assert children[id(by_keyword)] == (b, a)
+    assert children[id(from_generator)] == (a, b, a) and from_generator._prev == {a, b}
+
+
+def test_a_constant_operand_is_a_leaf_created_first():
+    log = EventLog()
+    with attach(MicroValue, log):
+        a = MicroValue(2.0)
+        b = a + 5
+    (leaf, _, _, _), (constant, no_children, op, data), (node, kids, _, _) = log.of("node_created")
+    assert (leaf, no_children, op, data, node) == (a, (), "", 5, b) and kids == (a, constant)
+
+
+def test_visit_order_is_the_order_backward_calls_the_closures():
+    random.seed(1)
+    model = nn.MLP(3, [4, 4, 1])
+    log, ran = EventLog(), []
+    with attach(MicroValue, log):
+        out = model([MicroValue(1.0), MicroValue(-2.0), MicroValue(0.5)])
+        nodes = graph(out)
+        for v in nodes:  # outside backward() the closure reads as itself
+            closure = v._backward
+            v._backward = lambda v=v, closure=closure: (ran.append(v), closure())[1]
+        out.backward()
+    visited = [node for node, _ in log.of("local_backward_started")]
+    assert visited == ran
+    assert len(visited) == len(nodes) == len({id(v) for v in visited})  # leaves included
+    place = {id(v): i for i, v in enumerate(visited)}
+    for node, children, _, _ in log.of("node_created"):  # a value after every value that consumed it
+        assert all(place[id(child)] > place[id(node)] for child in children)
+
+
+def test_contributions_are_exact_not_result_minus_previous():
+    log = EventLog()
+    with attach(MicroValue, log):
+        a = MicroValue(1.0)
+        s = a * 1e-16 + 1e16
+        c = a * s
+        c.backward()
+    into_a = [(previous, contribution, result) for _, target, _, previous, contribution, result, _
+              in log.of("grad_written") if target is a]
+    assert into_a == [(0, 1e16, 1e16), (1e16, 1e-16, 1e16)]
+    assert into_a[1][2] - into_a[1][0] == 0.0  # what a subtraction would have recorded
+
+
+def test_values_made_before_the_hooks():
+    x = MicroValue(3.0)
+    y = x * x
+    log = EventLog()
+    with attach(MicroValue, log):
+        y.backward()
+    assert log.of("node_created") == []
+    assert log.of("local_backward_started") == [(y, 1), (x, 6.0)]
+    assert [(w[0], w[1], w[2], w[6]) for w in log.of("grad_written")] == [(y, x, None, True)] * 2
+
+
+def test_a_zeroing_backward_writes_without_a_writer():
+    class Zeroing(MiniValue):
+        def backward(self):
+            topo = self.topological_order()
+            for v in topo:
+                v.grad = 0.0
+            self.grad = 1.0
+            for v in reversed(topo):
+                v._backward()
+
+    log = EventLog()
+    with attach(Zeroing, log):
+        x = Zeroing(2.0)
+        y = x * Zeroing(3.0)
+        x.grad = 7.0  # outside backward(): not recorded
+        y.backward()
+    unattributed = [w for w in log.of("grad_written") if w[0] is None]
+    assert sorted(w[1].data for w in unattributed) == [2.0, 3.0]
+    assert all(w[2] is None and w[4] is None and w[5] == 0.0 and w[6] is None for w in unattributed)
+    assert [w[3] for w in unattributed if w[1] is x] == [7.0]
+    assert log.of("seeded") == [(y, 0.0, 0.0), (y, 0.0, 1.0)]  # each write of the root's grad by backward()
+
+
+def test_slots_class_is_recorded_in_its_slots():
+    before = dict(vars(SlotValue))
+    log = EventLog()
+    with attach(SlotValue, log):
+        x = SlotValue(3.0)
+        y = x * x
+        y.backward()
+    assert_restored(SlotValue, before)
+    assert log.of("node_created") == [(x, (), "", 3.0), (y, (x, x), "*", 9.0)]
+    assert [w[3:] for w in log.of("grad_written")] == [(0, 3.0, 3.0, True), (3.0, 3.0, 6.0, True)]
+    assert exact(x.grad) == exact(6.0)
+
+
+# ---- grads that are not int or float
+
+def test_numpy_arrays_accumulated_in_place_fall_back():
+    log = EventLog()
+    with attach(ArrayValue, log):
+        x = ArrayValue([1.0, 2.0])
+        y = x * x
+        y.backward()
+    assert np.array_equal(x.grad, [2.0, 4.0])
+    written = log.of("grad_written")
+    assert [(w[2], w[4], w[6]) for w in written] == [(0, None, None), (1, None, None)]
+    assert all(w[3] is w[5] is x.grad for w in written)  # updated in place: previous is the result
+
+
+def test_numpy_float32_data_first_write_exact_then_unknown():
+    log = EventLog()
+    with attach(Value, log):
+        x = Value(np.float32(0.1))
+        y = x * x
+        y.backward()
+    first, second = log.of("grad_written")
+    assert exact(first[3:6]) == exact((0.0, np.float32(0.1), np.float32(0.1))) and first[6] is True
+    assert second[4] is None and second[6] is None and exact(second[5]) == exact(np.float32(0.2))
+
+
+# ---- bit-identical results
+
+def micrograd_mlp():
+    random.seed(0)
+    model = nn.MLP(2, [8, 8, 1])
+    xs = [[2.0, 3.0], [3.0, -1.0], [0.5, 1.0], [1.0, -1.5]]
+    ys = [1.0, -1.0, -1.0, 1.0]
+    scores = [model(list(map(MicroValue, x))) for x in xs]
+    loss = sum((1 + -y * s).relu() for y, s in zip(ys, scores)) * (1.0 / len(ys))
+    return loss + 1e-4 * sum(p * p for p in model.parameters())
+
+
+def video_neuron(x1=2.0, x2=0.0):
+    x1, x2 = Value(x1), Value(x2)
+    w1, w2, b = Value(-3.0), Value(1.0), Value(6.8813735870195432)
+    n = x1 * w1 + x2 * w2 + b
+    e = (2 * n).exp()
+    o = (e - 1) / (e + 1)
+    return o + n.tanh() ** 3 - x1 / 7
+
+
+CASES = {
+    "micrograd_mlp": (MicroValue, micrograd_mlp),
+    "video_neuron": (Value, video_neuron),
+    "video_neuron_float32": (Value, lambda: video_neuron(np.float32(2.0), np.float32(0.25))),
+    "buggy": (BuggyValue, lambda: (lambda a: a + a + a * a)(BuggyValue(3.0))),
+    "mini": (MiniValue, lambda: (lambda a: a * a + a)(MiniValue(3.0))),
+    "slots": (SlotValue, lambda: (lambda x: (x * x + x) * x)(SlotValue(1.5))),
+    "arrays": (ArrayValue, lambda: (lambda x: (x * x) * x)(ArrayValue([0.3, -1.0]))),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_results_bit_identical_with_and_without_hooks(name):
+    """One graph, backward() without and with hooks: micrograd's visit order follows the iteration
+    order of the _prev sets (by id), so two graphs may sum in different orders; one graph does not."""
+    cls, build = CASES[name]
+    root = build()
+    nodes = graph(root)
+    initial = [copy.copy(v.grad) for v in nodes]
+    root.backward()
+    plain = [(exact(v.data), exact(v.grad)) for v in nodes]
+    for v, grad in zip(nodes, initial):
+        v.grad = grad
+    with attach(cls, EventLog()) as attachment:
+        root.backward()
+        rebuilt = build()
+    assert attachment.failure is None and len(plain) > 2
+    assert [(exact(v.data), exact(v.grad)) for v in nodes] == plain
+    assert sorted(exact(v.data) for v in graph(rebuilt)) == sorted(data for data, _ in plain)
+
+
+# ---- restoring the class
+
+class Midway(RuntimeError):
+    pass
+
+
+def _raise_midway(cls):
+    x = cls(2.0) if cls is not ArrayValue else cls([2.0])
+    y = x * x
+    z = y * x
+    closure = vars(y)["_backward"] if hasattr(y, "__dict__") else None
+
+    def failing():
+        (closure or (lambda: None))()
+        raise Midway("midway")
+    y._backward = failing
+    z.backward()
+
+
+@pytest.mark.parametrize("cls", CLASSES, ids=lambda c: c.__name__)
+@pytest.mark.parametrize("ending", ["normal", "ValueError", "KeyboardInterrupt", "backward raises"])
+def test_leaving_restores_the_class_and_instances(cls, ending):
+    before = dict(vars(cls))
+    made = []
+    with pytest.raises((ValueError, KeyboardInterrupt, RuntimeError)) if ending != "normal" else _nothing():
+        with attach(cls, EventLog()):
+            x = cls(3.0) if cls is not ArrayValue else cls([3.0])
+            y = x * x
+            made += [x, y, y._backward]
+            y.backward()
+            if ending == "backward raises":
+                _raise_midway(cls)
+            elif ending != "normal":
+                raise {"ValueError": ValueError, "KeyboardInterrupt": KeyboardInterrupt}[ending]()
+    assert_restored(cls, before)
+    x, y, closure = made
+    assert y._backward is closure
+    assert type(x.grad) in (int, float, np.ndarray) and type(x.data) in (float, np.ndarray)
+    if hasattr(x, "__dict__"):
+        assert type(vars(x)["grad"]) in (int, float, np.ndarray) and vars(y)["_backward"] is closure
+
+
+class _nothing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        return False
+
+
+def test_backward_raising_midway_is_told_and_the_next_pass_is_clean():
+    log = EventLog()
+    with attach(Value, log):
+        with pytest.raises(RuntimeError):
+            _raise_midway(Value)
+        ended = log.of("backward_ended")
+        assert len(ended) == 1 and isinstance(ended[0][1], RuntimeError)
+        assert [type(e).__name__ for _, e in log.of("local_backward_ended")] == ["NoneType", "Midway"]
+        log.events.clear()
+        x = Value(3.0)
+        (x * x).backward()
+        assert [w[6] for w in log.of("grad_written")] == [True, True] and x.grad == 6.0
+
+
+def test_an_exception_through_the_hooks_is_freed_without_the_cyclic_collector():
+    log = EventLog()
+    gc.disable()
+    try:
+        with attach(Value, log):
+            try:
+                _raise_midway(Value)
+            except RuntimeError as exc:
+                freed = weakref.ref(exc)
+        log.events.clear()
+        assert freed() is None
+    finally:
+        gc.enable()
+
+
+def test_installing_is_all_or_nothing():
+    class Refusing(type):
+        def __setattr__(cls, name, value):
+            if name == "_backward":
+                raise TypeError("_backward is read-only here")
+            super().__setattr__(name, value)
+
+    class Guarded(MiniValue, metaclass=Refusing):
+        pass
+
+    before = dict(vars(Guarded))
+    with pytest.raises(TypeError, match="read-only"):
+        attach(Guarded, EventLog())
+    assert_restored(Guarded, before)
+    x = Guarded(3.0)
+    y = x * x
+    y.backward()
+    assert x.grad == 6.0
+
+
+# ---- several sinks, threads, failing sinks
+
+def test_two_sinks_on_one_class_each_get_every_event_once():
+    before = dict(vars(Value))
+    outer, inner = EventLog(), EventLog()
+    outer_attachment = attach(Value, outer)
+    with attach(Value, inner):
+        a = Value(3.0)
+        (a + a).backward()
+    assert hooked_classes() == (Value,)
+    outer_attachment.detach()
+    outer_attachment.detach()  # a second call does nothing
+    assert_restored(Value, before)
+    assert outer.events == inner.events and len(outer.of("node_created")) == 2
+    assert len(outer.of("grad_written")) == 2
+
+
+def test_sinks_may_leave_in_any_order():
+    before = dict(vars(Value))
+    first, second = attach(Value, EventLog()), attach(Value, EventLog())
+    first.detach()
+    a = Value(2.0)
+    (a * a).backward()
+    assert len(second.sink.of("grad_written")) == 2 and first.sink.events == []
+    second.detach()
+    assert_restored(Value, before)
+
+
+def test_a_subclass_or_base_of_a_hooked_class_is_refused():
+    class Sub(MiniValue):
+        pass
+
+    with attach(MiniValue, EventLog()):
+        with pytest.raises(HookError, match="recorded twice"):
+            attach(Sub, EventLog())
+    with attach(Sub, EventLog()):
+        with pytest.raises(HookError, match="recorded twice"):
+            attach(MiniValue, EventLog())
+    assert hooked_classes() == ()
+
+
+def test_another_thread_runs_unhooked():
+    log, results = EventLog(), {}
+
+    def other():
+        x = Value(3.0)
+        y = x * x
+        closure = y._backward
+
+        def spy():
+            results["read inside _backward"] = type(y.grad)
+            closure()
+        y._backward = spy
+        y.backward()
+        results["grad"], results["stored"] = x.grad, type(vars(x)["grad"])
+
+    with attach(Value, log):
+        thread = threading.Thread(target=other)
+        thread.start()
+        thread.join()
+    assert log.events == []
+    assert results == {"read inside _backward": float, "grad": 6.0, "stored": float}
+
+
+def test_events_follow_the_context_not_only_the_thread():
+    def square_backward():
+        x = Value(3.0)
+        (x * x).backward()
+        return x.grad
+
+    before_attach = contextvars.copy_context()
+    log = EventLog()
+    with attach(Value, log):
+        assert before_attach.run(square_backward) == 6.0 and log.events == []
+        assert contextvars.copy_context().run(square_backward) == 6.0
+    assert len(log.of("grad_written")) == 2
+
+
+def test_a_detached_sink_is_not_kept_by_the_context():
+    gc.disable()
+    try:
+        log = EventLog()
+        freed = weakref.ref(log)
+        attachment = attach(Value, log)
+        active = attachment._hooks.active
+        x = Value(3.0)
+        (x * x).backward()
+        attachment.detach()
+        del log, attachment
+        assert freed() is None
+        assert active not in contextvars.copy_context()
+    finally:
+        gc.enable()
+
+
+def test_detached_from_another_thread():
+    log = EventLog()
+    attachment = attach(Value, log)
+    thread = threading.Thread(target=attachment.detach)
+    thread.start()
+    thread.join()
+    assert hooked_classes() == ()
+    x = Value(3.0)
+    (x * x).backward()
+    assert log.events == [] and x.grad == 6.0
+
+    before = dict(vars(Value))
+    first, second = attach(Value, EventLog()), attach(Value, log)
+    thread = threading.Thread(target=second.detach)
+    thread.start()
+    thread.join()
+    (x * x).backward()  # still hooked for the first; the second, detached elsewhere, gets nothing
+    assert log.events == [] and len(first.sink.of("grad_written")) == 2
+    first.detach()
+    assert_restored(Value, before)
+
+
+def test_a_failing_sink_is_dropped_and_the_engine_runs_on():
+    class Failing(EventLog):
+        def grad_written(self, *arguments):
+            raise ValueError("sink bug")
+
+    failing, good = Failing(), EventLog()
+    with attach(MicroValue, failing) as broken, attach(MicroValue, good) as fine:
+        x = MicroValue(3.0)
+        (x * x).backward()
+    assert isinstance(broken.failure, ValueError) and fine.failure is None
+    assert "backward_ended" not in failing.kinds() and "backward_ended" in good.kinds()
+    assert x.grad == 6.0
+
+
+def test_sinks_read_plain_values_and_are_not_recorded():
+    class Curious(EventLog):
+        def grad_written(self, node, target, *rest):
+            self.events.append(("read", type(target.grad), type(node.grad)))
+            MicroValue(1.0) * MicroValue(2.0)  # made by the sink: not recorded
+
+    sink = Curious()
+    with attach(MicroValue, sink):
+        x = MicroValue(3.0)
+        (x * x).backward()
+    assert [e for e in sink.events if e[0] == "read"] == [("read", float, int), ("read", float, int)]
+    assert len(sink.of("node_created")) == 2
+
+
+def test_a_closure_assigning_out_grad_itself_stores_the_plain_number():
+    class Identity(MiniValue):
+        def identity(self):
+            out = Identity(self.data, (self,), 'id')
+
+            def _backward():
+                self.grad = out.grad
+            out._backward = _backward
+            return out
+
+    log = EventLog()
+    with attach(Identity, log):
+        x = Identity(3.0)
+        x.identity().backward()
+    assert type(vars(x)["grad"]) is float and x.grad == 1.0
+    (written,) = log.of("grad_written")
+    assert written[2:] == (0, 0.0, 1.0, 1.0, False) and type(written[4]) is float
+
+
+def test_missing_previous_grad():
+    class Late(MiniValue):
+        def __init__(self, data, _children=(), _op=''):
+            super().__init__(data, _children, _op)
+            if _children:
+                del self.grad  # a value that gets its grad only in backward
+
+    log = EventLog()
+    with attach(Late, log):
+        x = Late(3.0)
+        y = x * Late(2.0)
+        y.backward()
+    assert log.of("seeded") == [(y, MISSING, 1.0)]

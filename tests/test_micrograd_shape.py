@@ -1,0 +1,142 @@
+"""The shape check: micrograd-like classes accepted, every other one refused with one error naming what is missing."""
+
+import pytest
+from micrograd.engine import Value as MicroValue
+
+from adtrace.recording.micrograd import ShapeError, attach, check_shape, hooked_classes
+from value_classes import ArrayValue, BuggyValue, EventLog, MiniValue, SlotValue, Value
+
+
+@pytest.mark.parametrize("cls", [MicroValue, Value, BuggyValue, MiniValue, SlotValue, ArrayValue],
+                         ids=lambda c: c.__name__)
+def test_classes_of_the_shape_are_accepted(cls):
+    shape = check_shape(cls)
+    assert (shape.cls, shape.children, shape.children_index, shape.children_default) == (cls, "_children", 1, ())
+
+
+def test_keyword_only_children_are_accepted_and_read_by_keyword():
+    class KeywordOnly(MiniValue):
+        def __init__(self, data, *, children=(), op=''):
+            super().__init__(data, children, op)
+
+        def __mul__(self, other):
+            out = KeywordOnly(self.data * other.data, children=(self, other), op='*')
+            out._backward = lambda: None
+            return out
+
+    assert check_shape(KeywordOnly).children_index is None
+    log = EventLog()
+    with attach(KeywordOnly, log):
+        x = KeywordOnly(2.0)
+        y = x * x
+    assert log.of("node_created")[1][:3] == (y, (x, x), "*")
+
+
+class NoBackward:
+    def __init__(self, data, _children=(), _op=''):
+        self.data, self.grad, self._backward, self._op = data, 0, lambda: None, _op
+
+
+class NoLocalBackward(MiniValue):
+    def __init__(self, data, _children=(), _op=''):
+        self.data, self.grad, self._prev, self._op = data, 0, set(_children), _op
+
+
+class NoChildren(MiniValue):
+    def __init__(self, data):
+        super().__init__(data)
+
+
+class GradProperty(MiniValue):
+    @property
+    def grad(self):
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        self._grad = value
+
+
+class StaticBackward(MiniValue):
+    @staticmethod
+    def backward():
+        pass
+
+
+class CustomSetattr(MiniValue):
+    def __setattr__(self, name, value):
+        object.__setattr__(self, name, value)
+
+
+class NeedsScale(MiniValue):
+    def __init__(self, data, scale, _children=(), _op=''):
+        super().__init__(data * scale, _children, _op)
+
+
+class SlotsWithoutGrad:
+    __slots__ = ("data", "_backward", "_prev", "_op")
+
+    def __init__(self, data, _children=(), _op=''):
+        self.data, self._backward, self._prev, self._op = data, lambda: None, set(_children), _op
+
+    def backward(self):
+        pass
+
+
+class MethodBackward(MiniValue):
+    def __init__(self, data, _children=(), _op=''):
+        self.data, self.grad, self._prev, self._op = data, 0, set(_children), _op
+
+    def _backward(self):  # one method for all values: not the closure of the operation
+        pass
+
+
+class NoOp(MiniValue):
+    def __init__(self, data, _children=()):
+        self.data, self.grad, self._backward, self._prev = data, 0, lambda: None, set(_children)
+
+
+@pytest.mark.parametrize("cls, missing", [
+    (NoBackward, ["no backward() method"]),
+    (NoLocalBackward, ["no per-instance _backward"]),
+    (NoChildren, ["__init__ takes no children"]),
+    (GradProperty, ["grad is a property on the class"]),
+    (StaticBackward, ["backward is a staticmethod, not a plain method"]),
+    (CustomSetattr, ["a custom __setattr__"]),
+    (NeedsScale, ["could not make a leaf NeedsScale(0.0)", "TypeError"]),
+    (SlotsWithoutGrad, ["no per-instance grad"]),
+    (MethodBackward, ["no per-instance _backward"]),
+    (NoOp, ["no _op"]),
+], ids=lambda v: v.__name__ if isinstance(v, type) else "")
+def test_a_class_not_of_the_shape_gets_one_error_naming_what_is_missing(cls, missing):
+    with pytest.raises(ShapeError) as error:
+        check_shape(cls)
+    message = str(error.value)
+    assert message.startswith(f"{cls.__qualname__} is not of micrograd's shape")
+    assert all(text in message for text in missing), message
+    assert message.count("\n  - ") == 1, message  # exactly the one thing missing
+
+
+def test_everything_missing_is_named_in_one_error():
+    class Bare:
+        def __init__(self, data):
+            self.data = data
+
+    with pytest.raises(ShapeError) as error:
+        check_shape(Bare)
+    lines = str(error.value).splitlines()[1:]
+    assert [line.split(":")[0].split(" (")[0] for line in lines] == [
+        "  - __init__ takes no children", "  - no backward() method", "  - no per-instance grad",
+        "  - no per-instance _backward", "  - no _op"]
+
+
+def test_not_a_class():
+    with pytest.raises(ShapeError, match="is not a class"):
+        check_shape(MicroValue(1.0))
+
+
+def test_attach_refuses_before_touching_the_class():
+    before = dict(vars(GradProperty))
+    with pytest.raises(ShapeError, match="grad is a property"):
+        attach(GradProperty, EventLog())
+    assert dict(vars(GradProperty)) == before and hooked_classes() == ()

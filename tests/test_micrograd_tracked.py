@@ -1,0 +1,111 @@
+"""Tracked numbers compute what plain numbers compute (value and type), and note their additions."""
+
+import operator
+import pickle
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from adtrace.recording.micrograd.tracked import Tracked, accumulation, plain, track
+
+
+class State:
+    quiet = 0
+    addition = None
+
+
+class Owner:
+    pass
+
+
+def exact(value):
+    if isinstance(value, np.ndarray):
+        return ("ndarray", value.dtype.str, value.tobytes())
+    return (type(value), repr(value))
+
+
+def outcome(function, *operands):
+    try:
+        with np.errstate(all="ignore"):
+            return exact(function(*operands))
+    except Exception as exc:
+        return type(exc)
+
+
+NUMBERS = [0.1, -3.5, 0.0, -0.0, 3, 0, -7, 2**53 + 1, float("inf")]
+OTHERS = [2, 0.1, True, 1e308, 2**53 + 1, Fraction(1, 3), 1j, np.float16(0.1), np.float32(0.1), np.float64(0.1),
+          np.int8(3), np.int64(3), np.uint8(200), np.array([0.1, 2.0], np.float32), np.array([1, 2], np.int8),
+          np.array(0.3, np.float32)]
+OPERATORS = [operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv, operator.mod,
+             operator.pow, divmod, operator.eq, operator.ne, operator.lt, operator.ge, operator.and_,
+             operator.lshift]
+
+
+def _huge(exponent):
+    return isinstance(exponent, (int, np.integer)) and abs(int(exponent)) > 64
+
+
+@pytest.mark.parametrize("number", NUMBERS, ids=repr)
+def test_arithmetic_equals_plain_arithmetic_bit_and_type(number):
+    differ = []
+    for other in OTHERS:
+        for function in OPERATORS:
+            for operands, tracked in [((number, other), (track(number, Owner(), State()), other)),
+                                      ((other, number), (other, track(number, Owner(), State())))]:
+                if function in (operator.pow, operator.lshift) and _huge(operands[1]):
+                    continue  # 2 ** (2**53 + 1) would not finish
+                if outcome(function, *operands) != outcome(function, *tracked):
+                    differ.append((function.__name__, operands))
+    assert differ == []
+
+
+@pytest.mark.parametrize("function", [np.tanh, np.exp, lambda g: np.clip(g, -1, 1), lambda g: np.where(True, g, 0),
+                                      lambda g: np.maximum(np.float32(0.5), g), abs, round, float, int, hash, str,
+                                      lambda g: -g, lambda g: f"{g:.3f}", lambda g: np.asarray(g)],
+                         ids=["tanh", "exp", "clip", "where", "maximum", "abs", "round", "float", "int", "hash",
+                              "str", "neg", "format", "asarray"])
+def test_functions_of_a_tracked_number_equal_plain(function):
+    for number in (0.7, 3):
+        assert outcome(function, track(number, Owner(), State())) == outcome(function, number)
+
+
+def test_only_exact_int_and_float_are_tracked():
+    for value in (True, np.float64(1.0), np.array([1.0]), Fraction(1, 2), None):
+        assert track(value, Owner(), State()) is value
+    number = track(1.5, Owner(), State())
+    assert isinstance(number, (Tracked, float)) and plain(number) == 1.5 and type(plain(number)) is float
+
+
+def test_an_addition_is_noted_with_its_operands():
+    state, owner = State(), Owner()
+    previous, contribution = 1e16, 1e-16
+    grad = track(previous, owner, state)
+    result = grad + contribution
+    assert type(result) is float and result == previous + contribution
+    assert state.addition[0] is result
+    assert accumulation(state.addition, owner, previous, result) == (contribution,)
+    assert accumulation(state.addition, Owner(), previous, result) is None    # another value's grad
+    assert accumulation(state.addition, owner, previous, 1e16) is None        # not the sum that was made
+    assert accumulation(state.addition, owner, 2.0, result) is None           # not from what .grad held
+
+
+def test_reflected_and_numpy_additions_are_noted():
+    state, owner = State(), Owner()
+    contribution = np.float32(0.25)
+    result = contribution + track(0.0, owner, state)
+    assert exact(result) == exact(contribution + 0.0)
+    assert accumulation(state.addition, owner, 0.0, result) is not None
+    array = np.array([1.0, 2.0])
+    result = array + track(0.5, owner, state)
+    assert accumulation(state.addition, owner, 0.5, result)[0] is array
+
+
+def test_no_note_while_quiet_and_pickling_gives_the_plain_number():
+    state = State()
+    state.quiet = 1
+    number = track(2.5, Owner(), state)
+    number + 1.0
+    assert state.addition is None
+    copy = pickle.loads(pickle.dumps(number))
+    assert type(copy) is float and copy == 2.5
