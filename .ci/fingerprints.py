@@ -1,12 +1,16 @@
 """Recompute adtrace/drift_fingerprints.json from the released autograd wheels.
 
-    python .ci/fingerprints.py 1.7.0 1.8.0 1.9.0 1.9.1
+    python .ci/fingerprints.py [--output FILE] [1.7.0 1.8.0 1.9.0 1.9.1]
 
 Each wheel is fetched from the package index with ``pip download --no-deps --only-binary :all:``
-into a temporary folder (never committed), opened as a zip, and the watched functions'
-normalized-AST fingerprints (adtrace.drift.fingerprint) are computed from its source files.
+(a wheel installs by unpacking: nothing of it runs) into a temporary folder, never committed,
+opened as a zip, and the watched functions' canonical-AST fingerprints (adtrace.drift.fingerprint)
+are computed from its source files. adtrace/drift.py is loaded alone (it needs only the standard
+library), so any Python can run this script: every supported one must write the same file.
 """
 
+import argparse
+import importlib.util
 import json
 import subprocess
 import sys
@@ -14,11 +18,18 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from adtrace import drift  # noqa: E402
+DRIFT = Path(__file__).resolve().parents[1] / "adtrace" / "drift.py"
+RELEASES = ["1.7.0", "1.8.0", "1.9.0", "1.9.1"]
 
 
-def release_fingerprints(version, folder):
+def load_drift():
+    spec = importlib.util.spec_from_file_location("adtrace_drift", DRIFT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def release_fingerprints(drift, version, folder):
     subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary", ":all:",
                     "-d", folder, f"autograd=={version}"], check=True)
     wheel = next(Path(folder).glob(f"autograd-{version}-*.whl"))
@@ -29,18 +40,24 @@ def release_fingerprints(version, folder):
         return drift.fingerprints_of(source_of)
 
 
-def main(versions):
+def main(argv):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("versions", nargs="*", default=RELEASES)
+    parser.add_argument("--output", type=Path, default=DRIFT.with_name("drift_fingerprints.json"))
+    args = parser.parse_args(argv)
+    drift = load_drift()
     data = {
-        "how": "sha256 (first 16 hex digits) of ast.dump(annotate_fields=False) of each function's AST "
-               "with docstrings removed, parsed from the release wheel's source; see .ci/fingerprints.py",
+        "how": "sha256 (first 16 hex digits) of adtrace.drift.canonical(each function's AST): fields sorted "
+               "by name, None and empty fields and docstrings left out; parsed from the release wheel's "
+               "source by .ci/fingerprints.py",
         "releases": {},
     }
     with tempfile.TemporaryDirectory() as folder:
-        for version in versions:
-            data["releases"][version] = release_fingerprints(version, folder)
-    drift._DATA.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
-    print(f"wrote {drift._DATA.name} for {', '.join(versions)}")
+        for version in args.versions:
+            data["releases"][version] = release_fingerprints(drift, version, folder)
+    args.output.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+    print(f"wrote {args.output.name} for {', '.join(args.versions)}")
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:] or ["1.7.0", "1.8.0", "1.9.0", "1.9.1"])
+    main(sys.argv[1:])
