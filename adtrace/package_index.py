@@ -8,6 +8,7 @@ HTML form (PEP 503, the hash in each link's ``#sha256=`` fragment, as a mirror o
 """
 
 import ast
+import http.client
 import json
 import os
 import shutil
@@ -23,6 +24,7 @@ from urllib.request import url2pathname
 
 PYPI = "https://pypi.org/simple/"
 ACCEPT = "application/vnd.pypi.simple.v1+json, text/html;q=0.1"
+FETCH_ERRORS = (OSError, http.client.HTTPException, ValueError)  # unreachable, cut short, not a URL
 
 
 class NotOnIndex(LookupError):
@@ -71,7 +73,7 @@ def find_sdist(project, version, indexes=None):
         page = urljoin(index.rstrip("/") + "/", f"{project}/")
         try:
             files = project_files(page)
-        except (OSError, ValueError, KeyError, TypeError) as exc:
+        except (*FETCH_ERRORS, KeyError, TypeError) as exc:  # and a page that is not the simple API
             tried.append(f"{page}: {exc}")
             continue
         if filename in files and files[filename][1]:

@@ -13,6 +13,7 @@ import shutil
 import tarfile
 import tempfile
 import warnings
+import zlib
 from pathlib import Path, PurePosixPath
 
 from . import package_index
@@ -42,13 +43,16 @@ def fetch_sdist(version, cache=None, indexes=None):
                           stacklevel=2)
         _download(version, archive, indexes)
     source = cache / f"autograd-{version}"
-    with tarfile.open(archive) as tar:
-        difference = _tree_difference(tar, archive, source) if source.exists() else "absent"
-        if difference:
-            if difference != "absent":
+    try:
+        with tarfile.open(archive) as tar:
+            if not source.exists():
+                _unpack(tar, archive, source)
+            elif difference := _tree_difference(tar, archive, source):
                 warnings.warn(UpstreamCacheWarning(f"{source}: {difference}; unpacked again from {archive.name}"),
                               stacklevel=2)
-            _unpack(tar, archive, source)
+                _unpack(tar, archive, source)
+    except (tarfile.TarError, EOFError, zlib.error, OSError) as exc:
+        raise UpstreamError(f"cannot unpack {archive} into {source}: {exc}") from None
     if not (source / "tests").is_dir():
         raise UpstreamError(f"the sdist of autograd {version} has no tests/ folder ({archive})")
     return source
@@ -67,7 +71,7 @@ def _download(version, archive, indexes):
     with tempfile.NamedTemporaryFile(dir=archive.parent, prefix=".download-", delete=False) as partial:
         try:
             package_index.download(url, partial)
-        except OSError as exc:
+        except package_index.FETCH_ERRORS as exc:
             os.unlink(partial.name)
             raise UpstreamError(f"could not download the sdist of autograd {version} from {url}: {exc} "
                                 f"(cache {archive.parent})") from None
@@ -87,7 +91,8 @@ def _sha256_file(archive):
 
 def _recorded_sha256(archive):
     recorded = _sha256_file(archive)
-    return recorded.read_text().split()[0] if recorded.exists() and recorded.read_text().split() else None
+    words = recorded.read_text().split() if recorded.exists() else []
+    return words[0] if words else None
 
 
 def _sha256(path):

@@ -112,6 +112,11 @@ def test_an_unsafe_member_is_refused_on_every_python(tmp_path, cache, case):
     assert not (tmp_path / "evil").exists() and not os.path.lexists("/tmp/adtrace-evil")
 
 
+def test_an_archive_that_is_no_tarball_is_an_error_naming_it(tmp_path, cache):
+    with pytest.raises(sdist.UpstreamError, match=f"cannot unpack {cache / TOP}.tar.gz into {cache / TOP}: "):
+        sdist.fetch_sdist(VERSION, cache, serve(tmp_path, b"not a tarball"))
+
+
 def test_a_link_inside_the_tree_is_unpacked_as_a_copy(tmp_path, cache):
     links = [member(f"{TOP}/tests/same.py", tarfile.SYMTYPE, "test_a.py"),
              member(f"{TOP}/hard.py", tarfile.LNKTYPE, f"{TOP}/tests/test_b.py")]
