@@ -179,7 +179,7 @@ def test_a_truncated_archive_that_cannot_be_fetched_again_names_the_cache(tmp_pa
 def test_the_command_line_refuses_an_unsafe_sdist_in_one_line(tmp_path):
     indexes = serve(tmp_path, crafted_archive(extra=[member(f"{TOP}/../../evil", tarfile.REGTYPE)]))
     env = {**os.environ, "PIP_INDEX_URL": indexes[0], "ADTRACE_CACHE": str(tmp_path / "cache")}
-    out = subprocess.run([sys.executable, "-m", "adtrace.cli", "upstream", "--version", VERSION],
+    out = subprocess.run([sys.executable, "-m", "adtrace", "upstream", "--version", VERSION],
                          capture_output=True, text=True, env=env)
     assert out.returncode == 2
     assert out.stderr.splitlines() == [f"adtrace: refused '{TOP}/../../evil' in {tmp_path / 'cache' / TOP}.tar.gz: "
