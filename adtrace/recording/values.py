@@ -41,10 +41,14 @@ class ArraySummary:
 
 @dataclass(frozen=True, slots=True)
 class ContainerSummary:
-    """A list, tuple or dict holding more than the inline size under ``capture="auto"``."""
+    """A list, tuple or dict holding more than the inline size under ``capture="auto"``: its type
+    and length, and each leaf (an array or number inside it, through nested containers) as its
+    path and ``ArraySummary``, the first ``MAX_LEAVES`` of them (``more``: how many were left out)."""
 
     type: str
     length: int
+    leaves: tuple = ()  # ((path, ArraySummary), ...), paths as in the program: "[0][1]", "['W']"
+    more: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,8 +97,28 @@ def built(stored, inner):
     if tag is ARRAY_SUMMARY:
         return ArraySummary(*stored[1:])
     if tag is CONTAINER_SUMMARY:
-        return ContainerSummary(*stored[1:])
+        kind, length, leaves, more = stored[1:]
+        return ContainerSummary(kind, length, tuple((path, ArraySummary(*leaf[1:])) for path, leaf in leaves), more)
     return None
+
+
+MAX_LEAVES = 64  # leaves summarized per container (each costs three reductions)
+
+
+def leaf_paths(value, unwrap=None, path=""):
+    """``(path, leaf)`` for each leaf of a container, depth first, named as the program would index
+    it (``[0][1]``, ``['W']``); ``unwrap`` takes an engine's wrapper off a value (autograd's boxes)."""
+    if unwrap is not None:
+        value = unwrap(value)
+    if isinstance(value, (tuple, list)):
+        for i, item in enumerate(value):
+            yield from leaf_paths(item, unwrap, f"{path}[{i}]")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            name = repr(key) if type(key) in (str, int) else f"<{type(key).__name__}>"  # (no repr with an address)
+            yield from leaf_paths(item, unwrap, f"{path}[{name}]")
+    else:
+        yield path, value
 
 
 def summarize(array):
