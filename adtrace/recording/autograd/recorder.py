@@ -42,9 +42,8 @@ class Recorder(RecorderBase, Nodes, BackwardQueries, ForwardMode):
         # id(node) -> label, level, argnums: three dicts, no tuple per node for the garbage collector
         self._labels, self._levels, self._argnums = {}, {}, {}
         capture.box_level = box_levels(self._levels)  # (no reference back to the recorder: see box_levels)
-        # One argnums tuple kept per distinct value, not autograd's fresh one per node: each tuple a
-        # recording keeps counts towards Python's next collection (on autograd's own test_systematic,
-        # these were 5 of every 6 young-generation collections under capture "structure").
+        # one argnums tuple kept per distinct value, not autograd's fresh one per node: every tuple a
+        # recording keeps brings Python's next garbage collection sooner
         self._argnums_kept = {}
         self._names = {}  # primitive -> (name, label suffix)
         self._count = 0
