@@ -14,16 +14,11 @@ import pytest
 
 from adtrace.tools.autograd_examples import EXAMPLES, module
 from adtrace.tools.autograd_examples.load import definitions, examples_folder
+from adtrace.report.fit import LINE_WIDTH
 from adtrace.tools.autograd_examples.proof import SIZE_LIMIT, markdown, run
 
 NAMED_BY_THE_ISSUE = ["logistic_regression", "neural_net", "rnn", "lstm", "convnet", "gaussian_process", "gmm",
                       "variational_autoencoder", "black_box_svi", "fixed_points", "ode_net", "rosenbrock", "tanh"]
-
-# Reports above the size limit today, all for one cause on the report side (issue 17, section 5): values
-# are not abbreviated (a container value is written whole in every side-by-side and snapshot row) and
-# large graphs are not collapsed. Strict: a fixed one fails here until its name is removed.
-OVER_SIZE = {"neural_net", "rnn", "lstm", "convnet", "gmm", "variational_autoencoder", "ode_net", "tanh", "gplvm",
-             "mixture_variational_inference", "hmm_em"}
 
 
 @lru_cache(maxsize=None)
@@ -47,11 +42,9 @@ def test_report_and_check_pass(name):
     assert r.visited >= 2 and r.events > r.nodes
 
 
-@pytest.mark.parametrize("name", [pytest.param(name, marks=pytest.mark.xfail(
-    name in OVER_SIZE, reason="report layout: no abbreviation or collapsing yet (issue 17, section 5)", strict=True))
-    for name in EXAMPLES])
-def test_report_respects_the_size_limit(name):
-    assert example_run(name).report_bytes < SIZE_LIMIT
+@pytest.mark.parametrize("name", list(EXAMPLES))
+def test_report_respects_the_size_and_line_limits(name):
+    assert example_run(name).report_bytes < SIZE_LIMIT and example_run(name).widest_line <= LINE_WIDTH
 
 
 def test_nested_passes_are_counted_and_not_taken_for_the_users():

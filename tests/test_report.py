@@ -5,6 +5,7 @@ import re
 
 import autograd.numpy as anp
 import numpy as np
+from autograd import elementwise_grad as egrad
 from autograd import grad
 from autograd.extend import defvjp, primitive
 
@@ -114,10 +115,11 @@ def test_escaping_of_a_hostile_primitive_name():
 
 
 def assert_valid_mermaid(lines):
-    """The subset of Mermaid flowchart syntax the reporter writes: quoted labels with entity codes."""
+    """The subset of Mermaid flowchart syntax the reporter writes: quoted labels with entity codes;
+    an edge says its argument position, or how many edges of a collapsed graph it stands for."""
     assert lines[0] == "flowchart BT"
     node = re.compile(r'^    n\d+\["(?:[^"\[\]{}<>|`\n]|<br/>)*"\]$')  # <br/> is Mermaid's line break
-    edge = re.compile(r'^    n\d+ -->\|"arg \d+"\| n\d+$')
+    edge = re.compile(r'^    n\d+ -->\|"(arg \d+|\d+ edges?|its VJP)"\| n\d+$')
     for line in lines[1:]:
         assert node.match(line) or edge.match(line), line
 
@@ -129,20 +131,78 @@ def test_reports_are_deterministic():
     assert not re.search(r"0x[0-9a-f]{6,}|/tmp/|/root/|/home/", first)
 
 
-def test_large_graphs_are_capped_and_exported_whole():
+def test_large_graphs_are_collapsed_capped_and_exported_whole():
     def chain(x):
         for _ in range(2500):
             x = anp.sin(x) * 1.0001
         return x
 
     call = trace_call(chain, (0.3,), capture="structure")
-    text = render(call, ReportOptions(max_rows=50, max_graph_nodes=60))
+    text = render(call, ReportOptions(max_rows=50, collapse_above=60))
     assert len(call.recording.nodes) == 5001
-    assert "more rows (table capped at 50 rows" in text and "```mermaid" not in text
-    assert "above the flowchart cap of 60" in text
+    assert "more rows (table capped at 50 rows" in text
+    graph = section(text, "## Graph")
+    mermaid = graph.split("```mermaid\n")[1].split("```")[0].splitlines()
+    assert_valid_mermaid(mermaid)
+    assert len(mermaid) == 1 + 2 + 1  # two boxes (the input, the loop's line) and the edge between them
+    assert "5000 nodes: sin x2500, multiply x2500<br/>4999 edges inside" in mermaid[2]
+    assert "`adtrace report --collapse-above 5001`" in graph
+    left_out = section(text, "## Left out of this report")
+    assert "`--collapse-above 5001`" in left_out and "`--max-rows N`" in left_out and "--json FILE" in left_out
     exported = json.loads(events_json(call.recording))
     assert len(exported["events"]) == len(call.recording.events)
     assert exported["events"][0] == {"kind": "root", "mode": "rev", "level": 0, "query": None, "label": "v0_root"}
+
+
+def test_a_graph_up_to_the_threshold_is_drawn_node_by_node():
+    call = trace_call(lambda x: anp.sin(x) * x, (0.3,))
+    assert "n2[\"v2_multiply = multiply\"]" in render(call, ReportOptions(collapse_above=3))
+    collapsed = render(call, ReportOptions(collapse_above=2))
+    assert "v2_multiply" not in section(collapsed, "## Graph") and "2 nodes: sin x1, multiply x1" in collapsed
+
+
+def test_a_report_of_10000_nodes_stays_under_300_kb_and_says_what_it_left_out():
+    def chain(x):
+        for _ in range(5000):
+            x = anp.sin(x) * 1.0001
+        return x
+
+    call = trace_call(chain, (0.3,))
+    text = render(call)
+    assert len(call.recording.nodes) == 10001 and len(text.encode()) < 300_000
+    left_out = section(text, "## Left out of this report")
+    assert "The call sequence, state snapshots and the side by side stop after 200 rows" in left_out
+    assert "every event with every value whole" in left_out
+
+
+def test_no_line_of_a_default_report_is_wider_than_400_characters():
+    """egrad(egrad(tanh)) on 4 points (autograd's tanh example): its outgrads dicts and boxed
+    arrays made lines of 778 characters before values were abbreviated."""
+    def tanh(x):
+        y = anp.exp(-2.0 * x)
+        return (1.0 - y) / (1.0 + y)
+
+    text = render(trace_call(lambda x: egrad(egrad(tanh))(x), (np.linspace(-1.0, 1.0, 4),)))
+    assert max(len(line) for line in text.splitlines()) <= 400
+    assert "| g = [1 1 1 1] " in text  # short values stay whole
+    assert "Box[level 1](Box[level 0]([2 0.666667 -0.666667 -2]))" in text
+
+
+def test_capture_structure_claims_no_comparison():
+    call = trace_call(lambda x: anp.exp(anp.sin(x) * x), (0.7,), capture="structure")
+    text = render(call)
+    assert call.alignment == [] and "## Side by side" not in text
+    assert "DIFFERS" not in text and "divergent" not in text
+    assert text.count("no values were recorded") == 1
+    assert [c.name for c in call.checks] == ["both visit orders are reverse topological", "central finite differences"]
+    assert all(c.passed for c in call.checks)
+
+
+def test_the_report_opens_with_the_result_the_checks_and_where_the_work_went():
+    text = render(trace_call(square, (3.0,)))
+    headings = [line for line in text.splitlines() if line.startswith("## ")]
+    assert headings[:3] == ["## Summary", "## Where the work went", "## Graph"]
+    assert text.index("### Checks") < text.index("## Where the work went") < text.index("```mermaid")
 
 
 def test_recording_renders_itself_in_jupyter():

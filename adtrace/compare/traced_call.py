@@ -63,9 +63,9 @@ def trace_call(f, args, argnum=0, mode="rev", capture="auto", root=None, rtol=No
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         if mode in ("rev", "both"):
-            _reverse(call, of_x, x, capture, rtol)
+            _reverse(call, of_x, x, capture, rtol, root)
         if mode in ("fwd", "both"):
-            _forward(call, of_x, x, capture)
+            _forward(call, of_x, x, capture, root)
     call.warnings = _autograd_warnings(caught)
     return call
 
@@ -82,8 +82,8 @@ def _autograd_warnings(caught):
     return sorted(own)
 
 
-def _reverse(call, f, x, capture, rtol):
-    with record(capture=capture) as rec:
+def _reverse(call, f, x, capture, rtol, root):
+    with record(capture=capture, sites=True, root=root) as rec:  # sites: the report's lines of the user's code
         vjp, output = make_vjp(f)(x)
         seed = vspace(output).ones()
         call.gradient = vjp(seed)
@@ -93,8 +93,8 @@ def _reverse(call, f, x, capture, rtol):
     if query is not None and call.reference is not None:
         end = rec.query_events(query)[0].end
         call.reference = relabel(call.reference, rec, rec.nodes[end].level, query)
-        call.alignment = align(rec, query, call.reference)
         if capture != "structure":  # no values recorded: nothing to compare node by node
+            call.alignment = align(rec, query, call.reference)
             call.checks.append(engines_agree(call.alignment))
         call.checks.append(orders_valid(rec.visit_order(query), rec.graph(end), call.reference.order,
                                         call.reference.parents))
@@ -113,9 +113,9 @@ def _reference_run(f, x, seed, output, recording):
         return None, str(exc)
 
 
-def _forward(call, f, x, capture):
+def _forward(call, f, x, capture, root):
     tangent_in = vspace(x).ones()
-    with record(capture=capture) as rec:
+    with record(capture=capture, sites=True, root=root) as rec:
         output, call.tangent = make_jvp(f)(x)(tangent_in)
     call.output, call.forward_recording = output, rec
     try:

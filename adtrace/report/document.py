@@ -1,9 +1,19 @@
-"""Whole reports assembled from sections."""
+"""Whole reports assembled from sections, in the order a reader needs them: the result and the
+checks, where the work went, the picture, then the detail sections; the appendix of nested passes
+and what the report left out close it."""
 
 from . import ReportOptions
+from .abbreviate import clip
+from .fit import LINE_WIDTH
 from .compared import forward_comparison_section, side_by_side_section, summary_section
+from .graph import graph_section
+from .left_out import left_out_section
+from .nested import nested_section
+from .nesting import Nesting
 from .node_checks import node_checks_section
-from .recorded import call_sequence_section, forward_section, graph_section, lecture_mapping_section, levels_section, snapshot_section
+from .profile import work_section
+from .recorded import (call_sequence_section, forward_section, lecture_mapping_section, levels_section,
+                       snapshot_section)
 
 
 def render_recording(recording, options=None, title="adtrace recording"):
@@ -12,8 +22,10 @@ def render_recording(recording, options=None, title="adtrace recording"):
     header = (f"# {title}\n\nCapture level: `{recording.capture}`. {len(recording.events)} events, "
               f"{len(recording.nodes)} nodes, {len(recording.queries)} backward queries.")
     if recording.failure:
-        header += f"\n\n**The recorder stopped early:** {recording.failure}."
-    return _join([header, *_recorded_sections(recording, options, None)])
+        header += f"\n\n**The recorder stopped early:** {clip(recording.failure, LINE_WIDTH)}."
+    nesting = Nesting(recording)
+    return _join([header, *_recorded_sections(recording, nesting, options, None),
+                  nested_section(recording, nesting, options), left_out_section(recording, nesting, options)])
 
 
 def render(call, options=None, title=None, intro=None):
@@ -23,20 +35,27 @@ def render(call, options=None, title=None, intro=None):
     if intro:
         header += f"\n\n{intro.strip()}"
     sections = [header, summary_section(call)]
+    recording = call.recording if call.recording is not None else call.forward_recording
+    nesting = Nesting(recording)
     if call.recording is not None:
-        sections += _recorded_sections(call.recording, options, _reference_counts(call.reference))
+        sections += _recorded_sections(call.recording, nesting, options, _reference_counts(call.reference))
         sections.insert(-1, side_by_side_section(call, options))
+    else:
+        sections += [work_section(recording, nesting, "fwd"), graph_section(recording, nesting, options, "fwd")]
     if call.forward_recording is not None:
         sections += [forward_section(call.forward_recording, options), forward_comparison_section(call, options)]
     if call.node_checks is not None:
         sections.append(node_checks_section(call.node_checks, options))
+    sections += [nested_section(recording, nesting, options),
+                 left_out_section(recording, nesting, options, call.alignment)]
     return _join(sections)
 
 
-def _recorded_sections(recording, options, reference_counts):
-    return [levels_section(recording), graph_section(recording, options),
-            call_sequence_section(recording, options), snapshot_section(recording, options),
-            lecture_mapping_section(recording, reference_counts), forward_section(recording, options)]
+def _recorded_sections(recording, nesting, options, reference_counts):
+    return [work_section(recording, nesting), graph_section(recording, nesting, options),
+            levels_section(recording, nesting), call_sequence_section(recording, nesting, options),
+            snapshot_section(recording, nesting, options),
+            lecture_mapping_section(recording, nesting, reference_counts), forward_section(recording, options)]
 
 
 def _reference_counts(run):

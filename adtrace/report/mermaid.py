@@ -13,7 +13,8 @@ def escape(text):
 
 
 def flowchart(nodes, max_nodes):
-    """``nodes``: ``[(label, caption, ((argnum, parent label), ...))]`` in creation order.
+    """``nodes``: ``[(label, caption, ((edge text, parent label), ...))]`` in creation order (an
+    edge's text: ``arg 0``, or how many edges of a collapsed graph it stands for).
 
     Returns a fenced ``mermaid`` block, or ``None`` above ``max_nodes`` (the caller says so)."""
     if len(nodes) > max_nodes:
@@ -23,8 +24,8 @@ def flowchart(nodes, max_nodes):
     for label, caption, _ in nodes:
         lines.append(f'    {ids[label]}["{escape(caption)}"]')
     for label, _, parents in nodes:
-        for argnum, parent in parents:
+        for text, parent in parents:
             if parent in ids:
-                lines.append(f'    {ids[parent]} -->|"arg {argnum}"| {ids[label]}')
+                lines.append(f'    {ids[parent]} -->|"{escape(text)}"| {ids[label]}')
     lines.append("```")
     return "\n".join(lines)

@@ -1,6 +1,7 @@
 """The per-node checker's findings as a table and a verdict line (``adtrace check``, and the
 "Checks per node" section of a report)."""
 
+from .fit import fit
 from .format import code
 from .tables import table
 
@@ -13,8 +14,10 @@ def node_checks_table(report, max_rows=None):
         n = report.nonfinite
         rows.append((n.node, n.primitive, "-" if n.argnum is None else n.argnum, n.site or "-", n.test,
                      n.status, "-", "-", "-", n.reason))
-    return table(["node", "primitive", "argnum", "call site", "test", "status", "analytic", "numeric",
-                  "difference", "note"], rows, max_rows)
+    headers = ["node", "primitive", "argnum", "call site", "test", "status", "analytic", "numeric", "difference",
+               "note"]
+    shown = rows if max_rows is None else rows[:max_rows]
+    return table(headers, fit(headers, shown), max_rows, total=len(rows))
 
 
 def verdict_line(report):

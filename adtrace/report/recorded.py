@@ -1,53 +1,45 @@
-"""Report sections read from a ``Recording`` alone: graph, call sequence, state snapshots,
-lecture mapping, forward mode, levels. Each returns Markdown text; none touches autograd."""
+"""Report sections read from a ``Recording`` alone: call sequence, state snapshots, lecture
+mapping, forward mode, levels. Each returns Markdown text; none touches autograd. Work run inside
+a node's VJP (``nesting.py``) is one row or one line here; the appendix shows it.
+
+Only the rows a table shows are built: a recording of 200,000 nodes has 800,000 events, and a
+snapshot row holds a copy of ``outgrads``.
+"""
 
 from collections import Counter
 
-from ..recording.snapshots import ADD, INIT, POP, RETURN, VJP, YIELD
-from .format import code, fmt, fmt_outgrads
-from .mermaid import flowchart
+from ..recording.snapshots import ADD, INIT, POP, RETURN, VJP, YIELD, state_snapshots
+from .abbreviate import OUTGRADS_WIDTH, brief_outgrads, counted, each
+from .fit import Short, fit
+from .format import code
 from .tables import table
-
-# -------------------- graph --------------------
-
-
-def graph_section(recording, options, mode="rev"):
-    kinds = ("root", "node") if mode == "rev" else ("jvp_root", "jvp_node")
-    nodes = [e for e in recording.nodes.values() if e.kind in kinds]
-    inputs = {e.root: e.input for e in recording.of_kind("trace")}  # a root's value is the input x
-    rows = [(n.label, getattr(n, "primitive", "(input)"), _parents(n),
-             fmt(n.value if hasattr(n, "value") else inputs.get(n.label))) for n in nodes]
-    title = "Graph" if mode == "rev" else "Forward-mode graph"
-    parts = [f"## {title}", "", table(["node", "primitive", "parents by argument position", "output value"],
-                                      rows, options.max_rows)]
-    captions = [(n.label, n.label if n.kind.endswith("root") else f"{n.label} = {n.primitive}",
-                 tuple(zip(n.argnums, n.parents)) if hasattr(n, "parents") else ()) for n in nodes]
-    chart = flowchart(captions, options.max_graph_nodes)
-    if chart is None:
-        parts += ["", f"_{len(nodes)} nodes: above the flowchart cap of {options.max_graph_nodes}; "
-                      "the table above is the graph._"]
-    else:
-        parts += ["", chart]
-    return "\n".join(parts)
-
-
-def _parents(node):
-    if not getattr(node, "parents", ()):
-        return "-"
-    return ", ".join(f"arg {a}: {p}" for a, p in zip(node.argnums, node.parents))
-
 
 # -------------------- call sequence --------------------
 
 
-
-def call_sequence_section(recording, options):
-    rows = [(i, e.level, "-" if e.query is None else e.query, code(_statement(e)), *_call_cells(e))
-            for i, e in enumerate(recording.events, 1)]
+def call_sequence_section(recording, nesting, options):
+    headers = ["#", "level", "query", "statement", "node", "in", "out"]
+    rows, events, stretches = [], recording.events, {s[0]: s for s in nesting.stretches}
+    for i, e in enumerate(events):
+        if len(rows) == options.max_rows:
+            break
+        if i in stretches:
+            rows.append(_folded_row(stretches[i], e, nesting))
+        elif i not in nesting.inside:
+            rows.append((i + 1, e.level, "-" if e.query is None else e.query, code(_statement(e)), *_call_cells(e)))
+    total = len(events) - len(nesting.inside) + len(nesting.stretches)
     return "\n".join([
         "## Call sequence", "",
         "Every hooked call in order (`make_vjp` is not hooked: its first statement creates the root).", "",
-        table(["#", "level", "query", "statement", "node", "in", "out"], rows, options.max_rows)])
+        table(headers, fit(headers, rows), options.max_rows, total=total)])
+
+
+def _folded_row(stretch, first, nesting):
+    start, end, node = stretch
+    work = nesting.work[node]
+    return (f"{start + 1}-{end + 1}", first.level, "-", f"(inside the VJP of {node}: {end - start + 1} events)", node,
+            f"{counted(len(work.passes), 'nested pass', 'es')}, {counted(len(work.nodes), 'node')}",
+            "see Nested backward passes")
 
 
 def _statement(event):
@@ -59,59 +51,76 @@ def _statement(event):
 def _call_cells(e):
     kind = e.kind
     if kind in ("root", "jvp_root"):
-        return e.label, fmt(getattr(e, "tangent", None)) if kind == "jvp_root" else "-", "-"
+        return e.label, Short(e.tangent) if kind == "jvp_root" else "-", "-"
     if kind in ("node", "jvp_node"):
-        out = fmt(e.value) if kind == "node" else f"value {fmt(e.value)}, tangent {fmt(e.tangent)}"
+        out = Short(e.value) if kind == "node" else Short((e.value, e.tangent), each, prefix="value, tangent: ")
         return f"{e.label} = {e.primitive}", ", ".join(e.parents), out
     if kind == "trace":
-        out = "independent of the input: vjp returns zeros" if e.independent else f"({fmt(e.output)}, {e.end})"
-        return e.root, fmt(e.input), out
+        out = "independent of the input: vjp returns zeros" if e.independent else Short(e.output, prefix="(",
+                                                                                          suffix=f", {e.end})")
+        return e.root, Short(e.input), out
     if kind == "backward_start":
-        return e.end, f"g = {fmt(e.seed)}", "-"
+        return e.end, Short(e.seed, prefix="g = "), "-"
     if kind == "toposort":
         return e.node, f"position {e.position}", "-"
     if kind == "vjp":
-        return e.node, fmt(e.outgrad), fmt(e.ingrads)
+        return e.node, Short(e.outgrad), Short(e.ingrads)
     if kind == "add_outgrads":
-        return f"{e.node} -> {e.parent}", f"{fmt(e.previous)}, {fmt(e.contribution)}", fmt(e.result)
+        return f"{e.node} -> {e.parent}", Short((e.previous, e.contribution), each), Short(e.result)
     if kind == "backward_end":
-        return e.end, "-", e.error and f"raised {e.error}" or fmt(e.result)
+        return e.end, "-", f"raised {e.error}" if e.error else Short(e.result)
     return "-", "-", "-"
 
 
 # -------------------- state snapshots --------------------
 
 
-def snapshot_section(recording, options):
-    queries = recording.queries
+def snapshot_section(recording, nesting, options):
     parts = ["## State snapshot per statement of `backward_pass`", ""]
-    if not queries:
+    outermost = [p.query for p in nesting.passes if p.parent is None]
+    if not outermost:
         return "\n".join(parts + ["_No backward pass ran in this recording._"])
-    for query in queries[:options.max_queries]:
-        level = recording.query_events(query)[0].level
-        rows = [(f"{r.step}. {code(r.statement)}", r.node or "-", _outgrad_cell(r), _ingrads_cell(r),
-                 fmt(r.previous) if r.statement == ADD else "-", fmt_outgrads(r.outgrads))
-                for r in recording.snapshots(query)]
-        parts += [f"### Query {query} (level {level})", "",
-                  table(["step / statement", "node", "outgrad / upstream g", "ingrads / current ingrad",
-                         "previous outgrad", "outgrads after"], rows, options.max_rows), ""]
-    if len(queries) > options.max_queries:
-        parts.append(f"_{len(queries) - options.max_queries} more queries not shown (cap {options.max_queries})._")
+    for query in outermost[:options.max_queries]:
+        events = recording.query_events(query)
+        mark = ": the user's pass" if query == nesting.user and len(outermost) > 1 else ""
+        parts += [f"### Query {query} (level {events[0].level}){mark}", "", snapshot_table(events, options.max_rows),
+                  ""]
+    if len(outermost) > options.max_queries:
+        parts.append(f"_{len(outermost) - options.max_queries} more queries not shown (cap {options.max_queries})._")
+    folded = nesting.folded_line("in these tables")
+    if folded:
+        parts.append(folded)
     return "\n".join(parts).rstrip()
+
+
+def snapshot_table(events, max_rows):
+    """The first ``max_rows`` snapshot rows of one query's events (only the events they need replayed)."""
+    rows = [(f"{r.step}. {code(r.statement)}", r.node or "-", _outgrad_cell(r), _ingrads_cell(r),
+             Short(r.previous) if r.statement == ADD else "-", Short(r.outgrads, brief_outgrads, OUTGRADS_WIDTH))
+            for r in state_snapshots(events[:max_rows])[:max_rows]]  # each event makes at least one row
+    headers = ["step / statement", "node", "outgrad / upstream g", "ingrads / current ingrad", "previous outgrad",
+               "outgrads after"]
+    return table(headers, fit(headers, rows), max_rows, total=snapshot_rows(events))
+
+
+def snapshot_rows(events):
+    """How many rows the replay of ``events`` makes (``Event.replay``): one per event, and a second
+    for each visit (the yield, then the pop) and for each VJP with no parents (a root's)."""
+    return len(events) + sum(e.kind == "toposort" or (e.kind == "vjp" and not e.ingrads) for e in events)
 
 
 def _outgrad_cell(row):
     if row.statement == INIT:
-        return f"g = {fmt(row.outgrad)}"
+        return Short(row.outgrad, prefix="g = ")
     if row.statement in (POP, VJP, RETURN):
-        return fmt(row.outgrad)
+        return Short(row.outgrad)
     return "-"
 
 
 def _ingrads_cell(row):
     if row.statement == ADD:
-        return f"{fmt(row.ingrads)} -> {row.parent}"
-    return "-" if row.ingrads is None else fmt(row.ingrads)
+        return Short(row.ingrads, suffix=f" -> {row.parent}")
+    return "-" if row.ingrads is None else Short(row.ingrads)
 
 
 # -------------------- lecture mapping --------------------
@@ -127,8 +136,10 @@ LECTURE = (
 )
 
 
-def lecture_mapping_section(recording, reference_counts=None):
-    counts = Counter(e.kind for e in recording.events if e.mode == "rev")
+def lecture_mapping_section(recording, nesting, reference_counts=None):
+    """The lecture's lines against ``backward_pass``'s, with how often each ran in the user's pass."""
+    user = nesting.user
+    counts = Counter(e.kind for e in recording.query_events(user)) if user is not None else Counter()
     headers = ["lecture pseudocode", "autograd statement (backward_pass)", "runs (autograd)"]
     rows = []
     for i, (line, statement, kind) in enumerate(LECTURE):
@@ -138,12 +149,13 @@ def lecture_mapping_section(recording, reference_counts=None):
         rows.append(row)
     if reference_counts is not None:
         headers.append("runs (reference)")
+    counted = [f"Runs (autograd) are counted in the user's pass, query {user}.", ""] if len(nesting.passes) > 1 else []
     return "\n".join([
         "## Lecture mapping", "",
         "The lecture's reverse AD algorithm (CMU 10-414/714, Lecture 4) line by line against "
         "`backward_pass`. autograd computes all of a node's partial adjoints in one `node.vjp` call "
         "(the root's too, which returns `()`); the lecture's line runs once per input position. "
-        "autograd sums on arrival, so its `pop` already holds the lecture's `sum`.", "",
+        "autograd sums on arrival, so its `pop` already holds the lecture's `sum`.", "", *counted,
         table(headers, rows)])
 
 
@@ -156,27 +168,32 @@ def forward_section(recording, options):
         return None
     adds = Counter(e.node for e in recording.of_kind("add_outgrads") if e.mode == "fwd")
     inputs = {e.root: e.input for e in recording.of_kind("trace")}  # a root's value is the input x
-    rows = [(e.label, getattr(e, "primitive", "(input)"), fmt(e.value if hasattr(e, "value") else inputs.get(e.label)),
-             fmt(e.tangent), adds.get(e.label, 0)) for e in nodes]
+    rows = [(e.label, getattr(e, "primitive", "(input)"),
+             Short(e.value if hasattr(e, "value") else inputs.get(e.label)), Short(e.tangent), adds.get(e.label, 0))
+            for e in nodes[:options.max_rows]]
+    headers = ["node", "primitive", "value", "tangent", "add_outgrads calls"]
     return "\n".join([
         "## Forward mode", "",
         "Tangent per node (`JVPNode.g`); a node's JVP rule sums one tangent per boxed argument with "
         "`sum_outgrads`, which calls `add_outgrads`.", "",
-        table(["node", "primitive", "value", "tangent", "add_outgrads calls"], rows, options.max_rows)])
+        table(headers, fit(headers, rows), options.max_rows, total=len(nodes))])
 
 
-def levels_section(recording):
-    levels = sorted({e.level for e in recording.events})
+def levels_section(recording, nesting):
+    """Nodes, passes and accumulations per trace level, outside the work folded into a node's VJP."""
+    events = [e for i, e in enumerate(recording.events) if i not in nesting.inside]
+    levels = sorted({e.level for e in events})
     if levels == [0] or not levels:
         return None
     rows = []
     for level in levels:
-        at = [e for e in recording.events if e.level == level]
+        at = [e for e in events if e.level == level]
         rows.append((level, sum(e.kind in ("root", "node") for e in at),
                      len({e.query for e in at if e.kind == "backward_start"}),
                      sum(e.kind == "add_outgrads" for e in at)))
-    made_by_inner = Counter(e.primitive for e in recording.of_kind("node")
-                            if e.query is not None and e.level < _query_level(recording, e.query))
+    query_level = {e.query: e.level for e in events if e.kind == "backward_start"}
+    made_by_inner = Counter(e.primitive for e in events if e.kind == "node" and e.query in query_level
+                            and e.level < query_level[e.query])
     lines = ["## Levels (higher order)", "",
              "Level 0 is the outer trace. An inner backward pass runs while the outer trace records, "
              "so its own operations (among them the accumulation `VSpace.add` / `VSpace.mut_add`) "
@@ -184,9 +201,8 @@ def levels_section(recording):
              table(["level", "nodes", "backward queries", "add_outgrads calls"], rows)]
     if made_by_inner:
         lines += ["", "Outer-trace nodes created by inner backward passes: " +
-                  ", ".join(f"{name} x{count}" for name, count in sorted(made_by_inner.items())) + "."]
+                  ", ".join(f"{code(name)} x{count}" for name, count in sorted(made_by_inner.items())) + "."]
+    folded = nesting.folded_line("counted here")
+    if folded:
+        lines += ["", folded]
     return "\n".join(lines)
-
-
-def _query_level(recording, query):
-    return next(e.level for e in recording.events if e.kind == "backward_start" and e.query == query)

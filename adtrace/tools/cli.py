@@ -54,7 +54,7 @@ def report(args):
     from ..report.export import events_json
 
     call = _traced_call(args, node_checks=args.check_nodes)
-    text = render(call, ReportOptions(max_rows=args.max_rows))
+    text = render(call, ReportOptions(max_rows=args.max_rows, collapse_above=args.collapse_above))
     if args.json:  # written first: a bad path fails before anything is printed
         recordings = {"reverse": call.recording, "forward": call.forward_recording}
         _write(args.json, events_json(**{k: r for k, r in recordings.items() if r is not None}))
@@ -285,6 +285,8 @@ def build_parser():
     _point_options(p)
     _trace_options(p)
     p.add_argument("--max-rows", type=int, default=200, help="rows per table before it is capped")
+    p.add_argument("--collapse-above", type=int, default=60, metavar="N",
+                   help="group the graph's nodes by source line above N nodes (default 60)")
     p.add_argument("-o", "--output", help="write the report here instead of standard output")
     p.add_argument("--json", help="also write every recorded event here as JSON")
     p.add_argument("--html", metavar="FILE", help="also write the step-through page here (see adtrace view)")

@@ -47,6 +47,7 @@ class ExampleRun:
     report_bytes: int
     checks: list  # the report's checks (adtrace.checks.Check), a reference engine that could not run as skipped
     node_checks: CheckReport
+    widest_line: int = 0  # characters of the report's longest line
 
     @property
     def report_exit(self):
@@ -79,7 +80,7 @@ def run(example, rounds=5):
         example, len(rec.nodes), len(rec.visit_order(query)) if query is not None else 0, len(rec.events),
         len(backward_passes(rec)), len(nested_in(rec, query)) if query is not None else 0,
         recording_overhead(f, args, example.argnum, rounds) if rounds else None, len(text.encode()), checks,
-        check(f, *args, argnum=example.argnum, rtol=example.rtol))
+        check(f, *args, argnum=example.argnum, rtol=example.rtol), max(map(len, text.splitlines())))
 
 
 def recording_overhead(f, args, argnum=0, rounds=5):

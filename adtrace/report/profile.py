@@ -1,0 +1,91 @@
+"""Where the work went: the recorded nodes per line of the user's code and per primitive, as a
+profiler's by-line view shows time. A node's line is the user's line that made it (``site``,
+under ``record(sites=True)``); what ran inside a node's VJP counts on that node's line, as one row.
+"""
+
+from collections import Counter
+
+from .abbreviate import counted
+from .fit import fit
+from .format import code
+from .tables import table
+
+MAX_LINES = 15  # rows of the by-line table; the rest in one row
+MAX_PRIMITIVES = 10
+INPUT = "(input)"  # the line of a root: make_vjp made it from the argument
+
+
+def work_section(recording, nesting, mode="rev"):
+    nodes = [n for n in recording.nodes.values() if n.mode == mode]
+    if not nodes:
+        return None
+    inside = nesting.made_inside
+    outside = [n for n in nodes if n.label not in inside]
+    parts = ["## Where the work went", "", _headline(recording, nesting, nodes, outside, mode), ""]
+    if any(getattr(n, "site", None) for n in nodes):
+        parts += [_by_line(outside, nesting, recording.nodes, len(nodes)), ""]
+    elif any(not n.kind.endswith("root") for n in nodes):
+        parts += ["_No source lines were recorded (`record(sites=True)` adds them); per primitive only._", ""]
+    parts.append(_by_primitive(outside, len(nodes)))
+    return "\n".join(parts)
+
+
+def _headline(recording, nesting, nodes, outside, mode):
+    text = f"{counted(len(nodes), 'node')} recorded"
+    if len(outside) < len(nodes):
+        text += f", {len(nodes) - len(outside)} of them inside a node's VJP (nested backward passes)"
+    if mode == "rev" and nesting.user is not None:
+        text += f"; the user's backward pass (query {nesting.user}) visited {len(recording.visit_order(nesting.user))}"
+    return text + "."
+
+
+def line_of(node):
+    """The user's line that made ``node`` (``path:line``), ``(input)`` for a root."""
+    if node.kind in ("root", "jvp_root"):
+        return INPUT
+    return getattr(node, "site", None) or "(no line of the user's code)"
+
+
+def _by_line(outside, nesting, table_of_nodes, total):
+    counts, primitives = Counter(), {}
+    for node in outside:
+        line = line_of(node)
+        counts[line] += 1
+        primitives.setdefault(line, Counter())[getattr(node, "primitive", "root")] += 1
+    cells = {line: _top(made) for line, made in primitives.items()}
+    for work in nesting.work.values():
+        line = f"inside the VJP of {work.node} ({line_of(table_of_nodes[work.node])})"
+        counts[line] += len(work.nodes)
+        made = Counter(getattr(table_of_nodes[label], "primitive", "root") for label in work.nodes)
+        cells[line] = f"{counted(len(work.passes), 'nested pass', 'es')}: {_top(made)}"
+    ranked = sorted(counts, key=lambda line: -counts[line])  # (stable: ties keep the order of first use)
+    rows = [(line, counts[line], cells[line], _share(counts[line], total)) for line in ranked[:MAX_LINES]]
+    rest = ranked[MAX_LINES:]
+    if rest:
+        left = sum(counts[line] for line in rest)
+        rows.append((f"{len(rest)} more lines", left, "-", _share(left, total)))
+    headers = ["line", "nodes", "primitives", "share"]
+    return table(headers, fit(headers, rows))
+
+
+def _by_primitive(outside, total):
+    """The user's graph per primitive; what ran inside a node's VJP in one row."""
+    ranked = Counter(getattr(n, "primitive", "root") for n in outside).most_common()
+    rows = [(code(name), count, _share(count, total)) for name, count in ranked[:MAX_PRIMITIVES]]
+    if len(ranked) > MAX_PRIMITIVES:
+        left = sum(count for _, count in ranked[MAX_PRIMITIVES:])
+        rows.append((f"{len(ranked) - MAX_PRIMITIVES} more primitives", left, _share(left, total)))
+    if len(outside) < total:
+        rows.append(("(inside a node's VJP)", total - len(outside), _share(total - len(outside), total)))
+    headers = ["primitive", "nodes", "share"]
+    return table(headers, fit(headers, rows))
+
+
+def _top(counter, n=3):
+    ranked = counter.most_common()
+    text = ", ".join(f"{name} x{count}" for name, count in ranked[:n])
+    return text + (f", ... {len(ranked) - n} more" if len(ranked) > n else "")
+
+
+def _share(count, total):
+    return f"{100 * count / total:.1f}%" if total else "-"
