@@ -2,6 +2,7 @@
 engine, upstream suite.
 
     python benchmarks/run.py [--quick] [--no-upstream]
+    python benchmarks/run.py --only report-scale [--nodes N]   (one report, in this fresh process)
 
 Everything is measured in one process, plain and recorded runs interleaved, medians quoted; no
 timing is asserted anywhere (this machine is shared and noisy). Writes reports/benchmarks.md.
@@ -13,7 +14,9 @@ import gc
 import json
 import os
 import platform
+import resource
 import statistics
+import subprocess
 import sys
 import time
 import tracemalloc
@@ -25,7 +28,8 @@ from autograd import grad
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import adtrace  # noqa: E402
-from adtrace.report import ReportOptions, render_recording  # noqa: E402
+from adtrace.compare.traced_call import trace_call  # noqa: E402
+from adtrace.report import render  # noqa: E402
 from adtrace.report.export import events_json  # noqa: E402
 from adtrace.report.tables import table  # noqa: E402
 from adtrace.recording.autograd import capture as autograd_capture  # noqa: E402
@@ -183,20 +187,37 @@ def _traced(fn):
 
 
 
+REPORT_SCALE = (10_000, 200_000)  # nodes of the scalar chain reported
+
+
 def report_scale():
-    """Report generation for a recording of about 100,000 events (capped tables plus JSON)."""
-    run = scalar_chain(25_000)
-    with adtrace.record() as rec:
-        run()
+    """``adtrace report`` of the scalar chain (``trace_call`` and ``render``, as the command does)
+    at each size of ``REPORT_SCALE``, each in a fresh process: its peak RSS is the report's own."""
+    rows = []
+    for nodes in REPORT_SCALE:
+        out = subprocess.run([sys.executable, __file__, "--only", "report-scale", "--nodes", str(nodes)],
+                             capture_output=True, text=True, check=True)
+        m = json.loads(out.stdout.splitlines()[-1])
+        rows.append((m["nodes"], m["events"], f"{m['seconds']:.1f} s", f"{m['cpu']:.1f} s", f"{m['peak_mb']:.0f} MB",
+                     f"{m['report_kb']:.0f} KB", f"{m['json_seconds']:.1f} s", f"{m['json_mb']:.1f} MB"))
+    return rows
+
+
+def one_report(nodes):
+    """One report of a scalar chain of ``nodes`` nodes, measured in this process: the figures as JSON."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    cpu, start = usage.ru_utime + usage.ru_stime, time.perf_counter()
+    call = trace_call(_chain(nodes // 2), (0.3,))
+    text = render(call)
+    seconds = time.perf_counter() - start
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    figures = {"nodes": len(call.recording.nodes), "events": len(call.recording.events), "seconds": seconds,
+               "cpu": usage.ru_utime + usage.ru_stime - cpu, "peak_mb": usage.ru_maxrss / 1024,  # (KiB on Linux)
+               "report_kb": len(text.encode()) / 1000}
     start = time.perf_counter()
-    text = render_recording(rec, ReportOptions(max_rows=200, max_graph_nodes=60))
-    markdown_seconds = time.perf_counter() - start
-    start = time.perf_counter()
-    exported = events_json(rec)
-    json_seconds = time.perf_counter() - start
-    return [(len(rec.events), f"{markdown_seconds:.2f} s", f"{len(text.encode()) / 1e6:.2f} MB",
-             f"{json_seconds:.2f} s", f"{len(exported.encode()) / 1e6:.1f} MB",
-             json.loads(exported)["events"].__len__())]
+    exported = events_json(call.recording)
+    figures.update(json_seconds=time.perf_counter() - start, json_mb=len(exported.encode()) / 1e6)
+    return figures
 
 
 def reference_engine(rounds):
@@ -267,7 +288,12 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="fewer rounds (a smoke run)")
     parser.add_argument("--no-upstream", action="store_true", help="skip autograd's own test suite")
+    parser.add_argument("--only", choices=("report-scale",), help="one measurement, printed as JSON (not written)")
+    parser.add_argument("--nodes", type=int, default=REPORT_SCALE[-1], help="with --only report-scale: nodes")
     args = parser.parse_args(argv)
+    if args.only == "report-scale":
+        print(json.dumps(one_report(args.nodes)))
+        return
     rounds = 3 if args.quick else 7
     pairs = 1 if args.quick else 5  # (3 pairs: one slow run moved the median by 0.1x)
     ratios = overhead(rounds)
@@ -292,9 +318,10 @@ def main(argv=None):
         table(["workload", "capture", "events", "peak per 10,000 events", "kept per event", "largest array kept"],
               memory()), "",
         "## Report scale", "",
-        "A recording of the scalar chain with 25,000 iterations (capture `auto`), rendered with tables "
-        "capped at 200 rows and exported whole as JSON.", "",
-        table(["events", "Markdown time", "Markdown size", "JSON time", "JSON size", "events in JSON"],
+        "`adtrace report` of the scalar chain (`trace_call` and `render` with the default options, capture "
+        "`auto`), each size in a fresh process (`python benchmarks/run.py --only report-scale --nodes N`): wall "
+        "and CPU time, peak RSS of the process, the report's size; then the JSON export of every event.", "",
+        table(["nodes", "events", "report time", "CPU time", "peak RSS", "report size", "JSON time", "JSON size"],
               report_scale()), "",
         "## Reference engine against autograd", "",
         "Time of `adtrace.reference.grad` over `autograd.grad` on the same function.", "",

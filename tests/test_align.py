@@ -92,3 +92,15 @@ def test_a_container_summary_is_compared_leaf_by_leaf():
     assert compare(kept, {"a": params})[0] == DIFFERS
     many = [np.full(2, float(i)) for i in range(80)]
     assert compare(resolve(Capture("auto", 4)(many)), many)[0] == NOT_COMPARED  # 16 leaves past the limit
+
+
+def test_real_scalars_compare_as_their_arrays_do():
+    """The scalar fast path (a scalar program's every node) decides as numpy's array_equal and allclose."""
+    values = [0.0, -0.0, 1.0, 1.0 + 1e-10, 1.0 + 1e-8, 1e-13, -1e-12, 3.5, 1e300, -1e308, np.inf, -np.inf, np.nan]
+    for a in values:
+        for b in values:
+            for kinds in ((float, float), (np.float64, float), (float, np.float64)):
+                fast = compare(kinds[0](a), kinds[1](b))
+                with np.errstate(all="ignore"):
+                    slow = compare(np.array([a]), np.array([b]))
+                assert fast[0] == slow[0] and (fast[1] == slow[1] or np.isnan(fast[1]) and np.isnan(slow[1])), (a, b)

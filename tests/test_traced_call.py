@@ -1,5 +1,7 @@
 """trace_call: one user call, autograd recorded and the reference engine beside it."""
 
+import gc
+
 import autograd.numpy as anp
 import numpy as np
 import pytest
@@ -113,3 +115,20 @@ def test_rtol_is_the_tolerance_finite_differences_accept():
     assert not strict.checks[-1].passed and "relative difference 2.8e-03" in strict.checks[-1].detail
     assert loose.checks[-1].passed and "rtol 0.01" in loose.checks[-1].detail
     assert all(c.passed for c in loose.checks)
+
+
+def test_the_cyclic_collector_is_paused_for_the_call_and_restored_as_it_was():
+    seen = []
+
+    def f(x):
+        seen.append(gc.isenabled())
+        return anp.sin(x) * x
+
+    for enabled in (True, False):
+        (gc.enable if enabled else gc.disable)()
+        try:
+            call = trace_call(f, (0.5,))
+            assert gc.isenabled() is enabled and all(c.passed for c in call.checks)
+        finally:
+            gc.enable()
+    assert seen and not any(seen)  # the user's function (recorded, reference engine, differences) ran without it

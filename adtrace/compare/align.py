@@ -57,9 +57,9 @@ def align(recording, query, run):
     events = recording.query_events(query)
     running, popped = autograd_running_entries(events)
     steps = {step.label: step for step in run.steps} if run is not None else {}
-    rows = []
+    rows, nodes = [], recording.nodes
     for label in recording.visit_order(query):
-        node = recording.nodes.get(label)
+        node = nodes.get(label)
         step = steps.get(label)
         status, difference = (MISSING, None) if step is None else compare(popped.get(label), step.v_i_bar)
         rows.append(NodeAlignment(label, getattr(node, "primitive", "root"),
@@ -114,6 +114,8 @@ def compare(recorded, reference):
     for such a class)."""
     if recorded is None:
         return DIFFERS, None
+    if type(recorded) in _REALS and type(reference) in _REALS:  # a scalar program's every node: no arrays made
+        return _compare_reals(float(recorded), float(reference))
     recorded = plain(recorded)
     if isinstance(recorded, ContainerSummary):  # capture "auto" kept each leaf's statistics
         return _compare_container_summary(recorded, reference)
@@ -133,6 +135,19 @@ def compare(recorded, reference):
     if np.array_equal(a, b, equal_nan=True):
         return EXACT, difference
     return (CLOSE if np.allclose(a, b, rtol=RTOL, atol=ATOL, equal_nan=True) else DIFFERS), difference
+
+
+_REALS = frozenset({float, np.float64})
+_INF = float("inf")
+
+
+def _compare_reals(a, b):
+    """``compare`` of two real scalars, as numpy's ``array_equal`` and ``allclose`` decide it."""
+    difference = abs(a - b)
+    if a == b or (a != a and b != b):  # (NaN against NaN is equal, as equal_nan=True has it)
+        return EXACT, difference
+    close = difference <= ATOL + RTOL * abs(b) and abs(b) != _INF  # (numpy: an infinity is close to itself only)
+    return (CLOSE if close else DIFFERS), difference
 
 
 def _compare_summary(recorded, reference):

@@ -6,6 +6,8 @@ output), in forward mode one JVP with a tangent of ones. Everything the reporter
 the returned ``TracedCall``; the reporter itself never runs autograd.
 """
 
+import contextlib
+import gc
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -60,7 +62,7 @@ def trace_call(f, args, argnum=0, mode="rev", capture="auto", root=None, rtol=No
     x = differentiated(args, argnum)
     of_x = unary(f, args, argnum)
     call = TracedCall(_name(f), source_location(f, root), tuple(args), argnum, mode, capture)
-    with warnings.catch_warnings(record=True) as caught:
+    with warnings.catch_warnings(record=True) as caught, _collector_paused():
         warnings.simplefilter("always")
         if mode in ("rev", "both"):
             _reverse(call, of_x, x, capture, rtol, root)
@@ -68,6 +70,20 @@ def trace_call(f, args, argnum=0, mode="rev", capture="auto", root=None, rtol=No
             _forward(call, of_x, x, capture, root)
     call.warnings = _autograd_warnings(caught)
     return call
+
+
+@contextlib.contextmanager
+def _collector_paused():
+    """Python's cyclic garbage collector off for the call, as ``timeit`` does: a large graph is
+    millions of objects (autograd's, the recording's, the reference engine's), and each full
+    collection walks all of them: most of the time of a large scalar program."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _autograd_warnings(caught):
@@ -87,8 +103,10 @@ def _reverse(call, f, x, capture, rtol, root):
         vjp, output = make_vjp(f)(x)
         seed = vspace(output).ones()
         call.gradient = vjp(seed)
+    del vjp  # it holds autograd's whole graph: freed before the reference engine builds its own
     call.output, call.recording = output, rec
     call.reference, call.reference_note = _reference_run(f, x, seed, output, rec)
+    gc.collect(0)  # the reference engine's graph, garbage held by its own cycles (collected young: what this call made)
     query = user_query(rec)  # not a pass run during the forward computation or inside a VJP rule
     if query is not None and call.reference is not None:
         end = rec.query_events(query)[0].end

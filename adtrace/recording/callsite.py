@@ -3,6 +3,7 @@
 Never an absolute path: code outside the root is named by its module (``module:line``).
 """
 
+import functools
 import inspect
 import os
 import sys
@@ -20,7 +21,12 @@ _MACHINERY = tuple(str(Path(m.__file__).resolve().parent) + os.sep for m in (aut
 
 def relative_location(path, line, module, root=None):
     """``path:line`` relative to ``root`` (the working directory by default) or ``module:line``."""
-    relative = os.path.relpath(path, root or os.getcwd()) if path else None
+    return _location(path, line, module, root, os.getcwd())
+
+
+@functools.lru_cache(maxsize=4096)  # a site per node: os.path.relpath was most of its cost, and one string per line
+def _location(path, line, module, root, cwd):
+    relative = os.path.relpath(path, root or cwd) if path else None  # (a relative path is read against cwd)
     if relative is None or relative.startswith(".."):
         return f"{module or 'unknown'}:{line}"
     return f"{relative.replace(os.sep, '/')}:{line}"

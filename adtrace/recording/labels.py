@@ -6,6 +6,7 @@ e.g. ``v1_multiply``. Both engines number nodes in the order autograd's tracer c
 the same function at the same inputs gives the same labels in a recording and a reference run.
 """
 
+import functools
 import re
 
 ROOT_NAME = "root"
@@ -27,6 +28,7 @@ def node_label(index, name):
     return f"v{index}_{label_name(name)}"
 
 
+@functools.lru_cache(maxsize=1024)  # once per node of the reference engine's graph
 def label_name(name):
     """A primitive's name reduced to letters, digits and single underscores (``VSpace.add`` ->
     ``VSpace_add``); the raw name stays beside the label in the node's event."""

@@ -1,0 +1,17 @@
+"""The user's line as ``path:line``, relative to a root or the working folder, never absolute."""
+
+import os
+
+from adtrace.recording.callsite import relative_location
+
+
+def test_a_location_is_relative_to_the_working_folder_of_each_call(tmp_path, monkeypatch):
+    path = str(tmp_path / "pkg" / "model.py")
+    (tmp_path / "pkg").mkdir()
+    monkeypatch.chdir(tmp_path)
+    assert relative_location(path, 7, "model") == "pkg/model.py:7"
+    monkeypatch.chdir(tmp_path / "pkg")  # the same call, another working folder: not an answer kept from before
+    assert relative_location(path, 7, "model") == "model.py:7"
+    assert relative_location(path, 7, "model", root=str(tmp_path)) == "pkg/model.py:7"
+    assert relative_location(os.sep + "elsewhere.py", 3, "other") == "other:3"  # outside the root: by module
+    assert relative_location(None, 3, None) == "unknown:3"
