@@ -224,3 +224,14 @@ def test_forward_and_higher_order_sections():
 
 def test_cell_escapes_pipes_and_newlines():
     assert cell("a|b\nc\\") == "a\\|b<br>c\\\\"
+
+
+def test_the_command_line_sets_the_collapse_threshold(tmp_path, capsys, monkeypatch):
+    from adtrace.tools.cli import main
+
+    (tmp_path / "f.py").write_text("import autograd.numpy as np\n\ndef f(x):\n    return np.sin(x) * x\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["report", "f.py:f", "--at", "0.3", "--collapse-above", "1"]) == 0
+    graph = section(capsys.readouterr().out, "## Graph")
+    assert 'n1["f.py:4<br/>2 nodes: sin x1, multiply x1<br/>1 edge inside"]' in graph
+    assert "`adtrace report --collapse-above 3`" in graph
