@@ -23,10 +23,14 @@ def primitive_name(fun):
 
 
 def node_label(index, name):
-    """``v<index>_<name>`` with the name reduced to letters, digits and single underscores
-    (``VSpace.add`` -> ``VSpace_add``); the raw name stays beside the label in the node's event."""
-    safe = "_".join(part for part in _SEPARATORS.split(name) if part) or "op"
-    return f"v{index}_{safe}"
+    """``v<index>_<name>`` (``v1_multiply``), the name as ``label_name`` makes it."""
+    return f"v{index}_{label_name(name)}"
+
+
+def label_name(name):
+    """A primitive's name reduced to letters, digits and single underscores (``VSpace.add`` ->
+    ``VSpace_add``); the raw name stays beside the label in the node's event."""
+    return "_".join(part for part in _SEPARATORS.split(name) if part) or "op"
 
 
 # An engine of micrograd's shape names its operations by symbols (``'+'``, ``'**2'``); a label
@@ -37,7 +41,7 @@ LEAF_NAME = "leaf"
 
 def op_name(op, leaf=False):
     """A readable name for an op as a class writes it: ``'+'`` -> ``add``, ``'*'`` -> ``mul``,
-    ``'**2'`` -> ``pow2``, ``'**-1'`` -> ``pow_neg1``, ``'**0.5'`` -> ``pow0_5``; a word stays
+    ``'**2'`` -> ``pow2``, ``'**-1'`` -> ``pow_neg1``, ``'**0.5'`` -> ``pow0.5`` (label ``v<i>_pow0_5``); a word stays
     itself (``'ReLU'``, ``'tanh'``); a value without children is a ``leaf``."""
     if leaf:
         return LEAF_NAME

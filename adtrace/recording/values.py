@@ -127,8 +127,7 @@ def summarize(array):
 
 
 def stored_summary(array):
-    """``summarize`` in its stored form. Straight ufunc reductions, bound once, positional
-    arguments: this runs once per large value recorded, on the hot path."""
+    """``summarize`` in its stored form (once per large value recorded: the hot path)."""
     if array.dtype is _FLOAT64 and array.size:  # the common case: sums as itself (no cast: the same bits, sooner)
         return (ARRAY_SUMMARY, array.shape, "float64", *_statistics(array, None))
     data = np.abs(array) if array.dtype.kind == "c" else array
@@ -139,14 +138,13 @@ def stored_summary(array):
 
 def _statistics(data, dtype):
     """Min, max and mean of a non-empty real array, its sum taken in ``dtype``."""
-    low, high = float(_MINIMUM(data, None)), float(_MAXIMUM(data, None))
+    low, high = float(np.minimum.reduce(data, None)), float(np.maximum.reduce(data, None))
     if max(-low, high) * data.size < 1e300:  # finite and no overflow: the sum cannot warn
-        return low, high, float(_ADD(data, None, dtype)) / data.size
+        return low, high, float(np.add.reduce(data, None, dtype)) / data.size
     with np.errstate(all="ignore"):
-        return low, high, float(_ADD(data, None, dtype)) / data.size
+        return low, high, float(np.add.reduce(data, None, dtype)) / data.size
 
 
-_MINIMUM, _MAXIMUM, _ADD = np.minimum.reduce, np.maximum.reduce, np.add.reduce
 _FLOAT64 = np.dtype(np.float64)
 _DTYPE_NAMES = {}
 

@@ -71,12 +71,13 @@ def report(args):
 
 def _traced_call(args, node_checks=False):
     """Trace the call the command line names (``report`` and ``view``)."""
+    from ..checker import check_call
     from ..compare.traced_call import trace_call
 
     function, values = _target_and_point(args, "differentiate")
     with _user_errors(args):
-        return trace_call(function, values, argnum=args.argnum, mode=args.mode, capture=args.capture,
-                          node_checks=node_checks, rtol=args.rtol)
+        call = trace_call(function, values, argnum=args.argnum, mode=args.mode, capture=args.capture, rtol=args.rtol)
+        return check_call(call, function, rtol=args.rtol) if node_checks else call
 
 
 def _exit_code(call):

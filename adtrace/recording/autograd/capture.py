@@ -99,7 +99,7 @@ class Capture:
         if t in box_types:
             return BOXED, self._part(value._value, left), self.box_level(value)
         if isinstance(value, (tuple, list)):
-            items = []  # a loop, not a comprehension: no function built per call
+            items = []  # (a loop: before Python 3.12 a comprehension builds and calls a function)
             for v in value:
                 items.append(self._part(v, left))
             if t is tuple:
@@ -118,8 +118,7 @@ class Capture:
         return self(value)
 
     def _container(self, value, copy):
-        """A tuple, list or dict, item by item (apart from __call__: its comprehensions would make
-        every call's locals cells)."""
+        """A tuple, list or dict, item by item (capture full: no inline size to count against)."""
         if isinstance(value, tuple):
             items = [self(v, copy) for v in value]
             return tuple(items) if type(value) is tuple or not hasattr(value, "_fields") else tuple.__new__(type(value), items)
@@ -170,7 +169,7 @@ def _flat_copy(value, limit):
     or a ``ContainerSummary`` (stored form) above ``limit`` elements; ``None`` when it holds anything else
     (boxes, containers, sparse values: ``Capture`` walks those)."""
     left = limit
-    items = []  # a loop, not a comprehension: that would be a function built and called per call
+    items = []  # (a loop: before Python 3.12 a comprehension builds and calls a function)
     for v in value:  # one pass: each array sized before it is copied
         kind = type(v)
         if kind is np.ndarray:
