@@ -18,6 +18,7 @@ import math
 
 import numpy as np
 
+from ..compare.checks import Check
 from ..recording.session import record
 from ..reference.micrograd_rules import KNOWN_OPS, power
 from . import CheckReport
@@ -46,6 +47,16 @@ def check_engine(f, *args, cls, root=None):
     report = check_engine_recording(rec)
     report.gradient = tuple(v.grad for v in values)
     return report
+
+
+def check_engine_call(call):
+    """Add to a ``TracedCall`` of an engine (``compare.micrograd_call``) the per-node checks of its
+    recording: its ``node_checks`` and one check in its summary."""
+    call.node_checks = check_engine_recording(call.recording)
+    first = call.node_checks.first_failure
+    call.checks.append(Check("per-node local rules", first is None, "every checked node passes" if first is None
+                             else f"first failing node: {first.node} argument {first.argnum}"))
+    return call
 
 
 def check_engine_recording(rec):

@@ -12,12 +12,13 @@ the statement of that ``backward()`` that made it. For micrograd 0.1.0:
     add_outgrads     v._backward()                (the closure's write into a child's .grad)
     write            v.grad = 0                   (a write by backward() itself, if it makes one)
     backward_end     def backward(self):          (it returns; the gradients stay on the values)
+    node             Value(data, _children, _op)  (not in backward(): a value made by an operation)
 """
 
 from dataclasses import dataclass, field
 
 # the keys of EngineCode.statements: event kinds, and "write" (add_outgrads by backward() itself)
-KEYS = ("backward_start", "toposort", "vjp", "add_outgrads", "write", "backward_end")
+KEYS = ("node", "backward_start", "toposort", "vjp", "add_outgrads", "write", "backward_end")
 
 
 @dataclass(frozen=True)
@@ -35,8 +36,11 @@ class EngineCode:
     statements: dict = field(default_factory=dict)  # KEYS -> EngineStatement
     state: str = ".grad"  # what the engine keeps per value during the pass (autograd: outgrads)
 
-    def statement(self, event):
-        """The statement of this engine's ``backward()`` that made ``event`` (its text), or None."""
-        key = "write" if event.kind == "add_outgrads" and event.node is None else event.kind
+    def statement_text(self, key):
+        """The text of the statement under ``key`` (``KEYS``), or None."""
         found = self.statements.get(key)
         return None if found is None else found.text
+
+    def statement(self, event):
+        """The statement of this engine's ``backward()`` that made ``event`` (its text), or None."""
+        return self.statement_text("write" if event.kind == "add_outgrads" and event.node is None else event.kind)

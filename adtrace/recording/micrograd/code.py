@@ -1,6 +1,7 @@
 """An engine's ``EngineCode``: its own ``backward()`` and the statement each event stands for.
 
-From ``backward_statements``: the statement that seeds (``self.grad = 1``) is ``backward_start``;
+A value made by an operation (a ``node`` event) is ``Value(data, _children, _op)``. From
+``backward_statements``: the statement that seeds (``self.grad = 1``) is ``backward_start``;
 the call of ``._backward()`` is ``vjp`` and, for the writes its closure makes, ``add_outgrads``;
 the loop around that call is ``toposort`` (it walks the order: the visit order); a write into
 another value's ``.grad`` by ``backward()`` itself is ``write``; the ``def`` line is
@@ -25,14 +26,15 @@ def engine_code(cls, root=None):
     """``cls``'s ``EngineCode``; ``root``: the folder its location is relative to."""
     function = inspect.unwrap(inspect.getattr_static(cls, "backward"))
     name, location = f"{cls.__qualname__}.backward", source_location(function, root)
+    made = {"node": EngineStatement(f"{cls.__qualname__}(data, _children, _op)", None)}
     try:
         statements = backward_statements(cls)
         lines, start = inspect.getsourcelines(function)
     except (OSError, TypeError, SyntaxError):
         usual = {key: EngineStatement(text, None) for key, text in USUAL.items()}
-        return EngineCode(ENGINE, name, location, (f"# the source of {name} is not available",), usual)
+        return EngineCode(ENGINE, name, location, (f"# the source of {name} is not available",), {**made, **usual})
     lines = tuple(textwrap.dedent("".join(lines)).rstrip().splitlines())
-    return EngineCode(ENGINE, name, location, lines, _by_key(statements, start))
+    return EngineCode(ENGINE, name, location, lines, {**made, **_by_key(statements, start)})
 
 
 def _by_key(statements, start):
