@@ -3,7 +3,8 @@
   "use strict";
 
   const { DATA, make, byTestId } = adtrace;
-  const STATE_NAMES = { outgrads: "outgrads (autograd)", tangents: "tangents: JVPNode.g (autograd)" };
+  const STATE_NAMES = { outgrads: "outgrads (autograd)", tangents: "tangents: JVPNode.g (autograd)",
+    grads: ".grad of each value written (the engine)" };
   const LECTURE_NAMES = { node_to_grad: "node_to_grad (the lecture, reference engine)",
     node_to_tangent: "node_to_tangent (the lecture, reference engine)" };
 
