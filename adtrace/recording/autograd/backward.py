@@ -125,7 +125,7 @@ class BackwardQueries:
 
     def before_add_outgrads(self, prev_g_flagged, g):
         """The kept value of ``outgrads.get(parent)`` (a non-empty ``prev_g_flagged``), taken before
-        autograd may write into it (None when no values are captured)."""
+        autograd may write into it; called when values are kept (by a fan-out, when some recorder keeps them)."""
         if not self.keeps_values:
             return None
         value, mutable = prev_g_flagged
