@@ -1,7 +1,9 @@
 """record(engine="micrograd") and record(engine=MyValue): the events, labels, seeds and writes of the
 engine's real run; results bit-identical; the class restored exactly; the session's guarantees."""
 
+import asyncio
 import copy
+import os
 import threading
 import warnings
 
@@ -17,6 +19,7 @@ from adtrace.recording.micrograd.recorder import Recorder
 from value_classes import ArrayValue, BuggyValue, EventLog, MiniValue, SlotValue, Value
 
 from test_micrograd_hooks import CASES, exact, graph
+from test_registry import _wait
 
 
 def recorded(cls, f, *args, **options):
@@ -266,6 +269,58 @@ def test_another_thread_runs_unrecorded():
         thread.start()
         thread.join()
     assert rec.events == [] and results == {"grad": 6.0}
+
+
+def test_asyncio_tasks_each_record_only_what_they_run():
+    async def task(x, rounds):
+        with adtrace.record(engine=Value) as rec:
+            for _ in range(rounds):
+                value = Value(x)
+                (value * value).backward()
+                await asyncio.sleep(0)  # the other task runs here, inside this one's block
+        return rec
+
+    async def both():
+        return await asyncio.gather(task(3.0, 5), task(1.0, 7))
+
+    before = dict(vars(Value))
+    threes, ones = asyncio.run(both())
+    assert_restored(Value, before)
+    assert len(threes.queries) == 5 and {e.value for e in threes.of_kind("node")} == {3.0, 9.0}
+    assert len(ones.queries) == 7 and {e.value for e in ones.of_kind("node")} == {1.0}
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
+def test_fork_while_another_thread_records():
+    """The child holds no other thread's recording: the class restored, and it records itself."""
+    stop, before = threading.Event(), dict(vars(Value))
+
+    def keep_recording():
+        while not stop.is_set():
+            with adtrace.record(engine=Value):
+                x = Value(3.0)
+                (x * x).backward()
+
+    worker = threading.Thread(target=keep_recording)
+    worker.start()
+    statuses = []
+    try:
+        for _ in range(20):
+            pid = os.fork()
+            if pid == 0:  # the child
+                code = 1
+                try:
+                    restored = dict(vars(Value)) == before and hooked_classes() == ()
+                    rec = recorded(Value, lambda x: x * x, 3.0)
+                    code = 0 if restored and len(rec.of_kind("add_outgrads")) == 2 else 3
+                finally:
+                    os._exit(code)
+            statuses.append(_wait(pid, seconds=20))
+    finally:
+        stop.set()
+        worker.join()
+    assert statuses == [0] * 20
+    assert_restored(Value, before)
 
 
 def test_a_failing_recorder_warns_and_the_engine_runs_on(monkeypatch):

@@ -24,6 +24,7 @@ Writes into ``.grad`` are seen only inside a hooked ``backward()`` (not in ``__i
 ``zero_grad`` loop, not a ``_backward()`` called by hand outside ``backward()``).
 """
 
+import os
 import threading
 from typing import Protocol
 
@@ -192,3 +193,14 @@ def _unset(variable, token):
         variable.reset(token)
     except ValueError:  # the token was made in another context (this one is a copy of it)
         variable.set(None)
+
+
+def _after_fork_in_child():
+    """Only the forking thread exists in the child: a lock another thread held must not block it
+    (the session releases the other threads' recordings, and so their classes, through ``release``)."""
+    global _lock
+    _lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
