@@ -1,6 +1,7 @@
 """``adtrace report/view/check --engine``: micrograd and a learner's own class, run as a user would
 (subprocess), with the command line's exit codes: 0 all checks pass, 1 a check failed, 2 an error."""
 
+import json
 import shutil
 import subprocess
 import sys
@@ -72,6 +73,16 @@ def test_a_right_engine_passes_every_check_and_exits_0(project, engine, target, 
     assert (project / "r.html").read_text().startswith("<!DOCTYPE html>")
     check = adtrace("check", target, *points, "--engine", engine, cwd=project)
     assert check.returncode == 0 and "all pass" in check.stdout, check.stdout + check.stderr
+
+
+def test_the_json_export_names_the_engine_and_each_replaced_write(project):
+    out = adtrace("report", "funcs.py:twice", "--at", "3", "--engine", "value_classes.py:BuggyValue", "-o", "r.md",
+                  "--json", "r.json", cwd=project)
+    assert out.returncode == 1, out.stderr
+    document = json.loads((project / "r.json").read_text())["reverse"]
+    writes = [e for e in document["events"] if e["kind"] == "add_outgrads"]
+    assert document["engine"] == "micrograd" and [w["replaced"] for w in writes] == [True, True]
+    assert [(w["previous"], w["result"]) for w in writes] == [([0.0, False], [1.0, False]), ([1.0, False], [1.0, False])]
 
 
 def test_view_with_an_engine(project):

@@ -347,6 +347,22 @@ def test_a_class_not_of_micrographs_shape_is_refused_with_what_it_lacks():
         adtrace.record(engine="tinygrad")
 
 
+def test_a_subclass_of_a_recorded_class_is_refused_and_nothing_is_left_hooked():
+    class Sub(MiniValue):
+        pass
+
+    before = dict(vars(Sub))
+    with adtrace.record(engine=MiniValue) as rec:
+        with pytest.raises(HookError, match="recorded twice"):
+            with adtrace.record(engine=Sub):
+                pass
+        x = MiniValue(2.0)
+        (x * x).backward()
+    assert [e.label for e in rec.of_kind("node")] == ["v0_leaf", "v1_mul"]  # no probe of Sub's shape recorded
+    assert len(rec.of_kind("add_outgrads")) == 2 and dict(vars(Sub)) == before
+    assert hooked_classes() == () and registry.active_recordings() == 0
+
+
 def test_hooks_attached_directly_and_a_recording_exclude_each_other():
     with attach(Value, EventLog()):
         with pytest.raises(HookError, match="detach"):

@@ -55,6 +55,14 @@ def engine_for(engine):
         engine = Value
     found = _engines.get(engine)
     if found is None:
+        _refuse_hooked(engine)  # (its shape check makes a probe value: a hooked class would record it)
         check_shape(engine)
         found = _engines[engine] = MicrogradEngine(engine)
     return found
+
+
+def _refuse_hooked(cls):
+    for other in hooks.hooked_classes():
+        if isinstance(cls, type) and (issubclass(cls, other) or issubclass(other, cls)):
+            raise hooks.HookError(f"{other.__qualname__} is hooked and {cls.__qualname__} is it, its subclass or "
+                                  "its base: its values would be recorded twice; record one class at a time")
