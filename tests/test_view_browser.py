@@ -95,6 +95,7 @@ def test_an_engine_of_micrographs_shape_steps_through_its_own_backward(open_page
     page = open_page(call_page(call))
     assert page.text("autograd-name").startswith("BuggyValue.backward (tests/value_classes.py:")
     assert page.text("state-name") == ".grad of each value written (the engine)"
+    assert page.text("waiting-name") == "has a .grad, not visited yet"
     for k, row in enumerate(rows, 1):
         assert page.counter() == f"step {k} of {len(rows)}"
         assert_row(page, row)

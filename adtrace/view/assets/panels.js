@@ -34,6 +34,8 @@
     fillCode(byTestId("autograd-source"), code.autograd.lines);
     fillCode(byTestId("lecture-source"), code.lecture.lines);
     byTestId("state-name").textContent = STATE_NAMES[pass.state];
+    byTestId("waiting-name").textContent = pass.state === "grads" ? "has a .grad, not visited yet"
+      : "waiting in outgrads";
     byTestId("lecture-name").textContent = LECTURE_NAMES[pass.lecture];
     const note = byTestId("reference-note");
     note.textContent = pass.reference || "";
