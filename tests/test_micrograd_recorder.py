@@ -4,6 +4,7 @@ engine's real run; results bit-identical; the class restored exactly; the sessio
 import asyncio
 import copy
 import os
+import sys
 import threading
 import warnings
 
@@ -361,6 +362,13 @@ def test_a_subclass_of_a_recorded_class_is_refused_and_nothing_is_left_hooked():
     assert [e.label for e in rec.of_kind("node")] == ["v0_leaf", "v1_mul"]  # no probe of Sub's shape recorded
     assert len(rec.of_kind("add_outgrads")) == 2 and dict(vars(Sub)) == before
     assert hooked_classes() == () and registry.active_recordings() == 0
+
+
+def test_without_micrograd_installed_the_error_says_how_to_get_it(monkeypatch):
+    monkeypatch.setitem(sys.modules, "micrograd.engine", None)  # (an import of it raises ImportError)
+    with pytest.raises(ValueError, match=r"pip install 'adtrace\[micrograd\]'"):
+        adtrace.record(engine="micrograd")
+    assert len(recorded(Value, lambda x: x * x, 2.0).of_kind("add_outgrads")) == 2  # a class of its own needs nothing
 
 
 def test_hooks_attached_directly_and_a_recording_exclude_each_other():

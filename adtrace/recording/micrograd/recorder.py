@@ -41,14 +41,15 @@ Fanout = fanout_for(Sink, {})
 
 
 def keeper(level, inline_size):
-    """What an event keeps of a live value under a capture level (scalars as they are; arrays
-    copied, above ``inline_size`` elements summarized under ``auto``; nothing under ``structure``)."""
+    """What an event keeps of a live value under a capture level: arrays copied (the engine may add
+    into them in place), above ``inline_size`` elements summarized under ``auto``; any other value
+    (a number) as it is; nothing under ``structure``."""
     if level == "structure":
         return lambda value: None
     limit = inline_size if level == "auto" else None
 
     def keep(value):
-        if type(value) in SCALARS or type(value) is not np.ndarray:
+        if type(value) is not np.ndarray:
             return value
         return stored_summary(value) if limit is not None and value.size > limit else value.copy()
 
@@ -70,7 +71,8 @@ class Recorder(RecorderBase):
         self._passes = []  # _Pass per running backward(), innermost last
 
     def _release(self):
-        self._alive, self._passes = [], []
+        """No more callbacks come: let the values go."""
+        self._alive, self._passes, self._labels, self._children = [], [], {}, {}
 
     # ---- nodes
 
