@@ -77,6 +77,18 @@ def nested_recording():
     return rec
 
 
+def twice(a):
+    return a + a
+
+
+def buggy_twice():
+    """``a + a`` at 3 through a class whose ``__add__`` backward assigns (the classic bug)."""
+    from adtrace.compare.micrograd_call import trace_engine_call
+    from value_classes import BuggyValue
+
+    return trace_engine_call(twice, (3.0,), engine=BuggyValue)
+
+
 # -------------------- the Markdown report, read back --------------------
 
 
@@ -126,6 +138,8 @@ def replay(page_pass, labels):
         change = steps["state"][k]
         if change and change[0] == "pop":
             del state[change[1]]
+        elif change and change[0] == "visit":  # (an engine whose .grad stays after the visit)
+            pass
         elif change:
             state[change[1]] = change[2]
         change = steps["lecture"][k]

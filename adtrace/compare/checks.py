@@ -23,7 +23,7 @@ def skipped(name, reason):
     return Check(name, True, reason, skipped=True)
 
 
-def engines_agree(rows):
+def engines_agree(rows, engine="autograd"):
     exact = sum(r.status == EXACT for r in rows)
     close = sum(r.status == CLOSE for r in rows)
     divergent = first_divergence(rows)
@@ -37,14 +37,15 @@ def engines_agree(rows):
                    "capture them with capture='full')")
     if divergent:
         detail += f"; first divergent node: {divergent}"
-    return Check("reference engine vs autograd, per node", divergent is None and bool(rows), detail)
+    return Check(f"reference engine vs {engine}, per node", divergent is None and bool(rows), detail)
 
 
-def orders_valid(autograd_order, autograd_graph, reference_order, reference_graph):
+def orders_valid(autograd_order, autograd_graph, reference_order, reference_graph, walk="autograd's toposort"):
+    """``walk``: what made the engine's order (another engine: "micrograd's build_topo")."""
     ok_autograd = is_reverse_topological(autograd_order, autograd_graph)
     ok_reference = is_reverse_topological(reference_order, reference_graph)
     same = list(autograd_order) == list(reference_order)
-    detail = (f"autograd's toposort: {'valid' if ok_autograd else 'INVALID'}; lecture's DFS order: "
+    detail = (f"{walk}: {'valid' if ok_autograd else 'INVALID'}; lecture's DFS order: "
               f"{'valid' if ok_reference else 'INVALID'}; {'same order' if same else 'different orders'}")
     return Check("both visit orders are reverse topological", ok_autograd and ok_reference, detail)
 

@@ -49,6 +49,7 @@ class TracedCall:
     checks: list = field(default_factory=list)
     warnings: list = field(default_factory=list)
     node_checks: Any = None  # checker.CheckReport, added by checker.check_call
+    engine: str = "autograd"  # the engine traced (micrograd_call: every argument is a leaf, argnum None)
 
 
 def trace_call(f, args, argnum=0, mode="rev", capture="auto", root=None, rtol=None):

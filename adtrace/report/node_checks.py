@@ -36,11 +36,14 @@ def verdict_line(report):
 
 
 def node_checks_section(report, options):
-    return "\n".join([
-        "## Checks per node", "",
-        "Each node's local VJP (and JVP, where autograd has a forward rule) re-run alone on the "
-        "recorded inputs, against central differences along fixed random directions.", "",
-        verdict_line(report), "", node_checks_table(report, options.max_rows)])
+    intro = ("Each node's local VJP (and JVP, where autograd has a forward rule) re-run alone on the "
+             "recorded inputs, against central differences along fixed random directions.")
+    if getattr(report.recording, "code", None) is not None:  # an engine with its own backward()
+        intro = ("Each node's contributions (what its `_backward` wrote into each child's `.grad`) against its "
+                 "`.grad` times the op's derivative, taken by central differences of the op at the recorded "
+                 "values (`local`); each write that assigned instead of adding (`accumulation`).")
+    return "\n".join(["## Checks per node", "", intro, "", verdict_line(report), "",
+                      node_checks_table(report, options.max_rows)])
 
 
 def _num(x):

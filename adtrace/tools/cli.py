@@ -14,6 +14,7 @@ from tabulate import tabulate
 
 from ..recording.autograd import drift, hooks
 from . import selftest
+from .engine_call import engine_call, engine_check, engine_of
 from .targets import TargetError, load_target, parse_arg
 
 
@@ -75,6 +76,12 @@ def _traced_call(args, node_checks=False):
     from ..compare.traced_call import trace_call
 
     function, values = _target_and_point(args, "differentiate")
+    if args.engine:  # micrograd, or a class of its shape (tools/engine_call.py)
+        if args.mode != "rev":
+            raise UserError(f"--engine {args.engine} runs backward(): reverse mode only (leave out --mode)")
+        engine = engine_of(args.engine)
+        with _user_errors(args):
+            return engine_call(function, values, engine, args.capture, args.rtol, node_checks)
     with _user_errors(args):
         call = trace_call(function, values, argnum=args.argnum, mode=args.mode, capture=args.capture, rtol=args.rtol)
         return check_call(call, function, rtol=args.rtol) if node_checks else call
@@ -132,9 +139,16 @@ def check(args):
     from ..report.node_checks import node_checks_table, verdict_line
 
     function, values = _target_and_point(args, "check")
-    with _user_errors(args):
-        report = check_nodes(function, *values, argnum=args.argnum, max_nodes=args.max_nodes, sample=args.sample,
-                             rtol=args.rtol)
+    if args.engine:  # micrograd, or a class of its shape (tools/engine_call.py)
+        if args.max_nodes is not None or args.sample is not None:
+            raise UserError("--max-nodes and --sample limit autograd's checks; with --engine every node is checked")
+        engine = engine_of(args.engine)
+        with _user_errors(args):
+            report = engine_check(function, values, engine)
+    else:
+        with _user_errors(args):
+            report = check_nodes(function, *values, argnum=args.argnum, max_nodes=args.max_nodes,
+                                 sample=args.sample, rtol=args.rtol)
     print(node_checks_table(report, args.max_rows))
     print()
     print(verdict_line(report))
@@ -330,6 +344,9 @@ def _point_options(p):
     p.add_argument("--at", action="append", default=[], metavar="ARG",
                    help="an argument as a Python literal, once per argument (a list becomes a float array)")
     p.add_argument("--argnum", type=int, default=0, help="which argument to differentiate (default 0)")
+    p.add_argument("--engine", metavar="ENGINE",
+                   help="trace this engine instead of autograd: micrograd, or path/to/file.py:Value (a Value class "
+                        "of micrograd's shape); each argument becomes a leaf Value and backward() runs on the result")
 
 
 def _trace_options(p):
