@@ -1,94 +1,130 @@
 """The ``adtrace`` command line: ``report``, ``view``, ``check``, ``experiments``, ``doctor``, ``upstream``.
 
 Errors a user can make (a bad TARGET, an argument that cannot be differentiated, a function that
-raises, a missing VJP rule) end with one ``adtrace: ...`` line and a non-zero exit, not a traceback.
+raises or exits, a missing VJP rule) end with one ``adtrace: ...`` line and exit 2, not a
+traceback. Exit codes: ``commands.EXIT_CODES``. Standard output holds adtrace's result alone:
+what the traced program prints goes to standard error.
 """
 
 import argparse
+import os
 import sys
 
-from .commands import UserError
+from .. import __version__
+from .commands import EXIT_CODES, USAGE, UserError
 from .commands.doctor import doctor
 from .commands.experiments import experiments
 from .commands.traced import check, report, view
 from .commands.upstream import upstream_check
+from .options import join_negative_values, point_options, positive_int, trace_options
+from .output import show, terminal_safe
 from .targets import TargetError
 
+HANDLERS = {"report": report, "view": view, "check": check, "experiments": experiments, "doctor": doctor,
+            "upstream": upstream_check}
 
-_RTOL_HELP = ("relative tolerance of the numerical checks (central differences; default 1e-5, per node by the "
-              "dtype): the error you accept from a rule approximate by design, e.g. an iterative solve")
+_PROGRAM_OUTPUT = "What the traced program prints goes to standard error; standard output holds the result alone."
 
 
 def build_parser():
-    parser = argparse.ArgumentParser(prog="adtrace", description="See, check and teach how autograd computes a gradient.")
-    commands = parser.add_subparsers(dest="command", required=True)
+    parser = argparse.ArgumentParser(
+        prog="adtrace", description="See, check and teach how autograd computes a gradient.",
+        epilog=f"{EXIT_CODES}\n\nexample:\n  adtrace report funcs.py:f --at 0.5 --at 3.0 -o report.md",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=_version())
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
+                                     help="adtrace COMMAND --help says more about each")
+    _report_parser(commands)
+    _view_parser(commands)
+    _check_parser(commands)
+    _experiments_parser(commands)
+    _command(commands, "doctor", "check the installed autograd against the hook points adtrace knows",
+             "adtrace doctor")
+    _upstream_parser(commands)
+    return parser
 
-    p = commands.add_parser("report", help="trace one call of a function and write its Markdown report")
-    _point_options(p)
-    _trace_options(p)
-    p.add_argument("--max-rows", type=int, default=200, help="rows per table before it is capped")
-    p.add_argument("-o", "--output", help="write the report here instead of standard output")
-    p.add_argument("--json", help="also write every recorded event here as JSON")
+
+def _command(commands, name, about, *examples, exit_codes=False):
+    """A command whose ``--help`` ends with its examples (and the exit codes, for the tracing ones)."""
+    epilog = (f"{_PROGRAM_OUTPUT}\n{EXIT_CODES}\n\n" if exit_codes else "") + "example:\n" + "\n".join(
+        f"  {line}" for line in examples)
+    return commands.add_parser(name, help=about, description=about[0].upper() + about[1:] + ".", epilog=epilog,
+                               formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
+def _report_parser(commands):
+    p = _command(commands, "report", "trace one call of a function and write its Markdown report",
+                 "adtrace report funcs.py:f --at 0.5 --at 3.0 -o report.md --json events.json",
+                 "adtrace report adtrace.tools.autograd_examples.drivers:rosenbrock "
+                 "--args-from adtrace.tools.autograd_examples.drivers:rosenbrock_args", exit_codes=True)
+    point_options(p)
+    trace_options(p)
+    p.add_argument("--max-rows", type=positive_int, default=200, help="rows per table before it is capped (default 200)")
+    p.add_argument("-o", "--output", metavar="FILE", help="write the report here (UTF-8) instead of standard output")
+    p.add_argument("--json", metavar="FILE", help="also write every recorded event here as JSON")
     p.add_argument("--html", metavar="FILE", help="also write the step-through page here (see adtrace view)")
     p.add_argument("--check-nodes", action="store_true", help="add the per-node checks (see adtrace check)")
-    p.add_argument("--rtol", type=float, help=_RTOL_HELP)
 
-    p = commands.add_parser("view", help="trace one call and write a page that plays its backward pass step by step")
-    _point_options(p)
-    _trace_options(p)
+
+def _view_parser(commands):
+    p = _command(commands, "view", "trace one call and write a page that plays its backward pass step by step",
+                 "adtrace view funcs.py:f --at 0.5 --at 3.0 --mode both -o page.html --open", exit_codes=True)
+    point_options(p)
+    trace_options(p)
     p.add_argument("-o", "--output", required=True, metavar="FILE", help="the HTML page to write")
     p.add_argument("--open", action="store_true", help="open the page in the default browser")
-    p.add_argument("--rtol", type=float, help=_RTOL_HELP)
 
-    p = commands.add_parser("check", help="check every node's local rule; name the first wrong node and its line")
-    _point_options(p)
-    p.add_argument("--max-nodes", type=int, help="check only the first N nodes")
-    p.add_argument("--sample", type=int, help="check a fixed pseudo-random sample of N nodes")
-    p.add_argument("--max-rows", type=int, default=200, help="rows of the table before it is capped")
-    p.add_argument("--rtol", type=float, help=_RTOL_HELP)
 
-    p = commands.add_parser("experiments", help="run the experiments and write reports/NAME.md and NAME.html")
+def _check_parser(commands):
+    p = _command(commands, "check", "check every node's local rule; name the first wrong node and its line",
+                 "adtrace check funcs.py:f --at 0.5 --at 3.0 --sample 50", exit_codes=True)
+    point_options(p)
+    p.add_argument("--max-nodes", type=positive_int, metavar="N", help="check only the first N nodes")
+    p.add_argument("--sample", type=positive_int, metavar="N", help="check a fixed pseudo-random sample of N nodes")
+    p.add_argument("--max-rows", type=positive_int, default=200, help="rows of the table before it is capped (default 200)")
+
+
+def _experiments_parser(commands):
+    p = _command(commands, "experiments", "run the experiments and write reports/NAME.md and NAME.html",
+                 "adtrace experiments --only multiple_paths", "adtrace experiments --check")
     p.add_argument("--only", action="append", metavar="NAME", help="run only this experiment (repeatable)")
     p.add_argument("--check", action="store_true", help="regenerate in memory; fail if a committed report differs")
     p.add_argument("--dir", default="experiments", help="folder of experiment scripts (default: experiments)")
     p.add_argument("--reports", default="reports", help="folder of reports (default: reports)")
 
-    commands.add_parser("doctor", help="check the installed autograd against the hook points adtrace knows")
 
-    p = commands.add_parser("upstream", help="run autograd's own test suite without and with --adtrace")
+def _upstream_parser(commands):
+    p = _command(commands, "upstream", "run autograd's own test suite without and with --adtrace",
+                 "adtrace upstream", "adtrace upstream --examples --only rosenbrock --rounds 1 -o examples.md")
     p.add_argument("--version", help="the autograd release whose sdist to test (default: the installed one)")
     p.add_argument("--examples", action="store_true",
                    help="report and check autograd's own examples instead, and write their table")
     p.add_argument("--only", action="append", metavar="NAME", help="with --examples: only this example (repeatable)")
-    p.add_argument("--rounds", type=int, default=5, help="with --examples: timing rounds per example (default 5)")
+    p.add_argument("--rounds", type=positive_int, default=5,
+                   help="with --examples: timing rounds per example (default 5)")
     p.add_argument("-o", "--output", default="reports/examples.md",
                    help="with --examples: where the table goes (default reports/examples.md)")
-    return parser
 
 
-def _point_options(p):
-    """The function and the point it is differentiated at (report, view, check)."""
-    p.add_argument("target", help="module:function or path/to/file.py:function")
-    p.add_argument("--at", action="append", default=[], metavar="ARG",
-                   help="an argument as a Python literal, once per argument (a list becomes a float array)")
-    p.add_argument("--argnum", type=int, default=0, help="which argument to differentiate (default 0)")
+def _version():
+    from ..recording.autograd.drift import installed_version
 
-
-def _trace_options(p):
-    """How the call is traced (report, view)."""
-    p.add_argument("--mode", choices=("rev", "fwd", "both"), default="rev")
-    p.add_argument("--capture", choices=("auto", "full", "structure"), default="auto")
+    return f"adtrace {__version__} (autograd {installed_version()})"
 
 
 def main(argv=None):
-    args = build_parser().parse_args(argv)
-    handlers = {"report": report, "view": view, "check": check, "experiments": experiments, "doctor": doctor,
-                "upstream": upstream_check}
+    for stream in (sys.stdout, sys.stderr):
+        terminal_safe(stream)
+    parser = build_parser()
+    args = parser.parse_args(join_negative_values(sys.argv[1:] if argv is None else argv, parser))
     try:
-        return handlers[args.command](args)
+        return HANDLERS[args.command](args)
     except (UserError, TargetError) as exc:
-        print(f"adtrace: {exc}", file=sys.stderr)
-        return 2
+        show(f"adtrace: {exc}", sys.stderr)
+        return USAGE
+    except BrokenPipeError:  # the reader of standard output went away (`| head`): stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
 
 
 if __name__ == "__main__":

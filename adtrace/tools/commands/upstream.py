@@ -1,5 +1,6 @@
 """``upstream``: autograd's own test suite without and with ``--adtrace``, or its own examples."""
 
+from ..output import show
 from . import UserError
 from .files import write
 
@@ -18,11 +19,11 @@ def upstream_check(args):
         raise UserError(str(exc)) from exc
     for name, run in (("plain", plain), ("--adtrace", recorded)):
         counts = ", ".join(f"{n} {k}" for k, n in sorted(run.counts().items()))
-        print(f"{name:>9}: {counts} in {run.seconds:.1f} s")
-    print(f"wall time ratio --adtrace / plain: {recorded.seconds / plain.seconds:.2f}")
+        show(f"{name:>9}: {counts} in {run.seconds:.1f} s")
+    show(f"wall time ratio --adtrace / plain: {recorded.seconds / plain.seconds:.2f}")
     for test_id, before, after in differences:
-        print(f"DIFFERS: {test_id}: {before} without adtrace, {after} with it")
-    print("same outcome for every test id" if not differences else f"{len(differences)} test ids differ")
+        show(f"DIFFERS: {test_id}: {before} without adtrace, {after} with it")
+    show("same outcome for every test id" if not differences else f"{len(differences)} test ids differ")
     return 1 if differences else 0
 
 
@@ -33,8 +34,6 @@ def upstream_examples(args):
     from ..autograd_examples.proof import markdown, run
     from ..upstream import UpstreamError
 
-    if args.rounds < 1:
-        raise UserError("--rounds must be at least 1 (the table holds timings)")
     unknown = [name for name in args.only or () if name not in EXAMPLES]
     if unknown:
         raise UserError(f"no example named {', '.join(unknown)} (there are: {', '.join(EXAMPLES)})")
@@ -43,13 +42,13 @@ def upstream_examples(args):
         for name in args.only or EXAMPLES:
             runs.append(run(EXAMPLES[name], rounds=args.rounds))
             r = runs[-1]
-            print(f"{name}: report exit {r.report_exit}, check exit {r.check_exit}, {r.report_bytes / 1000:.0f} KB"
+            show(f"{name}: report exit {r.report_exit}, check exit {r.check_exit}, {r.report_bytes / 1000:.0f} KB"
                   f"{'' if r.within_size else ' (over the size limit)'}, overhead {r.overhead:.2f}x")
     except UpstreamError as exc:
         raise UserError(str(exc)) from exc
     write(args.output, markdown(runs, rounds=args.rounds))
     passed = sum(r.passed for r in runs)
-    print(f"{passed} of {len(runs)} examples pass every check within the size limit -> {args.output}")
+    show(f"{passed} of {len(runs)} examples pass every check within the size limit -> {args.output}")
     return 0 if passed == len(runs) else 1
 
 
