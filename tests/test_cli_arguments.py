@@ -9,7 +9,7 @@ import pytest
 
 from adtrace import __version__
 from adtrace.tools.cli import build_parser
-from cli_run import adtrace, one_error_line
+from cli_run import adtrace
 
 MODEL = '''
 import os
