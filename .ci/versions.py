@@ -2,10 +2,12 @@
 
     python .ci/versions.py [1.7.0 1.8.0 1.9.0 1.9.1]
 
-Each venv (cached under $ADTRACE_CACHE/venvs, default ~/.cache/adtrace/venvs) sees this
-interpreter's packages (numpy, pytest, hypothesis, tabulate) and has only its own autograd
-installed from the package index; adtrace is taken from this checkout. Prints one line per
-release and exits non-zero if any fails.
+Each venv (cached under $ADTRACE_CACHE/venvs, default ~/.cache/adtrace/venvs, one per Python
+version and release) has only its own autograd installed from the package index and sees, after
+it, the packages of the interpreter running this script (numpy, pytest, hypothesis, tabulate)
+through a .pth file: that interpreter may itself be a fresh venv (.ci/run), whose packages a
+venv's system-site-packages would not see. adtrace is taken from this checkout. Prints one line
+per release and exits non-zero if any fails.
 """
 
 import os
@@ -23,23 +25,28 @@ RECORDER_TESTS = ("test_recorder.py", "test_history.py", "test_session.py", "tes
 
 
 def environment(version, cache):
-    """The venv for one release, rebuilt if a earlier build did not finish or holds another one."""
-    folder = cache / "venvs" / f"autograd-{version}"
+    """The venv for one release, rebuilt if an earlier build did not finish or holds another one.
+
+    The venv has no pip of its own (this interpreter's pip installs into it: 1 MB instead of 26)."""
+    folder = cache / "venvs" / f"py{sys.version_info.major}.{sys.version_info.minor}-autograd-{version}"
     python = folder / "bin" / "python"
-    if installed(python) != version:
-        venv.EnvBuilder(system_site_packages=True, with_pip=True, clear=True).create(folder)
-        subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--no-deps", f"autograd=={version}"], check=True)
+    own = site_packages(python)
+    if own is None or not list(own.glob(f"autograd-{version}.dist-info")):
+        venv.EnvBuilder(clear=True).create(folder)
+        own = site_packages(python)
+        subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(own),
+                        f"autograd=={version}"], check=True)
+    theirs = [p for p in sys.path if Path(p).name in ("site-packages", "dist-packages")]
+    (own / "running-interpreter.pth").write_text("".join(f"{p}\n" for p in theirs))
     return python
 
 
-def installed(python):
+def site_packages(python):
     if not python.exists():
         return None
-    done = subprocess.run([str(python), "-m", "pip", "show", "--disable-pip-version-check", "autograd"],
+    done = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                           capture_output=True, text=True)
-    location = next((line.split(": ", 1)[1] for line in done.stdout.splitlines() if line.startswith("Location")), "")
-    version = next((line.split(": ", 1)[1] for line in done.stdout.splitlines() if line.startswith("Version")), None)
-    return version if str(python.parent.parent) in location else None  # its own, not the system's
+    return Path(done.stdout.strip()) if done.returncode == 0 else None
 
 
 def run(version, cache):

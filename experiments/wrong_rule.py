@@ -22,6 +22,7 @@ from adtrace.tools.experiment import Outcome, main, repo_root
 from adtrace.report import render
 from adtrace.report.format import fmt
 from adtrace.report.tables import table
+from adtrace.checker import check_call
 from adtrace.compare.traced_call import trace_call
 from adtrace.recording.values import plain
 
@@ -79,7 +80,7 @@ def trace_with_correct_reference(x):
     had, previous = double in ref.primitive_vjps, ref.primitive_vjps.get(double)
     ref.defvjp(double, lambda ans, x: lambda g: RIGHT * g)
     try:
-        return trace_call(h, (x,), capture="full", root=repo_root(__file__), node_checks=True)
+        return check_call(trace_call(h, (x,), capture="full", root=repo_root(__file__)), h, root=repo_root(__file__))
     finally:
         if had:
             ref.primitive_vjps[double] = previous

@@ -9,6 +9,7 @@ from adtrace.recording.autograd import drift
 from adtrace.tools import upstream
 
 
+@pytest.mark.slow
 def test_upstream_suite_same_outcome_with_adtrace():
     plain, recorded, differences = upstream.compare()
     assert differences == [], differences[:20]
@@ -40,7 +41,6 @@ def test_cli_reports_a_download_failure_in_one_line():
 def test_a_suite_that_runs_nothing_proves_nothing(tmp_path, monkeypatch):
     source = tmp_path / f"autograd-{drift.installed_version()}"
     (source / "tests").mkdir(parents=True)
-    (source / ".complete").touch()
-    monkeypatch.setenv("ADTRACE_CACHE", str(tmp_path))
+    monkeypatch.setattr(upstream, "fetch_sdist", lambda version=None: source)
     with pytest.raises(upstream.UpstreamError, match="did not run cleanly without adtrace"):
         upstream.compare()

@@ -134,7 +134,8 @@ def test_flat_containers_under_auto_are_copied_in_one_pass():
     assert all(np.array_equal(s, v) and not np.shares_memory(s, v) for s, v in ((pair[0], a), (pair[2], b)))
     listed = capture([a, b])
     assert type(listed) is list and np.array_equal(listed[1], b) and not np.shares_memory(listed[1], b)
-    assert resolve(capture([a, a, 1.0])) == ContainerSummary("list", 3)  # 5 elements above the inline size 4
+    summary = resolve(capture([a, a, 1.0]))  # 5 elements above the inline size 4
+    assert (summary.type, summary.length, [path for path, _ in summary.leaves]) == ("list", 3, ["[0]", "[1]", "[2]"])
     Point = namedtuple("Point", "x y")
     point = capture(Point(a, 1.0))
     assert type(point) is Point and not np.shares_memory(point.x, a)
@@ -146,7 +147,8 @@ class Tagged(np.ndarray):
 
 def test_an_ndarray_subclass_in_a_container_counts_its_elements():
     tagged = np.ones((2, 3)).view(Tagged)
-    assert resolve(Capture("auto", inline_size=4)((tagged,))) == ContainerSummary("tuple", 1)
+    summary = resolve(Capture("auto", inline_size=4)((tagged,)))
+    assert (summary.type, summary.length, summary.leaves[0][1].shape) == ("tuple", 1, (2, 3))
     kept = Capture("auto", inline_size=6)((tagged,))
     assert type(kept[0]) is Tagged and not np.shares_memory(kept[0], tagged)
 
@@ -162,8 +164,8 @@ def test_auto_stores_boxes_sparse_values_and_summaries_as_tuples_the_collector_d
     capture = Capture("auto", inline_size=4)
     stored = [capture(box), capture(untake(2.0, 1, vspace(np.zeros(3)))), capture(np.arange(10.0)), capture([1.0] * 5)]
     assert all(type(s) is tuple for s in stored)
-    gc.collect()
-    gc.collect()  # (a summary's shape tuple is dropped by the first, the summary by the second)
+    for _ in range(4):  # (each collection untracks one more level of nested tuples: a container summary has four)
+        gc.collect()
     assert not any(gc.is_tracked(s) for s in stored)
     assert [type(resolve(s)) for s in stored] == [Boxed, Sparse, ArraySummary, ContainerSummary]
     assert type(Capture("full")(box)) is Boxed  # under full the recorder's copy-on-write reads the dataclasses
@@ -199,3 +201,29 @@ def test_a_namedtuple_is_rebuilt_without_running_its_own_new():
         make_vjp(lambda a: _Normalising(anp.sin(a), 1.0))(np.array([0.1, 0.2]))  # (autograd cannot box it)
     output = rec.of_kind("trace")[0].output
     assert type(output) is _Normalising and type(output.x) is Boxed and output.y == 1.0
+
+
+def test_a_container_above_the_inline_size_is_summarized_leaf_by_leaf():
+    """Real models pass lists of (W, b) and dicts of arrays: each leaf keeps its path, shape,
+    dtype and statistics (issue 17: not the type and length alone)."""
+    from adtrace.recording.autograd.capture import Capture
+    from adtrace.recording.values import resolve
+
+    params = {"layers": [(np.arange(12.0).reshape(3, 4), np.zeros(4))], "scale": 2.5, "name": "mlp"}
+    kept = resolve(Capture("auto", 8)(params))
+    assert isinstance(kept, ContainerSummary) and (kept.type, kept.length, kept.more) == ("dict", 3, 0)
+    paths = [path for path, _ in kept.leaves]
+    assert paths == ["['layers'][0][0]", "['layers'][0][1]", "['scale']", "['name']"]
+    W = kept.leaves[0][1]
+    assert (W.shape, W.dtype, W.min, W.max, W.mean) == ((3, 4), "float64", 0.0, 11.0, 5.5)
+    assert (kept.leaves[2][1].shape, kept.leaves[2][1].mean) == ((), 2.5)
+    assert kept.leaves[3][1].dtype == "str" and np.isnan(kept.leaves[3][1].mean)
+
+
+def test_a_container_summary_keeps_a_bounded_number_of_leaves():
+    from adtrace.recording.autograd.capture import Capture
+    from adtrace.recording.values import MAX_LEAVES, resolve
+
+    many = [np.full(2, float(i)) for i in range(MAX_LEAVES + 5)]
+    kept = resolve(Capture("auto", 8)(many))
+    assert len(kept.leaves) == MAX_LEAVES and kept.more == 5 and kept.leaves[-1][0] == f"[{MAX_LEAVES - 1}]"

@@ -4,11 +4,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from adtrace.recording.autograd import drift
 
 REPO = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.slow
 def test_recorder_tests_pass_on_every_supported_release():
     releases = list(drift.known_releases())
     out = subprocess.run([sys.executable, str(REPO / ".ci" / "versions.py"), *releases],

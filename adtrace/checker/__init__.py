@@ -15,12 +15,13 @@ from autograd import make_vjp
 from autograd.core import vspace
 
 from ..compare.arguments import differentiated, unary
+from ..compare.checks import Check
 from ..recording.passes import user_query
 from ..recording.session import record
 from .flags import nonfinite_origin, vspace_flags
 from .local import FAIL, PASS, SKIPPED, NodeCheck, check_node
 
-__all__ = ["check", "check_recording", "CheckReport", "NodeCheck", "PASS", "FAIL", "SKIPPED"]
+__all__ = ["check", "check_call", "check_recording", "CheckReport", "NodeCheck", "PASS", "FAIL", "SKIPPED"]
 
 
 @dataclass
@@ -59,6 +60,16 @@ def check(f, *args, argnum=0, max_nodes=None, sample=None, root=None, rtol=None)
     report = check_recording(rec, max_nodes=max_nodes, sample=sample, rtol=rtol)
     report.gradient = gradient
     return report
+
+
+def check_call(call, f, root=None, rtol=None):
+    """Add to a ``TracedCall`` of ``f`` the per-node checks at its point: its ``node_checks`` (a
+    report's "Checks per node") and one check in its summary."""
+    call.node_checks = check(f, *call.args, argnum=call.argnum, root=root, rtol=rtol)
+    first = call.node_checks.first_failure
+    call.checks.append(Check("per-node local rules", first is None, "every checked node passes" if first is None
+                             else f"first failing node: {first.node}"))
+    return call
 
 
 def check_recording(rec, max_nodes=None, sample=None, rtol=None):

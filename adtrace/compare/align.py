@@ -14,10 +14,10 @@ import numpy as np
 
 from autograd.core import vspace
 
-from ..recording.values import ArraySummary, ContainerSummary, plain, summarize
+from ..recording.values import ArraySummary, ContainerSummary, leaf_paths, plain, summarize
 
 EXACT, CLOSE, DIFFERS, MISSING = "exact", "close", "differs", "missing"
-NOT_COMPARED = "not compared"  # capture "auto" kept a container's type and length only
+NOT_COMPARED = "not compared"  # capture "auto" kept less than the value (leaves past a summary's limit)
 _SEVERITY = [EXACT, CLOSE, NOT_COMPARED, DIFFERS, MISSING]
 RTOL, ATOL = 1e-9, 1e-12
 
@@ -115,10 +115,8 @@ def compare(recorded, reference):
     if recorded is None:
         return DIFFERS, None
     recorded = plain(recorded)
-    if isinstance(recorded, ContainerSummary):  # capture "auto" kept its type and length only
-        same = isinstance(reference, (tuple, list, dict)) and (recorded.type, recorded.length) == (
-            type(reference).__name__, len(reference))
-        return (NOT_COMPARED, None) if same else (DIFFERS, None)
+    if isinstance(recorded, ContainerSummary):  # capture "auto" kept each leaf's statistics
+        return _compare_container_summary(recorded, reference)
     if isinstance(recorded, (tuple, list, dict)):
         return _compare_containers(recorded, reference)
     if isinstance(recorded, ArraySummary):  # capture "auto" kept statistics only
@@ -147,6 +145,29 @@ def _compare_summary(recorded, reference):
     with np.errstate(all="ignore"):
         return (CLOSE if np.allclose(got, want, rtol=RTOL, atol=ATOL, equal_nan=True) else DIFFERS,
                 float(np.max(np.abs(got - want))))
+
+
+def _compare_container_summary(recorded, reference):
+    """Leaf by leaf, by statistics; the leaves past the summary's limit are not compared."""
+    if not isinstance(reference, (tuple, list, dict)) or (recorded.type, recorded.length) != (
+            type(reference).__name__, len(reference)):
+        return DIFFERS, None
+    leaves = dict(leaf_paths(reference))
+    if len(leaves) != len(recorded.leaves) + recorded.more:
+        return DIFFERS, None
+    results = []
+    for path, summary in recorded.leaves:
+        if path not in leaves:
+            return DIFFERS, None
+        if not np.issubdtype(np.asarray(leaves[path]).dtype, np.number):  # a leaf kept by type only
+            results.append((NOT_COMPARED, None) if summary.dtype == type(leaves[path]).__name__ else (DIFFERS, None))
+        else:
+            results.append(_compare_summary(summary, leaves[path]))
+    if recorded.more:
+        results.append((NOT_COMPARED, None))
+    status = max((s for s, _ in results), key=_SEVERITY.index, default=CLOSE)
+    differences = [d for _, d in results if d is not None]
+    return status, (max(differences) if differences and status != DIFFERS else None)
 
 
 def _compare_containers(recorded, reference):

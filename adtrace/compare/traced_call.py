@@ -20,7 +20,6 @@ from .. import reference
 from .align import align, relabel
 from .arguments import differentiated, unary
 from ..recording.callsite import source_location
-from ..checker import check
 from .checks import Check, engines_agree, finite_differences, orders_valid
 from ..recording.passes import user_query
 from ..recording.session import record
@@ -49,12 +48,11 @@ class TracedCall:
     alignment: list = field(default_factory=list)
     checks: list = field(default_factory=list)
     warnings: list = field(default_factory=list)
-    node_checks: Any = None  # checker.CheckReport, with node_checks=True
+    node_checks: Any = None  # checker.CheckReport, added by checker.check_call
 
 
-def trace_call(f, args, argnum=0, mode="rev", capture="auto", root=None, node_checks=False, rtol=None):
-    """``root``: the folder source locations are relative to (default: the working one);
-    ``node_checks``: also run the per-node checker (``adtrace.check``) on the call; ``rtol``: the
+def trace_call(f, args, argnum=0, mode="rev", capture="auto", root=None, rtol=None):
+    """``root``: the folder source locations are relative to (default: the working one); ``rtol``: the
     relative tolerance of the numerical checks (central differences, per node), when the user
     accepts more than the default (a rule approximate by design, as ``fixed_point``'s)."""
     if mode not in MODES:
@@ -68,13 +66,6 @@ def trace_call(f, args, argnum=0, mode="rev", capture="auto", root=None, node_ch
             _reverse(call, of_x, x, capture, rtol)
         if mode in ("fwd", "both"):
             _forward(call, of_x, x, capture)
-        if node_checks:
-            call.node_checks = check(f, *args, argnum=argnum, root=root, rtol=rtol)
-            if not call.node_checks.passed:
-                first = call.node_checks.first_failure
-                call.checks.append(Check("per-node local rules", False, f"first failing node: {first.node}"))
-            else:
-                call.checks.append(Check("per-node local rules", True, "every checked node passes"))
     call.warnings = _autograd_warnings(caught)
     return call
 

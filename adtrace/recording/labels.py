@@ -23,7 +23,11 @@ def primitive_name(fun):
 
 
 def node_label(index, name):
-    """``v<index>_<name>`` with the name reduced to letters, digits and single underscores
-    (``VSpace.add`` -> ``VSpace_add``); the raw name stays beside the label in the node's event."""
-    safe = "_".join(part for part in _SEPARATORS.split(name) if part) or "op"
-    return f"v{index}_{safe}"
+    """``v<index>_<name>`` (``v1_multiply``), the name as ``label_name`` makes it."""
+    return f"v{index}_{label_name(name)}"
+
+
+def label_name(name):
+    """A primitive's name reduced to letters, digits and single underscores (``VSpace.add`` ->
+    ``VSpace_add``); the raw name stays beside the label in the node's event."""
+    return "_".join(part for part in _SEPARATORS.split(name) if part) or "op"

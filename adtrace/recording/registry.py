@@ -12,6 +12,7 @@
 
 import os
 import threading
+import weakref
 from contextvars import ContextVar
 
 from .callsite import warn_at_user
@@ -100,7 +101,7 @@ def follow_generator(recorder, generator):
         suspendable = _SUSPENDABLE[cls] = type(cls.__name__, (_Suspendable, cls), {})
     recorder.__class__ = suspendable
     recorder.__dict__["_live"] = recorder.__dict__.pop("live")
-    recorder._generator, recorder._told = generator, False
+    recorder._generator, recorder._told = weakref.ref(generator), False  # (no cycle through its frame)
 
 
 class _Suspendable:
@@ -111,8 +112,10 @@ class _Suspendable:
     def live(self):
         if not self.__dict__["_live"]:
             return False
-        generator = self._generator
-        if not self._told and not (getattr(generator, "gi_running", False) or getattr(generator, "ag_running", False)):
+        generator = self._generator()
+        if generator is None or self._told:
+            return True
+        if not (getattr(generator, "gi_running", False) or getattr(generator, "ag_running", False)):
             self._told = True
             name = getattr(generator, "__qualname__", "a generator")
             self.warn(RecorderWarning(

@@ -41,10 +41,14 @@ class ArraySummary:
 
 @dataclass(frozen=True, slots=True)
 class ContainerSummary:
-    """A list, tuple or dict holding more than the inline size under ``capture="auto"``."""
+    """A list, tuple or dict holding more than the inline size under ``capture="auto"``: its type
+    and length, and each leaf (an array or number inside it, through nested containers) as its
+    path and ``ArraySummary``, the first ``MAX_LEAVES`` of them (``more``: how many were left out)."""
 
     type: str
     length: int
+    leaves: tuple = ()  # ((path, ArraySummary), ...), paths as in the program: "[0][1]", "['W']"
+    more: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,8 +97,28 @@ def built(stored, inner):
     if tag is ARRAY_SUMMARY:
         return ArraySummary(*stored[1:])
     if tag is CONTAINER_SUMMARY:
-        return ContainerSummary(*stored[1:])
+        kind, length, leaves, more = stored[1:]
+        return ContainerSummary(kind, length, tuple((path, ArraySummary(*leaf[1:])) for path, leaf in leaves), more)
     return None
+
+
+MAX_LEAVES = 64  # leaves summarized per container (each costs three reductions)
+
+
+def leaf_paths(value, unwrap=None, path=""):
+    """``(path, leaf)`` for each leaf of a container, depth first, named as the program would index
+    it (``[0][1]``, ``['W']``); ``unwrap`` takes an engine's wrapper off a value (autograd's boxes)."""
+    if unwrap is not None:
+        value = unwrap(value)
+    if isinstance(value, (tuple, list)):
+        for i, item in enumerate(value):
+            yield from leaf_paths(item, unwrap, f"{path}[{i}]")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            name = repr(key) if type(key) in (str, int) else f"<{type(key).__name__}>"  # (no repr with an address)
+            yield from leaf_paths(item, unwrap, f"{path}[{name}]")
+    else:
+        yield path, value
 
 
 def summarize(array):
@@ -103,8 +127,7 @@ def summarize(array):
 
 
 def stored_summary(array):
-    """``summarize`` in its stored form. Straight ufunc reductions, bound once, positional
-    arguments: this runs once per large value recorded, on the hot path."""
+    """``summarize`` in its stored form (once per large value recorded: the hot path)."""
     if array.dtype is _FLOAT64 and array.size:  # the common case: sums as itself (no cast: the same bits, sooner)
         return (ARRAY_SUMMARY, array.shape, "float64", *_statistics(array, None))
     data = np.abs(array) if array.dtype.kind == "c" else array
@@ -115,14 +138,13 @@ def stored_summary(array):
 
 def _statistics(data, dtype):
     """Min, max and mean of a non-empty real array, its sum taken in ``dtype``."""
-    low, high = float(_MINIMUM(data, None)), float(_MAXIMUM(data, None))
+    low, high = float(np.minimum.reduce(data, None)), float(np.maximum.reduce(data, None))
     if max(-low, high) * data.size < 1e300:  # finite and no overflow: the sum cannot warn
-        return low, high, float(_ADD(data, None, dtype)) / data.size
+        return low, high, float(np.add.reduce(data, None, dtype)) / data.size
     with np.errstate(all="ignore"):
-        return low, high, float(_ADD(data, None, dtype)) / data.size
+        return low, high, float(np.add.reduce(data, None, dtype)) / data.size
 
 
-_MINIMUM, _MAXIMUM, _ADD = np.minimum.reduce, np.maximum.reduce, np.add.reduce
 _FLOAT64 = np.dtype(np.float64)
 _DTYPE_NAMES = {}
 

@@ -27,7 +27,8 @@ def to_jsonable(value):
         return {"summary": {"shape": list(value.shape), "dtype": value.dtype, "min": to_jsonable(value.min),
                             "max": to_jsonable(value.max), "mean": to_jsonable(value.mean)}}
     if isinstance(value, ContainerSummary):
-        return {"container_summary": {"type": value.type, "length": value.length}}
+        return {"container_summary": {"type": value.type, "length": value.length, "more": value.more,
+                                      "leaves": [[path, to_jsonable(leaf)] for path, leaf in value.leaves]}}
     if isinstance(value, Boxed):
         return {"boxed": to_jsonable(value.value), "level": value.level}
     if isinstance(value, Sparse):

@@ -41,7 +41,9 @@ def fmt(value):
             return f"Sparse([{value.index}] += {fmt(value.value)})"
         return f"Sparse into {value.vspace}"
     if isinstance(value, ContainerSummary):
-        return f"{value.type} of {value.length} (above the inline size)"
+        leaves = "; ".join(f"{path} {fmt(leaf)}" for path, leaf in value.leaves)
+        more = f"; {value.more} more leaves" if value.more else ""
+        return f"{value.type} of {value.length} (above the inline size): {leaves}{more}"
     if isinstance(value, tuple) and len(value) == 2 and isinstance(value[1], bool):
         return f"({fmt(value[0])},{value[1]})"  # autograd's (value, mutable) pair, as the seed writes it
     if isinstance(value, (tuple, list)):

@@ -8,7 +8,7 @@ event vocabulary of ``recording/events.py``.
 """
 
 from . import drift, hooks
-from .callbacks import Fanout
+from .hooks import Fanout
 from .capture import Capture
 from .recorder import Recorder
 

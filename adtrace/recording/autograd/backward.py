@@ -97,7 +97,7 @@ class BackwardQueries:
             # A rule that passes g through (add, unbroadcast of a same-shape g) reuses its kept value
             # when g cannot have changed: an ingrad is what the rule returned, and a rule may
             # write into an array g (np.clip(g, out=g)). Under full the kept value is g itself.
-            # A loop, not a comprehension: that would be a function built and called per node.
+            # (A loop: before Python 3.12 a comprehension builds and calls a function, per node here.)
             kept_ingrads = []
             for i in ingrads:
                 if type(i) in SCALARS:
@@ -125,7 +125,7 @@ class BackwardQueries:
 
     def before_add_outgrads(self, prev_g_flagged, g):
         """The kept value of ``outgrads.get(parent)`` (a non-empty ``prev_g_flagged``), taken before
-        autograd may write into it (None when no values are captured)."""
+        autograd may write into it; called when values are kept (by a fan-out, when some recorder keeps them)."""
         if not self.keeps_values:
             return None
         value, mutable = prev_g_flagged

@@ -25,8 +25,8 @@ import numpy as np
 from autograd.core import SparseObject
 from autograd.tracer import box_types, getval
 
-from ..values import (BOXED, CONTAINER_SUMMARY, DEFAULT_INLINE_SIZE, SCALARS, SPARSE, Boxed, Sparse, stored_summary,
-                      capture_options)
+from ..values import (ARRAY_SUMMARY, BOXED, CONTAINER_SUMMARY, DEFAULT_INLINE_SIZE, MAX_LEAVES, SCALARS, SPARSE, Boxed, Sparse,
+                      capture_options, leaf_paths, stored_summary)
 from .sparse import _densifiable, densify, describe_index, describe_vspace, sparse_parts
 
 
@@ -80,7 +80,7 @@ class Capture:
                 try:  # nested, boxed or other parts: sized and copied in one walk
                     return self._part(value, [limit])
                 except _OverTheLimit:
-                    return CONTAINER_SUMMARY, type(value).__name__, len(value)
+                    return container_summary(value)
             return self._container(value, copy)
         if isinstance(value, np.ndarray):  # a subclass (np.matrix, a masked array): copied at once
             return stored_summary(np.asarray(value)) if self.limit is not None and value.size > self.limit else value.copy()
@@ -99,7 +99,7 @@ class Capture:
         if t in box_types:
             return BOXED, self._part(value._value, left), self.box_level(value)
         if isinstance(value, (tuple, list)):
-            items = []  # a loop, not a comprehension: no function built per call
+            items = []  # (a loop: before Python 3.12 a comprehension builds and calls a function)
             for v in value:
                 items.append(self._part(v, left))
             if t is tuple:
@@ -118,8 +118,7 @@ class Capture:
         return self(value)
 
     def _container(self, value, copy):
-        """A tuple, list or dict, item by item (apart from __call__: its comprehensions would make
-        every call's locals cells)."""
+        """A tuple, list or dict, item by item (capture full: no inline size to count against)."""
         if isinstance(value, tuple):
             items = [self(v, copy) for v in value]
             return tuple(items) if type(value) is tuple or not hasattr(value, "_fields") else tuple.__new__(type(value), items)
@@ -170,22 +169,41 @@ def _flat_copy(value, limit):
     or a ``ContainerSummary`` (stored form) above ``limit`` elements; ``None`` when it holds anything else
     (boxes, containers, sparse values: ``Capture`` walks those)."""
     left = limit
-    items = []  # a loop, not a comprehension: that would be a function built and called per call
+    items = []  # (a loop: before Python 3.12 a comprehension builds and calls a function)
     for v in value:  # one pass: each array sized before it is copied
         kind = type(v)
         if kind is np.ndarray:
             left -= v.size
             if left < 0:  # (any walk of the rest only counts more)
-                return CONTAINER_SUMMARY, type(value).__name__, len(value)
+                return container_summary(value)
             items.append(v.copy())
         elif kind in SCALARS:
             left -= 1
             if left < 0:
-                return CONTAINER_SUMMARY, type(value).__name__, len(value)
+                return container_summary(value)
             items.append(v)
         else:
             return None
     return tuple(items) if type(value) is tuple else items
+
+
+def container_summary(value):
+    """The stored form of a ``ContainerSummary`` of a live container: its leaves, depth first, each
+    as its path and the stored form of its ``ArraySummary`` (a leaf that is not a number: its type
+    name as the dtype, no statistics)."""
+    leaves, more = [], 0
+    for path, leaf in leaf_paths(value, getval):
+        if len(leaves) == MAX_LEAVES:
+            more += 1
+            continue
+        if isinstance(leaf, (np.ndarray, np.number, int, float, complex)) and not isinstance(leaf, bool):
+            leaves.append((path, stored_summary(np.asarray(leaf))))
+        else:
+            leaves.append((path, (ARRAY_SUMMARY, (), type(leaf).__name__, _NAN, _NAN, _NAN)))
+    return CONTAINER_SUMMARY, type(value).__name__, len(value), tuple(leaves), more
+
+
+_NAN = float("nan")
 
 
 def array_leaves(value):

@@ -9,7 +9,7 @@ values holding such an accumulator, and just before autograd writes into some of
 (all of them, or for ``x[i]`` into a container the one element) those arrays are copied, once
 each. Kept values hold such an array through a ``Version``, shared by every event that holds it, so
 the copy reaches them all at once; events resolve Versions when they are built. Copying every
-value instead would cost a copy per event (2.5-3.5x on array workloads, AUTOGRAD_NOTES), and
+value instead would cost a copy per event, and
 copying a whole list of parameters per contribution is quadratic.
 
 What autograd hands to the user (the gradient a query returns, make_vjp's end value, make_jvp's

@@ -1,10 +1,12 @@
 """Upstream drift: is the installed autograd one whose hooked functions adtrace knows?
 
-A fingerprint is the SHA-256 of a function's normalized AST: parsed from the module's source
-file (never from the live object, which may be adtrace's own wrapper), docstrings dropped, dumped
-without line numbers, so formatting changes (autograd 1.7's hand formatting against 1.9's
-``ruff format``) do not count and any change of code does. ``drift_fingerprints.json`` holds the
-fingerprints of the supported releases, computed from their wheels by ``.ci/fingerprints.py``.
+A fingerprint is the SHA-256 of a function's canonical AST text: parsed from the module's source
+file (never from the live object, which may be adtrace's own wrapper), written out node by node
+(class name, then the fields by name, leaving out docstrings, line numbers and the fields a
+Python version adds empty, such as 3.12's ``type_params``), so formatting changes (autograd 1.7's
+hand formatting against 1.9's ``ruff format``) and the Python that parses the source do not count,
+and any change of code does. ``drift_fingerprints.json`` holds the fingerprints of the supported
+releases, computed from their wheels by ``.ci/fingerprints.py``.
 """
 
 import ast
@@ -35,12 +37,11 @@ class UnknownAutogradWarning(UserWarning):
 
 
 def fingerprint(source, qualname):
-    """The normalized-AST fingerprint of ``qualname`` (``"f"`` or ``"Class.method"``) in ``source``."""
+    """The canonical-AST fingerprint of ``qualname`` (``"f"`` or ``"Class.method"``) in ``source``."""
     node = _find(ast.parse(source), qualname.split("."))
     if node is None:
         return None
-    _drop_docstrings(node)
-    return hashlib.sha256(ast.dump(node, annotate_fields=False).encode()).hexdigest()[:16]
+    return hashlib.sha256(canonical(node).encode()).hexdigest()[:16]
 
 
 def _find(tree, path):
@@ -50,12 +51,37 @@ def _find(tree, path):
     return None
 
 
-def _drop_docstrings(tree):
-    for node in ast.walk(tree):
-        body = getattr(node, "body", None)
-        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
-                and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
-            node.body = body[1:] or [ast.Pass()]
+_DOCUMENTED = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def canonical(node):
+    """``node`` as text that only its code decides, the same under every Python from 3.10 on.
+
+    ``ast.dump`` is not that: 3.12 adds ``type_params=[]`` to every function and 3.13 leaves out
+    empty and ``None`` fields. Here fields come sorted by name, a field that is ``None`` or an empty
+    list is left out whatever the version, and a docstring is not code. ``None`` inside a list is
+    kept: it holds a position (``kw_defaults`` of a keyword-only argument without default).
+    """
+    if isinstance(node, list):
+        return "[" + ", ".join(canonical(item) for item in node) + "]"
+    if not isinstance(node, ast.AST):
+        return f"{type(node).__name__}:{node!r}"  # an identifier, a constant's value, None in a list
+    fields = []
+    for name in sorted(node._fields):
+        value = getattr(node, name, None)
+        if name == "body" and isinstance(node, _DOCUMENTED):
+            value = _without_docstring(value)
+        if value is None or (isinstance(value, list) and not value):
+            continue
+        fields.append(f"{name}={canonical(value)}")
+    return f"{type(node).__name__}({', '.join(fields)})"
+
+
+def _without_docstring(body):
+    first = body[0] if body else None
+    is_docstring = (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
+                    and isinstance(first.value.value, str))
+    return body[1:] if is_docstring else body
 
 
 def fingerprints_of(source_of):

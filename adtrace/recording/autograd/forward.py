@@ -63,7 +63,7 @@ class ForwardMode:
         else:
             get = self._labels.get
             labels = ()
-            for p in parents:  # a loop, not a comprehension: no function built per call
+            for p in parents:  # (a loop: before Python 3.12 a comprehension builds and calls a function)
                 labels += (get(id(p)) or self._unrecorded_node(p),)
             level = self._levels[id(parents[0])] if parents else self._current_level()
         number = self._count

@@ -1,23 +1,27 @@
-"""Hook points: where adtrace patches autograd, why there, and what each one records.
+"""Hook points: where adtrace patches autograd, why there, what each one records, and the
+callbacks the wrappers make to the recorder.
 
 One table, ``HOOK_POINTS``: the binding site (the owner and attribute autograd's own code reads at
-call time), the wrapper put there, the reason, the event kinds the hook produces, and where the
-hooked function is defined (what drift fingerprints). ``RELIED_ON`` lists the functions adtrace
-does not patch but whose behaviour the recorder's bookkeeping assumes. The self-test's
-expectations and drift's watched functions are read from these two tables.
+call time), the wrapper put there (``wrappers.py``), the reason, the event kinds the hook produces,
+and where the hooked function is defined (what drift fingerprints). ``RELIED_ON`` lists the
+functions adtrace does not patch but whose behaviour the recorder's bookkeeping assumes. The
+self-test's expectations and drift's watched functions are read from these two tables.
+``Callbacks`` is the recorder's side of the hook points: ``Recorder`` implements it, and so does
+the ``Fanout`` that serves several nested recordings.
 """
 
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable, Protocol
 
 import autograd.core as core
 
-from .forward_wrappers import wrap_jvp_initialize_root, wrap_jvp_node_init
-from .reverse_wrappers import (recorded_local_vjp, wrap_add_outgrads, wrap_backward_pass, wrap_toposort,
-                               wrap_trace, wrap_vjp_initialize_root, wrap_vjp_node_init)
+from ..fanout import fanout_for
+from .wrappers import (recorded_local_vjp, wrap_add_outgrads, wrap_backward_pass, wrap_jvp_initialize_root,
+                       wrap_jvp_node_init, wrap_toposort, wrap_trace, wrap_vjp_initialize_root, wrap_vjp_node_init)
 
-__all__ = ["HOOK_POINTS", "RELIED_ON", "HookPoint", "install", "is_patched", "recorded_local_vjp", "original_of"]
+__all__ = ["HOOK_POINTS", "RELIED_ON", "HookPoint", "Callbacks", "Fanout", "install", "is_patched", "recorded_local_vjp",
+           "original_of"]
 
 
 @dataclass(frozen=True)
@@ -71,6 +75,62 @@ RELIED_ON = (
     ("autograd.core:defjvp", "its JVP maker returns sum_outgrads(...): a tangent is the last sum"),
     ("autograd.core:defjvp_argnum", "the same, for def_linear's primitives"),
 )
+
+
+# -------------------- the recorder's side --------------------
+
+
+class Callbacks(Protocol):
+    live: bool
+    keeps_values: bool  # False under capture "structure": before_add_outgrads is not called
+
+    # reverse mode: the trace, its nodes, and each backward_pass
+    def on_vjp_root(self, node) -> None:
+        """``VJPNode.new_root()`` built the input node ``node``."""
+
+    def on_vjp_node(self, node, value, fun, args, kwargs, argnums, parents) -> None:
+        """``VJPNode.__init__`` built ``node`` for the primitive call ``fun(*args, **kwargs)``."""
+
+    def on_trace(self, start_node, x, end_value, end_node) -> None:
+        """``trace`` returned (``end_node`` None: the output does not depend on the input)."""
+
+    def begin_query(self, g, end_node) -> None:
+        """``backward_pass(g, end_node)`` starts."""
+
+    def on_toposort(self, node) -> None:
+        """``toposort`` yielded ``node``: the pass visits it next."""
+
+    def on_local_vjp(self, node_id, g, ingrads) -> None:
+        """The local VJP of the node ``id(node) == node_id`` turned ``g`` into ``ingrads`` (a tuple)."""
+
+    def before_add_outgrads(self, prev_g_flagged, g) -> Any:
+        """``add_outgrads`` is about to add ``g`` into the entry ``prev_g_flagged`` (not None): a
+        token for ``after_add_outgrads`` (what the entry held before autograd may write into it)."""
+
+    def after_add_outgrads(self, prev_g_flagged, previous, g, result) -> None:
+        """``add_outgrads`` returned ``result``; ``previous`` is before_add_outgrads' token or None."""
+
+    def end_query(self, result, error) -> None:
+        """``backward_pass`` returned ``result``, or raised ``error``."""
+
+    # forward mode
+    def on_jvp_root(self, node, g) -> None:
+        """``JVPNode.new_root(g)`` built the input node with its tangent ``g``."""
+
+    def begin_jvp_node(self, fun, argnums, parents) -> Any:
+        """``JVPNode.__init__`` starts (its JVP rule's sum_outgrads runs inside): a frame token."""
+
+    def end_jvp_node(self, frame, node, value, args) -> None:
+        """``JVPNode.__init__`` built ``node`` (``frame``: begin_jvp_node's token)."""
+
+    def abort_jvp_node(self, frame) -> None:
+        """``JVPNode.__init__`` raised (``frame``: begin_jvp_node's token)."""
+
+
+# the callbacks that take back a token, and the position of its argument
+TOKENS = {"after_add_outgrads": 1, "end_jvp_node": 0, "abort_jvp_node": 0}
+
+Fanout = fanout_for(Callbacks, TOKENS)
 
 
 def install(patcher):

@@ -13,7 +13,7 @@ import numpy as np
 
 from .state import state
 from ..callsite import user_call_site
-from ..labels import ROOT_NAME, node_label, primitive_name
+from ..labels import ROOT_NAME, label_name, primitive_name
 from .copy_on_write import hold
 from ..values import NO_REFERENCE, SCALARS, holds_reference
 from .capture import array_leaves, is_part_of
@@ -25,7 +25,7 @@ from ..events import JVPRoot, NodeCreated, RootCreated, TraceReturned
 JVPROOT, NODECREATED, ROOTCREATED, TRACERETURNED = (  # type tags (events.EVENT_TYPES)
     JVPRoot.index, NodeCreated.index, RootCreated.index, TraceReturned.index)
 _ACCUMULATORS = frozenset({core.VSpace.add, core.VSpace.mut_add, core.sparse_add})
-_ROOT_SUFFIX = node_label(0, ROOT_NAME)[3:]  # a root's label after "v<i>_" (node_label, once per trace)
+_ROOT_SUFFIX = label_name(ROOT_NAME)  # a root's label after "v<i>_"
 
 
 @dataclass(frozen=True)
@@ -94,8 +94,8 @@ class Nodes:
 
     def _parents(self, parents):
         """A node's parent labels as one string (see eventlog) and its level, for any number of
-        parents (on_vjp_node writes out one and two). A loop, not a comprehension: that would be a
-        function built and called per node."""
+        parents (on_vjp_node writes out one and two). A loop: before Python 3.12 a comprehension
+        builds and calls a function."""
         get = self._labels.get
         found = []
         for p in parents:
@@ -159,7 +159,7 @@ class Nodes:
     def _name(self, fun):
         """A primitive's (name, label suffix), computed once per primitive."""
         name = primitive_name(fun)
-        names = self._names[fun] = (name, node_label(0, name)[3:])  # the suffix after "v0_"
+        names = self._names[fun] = (name, label_name(name))
         return names
 
     def _new_root(self, node):

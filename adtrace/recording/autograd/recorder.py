@@ -1,7 +1,7 @@
 """The recorder of autograd: turns hooked autograd calls into events (it never formats anything).
 
-One ``Recorder`` per ``record()`` block, fed by the wrappers of ``hooks`` through the callbacks of
-``callbacks.Callbacks``. It names nodes (``labels``) in a table keyed by ``id(node)``: ``VJPNode``
+One ``Recorder`` per ``record()`` block, fed by the wrappers of ``hooks`` through its callbacks
+(``hooks.Callbacks``). It names nodes (``labels``) in a table keyed by ``id(node)``: ``VJPNode``
 has ``__slots__`` and no weak references, so nothing can be attached to a node. An entry is
 written when the node is created, so an id that Python reuses after a node died is simply
 overwritten. Its concerns, one module each: ``nodes`` (labels, levels, the node table),
@@ -17,7 +17,7 @@ from .copy_on_write import CopyOnWrite
 from ..fanout import guard_callbacks
 from ..recorder import RecorderBase, RecorderWarning
 from .backward import BackwardQueries, _Query
-from .callbacks import Callbacks
+from .hooks import Callbacks
 from .forward import ForwardMode
 from .nodes import NodeCall, Nodes, box_levels
 from .state import state
@@ -42,9 +42,8 @@ class Recorder(RecorderBase, Nodes, BackwardQueries, ForwardMode):
         # id(node) -> label, level, argnums: three dicts, no tuple per node for the garbage collector
         self._labels, self._levels, self._argnums = {}, {}, {}
         capture.box_level = box_levels(self._levels)  # (no reference back to the recorder: see box_levels)
-        # One argnums tuple kept per distinct value, not autograd's fresh one per node: each tuple a
-        # recording keeps counts towards Python's next collection (on autograd's own test_systematic,
-        # these were 5 of every 6 young-generation collections under capture "structure").
+        # one argnums tuple kept per distinct value, not autograd's fresh one per node: every tuple a
+        # recording keeps brings Python's next garbage collection sooner
         self._argnums_kept = {}
         self._names = {}  # primitive -> (name, label suffix)
         self._count = 0

@@ -89,13 +89,16 @@ def call_exit(call):
 
 def _traced_call(args, node_checks=False):
     """Trace the call the command line names (``report`` and ``view``)."""
+    from ...checker import check_call
     from ...compare.traced_call import trace_call
 
     with program_output_to_stderr():
         function, values, target = _call_of(args, "differentiate")
         with _user_errors(args):
             call = trace_call(function, values, argnum=args.argnum, mode=args.mode, capture=args.capture,
-                              node_checks=node_checks, rtol=args.rtol)
+                              rtol=args.rtol)
+            if node_checks:
+                call = check_call(call, function, rtol=args.rtol)
     if function is not target:
         call.location = source_location(target)  # where the user's function is, not the keywords' wrapper
     return call

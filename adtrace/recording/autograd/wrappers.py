@@ -1,10 +1,12 @@
-"""The wrappers at reverse mode's binding sites: add_outgrads, toposort, backward_pass, trace,
-VJPNode.__init__ / initialize_root, and each recorded node's local vjp.
+"""The wrappers put at autograd's binding sites (``hooks.HOOK_POINTS``).
 
 Each calls autograd's original with the same arguments and returns its result unchanged; around
 it, it tells whatever is active in the calling context (``active``, the context variable of the
-installation that made the wrapper: nothing, a recorder, or a fan-out of several) what happened, through the callbacks of ``callbacks.Callbacks``, which are
-guarded: a recorder that fails is switched off, never the traced program.
+installation that made the wrapper: nothing, a recorder, or a fan-out of several) what happened,
+through the callbacks of ``hooks.Callbacks``, which are guarded: a recorder that fails is switched
+off, never the traced program. Forward mode's ``add_outgrads`` calls (``sum_outgrads``, while a
+``JVPNode`` is built) go through the same ``add_outgrads`` wrapper; the recorder tells them apart
+by the frame it has open.
 """
 
 import functools
@@ -22,7 +24,7 @@ def wrap_add_outgrads(original, active):
         if recorder is None:
             return original(prev_g_flagged, g)
         # what the entry holds, taken before autograd may write into it (mut_add)
-        previous = recorder.before_add_outgrads(prev_g_flagged, g) if prev_g_flagged else None
+        previous = recorder.before_add_outgrads(prev_g_flagged, g) if prev_g_flagged and recorder.keeps_values else None
         result = original(prev_g_flagged, g)
         recorder.after_add_outgrads(prev_g_flagged, previous, g, result)
         return result
@@ -124,3 +126,35 @@ def recorded_local_vjp(node_vjp, g):
         ingrads = tuple(ingrads)
     recorder.on_local_vjp(node_id, g, ingrads)
     return ingrads
+
+
+# -------------------- forward mode --------------------
+
+
+def wrap_jvp_node_init(original, active):
+    @functools.wraps(original)
+    def __init__(self, value, fun, args, kwargs, parent_argnums, parents):
+        recorder = active.get()
+        if recorder is None:
+            return original(self, value, fun, args, kwargs, parent_argnums, parents)
+        # a frame first: the JVP rule's sum_outgrads calls add_outgrads while the node is built
+        frame = recorder.begin_jvp_node(fun, parent_argnums, parents)
+        try:
+            original(self, value, fun, args, kwargs, parent_argnums, parents)
+        except BaseException:
+            recorder.abort_jvp_node(frame)
+            raise
+        recorder.end_jvp_node(frame, self, value, args)
+
+    return __init__
+
+
+def wrap_jvp_initialize_root(original, active):
+    @functools.wraps(original)
+    def initialize_root(self, g):
+        original(self, g)
+        recorder = active.get()
+        if recorder is not None:
+            recorder.on_jvp_root(self, g)
+
+    return initialize_root

@@ -1,0 +1,63 @@
+"""The package's layout is its pipeline: a stage imports only the stages before it, and only the
+recording stage's engine packages (and the tools) know an engine."""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "adtrace"
+STAGES = ["recording", "reference", "compare", "checker", "report", "view", "tools"]  # in pipeline order
+ENGINES = ("recording.autograd", "recording.micrograd")
+# who may reach into an engine package from outside it: the session's registry (it picks the engine),
+# the tools (doctor, the self-test, upstream), and the public surface (its exceptions)
+MAY_NAME_AN_ENGINE = ("recording.registry", "tools", "__init__")
+
+
+def modules():
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(PACKAGE).with_suffix("").parts
+        yield ".".join(parts), path
+
+
+def imported(module, path):
+    """The adtrace modules ``module`` imports (absolute names without the ``adtrace.`` prefix)."""
+    package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
+    if package == ["__init__"]:
+        package = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[:len(package) - node.level + 1]
+                name = ".".join(base + ([node.module] if node.module else []))
+            elif node.module and node.module.startswith("adtrace"):
+                name = node.module[len("adtrace."):] if node.module != "adtrace" else ""
+            else:
+                continue
+            yield from (f"{name}.{alias.name}".strip(".") for alias in node.names)
+        elif isinstance(node, ast.Import):
+            yield from (a.name[len("adtrace."):] for a in node.names if a.name.startswith("adtrace."))
+
+
+def stage(name):
+    head = name.split(".")[0]
+    return STAGES.index(head) if head in STAGES else None
+
+
+@pytest.mark.parametrize("module,path", list(modules()), ids=[m for m, _ in modules()])
+def test_a_stage_imports_no_later_stage(module, path):
+    own = stage(module)
+    for name in imported(module, path):
+        other = stage(name)
+        if own is not None and other is not None:
+            assert other <= own, f"{module} imports {name}: {STAGES[other]} comes after {STAGES[own]}"
+        if name.startswith(ENGINES) and not module.startswith(ENGINES):
+            assert module.startswith(MAY_NAME_AN_ENGINE), f"{module} reaches into the engine package {name}"
+
+
+def test_the_check_sees_an_upward_import(tmp_path):
+    bad = tmp_path / "align.py"
+    bad.write_text("from ..report.format import fmt\nfrom ..recording.autograd import hooks\n")
+    names = list(imported("compare.align", bad))
+    assert names == ["report.format.fmt", "recording.autograd.hooks"]
+    assert stage(names[0]) > stage("compare.align")
