@@ -118,7 +118,7 @@ def forward_tangents(markdown):
 
 def _cells(line):
     cells = re.split(r"(?<!\\)\|", line.strip())[1:-1]
-    return [c.strip().replace("\\|", "|").replace("\\\\", "\\") for c in cells]
+    return [re.sub(r"\\([!-/:-@[-`{-~])", r"\1", c.strip()) for c in cells]  # Markdown's backslash escapes
 
 
 def dict_text(entries):

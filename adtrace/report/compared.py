@@ -1,7 +1,7 @@
 """Report sections that hold autograd against the lecture: summary with checks, side by side."""
 
 from ..compare.align import first_divergence
-from .format import code, fmt
+from .format import code, fmt, text
 from .tables import table
 
 
@@ -26,15 +26,15 @@ def summary_section(call):
         parts.append("_No check could run._")
     divergent = first_divergence(call.alignment)
     if divergent and own is None:
-        parts += ["", f"**First divergent node: `{divergent}`** (autograd's visit order): the reference "
+        parts += ["", f"**First divergent node: {code(divergent)}** (autograd's visit order): the reference "
                       "engine's total of partial adjoints differs from autograd's popped cotangent there."]
     elif divergent:
-        parts += ["", f"**First divergent node: `{divergent}`** ({call.engine}'s visit order): the lecture's "
+        parts += ["", f"**First divergent node: {code(divergent)}** ({text(call.engine)}'s visit order): the lecture's "
                       "total of partial adjoints differs from the `.grad` its `_backward` read there."]
     if call.reference_note:
-        parts += ["", f"_Reference engine not run: {call.reference_note}_"]
+        parts += ["", f"_Reference engine not run: {text(call.reference_note)}_"]
     for message in call.warnings:
-        parts += ["", f"_autograd warned: {message}_"]
+        parts += ["", f"_autograd warned: {text(message)}_"]
     return "\n".join(parts)
 
 

@@ -1,7 +1,7 @@
 """The per-node checker's findings as a table and a verdict line (``adtrace check``, and the
 "Checks per node" section of a report)."""
 
-from .format import code
+from .format import code, text
 from .tables import table
 
 
@@ -28,11 +28,13 @@ def verdict_line(report):
     if report.not_checked:
         left.append(f"{report.not_checked} not checked (limit)")
     tail = f"; {', '.join(left)}" if left else ""
+    if first is None and not tested:
+        return f"Nothing checked: no node could be tested{tail}."
     if first is None:
         return f"{len(tested)} of {len(tested) + len(skipped) + report.not_checked} nodes tested, all pass{tail}."
     where = f" argument {first.argnum}" if first.argnum is not None else ""
     return (f"First failing node: {code(first.node)} ({code(first.primitive)}){where}, called at "
-            f"{first.site or 'an unknown line'}: {first.reason}{tail}.")
+            f"{text(first.site or 'an unknown line')}: {text(first.reason)}{tail}.")
 
 
 def node_checks_section(report, options):

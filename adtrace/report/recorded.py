@@ -8,7 +8,7 @@ where autograd's ``outgrads`` entries would be, and marks a write that replaced 
 from collections import Counter
 
 from ..recording.snapshots import ADD, INIT, POP, RETURN, VJP, YIELD
-from .format import code, fmt, fmt_outgrads
+from .format import code, fmt, fmt_outgrads, text
 from .mermaid import flowchart
 from .tables import table
 
@@ -240,7 +240,7 @@ def levels_section(recording):
              table(["level", "nodes", "backward queries", "add_outgrads calls"], rows)]
     if made_by_inner:
         lines += ["", "Outer-trace nodes created by inner backward passes: " +
-                  ", ".join(f"{name} x{count}" for name, count in sorted(made_by_inner.items())) + "."]
+                  ", ".join(f"{text(name)} x{count}" for name, count in sorted(made_by_inner.items())) + "."]
     return "\n".join(lines)
 
 
