@@ -93,7 +93,7 @@ def _direction_in_vspace(x, gradient, eps):
         u = space.randn()
     finally:
         np.random.set_state(state)
-    analytic = float(np.real(space.inner_prod(gradient, u)))
+    analytic = float(np.real(space.inner_prod(u, space.covector(gradient))))  # (as check_vjp: complex gradients are covectors)
     return (lambda t: space.add(x, space.scalar_mul(u, t))), analytic, eps
 
 
