@@ -275,3 +275,21 @@ def test_a_wrong_float32_rule_is_not_mistaken_for_a_kink():
     defvjp(bad_sin, lambda ans, x: lambda g: -g * np.cos(x))
     report = adtrace.check(lambda x: anp.sum(bad_sin(x)), np.array([1000.0, 2.0], dtype=np.float32))
     assert report.first_failure.node == "v1_bad_sin" and report.first_failure.status == FAIL
+
+
+def test_a_call_with_no_node_tested_is_not_a_pass():
+    """check_call's summary line: nothing tested is 'skipped' with the reason, never 'pass'."""
+    from adtrace.checker import check_call
+    from adtrace.compare.traced_call import trace_call
+
+    def first(t):
+        return t[0]  # one node, container_take, whose input is a tuple: skipped
+
+    verdict = check_call(trace_call(first, ((1.5, 2.0),)), first).checks[-1]
+    assert (verdict.name, verdict.skipped) == ("per-node local rules", True) and "no node" in verdict.detail
+
+    def square(x):
+        return x * x
+
+    verdict = check_call(trace_call(square, (3.0,)), square).checks[-1]
+    assert (verdict.passed, verdict.skipped, verdict.detail) == (True, False, "1 node(s) tested, all pass")

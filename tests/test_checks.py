@@ -53,3 +53,18 @@ def test_finite_differences_move_a_users_vector_space_through_its_own_operations
 def test_finite_differences_skip_a_value_without_a_vector_space_and_say_why():
     check = finite_differences(lambda s: 0.0, "text", 1.0, 0.0)
     assert check.skipped and check.passed and "no direction to move the argument along" in check.detail
+
+
+def test_finite_differences_of_a_complex_argument_follow_autograds_convention():
+    """autograd's gradient of a real function of z = x + iy is df/dx - i df/dy: a covector, as
+    check_vjp reads it (found by a hostile probe: real(z*z) at 1.5j was a false FAIL)."""
+    import autograd.numpy as anp
+    from autograd import grad
+
+    for f, z in [(lambda z: anp.sum(anp.real(z * z)), np.array([1.5j, 0.5 + 0.2j])),
+                 (lambda z: anp.real(z * z), 1.5j),
+                 (lambda z: anp.sum(anp.abs(z) ** 2), np.array([1.0 - 2.0j]))]:
+        check = finite_differences(f, z, 1.0, grad(f)(z))
+        assert check.passed and not check.skipped, check.detail
+    wrong = finite_differences(lambda z: anp.real(z * z), 1.5j, 1.0, np.conj(grad(lambda z: anp.real(z * z))(1.5j)))
+    assert not wrong.passed

@@ -4,7 +4,7 @@ import autograd.core as core
 import autograd.numpy as anp
 from autograd.numpy.numpy_boxes import ArrayBox
 
-from adtrace.recording.labels import node_label, primitive_name
+from adtrace.recording.labels import node_label, op_name, primitive_name
 
 
 def test_primitive_names_distinguish_vspace_methods():
@@ -18,3 +18,10 @@ def test_labels_are_identifier_safe():
     assert node_label(3, "VSpace.mut_add") == "v3_VSpace_mut_add"
     assert node_label(4, 'a|b\n"c<d>') == "v4_a_b_c_d"
     assert node_label(5, "|||") == "v5_op"
+
+
+def test_symbolic_ops_get_readable_names():
+    names = {op: op_name(op) for op in ("+", "*", "-", "/", "**2", "**-1", "**0.5", "ReLU", "tanh", "")}
+    assert names == {"+": "add", "*": "mul", "-": "sub", "/": "div", "**2": "pow2", "**-1": "pow_neg1",
+                     "**0.5": "pow0.5", "ReLU": "ReLU", "tanh": "tanh", "": "op"}
+    assert node_label(3, op_name("**0.5")) == "v3_pow0_5" and op_name("", leaf=True) == "leaf"

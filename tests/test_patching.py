@@ -68,3 +68,16 @@ def test_replaced_meanwhile_is_reported_and_still_restored():
 
 def test_notset_is_distinct_from_none():
     assert NOTSET is not None and repr(NOTSET) == "NOTSET"
+
+
+def test_an_undo_of_its_own_runs_in_its_place_in_the_stack():
+    class Owner:
+        a = 1
+
+    patcher, order = Patcher(), []
+    patcher.setattr(Owner, "a", 2)
+    patcher.on_undo(lambda: order.append(("own", Owner.a)) or ["Owner.own"])
+    patcher.setattr(Owner, "a", 3)
+    assert patcher.undo() == ["Owner.own"]  # what it reports, reported as undo reports
+    assert order == [("own", 2)] and Owner.a == 1  # after the later patch was undone, before the earlier
+    assert patcher.undo() == [] and order == [("own", 2)]  # a second undo does nothing

@@ -37,3 +37,61 @@ def test_report_dir_gets_a_report_per_failing_test_with_a_backward_pass(pytester
     assert reports == ["test_report_dir_gets_a_report_per_failing_test_with_a_backward_pass.py_test_fails_after_a_gradient.md"]
     text = (pytester.path / "failures" / reports[0]).read_text()
     assert text.startswith("# adtrace recording of failing test") and "## State snapshot" in text
+
+
+LONG_ID = "x" * 300
+
+
+def test_a_report_that_cannot_be_written_is_a_warning_and_the_other_tests_run(pytester):
+    pytester.makepyfile(SUITE)
+    (pytester.path / "a_file").write_text("not a folder\n")
+    result = pytester.runpytest_subprocess("--adtrace-report-dir", "a_file/reports", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2, failed=2)
+    output = result.stdout.str()
+    assert "INTERNALERROR" not in output and result.ret == 1
+    assert "adtrace could not write the report of this test: a_file/reports/" in output  # the warning
+    assert "test_fails_after_a_gradient: not written (a_file/reports/" in output  # the summary
+
+
+def test_a_long_test_id_gets_a_short_file_and_the_summary_names_it(pytester):
+    pytester.makepyfile(f'''
+import pytest
+from autograd import grad
+
+@pytest.mark.parametrize("case", [1.0], ids=["{LONG_ID}"])
+def test_long(case):
+    assert grad(lambda x: x * x)(case) == 0.0
+
+def test_short():
+    assert grad(lambda x: x * x * x)(1.0) == 0.0
+''')
+    result = pytester.runpytest_subprocess("--adtrace-report-dir", "reports", "-p", "no:cacheprovider")
+    result.assert_outcomes(failed=2)
+    assert "INTERNALERROR" not in result.stdout.str()
+    written = sorted(p.name for p in (pytester.path / "reports").iterdir())
+    assert len(written) == 2 and all(len(name) <= 124 for name in written)
+    assert any(name.endswith("test_short.md") for name in written)
+    summary = result.stdout.str().split("adtrace reports")[1]
+    for name in written:
+        assert f"reports/{name}" in summary
+    assert f"[{LONG_ID}]: reports/" in summary
+
+
+def test_a_patch_conflict_warning_points_at_the_test(pytester):
+    pytester.makepyfile('''
+import autograd.core as core
+from autograd import grad
+
+def test_wraps_a_hooked_attribute(monkeypatch):
+    wrapped = core.add_outgrads
+    monkeypatch.setattr(core, "add_outgrads", lambda p, g: wrapped(p, g))
+    assert grad(lambda x: x * x)(3.0) == 6.0
+''')
+    result = pytester.runpytest_subprocess("--adtrace", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    output = result.stdout.str()
+    assert "test_a_patch_conflict_warning_points_at_the_test.py:4: PatchConflictWarning" in output, output
+    assert "pluggy" not in output.split("warnings summary")[1]
+    strict = pytester.runpytest_subprocess("--adtrace", "-p", "no:cacheprovider", "-W", "error::UserWarning")
+    strict.assert_outcomes(failed=1)  # an error where warnings are errors, in the test, not INTERNALERROR
+    assert "INTERNALERROR" not in strict.stdout.str()

@@ -101,8 +101,7 @@ def test_escaping_of_a_hostile_primitive_name():
     weird.__name__ = WEIRD
     defvjp(weird, lambda ans, x: lambda g: 2.0 * g)
     text = render(trace_call(lambda x: weird(x) * x, (1.5,)))
-    for line in text.splitlines():
-        assert "\n" not in line
+    assert not any(line.startswith('line "quoted"') for line in text.splitlines())  # the name's line break stays in its cell
     for block in text.split("\n\n"):
         rows = table_rows(block)
         if rows:  # every row has as many unescaped pipes as the header
@@ -185,7 +184,7 @@ def test_no_line_of_a_default_report_is_wider_than_400_characters():
     text = render(trace_call(lambda x: egrad(egrad(tanh))(x), (np.linspace(-1.0, 1.0, 4),)))
     assert max(len(line) for line in text.splitlines()) <= 400
     assert "| g = [1 1 1 1] " in text  # short values stay whole
-    assert "Box[level 1](Box[level 0]([2 0.666667 -0.666667 -2]))" in text
+    assert cell("Box[level 1](Box[level 0]([2 0.666667 -0.666667 -2]))") in text
 
 
 def test_capture_structure_claims_no_comparison():

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from adtrace.tools.targets import TargetError, load_target, parse_arg
+from adtrace.tools.targets import TargetError, arguments_from, load_target, parse_arg, parse_keyword
 
 
 def test_parse_arg():
@@ -23,3 +23,50 @@ def test_load_target_by_module_and_path(tmp_path, monkeypatch):
     assert load_target(f"{tmp_path}/mod_for_target.py:K.f")(3.0) == 3.0
     with pytest.raises(TargetError, match="has no attribute"):
         load_target("mod_for_target:g")
+
+
+def test_parse_arg_nan_inf_negative_and_dtype():
+    assert np.isnan(parse_arg("nan")) and parse_arg("-inf") == -np.inf and parse_arg("-1e-3") == -0.001
+    assert parse_arg("-1.5j") == -1.5j
+    assert parse_arg("0.5", np.float32).dtype == np.float32 and parse_arg("3", np.float32) == 3  # an int stays
+    assert parse_arg("[1j, 2]", np.float32).dtype == np.complex64
+    params = parse_arg("([1, 2], {'b': [[0.5]]})", np.float32)  # lists inside a tuple or dict: arrays too
+    assert params[0].dtype == np.float32 and params[1]["b"].shape == (1, 1)
+    with pytest.raises(TargetError, match="nest evenly"):
+        parse_arg("[[1, 2], [3]]")
+    with pytest.raises(TargetError, match="a list must hold numbers"):
+        parse_arg("[None]")  # (numpy would make it nan)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("[" * 65 + "]" * 65, "nested deeper than 64 levels"),
+    ("-" * 50000 + "1", "is not a Python literal"),
+    ("1" + "+1" * 20000, "is not a Python literal"),
+    ("[" + "1," * 60000 + "]", "longer than 100000"),
+    ("os", "is not a Python literal"),
+])
+def test_parse_arg_bounds_a_literal_before_evaluating_it(text, message):
+    with pytest.raises(TargetError, match=message) as raised:
+        parse_arg(text)
+    assert len(str(raised.value)) < 200  # the literal is abbreviated in the message
+
+
+def test_parse_keyword():
+    assert parse_keyword("scale=-2.5") == ("scale", -2.5)
+    for bad in ("scale", "=1", "2x=1", "a-b=1"):
+        with pytest.raises(TargetError, match="is not NAME=VALUE"):
+            parse_keyword(bad)
+
+
+def test_arguments_from_forms(tmp_path, monkeypatch):
+    (tmp_path / "drivers_for_target.py").write_text(
+        "def pair():\n    return (1.0, 2.0), {'scale': 3.0}\n"
+        "def listed():\n    return [1.0, {'not': 'keywords'}]\n"
+        "def positional_pair():\n    return ((1.0,), {'a': 2.0}), {}\n"
+        "def scalar():\n    return 1.0\n")
+    monkeypatch.chdir(tmp_path)
+    assert arguments_from("drivers_for_target:pair") == ((1.0, 2.0), {"scale": 3.0})
+    assert arguments_from("drivers_for_target:listed") == ((1.0, {"not": "keywords"}), {})
+    assert arguments_from("drivers_for_target:positional_pair") == (((1.0,), {"a": 2.0}), {})
+    with pytest.raises(TargetError, match="returned a float"):
+        arguments_from("drivers_for_target:scalar")

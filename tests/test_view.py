@@ -19,6 +19,7 @@ from adtrace.view import inline_frame, page_data, render_page
 from adtrace.view.data import NO_REFERENCE, group_key
 from adtrace.view.page import embed
 import view_cases
+from value_classes import BuggyValue
 from view_cases import (HOSTILE, SCRIPT_END, dict_text, fan_out, first_derivative, forward_tangents,
                         hostile_primitive, jacobian_recording, nested_recording, replay, snapshot_rows,
                         square, sum_and_sine)
@@ -67,6 +68,31 @@ def test_the_seed_function_has_the_reports_eleven_rows():
 def test_every_query_has_the_reports_rows(make):
     data, markdown = make()
     assert_same_rows(data, markdown)
+
+
+def test_an_engine_of_micrographs_shape_plays_its_own_backward():
+    """The buggy ``a + a``: the page's steps are the report's rows, with the class's own statements
+    highlighted in its own source, and the lecture's list [1, 1] beside the engine's .grad of 1."""
+    call = view_cases.buggy_twice()
+    data = page_data(call=call)
+    (page_pass,) = data["passes"]
+    assert page_pass["state"] == "grads" and page_pass["reference"] is None
+    assert_same_rows(data, render(call))
+    panel = data["code"]["rev"]
+    line = inspect.getsourcelines(BuggyValue.backward)[1]
+    assert panel["autograd"]["name"] == f"BuggyValue.backward (tests/value_classes.py:{line})"
+    assert panel["autograd"]["lines"][0] == "def backward(self):"
+    lines = {s["text"]: panel["autograd"]["lines"][s["autograd"]].strip() for s in panel["statements"]
+             if s["autograd"] is not None}
+    assert lines == {text: text for text in ("self.grad = 1.0", "for node in reversed(topo):", "node._backward()",
+                                             "def backward(self):")}
+    names = labels(data, page_pass)
+    *_, (grads, lecture) = replay(page_pass, names)
+    assert grads == [("v1_add", "1"), ("v0_leaf", "1")] and lecture["v0_leaf"] == (["1", "1"], "2")
+    steps = page_pass["steps"]
+    assert [r for r in steps["result"] if r] == ["1 (replaced: the previous value is lost)"] * 2
+    assert ["visit", names.index("v0_leaf")] in steps["state"]
+    assert data["graphs"][0]["nodes"]["primitive"] == ["(leaf)", "+"]
 
 
 def test_the_lecture_lists_advance_with_autograd():

@@ -15,7 +15,7 @@ from adtrace.report import render, render_recording
 from adtrace.compare.traced_call import trace_call
 from adtrace.view import call_page
 from browser import Page, chromium_for_tests, stop_chromium
-from view_cases import (HOSTILE, dict_text, fan_out, first_derivative, forward_tangents, hostile_primitive,
+from view_cases import (HOSTILE, buggy_twice, dict_text, fan_out, first_derivative, forward_tangents, hostile_primitive,
                         jacobian_recording, nested_recording, snapshot_rows, square, sum_and_sine)
 
 REPO = Path(__file__).resolve().parents[1]
@@ -84,6 +84,35 @@ def test_keys_step_a_fan_out_function(open_page):
     assert_row(page, rows[-1])
     page.key("ARROW_LEFT")
     assert_row(page, rows[-2])
+
+
+def test_an_engine_of_micrographs_shape_steps_through_its_own_backward(open_page):
+    """The classic bug (``a + a`` through a class whose ``__add__`` backward assigns): each step is
+    the report's row, the class's own statement is lit in its own source, the lecture's list
+    [1, 1] stands beside the engine's .grad of 1, and visited values stay in the .grad panel."""
+    call = buggy_twice()
+    rows = snapshot_rows(render(call))[1]
+    page = open_page(call_page(call))
+    assert page.text("autograd-name").startswith("BuggyValue.backward (tests/value_classes.py:")
+    assert page.text("state-name") == ".grad of each value written (the engine)"
+    assert page.text("waiting-name") == "has a .grad, not visited yet"
+    for k, row in enumerate(rows, 1):
+        assert page.counter() == f"step {k} of {len(rows)}"
+        assert_row(page, row)
+        assert page.text("statement") in lit_line(page)
+        page.click("next")
+    assert page.entries() == [["v1_add", "1"], ["v0_leaf", "1"]]
+    assert page.entries("node-to-grad") == [["v1_add", "[1], summed: 1"], ["v0_leaf", "[1, 1], summed: 2"]]
+    page.key("HOME")
+    for _ in range(4):
+        page.key("ARROW_RIGHT")
+    assert "replaced: the previous value is lost" in page.text("details")
+    assert page.current_nodes() == ["v1_add"]
+
+
+def lit_line(page):
+    return page.driver.execute_script(
+        "return document.querySelector('[data-testid=autograd-source] .line.hl').textContent")
 
 
 def test_the_graph_pans_and_zooms(open_page):

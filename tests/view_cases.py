@@ -77,6 +77,18 @@ def nested_recording():
     return rec
 
 
+def twice(a):
+    return a + a
+
+
+def buggy_twice():
+    """``a + a`` at 3 through a class whose ``__add__`` backward assigns (the classic bug)."""
+    from adtrace.compare.micrograd_call import trace_engine_call
+    from value_classes import BuggyValue
+
+    return trace_engine_call(twice, (3.0,), engine=BuggyValue)
+
+
 # -------------------- the Markdown report, read back --------------------
 
 
@@ -106,7 +118,7 @@ def forward_tangents(markdown):
 
 def _cells(line):
     cells = re.split(r"(?<!\\)\|", line.strip())[1:-1]
-    return [c.strip().replace("\\|", "|").replace("\\\\", "\\") for c in cells]
+    return [re.sub(r"\\([!-/:-@[-`{-~])", r"\1", c.strip()) for c in cells]  # Markdown's backslash escapes
 
 
 def dict_text(entries):
@@ -126,6 +138,8 @@ def replay(page_pass, labels):
         change = steps["state"][k]
         if change and change[0] == "pop":
             del state[change[1]]
+        elif change and change[0] == "visit":  # (an engine whose .grad stays after the visit)
+            pass
         elif change:
             state[change[1]] = change[2]
         change = steps["lecture"][k]

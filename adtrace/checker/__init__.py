@@ -15,7 +15,7 @@ from autograd import make_vjp
 from autograd.core import vspace
 
 from ..compare.arguments import differentiated, unary
-from ..compare.checks import Check
+from ..compare.checks import Check, skipped
 from ..recording.passes import user_query
 from ..recording.session import record
 from .flags import nonfinite_origin, vspace_flags
@@ -65,10 +65,14 @@ def check(f, *args, argnum=0, max_nodes=None, sample=None, root=None, rtol=None)
 def check_call(call, f, root=None, rtol=None):
     """Add to a ``TracedCall`` of ``f`` the per-node checks at its point: its ``node_checks`` (a
     report's "Checks per node") and one check in its summary."""
-    call.node_checks = check(f, *call.args, argnum=call.argnum, root=root, rtol=rtol)
-    first = call.node_checks.first_failure
-    call.checks.append(Check("per-node local rules", first is None, "every checked node passes" if first is None
-                             else f"first failing node: {first.node}"))
+    report = call.node_checks = check(f, *call.args, argnum=call.argnum, root=root, rtol=rtol)
+    first, tested = report.first_failure, {r.node for r in report.rows if r.status != SKIPPED}
+    if first is not None:
+        call.checks.append(Check("per-node local rules", False, f"first failing node: {first.node}"))
+    elif not tested:  # nothing checked is not a pass
+        call.checks.append(skipped("per-node local rules", "no node could be tested (see Checks per node)"))
+    else:
+        call.checks.append(Check("per-node local rules", True, f"{len(tested)} node(s) tested, all pass"))
     return call
 
 

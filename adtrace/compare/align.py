@@ -129,12 +129,14 @@ def compare(recorded, reference):
             return _compare_in_vspace(recorded, reference)
         if a.shape != b.shape:
             return DIFFERS, None
-        difference = float(np.max(np.abs(a - b))) if a.size else 0.0
+        with np.errstate(all="ignore"):  # inf - inf: the difference is nan, numpy need not say so
+            difference = float(np.max(np.abs(a - b))) if a.size else 0.0
     except (TypeError, ValueError):  # objects numpy cannot subtract
         return _compare_in_vspace(recorded, reference)
     if np.array_equal(a, b, equal_nan=True):
         return EXACT, difference
-    return (CLOSE if np.allclose(a, b, rtol=RTOL, atol=ATOL, equal_nan=True) else DIFFERS), difference
+    with np.errstate(all="ignore"):
+        return (CLOSE if np.allclose(a, b, rtol=RTOL, atol=ATOL, equal_nan=True) else DIFFERS), difference
 
 
 _REALS = frozenset({float, np.float64})
@@ -155,8 +157,9 @@ def _compare_summary(recorded, reference):
     if (recorded.shape, recorded.dtype) != (ref.shape, ref.dtype):
         return DIFFERS, None
     got, want = np.array([recorded.min, recorded.max, recorded.mean]), np.array([ref.min, ref.max, ref.mean])
-    return (CLOSE if np.allclose(got, want, rtol=RTOL, atol=ATOL, equal_nan=True) else DIFFERS,
-            float(np.max(np.abs(got - want))))
+    with np.errstate(all="ignore"):
+        return (CLOSE if np.allclose(got, want, rtol=RTOL, atol=ATOL, equal_nan=True) else DIFFERS,
+                float(np.max(np.abs(got - want))))
 
 
 def _compare_container_summary(recorded, reference):

@@ -23,7 +23,7 @@ def skipped(name, reason):
     return Check(name, True, reason, skipped=True)
 
 
-def engines_agree(rows):
+def engines_agree(rows, engine="autograd"):
     exact = sum(r.status == EXACT for r in rows)
     close = sum(r.status == CLOSE for r in rows)
     divergent = first_divergence(rows)
@@ -37,14 +37,15 @@ def engines_agree(rows):
                    "capture them with capture='full')")
     if divergent:
         detail += f"; first divergent node: {divergent}"
-    return Check("reference engine vs autograd, per node", divergent is None and bool(rows), detail)
+    return Check(f"reference engine vs {engine}, per node", divergent is None and bool(rows), detail)
 
 
-def orders_valid(autograd_order, autograd_graph, reference_order, reference_graph):
+def orders_valid(autograd_order, autograd_graph, reference_order, reference_graph, walk="autograd's toposort"):
+    """``walk``: what made the engine's order (another engine: "micrograd's build_topo")."""
     ok_autograd = is_reverse_topological(autograd_order, autograd_graph)
     ok_reference = is_reverse_topological(reference_order, reference_graph)
     same = list(autograd_order) == list(reference_order)
-    detail = (f"autograd's toposort: {'valid' if ok_autograd else 'INVALID'}; lecture's DFS order: "
+    detail = (f"{walk}: {'valid' if ok_autograd else 'INVALID'}; lecture's DFS order: "
               f"{'valid' if ok_reference else 'INVALID'}; {'same order' if same else 'different orders'}")
     return Check("both visit orders are reverse topological", ok_autograd and ok_reference, detail)
 
@@ -59,13 +60,16 @@ def finite_differences(f, x, seed, gradient, eps=1e-6, rtol=None, atol=1e-7):
     (``fixed_point``'s iterative solve)."""
     name, rtol = "central finite differences", DEFAULT_RTOL if rtol is None else rtol
     try:
-        move, analytic, h = _direction(x, gradient, eps)
+        with np.errstate(all="ignore"):  # adtrace's own arithmetic on inf and nan: no numpy warning
+            move, analytic, h = _direction(x, gradient, eps)
+            forward, backward = move(h), move(-h)
     except Exception as exc:  # a vector space that cannot move (or a value in none): say why, claim nothing
         return skipped(name, f"no direction to move the argument along ({type(exc).__name__}: {exc})")
-    plus, minus = _flattened(f(move(h)))[0], _flattened(f(move(-h)))[0]
-    numeric = float(np.sum(_flattened(seed)[0] * (plus - minus) / (2 * h)))
-    passed = bool(np.isclose(analytic, numeric, rtol=rtol, atol=atol))
-    relative = abs(analytic - numeric) / max(abs(analytic), abs(numeric)) if analytic != numeric else 0.0
+    plus, minus = _flattened(f(forward))[0], _flattened(f(backward))[0]
+    with np.errstate(all="ignore"):
+        numeric = float(np.sum(_flattened(seed)[0] * (plus - minus) / (2 * h)))
+        passed = bool(np.isclose(analytic, numeric, rtol=rtol, atol=atol))
+        relative = abs(analytic - numeric) / max(abs(analytic), abs(numeric)) if analytic != numeric else 0.0
     return Check(name, passed, f"<gradient, u> = {analytic:.6g}, numeric = {numeric:.6g}, relative difference "
                                f"{relative:.1e} (h = {h:.1e}, rtol {rtol:g})")
 
@@ -89,7 +93,7 @@ def _direction_in_vspace(x, gradient, eps):
         u = space.randn()
     finally:
         np.random.set_state(state)
-    analytic = float(np.real(space.inner_prod(gradient, u)))
+    analytic = float(np.real(space.inner_prod(u, space.covector(gradient))))  # (as check_vjp: complex gradients are covectors)
     return (lambda t: space.add(x, space.scalar_mul(u, t))), analytic, eps
 
 

@@ -41,22 +41,24 @@ def source_location(f, root=None):
     return relative_location(path, line, getattr(f, "__module__", None), root)
 
 
-def user_frame():
+def user_frame(skip=frozenset()):
     """The innermost frame on the stack outside autograd, numpy and adtrace: the user's code
-    (``None`` if there is none)."""
+    (``None`` if there is none). Frames running a code object in ``skip`` are machinery too (an
+    engine's own methods: the user's line is the one that called ``a + b``, not ``__add__``)."""
     frame = sys._getframe(1)
     while frame is not None:
-        filename = frame.f_code.co_filename
-        if not filename.startswith(_MACHINERY) and not filename.startswith("<frozen"):
+        code = frame.f_code
+        filename = code.co_filename
+        if not filename.startswith(_MACHINERY) and not filename.startswith("<frozen") and code not in skip:
             return frame
         frame = frame.f_back
     return None
 
 
-def user_call_site(root=None):
+def user_call_site(root=None, skip=frozenset()):
     """The line of the user's code that called the primitive being recorded, as ``path:line``
-    (``None`` if there is none)."""
-    frame = user_frame()
+    (``None`` if there is none); ``skip`` as for ``user_frame``."""
+    frame = user_frame(skip)
     if frame is None:
         return None
     return relative_location(frame.f_code.co_filename, frame.f_lineno, frame.f_globals.get("__name__"), root)

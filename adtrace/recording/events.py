@@ -170,6 +170,12 @@ class AddOutgrads(Event):
     ``node`` made the contribution (reverse) or is being built (forward); ``position`` indexes its
     parents, ``argnum`` is the argument position; ``previous`` and ``result`` are autograd's own
     ``(value, mutable)`` pairs, ``previous`` None on the first contribution.
+
+    In an engine of micrograd's shape it is a write into ``parent.grad`` by ``node``'s
+    ``_backward`` (``node`` None: by ``backward()`` itself, e.g. zeroing); the flag of each pair
+    says whether the value was written in place (an ndarray's ``+=``), the nearest to autograd's
+    ``mutable``. ``replaced`` True: the write assigned the contribution (``grad = c``) and threw
+    the previous value away, which autograd's ``add_outgrads`` never does; None: not known.
     """
 
     kind: ClassVar[str] = "add_outgrads"
@@ -183,6 +189,7 @@ class AddOutgrads(Event):
     previous: Optional[tuple] = stored(PAIR)
     contribution: Any
     result: tuple = stored(PAIR)
+    replaced: Optional[bool] = False  # the write replaced the previous value instead of adding to it
 
     def replay(self, state, emit):
         state[self.parent] = self.result

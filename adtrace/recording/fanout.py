@@ -58,10 +58,11 @@ def fanout_for(protocol, tokens):
 class Fanout:
     """Several active recorders, served as one (each behind its own guard)."""
 
-    __slots__ = ("recorders",)
+    __slots__ = ("recorders", "keeps_values")
 
     def __init__(self, recorders):
         self.recorders = tuple(recorders)
+        self.keeps_values = any(getattr(r, "keeps_values", True) for r in self.recorders)
 
     live = True  # its recorders' guards decide, each for itself
 

@@ -33,3 +33,25 @@ def label_name(name):
     """A primitive's name reduced to letters, digits and single underscores (``VSpace.add`` ->
     ``VSpace_add``); the raw name stays beside the label in the node's event."""
     return "_".join(part for part in _SEPARATORS.split(name) if part) or "op"
+
+
+# An engine of micrograd's shape names its operations by symbols (``'+'``, ``'**2'``); a label
+# needs a word. The raw op stays in the node event's ``primitive``.
+_OP_WORDS = (("**", "pow"), ("+", "add"), ("-", "sub"), ("*", "mul"), ("/", "div"), ("@", "matmul"))
+LEAF_NAME = "leaf"
+
+
+def op_name(op, leaf=False):
+    """A readable name for an op as a class writes it: ``'+'`` -> ``add``, ``'*'`` -> ``mul``,
+    ``'**2'`` -> ``pow2``, ``'**-1'`` -> ``pow_neg1``, ``'**0.5'`` -> ``pow0.5`` (label ``v<i>_pow0_5``); a word stays
+    itself (``'ReLU'``, ``'tanh'``); a value without children is a ``leaf``."""
+    if leaf:
+        return LEAF_NAME
+    op = str(op).strip()
+    for symbol, word in _OP_WORDS:
+        if op.startswith(symbol):
+            rest = op[len(symbol):].strip()
+            if rest.startswith("-"):
+                rest = "_neg" + rest[1:]
+            return word + rest
+    return op or "op"

@@ -5,7 +5,8 @@ entry of the owner's own ``__dict__`` (``NOTSET`` when the name was only inherit
 class gets back exactly its own attribute and an inherited one is deleted again. ``undo()`` walks
 the stack in reverse and empties it, so a second call is harmless. Patching a missing attribute
 fails loudly: a hook point that does not exist means autograd changed. ``transaction()`` makes a
-group of patches all-or-nothing.
+group of patches all-or-nothing. An engine that installs its hooks itself (micrograd's class
+descriptors) registers its own undo with ``on_undo``, in the same stack.
 """
 
 from contextlib import contextmanager
@@ -25,7 +26,7 @@ class PatchError(RuntimeError):
 
 class Patcher:
     def __init__(self):
-        self._undo = []  # (owner, name, what to restore: an own-__dict__ entry or NOTSET, the value we set)
+        self._undo = []  # (owner, name, what to restore: an own-__dict__ entry or NOTSET, the value we set), or (undo,)
 
     def setattr(self, owner, name, value, restore=NOTSET):
         """Set ``owner.name``; ``undo`` puts back the owner's own entry as it was, or ``restore``
@@ -35,6 +36,12 @@ class Patcher:
         old = vars(owner).get(name, NOTSET) if restore is NOTSET else restore
         self._undo.append((owner, name, old, value))  # noted first: an interrupt after setattr is undone too
         setattr(owner, name, value)
+
+    def on_undo(self, undo):
+        """Call ``undo()`` when the stack is undone (in its place, LIFO among the patches): for
+        hooks installed by their own code. What it returns (names someone else had replaced) is
+        reported as ``undo`` reports."""
+        self._undo.append((undo,))
 
     @contextmanager
     def transaction(self):
@@ -55,7 +62,11 @@ class Patcher:
     def _undo_to(self, mark):
         replaced = []
         while len(self._undo) > mark:
-            owner, name, old, ours = self._undo.pop()
+            entry = self._undo.pop()
+            if len(entry) == 1:  # an undo of its own (on_undo)
+                replaced += entry[0]() or []
+                continue
+            owner, name, old, ours = entry
             if vars(owner).get(name, NOTSET) is not ours:
                 replaced.append(f"{_where(owner)}.{name}")
             if old is NOTSET:

@@ -2,6 +2,9 @@
 
 It holds the events in the order autograd emitted them and the nodes table; everything else
 (events per query, the graph, the per-statement state of ``backward_pass``) is derived from them.
+A recording of another engine (``record(engine="micrograd")``) has the same events; its
+``engine`` names the engine and its ``code`` (``engine_code.EngineCode``) holds the statements of
+that engine's own ``backward()``, which reports and the page show in place of autograd's.
 
 The recorder writes each event's fields into an ``EventLog`` (``adtrace.eventlog``): building a
 frozen dataclass per event is a visible share of the hot path on scalar workloads, so events are
@@ -11,7 +14,7 @@ built when first read (``events``), once.
 from .eventlog import EventLog
 from .events import BACKWARD_PASS_KINDS
 from .passes import backward_passes, user_query
-from .snapshots import state_snapshots
+from .snapshots import grad_snapshots, state_snapshots
 
 # How a Recording shows itself (Jupyter's _repr_*_ methods): the stages that render register their
 # functions here, so this stage never imports them.
@@ -28,6 +31,8 @@ class Recording:
         self.failure = None  # set when the recorder stopped after an internal error
         self.calls = {}  # label -> NodeCall, under record(calls=True) only
         self.before_read = None  # set by the recorder while it records
+        self.engine = "autograd"  # the engine recorded
+        self.code = None  # EngineCode of an engine with its own backward() (None: autograd's backward_pass)
 
     @property
     def events(self):
@@ -128,6 +133,19 @@ class Recording:
         return user_query(self)
 
     def snapshots(self, query):
-        """The ``outgrads`` dict after each statement of ``backward_pass`` in this query."""
+        """The ``outgrads`` dict after each statement of ``backward_pass`` in this query (another
+        engine: the ``.grad`` of each value written so far, after each statement of its ``backward()``)."""
+        if self.code is not None:
+            return grad_snapshots(self.query_events(query), self.code)
         return state_snapshots(self.query_events(query))
+
+    def statement(self, event):
+        """The statement that made ``event``: the engine's own when it has one (``code``), else
+        the autograd statement its class names."""
+        own = self.code.statement(event) if self.code is not None else None
+        if own is not None:
+            return own
+        if event.mode == "fwd" and event.forward_statement:
+            return event.forward_statement
+        return event.statement
 

@@ -1,7 +1,9 @@
 """The session's shared state: the open recordings, the engines patched for them, and recovery.
 
 - ``_open``: every recording not yet closed, with its engine and the thread that entered it; an
-  engine's hooks are installed while it has one (``_installs``, one ``Patcher`` each);
+  engine's hooks are installed while it has one (``_installs``, one ``Patcher`` each; an engine
+  whose hooks are not attributes, micrograd's class descriptors, puts its own undo on the
+  ``Patcher``); each class of micrograd's shape is an engine of its own;
 - ``_STACK``: the recordings of the calling logical context (thread or asyncio task), outermost
   first; from it each engine's wrappers get what to call in this context (one recorder, or a
   fan-out of several);
@@ -12,6 +14,7 @@
 
 import os
 import threading
+import weakref
 from contextvars import ContextVar
 
 from .callsite import warn_at_user
@@ -41,12 +44,17 @@ class _Install:
 
 
 def engine_named(engine):
-    """The engine a ``record(engine=...)`` names."""
+    """The engine a ``record(engine=...)`` names: ``"autograd"``, ``"micrograd"``, or a ``Value``
+    class of micrograd's shape (a ``ShapeError`` says what such a class lacks)."""
     if engine == "autograd":
         from .autograd import ENGINE
 
         return ENGINE
-    raise ValueError(f"engine must be 'autograd'; got {engine!r}")
+    if engine == "micrograd" or isinstance(engine, type):
+        from .micrograd.engine import engine_for
+
+        return engine_for(engine)
+    raise ValueError(f"engine must be 'autograd', 'micrograd' or a Value class of micrograd's shape; got {engine!r}")
 
 
 def active_recordings():
@@ -100,7 +108,7 @@ def follow_generator(recorder, generator):
         suspendable = _SUSPENDABLE[cls] = type(cls.__name__, (_Suspendable, cls), {})
     recorder.__class__ = suspendable
     recorder.__dict__["_live"] = recorder.__dict__.pop("live")
-    recorder._generator, recorder._told = generator, False
+    recorder._generator, recorder._told = weakref.ref(generator), False  # (no cycle through its frame)
 
 
 class _Suspendable:
@@ -111,8 +119,10 @@ class _Suspendable:
     def live(self):
         if not self.__dict__["_live"]:
             return False
-        generator = self._generator
-        if not self._told and not (getattr(generator, "gi_running", False) or getattr(generator, "ag_running", False)):
+        generator = self._generator()
+        if generator is None or self._told:
+            return True
+        if not (getattr(generator, "gi_running", False) or getattr(generator, "ag_running", False)):
             self._told = True
             name = getattr(generator, "__qualname__", "a generator")
             self.warn(RecorderWarning(

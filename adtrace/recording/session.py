@@ -42,6 +42,9 @@ class record:
     (``Recording.calls``), for per-node checks; it keeps the inputs alive, so it is off by default.
     ``sites=True`` gives each node event the user's line that made it (``site``): a stack walk per
     node (``calls=True`` implies it). ``root``: the folder call sites are relative to.
+
+    ``engine``: ``"autograd"`` (default), ``"micrograd"`` (``micrograd.engine.Value``) or a
+    ``Value`` class of micrograd's shape, recorded with the same events (``recording/micrograd``).
     """
 
     def __init__(self, capture="auto", inline_size=DEFAULT_INLINE_SIZE, strict=False, calls=False, sites=False,

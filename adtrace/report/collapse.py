@@ -8,7 +8,7 @@ lines groups by primitive. Past ``max_groups`` the smallest groups share one.
 from collections import Counter
 from dataclasses import dataclass, field
 
-from .profile import line_of
+from .profile import line_of, primitive_of
 
 
 @dataclass
@@ -23,7 +23,7 @@ class Group:
 def group_nodes(nodes, max_groups):
     """``(groups, group name of each node label)``, groups in the order of their first node."""
     by_line = any(getattr(n, "site", None) for n in nodes)
-    key = line_of if by_line else (lambda n: f"primitive {getattr(n, 'primitive', 'root')}")
+    key = line_of if by_line else (lambda n: f"primitive {primitive_of(n)}")
     names = {n.label: key(n) for n in nodes}
     sizes = Counter(names.values())
     if len(sizes) > max_groups:  # keep the largest, the rest share one group
@@ -36,7 +36,7 @@ def group_nodes(nodes, max_groups):
         if group is None:
             group = groups[names[n.label]] = Group(names[n.label])
         group.labels.append(n.label)
-        group.primitives[getattr(n, "primitive", "root")] += 1
+        group.primitives[primitive_of(n)] += 1
         for parent in getattr(n, "parents", ()):
             if parent not in names:
                 continue

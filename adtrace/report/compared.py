@@ -3,7 +3,7 @@
 from ..compare.align import first_divergence
 from .abbreviate import clip, each, series
 from .fit import LINE_WIDTH, Short, fit
-from .format import code
+from .format import code, text
 from .tables import table
 
 STRUCTURE = ("_Capture level `structure`: no values were recorded, so nothing is compared node by node (no "
@@ -12,11 +12,15 @@ STRUCTURE = ("_Capture level `structure`: no values were recorded, so nothing is
 
 
 def summary_section(call):
+    own = _own_code(call)
     rows = [("function", code(call.name)), ("source", call.location),
-            ("inputs", Short(call.args, each, LINE_WIDTH)), ("differentiated argument", call.argnum),
+            ("inputs", Short(call.args, each, LINE_WIDTH)),
+            ("differentiated argument", call.argnum) if own is None else
+            ("engine", f"{call.engine}: {code(own.name)} ({own.location}); every argument is a leaf"),
             ("output", Short(call.output, width=LINE_WIDTH)), ("capture level", call.capture)]
     if call.mode in ("rev", "both"):
-        rows.append(("gradient (VJP with a seed of ones)", Short(call.gradient, width=LINE_WIDTH)))
+        rows.append(("gradient (VJP with a seed of ones)" if own is None else
+                     "gradient (.grad of each argument after backward())", Short(call.gradient, width=LINE_WIDTH)))
     if call.mode in ("fwd", "both"):
         rows.append(("JVP with a tangent of ones", Short(call.tangent, width=LINE_WIDTH)))
     parts = ["## Summary", "", table(["", ""], fit(["", ""], rows)), "", "### Checks", ""]
@@ -29,23 +33,35 @@ def summary_section(call):
     if call.capture == "structure":
         parts += ["", STRUCTURE]
     divergent = first_divergence(call.alignment)
-    if divergent:
-        parts += ["", f"**First divergent node: `{divergent}`** (autograd's visit order): the reference "
+    if divergent and own is None:
+        parts += ["", f"**First divergent node: {code(divergent)}** (autograd's visit order): the reference "
                       "engine's total of partial adjoints differs from autograd's popped cotangent there."]
+    elif divergent:
+        parts += ["", f"**First divergent node: {code(divergent)}** ({text(call.engine)}'s visit order): the lecture's "
+                      "total of partial adjoints differs from the `.grad` its `_backward` read there."]
     if call.reference_note:
-        parts += ["", f"_Reference engine not run: {clip(call.reference_note, LINE_WIDTH - 30)}_"]
+        parts += ["", f"_Reference engine not run: {text(clip(call.reference_note, LINE_WIDTH // 2))}_"]
     for message in call.warnings:
-        parts += ["", f"_autograd warned: {clip(message, LINE_WIDTH - 30)}_"]
+        parts += ["", f"_autograd warned: {text(clip(message, LINE_WIDTH // 2))}_"]
     return "\n".join(parts)
 
 
 def side_by_side_section(call, options):
     if not call.alignment:
         return None
-    rows = [(r.label, r.primitive, "-" if r.partial_adjoints is None else Short(list(r.partial_adjoints)),
+    rows = [(r.label, r.primitive or "(leaf)", "-" if r.partial_adjoints is None else Short(list(r.partial_adjoints)),
              Short(r.v_i_bar), Short(r.running, series), Short(r.popped),
              r.status if r.status != "differs" else "**DIFFERS**",
              "-" if r.difference is None else f"{r.difference:.3g}") for r in call.alignment[:options.max_rows]]
+    if _own_code(call) is not None:
+        headers = ["node", "op", "node_to_grad[i] (lecture)", "sum", f".grad ({call.engine})", "read", "status",
+                   "difference"]
+        return "\n".join([
+            f"## Side by side: the lecture's `node_to_grad` against {call.engine}'s running `.grad`", "",
+            f"Per value in {call.engine}'s visit order (each `_backward` call): the lecture's list of partial "
+            "adjoints and their sum at the visit (over the recorded graph, its own rules), against the value's "
+            "`.grad` before the pass wrote it and after each write, and the `.grad` its `_backward` read.", "",
+            table(headers, fit(headers, rows), options.max_rows, total=len(call.alignment))])
     headers = ["node", "primitive", "node_to_grad[i] (lecture)", "sum", "outgrads[node] (autograd)", "pop", "status",
                "difference"]
     return "\n".join([
@@ -54,6 +70,11 @@ def side_by_side_section(call, options):
         "their sum at the visit, against autograd's running entry (updated by `add_outgrads` on "
         "each arrival) and the value `outgrads.pop(node)` returned.", "",
         table(headers, fit(headers, rows), options.max_rows, total=len(call.alignment))])
+
+
+def _own_code(call):
+    """The ``EngineCode`` of a call traced through an engine with its own backward(), else None."""
+    return getattr(call.recording, "code", None)
 
 
 def forward_comparison_section(call, options):

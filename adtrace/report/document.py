@@ -5,6 +5,7 @@ and what the report left out close it."""
 from . import ReportOptions
 from .abbreviate import clip
 from .fit import LINE_WIDTH
+from .format import text
 from .compared import forward_comparison_section, side_by_side_section, summary_section
 from .graph import graph_section
 from .left_out import left_out_section
@@ -12,26 +13,28 @@ from .nested import nested_section
 from .nesting import Nesting
 from .node_checks import node_checks_section
 from .profile import work_section
-from .recorded import (call_sequence_section, forward_section, lecture_mapping_section, levels_section,
-                       snapshot_section)
+from .lecture import lecture_mapping_section
+from .recorded import call_sequence_section, forward_section, levels_section, snapshot_section
 
 
 def render_recording(recording, options=None, title="adtrace recording"):
-    """A report of a ``Recording`` alone (what ``Recording._repr_markdown_`` shows)."""
+    """A report of a ``Recording`` alone (what ``Recording._repr_markdown_`` shows); ``title`` is
+    plain text (escaped here)."""
     options = options or ReportOptions()
-    header = (f"# {title}\n\nCapture level: `{recording.capture}`. {len(recording.events)} events, "
+    header = (f"# {text(title)}\n\nCapture level: `{recording.capture}`. {len(recording.events)} events, "
               f"{len(recording.nodes)} nodes, {len(recording.queries)} backward queries.")
     if recording.failure:
-        header += f"\n\n**The recorder stopped early:** {clip(recording.failure, LINE_WIDTH)}."
+        header += f"\n\n**The recorder stopped early:** {text(clip(recording.failure, LINE_WIDTH // 2))}."
     nesting = Nesting(recording)
     return _join([header, *_recorded_sections(recording, nesting, options, None),
                   nested_section(recording, nesting, options), left_out_section(recording, nesting, options)])
 
 
 def render(call, options=None, title=None, intro=None):
-    """The report of one ``TracedCall`` (``adtrace.traced_call``)."""
+    """The report of one ``TracedCall`` (``adtrace.traced_call``). ``title`` is plain text (escaped
+    here), ``intro`` the caller's own Markdown."""
     options = options or ReportOptions()
-    header = f"# {title or 'adtrace report: ' + call.name}"
+    header = f"# {text(title or 'adtrace report: ' + call.name)}"
     if intro:
         header += f"\n\n{intro.strip()}"
     sections = [header, summary_section(call)]

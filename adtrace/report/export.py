@@ -56,5 +56,5 @@ def events_json(recording=None, **named):
 
 
 def _recording_dict(recording):
-    return {"capture": recording.capture, "failure": recording.failure,
+    return {"engine": recording.engine, "capture": recording.capture, "failure": recording.failure,
             "events": [event_dict(e) for e in recording.events]}

@@ -1,9 +1,17 @@
-"""Values and cells as text: deterministic, no memory addresses, safe inside Markdown tables.
+"""Values and cells as text: deterministic, no memory addresses, escaped for where they go.
 
 Scalars get 6 significant digits (``1.86093``, and ``3`` for 3.0); arrays of at most
 ``INLINE`` elements are written inline in the same format, larger ones (and every
 ``ArraySummary``) as shape, dtype and statistics.
+
+Text from the user's program (names, labels, values, messages) can hold anything. Each place it
+goes has its escape: ``text`` for a heading or paragraph, ``cell`` for a table cell, ``code`` for
+inline code, ``comment`` inside an HTML comment (``mermaid.escape`` for a flowchart label). All of
+them show control characters (ANSI escapes, NUL), bidirectional overrides and line separators
+visibly (``visible``), and none lets raw HTML, a link or a line break through.
 """
+
+import re
 
 import numpy as np
 
@@ -74,14 +82,83 @@ def _array(a):
     return "[" + " ".join(_array(row) for row in a) + "]"
 
 
-def cell(text):
-    """Text safe inside a Markdown table cell: pipes escaped, line breaks as ``<br>``."""
-    text = str(text).replace("\\", "\\\\").replace("|", "\\|")
-    return text.replace("\r\n", "<br>").replace("\n", "<br>").replace("\r", "<br>")
+# -------------------- escaping --------------------
+
+_INVISIBLE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]")
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
-def code(text):
-    """Inline code that survives any content (backticks inside use a longer fence)."""
-    text = str(text).replace("\n", " ")
-    fence = "``" if "`" in text else "`"
-    return f"{fence} {text} {fence}" if fence == "``" else f"`{text}`"
+def visible(text, keep=""):
+    """``text`` with control characters, bidirectional overrides and line separators written as
+    escapes (``\\x1b``, ``\\u202e``, ``\\n``); the characters in ``keep`` stay as they are."""
+    return _INVISIBLE.sub(lambda m: m.group() if m.group() in keep else _escape_char(m.group()), str(text))
+
+
+def _escape_char(char):
+    if char in _NAMED:
+        return _NAMED[char]
+    return f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}"
+
+
+def text(value):
+    """Text safe inside a Markdown heading or paragraph, shown as written: one line, no raw HTML,
+    entity, link, code span or emphasis."""
+    escaped = _plain(value)
+    for char in "*~":
+        escaped = escaped.replace(char, "\\" + char)
+    return re.sub(r"(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])", r"\\_", escaped)  # (``my_func`` stays as it is)
+
+
+def _plain(value):
+    """``value`` with no raw HTML, entity, link or code span (emphasis left: adtrace's cells use it)."""
+    escaped = visible(value).replace("\\", "\\\\")
+    for char in "`<&":
+        escaped = escaped.replace(char, "\\" + char)
+    return escaped.replace("](", "\\](")
+
+
+def cell(value):
+    """Text safe inside a Markdown table cell: pipes escaped, line breaks as ``<br>``; code spans
+    (``code``'s, or the user's own backticks) stay code; the rest has no raw HTML, entity or link
+    (emphasis stays: adtrace's own cells use it, as ``**DIFFERS**``)."""
+    return "".join(_code_cell(piece) if is_code else _text_cell(piece) for is_code, piece in _code_spans(str(value)))
+
+
+def _text_cell(piece):
+    lines = re.split(r"\r\n|\n|\r", piece)
+    return "<br>".join(_plain(line) for line in lines).replace("|", "\\|")
+
+
+def _code_cell(piece):
+    return visible(piece).replace("|", "\\|")  # (GFM reads \| as a pipe inside code spans too)
+
+
+def _code_spans(value):
+    """``(is_code, piece)`` in order, as CommonMark reads code spans: a run of n backticks opens
+    one that the next run of exactly n backticks closes; a run never closed is plain text."""
+    runs = list(re.finditer(r"`+", value))
+    pieces, start, k = [], 0, 0
+    while k < len(runs):
+        opening = runs[k]
+        closing = next((j for j in range(k + 1, len(runs)) if len(runs[j].group()) == len(opening.group())), None)
+        if closing is None:
+            k += 1
+            continue
+        pieces += [(False, value[start:opening.start()]), (True, value[opening.start():runs[closing].end()])]
+        start, k = runs[closing].end(), closing + 1
+    return pieces + [(False, value[start:])]
+
+
+def code(value):
+    """Inline code that survives any content: a fence longer than any backtick run inside."""
+    value = visible(value)
+    longest = max((len(run) for run in re.findall(r"`+", value)), default=0)
+    fence = "`" * (longest + 1)
+    padded = longest or (value.startswith(" ") and value.endswith(" ") and value.strip())
+    return f"{fence} {value} {fence}" if padded else f"{fence}{value}{fence}"
+
+
+def comment(value):
+    """Text safe inside an HTML comment (``<!-- ... -->``): it can neither close nor nest one."""
+    value = visible(value).replace("<", "&lt;").replace(">", "&gt;")
+    return re.sub("-(?=-)", "- ", value)

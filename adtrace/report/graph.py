@@ -28,10 +28,10 @@ def graph_section(recording, nesting, options, mode="rev"):
 
 def _each_node(recording, nodes, nesting, options):
     inputs = {e.root: e.input for e in recording.of_kind("trace")}  # a root's value is the input x
-    rows = [(n.label, getattr(n, "primitive", "(input)"), _parents(n),
+    rows = [(n.label, _primitive(n), _parents(n),
              Short(n.value if hasattr(n, "value") else inputs.get(n.label))) for n in nodes[:options.max_rows]]
     headers = ["node", "primitive", "parents by argument position", "output value"]
-    boxes = [(n.label, n.label if n.kind.endswith("root") else f"{n.label} = {n.primitive}",
+    boxes = [(n.label, n.label if n.kind.endswith("root") or not n.primitive else f"{n.label} = {n.primitive}",
               tuple((f"arg {a}", p) for a, p in zip(n.argnums, n.parents)) if hasattr(n, "parents") else ())
              for n in nodes]
     picture = flowchart(boxes + _work_boxes(nesting, {n.label: n.label for n in nodes}), len(nodes) + MAX_WORK_BOXES)
@@ -63,6 +63,13 @@ def _work_boxes(nesting, box_of):
         owner = box_of.get(work.node)
         boxes.append((f"work {work.node}", caption, (("its VJP", owner),) if owner else ()))
     return boxes
+
+
+def _primitive(node):
+    """The primitive as recorded; "(input)" for autograd's root, "(leaf)" for a value made without
+    children (an engine of micrograd's shape: its op is '')."""
+    primitive = getattr(node, "primitive", "(input)")
+    return primitive if primitive or getattr(node, "parents", ()) else "(leaf)"
 
 
 def _parents(node):

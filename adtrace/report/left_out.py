@@ -14,7 +14,8 @@ def left_out_section(recording, nesting, options, alignment=()):
     if len(recording.events) - len(nesting.inside) + len(nesting.stretches) > options.max_rows:
         capped.append("the call sequence")
     outermost = [p.query for p in nesting.passes if p.parent is None]
-    if any(snapshot_rows(recording.query_events(q)) > options.max_rows for q in outermost[:options.max_queries]):
+    shown = outermost[:options.max_queries]
+    if any(snapshot_rows(recording, recording.query_events(q)) > options.max_rows for q in shown):
         capped.append("state snapshots")
     if len(alignment) > options.max_rows:
         capped.append("the side by side")

@@ -1,12 +1,15 @@
 """The recorded graph as a Mermaid flowchart: safe ids, escaped labels, a size cap."""
 
+from .format import visible
+
 _ENTITIES = [("#", "#35;"), ('"', "#quot;"), ("&", "#amp;"), ("<", "#lt;"), (">", "#gt;"), ("|", "#124;"),
              ("`", "#96;"), ("[", "#91;"), ("]", "#93;"), ("{", "#123;"), ("}", "#125;")]
 
 
 def escape(text):
-    """Text safe inside a quoted Mermaid label (entity codes; ``#`` first, entities use it)."""
-    text = str(text)
+    """Text safe inside a quoted Mermaid label (entity codes; ``#`` first, entities use it); control
+    and bidirectional characters shown as escapes, line breaks as Mermaid's ``<br/>``."""
+    text = visible(text, keep="\r\n")
     for char, entity in _ENTITIES:
         text = text.replace(char, entity)
     return text.replace("\r\n", "<br/>").replace("\n", "<br/>").replace("\r", "<br/>")

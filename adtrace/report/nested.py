@@ -6,6 +6,8 @@ from collections import Counter
 
 from .abbreviate import counted
 from .fit import Short, fit
+from .format import code
+from .profile import primitive_of
 from .recorded import snapshot_table
 from .tables import table
 
@@ -21,8 +23,8 @@ def nested_section(recording, nesting, options):
              "every event: the JSON export (`--json FILE`)."]
     for work in nesting.work.values():
         node = recording.nodes[work.node]
-        parts += ["", f"### Inside the VJP of `{work.node}`", "",
-                  f"`{work.node}` ({getattr(node, 'primitive', 'root')}, visited by query {work.query}): "
+        parts += ["", f"### Inside the VJP of {code(work.node)}", "",
+                  f"{code(work.node)} ({code(primitive_of(node))}, visited by query {work.query}): "
                   f"{work.describe()}."]
         if work.passes:
             title = f"The {counted(len(work.passes), 'nested pass', 'es')}"
@@ -30,7 +32,7 @@ def nested_section(recording, nesting, options):
             first = work.passes[0].query
             events = recording.query_events(first)
             parts += ["", _details(f"State snapshot of query {first}, the first of them",
-                                   snapshot_table(events, options.max_rows))]
+                                   snapshot_table(recording, events, options.max_rows))]
     return "\n".join(parts)
 
 

@@ -11,6 +11,7 @@ the user's pass differentiates, and stay in the tables.
 from dataclasses import dataclass, field
 
 from .abbreviate import counted
+from .format import code
 
 
 @dataclass
@@ -84,7 +85,7 @@ class Nesting:
         if not works:
             return None
         if len(works) <= 2:
-            text = "; ".join(f"inside the VJP of `{w.node}`: {w.describe()}" for w in works)
+            text = "; ".join(f"inside the VJP of {code(w.node)}: {w.describe()}" for w in works)
         else:
             text = f"inside the VJPs of {len(works)} nodes: " + _described(
                 sum(len(w.passes) for w in works), set().union(*(w.levels for w in works)),

@@ -2,7 +2,7 @@
 "Checks per node" section of a report)."""
 
 from .fit import fit
-from .format import code
+from .format import code, text
 from .tables import table
 
 
@@ -31,19 +31,24 @@ def verdict_line(report):
     if report.not_checked:
         left.append(f"{report.not_checked} not checked (limit)")
     tail = f"; {', '.join(left)}" if left else ""
+    if first is None and not tested:
+        return f"Nothing checked: no node could be tested{tail}."
     if first is None:
         return f"{len(tested)} of {len(tested) + len(skipped) + report.not_checked} nodes tested, all pass{tail}."
     where = f" argument {first.argnum}" if first.argnum is not None else ""
     return (f"First failing node: {code(first.node)} ({code(first.primitive)}){where}, called at "
-            f"{first.site or 'an unknown line'}: {first.reason}{tail}.")
+            f"{text(first.site or 'an unknown line')}: {text(first.reason)}{tail}.")
 
 
 def node_checks_section(report, options):
-    return "\n".join([
-        "## Checks per node", "",
-        "Each node's local VJP (and JVP, where autograd has a forward rule) re-run alone on the "
-        "recorded inputs, against central differences along fixed random directions.", "",
-        verdict_line(report), "", node_checks_table(report, options.max_rows)])
+    intro = ("Each node's local VJP (and JVP, where autograd has a forward rule) re-run alone on the "
+             "recorded inputs, against central differences along fixed random directions.")
+    if getattr(report.recording, "code", None) is not None:  # an engine with its own backward()
+        intro = ("Each node's contributions (what its `_backward` wrote into each child's `.grad`) against its "
+                 "`.grad` times the op's derivative, taken by central differences of the op at the recorded "
+                 "values (`local`); each write that assigned instead of adding (`accumulation`).")
+    return "\n".join(["## Checks per node", "", intro, "", verdict_line(report), "",
+                      node_checks_table(report, options.max_rows)])
 
 
 def _num(x):

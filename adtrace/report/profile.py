@@ -39,6 +39,13 @@ def _headline(recording, nesting, nodes, outside, mode):
     return text + "."
 
 
+def primitive_of(node):
+    """The primitive that made ``node``: ``root`` for autograd's input, ``(leaf)`` for a value made
+    without children (an engine of micrograd's shape: its op is '')."""
+    primitive = getattr(node, "primitive", "root")
+    return primitive if primitive or getattr(node, "parents", ()) else "(leaf)"
+
+
 def line_of(node):
     """The user's line that made ``node`` (``path:line``), ``(input)`` for a root."""
     if node.kind in ("root", "jvp_root"):
@@ -51,12 +58,12 @@ def _by_line(outside, nesting, table_of_nodes, total):
     for node in outside:
         line = line_of(node)
         counts[line] += 1
-        primitives.setdefault(line, Counter())[getattr(node, "primitive", "root")] += 1
+        primitives.setdefault(line, Counter())[primitive_of(node)] += 1
     cells = {line: _top(made) for line, made in primitives.items()}
     for work in nesting.work.values():
         line = f"inside the VJP of {work.node} ({line_of(table_of_nodes[work.node])})"
         counts[line] += len(work.nodes)
-        made = Counter(getattr(table_of_nodes[label], "primitive", "root") for label in work.nodes)
+        made = Counter(primitive_of(table_of_nodes[label]) for label in work.nodes)
         cells[line] = f"{counted(len(work.passes), 'nested pass', 'es')}: {_top(made)}"
     ranked = sorted(counts, key=lambda line: -counts[line])  # (stable: ties keep the order of first use)
     rows = [(line, counts[line], cells[line], _share(counts[line], total)) for line in ranked[:MAX_LINES]]
@@ -70,7 +77,7 @@ def _by_line(outside, nesting, table_of_nodes, total):
 
 def _by_primitive(outside, total):
     """The user's graph per primitive; what ran inside a node's VJP in one row."""
-    ranked = Counter(getattr(n, "primitive", "root") for n in outside).most_common()
+    ranked = Counter(primitive_of(n) for n in outside).most_common()
     rows = [(code(name), count, _share(count, total)) for name, count in ranked[:MAX_PRIMITIVES]]
     if len(ranked) > MAX_PRIMITIVES:
         left = sum(count for _, count in ranked[MAX_PRIMITIVES:])

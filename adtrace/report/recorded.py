@@ -1,6 +1,10 @@
-"""Report sections read from a ``Recording`` alone: call sequence, state snapshots, lecture
-mapping, forward mode, levels. Each returns Markdown text; none touches autograd. Work run inside
+"""Report sections read from a ``Recording`` alone: call sequence, state snapshots, forward mode,
+levels (the lecture mapping is ``lecture.py``). Each returns Markdown text; none touches autograd. Work run inside
 a node's VJP (``nesting.py``) is one row or one line here; the appendix shows it.
+
+A recording of an engine with its own ``backward()`` (``Recording.code``, micrograd's shape) shows
+that engine's statements where autograd's would be (``Recording.statement``), its ``.grad`` values
+where autograd's ``outgrads`` entries would be, and marks a write that replaced instead of adding.
 
 Only the rows a table shows are built: a recording of 200,000 nodes has 800,000 events, and a
 snapshot row holds a copy of ``outgrads``.
@@ -8,10 +12,10 @@ snapshot row holds a copy of ``outgrads``.
 
 from collections import Counter
 
-from ..recording.snapshots import ADD, INIT, POP, RETURN, VJP, YIELD, state_snapshots
+from ..recording.snapshots import ADD, INIT, POP, RETURN, VJP, grad_snapshots, state_snapshots
 from .abbreviate import OUTGRADS_WIDTH, brief_outgrads, counted, each
 from .fit import Short, fit
-from .format import code
+from .format import code, text
 from .tables import table
 
 # -------------------- call sequence --------------------
@@ -19,6 +23,7 @@ from .tables import table
 
 def call_sequence_section(recording, nesting, options):
     headers = ["#", "level", "query", "statement", "node", "in", "out"]
+    own = recording.code is not None
     rows, events, stretches = [], recording.events, {s[0]: s for s in nesting.stretches}
     for i, e in enumerate(events):
         if len(rows) == options.max_rows:
@@ -26,12 +31,14 @@ def call_sequence_section(recording, nesting, options):
         if i in stretches:
             rows.append(_folded_row(stretches[i], e, nesting))
         elif i not in nesting.inside:
-            rows.append((i + 1, e.level, "-" if e.query is None else e.query, code(_statement(e)), *_call_cells(e)))
+            rows.append((i + 1, e.level, "-" if e.query is None else e.query, code(recording.statement(e)),
+                         *_call_cells(e, own)))
     total = len(events) - len(nesting.inside) + len(nesting.stretches)
-    return "\n".join([
-        "## Call sequence", "",
-        "Every hooked call in order (`make_vjp` is not hooked: its first statement creates the root).", "",
-        table(headers, fit(headers, rows), options.max_rows, total=total)])
+    intro = ("Every hooked call in order (`make_vjp` is not hooked: its first statement creates the root)." if not own
+             else f"Every recorded event in order, with the statement of `{recording.code.name}` "
+                  f"({recording.code.location}) that made it; a value's creation is its `__init__`.")
+    return "\n".join(["## Call sequence", "", intro, "", table(headers, fit(headers, rows), options.max_rows,
+                                                               total=total)])
 
 
 def _folded_row(stretch, first, nesting):
@@ -42,19 +49,19 @@ def _folded_row(stretch, first, nesting):
             "see Nested backward passes")
 
 
-def _statement(event):
-    if event.mode == "fwd" and event.forward_statement:
-        return event.forward_statement
-    return event.statement
-
-
-def _call_cells(e):
+def _call_cells(e, own=False):
+    """The node, in and out cells of one event; ``own``: an engine with its own backward(), whose
+    writes show the ``.grad`` values (not autograd's ``(value, mutable)`` pairs)."""
+    if e.kind == "add_outgrads" and own:
+        previous = "-" if e.previous is None else e.previous[0]
+        out = Short(e.result[0], suffix=" (replaced: the previous value is lost)" if e.replaced else "")
+        return f"{e.node or 'backward()'} -> {e.parent}", Short((previous, e.contribution), each), out
     kind = e.kind
     if kind in ("root", "jvp_root"):
         return e.label, Short(e.tangent) if kind == "jvp_root" else "-", "-"
     if kind in ("node", "jvp_node"):
         out = Short(e.value) if kind == "node" else Short((e.value, e.tangent), each, prefix="value, tangent: ")
-        return f"{e.label} = {e.primitive}", ", ".join(e.parents), out
+        return f"{e.label} = {e.primitive}" if e.primitive else e.label, ", ".join(e.parents) or "-", out
     if kind == "trace":
         out = "independent of the input: vjp returns zeros" if e.independent else Short(e.output, prefix="(",
                                                                                           suffix=f", {e.end})")
@@ -75,16 +82,26 @@ def _call_cells(e):
 # -------------------- state snapshots --------------------
 
 
+SNAPSHOT_HEADERS = ["step / statement", "node", "outgrad / upstream g", "ingrads / current ingrad",
+                    "previous outgrad", "outgrads after"]
+OWN_SNAPSHOT_HEADERS = ["step / statement", "node", ".grad read / seed", "contributions / written",
+                        "previous .grad", ".grad after"]
+
+
 def snapshot_section(recording, nesting, options):
-    parts = ["## State snapshot per statement of `backward_pass`", ""]
+    own = recording.code
+    parts = [f"## State snapshot per statement of `{'backward_pass' if own is None else own.name}`", ""]
+    if own is not None:
+        parts += [f"The `.grad` of every value written so far, after each statement of `{own.name}` "
+                  f"({own.location}); each write of a `_backward` is a row of its `{own.statement_text('vjp')}`.", ""]
     outermost = [p.query for p in nesting.passes if p.parent is None]
     if not outermost:
         return "\n".join(parts + ["_No backward pass ran in this recording._"])
     for query in outermost[:options.max_queries]:
         events = recording.query_events(query)
         mark = ": the user's pass" if query == nesting.user and len(outermost) > 1 else ""
-        parts += [f"### Query {query} (level {events[0].level}){mark}", "", snapshot_table(events, options.max_rows),
-                  ""]
+        parts += [f"### Query {query} (level {events[0].level}){mark}", "",
+                  snapshot_table(recording, events, options.max_rows), ""]
     if len(outermost) > options.max_queries:
         parts.append(f"_{len(outermost) - options.max_queries} more queries not shown (cap {options.max_queries})._")
     folded = nesting.folded_line("in these tables")
@@ -93,20 +110,44 @@ def snapshot_section(recording, nesting, options):
     return "\n".join(parts).rstrip()
 
 
-def snapshot_table(events, max_rows):
-    """The first ``max_rows`` snapshot rows of one query's events (only the events they need replayed)."""
-    rows = [(f"{r.step}. {code(r.statement)}", r.node or "-", _outgrad_cell(r), _ingrads_cell(r),
-             Short(r.previous) if r.statement == ADD else "-", Short(r.outgrads, brief_outgrads, OUTGRADS_WIDTH))
-            for r in state_snapshots(events[:max_rows])[:max_rows]]  # each event makes at least one row
-    headers = ["step / statement", "node", "outgrad / upstream g", "ingrads / current ingrad", "previous outgrad",
-               "outgrads after"]
-    return table(headers, fit(headers, rows), max_rows, total=snapshot_rows(events))
+def snapshot_table(recording, events, max_rows):
+    """The first ``max_rows`` snapshot rows of one query's events, replaying only the events they
+    need (``Recording.snapshots`` replays them all)."""
+    own = recording.code
+    if own is None:
+        rows = [_snapshot_row(r) for r in state_snapshots(events[:max_rows])[:max_rows]]  # (an event: 1 row or 2)
+    else:
+        rows = [_own_snapshot_row(r) for r in grad_snapshots(events[:max_rows], own)]
+    headers = SNAPSHOT_HEADERS if own is None else OWN_SNAPSHOT_HEADERS
+    return table(headers, fit(headers, rows), max_rows, total=snapshot_rows(recording, events))
 
 
-def snapshot_rows(events):
-    """How many rows the replay of ``events`` makes (``Event.replay``): one per event, and a second
-    for each visit (the yield, then the pop) and for each VJP with no parents (a root's)."""
+def snapshot_rows(recording, events):
+    """How many rows the replay of ``events`` makes: for autograd (``Event.replay``) one per event,
+    and a second for each visit (the yield, then the pop) and for each VJP with no parents (a
+    root's); for an engine with its own backward() one per event."""
+    if recording.code is not None:
+        return len(events)
     return len(events) + sum(e.kind == "toposort" or (e.kind == "vjp" and not e.ingrads) for e in events)
+
+
+def _snapshot_row(r):
+    return (f"{r.step}. {code(r.statement)}", r.node or "-", _outgrad_cell(r), _ingrads_cell(r),
+            Short(r.previous) if r.statement == ADD else "-", Short(r.outgrads, brief_outgrads, OUTGRADS_WIDTH))
+
+
+def _own_snapshot_row(r):
+    """A row of an engine whose gradients stay on its values (``snapshots.grad_snapshots``)."""
+    read, written, previous = "-", "-", "-"
+    if r.kind == "backward_start":
+        read = Short(r.outgrad, prefix="seed ")
+    elif r.kind == "vjp":
+        read, written = Short(r.outgrad), Short(r.ingrads)
+    elif r.kind == "add_outgrads":
+        written = Short(r.ingrads, suffix=f" -> {r.parent}" + (" (replaced)" if r.replaced else ""))
+        previous = Short(r.previous)
+    return (f"{r.step}. {code(r.statement)}", r.node or "-", read, written, previous,
+            Short(r.outgrads, brief_outgrads, OUTGRADS_WIDTH))
 
 
 def _outgrad_cell(row):
@@ -121,42 +162,6 @@ def _ingrads_cell(row):
     if row.statement == ADD:
         return Short(row.ingrads, suffix=f" -> {row.parent}")
     return "-" if row.ingrads is None else Short(row.ingrads)
-
-
-# -------------------- lecture mapping --------------------
-
-LECTURE = (
-    ("node_to_grad = {out: [1]}", INIT, "backward_start"),
-    ("for i in reverse_topo_order(out)", YIELD, "toposort"),
-    ("v_i_bar = sum(node_to_grad[i])", POP + "  (summed on arrival by add_outgrads)", "toposort"),
-    ("for k in inputs(i)", "for parent, ingrad in zip(node.parents, ingrads)", "add_outgrads"),
-    ("compute v_k_to_i_bar = v_i_bar * dv_i/dv_k", VJP, "vjp"),
-    ("append v_k_to_i_bar to node_to_grad[k]", ADD, "add_outgrads"),
-    ("return adjoint of input v_input_bar", RETURN, "backward_end"),
-)
-
-
-def lecture_mapping_section(recording, nesting, reference_counts=None):
-    """The lecture's lines against ``backward_pass``'s, with how often each ran in the user's pass."""
-    user = nesting.user
-    counts = Counter(e.kind for e in recording.query_events(user)) if user is not None else Counter()
-    headers = ["lecture pseudocode", "autograd statement (backward_pass)", "runs (autograd)"]
-    rows = []
-    for i, (line, statement, kind) in enumerate(LECTURE):
-        row = [code(line), code(statement), counts[kind]]
-        if reference_counts is not None:
-            row.append(reference_counts[i])
-        rows.append(row)
-    if reference_counts is not None:
-        headers.append("runs (reference)")
-    counted = [f"Runs (autograd) are counted in the user's pass, query {user}.", ""] if len(nesting.passes) > 1 else []
-    return "\n".join([
-        "## Lecture mapping", "",
-        "The lecture's reverse AD algorithm (CMU 10-414/714, Lecture 4) line by line against "
-        "`backward_pass`. autograd computes all of a node's partial adjoints in one `node.vjp` call "
-        "(the root's too, which returns `()`); the lecture's line runs once per input position. "
-        "autograd sums on arrival, so its `pop` already holds the lecture's `sum`.", "", *counted,
-        table(headers, rows)])
 
 
 # -------------------- forward mode and levels --------------------
@@ -201,7 +206,7 @@ def levels_section(recording, nesting):
              table(["level", "nodes", "backward queries", "add_outgrads calls"], rows)]
     if made_by_inner:
         lines += ["", "Outer-trace nodes created by inner backward passes: " +
-                  ", ".join(f"{code(name)} x{count}" for name, count in sorted(made_by_inner.items())) + "."]
+                  ", ".join(f"{text(name)} x{count}" for name, count in sorted(made_by_inner.items())) + "."]
     folded = nesting.folded_line("counted here")
     if folded:
         lines += ["", folded]

@@ -8,6 +8,7 @@ write ``reports/NAME.md`` and the call's step-through page ``reports/NAME.html``
 """
 
 import importlib.util
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,13 +29,15 @@ class Outcome:
 
 def main(run, script):
     """Run one experiment as a script: summary, report, verdict; returns the exit code."""
+    from .output import write_file
+
     script = Path(script).resolve()
     outcome = run()
     for line in outcome.lines:
         print(line)
     for path, text in outputs(script.parent.parent / "reports", script.stem, outcome).items():
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
+        write_file(path, text)
     return verdict(outcome)
 
 
@@ -49,9 +52,9 @@ def outputs(reports, name, outcome):
 
 
 def _heading(markdown):
-    """The report's title (its first line, ``# ...``), for the page."""
+    """The report's title (its first line, ``# ...``, as ``report.format.text`` escaped it), for the page."""
     first = markdown.split("\n", 1)[0]
-    return first[2:] if first.startswith("# ") else None
+    return re.sub(r"\\(.)", r"\1", first[2:]) if first.startswith("# ") else None
 
 
 def verdict(outcome):

@@ -3,11 +3,14 @@
 - ``--adtrace``: every test's call phase runs inside ``adtrace.record()`` (``--adtrace-capture``
   picks the capture level), so a suite shows whether recording changes any outcome;
 - ``--adtrace-report-dir DIR``: for each failing test that recorded a backward pass, a Markdown
-  report of its recording in ``DIR/<test id>.md``;
+  report of its recording in ``DIR/<test id>.md`` (a long id shortened, with a hash of it); the
+  terminal summary lists them, and a report that cannot be written is a warning, not an error;
 - the ``adtrace_recording`` fixture: a test's own recording, active for the whole test.
 """
 
+import hashlib
 import re
+import warnings
 from contextlib import ExitStack
 from pathlib import Path
 
@@ -16,6 +19,8 @@ import pytest
 from ..recording.session import record
 
 _RECORDING = pytest.StashKey()
+_WRITTEN = pytest.StashKey()  # on the config: (test id, path or None, why not) per report
+_NAME_LIMIT = 120  # characters of a report's file name taken from the test id
 
 
 def pytest_addoption(parser):
@@ -33,11 +38,26 @@ def pytest_runtest_call(item):
     if not (config.getoption("adtrace") or config.getoption("adtrace_report_dir")):
         yield
         return
-    with ExitStack() as stack:
-        # Entered through the ExitStack, not in this generator's own frame: the test's autograd
-        # calls, made while this hook wrapper is suspended at its yield, are what it records.
-        item.stash[_RECORDING] = stack.enter_context(record(capture=config.getoption("adtrace_capture")))
+    stack = ExitStack()
+    # Entered through the ExitStack, not in this generator's own frame: the test's autograd
+    # calls, made while this hook wrapper is suspended at its yield, are what it records.
+    item.stash[_RECORDING] = stack.enter_context(record(capture=config.getoption("adtrace_capture")))
+    try:
         yield
+    finally:
+        _close_at_test(stack, item)
+
+
+def _close_at_test(stack, item):
+    """Close the recording; what it warns (a ``PatchConflictWarning``: the test replaced a hooked
+    function) is issued again at the test's own line, not inside pytest's machinery."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        stack.close()
+    path, line, _ = item.reportinfo()
+    for w in caught:
+        warnings.warn_explicit(w.message, w.category, str(path), (line or 0) + 1,
+                               module=getattr(getattr(item, "module", None), "__name__", None))
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -51,11 +71,35 @@ def pytest_runtest_makereport(item, call):
     if _RECORDING in item.stash:
         del item.stash[_RECORDING]  # items live for the whole session: keep no recording there
     if folder and report.failed and recording is not None and recording.queries:
-        from ..report import render_recording
+        _write_report(item, recording, Path(folder) / f"{_file_name(item.nodeid)}.md")
 
-        path = Path(folder) / f"{_safe(item.nodeid)}.md"
+
+def _write_report(item, recording, path):
+    from ..report import render_recording
+    from .output import write_file
+
+    written = item.config.stash.setdefault(_WRITTEN, [])
+    try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(render_recording(recording, title=f"adtrace recording of failing test {item.nodeid}"))
+        write_file(path, render_recording(recording, title=f"adtrace recording of failing test {item.nodeid}"))
+    except OSError as exc:
+        written.append((item.nodeid, None, f"{path}: {exc.strerror or exc}"))
+        try:
+            item.warn(pytest.PytestWarning(f"adtrace could not write the report of this test: {path}: "
+                                           f"{exc.strerror or exc}"))
+        except Warning:  # (warnings are errors): the terminal summary says it all the same
+            pass
+    else:
+        written.append((item.nodeid, path, None))
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    written = config.stash.get(_WRITTEN, [])
+    if not written:
+        return
+    terminalreporter.section("adtrace reports")
+    for nodeid, path, why_not in written:
+        terminalreporter.write_line(f"{nodeid}: {path}" if path else f"{nodeid}: not written ({why_not})")
 
 
 @pytest.fixture
@@ -65,5 +109,9 @@ def adtrace_recording():
         yield stack.enter_context(record())
 
 
-def _safe(nodeid):
-    return re.sub(r"[^0-9A-Za-z._-]+", "_", nodeid).strip("_")
+def _file_name(nodeid):
+    """The test id as a file name: letters, digits, ``._-``; a long one cut, with a hash of the whole id."""
+    name = re.sub(r"[^0-9A-Za-z._-]+", "_", nodeid).strip("_")
+    if len(name) <= _NAME_LIMIT:
+        return name
+    return f"{name[:_NAME_LIMIT - 13]}-{hashlib.sha256(nodeid.encode()).hexdigest()[:12]}"

@@ -1,13 +1,19 @@
 """What the command line is pointed at: ``module:function`` or ``path/to/file.py:function``, and
-arguments given as Python literals."""
+its arguments: Python literals (``--at``, ``--kw NAME=VALUE``) or a function returning them
+(``--args-from``)."""
 
 import ast
 import importlib
 import importlib.util
+import math
 import sys
 from pathlib import Path
 
 import numpy as np
+
+MAX_LITERAL = 100_000  # characters of one --at or --kw value
+MAX_DEPTH = 64  # nesting of one literal (numpy arrays have at most 64 dimensions)
+_NAMES = {"nan": math.nan, "inf": math.inf}
 
 
 class TargetError(Exception):
@@ -37,8 +43,8 @@ def _import(module):
         return importlib.import_module(module)
     except ImportError as exc:
         raise TargetError(f"cannot import module {module!r}: {exc}") from exc
-    except Exception as exc:  # a syntax error, or the module raised while loading
-        raise TargetError(f"module {module!r} raised {type(exc).__name__} while loading: {exc}") from exc
+    except (Exception, SystemExit) as exc:  # a syntax error, or the module raised (or exited) while loading
+        raise TargetError(_while_loading(f"module {module!r}", exc)) from exc
 
 
 def _load_file(path):
@@ -50,23 +56,118 @@ def _load_file(path):
     sys.path.insert(0, str(file.parent))  # the file's own imports of its neighbours
     try:
         spec.loader.exec_module(module)
-    except Exception as exc:
-        raise TargetError(f"{path} raised {type(exc).__name__} while loading: {exc}") from exc
+    except (Exception, SystemExit) as exc:
+        raise TargetError(_while_loading(path, exc)) from exc
     finally:
         sys.path.remove(str(file.parent))
     return module
 
 
-def parse_arg(text):
-    """A Python literal; a list (or nested lists) becomes a float array (ints stay ints: an index
-    argument must stay one; the CLI makes the differentiated argument a float)."""
+def _while_loading(what, exc):
+    if isinstance(exc, SystemExit):
+        return f"{what} called sys.exit({exc.code!r}) while loading"
+    return f"{what} raised {type(exc).__name__} while loading: {exc}"
+
+
+# -------------------- --args-from --------------------
+
+
+def arguments_from(spec):
+    """``(args, kwargs)`` from the function ``spec`` names, called without arguments: it returns
+    the positional arguments (a tuple or list), or ``(args, kwargs)`` (a tuple or list, and a dict
+    of keyword arguments)."""
+    function = load_target(spec)
     try:
-        value = ast.literal_eval(text)
-    except (ValueError, SyntaxError) as exc:
-        raise TargetError(f"--at {text!r} is not a Python literal (e.g. 3.0 or [1.0, 2.0])") from exc
+        returned = function()
+    except (Exception, SystemExit) as exc:
+        happened = f"called sys.exit({exc.code!r})" if isinstance(exc, SystemExit) else f"raised {type(exc).__name__}: {exc}"
+        raise TargetError(f"--args-from {spec} {happened}") from exc
+    if _is_pair(returned):
+        args, kwargs = returned
+        bad = [k for k in kwargs if not (isinstance(k, str) and k.isidentifier())]
+        if bad:
+            raise TargetError(f"--args-from {spec}: keyword argument names must be identifiers, got {bad[0]!r}")
+        return tuple(args), dict(kwargs)
+    if isinstance(returned, (tuple, list)):
+        return tuple(returned), {}
+    raise TargetError(f"--args-from {spec} returned a {type(returned).__name__}: return the arguments as a "
+                      "tuple, e.g. (x,), or (args, kwargs), e.g. ((x, y), {'scale': 2.0})")
+
+
+def _is_pair(value):
+    return (isinstance(value, (tuple, list)) and len(value) == 2 and isinstance(value[0], (tuple, list))
+            and isinstance(value[1], dict))
+
+
+# -------------------- literals: --at and --kw --------------------
+
+
+def parse_keyword(text, dtype=np.float64):
+    """``NAME=VALUE`` as ``(name, value)``, the value a literal as ``parse_arg`` reads it."""
+    name, sep, value = text.partition("=")
+    if not sep or not name.isidentifier():
+        raise TargetError(f"--kw {_shown(text)} is not NAME=VALUE (e.g. --kw scale=2.0)")
+    return name, parse_arg(value, dtype, option=f"--kw {name}=")
+
+
+def parse_arg(text, dtype=np.float64, option="--at"):
+    """A Python literal, ``nan`` and ``inf`` included; a list (or nested lists), also inside a
+    tuple or dict, becomes an array of ``dtype`` (complex numbers: the complex dtype of that
+    precision); a float becomes ``dtype`` when it is not float64. Ints stay ints (an index argument
+    must stay one; the CLI makes the differentiated argument a float)."""
+    if len(text) > MAX_LITERAL:
+        raise TargetError(f"{option} {_shown(text)}: a literal of {len(text)} characters is longer than "
+                          f"{MAX_LITERAL}; pass large arguments with --args-from")
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        raise TargetError(f"{option} {_shown(text)} is not a Python literal (e.g. 3.0, -1e-3, nan or "
+                          "[1.0, 2.0])") from exc
+    if _depth(tree) > MAX_DEPTH:
+        raise TargetError(f"{option} {_shown(text)} is nested deeper than {MAX_DEPTH} levels")
+    try:
+        value = ast.literal_eval(_NamedFloats().visit(tree))
+    except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError) as exc:
+        raise TargetError(f"{option} {_shown(text)} is not a Python literal (e.g. 3.0, -1e-3, nan or "
+                          "[1.0, 2.0])") from exc
+    return _arrays(value, np.dtype(dtype), option, text)
+
+
+class _NamedFloats(ast.NodeTransformer):
+    def visit_Name(self, node):
+        return ast.copy_location(ast.Constant(_NAMES[node.id]), node) if node.id in _NAMES else node
+
+
+def _depth(tree):
+    """The nesting depth of ``tree``, walked without recursion."""
+    deepest, stack = 0, [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    return deepest
+
+
+def _arrays(value, dtype, option, text):
     if isinstance(value, list):
         try:
-            return np.array(value, dtype=float)
-        except (TypeError, ValueError) as exc:
-            raise TargetError(f"--at {text!r}: a list must hold numbers (it becomes a float array)") from exc
+            array = np.array(value)
+        except ValueError as exc:  # (ragged)
+            raise TargetError(f"{option} {_shown(text)}: the lists must nest evenly (it becomes an array)") from exc
+        if array.dtype.kind not in "biufc":
+            raise TargetError(f"{option} {_shown(text)}: a list must hold numbers (it becomes an array)")
+        return array.astype(np.result_type(dtype, np.complex64) if array.dtype.kind == "c" else dtype)
+    if isinstance(value, tuple):
+        return tuple(_arrays(v, dtype, option, text) for v in value)
+    if isinstance(value, dict):
+        return {k: _arrays(v, dtype, option, text) for k, v in value.items()}
+    if isinstance(value, float) and dtype != np.float64:
+        return dtype.type(value)
+    if isinstance(value, complex) and dtype != np.float64:
+        return np.result_type(dtype, np.complex64).type(value)
     return value  # kept as given: fine for a fixed argument, refused if differentiated
+
+
+def _shown(text, limit=60):
+    text = repr(text)
+    return text if len(text) <= limit else text[:limit] + "...'"

@@ -25,7 +25,8 @@ The format (``FORMAT`` names its version)::
          "parent": null | {"pass": id, "node": node index, "step": step},  # run by that node's VJP
                                                   # at that step (0-based) of the parent pass
                                                   # (Recording.passes)
-         "state": "outgrads" | "tangents", "lecture": "node_to_grad" | "node_to_tangent",
+         "state": "outgrads" | "tangents" | "grads",  # grads: an engine's .grad values (micrograd)
+         "lecture": "node_to_grad" | "node_to_tangent",
          "reference": null | str,                 # why the lecture's column is empty, if it is
          "steps": {column: [value per step]}}],   # passes.COLUMNS, see passes.py for the deltas
      "start": pass id}                            # the pass the page opens on
@@ -36,7 +37,7 @@ Node and parent fields of steps are node indices into the pass's graph; ``statem
 
 from ..recording.snapshots import VJP
 from ..report.format import fmt
-from .passes import forward_event_runs, forward_steps, reverse_steps
+from .passes import engine_steps, forward_event_runs, forward_steps, reverse_steps
 from .source import REVERSE_STATEMENTS, code_panels
 
 FORMAT = 1
@@ -56,7 +57,13 @@ def page_data(recording=None, call=None, title=None):
         passes += forward_passes(rec, number, node_index, call, first=sum(p["mode"] == "fwd" for p in passes) + 1)
     return {"format": FORMAT, "title": title or _title(call), "capture": recordings[0].capture if recordings else None,
             "summary": _summary(call), "checks": _checks(call), "notes": _notes(recordings, call),
-            "code": code_panels(), "graphs": graphs, "passes": passes, "start": _start(passes)}
+            "code": code_panels(_engine_code(recordings)), "graphs": graphs, "passes": passes,
+            "start": _start(passes)}
+
+
+def _engine_code(recordings):
+    """The ``EngineCode`` of an engine with its own backward() (its reverse passes show it), or None."""
+    return next((r.code for r in recordings if r.code is not None), None)
 
 
 # -------------------- the graph --------------------
@@ -104,7 +111,8 @@ def graph_table(recording):
 def _primitive(node):
     if node is None:
         return "(unrecorded)"
-    return getattr(node, "primitive", "(input)")
+    primitive = getattr(node, "primitive", "(input)")
+    return primitive if primitive or getattr(node, "parents", ()) else "(leaf)"  # a micrograd leaf: op ''
 
 
 # -------------------- passes --------------------
@@ -118,11 +126,14 @@ def reverse_passes(recording, number, node_index, call):
     for query, events in events_of.items():
         start = events[0]
         walked = recording.graph(start.end)
-        steps = reverse_steps(events, node_index, run if query == reference_query else None)
+        compared = run if query == reference_query else None
+        own = recording.code is not None
+        steps = engine_steps(events, node_index, compared) if own else reverse_steps(events, node_index, compared)
         passes.append({
             "id": f"q{query}", "mode": "rev", "query": query, "level": start.level, "graph": number,
             "name": f"query {query} (level {start.level})", "nodes": sorted(node_index[label] for label in walked),
-            "parent": _parent(nesting, query, node_index), "state": "outgrads", "lecture": "node_to_grad",
+            "parent": _parent(nesting, query, node_index), "state": "grads" if own else "outgrads",
+            "lecture": "node_to_grad",
             "reference": _reference_note(call, query, reference_query), "steps": steps.columns})
     return _link_parents(passes)
 
@@ -207,10 +218,13 @@ def _title(call):
 def _summary(call):
     if call is None:
         return []
+    own = call.recording is not None and call.recording.code is not None  # an engine with its own backward()
     rows = [["function", call.name], ["source", call.location], ["inputs", ", ".join(fmt(a) for a in call.args)],
+            ["engine", f"{call.engine}: {call.recording.code.name}; every argument is a leaf"] if own else
             ["differentiated argument", str(call.argnum)], ["output", fmt(call.output)]]
     if call.mode in ("rev", "both"):
-        rows.append(["gradient (VJP with a seed of ones)", fmt(call.gradient)])
+        rows.append(["gradient (.grad of each argument)" if own else "gradient (VJP with a seed of ones)",
+                     fmt(call.gradient)])
     if call.mode in ("fwd", "both"):
         rows.append(["JVP with a tangent of ones", fmt(call.tangent)])
     return rows + [["capture level", call.capture]]

@@ -5,6 +5,10 @@ the page and the Markdown report show the same statements with the same ``outgra
 A forward pass has one step per event of ``make_jvp``: the root's tangent, each ``add_outgrads``
 call ``sum_outgrads`` makes while a ``JVPNode`` is built, and the node with its tangent.
 
+An engine with its own ``backward()`` (micrograd's shape) has one step per row of its report's
+state snapshot too; its dict is the ``.grad`` of each value written so far, which a visit does not
+pop (``["visit", node]`` marks the node visited).
+
 Steps are stored by column (``COLUMNS``), and the dicts the page shows are stored as deltas, never
 whole: ``state`` changes autograd's dict (``["set", node, text]`` or ``["pop", node]``), ``lecture``
 changes the reference engine's (``["append", node, text]`` to a list of partial adjoints,
@@ -13,7 +17,7 @@ changes the reference engine's (``["append", node, text]`` to a list of partial 
 
 from ..report.format import fmt
 from ..recording.snapshots import ADD, INIT, NO_PARENTS, POP, RETURN, VJP, YIELD, state_snapshots
-from .source import FORWARD_STATEMENTS, NODE, REVERSE_STATEMENTS, ROOT, SHARE
+from .source import ENGINE_STATEMENTS, FORWARD_STATEMENTS, NODE, REVERSE_STATEMENTS, ROOT, SHARE
 
 COLUMNS = ("statement", "node", "parent", "position", "outgrad", "ingrads", "previous", "result", "state",
            "lecture")
@@ -37,7 +41,9 @@ class Steps:
 
     def delta(self, op, label, text=None):
         """A change to a dict the page shows (``op`` on the entry of node ``label``)."""
-        return [op, self.node_index[label]] if text is None and op == "pop" else [op, self.node_index[label], text]
+        if op in ("pop", "visit"):
+            return [op, self.node_index[label]]
+        return [op, self.node_index[label], text]
 
     def __len__(self):
         return len(self.columns["statement"])
@@ -73,6 +79,32 @@ def reverse_steps(events, node_index, run=None):
                       ingrads=None if statement == RETURN else fmt(row.ingrads))
         elif statement in (YIELD, NO_PARENTS):
             steps.add(statement, node=node, ingrads="()" if statement == NO_PARENTS else None)
+    return steps
+
+
+def engine_steps(events, node_index, run=None):
+    """The steps of one backward pass of an engine whose gradients stay on its values (its events,
+    ``Recording.query_events``); ``run``: the lecture's run over the recorded graph."""
+    lecture = LectureLists(run)
+    steps = Steps(ENGINE_STATEMENTS, node_index)
+    for e in events:
+        if e.kind == "backward_start":
+            steps.add("backward_start", node=e.end, outgrad=fmt(e.seed), state=steps.delta("set", e.end, fmt(e.seed)),
+                      lecture=lecture.seed(steps, e.end))
+        elif e.kind == "toposort":
+            steps.add("toposort", node=e.node, state=steps.delta("visit", e.node), lecture=lecture.sum(steps, e.node))
+        elif e.kind == "vjp":
+            steps.add("vjp", node=e.node, outgrad=fmt(e.outgrad), ingrads=fmt(e.ingrads))
+        elif e.kind == "add_outgrads":
+            known = e.node is not None and e.position is not None  # (an edge of the graph the page can light)
+            steps.add("add_outgrads" if e.node is not None else "write", node=e.node,
+                      parent=e.parent if known else None, position=e.position if known else None,
+                      ingrads=fmt(e.contribution), previous="-" if e.previous is None else fmt(e.previous[0]),
+                      result=fmt(e.result[0]) + (" (replaced: the previous value is lost)" if e.replaced else ""),
+                      state=steps.delta("set", e.parent, fmt(e.result[0])),
+                      lecture=lecture.append(steps, e) if known else None)
+        elif e.kind == "backward_end":
+            steps.add("backward_end", node=e.end)
     return steps
 
 

@@ -1,5 +1,6 @@
 """The code panels: autograd's own source, read from the installed autograd, and the lecture's
-pseudocode, each with the line every statement of a pass maps to.
+pseudocode, each with the line every statement of a pass maps to. A recording of an engine with
+its own ``backward()`` (``Recording.code``) shows that source instead, with its statements.
 
 Reverse passes show ``backward_pass``; forward passes show ``JVPNode`` and ``sum_outgrads`` (a
 node's JVP rule sums one tangent share per argument with ``add_outgrads``). A statement whose line
@@ -73,15 +74,47 @@ FIELDS = {
 }
 
 
-def code_panels():
-    """``{"rev": panel, "fwd": panel}``; a panel holds both listings and the statements' lines."""
+# An engine with its own backward() (engine_code.EngineCode): the statements of its passes, by key,
+# with the lecture's line each maps to and what the step's value fields mean there
+ENGINE_STATEMENTS = ("backward_start", "toposort", "vjp", "add_outgrads", "write", "backward_end")
+ENGINE_LECTURE = {"backward_start": "node_to_grad = {out: [1]}", "toposort": "for i in reverse_topo_order(out):",
+                  "vjp": "compute v_k_to_i_bar = v_i_bar * dv_i/dv_k",
+                  "add_outgrads": "append v_k_to_i_bar to node_to_grad[k]",
+                  "backward_end": "return adjoint of input v_input_bar"}
+ENGINE_FIELDS = {
+    "backward_start": {"outgrad": "the seed"},
+    "toposort": {"outgrad": ".grad (every contribution already added)"},
+    "vjp": {"outgrad": "out.grad, read by the closure", "ingrads": "its contributions, by child"},
+    "add_outgrads": {"ingrads": "contribution", "previous": ".grad before", "result": ".grad after"},
+    "write": {"previous": ".grad before", "result": ".grad after (written by backward() itself)"},
+    "backward_end": {},
+}
+
+
+def code_panels(code=None):
+    """``{"rev": panel, "fwd": panel}``; a panel holds both listings and the statements' lines.
+    ``code``: an engine's ``EngineCode``, whose ``backward()`` the reverse panel shows."""
     reverse = _source_lines(autograd.core.backward_pass)
     forward = _source_lines(autograd.core.JVPNode) + [""] + _source_lines(autograd.core.sum_outgrads)
     return {
-        "rev": _panel("autograd.core.backward_pass", reverse, REVERSE_LECTURE, REVERSE_STATEMENTS, REVERSE_LINES),
+        "rev": _panel("autograd.core.backward_pass", reverse, REVERSE_LECTURE, REVERSE_STATEMENTS, REVERSE_LINES)
+        if code is None else engine_panel(code),
         "fwd": _panel("autograd.core.JVPNode, sum_outgrads", forward, FORWARD_LECTURE, FORWARD_STATEMENTS,
                       FORWARD_LINES),
     }
+
+
+def engine_panel(code):
+    """The reverse panel of an engine with its own ``backward()``: its source, one statement per key."""
+    statements = []
+    for key in ENGINE_STATEMENTS:
+        found = code.statements.get(key)
+        statements.append({"text": found.text if found else key, "autograd": found.line if found else None,
+                           "lecture": _find(REVERSE_LECTURE, ENGINE_LECTURE.get(key)),
+                           "fields": ENGINE_FIELDS[key]})
+    return {"autograd": {"name": f"{code.name} ({code.location})", "lines": list(code.lines)},
+            "lecture": {"name": "the lecture's pseudocode", "lines": list(REVERSE_LECTURE)},
+            "statements": statements}
 
 
 def _panel(name, source, lecture, statements, lines):

@@ -125,7 +125,7 @@ class BackwardQueries:
 
     def before_add_outgrads(self, prev_g_flagged, g):
         """The kept value of ``outgrads.get(parent)`` (a non-empty ``prev_g_flagged``), taken before
-        autograd may write into it (None when no values are captured)."""
+        autograd may write into it; called when values are kept (by a fan-out, when some recorder keeps them)."""
         if not self.keeps_values:
             return None
         value, mutable = prev_g_flagged
@@ -165,7 +165,7 @@ class BackwardQueries:
         values = self._values
         if not self.keeps_values:
             values.extend((ADDOUTGRADS, "rev", frame.level, frame.number, frame.label, position, parent, argnum,
-                           None, previous_flag, None, None, mutable))
+                           None, previous_flag, None, None, mutable, False))
             return
         ingrads = frame.ingrads
         contribution = frame.kept_ingrads[position] if position < len(ingrads) and ingrads[position] is g \
@@ -181,7 +181,7 @@ class BackwardQueries:
                 # (len(values): where this event starts)
                 hold_accumulation(frame.held, len(values), prev_g_flagged, previous, g, contribution, value, kept)
         values.extend((ADDOUTGRADS, "rev", frame.level, frame.number, frame.label, position, parent, argnum,
-                       previous, previous_flag, contribution, kept, mutable))
+                       previous, previous_flag, contribution, kept, mutable, False))
         if parent is not None:
             frame.entries[parent] = (value, kept)
 
@@ -194,7 +194,8 @@ class BackwardQueries:
         if mutable and self.by_reference and holds_reference(kept):
             kept = self._history.share(kept, value)
         self._emit((ADDOUTGRADS, "rev", self._current_level(), None, None, 0, None, None,
-                    previous, prev_g_flagged[1] if prev_g_flagged else NO_PREVIOUS, contribution, kept, mutable))
+                    previous, prev_g_flagged[1] if prev_g_flagged else NO_PREVIOUS, contribution, kept, mutable,
+                    False))
 
     def _parent_label(self, query):
         """The label of the parent the next add_outgrads call adds into (zip's position)."""

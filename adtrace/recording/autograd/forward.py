@@ -136,4 +136,4 @@ class ForwardMode:
                              parents[position] if position < len(parents) else None,
                              argnums[position] if position < len(argnums) else None,
                              previous, prev_g_flagged[1] if prev_g_flagged else NO_PREVIOUS, contribution, kept,
-                             mutable))
+                             mutable, False))

@@ -82,6 +82,7 @@ RELIED_ON = (
 
 class Callbacks(Protocol):
     live: bool
+    keeps_values: bool  # False under capture "structure": before_add_outgrads is not called
 
     # reverse mode: the trace, its nodes, and each backward_pass
     def on_vjp_root(self, node) -> None:

@@ -24,7 +24,7 @@ def wrap_add_outgrads(original, active):
         if recorder is None:
             return original(prev_g_flagged, g)
         # what the entry holds, taken before autograd may write into it (mut_add)
-        previous = recorder.before_add_outgrads(prev_g_flagged, g) if prev_g_flagged else None
+        previous = recorder.before_add_outgrads(prev_g_flagged, g) if prev_g_flagged and recorder.keeps_values else None
         result = original(prev_g_flagged, g)
         recorder.after_add_outgrads(prev_g_flagged, previous, g, result)
         return result

@@ -3,6 +3,9 @@
 ``attach(cls, sink)`` hooks ``micrograd.engine.Value`` or a user's class of the same shape
 (``shape.py``) and calls the sink (``hooks.Sink``) as the engine runs; ``backward_statements(cls)``
 reads the engine's own ``backward()`` from its source (``statements.py``).
+``record(engine="micrograd")`` / ``record(engine=MyValue)`` go through ``engine.py`` (one engine
+per class, installed by the session), whose ``Recorder`` (``recorder.py``) is a sink writing
+adtrace's events, and whose ``EngineCode`` (``code.py``) maps each event to the engine's statement.
 
 How each callback maps to autograd's vocabulary, which adtrace's events use:
 

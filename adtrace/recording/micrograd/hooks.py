@@ -16,10 +16,15 @@ unhooked), in attachment order. A sink that raises gets no more callbacks and it
 kept in ``Attachment.failure``; the engine runs on. Inside a callback the hooks are quiet: a sink
 reads plain values and what it does is not recorded.
 
+``record(engine=cls)`` hooks a class through ``hold(cls)`` instead: one installation whose ``active``
+variable the session sets per context (one recorder, or a fan-out of several nested recordings),
+as it does for autograd's hook points. A class is hooked one way at a time.
+
 Writes into ``.grad`` are seen only inside a hooked ``backward()`` (not in ``__init__``, not a
 ``zero_grad`` loop, not a ``_backward()`` called by hand outside ``backward()``).
 """
 
+import os
 import threading
 from typing import Protocol
 
@@ -27,7 +32,7 @@ from .class_hooks import ClassHooks
 from .descriptors import MISSING
 from .shape import check_shape
 
-__all__ = ["Attachment", "HookError", "MISSING", "Sink", "attach", "hooked_classes"]
+__all__ = ["Attachment", "HookError", "MISSING", "Sink", "attach", "hold", "hooked_classes"]
 
 
 class Sink(Protocol):
@@ -73,11 +78,14 @@ class HookError(RuntimeError):
 _lock = threading.Lock()
 _installed = {}  # class -> ClassHooks
 _attached = {}   # class -> how many attachments are left, in every context
+_held = set()    # the classes hooked for the session (hold)
 
 
 def attach(cls, sink):
     """Hook ``cls`` (all or nothing, after checking its shape) and send its events in this context to ``sink``."""
     with _lock:
+        if cls in _held:
+            raise HookError(f"{cls.__qualname__} is being recorded by adtrace.record(); attach a sink after it ends")
         hooks = _installed.get(cls) or _install(cls)
         _attached[cls] += 1
         attachment = Attachment(hooks, sink)
@@ -97,6 +105,30 @@ def _install(cls):
     hooks.install()
     _installed[cls], _attached[cls] = hooks, 0
     return hooks
+
+
+def hold(cls):
+    """Hook ``cls`` for the session (all or nothing, after checking its shape); returns its
+    ``ClassHooks``, whose ``active`` variable the caller sets per context. ``release(cls)``
+    restores the class."""
+    with _lock:
+        if cls in _installed:
+            raise HookError(f"{cls.__qualname__} has sinks attached (adtrace.recording.micrograd.attach); "
+                            "detach them before recording it")
+        hooks = _install(cls)
+        _held.add(cls)
+        return hooks
+
+
+def release(cls):
+    """Restore a class ``hold`` hooked (a second call does nothing)."""
+    with _lock:
+        if cls not in _held:
+            return
+        _held.discard(cls)
+        hooks = _installed.pop(cls)
+        del _attached[cls]
+        hooks.restore()
 
 
 def hooked_classes():
@@ -161,3 +193,14 @@ def _unset(variable, token):
         variable.reset(token)
     except ValueError:  # the token was made in another context (this one is a copy of it)
         variable.set(None)
+
+
+def _after_fork_in_child():
+    """Only the forking thread exists in the child: a lock another thread held must not block it
+    (the session releases the other threads' recordings, and so their classes, through ``release``)."""
+    global _lock
+    _lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)

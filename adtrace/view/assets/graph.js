@@ -1,8 +1,9 @@
 // adtrace viewer: the graph of one pass as SVG, collapsed into groups or expanded, with pan and zoom.
 //
 // Each node drawn is a <g data-node="LABEL">, each collapsed group a <g data-group="KEY">; their
-// classes say where the pass is: current, waiting (an outgrads entry), visited, or none (not yet
-// reached). Text goes in through textContent only, so a label never becomes markup.
+// classes say where the pass is: current, waiting (an outgrads entry; an engine of micrograd's shape:
+// a .grad, not visited yet), visited, or none (not yet reached). Text goes in through textContent
+// only, so a label never becomes markup.
 (function (adtrace) {
   "use strict";
 

@@ -3,7 +3,8 @@
   "use strict";
 
   const { DATA, make, byTestId } = adtrace;
-  const STATE_NAMES = { outgrads: "outgrads (autograd)", tangents: "tangents: JVPNode.g (autograd)" };
+  const STATE_NAMES = { outgrads: "outgrads (autograd)", tangents: "tangents: JVPNode.g (autograd)",
+    grads: ".grad of each value written (the engine)" };
   const LECTURE_NAMES = { node_to_grad: "node_to_grad (the lecture, reference engine)",
     node_to_tangent: "node_to_tangent (the lecture, reference engine)" };
 
@@ -33,6 +34,8 @@
     fillCode(byTestId("autograd-source"), code.autograd.lines);
     fillCode(byTestId("lecture-source"), code.lecture.lines);
     byTestId("state-name").textContent = STATE_NAMES[pass.state];
+    byTestId("waiting-name").textContent = pass.state === "grads" ? "has a .grad, not visited yet"
+      : "waiting in outgrads";
     byTestId("lecture-name").textContent = LECTURE_NAMES[pass.lecture];
     const note = byTestId("reference-note");
     note.textContent = pass.reference || "";

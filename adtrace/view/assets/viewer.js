@@ -45,6 +45,8 @@
       if (op === "pop") {
         s.engine.delete(node);
         s.visited.add(node);
+      } else if (op === "visit") { // an engine whose .grad stays after the visit
+        s.visited.add(node);
       } else {
         s.engine.set(node, text);
         if (pass.mode === "fwd") s.visited.add(node);
@@ -183,7 +185,7 @@
 
     status(n) {
       if (n === this.pass.steps.node[this.k]) return "current";
-      if (this.pass.mode === "rev" && this.state.engine.has(n)) return "waiting";
+      if (this.pass.mode === "rev" && this.state.engine.has(n) && !this.state.visited.has(n)) return "waiting";
       return this.state.visited.has(n) ? "visited" : "";
     }
 

@@ -1,0 +1,171 @@
+"""Per-node checks of an engine of micrograd's shape: each node's contributions against its op's
+derivative, and each write into ``.grad`` that threw a contribution away.
+
+``check_engine(f, *args, cls=...)`` wraps each argument in ``cls``, calls ``f``, runs ``backward()``
+under ``record(engine=cls, sites=True)`` and reads the recording (``check_engine_recording``):
+
+- ``local``: for node ``v = op(a, b)`` visited with ``v.grad = g``, the contribution its
+  ``_backward`` wrote into its child at position k against ``g * dv/dk``, the derivative taken by
+  central differences of the op's forward function (``FORWARD``, keyed by the op as the class
+  writes it) at the recorded values: independent of the reference engine's analytic rules;
+- ``accumulation``: a write that assigned (``child.grad = c``) where ``child.grad`` already held a
+  contribution lost it: the classic bug. An assignment over 0 loses nothing (noted, passes).
+
+Each row names the node, the argument and the line of ``f`` that made the node (its ``site``).
+"""
+
+import math
+
+import numpy as np
+
+from ..compare.checks import Check
+from ..recording.session import record
+from ..reference.micrograd_rules import KNOWN_OPS, power
+from . import CheckReport
+from .local import FAIL, PASS, SKIPPED, NodeCheck
+
+RTOL = 1e-5
+
+FORWARD = {
+    "+": lambda a, b: a + b,
+    "-": lambda a, b: a - b,
+    "*": lambda a, b: a * b,
+    "/": lambda a, b: a / b,
+    "ReLU": lambda a: np.maximum(a, 0.0),
+    "relu": lambda a: np.maximum(a, 0.0),
+    "tanh": np.tanh,
+    "exp": np.exp,
+    "log": np.log,
+}
+
+
+def check_engine(f, *args, cls, root=None):
+    """Record ``f`` on ``cls`` values made from ``args`` and check it node by node."""
+    with np.errstate(all="ignore"), record(engine=cls, sites=True, capture="full", root=root) as rec:
+        values = [cls(a) for a in args]
+        f(*values).backward()
+    report = check_engine_recording(rec)
+    report.gradient = tuple(v.grad for v in values)
+    return report
+
+
+def check_engine_call(call):
+    """Add to a ``TracedCall`` of an engine (``compare.micrograd_call``) the per-node checks of its
+    recording: its ``node_checks`` and one check in its summary."""
+    call.node_checks = check_engine_recording(call.recording)
+    first = call.node_checks.first_failure
+    call.checks.append(Check("per-node local rules", first is None, "every checked node passes" if first is None
+                             else f"first failing node: {first.node} argument {first.argnum}"))
+    return call
+
+
+def check_engine_recording(rec):
+    """Check the user's backward pass (the last outermost one) of a ``record(engine=...)`` recording."""
+    query = rec.user_query()
+    events = rec.query_events(query) if query is not None else []
+    rows = []
+    for event in events:
+        if event.kind == "vjp":
+            rows += _local(rec, event)
+        elif event.kind == "add_outgrads" and event.replaced:
+            rows.append(_accumulation(rec, event))
+    order = {label: i for i, label in enumerate(rec.nodes)}
+    rows.sort(key=lambda r: (order.get(r.node, -1), r.argnum if r.argnum is not None else -1, r.test != "local"))
+    return CheckReport(rows, recording=rec)
+
+
+def _local(rec, vjp):
+    node = rec.nodes.get(vjp.node)
+    if node is None or not node.parents:
+        return []
+    row = dict(node=node.label, primitive=node.primitive, site=node.site, test="local")
+    forward = _forward(node.primitive, len(node.parents))
+    inputs = [getattr(rec.nodes.get(p), "value", None) for p in node.parents]
+    rows = []
+    for k, contribution in enumerate(vjp.ingrads):
+        if forward is None:
+            reason = f"op {node.primitive!r} is not one adtrace knows ({KNOWN_OPS})"
+        elif contribution is None or not all(_is_number(v) for v in [vjp.outgrad, *inputs]):
+            reason = "contribution not known (the .grad is not an int or float)"
+        else:
+            rows.append(_compare(row, k, forward, inputs, vjp.outgrad, contribution))
+            continue
+        rows.append(NodeCheck(**row, argnum=k, status=SKIPPED, reason=reason))
+    return rows
+
+
+def _compare(row, k, forward, inputs, outgrad, contribution):
+    derivative, kink = _derivative(forward, inputs, k)
+    if kink:
+        return NodeCheck(**row, argnum=k, status=SKIPPED, analytic=float(contribution), reason=kink)
+    numeric = float(outgrad * derivative)
+    analytic = float(contribution)
+    difference = abs(analytic - numeric)
+    ok = difference <= RTOL * max(abs(analytic), abs(numeric), 1.0)
+    reason = "" if ok else (f"wrote {analytic:.6g} into argument {k}; .grad {float(outgrad):.6g} times the op's "
+                            f"derivative {derivative:.6g} is {numeric:.6g}")
+    return NodeCheck(**row, argnum=k, status=PASS if ok else FAIL, analytic=analytic, numeric=numeric,
+                     difference=difference, reason=reason)
+
+
+def _accumulation(rec, add):
+    node = rec.nodes.get(add.node)
+    previous = None if add.previous is None else add.previous[0]
+    lost = previous is not None and _is_number(previous) and previous != 0
+    row = dict(node=add.node, primitive=getattr(node, "primitive", "?"), argnum=add.argnum,
+               site=getattr(node, "site", None), test="accumulation", analytic=_float(add.result[0]),
+               numeric=_float(_sum(previous, add.contribution)))
+    if lost:
+        return NodeCheck(**row, status=FAIL, difference=abs(float(previous)), reason=(
+            f"{add.parent}.grad = {_text(add.contribution)} replaced {_text(previous)} instead of adding to it: "
+            f"the contribution {_text(previous)} already there is lost (write it with +=)"))
+    return NodeCheck(**row, status=PASS, reason=(
+        f"{add.parent}.grad = {_text(add.contribution)} assigns instead of adding; nothing lost here "
+        "(.grad was 0), but a value used twice would lose a contribution"))
+
+
+def _forward(op, inputs):
+    k = power(op)
+    if k is not None:
+        return (lambda a: a ** k) if inputs == 1 else None
+    forward = FORWARD.get(op)
+    arity = 2 if op in ("+", "-", "*", "/") else 1
+    return forward if forward is not None and inputs == arity else None
+
+
+def _derivative(forward, inputs, k):
+    """d forward / d input k by Richardson-extrapolated central differences, in double precision;
+    with the reason it has none here ("" when it has one)."""
+    point = [float(v) for v in inputs]
+    h = 1e-6 * max(1.0, abs(point[k]))
+
+    def at(step):
+        moved = list(point)
+        moved[k] += step
+        return float(forward(*moved))
+
+    with np.errstate(all="ignore"):
+        center, plus, minus, half_plus, half_minus = at(0.0), at(h), at(-h), at(h / 2), at(-h / 2)
+    if not all(math.isfinite(v) for v in (half_plus, half_minus, center)):
+        return None, "not finite next to the point (outside the op's domain)"
+    right, left = (half_plus - center) / (h / 2), (center - half_minus) / (h / 2)
+    if abs(right - left) > 1e-2 * max(1.0, abs(right), abs(left)):
+        return None, "not differentiable here: one-sided differences differ (a kink)"
+    coarse, fine = (plus - minus) / (2 * h), (half_plus - half_minus) / h
+    return (4 * fine - coarse) / 3, ""
+
+
+def _is_number(value):
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+
+
+def _sum(previous, contribution):
+    return None if previous is None or contribution is None else previous + contribution
+
+
+def _float(value):
+    return float(value) if _is_number(value) else None
+
+
+def _text(value):
+    return f"{float(value):.6g}" if _is_number(value) else str(value)

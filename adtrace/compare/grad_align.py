@@ -1,0 +1,43 @@
+"""Align an engine whose gradients stay on its values (micrograd) with the lecture, node by node.
+
+For every value the engine visits (calls its ``_backward``), the lecture's list ``node_to_grad[i]``
+and its sum against the engine's running ``.grad``: its value before the pass first wrote it, after
+each write of the pass, and the value the ``_backward`` read at the visit (``vjp``'s ``outgrad``).
+The two must agree; the first value where they do not is where the engine and the lecture part.
+For the buggy ``a + a`` at 3, ``v0_leaf`` reads ``[1, 1]``, sum 2, against ``0 -> 1 -> 1``, read 1.
+"""
+
+from .align import MISSING, NodeAlignment, _summarized, compare
+
+
+def engine_running_grads(query_events):
+    """``label -> [.grad before the pass's first write, after each write]`` (the output: its seed
+    first) and ``label -> the
+    .grad its _backward read`` for one query."""
+    running, read = {}, {}
+    for e in query_events:
+        if e.kind == "backward_start":  # (the seed replaces a .grad the events do not hold)
+            running.setdefault(e.end, []).append(e.seed)
+        elif e.kind == "add_outgrads":
+            before = None if e.previous is None else e.previous[0]
+            running.setdefault(e.parent, [before]).append(e.result[0])
+        elif e.kind == "vjp":
+            read[e.node] = e.outgrad
+    return running, read
+
+
+def align_grads(recording, query, run):
+    """One ``NodeAlignment`` per value the engine visited in ``query``, in its visit order, against
+    the lecture's ``run`` over the recorded graph (``reference.recorded.run_recorded``)."""
+    running, read = engine_running_grads(recording.query_events(query))
+    steps = {step.label: step for step in run.steps} if run is not None else {}
+    rows = []
+    for label in recording.visit_order(query):
+        step = steps.get(label)
+        status, difference = (MISSING, None) if step is None else compare(read.get(label), step.v_i_bar)
+        rows.append(NodeAlignment(label, getattr(recording.nodes.get(label), "primitive", "(unrecorded)"),
+                                  None if step is None else step.partial_adjoints,
+                                  None if step is None else step.v_i_bar,
+                                  tuple(running.get(label, ())), read.get(label), status, difference,
+                                  _summarized(read.get(label))))
+    return rows

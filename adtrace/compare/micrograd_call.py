@@ -1,0 +1,101 @@
+"""Trace one call of a user's function through an engine of micrograd's shape, the lecture beside it.
+
+``trace_engine_call(f, args, engine)`` wraps each argument in the engine's ``Value`` (each is a
+leaf: every one gets its ``.grad``), calls ``f``, and runs ``backward()`` on the result inside
+``record(engine=...)``: the engine's real run, recorded. The ``TracedCall`` it returns holds what
+``trace_call`` holds for autograd: the recording, the lecture's run over the recorded graph
+(``reference.recorded``), the alignment of its ``node_to_grad`` with the engine's running ``.grad``
+(``grad_align``), and the checks: the lecture agrees per node, both orders are valid, every write
+into ``.grad`` adds, and central finite differences of ``f`` through the engine itself.
+"""
+
+import numpy as np
+
+from ..recording.callsite import source_location
+from ..recording.registry import engine_named
+from ..recording.session import record
+from ..reference.recorded import run_recorded
+from .checks import Check, engines_agree, finite_differences, orders_valid
+from .grad_align import align_grads
+from .traced_call import TracedCall, _name
+
+
+def trace_engine_call(f, args, engine="micrograd", capture="auto", root=None, rtol=None):
+    """``engine``: ``"micrograd"`` or a ``Value`` class of its shape; ``root``: the folder source
+    locations are relative to; ``rtol``: the relative tolerance of central differences."""
+    cls = engine_named(engine).cls
+    call = TracedCall(_name(f), source_location(f, root), tuple(args), None, "rev", capture)
+    with record(engine=cls, capture=capture, sites=True, root=root) as rec:
+        values = [cls(a) for a in args]
+        out = f(*values)
+        if not isinstance(out, cls):
+            raise TypeError(f"{call.name} returned a {type(out).__name__}, not a {cls.__qualname__}: "
+                            "nothing to call backward() on")
+        out.backward()
+    grads = tuple(v.grad for v in values)
+    call.engine, call.recording, call.output = rec.engine, rec, out.data
+    call.gradient = grads[0] if len(grads) == 1 else grads
+    query = rec.user_query()
+    call.reference = run_recorded(rec, query) if query is not None else None
+    if call.reference is None:
+        call.reference_note = "reference engine: no values were recorded (capture 'structure')"
+    else:
+        call.alignment = align_grads(rec, query, call.reference)
+        end = next(e.end for e in rec.query_events(query) if e.kind == "backward_start")
+        call.checks += [engines_agree(call.alignment, engine=rec.engine),
+                        orders_valid(rec.visit_order(query), rec.graph(end), call.reference.order,
+                                     call.reference.parents, walk=f"{rec.code.name}'s order")]
+    call.checks.append(writes_add(rec, query, call.reference))
+    call.checks.append(_finite_differences(f, cls, args, out, call.gradient, rtol))
+    return call
+
+
+def writes_add(recording, query, run):
+    """Every write a ``_backward`` made into ``.grad`` added its contribution; the first that
+    replaced a value already there is named, with what the lecture kept for that value."""
+    name = "every write into .grad adds"
+    writes = [e for e in recording.query_events(query) if e.kind == "add_outgrads" and e.node is not None]
+    assigned = [e for e in writes if e.replaced]
+    lost = [e for e in assigned if e.previous is not None and _nonzero(e.previous[0])]
+    if not lost:
+        detail = f"{len(writes)} writes, {len(writes) - len(assigned)} add"
+        if assigned:
+            detail += f"; {len(assigned)} assign over a .grad of 0 (nothing lost here; first: {_where(assigned[0])})"
+        return Check(name, True, detail)
+    first = lost[0]
+    step = next((s for s in run.steps if s.label == first.parent), None) if run is not None else None
+    lecture = "" if step is None else (f"; the lecture's node_to_grad[{first.parent}] is "
+                                       f"[{', '.join(_text(p) for p in step.partial_adjoints)}], sum "
+                                       f"{_text(step.v_i_bar)}")
+    return Check(name, False, f"{len(lost)} of {len(writes)} writes lost a contribution; first: {_where(first)} "
+                              f"replaced {_text(first.previous[0])} by {_text(first.result[0])}{lecture}")
+
+
+def _where(event):
+    return f"{event.node}'s write into {event.parent}.grad (argument {event.argnum})"
+
+
+def _finite_differences(f, cls, args, out, gradient, rtol):
+    """Central differences of ``f`` through the engine itself (unrecorded), along a fixed direction."""
+    seed = np.ones_like(np.asarray(out.data, dtype=float))
+    if len(args) == 1:
+        return finite_differences(lambda x: _data(f(cls(x))), args[0], seed, gradient, rtol=rtol)
+    return finite_differences(lambda xs: _data(f(*map(cls, xs))), tuple(args), seed, gradient, rtol=rtol)
+
+
+def _data(value):
+    return np.asarray(value.data, dtype=float)
+
+
+def _nonzero(value):
+    try:
+        return bool(np.any(np.asarray(value) != 0))
+    except (TypeError, ValueError):
+        return True
+
+
+def _text(value):
+    try:
+        return f"{float(value):.6g}"
+    except (TypeError, ValueError):
+        return type(value).__name__

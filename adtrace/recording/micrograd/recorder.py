@@ -1,0 +1,250 @@
+"""The recorder of an engine of micrograd's shape: the hooks' callbacks (``hooks.Sink``) as events.
+
+The same events as autograd's, in the same order within a pass (``recording/events.py``):
+
+- ``node`` per value made (``v<i>_<op>``, ``labels.op_name``: ``v1_mul`` for ``'*'``; the op as
+  the class writes it stays in ``primitive``). A value without children (an input, a weight, a
+  constant ``a + 5`` wraps) is a node too, ``v<i>_leaf`` with primitive ``''``: micrograd has no
+  single input as autograd's ``root``, and every leaf gets a gradient. Values made before the
+  recording are ``u<j>_unrecorded`` when a pass meets them.
+- ``backward_start`` per ``backward()``: the seed ``self.grad = 1`` (a pass that writes ``.grad``
+  before seeding, a zeroing loop, has those writes recorded before it, in order).
+- ``toposort`` per ``_backward`` call, in the order ``backward()`` makes them (the visit order);
+  then ``vjp`` (outgrad: the ``.grad`` the closure read; ingrads: the contributions it wrote, by
+  child position, None for a position it did not write) and one ``add_outgrads`` per write, in
+  order: written once the closure returns, as autograd's ``vjp`` comes before its additions.
+- ``backward_end`` (``result`` None: the gradients stay on the values).
+
+``level`` is 0; ``query`` numbers the ``backward()`` calls. What a write keeps is described in
+``AddOutgrads``: for an ndarray ``.grad`` updated in place the previous value is the recorder's
+own copy of the last result it recorded for that value (None when it has none).
+"""
+
+import types
+
+import numpy as np
+
+from ..callsite import user_call_site
+from ..events import NO_PREVIOUS, AddOutgrads, BackwardEnd, BackwardStart, NodeCreated, ToposortYielded, VJPCalled
+from ..fanout import fanout_for, guard_callbacks
+from ..labels import node_label, op_name
+from ..recorder import RecorderBase
+from ..values import SCALARS, stored_summary
+from .descriptors import MISSING
+from .hooks import Sink
+
+ADDOUTGRADS, BACKWARDEND, BACKWARDSTART, NODECREATED, TOPOSORTYIELD, VJPCALLED = (
+    AddOutgrads.index, BackwardEnd.index, BackwardStart.index, NodeCreated.index, ToposortYielded.index,
+    VJPCalled.index)
+
+Fanout = fanout_for(Sink, {})
+
+
+def keeper(level, inline_size):
+    """What an event keeps of a live value under a capture level: arrays copied (the engine may add
+    into them in place), above ``inline_size`` elements summarized under ``auto``; any other value
+    (a number) as it is; nothing under ``structure``."""
+    if level == "structure":
+        return lambda value: None
+    limit = inline_size if level == "auto" else None
+
+    def keep(value):
+        if type(value) is not np.ndarray:
+            return value
+        return stored_summary(value) if limit is not None and value.size > limit else value.copy()
+
+    return keep
+
+
+@guard_callbacks(Sink)
+class Recorder(RecorderBase):
+
+    def __init__(self, recording, keep, cls, keep_sites=False, root=None):
+        super().__init__(recording)
+        self.keep, self.keep_sites, self.root = keep, keep_sites, root
+        self._own_code = _code_of(cls)  # the class's methods: a node's site is the line that called them
+        self._values = recording.log.values
+        self._labels = {}  # id(value) -> label
+        self._children = {}  # id(value) -> how many children it was made with
+        self._alive = []  # every value labelled, so that its id stays its own while recording
+        self._count = self._unrecorded = self._queries = 0
+        self._passes = []  # _Pass per running backward(), innermost last
+
+    def _release(self):
+        """No more callbacks come: let the values go."""
+        self._alive, self._passes, self._labels, self._children = [], [], {}, {}
+
+    # ---- nodes
+
+    def node_created(self, node, children, op, data):
+        label = node_label(self._count, op_name(op, leaf=not children))
+        self._count += 1
+        self._name(node, label)
+        self._children[id(node)] = len(children)
+        parents = ",".join(self._label(child) for child in children)
+        site = user_call_site(self.root, self._own_code) if self.keep_sites else None
+        self._emit(NODECREATED, self._query(), label, "" if op is None else str(op), tuple(range(len(children))),
+                   parents, self.keep(data), site)
+
+    # ---- a backward() call
+
+    def backward_started(self, root):
+        self._queries += 1
+        self._passes.append(_Pass(self._queries, self._label(root)))
+
+    def seeded(self, root, previous, value):
+        run = self._run()
+        if run is not None and not run.started:
+            run.pending.append((root, previous, value, True))
+        elif run is not None:  # the root's .grad written again by backward() itself
+            self._emit(*self._write(run, None, root, None, previous, None, value, None))
+
+    def local_backward_started(self, node, grad):
+        run = self._started()
+        if run is None:
+            return
+        label = self._label(node)
+        self._emit(TOPOSORTYIELD, run.number, label, run.visited)
+        run.visited += 1
+        run.visits.append(_Visit(node, label, self.keep(grad), self._children.get(id(node))))
+
+    def grad_written(self, node, target, position, previous, contribution, result, accumulated):
+        run = self._run()
+        if run is None:
+            return
+        if node is None and not run.started:  # backward() writes before its seed (a zeroing loop)
+            run.pending.append((target, previous, result, False))
+            return
+        self._start(run)
+        fields = self._write(run, node, target, position, previous, contribution, result, accumulated)
+        visit = run.visits[-1] if run.visits else None
+        if visit is not None and node is visit.node:
+            visit.written(position, fields)
+        else:
+            self._emit(*fields)
+
+    def local_backward_ended(self, node, error):
+        run = self._run()
+        if run is None or not run.visits or run.visits[-1].node is not node:
+            return
+        visit = run.visits.pop()
+        ingrads = visit.ingrads()
+        self._emit(VJPCALLED, run.number, visit.label, visit.outgrad, len(ingrads), *ingrads)
+        for fields in visit.writes:
+            self._emit(*fields)
+
+    def backward_ended(self, root, error):
+        run = self._run()
+        if run is None:
+            return
+        self._start(run)
+        self._passes.pop()
+        self._emit(BACKWARDEND, run.number, run.end, None, None if error is None else type(error).__name__)
+
+    # ---- helpers
+
+    def _emit(self, tag, query, *fields):
+        self._values.extend((tag, "rev", 0, query, *fields))
+
+    def _query(self):
+        return self._passes[-1].number if self._passes else None
+
+    def _run(self):
+        return self._passes[-1] if self._passes else None
+
+    def _started(self):
+        run = self._run()
+        if run is not None:
+            self._start(run)
+        return run
+
+    def _start(self, run):
+        """The seed's event, with the writes backward() made before and after it (before the first visit)."""
+        if run.started:
+            return
+        run.started = True
+        pending, run.pending = run.pending, []
+        seeds = [i for i, (_, _, _, seed) in enumerate(pending) if seed]
+        last = seeds[-1] if seeds else len(pending)
+        for target, previous, value, _ in pending[:last]:
+            self._emit(*self._write(run, None, target, None, previous, None, value, None))
+        seed = pending[last][2] if seeds else None
+        self._emit(BACKWARDSTART, run.number, run.end, self.keep(seed))
+        if seeds:
+            run.grads[id(pending[last][0])] = self.keep(seed)
+        for target, previous, value, _ in pending[last + 1:]:
+            self._emit(*self._write(run, None, target, None, previous, None, value, None))
+
+    def _write(self, run, node, target, position, previous, contribution, result, accumulated):
+        """The fields of an add_outgrads event for one write into ``target.grad``."""
+        in_place = result is previous and type(result) not in SCALARS
+        if previous is MISSING:
+            kept_previous, previous_flag = None, NO_PREVIOUS
+        else:
+            kept_previous = run.grads.get(id(target)) if in_place else self.keep(previous)
+            previous_flag = in_place
+        kept = run.grads[id(target)] = self.keep(result)
+        return (ADDOUTGRADS, run.number, None if node is None else self._label(node), position,
+                self._label(target), position, kept_previous, previous_flag, self.keep(contribution), kept,
+                in_place, None if accumulated is None else not accumulated)
+
+    def _label(self, value):
+        label = self._labels.get(id(value))
+        if label is None:  # made before the recording started
+            label = f"u{self._unrecorded}_unrecorded"
+            self._unrecorded += 1
+            self._name(value, label)
+        return label
+
+    def _name(self, value, label):
+        self._labels[id(value)] = label
+        self._alive.append(value)
+
+
+class _Pass:
+    """One running ``backward()``."""
+    __slots__ = ("number", "end", "started", "pending", "visited", "visits", "grads")
+
+    def __init__(self, number, end):
+        self.number, self.end, self.started = number, end, False
+        self.pending = []  # writes by backward() before its first visit: (target, previous, value, is the seed)
+        self.visited = 0
+        self.visits = []  # _Visit per running _backward, innermost last
+        self.grads = {}  # id(value) -> the kept value of its last recorded .grad in this pass
+
+
+class _Visit:
+    """One running ``_backward``: what it read, and the writes it made (emitted when it returns)."""
+    __slots__ = ("node", "label", "outgrad", "children", "writes", "by_position")
+
+    def __init__(self, node, label, outgrad, children):
+        self.node, self.label, self.outgrad, self.children = node, label, outgrad, children
+        self.writes, self.by_position = [], {}
+
+    def written(self, position, fields):
+        self.writes.append(fields)
+        if position is not None:
+            self.by_position.setdefault(position, fields[8])  # (the kept contribution: see Recorder._write)
+
+    def ingrads(self):
+        """The contributions by child position; in write order when the children are not known."""
+        if self.children is None:
+            return tuple(fields[8] for fields in self.writes)
+        return tuple(self.by_position.get(position) for position in range(self.children))
+
+
+def _code_of(cls):
+    """The code objects of the class's methods (and of functions nested in them)."""
+    found, stack = set(), []
+    for klass in cls.__mro__:
+        for attribute in vars(klass).values():
+            function = getattr(attribute, "__func__", attribute)
+            if isinstance(function, types.FunctionType):
+                stack.append(function.__code__)
+    while stack:
+        code = stack.pop()
+        if code not in found:
+            found.add(code)
+            stack.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
+    return frozenset(found)
+

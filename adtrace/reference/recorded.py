@@ -1,0 +1,75 @@
+"""The lecture's reverse AD algorithm over a recorded graph, for an engine adtrace records but does not
+trace itself (micrograd and learners' classes of its shape).
+
+The graph is the recording's nodes (labels, parents by position, values); the local rules are
+``micrograd_rules``, keyed by the op as the class writes it. A node whose op has no rule there
+*borrows* the engine's own contributions as recorded (its ``vjp`` event), so the lecture can go on
+past it; its step says ``borrowed``. For the buggy ``a + a`` at 3 (``__add__``'s backward assigns)::
+
+    i = v1_add    node_to_grad[i] = [1]      v_i_bar = 1   append 1, 1 to node_to_grad[v0_leaf]
+    i = v0_leaf   node_to_grad[i] = [1, 1]   v_i_bar = 2   (the engine's .grad there: 1)
+"""
+
+import operator
+from functools import reduce
+
+from .micrograd_rules import rule_for
+from .order import reverse_topo_order
+from .rules import BORROWED, OWN, ROOT
+from .steps import Contribution, GradientRun, Step
+
+
+class _Node:
+    """A recorded node as ``order.reverse_topo_order`` walks it."""
+    __slots__ = ("label", "parents")
+
+    def __init__(self, label):
+        self.label, self.parents = label, ()
+
+
+def run_recorded(recording, query):
+    """The lecture's run over the graph ``query``'s backward pass walked, with its seed; None when
+    the recording kept no values (capture ``structure``) or the pass has no seed."""
+    events = recording.query_events(query)
+    start = next((e for e in events if e.kind == "backward_start"), None)
+    if start is None or start.seed is None:
+        return None
+    parents = recording.graph(start.end)
+    nodes = {label: _Node(label) for label in parents}
+    for label, node in nodes.items():
+        node.parents = tuple(nodes[p] for p in parents[label])
+    recorded = {e.node: e.ingrads for e in events if e.kind == "vjp"}
+    values = {label: getattr(recording.nodes.get(label), "value", None) for label in parents}
+    node_to_grad = {start.end: [start.seed]}
+    steps = []
+    for i in reverse_topo_order(nodes[start.end]):
+        v_i_bar = reduce(operator.add, node_to_grad[i.label])  # sum(node_to_grad[i]), left to right
+        rule, partials = _partials(recording.nodes.get(i.label), i, values, v_i_bar, recorded.get(i.label))
+        for v_k, partial in zip(i.parents, partials):
+            if partial is not None:
+                node_to_grad.setdefault(v_k.label, []).append(partial)
+        steps.append(Step(i.label, _primitive(recording, i.label), rule, tuple(node_to_grad[i.label]), v_i_bar,
+                          tuple(Contribution(k, k, v_k.label, partial)
+                                for k, (v_k, partial) in enumerate(zip(i.parents, partials)))))
+    return GradientRun(value=values.get(start.end), seed=start.seed, adjoint=None,
+                       order=tuple(step.label for step in steps), steps=tuple(steps), parents=parents,
+                       labels=tuple(label for label in recording.nodes if label in parents))
+
+
+def _partials(event, i, values, v_i_bar, recorded):
+    """``(rule, partial adjoints by input position)`` of node ``i``."""
+    if not i.parents:
+        return ROOT, ()
+    rule = rule_for(getattr(event, "primitive", None), len(i.parents))
+    inputs = [values[p.label] for p in i.parents]
+    if rule is not None and all(_number(v) for v in [values[i.label], *inputs]):
+        return OWN, tuple(v_i_bar * d for d in rule(values[i.label], *inputs))
+    return BORROWED, tuple(recorded) if recorded is not None else (None,) * len(i.parents)
+
+
+def _number(value):
+    return value is not None and hasattr(value, "__mul__") and not isinstance(value, tuple)
+
+
+def _primitive(recording, label):
+    return getattr(recording.nodes.get(label), "primitive", "(unrecorded)")

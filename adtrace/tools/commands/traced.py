@@ -1,0 +1,191 @@
+"""``report``, ``view`` and ``check``: the commands that trace one call of the user's function.
+
+The function is loaded, its arguments made and the call run inside ``program_output_to_stderr``:
+what the program prints goes to standard error, so standard output holds the report (or the
+check table) alone.
+"""
+
+import functools
+import re
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+
+from ...recording.callsite import source_location
+from ..engine_call import engine_call, engine_check, engine_of
+from ..output import program_output_to_stderr, show
+from ..targets import arguments_from, load_target, parse_arg, parse_keyword
+from . import FAILED, NOTHING_CHECKED, PASSED, UserError
+from .files import refuse_same_files, write
+
+
+def report(args):
+    from ...report import ReportOptions, render
+    from ...report.export import events_json
+
+    refuse_same_files({"-o": args.output, "--json": args.json, "--html": args.html}, _sources(args))
+    call = _traced_call(args, node_checks=args.check_nodes)
+    text = render(call, ReportOptions(max_rows=args.max_rows, collapse_above=args.collapse_above))
+    if args.json:  # written first: a bad path fails before anything is printed
+        recordings = {"reverse": call.recording, "forward": call.forward_recording}
+        write(args.json, events_json(**{k: r for k, r in recordings.items() if r is not None}))
+    if args.html:
+        from ...view import call_page
+
+        write(args.html, call_page(call))
+    if args.output:
+        write(args.output, text)
+    else:
+        show(text, end="")
+    return call_exit(call)
+
+
+def view(args):
+    """Write the step-through page of one traced call (``adtrace.view``)."""
+    from ...view import call_page
+
+    refuse_same_files({"-o": args.output}, _sources(args))
+    call = _traced_call(args)
+    write(args.output, call_page(call))
+    show(f"wrote {args.output}")
+    if args.open:
+        import webbrowser
+
+        webbrowser.open(Path(args.output).resolve().as_uri())
+    return call_exit(call)
+
+
+def check(args):
+    from ...checker import SKIPPED, check as check_nodes
+    from ...report.node_checks import node_checks_table, verdict_line
+
+    with program_output_to_stderr():
+        function, values, _ = _call_of(args, "check")
+        if args.engine:  # micrograd, or a class of its shape (tools/engine_call.py)
+            if args.max_nodes is not None or args.sample is not None:
+                raise UserError("--max-nodes and --sample limit autograd's checks; with --engine every node is checked")
+            engine = engine_of(args.engine)
+            with _user_errors(args):
+                report = engine_check(function, values, engine)
+        else:
+            with _user_errors(args):
+                report = check_nodes(function, *values, argnum=args.argnum, max_nodes=args.max_nodes,
+                                     sample=args.sample, rtol=args.rtol)
+    show(node_checks_table(report, args.max_rows))
+    show("")
+    show(verdict_line(report))
+    if not report.passed:
+        return FAILED
+    return PASSED if any(r.status != SKIPPED for r in report.rows) else NOTHING_CHECKED
+
+
+def call_exit(call):
+    """The exit code of ``report`` and ``view``: a check that ran and failed, or none that ran."""
+    if not all(c.passed for c in call.checks):
+        return FAILED
+    if all(c.skipped for c in call.checks):
+        show("adtrace: no check could run on this call (see the report's checks): nothing was checked",
+             sys.stderr)
+        return NOTHING_CHECKED
+    return PASSED
+
+
+# -------------------- the call --------------------
+
+
+def _traced_call(args, node_checks=False):
+    """Trace the call the command line names (``report`` and ``view``)."""
+    from ...checker import check_call
+    from ...compare.traced_call import trace_call
+
+    with program_output_to_stderr():
+        function, values, target = _call_of(args, "differentiate")
+        if args.engine:  # micrograd, or a class of its shape (tools/engine_call.py)
+            if args.mode != "rev":
+                raise UserError(f"--engine {args.engine} runs backward(): reverse mode only (leave out --mode)")
+            engine = engine_of(args.engine)
+            with _user_errors(args):
+                return engine_call(function, values, engine, args.capture, args.rtol, node_checks)
+        with _user_errors(args):
+            call = trace_call(function, values, argnum=args.argnum, mode=args.mode, capture=args.capture,
+                              rtol=args.rtol)
+            if node_checks:
+                call = check_call(call, function, rtol=args.rtol)
+    if function is not target:
+        call.location = source_location(target)  # where the user's function is, not the keywords' wrapper
+    return call
+
+
+def _call_of(args, verb):
+    """The function with its keyword arguments bound, its positional arguments (the differentiated
+    one a float when given as an int), and the function as loaded."""
+    function = load_target(args.target)
+    dtype = np.dtype(args.dtype)
+    if args.args_from:
+        if args.at:
+            raise UserError("give the arguments either with --at or with --args-from, not both")
+        if dtype != np.float64 and not args.kw:
+            raise UserError("--dtype applies to --at and --kw values: make the --args-from function return "
+                            f"{dtype} arrays")
+        values, kwargs = arguments_from(args.args_from)
+    else:
+        values, kwargs = [parse_arg(text, dtype) for text in args.at], {}
+        if not values:
+            raise UserError(f"give the point to {verb} at with --at ARG (one per argument) or --args-from FUNCTION")
+        if 0 <= args.argnum < len(values) and type(values[args.argnum]) is int:  # `--at 3` is 3.0 when differentiated
+            values[args.argnum] = float(values[args.argnum]) if dtype == np.float64 else dtype.type(values[args.argnum])
+    given = set()
+    for text in args.kw:
+        name, value = parse_keyword(text, dtype)
+        if name in given:
+            raise UserError(f"--kw {name} is given twice")
+        given.add(name)
+        kwargs[name] = value
+    return _with_keywords(function, kwargs), tuple(values), function
+
+
+def _with_keywords(function, kwargs):
+    if not kwargs:
+        return function
+
+    @functools.wraps(function)
+    def with_keywords(*args):
+        return function(*args, **kwargs)
+
+    return with_keywords
+
+
+def _sources(args):
+    """The user's files named on the command line (outputs must not overwrite them)."""
+    named = {"TARGET": args.target, "--args-from": args.args_from}
+    return {option: spec.rpartition(":")[0] for option, spec in named.items()
+            if spec and spec.rpartition(":")[0].endswith(".py")}
+
+
+@contextmanager
+def _user_errors(args):
+    """Turn what differentiating the user's function can raise into one-line errors."""
+    try:
+        yield
+    except NotImplementedError as exc:
+        if _MISSING_RULE.match(str(exc)):  # autograd: "VJP of f wrt argnums (0,) not defined"
+            raise UserError(f"autograd has no rule for a primitive {args.target} uses: {exc}") from exc
+        raise UserError(f"{args.target} raised NotImplementedError: {_one_line(exc)}") from exc
+    except (TypeError, ValueError) as exc:
+        if "differentiate" in str(exc) or "argnum" in str(exc):
+            raise UserError(f"cannot differentiate {args.target} at argument {args.argnum}: {_one_line(exc)}") from exc
+        raise UserError(f"{args.target} raised {type(exc).__name__}: {_one_line(exc)}") from exc
+    except SystemExit as exc:
+        raise UserError(f"{args.target} called sys.exit({exc.code!r})") from exc
+    except Exception as exc:  # the user's function raised: say so, in one line
+        raise UserError(f"{args.target} raised {type(exc).__name__}: {_one_line(exc)}") from exc
+
+
+_MISSING_RULE = re.compile(r"^[VJ]JP of .+ wrt argnums? .+ not defined$")
+
+
+def _one_line(exc, limit=300):
+    text = " / ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+    return text if len(text) <= limit else text[:limit] + " ..."

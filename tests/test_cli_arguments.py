@@ -1,0 +1,185 @@
+"""The command line drives a real model: --args-from, --kw, --dtype, negative and non-finite
+literals, --version, help on every option, and the program's own output kept off the report."""
+
+import argparse
+import json
+import re
+
+import pytest
+
+from adtrace import __version__
+from adtrace.tools.cli import build_parser
+from cli_run import adtrace
+
+MODEL = '''
+import os
+import sys
+import autograd.numpy as np
+
+print("loading the model")
+
+def loss(w, x, scale=1.0, bias=0.0):
+    print("computing the loss")
+    os.write(1, b"written by C-level code\\n")
+    return scale * np.sum(np.tanh(np.dot(x, w)) ** 2) + bias
+
+def loss_args():
+    return (np.array([0.5, -0.3]), np.array([[1.0, 2.0], [3.0, -1.0]])), {"scale": 2.0}
+
+def positional_args():
+    return [np.array([0.5, -0.3]), np.array([[1.0, 2.0], [3.0, -1.0]])]
+
+def one_array():
+    return np.array([0.5, -0.3])
+
+def nothing():
+    return None
+
+def bad_names():
+    return (np.array([0.5]),), {1: 2.0}
+
+def raises():
+    raise RuntimeError("no data")
+
+def exits():
+    sys.exit(3)
+
+def needs_an_argument(n):
+    return (n,)
+
+def square(x):
+    return x * x
+
+def typed(x):
+    print("called with", x.dtype)
+    return np.sum(x * x)
+'''
+
+
+@pytest.fixture
+def project(tmp_path):
+    (tmp_path / "model.py").write_text(MODEL)
+    return tmp_path
+
+
+def summary(report):
+    """The summary table's cells by row name."""
+    rows = re.findall(r"^\| (.+?) +\| (.*?) +\|$", report.split("### Checks")[0], re.M)
+    return {name.strip(): value for name, value in rows}
+
+
+def test_args_from_a_driver_of_the_examples():
+    """The examples' drivers return (args, kwargs): the form --args-from takes."""
+    drivers = "adtrace.tools.autograd_examples.drivers"
+    out = adtrace("report", f"{drivers}:rosenbrock", "--args-from", f"{drivers}:rosenbrock_args")
+    assert out.returncode == 0, out.stderr
+    assert summary(out.stdout)["inputs"] == "[0.5 -0.3]"
+    at = adtrace("report", f"{drivers}:rosenbrock", "--at", "[0.5, -0.3]")
+    assert at.stdout == out.stdout  # the same call, by literal or by driver
+
+
+def test_args_from_a_file_with_keywords_and_positional_forms(project):
+    by_pair = adtrace("report", "model.py:loss", "--args-from", "model.py:loss_args", cwd=project)
+    assert by_pair.returncode == 0, by_pair.stderr
+    by_list = adtrace("report", "model.py:loss", "--args-from", "model.py:positional_args", "--kw", "scale=2.0",
+                      cwd=project)
+    assert by_list.returncode == 0, by_list.stderr
+    assert by_list.stdout == by_pair.stdout
+    unscaled = adtrace("report", "model.py:loss", "--args-from", "model.py:positional_args", cwd=project)
+    gradient = summary(by_pair.stdout)["gradient (VJP with a seed of ones)"]
+    assert gradient != summary(unscaled.stdout)["gradient (VJP with a seed of ones)"]  # scale=2.0 was passed
+    assert summary(by_pair.stdout)["source"] == "model.py:8"  # the user's function, not a wrapper of adtrace
+    override = adtrace("report", "model.py:loss", "--args-from", "model.py:loss_args", "--kw", "scale=1.0",
+                       cwd=project)
+    assert override.stdout == unscaled.stdout  # --kw replaces the driver's keyword argument
+
+
+@pytest.mark.parametrize("function, message", [
+    ("one_array", "--args-from model.py:one_array returned a ndarray: return the arguments as a tuple"),
+    ("nothing", "returned a NoneType"),
+    ("bad_names", "keyword argument names must be identifiers, got 1"),
+    ("raises", "--args-from model.py:raises raised RuntimeError: no data"),
+    ("exits", "--args-from model.py:exits called sys.exit(3)"),
+    ("needs_an_argument", "--args-from model.py:needs_an_argument raised TypeError"),
+    ("absent", "model.py has no attribute 'absent'"),
+])
+def test_args_from_errors(project, function, message):
+    out = adtrace("report", "model.py:loss", "--args-from", f"model.py:{function}", cwd=project)
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert out.stderr.splitlines()[-1].startswith("adtrace: ") and message in out.stderr.splitlines()[-1], out.stderr
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--args-from", "model.py:loss_args", "--at", "1.0"], "either with --at or with --args-from"),
+    (["--args-from", "model.py:loss_args", "--dtype", "float32"], "--dtype applies to --at and --kw values"),
+    (["--at", "[0.5]", "--at", "[[1.0]]", "--kw", "1scale=2"], "--kw '1scale=2' is not NAME=VALUE"),
+    (["--at", "[0.5]", "--at", "[[1.0]]", "--kw", "scale"], "is not NAME=VALUE"),
+    (["--at", "[0.5]", "--at", "[[1.0]]", "--kw", "scale=2", "--kw", "scale=3"], "--kw scale is given twice"),
+    (["--at", "[0.5]", "--at", "[[1.0]]", "--kw", "scale=two"], "--kw scale= 'two' is not a Python literal"),
+])
+def test_keyword_and_source_errors(project, args, message):
+    out = adtrace("report", "model.py:loss", *args, cwd=project)
+    assert out.returncode == 2 and message in out.stderr.splitlines()[-1], out.stderr
+
+
+def test_dtype_float32_applies_to_lists_and_floats(project):
+    out = adtrace("report", "model.py:typed", "--dtype", "float32", "--at", "[1, 2, 3]", "--json", "e.json",
+                  cwd=project)
+    assert out.returncode == 0, out.stderr
+    events = json.loads((project / "e.json").read_text())["reverse"]["events"]
+    assert next(e for e in events if e["kind"] == "trace")["input"]["dtype"] == "float32"
+    assert out.stderr.splitlines()[1] == "called with float32"  # (the first call: autograd's)
+    plain = adtrace("report", "model.py:typed", "--at", "[1, 2, 3]", cwd=project)
+    assert plain.stderr.splitlines()[1] == "called with float64"
+    for scalar in ("0.5", "3"):  # a float, and an int made the differentiated float
+        out = adtrace("check", "model.py:typed", "--dtype", "float32", "--at", scalar, cwd=project)
+        assert out.returncode == 0 and out.stderr.splitlines()[1] == "called with float32", out.stderr
+
+
+@pytest.mark.parametrize("literal, shown", [("-1e-3", "-0.001"), ("-1.5j", "0-1.5j"), ("-2", "-2"), ("nan", "nan"),
+                                            ("inf", "inf"), ("-inf", "-inf"), ("[-1e-3, nan]", "[-0.001 nan]")])
+def test_negative_and_non_finite_literals(project, literal, shown):
+    separate = adtrace("report", "model.py:square", "--at", literal, "--mode", "fwd", cwd=project)
+    joined = adtrace("report", "model.py:square", f"--at={literal}", "--mode", "fwd", cwd=project)
+    assert separate.returncode in (0, 1) and "error" not in separate.stderr, separate.stderr
+    assert separate.stdout == joined.stdout
+    assert summary(separate.stdout)["inputs"] == shown
+
+
+def test_a_negative_option_value_is_the_option_error():
+    out = adtrace("check", "model.py:square", "--at", "1.0", "--rtol", "-1e-3")
+    assert out.returncode == 2 and "argument --rtol: must be a finite positive number, got '-1e-3'" in out.stderr
+
+
+def test_version():
+    out = adtrace("--version")
+    assert out.returncode == 0 and re.fullmatch(rf"adtrace {re.escape(__version__)} \(autograd [0-9.]+\)\n", out.stdout)
+
+
+def test_every_option_has_help_and_every_command_ends_with_an_example():
+    parser = build_parser()
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+    assert set(commands) == {"report", "view", "check", "experiments", "doctor", "upstream"}
+    for name, command in {"adtrace": parser, **commands}.items():
+        for action in command._actions:
+            assert action.help and action.help != argparse.SUPPRESS, (name, action.dest)
+    for name in commands:
+        out = adtrace(name, "--help")
+        assert out.returncode == 0
+        lines = out.stdout.rstrip("\n").splitlines()
+        example = lines.index("example:")
+        assert lines[example + 1:] and all(line.startswith(f"  adtrace {name}") for line in lines[example + 1:])
+    assert "3 nothing was checked" in " ".join(adtrace("report", "--help").stdout.split())
+
+
+def test_the_programs_output_goes_to_stderr_never_into_the_report(project):
+    out = adtrace("report", "model.py:loss", "--args-from", "model.py:loss_args", cwd=project)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("# adtrace report: loss\n")
+    assert "loading the model" not in out.stdout and "computing the loss" not in out.stdout
+    assert "written by C-level code" not in out.stdout
+    assert "loading the model" in out.stderr and "computing the loss" in out.stderr
+    assert "written by C-level code" in out.stderr
+    checked = adtrace("check", "model.py:loss", "--args-from", "model.py:loss_args", cwd=project)
+    assert checked.returncode == 0 and checked.stdout.startswith("| node "), checked.stdout
+    assert "computing the loss" in checked.stderr and "computing" not in checked.stdout

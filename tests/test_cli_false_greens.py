@@ -1,0 +1,176 @@
+"""Never a pass that checked nothing, never a misleading failure: a target that exits, bad option
+values, literals too deep or too large, two outputs in one file, numpy's warnings about adtrace's
+own arithmetic, experiments that check nothing, reports and checks where no check could run."""
+
+import os
+import shutil
+import warnings
+
+import numpy as np
+import pytest
+
+from adtrace.compare.align import compare
+from adtrace.compare.checks import finite_differences
+from cli_run import REPO, adtrace, one_error_line
+
+TARGETS = {
+    "exits.py": "import sys\n\ndef zero(x):\n    sys.exit(0)\n\ndef five(x):\n    sys.exit(5)\n",
+    "exits_at_import_0.py": "import sys\nsys.exit(0)\n\ndef f(x):\n    return x * x\n",
+    "exits_at_import_5.py": "import sys\nsys.exit(5)\n\ndef f(x):\n    return x * x\n",
+    "funcs.py": "import autograd.numpy as np\n\ndef square(x):\n    return x * x\n\ndef at_zero(x):\n"
+                "    return np.abs(x)\n",
+    "pair.py": '''
+from autograd.core import VSpace
+from autograd.extend import Box
+
+
+class Pair:
+    def __init__(self, a, b):
+        self.a, self.b = a, b
+
+
+class PairSpace(VSpace):
+    """A vector space with no random direction: finite differences cannot move along it."""
+
+    def __init__(self, value):
+        self.size = 2
+
+    def zeros(self):
+        return Pair(0.0, 0.0)
+
+
+class PairBox(Box):
+    pass
+
+
+PairSpace.register(Pair)
+PairBox.register(Pair)
+
+
+def constant(p):
+    return 3.0
+
+
+def arguments():
+    return (Pair(1.0, 2.0),)
+''',
+}
+
+
+@pytest.fixture
+def project(tmp_path):
+    for name, source in TARGETS.items():
+        (tmp_path / name).write_text(source)
+    return tmp_path
+
+
+@pytest.mark.parametrize("command", [["report"], ["check"], ["view", "-o", "page.html"]])
+@pytest.mark.parametrize("target, message", [
+    ("exits.py:zero", "exits.py:zero called sys.exit(0)"),
+    ("exits.py:five", "exits.py:five called sys.exit(5)"),
+    ("exits:zero", "exits:zero called sys.exit(0)"),
+    ("exits_at_import_0.py:f", "exits_at_import_0.py called sys.exit(0) while loading"),
+    ("exits_at_import_5.py:f", "exits_at_import_5.py called sys.exit(5) while loading"),
+    ("exits_at_import_0:f", "module 'exits_at_import_0' called sys.exit(0) while loading"),
+])
+def test_a_target_that_exits_is_an_error_of_the_target(project, command, target, message):
+    out = adtrace(command[0], target, "--at", "1.0", *command[1:], cwd=project)
+    one_error_line(out, message)
+    assert not (project / "page.html").exists()
+
+
+@pytest.mark.parametrize("command, option, value, message", [
+    ("check", "--max-nodes", "0", "must be a whole number, at least 1, got '0'"),
+    ("check", "--max-nodes", "-1", "must be a whole number, at least 1, got '-1'"),
+    ("check", "--sample", "0", "must be a whole number, at least 1, got '0'"),
+    ("check", "--sample", "-3", "must be a whole number, at least 1, got '-3'"),
+    ("check", "--max-rows", "0", "must be a whole number, at least 1, got '0'"),
+    ("report", "--max-rows", "-5", "must be a whole number, at least 1, got '-5'"),
+    ("report", "--rtol", "0", "must be a finite positive number, got '0'"),
+    ("report", "--rtol", "inf", "must be a finite positive number, got 'inf'"),
+    ("check", "--rtol", "nan", "must be a finite positive number, got 'nan'"),
+    ("report", "--argnum", "-1", "must be a whole number, 0 or more, got '-1'"),
+])
+def test_a_bad_option_value_is_the_options_error(project, command, option, value, message):
+    out = adtrace(command, "funcs.py:square", "--at", "1.0", option, value, cwd=project)
+    assert out.returncode == 2 and out.stdout == ""
+    assert f"error: argument {option}: {message}" in out.stderr and "Traceback" not in out.stderr
+
+
+@pytest.mark.parametrize("literal", [
+    "[" * 1000 + "]" * 1000,
+    "-" * 50000 + "1",
+    "1" + "+1" * 20000,
+    "~" * 30000 + "1",
+    "[" + "1.0, " * 24000 + "]",  # 120,000 characters: over the bound (and near the kernel's limit of one argument)
+    "[" * 70 + "1" + "]" * 70,
+])
+def test_a_literal_too_deep_or_too_large_is_one_line(project, literal):
+    out = adtrace("report", "funcs.py:square", f"--at={literal}", cwd=project)
+    one_error_line(out, "--at ")
+    assert len(out.stderr) < 300
+
+
+@pytest.mark.parametrize("outputs", [
+    ["-o", "r.md", "--json", "r.md"],
+    ["-o", "r.md", "--json", "./r.md"],
+    ["-o", "r.md", "--html", "sub/../r.md"],
+    ["-o", "r.md", "--json", "{tmp}/r.md"],
+    ["-o", "r.md", "--json", "link.md"],
+    ["--json", "funcs.py"],
+    ["-o", "./funcs.py"],
+])
+def test_two_outputs_in_one_file_are_refused(project, outputs):
+    (project / "sub").mkdir()
+    (project / "r.md").write_text("before\n")
+    os.symlink("r.md", project / "link.md")
+    source = (project / "funcs.py").read_text()
+    out = adtrace("report", "funcs.py:square", "--at", "1.0", *[o.format(tmp=project) for o in outputs], cwd=project)
+    one_error_line(out)
+    assert "name the same file" in out.stderr or "would overwrite TARGET's source file funcs.py" in out.stderr
+    assert (project / "r.md").read_text() == "before\n" and (project / "funcs.py").read_text() == source
+
+
+@pytest.mark.parametrize("literal", ["1e400", "-inf", "[1e400, 1.0]", "nan"])
+def test_numpy_warnings_of_adtraces_own_comparisons_do_not_leak(project, literal):
+    out = adtrace("report", "funcs.py:square", f"--at={literal}", cwd=project)
+    assert out.returncode in (0, 1) and "RuntimeWarning" not in out.stderr, out.stderr
+
+
+def test_comparisons_of_non_finite_values_warn_nothing():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert compare(np.inf, np.inf)[0] == "exact"
+        assert compare(np.array([np.inf, 1.0]), np.array([-np.inf, 1.0]))[0] == "differs"
+        check = finite_differences(lambda x: x * x, np.inf, 1.0, np.inf)
+        assert not check.passed
+
+
+def test_an_experiment_that_checks_nothing_fails_the_command(tmp_path):
+    (tmp_path / "experiments").mkdir()
+    shutil.copy(REPO / "experiments" / "multiple_paths.py", tmp_path / "experiments")
+    (tmp_path / "experiments" / "empty.py").write_text(
+        "from adtrace.tools.experiment import Outcome\n\ndef run():\n    return Outcome(lines=['nothing'])\n")
+    (tmp_path / "experiments" / "leaves.py").write_text("import sys\n\ndef run():\n    sys.exit(0)\n")
+    out = adtrace("experiments", cwd=tmp_path)
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "empty: FAILED: checked nothing -> reports/empty.md" in out.stdout
+    assert "leaves: raised SystemExit: 0" in out.stdout
+    assert "multiple_paths: all checks passed" in out.stdout and "1 of 3 experiments passed" in out.stdout
+
+
+def test_a_report_where_no_check_could_run_exits_3(project):
+    out = adtrace("report", "pair.py:constant", "--args-from", "pair.py:arguments", cwd=project)
+    assert out.returncode == 3, out.stdout + out.stderr
+    assert "| central finite differences | skipped  |" in out.stdout
+    assert "adtrace: no check could run on this call" in out.stderr
+    page = adtrace("view", "pair.py:constant", "--args-from", "pair.py:arguments", "-o", "p.html", cwd=project)
+    assert page.returncode == 3
+
+
+def test_a_check_that_tested_no_node_exits_3(project):
+    out = adtrace("check", "funcs.py:at_zero", "--at", "0.0", cwd=project)
+    assert out.returncode == 3, out.stdout + out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "Nothing checked: no node could be tested; 1 skipped (see the table)."
+    tested = adtrace("check", "funcs.py:at_zero", "--at", "0.5", cwd=project)
+    assert tested.returncode == 0 and "1 of 1 nodes tested, all pass." in tested.stdout

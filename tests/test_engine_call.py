@@ -1,0 +1,111 @@
+"""``adtrace report/view/check --engine``: micrograd and a learner's own class, run as a user would
+(subprocess), with the command line's exit codes: 0 all checks pass, 1 a check failed, 2 an error."""
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+TESTS = Path(__file__).resolve().parent
+FUNCS = '''
+def twice(a):
+    return a + a
+
+
+def neuron(x, w):
+    n = x * w + 0.5
+    return (2 * n).exp() + n.tanh() ** 2 - w / 3
+
+
+def mlp_loss(a, b):
+    return ((a * b + a ** 2).relu() - b / a) * 2 + (b - 3).relu()
+
+
+def number(a):
+    return 3.0
+'''
+
+
+def adtrace(*args, cwd):
+    return subprocess.run([sys.executable, "-m", "adtrace", *args], capture_output=True, text=True, cwd=cwd)
+
+
+@pytest.fixture
+def project(tmp_path):
+    (tmp_path / "funcs.py").write_text(FUNCS)
+    shutil.copy(TESTS / "value_classes.py", tmp_path / "value_classes.py")
+    return tmp_path
+
+
+def test_the_classic_bug_is_reported_named_and_exits_1(project):
+    out = adtrace("report", "funcs.py:twice", "--at", "3", "--engine", "value_classes.py:BuggyValue", "--check-nodes",
+                  cwd=project)
+    assert out.returncode == 1, out.stderr
+    text = out.stdout
+    assert ("| every write into .grad adds | FAIL | 1 of 2 writes lost a contribution; first: v1_add's write into "
+            "v0_leaf.grad (argument 1) replaced 1 by 1; the lecture's node_to_grad[v0_leaf] is [1, 1], sum 2 |"
+            ) in " ".join(text.split())
+    assert "**First divergent node: `v0_leaf`**" in text
+    assert "First failing node: `v1_add` (`+`) argument 1, called at funcs.py:3" in text
+    assert "## State snapshot per statement of `BuggyValue.backward`" in text
+
+    check = adtrace("check", "funcs.py:twice", "--at", "3", "--engine", "value_classes.py:BuggyValue", cwd=project)
+    assert check.returncode == 1, check.stderr
+    assert check.stdout.rstrip().splitlines()[-1].startswith(
+        "First failing node: `v1_add` (`+`) argument 1, called at funcs.py:3: v0_leaf.grad = 1 replaced 1")
+
+
+@pytest.mark.parametrize("engine, target, at", [
+    ("value_classes.py:Value", "funcs.py:twice", ["3"]),
+    ("value_classes.py:Value", "funcs.py:neuron", ["0.5", "-0.3"]),
+    ("micrograd", "funcs.py:mlp_loss", ["-1.5", "2"]),
+])
+def test_a_right_engine_passes_every_check_and_exits_0(project, engine, target, at):
+    points = [arg for value in at for arg in ("--at", value)]
+    out = adtrace("report", target, *points, "--engine", engine, "--check-nodes", "-o", "r.md", "--html", "r.html",
+                  cwd=project)
+    assert out.returncode == 0, out.stderr
+    text = (project / "r.md").read_text()
+    assert "FAIL" not in text and "| per-node local rules | pass |" in " ".join(text.split())
+    assert (project / "r.html").read_text().startswith("<!DOCTYPE html>")
+    check = adtrace("check", target, *points, "--engine", engine, cwd=project)
+    assert check.returncode == 0 and "all pass" in check.stdout, check.stdout + check.stderr
+
+
+def test_the_json_export_names_the_engine_and_each_replaced_write(project):
+    out = adtrace("report", "funcs.py:twice", "--at", "3", "--engine", "value_classes.py:BuggyValue", "-o", "r.md",
+                  "--json", "r.json", cwd=project)
+    assert out.returncode == 1, out.stderr
+    document = json.loads((project / "r.json").read_text())["reverse"]
+    writes = [e for e in document["events"] if e["kind"] == "add_outgrads"]
+    assert document["engine"] == "micrograd" and [w["replaced"] for w in writes] == [True, True]
+    assert [(w["previous"], w["result"]) for w in writes] == [([0.0, False], [1.0, False]), ([1.0, False], [1.0, False])]
+
+
+def test_view_with_an_engine(project):
+    out = adtrace("view", "funcs.py:twice", "--at", "3", "--engine", "value_classes.py:BuggyValue", "-o", "p.html",
+                  cwd=project)
+    assert out.returncode == 1 and out.stdout == "wrote p.html\n", out.stderr
+    page = (project / "p.html").read_text()
+    assert '"state":"grads"' in page and "BuggyValue.backward (value_classes.py:" in page and str(project) not in page
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--engine", "value_classes.py:EventLog"], "adtrace: EventLog is not of micrograd's shape"),
+    (["--engine", "funcs.py:twice"], "adtrace: --engine funcs.py:twice is a function, not a class"),
+    (["--engine", "micrograd", "--mode", "both"], "adtrace: --engine micrograd runs backward(): reverse mode only"),
+    (["--engine", "nowhere.py:Value"], "adtrace: no such file: nowhere.py"),
+])
+def test_engine_errors_are_one_clear_line(project, args, message):
+    out = adtrace("report", "funcs.py:twice", "--at", "3", *args, cwd=project)
+    assert out.returncode == 2 and out.stderr.startswith(message) and out.stderr.count("\n") == 1, out.stderr
+
+
+def test_a_function_that_returns_no_value_and_the_limits_of_check(project):
+    out = adtrace("report", "funcs.py:number", "--at", "3", "--engine", "micrograd", cwd=project)
+    assert out.returncode == 2 and "returned a float, not a Value" in out.stderr
+    out = adtrace("check", "funcs.py:twice", "--at", "3", "--engine", "micrograd", "--max-nodes", "1", cwd=project)
+    assert out.returncode == 2 and "with --engine every node is checked" in out.stderr

@@ -1,0 +1,153 @@
+"""One call traced through an engine of micrograd's shape: the checks, the alignment with the lecture,
+the per-node checker, and the report that reads the engine's own statements."""
+
+import re
+
+import pytest
+from micrograd.engine import Value as MicroValue
+
+from adtrace.checker.micrograd import check_engine, check_engine_call
+from adtrace.compare.grad_align import engine_running_grads
+from adtrace.compare.micrograd_call import trace_engine_call
+from adtrace.report import render
+from value_classes import BuggyValue, MiniValue, Value
+from view_cases import snapshot_rows
+
+
+def twice(a):
+    return a + a
+
+
+def neuron(x, w):
+    return (x * w + 1).tanh().exp() ** 2 - w / 3
+
+
+def passed(call):
+    return {c.name: c.passed for c in call.checks}
+
+
+# ---- the checks of a traced call
+
+@pytest.mark.parametrize("engine, f, args", [
+    ("micrograd", lambda a, b: ((a * b + a ** 2).relu() - b / a) * 2 + (b - 3).relu(), (-1.5, 2.0)),
+    (Value, neuron, (0.5, -0.3)),
+    (Value, twice, (3.0,)),
+])
+def test_a_right_engine_passes_every_check(engine, f, args):
+    call = check_engine_call(trace_engine_call(f, args, engine=engine))
+    assert all(passed(call).values()) and len(call.checks) == 5, call.checks
+    assert {r.status for r in call.alignment} == {"exact"}
+    assert call.engine == "micrograd" and call.argnum is None
+
+
+def test_the_classic_bug_is_caught_named_and_explained():
+    call = check_engine_call(trace_engine_call(twice, (3.0,), engine=BuggyValue))
+    assert passed(call) == {"reference engine vs micrograd, per node": False,
+                            "both visit orders are reverse topological": True, "every write into .grad adds": False,
+                            "central finite differences": False, "per-node local rules": False}
+    writes = next(c for c in call.checks if c.name == "every write into .grad adds")
+    assert writes.detail == ("1 of 2 writes lost a contribution; first: v1_add's write into v0_leaf.grad "
+                             "(argument 1) replaced 1 by 1; the lecture's node_to_grad[v0_leaf] is [1, 1], sum 2")
+    leaf = call.alignment[-1]
+    assert (leaf.label, leaf.partial_adjoints, leaf.v_i_bar, leaf.running, leaf.popped, leaf.status) == (
+        "v0_leaf", (1.0, 1.0), 2.0, (0.0, 1.0, 1.0), 1.0, "differs")
+    first = call.node_checks.first_failure
+    assert (first.node, first.argnum, first.test, first.site) == (
+        "v1_add", 1, "accumulation", f"tests/test_micrograd_call.py:{twice.__code__.co_firstlineno + 1}")
+
+
+def test_an_assignment_over_zero_loses_nothing_and_passes_with_a_note():
+    call = check_engine_call(trace_engine_call(lambda a, b: a + b, (3.0, 4.0), engine=BuggyValue))
+    assert all(passed(call).values())
+    writes = next(c for c in call.checks if c.name == "every write into .grad adds")
+    assert "2 assign over a .grad of 0" in writes.detail
+    assert [r.status for r in call.node_checks.rows if r.test == "accumulation"] == ["pass", "pass"]
+
+
+def test_gradients_of_several_arguments_and_central_differences():
+    call = trace_engine_call(neuron, (0.5, -0.3), engine=Value)
+    x, w = Value(0.5), Value(-0.3)
+    neuron(x, w).backward()
+    assert call.gradient == (x.grad, w.grad) and call.output == neuron(Value(0.5), Value(-0.3)).data
+    fd = next(c for c in call.checks if c.name == "central finite differences")
+    assert fd.passed and "relative difference" in fd.detail
+
+
+def test_a_function_that_returns_no_value_is_refused():
+    with pytest.raises(TypeError, match="returned a float, not a Value"):
+        trace_engine_call(lambda a: a.data, (1.0,), engine=Value)
+
+
+def test_running_grads_start_before_the_first_write():
+    call = trace_engine_call(lambda a: a * a * a, (2.0,), engine=MiniValue)
+    running, read = engine_running_grads(call.recording.query_events(1))
+    assert running["v0_leaf"] == [0.0, 4.0, 8.0, 12.0] and read["v0_leaf"] == 12.0
+    assert running["v2_mul"] == [1.0]  # the output: its seed
+
+
+# ---- the per-node checker
+
+class WrongMul(MiniValue):
+    """``*``'s backward writes ``self.data`` for the first argument (it should be ``other.data``)."""
+
+    def __mul__(self, other):
+        out = type(self)(self.data * other.data, (self, other), '*')
+
+        def _backward():
+            self.grad += self.data * out.grad
+            other.grad += self.data * out.grad
+        out._backward = _backward
+        return out
+
+
+def product(a, b):
+    c = a + b
+    return c * b
+
+
+def test_a_wrong_derivative_names_the_node_and_argument():
+    report = check_engine(product, 2.0, 5.0, cls=WrongMul)
+    first = report.first_failure
+    assert (first.node, first.primitive, first.argnum, first.test) == ("v3_mul", "*", 0, "local")
+    assert first.analytic == 7.0 and first.numeric == pytest.approx(5.0)
+    assert first.site == f"tests/test_micrograd_call.py:{product.__code__.co_firstlineno + 2}"
+    assert [(r.node, r.argnum, r.status) for r in report.rows] == [
+        ("v2_add", 0, "pass"), ("v2_add", 1, "pass"), ("v3_mul", 0, "FAIL"), ("v3_mul", 1, "pass")]
+    assert report.gradient == (7.0, 14.0)  # the engine's: c.grad is 7 (b = 5 is right), into a and b
+
+
+def test_a_kink_and_an_unknown_op_are_skipped_with_the_reason():
+    report = check_engine(lambda a: (a - 3).relu(), 3.0, cls=MicroValue)
+    relu = next(r for r in report.rows if r.primitive == "ReLU")
+    assert relu.status == "skipped" and "kink" in relu.reason and report.passed
+
+    class Cube(MiniValue):
+        def cube(self):
+            out = Cube(self.data ** 3, (self,), "cube")
+
+            def _backward():
+                self.grad += 3 * self.data ** 2 * out.grad
+            out._backward = _backward
+            return out
+
+    report = check_engine(lambda a: a.cube(), 2.0, cls=Cube)
+    assert [(r.status, r.reason.split(" (")[0]) for r in report.rows] == [
+        ("skipped", "op 'cube' is not one adtrace knows")]
+
+
+# ---- the report
+
+def test_the_report_shows_the_engines_own_statements_and_values():
+    call = check_engine_call(trace_engine_call(twice, (3.0,), engine=BuggyValue))
+    text = render(call)
+    rows = snapshot_rows(text)[1]
+    assert [statement for statement, _, _ in rows] == [
+        "self.grad = 1.0", "for node in reversed(topo):", "node._backward()", "node._backward()",
+        "node._backward()", "for node in reversed(topo):", "node._backward()", "def backward(self):"]
+    assert [after for _, _, after in rows][3:5] == ["{v1_add:1, v0_leaf:1}"] * 2
+    assert "## State snapshot per statement of `BuggyValue.backward`" in text and "backward_pass" not in text
+    assert "| 1 -> v0_leaf (replaced) " in text and "1 (replaced: the previous value is lost)" in text
+    assert "| `self.grad = 1.0` " in text and "VJPNode" not in text  # the lecture mapping, the call sequence
+    assert "**First divergent node: `v0_leaf`**" in text
+    assert "| v0_leaf | (leaf) | [1, 1] | 2 | 0 -> 1 -> 1 | 1 | **DIFFERS** | 1 |" in re.sub(" +", " ", text)
+    assert "First failing node: `v1_add` (`+`) argument 1, called at tests/test_micrograd_call.py:" in text

@@ -1,0 +1,389 @@
+"""record(engine="micrograd") and record(engine=MyValue): the events, labels, seeds and writes of the
+engine's real run; results bit-identical; the class restored exactly; the session's guarantees."""
+
+import asyncio
+import copy
+import os
+import sys
+import threading
+import warnings
+
+import numpy as np
+import pytest
+from autograd import grad
+from micrograd.engine import Value as MicroValue
+
+import adtrace
+from adtrace.recording import registry
+from adtrace.recording.micrograd import HookError, ShapeError, attach, hooked_classes
+from adtrace.recording.micrograd.recorder import Recorder
+from value_classes import ArrayValue, BuggyValue, EventLog, MiniValue, SlotValue, Value
+
+from test_micrograd_hooks import CASES, exact, graph
+from test_registry import _wait
+
+
+def recorded(cls, f, *args, **options):
+    with adtrace.record(engine=cls, **options) as rec:
+        out = f(*map(MicroValue if cls == "micrograd" else cls, args))
+        out.backward()
+    return rec
+
+
+def kinds(rec):
+    return [e.kind for e in rec.events]
+
+
+def assert_restored(cls, before):
+    after = dict(vars(cls))
+    assert list(after) == list(before) and all(after[name] is before[name] for name in before)
+    assert hooked_classes() == () and registry.active_recordings() == 0
+
+
+# ---- what is recorded
+
+def test_x_times_x_in_micrograd_as_autograd_events():
+    rec = recorded("micrograd", lambda x: x * x, 3.0)
+    assert rec.engine == "micrograd" and rec.code.name == "Value.backward"
+    assert kinds(rec) == ["node", "node", "backward_start", "toposort", "vjp", "add_outgrads", "add_outgrads",
+                          "toposort", "vjp", "backward_end"]
+    leaf, mul = rec.of_kind("node")
+    assert (leaf.label, leaf.primitive, leaf.parents, leaf.value) == ("v0_leaf", "", (), 3.0)
+    assert (mul.label, mul.primitive, mul.argnums, mul.parents, mul.value) == ("v1_mul", "*", (0, 1),
+                                                                                ("v0_leaf", "v0_leaf"), 9.0)
+    (start,) = rec.of_kind("backward_start")
+    assert (start.end, exact(start.seed), start.query) == ("v1_mul", exact(1), 1)  # micrograd seeds the int 1
+    assert rec.visit_order(1) == ["v1_mul", "v0_leaf"]
+    vjp = rec.of_kind("vjp")
+    assert [(e.node, e.outgrad, e.ingrads) for e in vjp] == [("v1_mul", 1, (3.0, 3.0)), ("v0_leaf", 6.0, ())]
+    adds = rec.of_kind("add_outgrads")
+    assert [(a.node, a.position, a.parent, a.argnum) for a in adds] == [("v1_mul", 0, "v0_leaf", 0),
+                                                                        ("v1_mul", 1, "v0_leaf", 1)]
+    assert [(a.previous, a.contribution, a.result, a.replaced) for a in adds] == [
+        ((0, False), 3.0, (3.0, False), False), ((3.0, False), 3.0, (6.0, False), False)]
+    assert {(e.mode, e.level) for e in rec.events} == {("rev", 0)}
+    assert [e.query for e in rec.events] == [None, None] + [1] * 8
+
+
+def test_statements_are_the_engines_own():
+    rec = recorded("micrograd", lambda x: x * x, 3.0)
+    statements = [rec.statement(e) for e in rec.events if e.query]
+    assert statements == ["self.grad = 1", "for v in reversed(topo):", "v._backward()", "v._backward()",
+                          "v._backward()", "for v in reversed(topo):", "v._backward()", "def backward(self):"]
+    rows = rec.snapshots(1)
+    assert [r.outgrads for r in rows][-1] == {"v1_mul": 1, "v0_leaf": 6.0}
+    assert [r.outgrads.get("v0_leaf") for r in rows] == [None, None, None, 3.0, 6.0, 6.0, 6.0, 6.0]
+
+
+def test_labels_name_symbolic_ops_and_keep_the_op_as_written():
+    def f(a):
+        return ((a + 1) * a ** 2).relu() / a - a
+
+    rec = recorded("micrograd", f, 2.0)
+    nodes = rec.of_kind("node")
+    assert [e.label for e in nodes] == ["v0_leaf", "v1_leaf", "v2_add", "v3_pow2", "v4_mul", "v5_ReLU",
+                                        "v6_pow_neg1", "v7_mul", "v8_leaf", "v9_mul", "v10_add"]
+    assert [e.primitive for e in nodes] == ["", "", "+", "**2", "*", "ReLU", "**-1", "*", "", "*", "+"]
+    rec = recorded(Value, lambda x: x.tanh().exp(), 0.5)
+    assert [e.label for e in rec.of_kind("node")] == ["v0_leaf", "v1_tanh", "v2_exp"]
+
+
+@pytest.mark.parametrize("cls, replaced, grad", [(Value, [False, False], 2.0), (BuggyValue, [True, True], 1.0)])
+def test_an_assignment_is_recorded_as_replacing(cls, replaced, grad):
+    rec = recorded(cls, lambda a: a + a, 3.0)
+    adds = rec.of_kind("add_outgrads")
+    assert [a.replaced for a in adds] == replaced
+    assert [(a.previous[0], a.contribution, a.result[0]) for a in adds] == [(0.0, 1.0, 1.0), (1.0, 1.0, grad)]
+    assert rec.snapshots(1)[-1].outgrads["v0_leaf"] == grad
+
+
+def test_sites_name_the_users_line_not_the_engines_method():
+    def f(a):
+        b = a * 2.0
+        return b - a  # __sub__ -> __neg__ -> __mul__, then __add__
+
+    rec = recorded("micrograd", f, 3.0, sites=True)
+    line = f.__code__.co_firstlineno
+    here = "tests/test_micrograd_recorder.py:"
+    assert [e.site for e in rec.of_kind("node")][1:] == [here + str(line + 1)] * 2 + [here + str(line + 2)] * 3
+
+
+def test_a_zeroing_backward_records_its_writes_around_the_seed():
+    class Zeroing(MiniValue):
+        def backward(self):
+            topo = self.topological_order()
+            for v in topo:
+                v.grad = 0.0
+            self.grad = 1.0
+            for v in reversed(topo):
+                v._backward()
+
+    with adtrace.record(engine=Zeroing) as rec:
+        x = Zeroing(2.0)
+        y = x * Zeroing(3.0)
+        x.grad = 7.0
+        y.backward()
+    events = rec.query_events(1)
+    zeroing = [e for e in events[:4] if e.kind == "add_outgrads"]
+    assert [e.kind for e in events][:4] == ["add_outgrads"] * 3 + ["backward_start"]
+    assert sorted((e.parent, e.previous[0], e.result[0]) for e in zeroing) == [
+        ("v0_leaf", 7.0, 0.0), ("v1_leaf", 0.0, 0.0), ("v2_mul", 0.0, 0.0)]
+    assert all(e.node is None and e.replaced is None for e in zeroing)
+    assert rec.statement(zeroing[0]) == "v.grad = 0.0" and events[3].seed == 1.0
+
+
+def test_values_made_before_the_recording():
+    x = MicroValue(3.0)
+    y = x * x
+    with adtrace.record(engine="micrograd") as rec:
+        y.backward()
+    assert rec.visit_order(1) == ["u0_unrecorded", "u1_unrecorded"]
+    assert [e.ingrads for e in rec.of_kind("vjp")] == [(3.0, 3.0), ()]  # in write order: children unknown
+    assert [(a.node, a.position, a.parent) for a in rec.of_kind("add_outgrads")] == [
+        ("u0_unrecorded", None, "u1_unrecorded")] * 2
+
+
+def test_arrays_updated_in_place_keep_their_history():
+    rec = recorded(ArrayValue, lambda x: (x * x) * x, [1.0, 2.0])
+    into_x = [a for a in rec.of_kind("add_outgrads") if a.parent == "v0_leaf"]
+    assert [a.result[1] for a in into_x] == [True, True, True]  # written in place
+    assert [a.result[0].tolist() for a in into_x] == [[1.0, 4.0], [2.0, 8.0], [3.0, 12.0]]
+    assert [None if a.previous[0] is None else a.previous[0].tolist() for a in into_x] == [
+        None, [1.0, 4.0], [2.0, 8.0]]  # the first: the zeros micrograd made, mutated before it was seen
+    assert [a.contribution for a in into_x] == [None] * 3  # not known for arrays
+
+
+@pytest.mark.parametrize("capture, kept", [("structure", None), ("auto", "summary"), ("full", "array")])
+def test_capture_levels(capture, kept):
+    rec = recorded(ArrayValue, lambda x: x * x, list(range(100)), capture=capture)
+    value = rec.of_kind("node")[1].value
+    if kept is None:
+        assert value is None and rec.of_kind("add_outgrads")[0].result[0] is None
+    elif kept == "summary":
+        assert value.shape == (100,) and value.max == 99.0 ** 2
+    else:
+        assert np.array_equal(value, np.arange(100.0) ** 2)
+
+
+# ---- bit-identical results, restoring the class
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_results_bit_identical_with_and_without_recording(name):
+    cls, build = CASES[name]
+    root = build()
+    nodes = graph(root)
+    initial = [copy.copy(v.grad) for v in nodes]
+    root.backward()
+    plain = [(exact(v.data), exact(v.grad)) for v in nodes]
+    for v, grad_ in zip(nodes, initial):
+        v.grad = grad_
+    with adtrace.record(engine=cls) as rec:
+        root.backward()
+    assert rec.failure is None and len(rec.of_kind("toposort")) == len(nodes)
+    assert [(exact(v.data), exact(v.grad)) for v in nodes] == plain
+
+
+class Midway(RuntimeError):
+    pass
+
+
+@pytest.mark.parametrize("cls", [MicroValue, Value, BuggyValue, SlotValue], ids=lambda c: c.__name__)
+@pytest.mark.parametrize("ending", ["normal", "ValueError", "KeyboardInterrupt", "backward raises"])
+def test_leaving_restores_the_class(cls, ending):
+    before = dict(vars(cls))
+    raised = {"normal": None, "ValueError": ValueError, "KeyboardInterrupt": KeyboardInterrupt,
+              "backward raises": Midway}[ending]
+    with pytest.raises(raised) if raised else _nothing():
+        with adtrace.record(engine=cls) as rec:
+            x = cls(3.0)
+            y = x * x
+            if ending == "backward raises":
+                def failing():
+                    raise Midway("midway")
+                x._backward = failing
+            y.backward()
+            if raised in (ValueError, KeyboardInterrupt):
+                raise raised()
+    assert_restored(cls, before)
+    if ending == "backward raises":
+        assert rec.of_kind("backward_end")[0].error == "Midway" and rec.visit_order(1)[-1] == "v0_leaf"
+    x = cls(2.0)
+    (x * x).backward()
+    assert x.grad == 4.0 and type(x.grad) is float
+
+
+class _nothing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        return False
+
+
+def test_recordings_left_out_of_order_restore_the_class():
+    before = dict(vars(Value))
+    outer, inner = adtrace.record(engine=Value), adtrace.record(engine=Value)
+    outer.__enter__()
+    inner.__enter__()
+    with pytest.raises(adtrace.RecordingOrderError):
+        outer.__exit__(None, None, None)
+    assert_restored(Value, before)
+
+
+# ---- several recordings, engines and threads
+
+def test_nested_recordings_of_one_class_each_get_every_event_once():
+    before = dict(vars(Value))
+    with adtrace.record(engine=Value) as outer:
+        with adtrace.record(engine=Value) as inner:
+            a = Value(3.0)
+            (a + a).backward()
+            assert hooked_classes() == (Value,)
+        b = Value(1.0)
+        (b * b).backward()
+    assert_restored(Value, before)
+    assert kinds(inner) == kinds(outer)[:len(kinds(inner))] and len(inner.queries) == 1 == len(outer.queries) - 1
+    assert [e.label for e in outer.of_kind("node")] == ["v0_leaf", "v1_add", "v2_leaf", "v3_mul"]
+
+
+def test_micrograd_and_autograd_recorded_side_by_side():
+    with adtrace.record() as auto, adtrace.record(engine="micrograd") as micro:
+        grad(lambda x: x * x)(3.0)
+        x = MicroValue(3.0)
+        (x * x).backward()
+    assert auto.engine == "autograd" and auto.code is None and len(auto.of_kind("add_outgrads")) == 2
+    assert [e.label for e in micro.of_kind("node")] == ["v0_leaf", "v1_mul"] and not micro.of_kind("root")
+    assert [a.result for a in auto.of_kind("add_outgrads")] == [(3.0, False), (6.0, True)]
+    assert [a.result for a in micro.of_kind("add_outgrads")] == [(3.0, False), (6.0, False)]
+
+
+def test_another_thread_runs_unrecorded():
+    results = {}
+
+    def other():
+        x = Value(3.0)
+        (x * x).backward()
+        results["grad"] = vars(x)["grad"]
+
+    with adtrace.record(engine=Value) as rec:
+        thread = threading.Thread(target=other)
+        thread.start()
+        thread.join()
+    assert rec.events == [] and results == {"grad": 6.0}
+
+
+def test_asyncio_tasks_each_record_only_what_they_run():
+    async def task(x, rounds):
+        with adtrace.record(engine=Value) as rec:
+            for _ in range(rounds):
+                value = Value(x)
+                (value * value).backward()
+                await asyncio.sleep(0)  # the other task runs here, inside this one's block
+        return rec
+
+    async def both():
+        return await asyncio.gather(task(3.0, 5), task(1.0, 7))
+
+    before = dict(vars(Value))
+    threes, ones = asyncio.run(both())
+    assert_restored(Value, before)
+    assert len(threes.queries) == 5 and {e.value for e in threes.of_kind("node")} == {3.0, 9.0}
+    assert len(ones.queries) == 7 and {e.value for e in ones.of_kind("node")} == {1.0}
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
+def test_fork_while_another_thread_records():
+    """The child holds no other thread's recording: the class restored, and it records itself."""
+    stop, before = threading.Event(), dict(vars(Value))
+
+    def keep_recording():
+        while not stop.is_set():
+            with adtrace.record(engine=Value):
+                x = Value(3.0)
+                (x * x).backward()
+
+    worker = threading.Thread(target=keep_recording)
+    worker.start()
+    statuses = []
+    try:
+        for _ in range(20):
+            pid = os.fork()
+            if pid == 0:  # the child
+                code = 1
+                try:
+                    restored = dict(vars(Value)) == before and hooked_classes() == ()
+                    rec = recorded(Value, lambda x: x * x, 3.0)
+                    code = 0 if restored and len(rec.of_kind("add_outgrads")) == 2 else 3
+                finally:
+                    os._exit(code)
+            statuses.append(_wait(pid, seconds=20))
+    finally:
+        stop.set()
+        worker.join()
+    assert statuses == [0] * 20
+    assert_restored(Value, before)
+
+
+def test_a_failing_recorder_warns_and_the_engine_runs_on(monkeypatch):
+    def broken(self, *args):
+        raise ZeroDivisionError("recorder bug")
+
+    monkeypatch.setattr(Recorder, "_write", broken)
+    with pytest.warns(adtrace.RecorderWarning, match="recorder bug"):
+        with adtrace.record(engine=Value) as rec:
+            x = Value(3.0)
+            (x * x).backward()
+    assert x.grad == 6.0 and "ZeroDivisionError" in rec.failure
+    assert kinds(rec)[-1] == "toposort"  # what it recorded before it failed
+
+
+def test_a_class_not_of_micrographs_shape_is_refused_with_what_it_lacks():
+    class NoBackward:
+        def __init__(self, data):
+            self.data = data
+
+    with pytest.raises(ShapeError, match="no backward"):
+        adtrace.record(engine=NoBackward)
+    with pytest.raises(ValueError, match="'autograd', 'micrograd'"):
+        adtrace.record(engine="tinygrad")
+
+
+def test_a_subclass_of_a_recorded_class_is_refused_and_nothing_is_left_hooked():
+    class Sub(MiniValue):
+        pass
+
+    before = dict(vars(Sub))
+    with adtrace.record(engine=MiniValue) as rec:
+        with pytest.raises(HookError, match="recorded twice"):
+            with adtrace.record(engine=Sub):
+                pass
+        x = MiniValue(2.0)
+        (x * x).backward()
+    assert [e.label for e in rec.of_kind("node")] == ["v0_leaf", "v1_mul"]  # no probe of Sub's shape recorded
+    assert len(rec.of_kind("add_outgrads")) == 2 and dict(vars(Sub)) == before
+    assert hooked_classes() == () and registry.active_recordings() == 0
+
+
+def test_without_micrograd_installed_the_error_says_how_to_get_it(monkeypatch):
+    monkeypatch.setitem(sys.modules, "micrograd.engine", None)  # (an import of it raises ImportError)
+    with pytest.raises(ValueError, match=r"pip install 'adtrace\[micrograd\]'"):
+        adtrace.record(engine="micrograd")
+    assert len(recorded(Value, lambda x: x * x, 2.0).of_kind("add_outgrads")) == 2  # a class of its own needs nothing
+
+
+def test_hooks_attached_directly_and_a_recording_exclude_each_other():
+    with attach(Value, EventLog()):
+        with pytest.raises(HookError, match="detach"):
+            with adtrace.record(engine=Value):
+                pass
+    with adtrace.record(engine=Value):
+        with pytest.raises(HookError, match="being recorded"):
+            attach(Value, EventLog())
+    assert hooked_classes() == ()
+
+
+def test_warnings_as_errors_do_not_break_a_clean_recording():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rec = recorded(SlotValue, lambda x: x * x + x, 1.5)
+    assert rec.snapshots(1)[-1].outgrads["v0_leaf"] == 4.0

@@ -1,0 +1,99 @@
+"""The lecture's algorithm over a recorded micrograd graph, and its rules by op."""
+
+import math
+
+import pytest
+from micrograd.engine import Value as MicroValue
+
+import adtrace
+from adtrace.reference.micrograd_rules import power, rule_for
+from adtrace.reference.recorded import run_recorded
+from adtrace.reference.rules import BORROWED, OWN, ROOT
+from value_classes import BuggyValue, MiniValue, Value
+
+
+def run(cls, f, *args, capture="auto"):
+    with adtrace.record(engine=cls, capture=capture) as rec:
+        values = [cls(a) for a in args]
+        f(*values).backward()
+    return rec, run_recorded(rec, 1), values
+
+
+def test_x_times_x_lists_both_contributions():
+    rec, lecture, (x,) = run(MicroValue, lambda x: x * x, 3.0)
+    assert lecture.order == ("v1_mul", "v0_leaf") and lecture.seed == 1
+    mul, leaf = lecture.steps
+    assert (mul.rule, mul.partial_adjoints, [c.value for c in mul.contributions]) == (OWN, (1,), [3.0, 3.0])
+    assert (leaf.rule, leaf.partial_adjoints, leaf.v_i_bar) == (ROOT, (3.0, 3.0), 6.0) and x.grad == 6.0
+
+
+def test_the_classic_bug_the_lecture_keeps_both():
+    rec, lecture, (a,) = run(BuggyValue, lambda a: a + a, 3.0)
+    assert lecture.steps[-1].partial_adjoints == (1.0, 1.0) and lecture.steps[-1].v_i_bar == 2.0
+    assert a.grad == 1.0  # the engine lost one
+
+
+def video_neuron(x1, x2, w1, w2):
+    n = x1 * w1 + x2 * w2 + 6.8813735870195432
+    e = (2 * n).exp()
+    return (e - 1) / (e + 1) + n.tanh() ** 3 - x1 / 7 + (n * 0.1).exp().tanh()
+
+
+@pytest.mark.parametrize("cls, f, args", [
+    (Value, video_neuron, (2.0, 0.0, -3.0, 1.0)),
+    (MicroValue, lambda a, b: ((a * b + a ** 2).relu() - b / a) * (-a).relu() + (b - 3).relu(), (-1.5, 2.0)),
+])
+def test_every_visited_value_sums_to_the_engines_grad(cls, f, args):
+    rec, lecture, values = run(cls, f, *args)
+    read = {e.node: e.outgrad for e in rec.of_kind("vjp")}
+    assert all(step.rule in (OWN, ROOT) for step in lecture.steps)
+    for step in lecture.steps:
+        assert math.isclose(step.v_i_bar, read[step.label], rel_tol=1e-12, abs_tol=1e-15), step.label
+    leaves = [s for s in lecture.steps if s.rule == ROOT]
+    assert len(leaves) >= len(values) and sorted(lecture.order) == sorted(rec.graph(lecture.order[0]))
+
+
+def test_an_op_without_a_rule_borrows_the_engines_contributions():
+    class Cube(MiniValue):
+        def cube(self):
+            out = Cube(self.data ** 3, (self,), "cube")
+
+            def _backward():
+                self.grad += 3 * self.data ** 2 * out.grad
+            out._backward = _backward
+            return out
+
+    rec, lecture, (x,) = run(Cube, lambda x: x.cube() * x, 2.0)
+    steps = {s.label: s for s in lecture.steps}
+    assert steps["v1_cube"].rule == BORROWED and steps["v1_cube"].contributions[0].value == 24.0
+    assert steps["v0_leaf"].v_i_bar == x.grad == 32.0
+
+
+def test_no_values_no_run():
+    rec, lecture, _ = run(MicroValue, lambda x: x * x, 3.0, capture="structure")
+    assert lecture is None
+
+
+@pytest.mark.parametrize("op, inputs, out", [
+    ("+", (2.0, 3.0), 5.0), ("-", (2.0, 3.0), -1.0), ("*", (2.0, 3.0), 6.0), ("/", (2.0, 3.0), 2 / 3),
+    ("**2", (1.5,), 2.25), ("**-1", (4.0,), 0.25), ("**0.5", (4.0,), 2.0), ("ReLU", (0.7,), 0.7),
+    ("ReLU", (-0.7,), 0.0), ("tanh", (0.3,), math.tanh(0.3)), ("exp", (0.3,), math.exp(0.3)),
+    ("log", (0.3,), math.log(0.3)),
+])
+def test_each_rule_is_the_derivative(op, inputs, out):
+    forward = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b, "/": lambda a, b: a / b,
+               "ReLU": lambda a: max(a, 0.0), "tanh": math.tanh, "exp": math.exp, "log": math.log}.get(
+        op, lambda a: a ** power(op))
+    derivatives = rule_for(op, len(inputs))(out, *inputs)
+    h = 1e-6
+    for k, d in enumerate(derivatives):
+        up = list(inputs)
+        down = list(inputs)
+        up[k] += h
+        down[k] -= h
+        assert math.isclose(d, (forward(*up) - forward(*down)) / (2 * h), rel_tol=1e-6, abs_tol=1e-8), (op, k)
+
+
+def test_rules_are_keyed_by_op_and_arity():
+    assert rule_for("*", 1) is None and rule_for("**2", 2) is None and rule_for("sigmoid", 1) is None
+    assert power("**3") == 3 and power("**x") is None and power("*") is None
