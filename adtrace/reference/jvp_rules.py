@@ -15,12 +15,11 @@ argument reuse the operation itself on the tangent (``linear``).
 
 import autograd.numpy as anp
 import numpy as onp
-from autograd.numpy import numpy_wrapper
 from autograd.numpy.numpy_boxes import ArrayBox
 from autograd.util import func, subval
 
 from .rules import defjvp
-from .shapes import broadcast_like, untake
+from .shapes import MEAN, WHERE, broadcast_like, untake
 from .vjp_rules import balanced_eq, replace_zero
 
 
@@ -53,7 +52,7 @@ defjvp(
     lambda g, ans, x, y: g * balanced_eq(y, ans, x),
 )
 defjvp(
-    anp._original_where,  # anp.where is a wrapper (custom_where) around this primitive
+    WHERE,
     lambda g, ans, c, x, y: onp.zeros(anp.shape(ans), anp.result_type(ans)),  # c: piecewise constant
     lambda g, ans, c, x, y: anp.where(c, broadcast_like(g, ans), 0.0),
     lambda g, ans, c, x, y: anp.where(c, 0.0, broadcast_like(g, ans)),
@@ -76,7 +75,7 @@ defjvp(anp.absolute, lambda g, ans, x: g * replace_zero(x, 0.0) / replace_zero(a
 # -------------------- reductions, reshaping, indexing: all linear --------------------
 
 defjvp(anp.sum, linear(anp.sum, 0))
-defjvp(numpy_wrapper._primitive_mean, linear(numpy_wrapper._primitive_mean, 0))
+defjvp(MEAN, linear(MEAN, 0))
 defjvp(anp.reshape, linear(anp.reshape, 0))
 defjvp(anp.transpose, linear(anp.transpose, 0))
 defjvp(func(ArrayBox.__getitem__), linear(func(ArrayBox.__getitem__), 0))

@@ -14,6 +14,7 @@ become nodes of the outer graph (reverse mode by extending the graph).
 """
 
 import autograd.numpy as anp
+from autograd.numpy import numpy_wrapper
 import numpy as onp
 from autograd.extend import primitive
 
@@ -56,3 +57,9 @@ def untake(g, idx, shape, dtype):
     out = onp.zeros(shape, dtype=dtype)
     onp.add.at(out, idx, g)
     return out
+
+
+# The primitives behind anp.where and anp.mean: from autograd 1.9 each is a wrapper (custom_where,
+# one that converts lists) around _original_where / _primitive_mean; before, each is the primitive.
+WHERE = getattr(anp, "_original_where", anp.where)
+MEAN = getattr(numpy_wrapper, "_primitive_mean", anp.mean)

@@ -15,12 +15,11 @@ their rules end with ``unbroadcast``.
 
 import autograd.numpy as anp
 import numpy as onp
-from autograd.numpy import numpy_wrapper
 from autograd.numpy.numpy_boxes import ArrayBox
 from autograd.util import func
 
 from .rules import defvjp
-from .shapes import repeat_to_shape, unbroadcast, untake
+from .shapes import MEAN, WHERE, repeat_to_shape, unbroadcast, untake
 
 
 def replace_zero(x, value):
@@ -68,7 +67,7 @@ binary(
 # where(c, x, y): the adjoint goes to x where c holds, to y elsewhere; the condition
 # is piecewise constant, so its partial adjoint is zero.
 defvjp(
-    anp._original_where,  # anp.where is a wrapper (custom_where) around this primitive
+    WHERE,
     lambda ans, c, x, y: lambda g: onp.zeros(anp.shape(c), anp.result_type(c)),
     lambda ans, c, x, y: lambda g: unbroadcast(anp.where(c, g, onp.zeros(anp.shape(g))), anp.shape(x)),
     lambda ans, c, x, y: lambda g: unbroadcast(anp.where(c, onp.zeros(anp.shape(g)), g), anp.shape(y)),
@@ -113,7 +112,7 @@ def transpose_maker(ans, x, axes=None):
 
 
 defvjp(anp.sum, sum_maker)
-defvjp(numpy_wrapper._primitive_mean, mean_maker)  # anp.mean converts lists, then calls this
+defvjp(MEAN, mean_maker)  # anp.mean converts lists, then calls this
 defvjp(anp.reshape, lambda ans, x, shape, order=None: lambda g: anp.reshape(g, anp.shape(x), order=order))
 defvjp(anp.transpose, transpose_maker)
 
