@@ -2,7 +2,7 @@
 checks, where the work went, the picture, then the detail sections; the appendix of nested passes
 and what the report left out close it."""
 
-from . import ReportOptions
+from .options import ReportOptions
 from .abbreviate import clip
 from .fit import LINE_WIDTH
 from .format import text
