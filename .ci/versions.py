@@ -56,7 +56,8 @@ def run(version, cache):
     command = [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:adtrace",
                *(str(REPO / "tests" / t) for t in RECORDER_TESTS)]
     done = subprocess.run(command, capture_output=True, text=True, cwd=REPO, env=env)
-    found = subprocess.run([str(python), "-c", "import autograd, importlib.metadata as m; print(m.version('autograd'))"],
+    probe = "import autograd, importlib.metadata as m; print(m.version('autograd'))"
+    found = subprocess.run([str(python), "-c", probe],
                            capture_output=True, text=True, env=env).stdout.strip()
     last = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else done.stderr.strip()[-300:]
     return done.returncode == 0 and found == version, found, last, time.perf_counter() - start, done.stdout

@@ -10,8 +10,9 @@
 The package is laid out as its pipeline: ``recording`` (autograd's run becomes events; what knows
 autograd is in ``recording/autograd``) -> ``reference`` (the lecture's engine) -> ``compare`` (the
 two engines side by side, and the checks a report states) -> ``checker`` (which node's local rule
-is wrong) -> ``report`` (Markdown) -> ``view`` (the step-through page) -> ``tools`` (the command line, the pytest plugin, autograd's own
-suite and examples). A stage imports only the stages before it. This module is the public surface.
+is wrong) -> ``report`` (Markdown) -> ``view`` (the step-through page) -> ``tools`` (the command
+line, the pytest plugin, autograd's own suite and examples). A stage imports only the stages
+before it. This module is the public surface.
 """
 
 import sys

@@ -13,7 +13,8 @@ Wall-time ratios on a shared machine move by +-0.05x from run to run; instructio
 once the sources of variation are pinned: OpenBLAS worker threads (they spin, and callgrind counts
 every thread: 30M instructions of difference between two runs of the same code), the hash seed and
 address-space randomisation (``setarch -R``); then three runs of the same code agree to about 2,000
-instructions in 2.2 billion, and a hot-path change of 1% shows. Needs ``valgrind``; prints, writes nothing. ``--noop`` replaces recorder methods by no-ops:
+instructions in 2.2 billion, and a hot-path change of 1% shows. Needs ``valgrind``; prints, writes
+nothing. ``--noop`` replaces recorder methods by no-ops:
 what the wrappers cost without the recorder's work.
 """
 

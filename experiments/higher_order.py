@@ -121,12 +121,13 @@ def accumulation_section(rec, merges, accumulators, vjps, outer):
 def questions(rec, merges, accumulators, vjps, starts):
     inner, outer = rec.queries
     add, mut_add = accumulators
+    contributions = ", ".join(fmt(m.contribution) for m in merges)
     return f"""
 ## Self-test questions
 
 1. **Why is the inner query's result a box?** It ran at level {starts[inner][1].level} inside the outer
    trace (level {starts[outer][1].level}); its local VJPs multiply the seed by boxed values of x
-   (`g * y`), so every cotangent was a box: its contributions read `{", ".join(fmt(m.contribution) for m in merges)}`, and it returned
+   (`g * y`), so every cotangent was a box: its contributions read `{contributions}`, and it returned
    `{fmt(rec.gradient(inner))}`, which the outer `make_vjp` treats as its output.
 2. **Why does `x*x*x` create both `VSpace.add` and `VSpace.mut_add`?** The inner root received
    {len(merges)} contributions: the first was stored as `{fmt(merges[0].result)}`, the second met an

@@ -102,8 +102,9 @@ def run():
     writes_check = next(c for c in buggy.checks if c.name == "every write into .grad adds")
     x = MicroValue(X)
     square(x).backward()
+    added = ", += ".join(fmt(w.contribution) for w in writes)
     lines = [f"micrograd: x.grad {' -> '.join(fmt(w.previous[0]) for w in writes[:1])} -> "
-             f"{' -> '.join(fmt(w.result[0]) for w in writes)} (+= {', += '.join(fmt(w.contribution) for w in writes)})",
+             f"{' -> '.join(fmt(w.result[0]) for w in writes)} (+= {added})",
              f"autograd:  add_outgrads {' -> '.join(fmt(a.result) for a in adds)}",
              f"classic bug: {writes_check.detail}",
              f"per-node checker: {lost.node} argument {lost.argnum} at {lost.site}"]
@@ -111,7 +112,8 @@ def run():
         "micrograd: x.grad goes 0 -> 3 -> 6 by two += of exactly 3":
             [(w.previous[0], w.contribution, w.result[0], w.replaced) for w in writes]
             == [(0, X, X, False), (X, X, 2 * X, False)],
-        "autograd: add_outgrads returns (3, False) then (6, True)": [a.result for a in adds] == [(X, False), (2 * X, True)],
+        "autograd: add_outgrads returns (3, False) then (6, True)":
+            [a.result for a in adds] == [(X, False), (2 * X, True)],
         "both engines hand x the same contributions, in the same order":
             [w.contribution for w in writes] == [a.contribution for a in adds] == [X, X],
         "both visit the product, then x":

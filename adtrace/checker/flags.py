@@ -24,7 +24,8 @@ def vspace_flags(recording, query, calls):
             node = recording.nodes.get(e.node)
             call = calls.get(e.node)
             rows.append(NodeCheck(e.node, getattr(node, "primitive", "?"), e.argnum, call and call.site, "vspace",
-                                  FAIL, reason=f"contribution to {e.parent} is {_text(got)}, the parent is {_text(want)}"))
+                                  FAIL,
+                                  reason=f"contribution to {e.parent} is {_text(got)}, the parent is {_text(want)}"))
     return rows
 
 
@@ -43,7 +44,8 @@ def nonfinite_origin(recording, query, calls):
                     call = calls.get(e.node)
                     argnum = node.argnums[position] if node is not None and hasattr(node, "argnums") else None
                     return NodeCheck(e.node, getattr(node, "primitive", "root"), argnum, call and call.site,
-                                     "nonfinite", FAIL, reason="its VJP turns a finite outgrad into a non-finite contribution")
+                                     "nonfinite", FAIL,
+                                     reason="its VJP turns a finite outgrad into a non-finite contribution")
     return None
 
 

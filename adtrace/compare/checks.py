@@ -93,7 +93,8 @@ def _direction_in_vspace(x, gradient, eps):
         u = space.randn()
     finally:
         np.random.set_state(state)
-    analytic = float(np.real(space.inner_prod(u, space.covector(gradient))))  # (as check_vjp: complex gradients are covectors)
+    # (as autograd's check_vjp: a complex gradient is a covector)
+    analytic = float(np.real(space.inner_prod(u, space.covector(gradient))))
     return (lambda t: space.add(x, space.scalar_mul(u, t))), analytic, eps
 
 

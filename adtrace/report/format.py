@@ -31,7 +31,8 @@ def fmt(value):
     if isinstance(value, np.ndarray):
         return _array(value)
     if isinstance(value, ArraySummary):
-        return f"array {value.shape} {value.dtype} min {_scalar(value.min)} max {_scalar(value.max)} mean {_scalar(value.mean)}"
+        return (f"array {value.shape} {value.dtype} min {_scalar(value.min)} max {_scalar(value.max)} "
+                f"mean {_scalar(value.mean)}")
     if isinstance(value, Boxed):
         return f"Box[level {value.level}]({fmt(value.value)})"
     if isinstance(value, Sparse):

@@ -59,7 +59,8 @@ def _report_parser(commands):
                  "--args-from adtrace.tools.autograd_examples.drivers:rosenbrock_args", exit_codes=True)
     point_options(p)
     trace_options(p)
-    p.add_argument("--max-rows", type=positive_int, default=200, help="rows per table before it is capped (default 200)")
+    p.add_argument("--max-rows", type=positive_int, default=200,
+                   help="rows per table before it is capped (default 200)")
     p.add_argument("--collapse-above", type=positive_int, default=60, metavar="N",
                    help="group the graph's nodes by source line above N nodes (default 60)")
     p.add_argument("-o", "--output", metavar="FILE", help="write the report here (UTF-8) instead of standard output")
@@ -83,7 +84,8 @@ def _check_parser(commands):
     point_options(p)
     p.add_argument("--max-nodes", type=positive_int, metavar="N", help="check only the first N nodes")
     p.add_argument("--sample", type=positive_int, metavar="N", help="check a fixed pseudo-random sample of N nodes")
-    p.add_argument("--max-rows", type=positive_int, default=200, help="rows of the table before it is capped (default 200)")
+    p.add_argument("--max-rows", type=positive_int, default=200,
+                   help="rows of the table before it is capped (default 200)")
 
 
 def _experiments_parser(commands):

@@ -80,7 +80,10 @@ def arguments_from(spec):
     try:
         returned = function()
     except (Exception, SystemExit) as exc:
-        happened = f"called sys.exit({exc.code!r})" if isinstance(exc, SystemExit) else f"raised {type(exc).__name__}: {exc}"
+        if isinstance(exc, SystemExit):
+            happened = f"called sys.exit({exc.code!r})"
+        else:
+            happened = f"raised {type(exc).__name__}: {exc}"
         raise TargetError(f"--args-from {spec} {happened}") from exc
     if _is_pair(returned):
         args, kwargs = returned

@@ -25,8 +25,8 @@ import numpy as np
 from autograd.core import SparseObject
 from autograd.tracer import box_types, getval
 
-from ..values import (ARRAY_SUMMARY, BOXED, CONTAINER_SUMMARY, DEFAULT_INLINE_SIZE, MAX_LEAVES, SCALARS, SPARSE, Boxed, Sparse,
-                      capture_options, leaf_paths, stored_summary)
+from ..values import (ARRAY_SUMMARY, BOXED, CONTAINER_SUMMARY, DEFAULT_INLINE_SIZE, MAX_LEAVES, SCALARS, SPARSE,
+                      Boxed, Sparse, capture_options, leaf_paths, stored_summary)
 from .sparse import _densifiable, densify, describe_index, describe_vspace, sparse_parts
 
 
@@ -83,7 +83,9 @@ class Capture:
                     return container_summary(value)
             return self._container(value, copy)
         if isinstance(value, np.ndarray):  # a subclass (np.matrix, a masked array): copied at once
-            return stored_summary(np.asarray(value)) if self.limit is not None and value.size > self.limit else value.copy()
+            if self.limit is not None and value.size > self.limit:
+                return stored_summary(np.asarray(value))
+            return value.copy()
         return value  # numpy scalars and other immutable objects
 
     def _part(self, value, left):
@@ -121,7 +123,9 @@ class Capture:
         """A tuple, list or dict, item by item (capture full: no inline size to count against)."""
         if isinstance(value, tuple):
             items = [self(v, copy) for v in value]
-            return tuple(items) if type(value) is tuple or not hasattr(value, "_fields") else tuple.__new__(type(value), items)
+            if type(value) is tuple or not hasattr(value, "_fields"):
+                return tuple(items)
+            return tuple.__new__(type(value), items)  # a namedtuple (no __new__ of theirs run)
         if isinstance(value, list):
             return [self(v, copy) for v in value]
         return {k: self(v, copy) for k, v in value.items()}

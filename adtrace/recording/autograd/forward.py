@@ -38,7 +38,8 @@ class _JVPFrame:
                  "last_kept")
 
     def __init__(self, fun, label, name, level, argnums, parents, sums):
-        self.fun, self.label, self.name, self.level, self.argnums, self.parents = fun, label, name, level, argnums, parents
+        self.fun, self.label, self.name, self.level = fun, label, name, level
+        self.argnums, self.parents = argnums, parents
         self.position = 0
         self.sums = sums  # built by one of SUMMING_JVP_MAKERS (capture auto only)
         self.last_value = self.last_kept = None  # the last add_outgrads result in this frame

@@ -20,8 +20,8 @@ from ..fanout import fanout_for
 from .wrappers import (recorded_local_vjp, wrap_add_outgrads, wrap_backward_pass, wrap_jvp_initialize_root,
                        wrap_jvp_node_init, wrap_toposort, wrap_trace, wrap_vjp_initialize_root, wrap_vjp_node_init)
 
-__all__ = ["HOOK_POINTS", "RELIED_ON", "HookPoint", "Callbacks", "Fanout", "install", "is_patched", "recorded_local_vjp",
-           "original_of"]
+__all__ = ["HOOK_POINTS", "RELIED_ON", "HookPoint", "Callbacks", "Fanout", "install", "is_patched",
+           "recorded_local_vjp", "original_of"]
 
 
 @dataclass(frozen=True)
