@@ -13,6 +13,8 @@ from pathlib import Path
 import autograd
 import numpy
 
+_INSTALLED = frozenset({"site-packages", "dist-packages"})  # where installed packages live
+
 # Frames in these folders are machinery, not the user's code.
 _MACHINERY = tuple(str(Path(m.__file__).resolve().parent) + os.sep for m in (autograd, numpy)) + (
     str(Path(__file__).resolve().parents[1]) + os.sep,  # adtrace itself
@@ -20,14 +22,15 @@ _MACHINERY = tuple(str(Path(m.__file__).resolve().parent) + os.sep for m in (aut
 
 
 def relative_location(path, line, module, root=None):
-    """``path:line`` relative to ``root`` (the working directory by default) or ``module:line``."""
+    """``path:line`` relative to ``root`` (the working directory by default) or ``module:line``
+    outside it, and for an installed package wherever it is (a venv inside the project too)."""
     return _location(path, line, module, root, os.getcwd())
 
 
 @functools.lru_cache(maxsize=4096)  # a site per node: os.path.relpath was most of its cost, and one string per line
 def _location(path, line, module, root, cwd):
     relative = os.path.relpath(path, root or cwd) if path else None  # (a relative path is read against cwd)
-    if relative is None or relative.startswith(".."):
+    if relative is None or relative.startswith("..") or _INSTALLED.intersection(Path(relative).parts):
         return f"{module or 'unknown'}:{line}"
     return f"{relative.replace(os.sep, '/')}:{line}"
 

@@ -14,6 +14,10 @@ def experiments(args):
         target = report_path(args.reports, name)
         try:
             outcome = load(path).run()
+        except ModuleNotFoundError as exc:  # an optional dependency (micrograd_engine needs adtrace[micrograd])
+            show(f"{name}: FAILED: needs the module {exc.name!r}, which is not installed")
+            failed.append(name)
+            continue
         except (Exception, SystemExit) as exc:
             show(f"{name}: raised {type(exc).__name__}: {exc}")
             failed.append(name)
