@@ -135,9 +135,14 @@ class Recording:
     def snapshots(self, query):
         """The ``outgrads`` dict after each statement of ``backward_pass`` in this query (another
         engine: the ``.grad`` of each value written so far, after each statement of its ``backward()``)."""
+        return self.replay(self.query_events(query))
+
+    def replay(self, events):
+        """The snapshot rows of some of a query's events, in order (its first events: a report that
+        shows the first rows replays only those), in this recording's engine's statements."""
         if self.code is not None:
-            return grad_snapshots(self.query_events(query), self.code)
-        return state_snapshots(self.query_events(query))
+            return grad_snapshots(events, self.code)
+        return state_snapshots(events)
 
     def statement(self, event):
         """The statement that made ``event``: the engine's own when it has one (``code``), else

@@ -12,7 +12,7 @@ snapshot row holds a copy of ``outgrads``.
 
 from collections import Counter
 
-from ..recording.snapshots import ADD, INIT, POP, RETURN, VJP, grad_snapshots, state_snapshots
+from ..recording.snapshots import ADD, INIT, POP, RETURN, VJP
 from .abbreviate import OUTGRADS_WIDTH, brief_outgrads, counted, each
 from .fit import Short, fit
 from .format import code, text
@@ -112,12 +112,10 @@ def snapshot_section(recording, nesting, options):
 
 def snapshot_table(recording, events, max_rows):
     """The first ``max_rows`` snapshot rows of one query's events, replaying only the events they
-    need (``Recording.snapshots`` replays them all)."""
+    need (an event makes one row or two)."""
     own = recording.code
-    if own is None:
-        rows = [_snapshot_row(r) for r in state_snapshots(events[:max_rows])[:max_rows]]  # (an event: 1 row or 2)
-    else:
-        rows = [_own_snapshot_row(r) for r in grad_snapshots(events[:max_rows], own)]
+    replayed = recording.replay(events[:max_rows])[:max_rows]
+    rows = [_snapshot_row(r) if own is None else _own_snapshot_row(r) for r in replayed]
     headers = SNAPSHOT_HEADERS if own is None else OWN_SNAPSHOT_HEADERS
     return table(headers, fit(headers, rows), max_rows, total=snapshot_rows(recording, events))
 
