@@ -185,7 +185,8 @@ def iterative_sqrt(a):
 def test_rtol_is_the_tolerance_a_user_states_for_a_rule_approximate_by_design():
     strict = adtrace.check(iterative_sqrt, 2.0)
     assert strict.first_failure.primitive == "fixed_point"
-    assert strict.first_failure.reason == "vjp differs from central differences: relative difference 2.8e-03, rtol 1e-05"
+    assert strict.first_failure.reason == (
+        "vjp differs from central differences: relative difference 2.8e-03, rtol 1e-05")
     assert adtrace.check(iterative_sqrt, 2.0, rtol=1e-2).passed
 
 

@@ -90,7 +90,8 @@ def test_report_to_files_with_json_and_argnum(project):
                   "--json", "r.json", "--mode", "both", cwd=project)
     assert out.returncode == 0 and out.stdout == "", out.stderr
     text = (project / "r.md").read_text()
-    assert "0.0353686" in text  # x cos(xy) at (0.5, 3.0): the seed's 0.035369 and "## Forward mode side by side" in text
+    # x cos(xy) at (0.5, 3.0): the seed's 0.035369
+    assert "0.0353686" in text and "## Forward mode side by side" in text
     document = json.loads((project / "r.json").read_text())
     events = document["reverse"]["events"]
     assert events[0]["kind"] == "root" and events[-1]["kind"] == "backward_end"
@@ -181,7 +182,8 @@ def test_experiments_write_and_check_the_pages_too(tmp_path):
     assert "<title>Experiment: multiple paths (z = x*x at 3)</title>" in page.read_text()
     page.write_text(page.read_text().replace("step 0 of 0", "step 0 of 1"))
     stale = adtrace("experiments", "--check", "--only", "multiple_paths", cwd=tmp_path)
-    assert stale.returncode == 1 and "report differs from the committed one: reports/multiple_paths.html" in stale.stdout
+    assert stale.returncode == 1
+    assert "report differs from the committed one: reports/multiple_paths.html" in stale.stdout
     page.unlink()
     missing = adtrace("experiments", "--check", "--only", "multiple_paths", cwd=tmp_path)
     assert missing.returncode == 1 and "reports/multiple_paths.html" in missing.stdout

@@ -82,7 +82,8 @@ def test_the_json_export_names_the_engine_and_each_replaced_write(project):
     document = json.loads((project / "r.json").read_text())["reverse"]
     writes = [e for e in document["events"] if e["kind"] == "add_outgrads"]
     assert document["engine"] == "micrograd" and [w["replaced"] for w in writes] == [True, True]
-    assert [(w["previous"], w["result"]) for w in writes] == [([0.0, False], [1.0, False]), ([1.0, False], [1.0, False])]
+    assert [(w["previous"], w["result"]) for w in writes] == [
+        ([0.0, False], [1.0, False]), ([1.0, False], [1.0, False])]
 
 
 def test_view_with_an_engine(project):

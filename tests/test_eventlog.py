@@ -109,7 +109,8 @@ def _check_layout(values):
                 position += 1
             elif how == PAIR:
                 flag = values[position + 1]
-                assert type(flag) is bool or (flag is NO_PREVIOUS and get_origin(hint) is Union), (event_type.kind, name)
+                no_previous = flag is NO_PREVIOUS and get_origin(hint) is Union
+                assert type(flag) is bool or no_previous, (event_type.kind, name)
                 position += 2
             elif how == LABELS:
                 labels = values[position]

@@ -9,6 +9,6 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def test_ruff_finds_nothing():
-    done = subprocess.run([sys.executable, "-m", "ruff", "check", "adtrace", "tests", "experiments", "benchmarks", ".ci"],
-                          capture_output=True, text=True, cwd=REPO)
+    command = [sys.executable, "-m", "ruff", "check", "adtrace", "tests", "experiments", "benchmarks", ".ci"]
+    done = subprocess.run(command, capture_output=True, text=True, cwd=REPO)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]

@@ -82,7 +82,8 @@ def test_patching_core_make_vjp_does_not_reach_grad(monkeypatch):
 
 
 def test_root_skips_init_and_vjpnode_has_slots():
-    assert VJPNode.__slots__ == ["parents", "vjp"] and not hasattr(VJPNode(None, anp.sin, (0.0,), {}, (0,), ()), "__dict__"), \
+    node = VJPNode(None, anp.sin, (0.0,), {}, (0,), ())
+    assert VJPNode.__slots__ == ["parents", "vjp"] and not hasattr(node, "__dict__"), \
         "PINNED: VJPNode has __slots__ parents/vjp and no __dict__"
     root = VJPNode.new_root()
     assert root.parents == [] and root.vjp(1.0) == (), "PINNED: the root is made by initialize_root, not __init__"

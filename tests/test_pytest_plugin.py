@@ -34,7 +34,8 @@ def test_report_dir_gets_a_report_per_failing_test_with_a_backward_pass(pytester
     pytester.makepyfile(SUITE)
     pytester.runpytest_subprocess("--adtrace-report-dir", "failures", "-p", "no:cacheprovider")
     reports = sorted(p.name for p in (pytester.path / "failures").iterdir())
-    assert reports == ["test_report_dir_gets_a_report_per_failing_test_with_a_backward_pass.py_test_fails_after_a_gradient.md"]
+    assert reports == [
+        "test_report_dir_gets_a_report_per_failing_test_with_a_backward_pass.py_test_fails_after_a_gradient.md"]
     text = (pytester.path / "failures" / reports[0]).read_text()
     assert text.startswith("# adtrace recording of failing test") and "## State snapshot" in text
 

@@ -420,7 +420,8 @@ def test_warnings_as_errors_when_recordings_end_still_restore_autograd(monkeypat
                     grad(lambda x: anp.sum(x * x))(np.ones(3))
                     monkeypatch.setattr(CopyOnWrite, "freeze_all", broken)
                     stack = adtrace.recording.registry._STACK.get()
-                    adtrace.recording.registry.deactivate(stack[0])  # (as leaving the outer one first would: both at once)
+                    # (as leaving the outer one first would: both at once)
+                    adtrace.recording.registry.deactivate(stack[0])
     assert all(r.closed for r in stack) and outer.failure is not None
     assert adtrace.recording.session.active_recordings() == 0
     assert not any(adtrace.recording.autograd.hooks.is_patched(p) for p in adtrace.recording.autograd.hooks.HOOK_POINTS)

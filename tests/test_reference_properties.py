@@ -162,7 +162,8 @@ SCALAR_OPS = [op for op in OPS if op[0] in ("unary", "binary")]
 
 @settings(max_examples=100, deadline=None, derandomize=True, database=None)
 @given(
-    program=st.lists(st.tuples(st.sampled_from(SCALAR_OPS), st.integers(0, 63), st.integers(0, 63)), min_size=1, max_size=6),
+    program=st.lists(st.tuples(st.sampled_from(SCALAR_OPS), st.integers(0, 63), st.integers(0, 63)),
+                     min_size=1, max_size=6),
     x=st.floats(-1.2, 1.2),
 )
 def test_random_scalar_dags_second_derivative_equals_autograd(program, x):

@@ -101,7 +101,8 @@ def test_escaping_of_a_hostile_primitive_name():
     weird.__name__ = WEIRD
     defvjp(weird, lambda ans, x: lambda g: 2.0 * g)
     text = render(trace_call(lambda x: weird(x) * x, (1.5,)))
-    assert not any(line.startswith('line "quoted"') for line in text.splitlines())  # the name's line break stays in its cell
+    # the name's line break stays in its cell
+    assert not any(line.startswith('line "quoted"') for line in text.splitlines())
     for block in text.split("\n\n"):
         rows = table_rows(block)
         if rows:  # every row has as many unescaped pipes as the header

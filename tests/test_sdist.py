@@ -171,7 +171,8 @@ def test_a_truncated_archive_that_cannot_be_fetched_again_names_the_cache(tmp_pa
     sdist.fetch_sdist(VERSION, cache, serve(tmp_path, archive))
     (cache / f"{TOP}.tar.gz").write_bytes(archive[:100])
     gone = [(tmp_path / "nowhere").as_uri() + "/"]
-    with pytest.warns(sdist.UpstreamCacheWarning), pytest.raises(sdist.UpstreamError, match="could not download the sdist of autograd 0.0.1") as caught:
+    refused = pytest.raises(sdist.UpstreamError, match="could not download the sdist of autograd 0.0.1")
+    with pytest.warns(sdist.UpstreamCacheWarning), refused as caught:
         sdist.fetch_sdist(VERSION, cache, gone)
     assert f"(cache {cache})" in str(caught.value)
 
