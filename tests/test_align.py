@@ -1,12 +1,14 @@
 """Node-by-node alignment of autograd's running outgrads with the lecture's node_to_grad."""
 
+from dataclasses import replace
+
 import autograd.numpy as anp
 import numpy as np
 from autograd import grad
 
 import adtrace
 import adtrace.reference as ref
-from adtrace.compare.align import CLOSE, DIFFERS, EXACT, NOT_COMPARED, align, compare, first_divergence
+from adtrace.compare.align import CLOSE, DIFFERS, EXACT, MISSING, NOT_COMPARED, align, compare, first_divergence
 from adtrace.recording.values import ArraySummary
 from user_vspace import Pair
 
@@ -32,12 +34,41 @@ def test_fan_out_in_different_orders_still_agrees():
 def test_compare_statuses():
     assert compare(np.array([1.0, 2.0]), np.array([1.0, 2.0]))[0] == EXACT
     assert compare(1.0, 1.0 + 1e-13)[0] == CLOSE
-    assert compare(1.0, 1.1) == (DIFFERS, compare(1.0, 1.1)[1]) and abs(compare(1.0, 1.1)[1] - 0.1) < 1e-12
+    status, difference = compare(1.0, 1.1)
+    assert status == DIFFERS and abs(difference - 0.1) < 1e-12
     assert compare(np.zeros(2), np.zeros(3)) == (DIFFERS, None)
     assert compare(None, 1.0) == (DIFFERS, None)
     summary = ArraySummary((100,), "float64", 0.0, 99.0, 49.5)
     assert compare(summary, np.arange(100.0))[0] == CLOSE
     assert compare(summary, np.arange(100.0) * 2)[0] == DIFFERS
+    assert compare(summary, np.arange(100.0).reshape(10, 10)) == (DIFFERS, None)  # same numbers, other shape
+    assert compare(summary, np.arange(100.0).astype(np.float32)) == (DIFFERS, None)
+
+
+def test_close_means_within_rtol_1e_9():
+    """"close" is rounding-level agreement: a difference a rule could make is "differs"."""
+    assert compare(1.0, 1.0 + 5e-10)[0] == CLOSE
+    assert compare(1.0, 1.0005)[0] == DIFFERS and compare(1.0, 1.0 + 1e-8)[0] == DIFFERS
+    assert compare(np.array([1.0, 2.0]), np.array([1.0, 2.0 + 1e-7]))[0] == DIFFERS
+    assert compare(np.array([1.0, 2.0]), np.array([1.0, 2.0 + 1e-9]))[0] == CLOSE
+    assert compare((1.0, {"w": 3.0}), (1.0, {"w": 3.0 + 3e-8}))[0] == DIFFERS
+    summary = ArraySummary((3,), "float64", 0.0, 2.0, 1.0)
+    assert compare(summary, np.array([0.0, 1.0, 2.0 + 1e-6]))[0] == DIFFERS
+    assert compare(0.0, 1e-13)[0] == CLOSE and compare(0.0, 1e-10)[0] == DIFFERS  # atol 1e-12 near zero
+
+
+def test_first_divergence_names_a_missing_node_too():
+    f = lambda x: anp.sin(x) * x
+    with adtrace.record() as rec:
+        grad(f)(0.7)
+    rows = align(rec, 1, ref.run_gradient(f, 0.7))
+    assert first_divergence(rows) is None
+    for i in range(len(rows)):
+        for status in (MISSING, DIFFERS):
+            changed = rows[:i] + [replace(rows[i], status=status)] + rows[i + 1:]
+            assert first_divergence(changed) == rows[i].label
+    later = rows[:1] + [replace(rows[1], status=CLOSE), replace(rows[2], status=MISSING)] + rows[3:]
+    assert first_divergence(later) == rows[2].label
 
 
 def test_reference_labels_follow_the_recorder_under_higher_order():

@@ -294,3 +294,48 @@ def test_a_call_with_no_node_tested_is_not_a_pass():
 
     verdict = check_call(trace_call(square, (3.0,)), square).checks[-1]
     assert (verdict.passed, verdict.skipped, verdict.detail) == (True, False, "1 node(s) tested, all pass")
+
+
+# -------------------- the tolerance and the step, by what they mean --------------------
+
+
+@primitive
+def exp_off_by_2e_4(x):
+    return np.exp(x)
+
+
+defvjp(exp_off_by_2e_4, lambda ans, x: lambda g: g * ans * (1 + 2e-4))
+
+
+@primitive
+def exp_off_by_1e_8(x):
+    return np.exp(x)
+
+
+defvjp(exp_off_by_1e_8, lambda ans, x: lambda g: g * ans * (1 + 1e-8))
+
+
+@pytest.mark.parametrize("x", [0.5, -20.0, 20.0, np.array([0.1, 3.0, -2.0])], ids=["0.5", "-20", "20", "vector"])
+def test_float64_rules_are_held_to_rtol_1e_5_at_any_magnitude(x):
+    """A rule 2e-4 too large fails whatever its derivative's size (e^-20 included); one off by
+    1e-8 (rounding) passes."""
+    wrong = adtrace.check(lambda x: anp.sum(exp_off_by_2e_4(x)), x)
+    assert [(r.primitive, r.test) for r in wrong.failures] == [("exp_off_by_2e_4", "vjp")]
+    assert "relative difference 2.0e-04" in wrong.failures[0].reason
+    assert adtrace.check(lambda x: anp.sum(exp_off_by_1e_8(x)), x).passed
+
+
+def test_central_differences_are_accurate_to_rounding():
+    """The step (about 1e-6 times the input's size, Richardson-extrapolated) gives <u, J v> to rounding."""
+    for f, x in [(anp.sin, 0.3), (anp.exp, 2.0), (lambda x: x**3, 1.5), (anp.tanh, np.linspace(-2, 2, 7))]:
+        for row in adtrace.check(lambda x: anp.sum(f(x)), x).rows:
+            assert row.status == PASS and abs(row.analytic - row.numeric) <= 1e-8 * abs(row.analytic), (f, x, row)
+
+
+def test_a_kink_within_the_step_is_skipped_and_one_past_it_is_not():
+    """abs at 1e-8 is within the step (about 1e-6) of its kink at 0: the one-sided differences
+    disagree and the node is skipped; at 2e-5 the step stays on one side and the node passes."""
+    near = [r for r in adtrace.check(lambda x: anp.abs(x) * 1.5, 1e-8).rows if r.primitive == "absolute"]
+    assert [r.status for r in near] == [SKIPPED] and "not differentiable here" in near[0].reason
+    past = [r for r in adtrace.check(lambda x: anp.abs(x) * 1.5, 2e-5).rows if r.primitive == "absolute"]
+    assert [(r.test, r.status) for r in past] == [("vjp", PASS), ("jvp", PASS)]

@@ -29,6 +29,23 @@ def test_aliasing_trap_history_stays_true(capture):
     assert g.tolist() == [6, 12]
 
 
+@pytest.mark.parametrize("inner", ["auto", "full"])
+@pytest.mark.parametrize("outer", ["structure", "auto", "full"])
+def test_aliasing_trap_history_stays_true_in_nested_recordings(outer, inner):
+    """Two recordings at once (the fan-out path of the add_outgrads wrapper): each that keeps
+    values keeps ``previous`` as it was before autograd wrote into it in place."""
+    f = lambda x: anp.sum(x * x + x * x + x * x)
+    with adtrace.record(capture=outer) as first:
+        with adtrace.record(capture=inner) as second:
+            g = grad(f)(np.array([1.0, 2.0]))
+    assert g.tolist() == [6, 12]
+    for rec in (first, second) if outer != "structure" else (second,):
+        to_root = [e for e in rec.of_kind("add_outgrads") if e.parent == "v0_root"]
+        assert [plain(r.result[0]).tolist() for r in to_root] == [[1, 2], [2, 4], [3, 6], [4, 8], [5, 10], [6, 12]]
+        assert [plain(r.previous[0]).tolist() for r in to_root[1:]] == [[1, 2], [2, 4], [3, 6], [4, 8], [5, 10]]
+        assert [r.result[1] for r in to_root] == [False, True, True, True, True, True]
+
+
 def test_gradient_changed_by_the_user_leaves_the_recording_true():
     rec, g = record_grad(lambda x: anp.sum(x * x + x * x + x * x), np.array([1.0, 2.0]))
     g *= 0  # the user owns the returned array

@@ -8,7 +8,9 @@ import pytest
 from autograd import grad
 
 import adtrace
+from adtrace.compare.align import EXACT, compare
 from adtrace.recording.autograd import hooks
+from adtrace.recording.values import plain
 from corpus import CASES, bit_identical, run
 
 
@@ -38,17 +40,32 @@ def test_results_bit_identical_with_and_without_recording(case, capture):
     assert rec.events, "the recording saw nothing"
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+REVERSE = [c for c in CASES if c.operator != "make_jvp"]
+
+
+@pytest.mark.parametrize("case", REVERSE, ids=[c.name for c in REVERSE])
 def test_every_query_replays_to_its_result(case):
     """The snapshots' last row returns what the query's own backward_end says it returned."""
     with adtrace.record(capture="full") as rec:
         quietly(case)
+    assert rec.queries, "a reverse-mode case ran no backward pass"
     for query in rec.queries:
         rows = rec.snapshots(query)
         assert rows[0].statement.startswith("outgrads = ") and rows[-1].statement == "return outgrad[0]"
         assert rows[-1].outgrads == {}, "every outgrads entry is popped by the end of a pass"
         popped = [r.outgrad for r in rows if r.statement == "outgrad = outgrads.pop(node)"]
         assert all(p is not None for p in popped), "a visited node had no entry to pop"
+        end = [e for e in rec.query_events(query) if e.kind == "backward_end"]
+        assert len(end) == 1 and compare(rows[-1].outgrad, plain(end[0].result))[0] == EXACT
+
+
+def test_forward_mode_cases_run_no_backward_pass():
+    forward = [c for c in CASES if c.operator == "make_jvp"]
+    assert forward
+    for case in forward:
+        with adtrace.record(capture="full") as rec:
+            quietly(case)
+        assert rec.queries == [] and any(e.kind == "jvp_node" for e in rec.events), case.name
 
 
 def test_each_hook_point_has_a_reason_and_exists():

@@ -55,6 +55,18 @@ def test_square_lecture_mapping_counts():
     assert rows["`return adjoint of input v_input_bar`"] == ["1", "1"]
 
 
+def test_lecture_mapping_counts_a_vjp_call_per_node_and_a_partial_per_input():
+    """x*x*x + sin(x): 5 nodes visited (root, two products, sin, add); autograd calls each node's
+    VJP once (5), the lecture computes one partial adjoint per input position (2+2+1+2 = 7)."""
+    text = render(trace_call(lambda x: x * x * x + anp.sin(x), (0.5,)))
+    rows = {cells(r)[0]: cells(r)[2:] for r in table_rows(section(text, "## Lecture mapping"))[1:]}
+    assert rows["`compute v_k_to_i_bar = v_i_bar * dv_i/dv_k`"] == ["5", "7"]
+    assert rows["`for i in reverse_topo_order(out)`"] == ["5", "5"]
+    assert rows["`v_i_bar = sum(node_to_grad[i])`"] == ["5", "5"]
+    assert rows["`for k in inputs(i)`"] == ["7", "7"]
+    assert rows["`append v_k_to_i_bar to node_to_grad[k]`"] == ["7", "7"]
+
+
 def test_square_side_by_side():
     text = render(trace_call(square, (3.0,)))
     rows = {cells(r)[0]: cells(r) for r in table_rows(section(text, "## Side by side"))[1:]}

@@ -68,24 +68,25 @@ def _check_argument(row, call, ans, argnum, u, ingrad, rng, rtol):
     xs = vspace(a)
     v = _direction(a, rng, symmetric=_is_symmetric(a))
     try:
-        numeric, truncation, roundoff, kink = _central_difference(call, argnum, a, v, u, ans)
+        numeric, bound, truncation, roundoff, kink = _central_difference(call, argnum, a, v, u, ans)
     except Exception as exc:  # the primitive refuses the perturbed input (a domain error)
         return [NodeCheck(**row, test="vjp", status=SKIPPED, reason=f"primitive fails near the point: {exc}")]
     if kink:
         return [NodeCheck(**row, test="vjp", status=SKIPPED, numeric=numeric, reason=kink)]
     rtol = _RTOL.get(np.asarray(ingrad).dtype.str[1:], 1e-5) if rtol is None else rtol
     slack = truncation + roundoff
-    rows = [_compare(row, "vjp", _real(xs.inner_prod(v, xs.covector(ingrad))), numeric, rtol, slack)]
+    rows = [_compare(row, "vjp", _real(xs.inner_prod(v, xs.covector(ingrad))), numeric, bound, rtol, slack)]
     if call.fun in primitive_jvps:
         jvp_out = _densify(primitive_jvps[call.fun]((argnum,), [v], ans, call.args, call.kwargs))
-        rows.append(_compare(row, "jvp", _real(vspace(ans).inner_prod(u, jvp_out)), numeric, rtol, slack))
+        rows.append(_compare(row, "jvp", _real(vspace(ans).inner_prod(u, jvp_out)), numeric, bound, rtol, slack))
     return rows
 
 
 def _central_difference(call, argnum, a, v, u, ans):
     """``<u, J v>`` by Richardson-extrapolated central differences, computed in double precision
-    whatever the inputs' precision; with estimates of its truncation and rounding errors and the
-    reason the primitive has no derivative here ("" when it has one)."""
+    whatever the inputs' precision; with ``|u| |J v|`` (the size of the terms the inner product
+    sums, which may cancel), estimates of its truncation and rounding errors and the reason the
+    primitive has no derivative here ("" when it has one)."""
     phi = _restricted(call, argnum)
     a64, v64 = _double(a), _double(v)
     h = 1e-6 * min(max(1.0, float(np.max(np.abs(a64), initial=0.0))), 100.0)
@@ -94,19 +95,23 @@ def _central_difference(call, argnum, a, v, u, ans):
         plus, minus = phi(a64 + h * v64), phi(a64 - h * v64)
         half_plus, half_minus = phi(a64 + h / 2 * v64), phi(a64 - h / 2 * v64)
     if not all(np.all(np.isfinite(x)) for x in (half_plus, half_minus)):
-        return None, 0.0, 0.0, "not finite next to the point (outside the primitive's domain)"
+        return None, 0.0, 0.0, 0.0, "not finite next to the point (outside the primitive's domain)"
     kink = _kink(half_plus, half_minus, phi(a64), h / 2)
     coarse, fine = (plus - minus) / (2 * h), (half_plus - half_minus) / h
-    numeric = _real(vspace(ans64).inner_prod(u, (4 * fine - coarse) / 3))
+    extrapolated = (4 * fine - coarse) / 3
+    numeric = _real(vspace(ans64).inner_prod(u, extrapolated))
+    bound = float(np.linalg.norm(np.ravel(u))) * float(np.linalg.norm(np.ravel(extrapolated)))
     truncation = abs(_real(vspace(ans64).inner_prod(u, fine - coarse)))
     roundoff = 10 * np.finfo(float).eps * float(np.max(np.abs(ans64), initial=0.0)) \
         * float(np.sum(np.abs(u))) / h
-    return numeric, truncation, roundoff, kink
+    return numeric, bound, truncation, roundoff, kink
 
 
-def _compare(row, test, analytic, numeric, rtol, slack):
+def _compare(row, test, analytic, numeric, bound, rtol, slack):
+    # relative to the larger side or, where the inner product cancels, to the terms it sums; no
+    # floor of 1: a rule off by 2e-4 is caught whatever the size of its derivative
     difference = abs(analytic - numeric)
-    scale = max(abs(analytic), abs(numeric), 1.0)
+    scale = max(abs(analytic), abs(numeric), bound)
     ok = bool(np.isfinite(difference)) and difference <= rtol * scale + 10 * slack
     relative = difference / max(abs(analytic), abs(numeric)) if difference else 0.0
     return NodeCheck(**row, test=test, status=PASS if ok else FAIL, analytic=analytic, numeric=numeric,
