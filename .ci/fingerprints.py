@@ -7,7 +7,7 @@ Each wheel is fetched from the package index with ``pip download --no-deps --onl
 opened as a zip, and the watched functions' canonical-AST fingerprints
 (adtrace.recording.autograd.drift.fingerprint) are computed from its source files. The watched
 functions come from the hook points table, so this checkout's adtrace (and the autograd it imports)
-must be importable; every supported Python must write the same file (tests/test_drift.py checks
+must be importable; every supported Python must write the same file (tests/recording/autograd/test_drift.py checks
 the installed release's fingerprints under the running Python).
 """
 

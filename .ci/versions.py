@@ -19,9 +19,11 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 RELEASES = ("1.7.0", "1.8.0", "1.9.0", "1.9.1")
-RECORDER_TESTS = ("test_recorder.py", "test_history.py", "test_session.py", "test_hooks.py", "test_snapshots.py",
-                  "test_values.py", "test_recording.py", "test_patching.py", "test_labels.py", "test_pinned.py",
-                  "test_selftest.py", "test_drift.py")
+RECORDER_TESTS = ("recording/autograd/test_recorder.py", "recording/autograd/test_history.py",
+                  "recording/test_session.py", "recording/autograd/test_hooks.py", "recording/test_snapshots.py",
+                  "recording/test_values.py", "recording/test_recording.py", "recording/test_patching.py",
+                  "recording/test_labels.py", "recording/autograd/test_pinned.py", "tools/test_selftest.py",
+                  "recording/autograd/test_drift.py")
 
 
 def environment(version, cache):

@@ -61,3 +61,16 @@ def test_the_check_sees_an_upward_import(tmp_path):
     names = list(imported("compare.align", bad))
     assert names == ["report.format.fmt", "recording.autograd.hooks"]
     assert stage(names[0]) > stage("compare.align")
+
+
+def test_the_tests_mirror_the_package():
+    """tests/<stage>/ holds the tests of adtrace/<stage>/ (the shared helpers stay at the top)."""
+    tests = Path(__file__).resolve().parent
+    folders = {p.parent.relative_to(tests) for p in tests.rglob("test_*.py")} - {Path(".")}
+    assert folders, "the tests are in folders"
+    for folder in folders:
+        assert (PACKAGE / folder / "__init__.py").exists(), f"tests/{folder.as_posix()} mirrors no package of adtrace"
+    at_top = sorted(p.name for p in tests.glob("test_*.py"))
+    assert at_top == ["test_layout.py", "test_lint.py"], "a test of one stage belongs in its folder"
+    names = [p.name for p in tests.rglob("test_*.py")]
+    assert len(names) == len(set(names)), "test file names are unique (the folders have no __init__.py)"

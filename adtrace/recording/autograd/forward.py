@@ -27,7 +27,7 @@ def _summing_jvp_makers():
     return frozenset(found)
 
 
-SUMMING_JVP_MAKERS = _summing_jvp_makers()  # (pinned in tests/test_pinned.py)
+SUMMING_JVP_MAKERS = _summing_jvp_makers()  # (pinned in tests/recording/autograd/test_pinned.py)
 _SUMMING_IDS = frozenset(map(id, SUMMING_JVP_MAKERS))  # (alive with autograd.core: hashing a code object is slow)
 
 

@@ -15,7 +15,7 @@ def _densifiable(vs, limit):
 
 def sparse_parts(sparse):
     """``(index, value)`` that a ``SparseObject`` adds, read from the closure autograd's ``untake`` /
-    ``container_untake`` built (pinned in tests/test_pinned.py); ``None`` for any other."""
+    ``container_untake`` built (pinned in tests/recording/autograd/test_pinned.py); ``None`` for any other."""
     try:
         idx, x, accum = _free_variables(sparse.mut_add)
         if x is _MISSING and accum is not _MISSING:  # container_untake's mut_add wraps an accumulator

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-TESTS = Path(__file__).resolve().parent
+TESTS = Path(__file__).resolve().parents[1]
 FUNCS = '''
 def twice(a):
     return a + a

@@ -14,6 +14,7 @@ from autograd import grad
 import adtrace
 from adtrace.recording import registry
 from adtrace.recording.autograd import hooks
+from children import wait_for
 
 ORIGINALS = {p.name: vars(p.owner)[p.attribute] for p in hooks.HOOK_POINTS}
 
@@ -140,7 +141,7 @@ def test_fork_while_another_thread_records():
                     code = 0 if unpatched and registry.active_recordings() == 0 else 3
                 finally:
                     os._exit(code)
-            statuses.append(_wait(pid, seconds=20))
+            statuses.append(wait_for(pid, seconds=20))
     finally:
         stop.set()
         worker.join()
@@ -159,21 +160,9 @@ def test_the_forking_threads_own_recording_goes_on_in_the_child():
                 code = 0 if len(rec.queries) == 1 and registry.active_recordings() == 1 else 3
             finally:
                 os._exit(code)
-        status = _wait(pid, seconds=20)
+        status = wait_for(pid, seconds=20)
     assert status == 0 and rec.queries == []  # the parent's copy saw nothing of the child's
     assert_restored()
-
-
-def _wait(pid, seconds):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            return os.waitstatus_to_exitcode(status)
-        time.sleep(0.01)
-    os.kill(pid, 9)
-    os.waitpid(pid, 0)
-    return "deadlocked"
 
 
 # -------------------- our own wrappers, put back by someone else --------------------

@@ -8,7 +8,7 @@ import pytest
 
 from adtrace.tools.experiment import discover, load
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 EXPERIMENTS = discover(REPO / "experiments")
 
 

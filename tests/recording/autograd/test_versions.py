@@ -8,7 +8,7 @@ import pytest
 
 from adtrace.recording.autograd import drift
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 
 
 @pytest.mark.slow

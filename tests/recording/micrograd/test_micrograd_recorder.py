@@ -17,10 +17,10 @@ import adtrace
 from adtrace.recording import registry
 from adtrace.recording.micrograd import HookError, ShapeError, attach, hooked_classes
 from adtrace.recording.micrograd.recorder import Recorder
+from children import wait_for
 from value_classes import ArrayValue, BuggyValue, EventLog, MiniValue, SlotValue, Value
 
 from test_micrograd_hooks import CASES, exact, graph
-from test_registry import _wait
 
 
 def recorded(cls, f, *args, **options):
@@ -104,7 +104,7 @@ def test_sites_name_the_users_line_not_the_engines_method():
 
     rec = recorded("micrograd", f, 3.0, sites=True)
     line = f.__code__.co_firstlineno
-    here = "tests/test_micrograd_recorder.py:"
+    here = "tests/recording/micrograd/test_micrograd_recorder.py:"
     assert [e.site for e in rec.of_kind("node")][1:] == [here + str(line + 1)] * 2 + [here + str(line + 2)] * 3
 
 
@@ -316,7 +316,7 @@ def test_fork_while_another_thread_records():
                     code = 0 if restored and len(rec.of_kind("add_outgrads")) == 2 else 3
                 finally:
                     os._exit(code)
-            statuses.append(_wait(pid, seconds=20))
+            statuses.append(wait_for(pid, seconds=20))
     finally:
         stop.set()
         worker.join()

@@ -74,4 +74,5 @@ def test_the_recording_says_which_query_ran_inside_which():
     assert user == passes[0].query and passes[0].parent is None
     inner = [p for p in passes if p.parent == user]
     assert inner and all(p.node == fixed for p in inner)
-    assert all(e.site and e.site.startswith("tests/test_passes.py:") for e in rec.of_kind("node") if e.level == 0)
+    here = "tests/recording/test_passes.py:"
+    assert all(e.site and e.site.startswith(here) for e in rec.of_kind("node") if e.level == 0)

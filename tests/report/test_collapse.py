@@ -26,7 +26,8 @@ def test_nodes_are_grouped_by_the_line_that_made_them_and_edges_counted():
     assert [g.name.split(":")[-1] for g in groups][0] == "(input)"
     names = [g.name for g in groups]
     line_a, line_b = names[1], names[2]
-    assert line_a.startswith("tests/test_collapse.py:") and int(line_b.split(":")[1]) == int(line_a.split(":")[1]) + 1
+    assert line_a.startswith("tests/report/test_collapse.py:")
+    assert int(line_b.split(":")[1]) == int(line_a.split(":")[1]) + 1
     by_name = {g.name: g for g in groups}
     assert dict(by_name[line_a].primitives) == {"sin": 50, "multiply": 50}
     assert dict(by_name[line_b].primitives) == {"cos": 50, "add": 50}
@@ -40,7 +41,7 @@ def test_nodes_are_grouped_by_the_line_that_made_them_and_edges_counted():
 def test_past_max_groups_the_smallest_groups_share_one():
     nodes = recorded(two_lines)
     groups, group_of = group_nodes(nodes, max_groups=2)
-    assert [g.name.split(":")[0] for g in groups] == ["2 other lines", "tests/test_collapse.py"]
+    assert [g.name.split(":")[0] for g in groups] == ["2 other lines", "tests/report/test_collapse.py"]
     assert [len(g.labels) for g in groups] == [101, 100]  # the input and line B; line A
     assert set(group_of.values()) == {g.name for g in groups}
 

@@ -1,4 +1,4 @@
-"""The viewer's data and page, without a browser (tests/test_view_browser.py drives the page)."""
+"""The viewer's data and page, without a browser (tests/view/test_view_browser.py drives the page)."""
 
 import html
 import inspect

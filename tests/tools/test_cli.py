@@ -10,7 +10,7 @@ import pytest
 
 from adtrace.recording.autograd import drift
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 FUNCS = '''
 import autograd.numpy as np
 from autograd.extend import primitive

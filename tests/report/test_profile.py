@@ -45,7 +45,7 @@ def test_lines_are_ranked_by_their_nodes_with_their_primitives_and_share():
     rows = table_rows(text, "| line")
     assert [r[1:] for r in rows] == [["20", "multiply x10, add x10", "90.9%"], ["1", "root x1", "4.5%"],
                                      ["1", "sin x1", "4.5%"]]
-    assert rows[0][0].startswith("tests/test_profile.py:") and rows[1][0] == "(input)"
+    assert rows[0][0].startswith("tests/report/test_profile.py:") and rows[1][0] == "(input)"
     assert table_rows(text, "| primitive ")[0] == ["`multiply`", "10", "45.5%"]
     assert text.splitlines()[2] == "22 nodes recorded; the user's backward pass (query 1) visited 22."
 
@@ -53,7 +53,7 @@ def test_lines_are_ranked_by_their_nodes_with_their_primitives_and_share():
 def test_what_ran_inside_a_vjp_is_one_row_on_its_nodes_line():
     text = profile(lambda x: anp.sin(cube(x)))
     rows = table_rows(text, "| line")
-    inside = [r for r in rows if r[0].startswith("inside the VJP of v1_cube (tests/test_profile.py:")]
+    inside = [r for r in rows if r[0].startswith("inside the VJP of v1_cube (tests/report/test_profile.py:")]
     assert inside and inside[0][1:3] == ["3", "1 nested pass: multiply x2, root x1"]
     assert table_rows(text, "| primitive ")[-1] == ["(inside a node's VJP)", "3", "50.0%"]
     assert "6 nodes recorded, 3 of them inside a node's VJP" in text

@@ -18,7 +18,7 @@ from browser import Page, chromium_for_tests, stop_chromium
 from view_cases import (HOSTILE, buggy_twice, dict_text, fan_out, first_derivative, forward_tangents, hostile_primitive,
                         jacobian_recording, nested_recording, snapshot_rows, square, sum_and_sine)
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 LOOP_ITERATIONS = 1333  # 1 + 3 * 1333 = 4,000 nodes
 
 

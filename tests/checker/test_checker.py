@@ -47,7 +47,7 @@ def test_wrong_sign_is_named_with_argnum_and_line():
     first = report.first_failure
     assert (first.node, first.primitive, first.argnum, first.test) == ("v2_wrong_sign_sin", "wrong_sign_sin", 0, "vjp")
     assert site_line(first) == line_of("wrong_sign_sin(y)", composite_sign)
-    assert first.site.startswith("tests/test_checker.py:") or first.site.startswith("test_checker")
+    assert first.site.startswith("tests/checker/test_checker.py:") or first.site.startswith("test_checker")
     assert np.isclose(first.analytic, -first.numeric)  # exactly the sign
     assert [r.node for r in report.failures] == ["v2_wrong_sign_sin"]
 
