@@ -94,9 +94,19 @@ def _generator_of(frame):
         return None
     for referrer in gc.get_referrers(frame):  # once per record() entered in a generator
         if getattr(referrer, "gi_frame", None) is frame or getattr(referrer, "ag_frame", None) is frame:
-            managed = any(isinstance(r, _CONTEXT_MANAGERS) for r in gc.get_referrers(referrer))
-            return None if managed else referrer
+            return None if _managed(referrer) else referrer
     return None
+
+
+def _managed(generator):
+    """Whether a ``contextlib`` context manager holds ``generator`` (directly, or through its
+    ``__dict__``, which is what refers to it on Python 3.10)."""
+    for holder in gc.get_referrers(generator):
+        if isinstance(holder, _CONTEXT_MANAGERS):
+            return True
+        if isinstance(holder, dict) and any(isinstance(owner, _CONTEXT_MANAGERS) for owner in gc.get_referrers(holder)):
+            return True
+    return False
 
 
 _CO_GENERATOR, _CO_ASYNC_GENERATOR = 0x20, 0x200  # inspect.CO_GENERATOR, inspect.CO_ASYNC_GENERATOR

@@ -89,6 +89,26 @@ def test_a_contextmanager_generator_is_what_it_records():
     assert len(rec.queries) == 1
 
 
+def test_an_asynccontextmanager_generator_is_what_it_records():
+    from contextlib import asynccontextmanager
+
+    @asynccontextmanager
+    async def recording():
+        with adtrace.record() as rec:
+            yield rec
+
+    async def main():
+        async with recording() as rec:
+            grad(lambda x: x * x)(3.0)
+        return rec
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rec = asyncio.run(main())
+    assert_restored()
+    assert len(rec.queries) == 1
+
+
 # -------------------- threads --------------------
 
 

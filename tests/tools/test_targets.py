@@ -41,7 +41,7 @@ def test_parse_arg_nan_inf_negative_and_dtype():
 @pytest.mark.parametrize("text, message", [
     ("[" * 65 + "]" * 65, "nested deeper than 64 levels"),
     ("-" * 50000 + "1", "is not a Python literal"),
-    ("1" + "+1" * 20000, "is not a Python literal"),
+    ("1" + "+1" * 20000, "is not a Python literal|nested deeper than 64 levels"),  # (3.10 parses it)
     ("[" + "1," * 60000 + "]", "longer than 100000"),
     ("os", "is not a Python literal"),
 ])
