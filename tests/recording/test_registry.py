@@ -138,6 +138,7 @@ def test_a_thread_that_ends_inside_record_is_recovered_once():
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")  # (3.12+: on purpose)
 def test_fork_while_another_thread_records():
     """The child holds no other thread's recording: unpatched, no lock held, and it records itself."""
     stop = threading.Event()

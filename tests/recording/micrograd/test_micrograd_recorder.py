@@ -292,6 +292,7 @@ def test_asyncio_tasks_each_record_only_what_they_run():
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")  # (3.12+: on purpose)
 def test_fork_while_another_thread_records():
     """The child holds no other thread's recording: the class restored, and it records itself."""
     stop, before = threading.Event(), dict(vars(Value))
