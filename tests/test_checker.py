@@ -335,3 +335,33 @@ def test_container_values_raise_no_flag():
 
     report = adtrace.check(f, np.array([0.1, 0.2, 0.3, 0.4]))
     assert report.passed and not [r for r in report.rows if r.test in ("vspace", "nonfinite")], report.rows
+
+
+def test_values_numpy_cannot_test_for_finiteness_raise_no_flag():
+    """A node whose value is of a user's own vector space (a Pair: numpy cannot say whether it is
+    finite) is not taken for a non-finite value."""
+    from autograd.extend import Box
+    from user_vspace import Pair as UserPair, PairSpace
+
+    class Pair(UserPair):  # (its own type: boxed here only)
+        pass
+
+    class PairBox(Box):
+        pass
+
+    PairSpace.register(Pair)
+    PairBox.register(Pair)
+
+    @primitive
+    def make_pair(x):
+        return Pair(x, 2.0 * x)
+
+    @primitive
+    def pair_sum(p):
+        return p.a + p.b
+
+    defvjp(make_pair, lambda ans, x: lambda g: g.a + 2.0 * g.b)
+    defvjp(pair_sum, lambda ans, p: lambda g: Pair(g, g))
+    report = adtrace.check(lambda x: pair_sum(make_pair(x)) * x, 1.5)
+    assert not [r for r in report.rows if r.test == "nonfinite"], report.rows
+    assert report.passed
