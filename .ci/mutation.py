@@ -353,6 +353,8 @@ def main():
     clean = {}  # the test files -> seconds of their run without a mutant (once per set of files)
     with tempfile.TemporaryDirectory(prefix="adtrace-mutation-") as cache:
         for path, chosen in plan.items():
+            if not chosen:
+                continue
             files = test_files(path)
             source = (REPO / path).read_text(encoding="utf-8")
             if tuple(files) not in clean:
@@ -391,4 +393,7 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:  # (with_source has put the module back)
+        sys.exit("mutation: interrupted; the module being mutated is restored")
