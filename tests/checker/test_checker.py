@@ -339,3 +339,75 @@ def test_a_kink_within_the_step_is_skipped_and_one_past_it_is_not():
     assert [r.status for r in near] == [SKIPPED] and "not differentiable here" in near[0].reason
     past = [r for r in adtrace.check(lambda x: anp.abs(x) * 1.5, 2e-5).rows if r.primitive == "absolute"]
     assert [(r.test, r.status) for r in past] == [("vjp", PASS), ("jvp", PASS)]
+
+
+def test_a_point_at_the_edge_of_the_domain_is_skipped_with_that_reason():
+    """sqrt at 0: one side of the point is outside the primitive's domain (nan), so there is no
+    central difference to compare with; the row says why, the other nodes are still tested."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        report = adtrace.check(lambda x: anp.sum(anp.sqrt(x) * 2.0), np.array([0.0, 1.0]))
+    rows = {r.primitive: r for r in report.rows}
+    assert rows["sqrt"].status == SKIPPED
+    assert rows["sqrt"].reason == "not finite next to the point (outside the primitive's domain)"
+    assert rows["multiply"].status == PASS
+
+
+def composite_bias_inside(b):
+    return anp.sum(anp.tanh(add_bias(W, b * 2.0)))
+
+
+def test_a_recorded_contribution_of_the_wrong_shape_to_an_inner_node_is_flagged():
+    """The recorded pass itself shows the missing unbroadcast: add_bias hands the (3, 4) cotangent
+    to b * 2.0, a (4,) node (not only to the root); the flag names the node, the parent, both
+    shapes and the user's line."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        report = adtrace.check(composite_bias_inside, np.array([0.1, 0.2, 0.3, 0.4]))
+    flags = [r for r in report.rows if r.test == "vspace" and r.reason.startswith("contribution to")]
+    inner = [r for r in flags if "contribution to v1_multiply" in r.reason]
+    assert len(inner) == 1, flags
+    assert (inner[0].node, inner[0].argnum, inner[0].status) == ("v2_add_bias", 1, FAIL)
+    assert inner[0].reason == "contribution to v1_multiply is shape (3, 4) float64, the parent is shape (4,) float64"
+    assert site_line(inner[0]) == line_of("add_bias(W, b * 2.0)", composite_bias_inside)
+
+
+def test_container_values_raise_no_flag():
+    """A node whose value is a container (split's list of arrays of different shapes) is neither a
+    vector space mismatch nor a non-finite value."""
+    def f(x):
+        parts = anp.split(x, [1])
+        return anp.sum(anp.tanh(parts[1] * 2.0)) + parts[0][0]
+
+    report = adtrace.check(f, np.array([0.1, 0.2, 0.3, 0.4]))
+    assert report.passed and not [r for r in report.rows if r.test in ("vspace", "nonfinite")], report.rows
+
+
+def test_values_numpy_cannot_test_for_finiteness_raise_no_flag():
+    """A node whose value is of a user's own vector space (a Pair: numpy cannot say whether it is
+    finite) is not taken for a non-finite value."""
+    from autograd.extend import Box
+    from user_vspace import Pair as UserPair, PairSpace
+
+    class Pair(UserPair):  # (its own type: boxed here only)
+        pass
+
+    class PairBox(Box):
+        pass
+
+    PairSpace.register(Pair)
+    PairBox.register(Pair)
+
+    @primitive
+    def make_pair(x):
+        return Pair(x, 2.0 * x)
+
+    @primitive
+    def pair_sum(p):
+        return p.a + p.b
+
+    defvjp(make_pair, lambda ans, x: lambda g: g.a + 2.0 * g.b)
+    defvjp(pair_sum, lambda ans, p: lambda g: Pair(g, g))
+    report = adtrace.check(lambda x: pair_sum(make_pair(x)) * x, 1.5)
+    assert not [r for r in report.rows if r.test == "nonfinite"], report.rows
+    assert report.passed

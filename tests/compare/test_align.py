@@ -134,3 +134,33 @@ def test_real_scalars_compare_as_their_arrays_do():
                 with np.errstate(all="ignore"):
                     slow = compare(np.array([a]), np.array([b]))
                 assert fast[0] == slow[0] and (fast[1] == slow[1] or np.isnan(fast[1]) and np.isnan(slow[1])), (a, b)
+
+
+def test_a_scalar_against_an_array_differs_by_shape():
+    """A real scalar is compared as a number only against another real scalar: against an array
+    (even of one element) the shapes differ."""
+    assert compare(3.0, np.array([3.0, 3.0])) == (DIFFERS, None)
+    assert compare(np.float64(3.0), np.array([3.0])) == (DIFFERS, None)
+    assert compare(np.array([3.0]), 3.0) == (DIFFERS, None)
+    assert compare(3.0, np.float64(3.0)) == (EXACT, 0.0)
+
+
+def test_values_numpy_cannot_subtract_compare_by_equality():
+    """Boolean arrays have no subtraction in numpy: they are compared by value."""
+    assert compare(np.array([True, False]), np.array([True, False])) == (EXACT, 0.0)
+    assert compare(np.array([True, False]), np.array([True, True]))[0] == DIFFERS
+
+
+def test_a_container_summary_names_its_leaves_and_keeps_other_leaves_by_type():
+    """A summarized container's leaves are matched by count and path (another nesting or another
+    key differs), and a leaf that is not a number is kept by its type only: the same type is not
+    compared, another type differs."""
+    from adtrace.recording.autograd.capture import Capture
+    from adtrace.recording.values import resolve
+
+    params = {"a": np.ones(3), "b": np.zeros(3), "activation": "relu"}
+    kept = resolve(Capture("auto", 4)(params))
+    assert compare(kept, params)[0] == NOT_COMPARED
+    assert compare(kept, {"a": np.ones(3), "b": (np.zeros(3), 0.0), "activation": "relu"}) == (DIFFERS, None)
+    assert compare(kept, {"a": np.ones(3), "c": np.zeros(3), "activation": "relu"}) == (DIFFERS, None)
+    assert compare(kept, {"a": np.ones(3), "b": np.zeros(3), "activation": None}) == (DIFFERS, None)

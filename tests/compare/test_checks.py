@@ -68,3 +68,30 @@ def test_finite_differences_of_a_complex_argument_follow_autograds_convention():
         assert check.passed and not check.skipped, check.detail
     wrong = finite_differences(lambda z: anp.real(z * z), 1.5j, 1.0, np.conj(grad(lambda z: anp.real(z * z))(1.5j)))
     assert not wrong.passed
+
+
+def test_engines_agree_counts_each_kind_of_node_in_its_detail():
+    from adtrace.compare.align import CLOSE, DIFFERS, EXACT, NOT_COMPARED, NodeAlignment
+    from adtrace.compare.checks import engines_agree
+
+    def row(label, status, summarized=False):
+        return NodeAlignment(label, "sin", None, None, (None,), None, status, None, summarized)
+
+    rows = [row("v4_add", EXACT), row("v3_sin", CLOSE, summarized=True), row("v2_exp", EXACT, summarized=True),
+            row("v1_dot", NOT_COMPARED, summarized=True), row("v0_root", EXACT)]
+    agree = engines_agree(rows)
+    assert agree.passed and agree.detail == (
+        "3 nodes exact, 1 within rtol 1e-9 (2 compared by summary statistics only: capture them with "
+        "capture='full'); 1 not compared (containers above the inline size, kept as type and length: capture "
+        "them with capture='full')")
+    differs = engines_agree([row("v1_sin", EXACT), row("v0_root", DIFFERS)])
+    assert not differs.passed and differs.detail == "1 nodes exact, 0 within rtol 1e-9; first divergent node: v0_root"
+    assert not engines_agree([]).passed
+
+
+def test_finite_differences_step_is_eps_at_least_and_scales_with_the_argument():
+    """h = eps * max(1, |x|max): an argument at zero (or small) still moves by eps."""
+    f = lambda x: np.sum(np.sin(x))
+    for x, h in ((np.zeros(3), "1.0e-06"), (np.array([1e-3, -2e-3]), "1.0e-06"), (np.array([0.5, -40.0]), "4.0e-05")):
+        check = finite_differences(f, x, 1.0, np.cos(x))
+        assert check.passed and f"(h = {h}," in check.detail, check.detail

@@ -183,3 +183,10 @@ def test_the_programs_output_goes_to_stderr_never_into_the_report(project):
     checked = adtrace("check", "model.py:loss", "--args-from", "model.py:loss_args", cwd=project)
     assert checked.returncode == 0 and checked.stdout.startswith("| node "), checked.stdout
     assert "computing the loss" in checked.stderr and "computing" not in checked.stdout
+
+
+def test_argnum_and_positive_options_accept_their_least_value():
+    """--argnum 0 (the first argument) is a natural number; 1 is the least --max-rows, --sample."""
+    args = build_parser().parse_args(["check", "model.py:square", "--at", "1.0", "--argnum", "0", "--sample", "1",
+                                      "--max-rows", "1"])
+    assert (args.argnum, args.sample, args.max_rows) == (0, 1, 1)

@@ -500,3 +500,26 @@ def test_a_jvp_maker_that_registers_another_while_it_runs_is_judged_by_its_own_c
         make_jvp(lambda x: anp.sin(scaled(x)))(np.array([1.0, 2.0]))(np.ones(2))
     node = next(e for e in rec.of_kind("jvp_node") if e.primitive == "scaled")
     assert np.array_equal(node.tangent, [1, 1])
+
+
+def test_a_recording_that_ends_inside_its_trace_keeps_copies_of_a_container_it_returns():
+    """The block ends while make_vjp's trace is still open, so nothing will detach its events at
+    the trace's end: the recorder copies the arrays they hold, inside containers too (a list of
+    views of a node's value), before the user writes into what the trace returns."""
+    recordings = []
+
+    def f(x):
+        with adtrace.record(capture="full") as rec:
+            parts = anp.split(x * 2.0, 2)
+        recordings.append(rec)
+        return parts
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _, parts = make_vjp(f)(np.array([1.0, 2.0, 3.0, 4.0]))
+    parts[0][:] = 99.0  # a view of the multiply node's value
+    rec = recordings[0]
+    assert rec.failure is None
+    values = {e.primitive: plain(e.value) for e in rec.of_kind("node")}
+    assert values["multiply"].tolist() == [2, 4, 6, 8]
+    assert [a.tolist() for a in values["split"]] == [[2, 4], [6, 8]]

@@ -486,3 +486,34 @@ def test_a_node_names_parents_from_before_the_recording_in_parent_order(mode, ar
     else:
         [node] = nodes
         assert node.parents == ("u1_unrecorded", cos.label, "u2_unrecorded")  # sin, cos, exp
+
+
+def test_calls_imply_the_sites_they_keep():
+    """``record(calls=True)`` keeps each node's primitive call and the user's line that made it,
+    without ``sites=True`` (the per-node checker records so)."""
+    with adtrace.record(calls=True) as rec:
+        grad(lambda x: anp.sin(x) * x)(0.5)
+    nodes = rec.of_kind("node")
+    assert [e.primitive for e in nodes] == ["sin", "multiply"]
+    assert set(rec.calls) == {e.label for e in nodes}
+    assert all(e.site and e.site == rec.calls[e.label].site and "test_recorder.py:" in e.site for e in nodes)
+
+
+
+def test_a_recording_entered_inside_a_trace_numbers_levels_from_the_trace_open():
+    """A recording opened inside a function being differentiated: nodes whose parents it did not
+    see made take the level of the trace open when it began (0: grad's), as the enclosing
+    recording numbers them."""
+    inner = []
+
+    def f(x):
+        with adtrace.record() as rec:
+            y = anp.sin(x) * x
+        inner.append(rec)
+        return y
+
+    with adtrace.record() as outer:
+        assert grad(f)(0.5) == pytest.approx(np.cos(0.5) * 0.5 + np.sin(0.5))
+    assert [(e.primitive, e.parents[0], e.level) for e in inner[0].of_kind("node")] == [
+        ("sin", "u0_unrecorded", 0), ("multiply", "v0_sin", 0)]
+    assert [(e.primitive, e.level) for e in outer.of_kind("node")] == [("sin", 0), ("multiply", 0)]
