@@ -5,9 +5,11 @@ arriving (zip's position gives the parent) and the kept value of each entry, so 
 (the popped outgrad, an unflagged previous) is not captured twice.
 """
 
+from autograd.core import SparseObject
+
 from .copy_on_write import hold, hold_accumulation, written_leaves
 from ..values import NO_REFERENCE, SCALARS, holds_reference
-from .capture import is_immutable
+from .capture import is_immutable, summary_after_sparse_add
 from .forward import _JVPFrame
 from ..events import NO_PREVIOUS, AddOutgrads, BackwardEnd, BackwardStart, ToposortYielded, VJPCalled
 
@@ -172,8 +174,16 @@ class BackwardQueries:
             else self.capture(g)
         if value is g:
             kept = contribution
+        elif type(value) in SCALARS:
+            kept = value
         else:
-            kept = value if type(value) in SCALARS else self.capture(value)
+            kept = None
+            if type(g) is SparseObject and not self.by_reference and parent is not None:  # xs[i] of a list
+                seen = frame.entries.get(parent)
+                if seen is not None:
+                    kept = summary_after_sparse_add(seen[0], seen[1], value, g)
+            if kept is None:
+                kept = self.capture(value)
         if self.by_reference:
             if mutable and holds_reference(kept):  # autograd may write into it later
                 kept = self._history.share(kept, value)

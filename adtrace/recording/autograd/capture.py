@@ -191,20 +191,48 @@ def _flat_copy(value, limit):
     return tuple(items) if type(value) is tuple else items
 
 
-def container_summary(value):
+def container_summary(value, reuse=None, changed=""):
     """The stored form of a ``ContainerSummary`` of a live container: its leaves, depth first, each
     as its path and the stored form of its ``ArraySummary`` (a leaf that is not a number: its type
-    name as the dtype, no statistics)."""
+    name as the dtype, no statistics). ``reuse`` maps a path to a leaf summary still true, for the
+    leaves whose path does not start with ``changed``."""
     leaves, more = [], 0
     for path, leaf in leaf_paths(value, getval):
         if len(leaves) == MAX_LEAVES:
             more += 1
             continue
-        if isinstance(leaf, (np.ndarray, np.number, int, float, complex)) and not isinstance(leaf, bool):
+        if reuse is not None and not path.startswith(changed) and path in reuse:
+            leaves.append((path, reuse[path]))
+        elif isinstance(leaf, (np.ndarray, np.number, int, float, complex)) and not isinstance(leaf, bool):
             leaves.append((path, stored_summary(np.asarray(leaf))))
         else:
             leaves.append((path, (ARRAY_SUMMARY, (), type(leaf).__name__, _NAN, _NAN, _NAN)))
     return CONTAINER_SUMMARY, type(value).__name__, len(value), tuple(leaves), more
+
+
+def summary_after_sparse_add(before, kept, after, g):
+    """Capture ``auto`` of ``after``, the accumulated gradient of a list or tuple that autograd's
+    ``add_outgrads`` made from ``before`` (kept as the ContainerSummary ``kept``) by adding the sparse
+    ``g`` (the VJP of ``xs[i]``) into element ``i`` alone; ``None`` where that is not the case.
+
+    autograd's ``container_untake`` rebuilds the sequence around the same element objects and writes
+    into element ``i`` only, so the other elements' leaf statistics still hold: a model's parameter
+    list, added into once per parameter read, is not summarized whole at each addition."""
+    if type(kept) is not tuple or kept[0] is not CONTAINER_SUMMARY or type(after) is not type(before) \
+            or type(after) not in (list, tuple) or len(after) != len(before):
+        return None
+    parts = sparse_parts(g)
+    index = parts[0] if parts is not None else None
+    if type(index) is not int or not -len(after) <= index < len(after):
+        return None
+    index %= len(after)
+    for i, (old, new) in enumerate(zip(before, after)):  # the same objects but at the index
+        if old is not new and i != index:
+            return None
+    old, new = getval(before[index]), getval(after[index])
+    if type(old) is not type(new) or (type(old) is np.ndarray and old.shape != new.shape):
+        return None
+    return container_summary(after, dict(kept[3]), f"[{index}]")
 
 
 _NAN = float("nan")

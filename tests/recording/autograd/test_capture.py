@@ -1,0 +1,81 @@
+"""Capture ``auto`` of an accumulated parameter list: summarized again only where it changed."""
+
+import autograd.numpy as anp
+import numpy as np
+import pytest
+from autograd import grad
+from autograd.misc import flatten
+
+import adtrace
+from adtrace.recording.autograd import backward, capture
+from adtrace.recording.values import ContainerSummary, plain
+
+RNG = np.random.default_rng(0)
+WEIGHTS = [RNG.standard_normal((8, 8)) for _ in range(6)]
+PAIRS = [(RNG.standard_normal((8, 8)), RNG.standard_normal(8)) for _ in range(4)]
+INPUTS = RNG.standard_normal((3, 8))
+
+
+def mlp(ws):
+    h = INPUTS
+    for w in ws:
+        h = anp.tanh(anp.dot(h, w))
+    return anp.sum(h * h)
+
+
+def mlp_pairs(params):
+    h = INPUTS
+    for w, b in params:
+        h = anp.tanh(anp.dot(h, w) + b)
+    return anp.sum(h * h)
+
+
+def reads_twice_and_from_the_end(ws):
+    return anp.sum(anp.dot(ws[0], ws[-1]) * ws[0]) + anp.sum(ws[2] * ws[-4])
+
+
+def slices(ws):
+    return anp.sum(ws[1:3][0] * ws[0])
+
+
+PROGRAMS = [
+    ("list of arrays", grad(mlp), WEIGHTS),
+    ("tuple of arrays", grad(mlp), tuple(WEIGHTS)),
+    ("list of (W, b)", grad(mlp_pairs), PAIRS),
+    ("same element twice, negative index", grad(reads_twice_and_from_the_end), WEIGHTS),
+    ("a slice", grad(slices), WEIGHTS),
+    ("grad of grad", grad(lambda ws: anp.sum(grad(mlp)(ws)[0])), WEIGHTS),
+]
+
+
+def recorded(run, args, inline_size):
+    with adtrace.record(capture="auto", inline_size=inline_size) as rec:
+        result = run(args)
+    return rec, result
+
+
+@pytest.mark.parametrize("inline_size", [2, 64])
+@pytest.mark.parametrize("name, run, args", PROGRAMS, ids=[p[0] for p in PROGRAMS])
+def test_events_are_those_of_a_whole_summary(name, run, args, inline_size, monkeypatch):
+    """Every event is the same as when each accumulated list is summarized whole."""
+    fast, fast_result = recorded(run, args, inline_size)
+    assert fast.failure is None
+    monkeypatch.setattr(backward, "summary_after_sparse_add", lambda *a: None)
+    whole, whole_result = recorded(run, args, inline_size)
+    assert [repr(e) for e in fast.events] == [repr(e) for e in whole.events]
+    assert np.array_equal(flatten(fast_result)[0], flatten(whole_result)[0])
+
+
+def test_the_list_is_summarized_again_only_where_it_changed(monkeypatch):
+    calls = []
+    summary = capture.stored_summary
+    monkeypatch.setattr(capture, "stored_summary", lambda a: calls.append(a.shape) or summary(a))
+    rec, g = recorded(grad(mlp), WEIGHTS, 2)
+    into_list = [e for e in rec.of_kind("add_outgrads") if e.parent == "v0_root"]
+    assert len(into_list) == 6
+    last = plain(into_list[-1].result[0])
+    assert isinstance(last, ContainerSummary) and [p for p, _ in last.leaves] == [f"[{i}]" for i in range(6)]
+    for (path, leaf), gradient in zip(last.leaves, g):
+        assert (leaf.min, leaf.max) == (gradient.min(), gradient.max()) and np.isclose(leaf.mean, gradient.mean())
+    # the first addition summarizes the 6 leaves, each later one its own leaf (and its contribution)
+    assert calls.count((8, 8)) < 6 + 5 * 6
