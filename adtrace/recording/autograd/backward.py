@@ -180,7 +180,7 @@ class BackwardQueries:
             kept = None
             if type(g) is SparseObject and not self.by_reference and parent is not None:  # xs[i] of a list
                 seen = frame.entries.get(parent)
-                if seen is not None:
+                if seen is not None and prev_g_flagged and prev_g_flagged[0] is seen[0]:
                     kept = summary_after_sparse_add(seen[0], seen[1], value, g)
             if kept is None:
                 kept = self.capture(value)

@@ -232,7 +232,10 @@ def summary_after_sparse_add(before, kept, after, g):
     old, new = getval(before[index]), getval(after[index])
     if type(old) is not type(new) or (type(old) is np.ndarray and old.shape != new.shape):
         return None
-    return container_summary(after, dict(kept[3]), f"[{index}]")
+    reuse = dict(kept[3])
+    if len(reuse) != len(kept[3]):  # two leaves of one path (dict keys named by type only): by path is ambiguous
+        return None
+    return container_summary(after, reuse, f"[{index}]")
 
 
 _NAN = float("nan")

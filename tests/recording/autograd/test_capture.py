@@ -38,7 +38,15 @@ def slices(ws):
     return anp.sum(ws[1:3][0] * ws[0])
 
 
+def dict_keys_of_one_path(ps):
+    """Two dict keys that leaf_paths names alike (``[0][<tuple>]``): their statistics must not swap."""
+    return anp.sum(ps[1] ** 2) + anp.sum(ps[0][("W", 0)] * ps[0][("W", 1)])
+
+
+TWIN_KEYS = [{("W", 0): RNG.standard_normal(4), ("W", 1): 10 + RNG.standard_normal(4)}, RNG.standard_normal(4)]
+
 PROGRAMS = [
+    ("two leaves of one path", grad(dict_keys_of_one_path), TWIN_KEYS),
     ("list of arrays", grad(mlp), WEIGHTS),
     ("tuple of arrays", grad(mlp), tuple(WEIGHTS)),
     ("list of (W, b)", grad(mlp_pairs), PAIRS),
