@@ -14,7 +14,7 @@ from autograd import grad
 import adtrace
 from adtrace.recording import registry
 from adtrace.recording.autograd import hooks
-from children import wait_for
+from children import fork_while, wait_for
 
 ORIGINALS = {p.name: vars(p.owner)[p.attribute] for p in hooks.HOOK_POINTS}
 
@@ -141,31 +141,17 @@ def test_a_thread_that_ends_inside_record_is_recovered_once():
 @pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")  # (3.12+: on purpose)
 def test_fork_while_another_thread_records():
     """The child holds no other thread's recording: unpatched, no lock held, and it records itself."""
-    stop = threading.Event()
 
     def keep_recording():
-        while not stop.is_set():
-            with adtrace.record():
-                grad(lambda x: x * x)(3.0)
+        with adtrace.record():
+            grad(lambda x: x * x)(3.0)
 
-    worker = threading.Thread(target=keep_recording)
-    worker.start()
-    statuses = []
-    try:
-        for _ in range(20):
-            pid = os.fork()
-            if pid == 0:  # the child
-                code = 1
-                try:
-                    unpatched = all(vars(p.owner)[p.attribute] is ORIGINALS[p.name] for p in hooks.HOOK_POINTS)
-                    square_events()
-                    code = 0 if unpatched and registry.active_recordings() == 0 else 3
-                finally:
-                    os._exit(code)
-            statuses.append(wait_for(pid, seconds=20))
-    finally:
-        stop.set()
-        worker.join()
+    def in_child():
+        unpatched = all(vars(p.owner)[p.attribute] is ORIGINALS[p.name] for p in hooks.HOOK_POINTS)
+        square_events()
+        return unpatched and registry.active_recordings() == 0
+
+    statuses = fork_while(keep_recording, in_child)
     assert statuses == [0] * 20
     assert_restored()
 

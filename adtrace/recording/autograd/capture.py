@@ -191,17 +191,16 @@ def _flat_copy(value, limit):
     return tuple(items) if type(value) is tuple else items
 
 
-def container_summary(value, reuse=None, changed=""):
+def container_summary(value, reuse=None):
     """The stored form of a ``ContainerSummary`` of a live container: its leaves, depth first, each
     as its path and the stored form of its ``ArraySummary`` (a leaf that is not a number: its type
-    name as the dtype, no statistics). ``reuse`` maps a path to a leaf summary still true, for the
-    leaves whose path does not start with ``changed``."""
+    name as the dtype, no statistics). ``reuse`` maps a path to a leaf summary still true."""
     leaves, more = [], 0
     for path, leaf in leaf_paths(value, getval):
         if len(leaves) == MAX_LEAVES:
             more += 1
             continue
-        if reuse is not None and not path.startswith(changed) and path in reuse:
+        if reuse is not None and path in reuse:
             leaves.append((path, reuse[path]))
         elif isinstance(leaf, (np.ndarray, np.number, int, float, complex)) and not isinstance(leaf, bool):
             leaves.append((path, stored_summary(np.asarray(leaf))))
@@ -232,10 +231,11 @@ def summary_after_sparse_add(before, kept, after, g):
     old, new = getval(before[index]), getval(after[index])
     if type(old) is not type(new) or (type(old) is np.ndarray and old.shape != new.shape):
         return None
-    reuse = dict(kept[3])
-    if len(reuse) != len(kept[3]):  # two leaves of one path (dict keys named by type only): by path is ambiguous
+    paths = [path for path, _ in kept[3]]
+    if len(set(paths)) != len(paths):  # two leaves of one path (dict keys named by type only): ambiguous
         return None
-    return container_summary(after, reuse, f"[{index}]")
+    changed = f"[{index}]"  # element i's leaves: "[i]", "[i][0]", ... (not "[i0]")
+    return container_summary(after, {path: leaf for path, leaf in kept[3] if not path.startswith(changed)})
 
 
 _NAN = float("nan")

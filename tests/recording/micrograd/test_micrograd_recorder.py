@@ -17,7 +17,7 @@ import adtrace
 from adtrace.recording import registry
 from adtrace.recording.micrograd import HookError, ShapeError, attach, hooked_classes
 from adtrace.recording.micrograd.recorder import Recorder
-from children import wait_for
+from children import fork_while
 from value_classes import ArrayValue, BuggyValue, EventLog, MiniValue, SlotValue, Value
 
 from test_micrograd_hooks import CASES, exact, graph
@@ -295,32 +295,18 @@ def test_asyncio_tasks_each_record_only_what_they_run():
 @pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")  # (3.12+: on purpose)
 def test_fork_while_another_thread_records():
     """The child holds no other thread's recording: the class restored, and it records itself."""
-    stop, before = threading.Event(), dict(vars(Value))
+    before = dict(vars(Value))
 
     def keep_recording():
-        while not stop.is_set():
-            with adtrace.record(engine=Value):
-                x = Value(3.0)
-                (x * x).backward()
+        with adtrace.record(engine=Value):
+            x = Value(3.0)
+            (x * x).backward()
 
-    worker = threading.Thread(target=keep_recording)
-    worker.start()
-    statuses = []
-    try:
-        for _ in range(20):
-            pid = os.fork()
-            if pid == 0:  # the child
-                code = 1
-                try:
-                    restored = dict(vars(Value)) == before and hooked_classes() == ()
-                    rec = recorded(Value, lambda x: x * x, 3.0)
-                    code = 0 if restored and len(rec.of_kind("add_outgrads")) == 2 else 3
-                finally:
-                    os._exit(code)
-            statuses.append(wait_for(pid, seconds=20))
-    finally:
-        stop.set()
-        worker.join()
+    def in_child():
+        restored = dict(vars(Value)) == before and hooked_classes() == ()
+        return restored and len(recorded(Value, lambda x: x * x, 3.0).of_kind("add_outgrads")) == 2
+
+    statuses = fork_while(keep_recording, in_child)
     assert statuses == [0] * 20
     assert_restored(Value, before)
 
