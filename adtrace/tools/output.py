@@ -1,9 +1,11 @@
-"""What adtrace writes: files (UTF-8, atomically), the terminal (nothing invisible, nothing that
-cannot be encoded), and the traced program's own prints (to standard error, never into a report
-written to standard output)."""
+"""What adtrace writes: files (UTF-8; a regular file atomically, a device or a FIFO streamed), the
+terminal (nothing invisible, nothing that cannot be encoded), and the traced program's own prints
+(to standard error, never into a report written to standard output)."""
 
+import errno
 import os
 import secrets
+import stat
 import sys
 from contextlib import contextmanager, redirect_stdout
 from pathlib import Path
@@ -12,14 +14,71 @@ from ..report.format import visible
 
 
 def write_file(path, text):
-    """Write ``text`` to ``path`` as UTF-8 through a temporary file renamed over it: a failure
-    leaves the old file (or none), never an empty or half-written one."""
-    path = Path(path)
+    """Write ``text`` to ``path`` as UTF-8, whatever ``path`` names (see ``_write_kind``):
+
+    - a regular file (or none yet): through a temporary file in its folder, renamed over it, with
+      the old file's permission bits: a failure leaves the old file (or none), never a half-written one;
+    - a regular file with more than one hard link: in place, so that every link sees the new text
+      (a rename would give this name a new file and leave the other links on the old one);
+    - a symbolic link: written through, its target replaced as above; the link stays a link;
+    - ``-`` (standard output), a character device, a FIFO: written directly, streamed, no rename
+      (a rename would replace ``/dev/null`` with a regular file);
+    - a directory: an ``IsADirectoryError``."""
+    data = text.encode("utf-8")  # first: a text that cannot be encoded leaves the file as it was
+    kind, path, mode = _write_kind(path)
+    if kind == "stdout":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    elif kind == "stream":
+        with open(path, "wb") as stream:  # (a FIFO: waits here for its reader, as the shell's `>` does)
+            stream.write(data)
+    elif kind == "linked":
+        with open(path, "r+b") as file:
+            file.truncate(0)
+            file.write(data)
+    else:
+        _replace(path, data, mode)
+
+
+def writable(path):
+    """Raise the ``OSError`` that writing to ``path`` would raise, found without writing: a
+    directory, a folder that does not exist or cannot be written into."""
+    kind, path, _ = _write_kind(path)
+    if kind == "stdout":
+        return
+    written = path if kind in ("stream", "linked") else path.parent  # (a new file: its folder)
+    if not written.exists():
+        raise FileNotFoundError(errno.ENOENT, f"no such folder: {written}")
+    if not written.is_dir() and kind == "file":
+        raise NotADirectoryError(errno.ENOTDIR, f"not a folder: {written}")
+    if not os.access(written, os.W_OK):
+        raise PermissionError(errno.EACCES, f"permission denied: {written}")
+
+
+def _write_kind(path):
+    """``(kind, path, mode)``: how ``write_file`` writes ``path`` (a symbolic link followed to what
+    it names); ``mode``: the permission bits to keep (``None`` for a new file)."""
+    if str(path) == "-":
+        return "stdout", None, None
+    path = Path(os.path.realpath(path))  # (a dangling link: the file it names, created)
+    try:
+        st = os.stat(path)  # never opens: a FIFO with no reader does not block here
+    except (FileNotFoundError, NotADirectoryError):  # (a new file, or a folder that is not one)
+        return "file", path, None
+    if stat.S_ISDIR(st.st_mode):
+        raise IsADirectoryError(errno.EISDIR, "is a directory", str(path))
+    if not stat.S_ISREG(st.st_mode):
+        return "stream", path, None
+    return ("linked" if st.st_nlink > 1 else "file"), path, stat.S_IMODE(st.st_mode)
+
+
+def _replace(path, data, mode):
     temporary = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
-    data = text.encode("utf-8")
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # mode as umask allows, as open() would
     try:
         with os.fdopen(fd, "wb") as file:
+            if mode is not None:
+                os.fchmod(file.fileno(), mode)  # the old file's (a mode-600 file stays 600)
             file.write(data)
         os.replace(temporary, path)
     except BaseException:

@@ -4,8 +4,10 @@ its arguments: Python literals (``--at``, ``--kw NAME=VALUE``) or a function ret
 
 import ast
 import importlib
+import importlib.machinery
 import importlib.util
 import math
+import os
 import sys
 from pathlib import Path
 
@@ -34,6 +36,26 @@ def load_target(target):
     if not callable(obj):
         raise TargetError(f"{target} is not a function (it is a {type(obj).__name__} object)")
     return obj
+
+
+def source_file(spec):
+    """The file of the module that ``module:name`` or ``path/to/file.py:name`` names, found without
+    importing anything (``None`` if it is not a file on the import path)."""
+    where, sep, _ = spec.rpartition(":")
+    if not sep or not where:
+        return None
+    if where.endswith(".py") or "/" in where:
+        return where
+    search, spec = [os.getcwd(), *sys.path], None  # ("": the working directory, as `_import` adds it)
+    for depth, name in enumerate(where.split(".")):
+        try:
+            spec = importlib.machinery.PathFinder.find_spec(".".join(where.split(".")[:depth + 1]), search)
+        except (ImportError, ValueError):
+            return None
+        if spec is None:
+            return None
+        search = spec.submodule_search_locations or []
+    return spec.origin if spec.has_location else None
 
 
 def _import(module):

@@ -89,6 +89,7 @@ def test_report_to_files_with_json_and_argnum(project):
     out = adtrace("report", "funcs:f", "--at", "0.5", "--at", "3.0", "--argnum", "1", "-o", "r.md",
                   "--json", "r.json", "--mode", "both", cwd=project)
     assert out.returncode == 0 and out.stdout == "", out.stderr
+    assert out.stderr == "wrote r.json\nwrote r.md\n"  # as view says it, on standard error
     text = (project / "r.md").read_text()
     # x cos(xy) at (0.5, 3.0): the seed's 0.035369
     assert "0.0353686" in text and "## Forward mode side by side" in text
@@ -100,7 +101,7 @@ def test_report_to_files_with_json_and_argnum(project):
 
 def test_view_writes_the_step_through_page(project):
     out = adtrace("view", "funcs:f", "--at", "0.5", "--at", "3.0", "--mode", "both", "-o", "page.html", cwd=project)
-    assert out.returncode == 0 and out.stdout == "wrote page.html\n", out.stderr
+    assert out.returncode == 0 and out.stdout == "" and out.stderr == "wrote page.html\n", out.stderr
     page = (project / "page.html").read_text()
     assert page.startswith("<!DOCTYPE html>") and '"id":"q1"' in page and '"id":"f1"' in page
     assert "funcs.py:5" in page and str(project) not in page  # where f is, never an absolute path
@@ -117,7 +118,7 @@ def test_view_errors_are_one_clear_line(project):
     out = adtrace("view", "funcs:f", "--at", "1.0", "--at", "2.0", cwd=project)
     assert out.returncode == 2 and "the following arguments are required: -o/--output" in out.stderr
     out = adtrace("view", "funcs:f", "--at", "1.0", "--at", "2.0", "-o", "no/such/dir/p.html", cwd=project)
-    assert out.returncode == 2 and "cannot write no/such/dir/p.html" in out.stderr
+    assert out.returncode == 2 and "cannot write -o no/such/dir/p.html: no such folder" in out.stderr
 
 
 def test_an_integer_index_argument_stays_an_integer(project):
@@ -148,8 +149,9 @@ def test_report_list_argument_becomes_a_float_array(project):
     (["funcs:leaves", "--at", "1.0"], "funcs:leaves called sys.exit(0)"),
     (["funcs:two_lines", "--at", "1.0"], "raised ValueError: first line / second line"),
     (["broken:f", "--at", "1.0"], "module 'broken' raised SyntaxError while loading"),
-    (["funcs:f", "--at", "1.0", "--at", "2.0", "-o", "no/such/dir/r.md"], "cannot write no/such/dir/r.md"),
-    (["funcs:f", "--at", "1.0", "--at", "2.0", "--json", "no/such/dir/r.json"], "cannot write no/such/dir/r.json"),
+    (["funcs:f", "--at", "1.0", "--at", "2.0", "-o", "no/such/dir/r.md"], "cannot write -o no/such/dir/r.md"),
+    (["funcs:f", "--at", "1.0", "--at", "2.0", "--json", "no/such/dir/r.json"],
+     "cannot write --json no/such/dir/r.json"),
 ])
 def test_report_errors_are_one_clear_line(project, args, message):
     out = adtrace("report", *args, cwd=project)

@@ -119,6 +119,7 @@ def test_a_literal_too_deep_or_too_large_is_one_line(project, literal):
     ["-o", "r.md", "--json", "link.md"],
     ["--json", "funcs.py"],
     ["-o", "./funcs.py"],
+    ["-o", "-", "--json", "-"],
 ])
 def test_two_outputs_in_one_file_are_refused(project, outputs):
     (project / "sub").mkdir()
@@ -129,6 +130,53 @@ def test_two_outputs_in_one_file_are_refused(project, outputs):
     one_error_line(out)
     assert "name the same file" in out.stderr or "would overwrite TARGET's source file funcs.py" in out.stderr
     assert (project / "r.md").read_text() == "before\n" and (project / "funcs.py").read_text() == source
+
+
+@pytest.mark.parametrize("target, outputs, source", [
+    ("funcs:square", ["-o", "funcs.py"], "TARGET's source file"),  # module form: the module's file
+    ("pkg.model:square", ["--html", "pkg/model.py"], "TARGET's source file"),
+    ("funcs.py:square", ["--json", "engine.py", "--engine", "engine.py:Value"], "--engine's source file"),
+    ("funcs.py:square", ["-o", "engine.py", "--engine", "engine:Value"], "--engine's source file"),
+    ("funcs.py:square", ["-o", "args.py", "--args-from", "args:values"], "--args-from's source file"),
+])
+def test_an_output_over_a_source_in_module_form_is_refused_before_anything_runs(project, target, outputs, source):
+    (project / "pkg").mkdir()
+    (project / "pkg" / "__init__.py").write_text("print('pkg ran')\n")
+    (project / "pkg" / "model.py").write_text("print('model ran')\n" + TARGETS["funcs.py"])
+    for name in ("engine.py", "args.py"):
+        (project / name).write_text("print('it ran')\n")
+    before = {p: p.read_bytes() for p in project.rglob("*.py")}
+    args = [] if "--args-from" in outputs else ["--at", "1.0"]
+    out = adtrace("report", target, *args, *outputs, cwd=project)
+    one_error_line(out, "would overwrite", source)
+    assert "ran" not in out.stderr  # refused before any of the user's code ran
+    assert {p: p.read_bytes() for p in project.rglob("*.py")} == before
+
+
+@pytest.mark.parametrize("command", ["report", "view"])
+def test_outputs_are_where_they_were_named_when_the_target_changes_folder(project, command):
+    (project / "elsewhere").mkdir()
+    (project / "moves.py").write_text(f"import os\n\ndef f(x):\n    os.chdir({str(project / 'elsewhere')!r})\n"
+                                      "    return x * x\n")
+    extra = ["--json", "r.json"] if command == "report" else []
+    out = adtrace(command, "moves.py:f", "--at", "1.0", "-o", "r.out", *extra, cwd=project)
+    assert out.returncode == 0, out.stderr
+    assert (project / "r.out").exists() and os.listdir(project / "elsewhere") == []
+    assert extra == [] or (project / "r.json").exists()
+
+
+@pytest.mark.parametrize("bad", ["folder", "a_file/r.md", "missing/r.md"])
+def test_a_failing_output_leaves_no_other_output_and_runs_nothing(project, bad):
+    (project / "folder").mkdir()
+    (project / "a_file").write_text("")
+    (project / "prints.py").write_text("def f(x):\n    print('f ran')\n    return x * x\n")
+    for outputs in (["--json", "r.json", "--html", "r.html", "-o", bad], ["-o", "r.md", "--json", bad]):
+        out = adtrace("report", "prints.py:f", "--at", "1.0", *outputs, cwd=project)
+        one_error_line(out, f"cannot write {outputs[-2]} {bad}")
+        assert "f ran" not in out.stderr
+        assert sorted(os.listdir(project)) == sorted([*TARGETS, "folder", "a_file", "prints.py"])
+    out = adtrace("view", "prints.py:f", "--at", "1.0", "-o", bad, cwd=project)
+    one_error_line(out, f"cannot write -o {bad}")
 
 
 @pytest.mark.parametrize("literal", ["1e400", "-inf", "[1e400, 1.0]", "nan"])

@@ -4,6 +4,8 @@ terminal that degrades instead of crashing."""
 import os
 import shutil
 import stat
+import threading
+import tty
 
 import pytest
 
@@ -79,3 +81,93 @@ def test_a_written_file_is_utf8_with_the_usual_mode(tmp_path):
     umask = os.umask(0)
     os.umask(umask)
     assert stat.S_IMODE((tmp_path / "r.md").stat().st_mode) == 0o666 & ~umask
+
+
+# -------------------- what a path names: file, link, device, FIFO, folder --------------------
+
+
+def test_a_regular_file_is_replaced_keeping_its_mode(tmp_path):
+    path = tmp_path / "r.md"
+    path.write_text("old\n")
+    path.chmod(0o600)
+    before = path.stat().st_ino
+    write_file(path, "new\n")
+    assert path.read_text() == "new\n" and stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert path.stat().st_ino != before and os.listdir(tmp_path) == ["r.md"]  # a new file, renamed over it
+
+
+def test_a_hard_linked_file_is_written_in_place_for_every_link(tmp_path):
+    path, other = tmp_path / "r.md", tmp_path / "other.md"
+    path.write_text("old text, longer than the new\n")
+    os.link(path, other)
+    write_file(path, "new\n")
+    assert path.read_text() == other.read_text() == "new\n"
+    assert path.stat().st_ino == other.stat().st_ino and path.stat().st_nlink == 2
+
+
+def test_a_symbolic_link_is_written_through(tmp_path):
+    (tmp_path / "real").mkdir()
+    target, link = tmp_path / "real" / "r.md", tmp_path / "link.md"
+    target.write_text("old\n")
+    target.chmod(0o640)
+    link.symlink_to(target)
+    write_file(link, "new\n")
+    assert link.is_symlink() and os.readlink(link) == str(target)
+    assert target.read_text() == "new\n" and stat.S_IMODE(target.stat().st_mode) == 0o640
+    assert sorted(os.listdir(tmp_path / "real")) == ["r.md"]  # the temporary file was beside the target
+    dangling = tmp_path / "dangling.md"
+    dangling.symlink_to(tmp_path / "real" / "new.md")
+    write_file(dangling, "created\n")
+    assert dangling.is_symlink() and (tmp_path / "real" / "new.md").read_text() == "created\n"
+
+
+def test_a_fifo_is_streamed_to_its_reader(tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    assert output._write_kind(fifo)[0] == "stream"  # found by stat, without opening (which would wait)
+    read = []
+    reader = threading.Thread(target=lambda: read.append(fifo.read_bytes()))
+    reader.start()
+    write_file(fifo, "a · b\n" * 20000)  # more than a pipe holds: streamed while the reader reads
+    reader.join()
+    assert read == [("a · b\n" * 20000).encode("utf-8")]
+    assert stat.S_ISFIFO(fifo.lstat().st_mode) and os.listdir(tmp_path) == ["pipe"]
+
+
+def test_a_character_device_is_written_directly(tmp_path):
+    leader, follower = os.openpty()  # a terminal: a character device that is not the machine's /dev/null
+    try:
+        tty.setraw(follower)  # (no "\n" -> "\r\n")
+        device = os.ttyname(follower)
+        write_file(device, "to the terminal\n")
+        assert os.read(leader, 100) == b"to the terminal\n"
+        assert stat.S_ISCHR(os.stat(device).st_mode)
+    finally:
+        os.close(leader)
+        os.close(follower)
+
+
+def test_a_dash_is_standard_output(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    write_file("-", "the report\n")
+    assert capsys.readouterr().out == "the report\n" and os.listdir(tmp_path) == []
+
+
+def test_a_folder_is_an_error_and_is_left_alone(tmp_path):
+    (tmp_path / "d").mkdir()
+    with pytest.raises(IsADirectoryError):
+        write_file(tmp_path / "d", "text\n")
+    with pytest.raises(IsADirectoryError):
+        output.writable(tmp_path / "d")
+    assert os.listdir(tmp_path) == ["d"] and os.listdir(tmp_path / "d") == []
+
+
+def test_writable_finds_what_writing_would_raise_without_writing(tmp_path):
+    (tmp_path / "a_file").write_text("")
+    with pytest.raises(FileNotFoundError, match="no such folder"):
+        output.writable(tmp_path / "missing" / "r.md")
+    with pytest.raises(NotADirectoryError, match="not a folder"):
+        output.writable(tmp_path / "a_file" / "r.md")
+    output.writable(tmp_path / "r.md")
+    output.writable("-")
+    assert os.listdir(tmp_path) == ["a_file"]

@@ -1,15 +1,36 @@
-"""Files the commands write: UTF-8, atomically, never two outputs (or an output and the user's
-source) in one file."""
+"""Files the commands write (``output.write_file``): checked before anything runs, never two
+outputs (or an output and the user's source) in one file."""
 
-from ..output import same_files, write_file
+import os
+import sys
+
+from ..output import same_files, show, writable, write_file
 from . import UserError
 
 
-def write(path, text):
+def outputs(named, sources=None):
+    """``named`` (``{option: path}``, ``-`` standard output) checked before anything runs or is
+    written: none over another or over a source (``sources``: ``{option: path}``), each writable;
+    returned absolute, so that a target changing folder (``os.chdir``) does not move them."""
+    named = {option: path for option, path in named.items() if path}
+    refuse_same_files(named, sources)
+    for option, path in named.items():
+        try:
+            writable(path)
+        except OSError as exc:
+            raise UserError(f"cannot write {option} {path}: {_why(exc)}") from exc
+    return {option: path if path == "-" else os.path.abspath(path) for option, path in named.items()}
+
+
+def write(path, text, shown=None):
+    """Write ``text`` to ``path``; ``shown``: its name as the user gave it, to say it was written
+    (on standard error, which keeps standard output for the result)."""
     try:
         write_file(path, text)
     except OSError as exc:
-        raise UserError(f"cannot write {path}: {exc.strerror or exc}") from exc
+        raise UserError(f"cannot write {shown or path}: {_why(exc)}") from exc
+    if shown and path != "-":
+        show(f"wrote {shown}", sys.stderr)
 
 
 def refuse_same_files(outputs, sources=None):
@@ -21,3 +42,7 @@ def refuse_same_files(outputs, sources=None):
         for _, output in same_files({option: path, **outputs}):
             if output != option:
                 raise UserError(f"{output} {outputs[output]} would overwrite {option}'s source file {path}")
+
+
+def _why(exc):
+    return exc.strerror or str(exc)

@@ -16,27 +16,27 @@ import numpy as np
 from ...recording.callsite import source_location
 from ..engine_call import engine_call, engine_check, engine_of
 from ..output import program_output_to_stderr, show
-from ..targets import arguments_from, load_target, parse_arg, parse_keyword
+from ..targets import arguments_from, load_target, parse_arg, parse_keyword, source_file
 from . import FAILED, NOTHING_CHECKED, PASSED, UserError
-from .files import refuse_same_files, write
+from .files import outputs, write
 
 
 def report(args):
     from ...report import ReportOptions, render
     from ...report.export import events_json
 
-    refuse_same_files({"-o": args.output, "--json": args.json, "--html": args.html}, _sources(args))
+    paths = outputs({"-o": args.output or "-", "--json": args.json, "--html": args.html}, _sources(args))
     call = _traced_call(args, node_checks=args.check_nodes)
     text = render(call, ReportOptions(max_rows=args.max_rows, collapse_above=args.collapse_above))
-    if args.json:  # written first: a bad path fails before anything is printed
+    if args.json:
         recordings = {"reverse": call.recording, "forward": call.forward_recording}
-        write(args.json, events_json(**{k: r for k, r in recordings.items() if r is not None}))
+        write(paths["--json"], events_json(**{k: r for k, r in recordings.items() if r is not None}), args.json)
     if args.html:
         from ...view import call_page
 
-        write(args.html, call_page(call))
-    if args.output:
-        write(args.output, text)
+        write(paths["--html"], call_page(call), args.html)
+    if args.output and args.output != "-":
+        write(paths["-o"], text, args.output)
     else:
         show(text, end="")
     return call_exit(call)
@@ -46,14 +46,14 @@ def view(args):
     """Write the step-through page of one traced call (``adtrace.view``)."""
     from ...view import call_page
 
-    refuse_same_files({"-o": args.output}, _sources(args))
+    path = outputs({"-o": args.output}, _sources(args))["-o"]
     call = _traced_call(args)
-    write(args.output, call_page(call))
-    show(f"wrote {args.output}")
+    write(path, call_page(call), args.output)
     if args.open:
         import webbrowser
 
-        webbrowser.open(Path(args.output).resolve().as_uri())
+        if path == "-" or not webbrowser.open(Path(path).as_uri()):
+            show(f"adtrace: no browser could open {args.output}: open it yourself", sys.stderr)
     return call_exit(call)
 
 
@@ -158,10 +158,11 @@ def _with_keywords(function, kwargs):
 
 
 def _sources(args):
-    """The user's files named on the command line (outputs must not overwrite them)."""
-    named = {"TARGET": args.target, "--args-from": args.args_from}
-    return {option: spec.rpartition(":")[0] for option, spec in named.items()
-            if spec and spec.rpartition(":")[0].endswith(".py")}
+    """The user's files named on the command line, module form included (outputs must not
+    overwrite them)."""
+    named = {"TARGET": args.target, "--args-from": args.args_from, "--engine": args.engine}
+    files = {option: source_file(spec) for option, spec in named.items() if spec}
+    return {option: path for option, path in files.items() if path}
 
 
 @contextmanager

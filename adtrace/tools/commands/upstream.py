@@ -2,7 +2,7 @@
 
 from ..output import show
 from . import UserError
-from .files import write
+from .files import outputs, write
 
 
 def upstream_check(args):
@@ -37,6 +37,7 @@ def upstream_examples(args):
     unknown = [name for name in args.only or () if name not in EXAMPLES]
     if unknown:
         raise UserError(f"no example named {', '.join(unknown)} (there are: {', '.join(EXAMPLES)})")
+    path = outputs({"-o": args.output})["-o"]  # checked before the examples run (minutes)
     runs = []
     try:
         for name in args.only or EXAMPLES:
@@ -46,7 +47,7 @@ def upstream_examples(args):
                   f"{'' if r.within_size else ' (over the size limit)'}, overhead {r.overhead:.2f}x")
     except UpstreamError as exc:
         raise UserError(str(exc)) from exc
-    write(args.output, markdown(runs, rounds=args.rounds))
+    write(path, markdown(runs, rounds=args.rounds))
     passed = sum(r.passed for r in runs)
     show(f"{passed} of {len(runs)} examples pass every check within the size limit -> {args.output}")
     return 0 if passed == len(runs) else 1
