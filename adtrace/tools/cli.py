@@ -17,7 +17,7 @@ from .commands.experiments import experiments
 from .commands.traced import check, report, view
 from .commands.upstream import upstream_check
 from .options import join_negative_values, point_options, positive_int, trace_options
-from .output import show, terminal_safe
+from .output import StandardOutputError, show, standard_output, terminal_safe
 from .targets import TargetError
 
 HANDLERS = {"report": report, "view": view, "check": check, "experiments": experiments, "doctor": doctor,
@@ -122,13 +122,18 @@ def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(join_negative_values(sys.argv[1:] if argv is None else argv, parser))
     try:
-        return HANDLERS[args.command](args)
+        code = HANDLERS[args.command](args)
+        if sys.stdout is not None:
+            with standard_output():  # (flushed here: a write error at exit would be a traceback)
+                pass
+        return code
     except (UserError, TargetError) as exc:
         show(f"adtrace: {exc}", sys.stderr)
         return USAGE
-    except BrokenPipeError:  # the reader of standard output went away (`| head`): stop quietly
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 1
+    except StandardOutputError as exc:  # its reader went away (`| head`), it is closed, the disk is full
+        os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # what is left in its buffer goes nowhere, not to a traceback
+        show(f"adtrace: cannot write to standard output: {exc}", sys.stderr)
+        return USAGE
 
 
 if __name__ == "__main__":

@@ -27,8 +27,8 @@ def write_file(path, text):
     data = text.encode("utf-8")  # first: a text that cannot be encoded leaves the file as it was
     kind, path, mode = _write_kind(path)
     if kind == "stdout":
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        with standard_output() as out:
+            out.write(text)
     elif kind == "stream":
         with open(path, "wb") as stream:  # (a FIFO: waits here for its reader, as the shell's `>` does)
             stream.write(data)
@@ -111,10 +111,31 @@ def terminal_safe(stream):
 
 
 def show(text, stream=None, end="\n"):
-    """Print adtrace's own ``text`` (which may quote the user's program): control characters and
-    bidirectional overrides shown as escapes, line breaks and tabs kept."""
-    stream = stream or sys.stdout
-    stream.write(visible(text, keep="\n\t") + end)
+    """Print adtrace's own ``text`` (which may quote the user's program) to ``stream`` (standard
+    output by default): control characters and bidirectional overrides shown as escapes, line
+    breaks and tabs kept."""
+    text = visible(text, keep="\n\t") + end
+    if stream is not None:
+        stream.write(text)
+        return
+    with standard_output() as out:
+        out.write(text)
+
+
+class StandardOutputError(Exception):
+    """Standard output could not be written: its reader went away, it is closed, the disk is full."""
+
+
+@contextmanager
+def standard_output():
+    """``sys.stdout``, written and flushed; what fails raises a ``StandardOutputError``."""
+    try:
+        if sys.stdout is None:  # (adtrace started with standard output closed)
+            raise OSError(errno.EBADF, "it is closed")
+        yield sys.stdout
+        sys.stdout.flush()
+    except (OSError, ValueError) as exc:  # (ValueError: a file closed in this process)
+        raise StandardOutputError(getattr(exc, "strerror", None) or str(exc)) from exc
 
 
 @contextmanager
@@ -123,13 +144,15 @@ def program_output_to_stderr():
     ``print``, and writes to file descriptor 1 from C code), so standard output holds adtrace's
     result alone."""
     out = sys.stdout
-    out.flush()
+    if out is not None:
+        out.flush()
     saved = _dup_stdout_to_stderr(out)
     try:
         with redirect_stdout(sys.stderr):
             yield
     finally:
-        out.flush()
+        if out is not None:
+            out.flush()
         sys.stderr.flush()
         if saved is not None:
             os.dup2(saved, out.fileno())

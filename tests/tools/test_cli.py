@@ -1,6 +1,7 @@
 """The adtrace command line, run as a user would (subprocess)."""
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -258,3 +259,56 @@ def test_rtol_states_the_tolerance_of_report_and_check(project):
 def test_unknown_command_is_a_usage_error():
     out = adtrace("frobnicate")
     assert out.returncode == 2 and "invalid choice" in out.stderr
+
+
+def test_view_open_without_a_browser_says_so(project):
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "BROWSER", "TERM")}
+    env["PATH"] = str(Path(sys.executable).parent)  # no browser on it
+    out = subprocess.run([sys.executable, "-m", "adtrace", "view", "funcs:f", "--at", "0.5", "--at", "3.0", "-o",
+                          "page.html", "--open"], capture_output=True, text=True, cwd=project, env=env)
+    assert out.returncode == 0 and out.stdout == "", out.stderr
+    assert out.stderr == "wrote page.html\nadtrace: no browser could open page.html: open it yourself\n"
+
+
+def _with_standard_output(stdout, *args, cwd):
+    return subprocess.run([sys.executable, "-m", "adtrace", *args], stdout=stdout, stderr=subprocess.PIPE,
+                          text=True, cwd=cwd)
+
+
+@pytest.mark.parametrize("args", [["report", "funcs:f", "--at", "0.5", "--at", "3.0"],
+                                  ["report", "funcs:f", "--at", "0.5", "--at", "3.0", "-o", "-"],
+                                  ["check", "funcs:f", "--at", "0.5", "--at", "3.0"], ["doctor"]])
+def test_a_reader_gone_before_the_result_is_one_error_line(project, args):
+    read, write = os.pipe()
+    os.close(read)  # the reader went away: every write is EPIPE
+    try:
+        out = _with_standard_output(write, *args, cwd=project)
+    finally:
+        os.close(write)
+    assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
+    assert out.stderr.splitlines()[-1] == "adtrace: cannot write to standard output: Broken pipe"
+
+
+def test_a_closed_standard_output_is_one_error_line(project):
+    out = subprocess.run(f"{sys.executable} -m adtrace report funcs:f --at 0.5 --at 3.0 >&-", shell=True,
+                         stderr=subprocess.PIPE, text=True, cwd=project)
+    assert out.returncode == 2 and out.stderr == "adtrace: cannot write to standard output: it is closed\n"
+    written = subprocess.run(f"{sys.executable} -m adtrace report funcs:f --at 0.5 --at 3.0 -o r.md >&-",
+                             shell=True, stderr=subprocess.PIPE, text=True, cwd=project)
+    assert written.returncode == 0 and written.stderr == "wrote r.md\n"  # standard output was not needed
+
+
+def test_a_full_disk_under_standard_output_is_one_error_line(project):
+    full = '''
+import errno, io, sys
+from adtrace.tools.cli import main
+
+class Full(io.StringIO):
+    def write(self, text):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+sys.stdout = Full()
+sys.exit(main(["report", "funcs:f", "--at", "0.5", "--at", "3.0"]))
+'''
+    out = subprocess.run([sys.executable, "-c", full], capture_output=True, text=True, cwd=project)
+    assert out.returncode == 2 and out.stderr == "adtrace: cannot write to standard output: No space left on device\n"
