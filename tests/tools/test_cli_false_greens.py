@@ -207,6 +207,15 @@ def test_an_experiment_that_checks_nothing_fails_the_command(tmp_path):
     assert "multiple_paths: all checks passed" in out.stdout and "1 of 3 experiments passed" in out.stdout
 
 
+def test_a_report_where_some_checks_passed_and_one_was_skipped_exits_0(project):
+    (project / "constant.py").write_text("def f(x):\n    return 3.0\n")  # no node for the per-node checks
+    out = adtrace("report", "constant.py:f", "--at", "1.0", "--check-nodes", "--mode", "both", cwd=project)
+    table = out.stdout.split("### Checks\n\n")[1].split("\n\n")[0]
+    rows = table.splitlines()[2:]
+    assert [row.split("|")[2].strip() for row in rows] == ["pass", "pass", "skipped"], out.stdout
+    assert out.returncode == 0 and "nothing was checked" not in out.stderr, out.stderr
+
+
 def test_a_report_where_no_check_could_run_exits_3(project):
     out = adtrace("report", "pair.py:constant", "--args-from", "pair.py:arguments", cwd=project)
     assert out.returncode == 3, out.stdout + out.stderr
