@@ -164,8 +164,9 @@ class _NamedFloats(ast.NodeTransformer):
 
 
 def _depth(tree):
-    """The nesting depth of ``tree``, walked without recursion."""
-    deepest, stack = 0, [(tree, 1)]
+    """How deeply the literal ``tree`` nests (``1.0``: 0, ``[1.0]``: 1, ``-(-1.0)``: 2), walked
+    without recursion."""
+    deepest, stack = 0, [(tree.body, 0)]
     while stack:
         node, depth = stack.pop()
         deepest = max(deepest, depth)

@@ -111,6 +111,13 @@ def test_a_literal_too_deep_or_too_large_is_one_line(project, literal):
     assert len(out.stderr) < 300
 
 
+@pytest.mark.parametrize("dtype, digits", [("float64", 400), ("float32", 40)])
+def test_an_integer_too_large_for_a_float_is_one_line(project, dtype, digits):
+    out = adtrace("report", "funcs.py:square", "--at", "1" * digits, "--dtype", dtype, cwd=project)
+    one_error_line(out, f"an integer of {digits} digits is too large for a {dtype}")
+    assert adtrace("report", "funcs.py:square", "--at", "1" * 39, "--dtype", "float32", cwd=project).returncode == 0
+
+
 @pytest.mark.parametrize("outputs", [
     ["-o", "r.md", "--json", "r.md"],
     ["-o", "r.md", "--json", "./r.md"],

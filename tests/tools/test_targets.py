@@ -51,6 +51,14 @@ def test_parse_arg_bounds_a_literal_before_evaluating_it(text, message):
     assert len(str(raised.value)) < 200  # the literal is abbreviated in the message
 
 
+def test_a_literal_nests_up_to_64_levels_exactly():
+    assert parse_arg("[" * 63 + "1.0" + "]" * 63).ndim == 63
+    assert parse_arg("(" * 64 + "1.0" + ",)" * 64) is not None  # (tuples: no array, whatever numpy's limit)
+    for deeper in ("(" * 65 + "1.0" + ",)" * 65, "[" * 65 + "1.0" + "]" * 65):
+        with pytest.raises(TargetError, match="nested deeper than 64 levels"):
+            parse_arg(deeper)
+
+
 def test_parse_keyword():
     assert parse_keyword("scale=-2.5") == ("scale", -2.5)
     for bad in ("scale", "=1", "2x=1", "a-b=1"):

@@ -135,7 +135,7 @@ def _call_of(args, verb):
         if not values:
             raise UserError(f"give the point to {verb} at with --at ARG (one per argument) or --args-from FUNCTION")
         if 0 <= args.argnum < len(values) and type(values[args.argnum]) is int:  # `--at 3` is 3.0 when differentiated
-            values[args.argnum] = float(values[args.argnum]) if dtype == np.float64 else dtype.type(values[args.argnum])
+            values[args.argnum] = _as_float(values[args.argnum], dtype, args.at[args.argnum])
     given = set()
     for text in args.kw:
         name, value = parse_keyword(text, dtype)
@@ -144,6 +144,19 @@ def _call_of(args, verb):
         given.add(name)
         kwargs[name] = value
     return _with_keywords(function, kwargs), tuple(values), function
+
+
+def _as_float(value, dtype, text):
+    """The differentiated ``--at 3`` as 3.0 of ``dtype``; an integer too large for it is the user's error."""
+    with np.errstate(over="ignore"):
+        try:
+            number = dtype.type(float(value))
+        except OverflowError:
+            number = np.inf
+    if not np.isfinite(number):
+        raise UserError(f"--at {text[:40]}{'...' if len(text) > 40 else ''}: an integer of {len(str(abs(value)))} "
+                        f"digits is too large for a {dtype} (differentiated, it becomes one)")
+    return float(number) if dtype == np.float64 else number
 
 
 def _with_keywords(function, kwargs):
