@@ -162,6 +162,16 @@ def test_report_errors_are_one_clear_line(project, args, message):
     assert out.stdout == ""
 
 
+@pytest.mark.parametrize("command", [["report"], ["check"], ["view", "-o", "p.html"]])
+@pytest.mark.parametrize("returned, kind", [("3", "an int (3)"), ("'three'", "a str (three)")])
+def test_a_function_returning_no_float_is_told_so(project, command, returned, kind):
+    (project / "counts.py").write_text(f"def count(x):\n    return {returned}\n")
+    out = adtrace(*command, "counts.py:count", "--at", "1.0", cwd=project)
+    assert out.returncode == 2 and "Traceback" not in out.stderr and out.stdout == ""
+    assert out.stderr.splitlines()[-1] == (f"adtrace: counts.py:count returned {kind}: autograd differentiates float "
+                                           "outputs (a float, an array of floats, or a tuple/list/dict of them)")
+
+
 def test_experiments_write_and_check(tmp_path):
     shutil.copytree(REPO / "experiments", tmp_path / "experiments")
     out = adtrace("experiments", "--only", "multiple_paths", cwd=tmp_path)

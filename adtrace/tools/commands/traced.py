@@ -188,6 +188,11 @@ def _user_errors(args):
             raise UserError(f"autograd has no rule for a primitive {args.target} uses: {exc}") from exc
         raise UserError(f"{args.target} raised NotImplementedError: {_one_line(exc)}") from exc
     except (TypeError, ValueError) as exc:
+        no_space = _NO_VECTOR_SPACE.match(str(exc))  # autograd's vspace() of what the function returned
+        if no_space:
+            value, kind = no_space.groups()
+            raise UserError(f"{args.target} returned {_a(kind)} ({_one_line(value, 60)}): autograd differentiates "
+                            "float outputs (a float, an array of floats, or a tuple/list/dict of them)") from exc
         if "differentiate" in str(exc) or "argnum" in str(exc):
             raise UserError(f"cannot differentiate {args.target} at argument {args.argnum}: {_one_line(exc)}") from exc
         raise UserError(f"{args.target} raised {type(exc).__name__}: {_one_line(exc)}") from exc
@@ -198,6 +203,11 @@ def _user_errors(args):
 
 
 _MISSING_RULE = re.compile(r"^[VJ]JP of .+ wrt argnums? .+ not defined$")
+_NO_VECTOR_SPACE = re.compile(r"^Can't find vector space for value (.*) of type <class '([\w.]+)'>", re.S)
+
+
+def _a(kind):
+    return f"{'an' if kind[0] in 'aeiou' else 'a'} {kind}"
 
 
 def _one_line(exc, limit=300):
