@@ -9,7 +9,8 @@ from ..recording.values import ArraySummary, Boxed, ContainerSummary, Sparse
 
 
 def to_jsonable(value):
-    """A kept value as plain JSON data (arrays as nested lists, complex as [re, im])."""
+    """A kept value as plain JSON data (arrays as nested lists, complex as [re, im], a dict with a key
+    that is not a string as ``{"dict_items": [[key, value], ...]}``)."""
     if value is None or isinstance(value, (bool, str, int)):
         return value
     if isinstance(value, (float, np.floating)):
@@ -37,7 +38,10 @@ def to_jsonable(value):
     if isinstance(value, (list, tuple)):
         return [to_jsonable(v) for v in value]
     if isinstance(value, dict):
-        return {str(k): to_jsonable(v) for k, v in value.items()}
+        if all(isinstance(k, str) for k in value):
+            return {k: to_jsonable(v) for k, v in value.items()}
+        # JSON's keys are strings: {1: 10.0, "1": 20.0} as an object would keep one entry of two
+        return {"dict_items": [[to_jsonable(k), to_jsonable(v)] for k, v in value.items()]}
     return type(value).__name__
 
 
