@@ -3,7 +3,7 @@
 - ``--adtrace``: every test's call phase runs inside ``adtrace.record()`` (``--adtrace-capture``
   picks the capture level), so a suite shows whether recording changes any outcome;
 - ``--adtrace-report-dir DIR``: for each failing test that recorded a backward pass, a Markdown
-  report of its recording in ``DIR/<test id>.md`` (a long id shortened, with a hash of it); the
+  report of its recording in ``DIR/<test id>-<hash of the id>.md`` (see ``_file_name``); the
   terminal summary lists them, and a report that cannot be written is a warning, not an error;
 - the ``adtrace_recording`` fixture: a test's own recording, active for the whole test.
 """
@@ -110,8 +110,10 @@ def adtrace_recording():
 
 
 def _file_name(nodeid):
-    """The test id as a file name: letters, digits, ``._-``; a long one cut, with a hash of the whole id."""
+    """The test id as a file name: letters, digits, ``._-``, a long one cut; where that changed the
+    id (pytest's ids always hold ``::``), a hash of the whole id added, so that ids differing only
+    there (``[a b]``, ``[a/b]``, ``[a_b]``, ``[a:b]``; ``a/b.py``, ``a_b.py``) never share a file."""
     name = re.sub(r"[^0-9A-Za-z._-]+", "_", nodeid).strip("_")
-    if len(name) <= _NAME_LIMIT:
+    if name == nodeid and len(name) <= _NAME_LIMIT:
         return name
     return f"{name[:_NAME_LIMIT - 13]}-{hashlib.sha256(nodeid.encode()).hexdigest()[:12]}"
