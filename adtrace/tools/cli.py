@@ -9,6 +9,7 @@ what the traced program prints goes to standard error.
 import argparse
 import os
 import sys
+import textwrap
 
 from .. import __version__
 from .commands import EXIT_CODES, USAGE, UserError
@@ -24,6 +25,17 @@ HANDLERS = {"report": report, "view": view, "check": check, "experiments": exper
             "upstream": upstream_check}
 
 _PROGRAM_OUTPUT = "What the traced program prints goes to standard error; standard output holds the result alone."
+_TRACED = ("traced by autograd, run by adtrace's reference engine (when the call is in its scope) and twice by "
+           "central finite differences, f(x + h u) and f(x - h u); --mode fwd: 2 (autograd's JVP, the reference's); "
+           "both: 6; ")
+_CALLS = {  # how many times each command calls the user's function (tests/tools/test_cli_arguments.py counts)
+    "report": f"The function is called 4 times: {_TRACED}--check-nodes: once more (recorded for the per-node checks); "
+              "--engine: 3 (the engine's backward() and finite differences; with --check-nodes too). A print in it "
+              "shows as many times.",
+    "view": f"The function is called 4 times: {_TRACED}--engine: 3 (the engine's backward() and finite "
+            "differences). A print in it shows as many times.",
+    "check": "The function is called once (recorded; each node's rule is then checked on its own).",
+}
 
 
 def build_parser():
@@ -45,8 +57,10 @@ def build_parser():
 
 
 def _command(commands, name, about, *examples, exit_codes=False):
-    """A command whose ``--help`` ends with its examples (and the exit codes, for the tracing ones)."""
-    epilog = (f"{_PROGRAM_OUTPUT}\n{EXIT_CODES}\n\n" if exit_codes else "") + "example:\n" + "\n".join(
+    """A command whose ``--help`` ends with its examples (and, for the tracing ones, how many times
+    they call the function and the exit codes)."""
+    calls = textwrap.fill(_CALLS.get(name, ""), 100)
+    epilog = (f"{calls}\n{_PROGRAM_OUTPUT}\n{EXIT_CODES}\n\n" if exit_codes else "") + "example:\n" + "\n".join(
         f"  {line}" for line in examples)
     return commands.add_parser(name, help=about, description=about[0].upper() + about[1:] + ".", epilog=epilog,
                                formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -185,6 +185,24 @@ def test_the_programs_output_goes_to_stderr_never_into_the_report(project):
     assert "computing the loss" in checked.stderr and "computing" not in checked.stdout
 
 
+@pytest.mark.parametrize("command, options, calls, helped", [
+    ("report", [], 4, "called 4 times"),
+    ("report", ["--mode", "fwd"], 2, "--mode fwd: 2"),
+    ("report", ["--mode", "both"], 6, "both: 6"),
+    ("report", ["--check-nodes"], 5, "--check-nodes: once more"),
+    ("report", ["--engine", "micrograd"], 3, "--engine: 3"),
+    ("report", ["--engine", "micrograd", "--check-nodes"], 3, "--engine: 3"),
+    ("view", ["-o", "p.html"], 4, "called 4 times"),
+    ("view", ["-o", "p.html", "--mode", "fwd"], 2, "--mode fwd: 2"),
+    ("check", [], 1, "called once"),
+])
+def test_the_function_is_called_as_many_times_as_help_says(tmp_path, command, options, calls, helped):
+    (tmp_path / "counted.py").write_text("def f(x):\n    print('called')\n    return x * x + x\n")
+    out = adtrace(command, "counted.py:f", "--at", "0.5", *options, cwd=tmp_path)
+    assert out.returncode == 0 and out.stderr.count("called\n") == calls, out.stderr
+    assert helped in " ".join(adtrace(command, "--help").stdout.split())
+
+
 def test_argnum_and_positive_options_accept_their_least_value():
     """--argnum 0 (the first argument) is a natural number; 1 is the least --max-rows, --sample."""
     args = build_parser().parse_args(["check", "model.py:square", "--at", "1.0", "--argnum", "0", "--sample", "1",

@@ -111,6 +111,12 @@ def test_a_literal_too_deep_or_too_large_is_one_line(project, literal):
     assert len(out.stderr) < 300
 
 
+def test_a_target_calling_os_exit_ends_adtrace_with_its_code_as_the_readme_says(project):
+    (project / "hard_exit.py").write_text("import os\n\ndef f(x):\n    os._exit(0)\n")
+    out = adtrace("check", "hard_exit.py:f", "--at", "1.0", cwd=project)
+    assert out.returncode == 0 and out.stdout == "" and out.stderr == ""  # nothing checked, nothing said: documented
+
+
 @pytest.mark.parametrize("dtype, digits", [("float64", 400), ("float32", 40)])
 def test_an_integer_too_large_for_a_float_is_one_line(project, dtype, digits):
     out = adtrace("report", "funcs.py:square", "--at", "1" * digits, "--dtype", dtype, cwd=project)
