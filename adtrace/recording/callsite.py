@@ -1,6 +1,7 @@
 """Where in the user's code something happened, as ``path:line`` relative to a root folder.
 
-Never an absolute path: code outside the root is named by its module (``module:line``).
+Never an absolute path: code outside the root is named by its module (``module:line``), or, for a
+file the user named by its path (a command line's ``../models/f.py:loss``), as the user named it.
 """
 
 import functools
@@ -21,6 +22,15 @@ _MACHINERY = tuple(str(Path(m.__file__).resolve().parent) + os.sep for m in (aut
 )
 
 
+_NAMED = {}  # absolute path -> how the user named that file (outside the root: shown so, not by its module)
+
+
+def name_file(path, shown):
+    """Show the file ``path``, where it is outside the root, as ``shown``."""
+    _NAMED[os.path.abspath(path)] = shown
+    _location.cache_clear()
+
+
 def relative_location(path, line, module, root=None):
     """``path:line`` relative to ``root`` (the working directory by default) or ``module:line``
     outside it, and for an installed package wherever it is (a venv inside the project too)."""
@@ -31,7 +41,7 @@ def relative_location(path, line, module, root=None):
 def _location(path, line, module, root, cwd):
     relative = os.path.relpath(path, root or cwd) if path else None  # (a relative path is read against cwd)
     if relative is None or relative.startswith("..") or _INSTALLED.intersection(Path(relative).parts):
-        return f"{module or 'unknown'}:{line}"
+        return f"{(path and _NAMED.get(os.path.abspath(path))) or module or 'unknown'}:{line}"
     return f"{relative.replace(os.sep, '/')}:{line}"
 
 

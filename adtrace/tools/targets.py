@@ -13,6 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ..recording.callsite import name_file
+
 MAX_LITERAL = 100_000  # characters of one --at or --kw value
 MAX_DEPTH = 64  # nesting of one literal (numpy arrays have at most 64 dimensions)
 _NAMES = {"nan": math.nan, "inf": math.inf}
@@ -73,6 +75,8 @@ def _load_file(path):
     file = Path(path)
     if not file.is_file():
         raise TargetError(f"no such file: {path}")
+    # outside the working folder, shown as given (never absolute: an absolute path by its file name)
+    name_file(file, file.name if file.is_absolute() else file.as_posix())
     spec = importlib.util.spec_from_file_location(f"adtrace_target_{file.stem}", file)
     module = importlib.util.module_from_spec(spec)
     sys.path.insert(0, str(file.parent))  # the file's own imports of its neighbours

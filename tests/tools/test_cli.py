@@ -112,6 +112,18 @@ def test_view_writes_the_step_through_page(project):
     assert (project / "r.html").read_text() == page  # the same call gives the same bytes
 
 
+@pytest.mark.parametrize("given, shown", [("../models/m.py", "../models/m.py"), ("{abs}/models/m.py", "m.py")])
+def test_a_target_outside_the_folder_is_named_by_its_path(project, given, shown):
+    (project / "models").mkdir()
+    (project / "models" / "m.py").write_text("import autograd.numpy as np\n\ndef f(x):\n    return np.sin(x) * x\n")
+    (project / "work").mkdir()
+    out = adtrace("report", given.format(abs=project) + ":f", "--at", "0.5", cwd=project / "work")
+    assert out.returncode == 0, out.stderr
+    assert f"| source                             | {shown}:3 " in out.stdout  # where f is defined
+    assert f"| {shown}:4 " in out.stdout  # the call site of sin and multiply
+    assert "adtrace_target" not in out.stdout and str(project) not in out.stdout
+
+
 def test_view_errors_are_one_clear_line(project):
     out = adtrace("view", "funcs:boom", "--at", "1.0", "-o", "page.html", cwd=project)
     assert out.returncode == 2 and out.stderr == "adtrace: funcs:boom raised ValueError: nope\n"
