@@ -33,14 +33,24 @@ def cache_dir():
 
 def fetch_sdist(version, cache=None, indexes=None):
     """The unpacked sdist of autograd ``version``: its verified archive from the cache or the index,
-    its tree checked against the archive (unpacked again where it differs)."""
+    its tree checked against the archive (unpacked again where it differs). A cache that cannot be
+    repaired so (a folder where a file should be, a file where a folder should be) is an
+    ``UpstreamError`` naming it and how to clear it."""
     cache = Path(cache or cache_dir())
+    try:
+        return _fetch(version, cache, indexes)
+    except OSError as exc:
+        raise UpstreamError(f"the cache {cache} is damaged ({exc.strerror or exc}: {exc.filename}): clear it "
+                            f"(rm -r {cache}) and run again") from None
+
+
+def _fetch(version, cache, indexes):
     archive = cache / f"autograd-{version}.tar.gz"
     recorded = _recorded_sha256(archive)
     if recorded is None or _sha256(archive) != recorded:
         if recorded is not None:
-            warnings.warn(UpstreamCacheWarning(f"{archive} does not match its sha256 {recorded}: downloaded again"),
-                          stacklevel=2)
+            warnings.warn(UpstreamCacheWarning(f"{archive} does not match its sha256 (recorded in "
+                                               f"{_sha256_file(archive).name}): downloaded again"), stacklevel=3)
         _download(version, archive, indexes)
     source = cache / f"autograd-{version}"
     try:
@@ -49,10 +59,10 @@ def fetch_sdist(version, cache=None, indexes=None):
                 _unpack(tar, archive, source)
             elif difference := _tree_difference(tar, archive, source):
                 warnings.warn(UpstreamCacheWarning(f"{source}: {difference}; unpacked again from {archive.name}"),
-                              stacklevel=2)
+                              stacklevel=3)
                 _unpack(tar, archive, source)
     except (tarfile.TarError, EOFError, zlib.error, OSError) as exc:
-        raise UpstreamError(f"cannot unpack {archive} into {source}: {exc}") from None
+        raise UpstreamError(f"cannot unpack {archive} into {source}: {exc} (clear the cache: rm -r {cache})") from None
     if not (source / "tests").is_dir():
         raise UpstreamError(f"the sdist of autograd {version} has no tests/ folder ({archive})")
     return source
@@ -90,9 +100,13 @@ def _sha256_file(archive):
 
 
 def _recorded_sha256(archive):
+    """The sha256 recorded beside ``archive`` (what the file holds, garbage too: it then matches
+    nothing and the archive is downloaded again), ``None`` if none is."""
     recorded = _sha256_file(archive)
-    words = recorded.read_text().split() if recorded.exists() else []
-    return words[0] if words else None
+    if not recorded.exists():
+        return None
+    words = recorded.read_bytes().decode("ascii", errors="replace").split()
+    return words[0] if words else ""
 
 
 def _sha256(path):

@@ -7,6 +7,7 @@ API's HTML form: no network.
 import hashlib
 import io
 import os
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -127,7 +128,7 @@ def test_a_link_inside_the_tree_is_unpacked_as_a_copy(tmp_path, cache):
 
 
 @pytest.mark.parametrize("tamper", ["empty a test file", "truncate a test file", "add a test file",
-                                    "remove a test file"])
+                                    "remove a test file", "garbage bytes in a test file"])
 def test_a_tampered_tree_is_unpacked_again_from_the_archive(tmp_path, cache, tamper):
     indexes = serve(tmp_path, crafted_archive())
     source = sdist.fetch_sdist(VERSION, cache, indexes)
@@ -141,6 +142,8 @@ def test_a_tampered_tree_is_unpacked_again_from_the_archive(tmp_path, cache, tam
         target.write_bytes(b"")
     elif tamper == "truncate a test file":
         target.write_bytes(GOOD[f"{TOP}/tests/test_a.py"][:10])
+    elif tamper == "garbage bytes in a test file":
+        target.write_bytes(b"\xff\xfe\x00 not UTF-8 \x80")
     elif tamper == "add a test file":
         (source / "tests" / "test_extra.py").write_text("def test_extra():\n    pass\n")
     else:
@@ -164,6 +167,32 @@ def test_a_truncated_or_altered_archive_is_downloaded_again(tmp_path, cache):
     with pytest.warns(sdist.UpstreamCacheWarning, match="downloaded again"):
         sdist.fetch_sdist(VERSION, cache, indexes)
     assert (cache / f"{TOP}.tar.gz.sha256").read_text().split()[0] == hashlib.sha256(archive).hexdigest()
+
+
+def test_garbage_in_the_recorded_sha256_downloads_the_archive_again(tmp_path, cache):
+    archive = crafted_archive()
+    indexes = serve(tmp_path, archive)
+    sdist.fetch_sdist(VERSION, cache, indexes)
+    (cache / f"{TOP}.tar.gz.sha256").write_bytes(b"\xff\xfe\x00 garbage")
+    with pytest.warns(sdist.UpstreamCacheWarning, match="does not match its sha256 .* downloaded again"):
+        sdist.fetch_sdist(VERSION, cache, indexes)
+    assert (cache / f"{TOP}.tar.gz.sha256").read_text().split()[0] == hashlib.sha256(archive).hexdigest()
+
+
+@pytest.mark.parametrize("damage", ["the cache is a file", "the archive is a folder", "its sha256 is a folder"])
+def test_a_cache_that_cannot_be_repaired_is_an_error_naming_it_and_how_to_clear_it(tmp_path, cache, damage):
+    indexes = serve(tmp_path, crafted_archive())
+    sdist.fetch_sdist(VERSION, cache, indexes)
+    spoiled = {"the cache is a file": cache, "the archive is a folder": cache / f"{TOP}.tar.gz",
+               "its sha256 is a folder": cache / f"{TOP}.tar.gz.sha256"}[damage]
+    if damage == "the cache is a file":
+        shutil.rmtree(spoiled)
+        spoiled.write_bytes(b"\xff")
+    else:
+        spoiled.unlink()
+        spoiled.mkdir()
+    with pytest.raises(sdist.UpstreamError, match=f"the cache {cache} is damaged .*{spoiled.name}.*rm -r {cache}"):
+        sdist.fetch_sdist(VERSION, cache, indexes)
 
 
 def test_a_truncated_archive_that_cannot_be_fetched_again_names_the_cache(tmp_path, cache):
