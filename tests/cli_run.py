@@ -27,3 +27,25 @@ def one_error_line(out, *fragments):
     assert "Traceback" not in out.stderr and out.stdout == ""
     for fragment in fragments:
         assert fragment in out.stderr, (fragment, out.stderr)
+
+
+def read_fifo(fifo, write):
+    """The bytes ``write()`` writes into the FIFO ``fifo`` (at most a pipe's 64 KiB). Its reader is
+    opened first, without waiting for a writer: a ``write()`` that replaced the FIFO instead of
+    writing into it gives ``b""`` here, never a test that hangs."""
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        write()
+        chunks = []
+        while chunk := _read_now(reader):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(reader)
+
+
+def _read_now(fd):
+    try:
+        return os.read(fd, 1 << 16)
+    except BlockingIOError:  # (a writer still holds it open: what it wrote so far is all)
+        return b""

@@ -3,6 +3,7 @@
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -10,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from adtrace.recording.autograd import drift
+from cli_run import read_fifo
 
 REPO = Path(__file__).resolve().parents[2]
 FUNCS = '''
@@ -84,6 +86,22 @@ def test_report_to_stdout_by_module_and_by_path(project):
     assert by_module.stdout == by_path.stdout
     assert "| gradient (VJP with a seed of ones) | 1.86093 " in by_module.stdout
     assert "| source                             | funcs.py:5 " in by_module.stdout
+    dash = adtrace("report", "funcs:f", "--at", "0.5", "--at", "3.0", "-o", "-", cwd=project)
+    assert dash.returncode == 0 and dash.stdout == by_module.stdout and not (project / "-").exists()
+
+
+def test_report_streams_into_a_fifo_and_keeps_a_600_file_600(project):
+    os.mkfifo(project / "pipe")
+    (project / "r.md").write_text("old\n")
+    (project / "r.md").chmod(0o600)
+    runs = []
+    read = read_fifo(project / "pipe", lambda: runs.append(adtrace(
+        "report", "funcs:f", "--at", "0.5", "--at", "3.0", "--json", "pipe", "-o", "r.md", cwd=project)))
+    assert runs[0].returncode == 0, runs[0].stderr
+    assert json.loads(read)["reverse"]["events"][0]["kind"] == "root"
+    assert stat.S_ISFIFO((project / "pipe").lstat().st_mode)
+    assert (project / "r.md").read_text().startswith("# adtrace report")
+    assert stat.S_IMODE((project / "r.md").stat().st_mode) == 0o600
 
 
 def test_report_to_files_with_json_and_argnum(project):
