@@ -19,7 +19,8 @@ def write_file(path, text):
     - a regular file (or none yet): through a temporary file in its folder, renamed over it, with
       the old file's permission bits: a failure leaves the old file (or none), never a half-written one;
     - a regular file with more than one hard link: in place, so that every link sees the new text
-      (a rename would give this name a new file and leave the other links on the old one);
+      (a rename would give this name a new file and leave the other links on the old one), at the
+      cost of atomicity;
     - a symbolic link: written through, its target replaced as above; the link stays a link;
     - ``-`` (standard output), a character device, a FIFO: written directly, streamed, no rename
       (a rename would replace ``/dev/null`` with a regular file);
@@ -29,12 +30,8 @@ def write_file(path, text):
     if kind == "stdout":
         with standard_output() as out:
             out.write(text)
-    elif kind == "stream":
-        with open(path, "wb") as stream:  # (a FIFO: waits here for its reader, as the shell's `>` does)
-            stream.write(data)
-    elif kind == "linked":
-        with open(path, "r+b") as file:
-            file.truncate(0)
+    elif kind in ("stream", "linked"):  # the same file, truncated and written (a FIFO: opening waits for its reader)
+        with open(path, "wb") as file:
             file.write(data)
     else:
         _replace(path, data, mode)
