@@ -120,3 +120,7 @@ def test_upstream_examples_writes_the_table(tmp_path):
     assert "| `rosenbrock` |" in (tmp_path / "examples.md").read_text()
     unknown = adtrace("upstream", "--examples", "--only", "nope", cwd=tmp_path)
     assert unknown.returncode == 2 and "no example named nope" in unknown.stderr
+    (tmp_path / "folder").mkdir()
+    folder = adtrace("upstream", "--examples", "--only", "rosenbrock", "--rounds", "1", "-o", "folder", cwd=tmp_path)
+    assert folder.returncode == 2 and folder.stdout == ""  # refused before any example ran
+    assert folder.stderr == "adtrace: cannot write -o folder: is a directory\n"
