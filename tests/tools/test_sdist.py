@@ -195,6 +195,17 @@ def test_a_cache_that_cannot_be_repaired_is_an_error_naming_it_and_how_to_clear_
         sdist.fetch_sdist(VERSION, cache, indexes)
 
 
+def test_a_truncated_archive_whose_recorded_sha256_matches_it_names_the_cache_and_how_to_clear_it(tmp_path, cache):
+    archive = crafted_archive()
+    indexes = serve(tmp_path, archive)
+    sdist.fetch_sdist(VERSION, cache, indexes)
+    truncated = archive[: len(archive) // 2]
+    (cache / f"{TOP}.tar.gz").write_bytes(truncated)
+    (cache / f"{TOP}.tar.gz.sha256").write_text(f"{hashlib.sha256(truncated).hexdigest()}  {TOP}.tar.gz\n")
+    with pytest.raises(sdist.UpstreamError, match=f"cannot unpack {cache / TOP}.tar.gz .*rm -r {cache}"):
+        sdist.fetch_sdist(VERSION, cache, indexes)
+
+
 def test_a_truncated_archive_that_cannot_be_fetched_again_names_the_cache(tmp_path, cache):
     archive = crafted_archive()
     sdist.fetch_sdist(VERSION, cache, serve(tmp_path, archive))
