@@ -246,6 +246,21 @@ def test_no_false_alarm_at_hard_points(f, x):
     assert report.passed, report.failures
 
 
+def test_a_matrix_symmetric_to_rounding_is_moved_symmetrically():
+    """A covariance off by an ulp from symmetric (numpy 1.x computes gaussian_process's so) is as
+    symmetric as rules such as cholesky's assume: no false alarm. One visibly asymmetric is not,
+    and cholesky's rule (reading the lower triangle, its VJP symmetric) fails there as before."""
+    rounded = S.copy()
+    rounded[0, 1] = np.nextafter(rounded[0, 1], 2.0)
+    asymmetric = S.copy()
+    asymmetric[0, 1] += 1e-6
+    f = lambda X: anp.sum(anp.linalg.cholesky(X))
+    assert not np.array_equal(rounded, rounded.T)
+    assert adtrace.check(f, rounded).passed
+    failed = adtrace.check(f, asymmetric)
+    assert not failed.passed and failed.first_failure.primitive == "cholesky"
+
+
 @primitive
 def jointly_wrong(a, b):
     return a * b
