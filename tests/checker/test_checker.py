@@ -12,6 +12,7 @@ from autograd.misc.fixed_points import fixed_point
 
 import adtrace
 from adtrace.checker import FAIL, PASS, SKIPPED
+from readme import stated
 from reference_corpus import ALL_CASES
 
 
@@ -132,6 +133,10 @@ def test_no_false_alarm_on_the_corpora(case):
     assert report.passed, [r for r in report.failures] + [report.nonfinite]
     assert all(r.status in (PASS, SKIPPED) for r in report.rows)
     assert all(r.reason for r in report.rows if r.status == SKIPPED)
+
+
+def test_the_readme_states_how_many_cases_are_checked():
+    assert stated(r"no false alarm on the (\d+) cases of the test corpora") == len(ALL_CASES)
 
 
 def test_non_differentiable_points_are_skipped_with_a_reason():

@@ -4,13 +4,13 @@ literals, --version, help on every option, and the program's own output kept off
 import argparse
 import json
 import re
-from pathlib import Path
 
 import pytest
 
 from adtrace import __version__
 from adtrace.tools.cli import build_parser
 from cli_run import adtrace
+from readme import readme
 
 MODEL = '''
 import os
@@ -193,13 +193,10 @@ def test_argnum_and_positive_options_accept_their_least_value():
     assert (args.argnum, args.sample, args.max_rows) == (0, 1, 1)
 
 
-README = Path(__file__).resolve().parents[2] / "README.md"
-
-
 def readme_synopsis():
     """The README's command-line synopsis: ``{command: [line's options, ...]}``, each option as
     ``(name, value or None, optional, repeated)``; ``[ARGUMENTS]`` expanded from its own line."""
-    block = README.read_text().split("\n## Command line\n", 1)[1].split("```")[1]
+    block = readme().split("\n## Command line\n", 1)[1].split("```")[1]
     lines = [line for line in block.splitlines() if line.strip()]
     arguments = next(line for line in lines if line.startswith("ARGUMENTS: "))
 
