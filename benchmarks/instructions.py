@@ -1,7 +1,7 @@
 """Instructions executed per autograd node, recorded against plain, counted by valgrind's callgrind.
 
     python benchmarks/instructions.py [--workload chain|forward|gradgrad|systematic] [--captures structure,auto]
-                                      [--noop on_vjp_node,on_toposort,...]
+                                      [--noop [on_vjp_node,on_toposort,...]]
 
 ``forward`` is ``make_jvp`` through a chain of small-array operations: the JVP nodes that
 autograd's ``check_grads`` makes as many of as VJP nodes. ``systematic`` runs every 20th test of
@@ -14,8 +14,8 @@ once the sources of variation are pinned: OpenBLAS worker threads (they spin, an
 every thread: 30M instructions of difference between two runs of the same code), the hash seed and
 address-space randomisation (``setarch -R``); then three runs of the same code agree to about 2,000
 instructions in 2.2 billion, and a hot-path change of 1% shows. Needs ``valgrind``; prints, writes
-nothing. ``--noop`` replaces recorder methods by no-ops:
-what the wrappers cost without the recorder's work.
+nothing. ``--noop`` replaces recorder methods by no-ops (given alone, every one the wrappers call,
+``run.py``'s ``HOOKED_METHODS``): what the wrappers cost without the recorder's work.
 """
 
 import argparse
@@ -24,6 +24,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -90,12 +91,13 @@ def count(workload, mode, noop=""):
 
         tests = str(fetch_sdist() / "tests")
     code = CHILD.format(here=str(HERE), nodes=NODES[workload], runs=RUNS[workload], tests=tests)
-    command = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, "-c", code,
-               workload, mode, noop]
-    if shutil.which("setarch"):
-        command = ["setarch", os.uname().machine, "-R"] + command
-    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", PYTHONHASHSEED="0")
-    done = subprocess.run(command, capture_output=True, text=True, env=env)
+    with tempfile.TemporaryDirectory() as folder:  # callgrind's profile, unread (the count is in its log)
+        command = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={folder}/callgrind.out", sys.executable,
+                   "-c", code, workload, mode, noop]
+        if shutil.which("setarch"):
+            command = ["setarch", os.uname().machine, "-R"] + command
+        env = dict(os.environ, OPENBLAS_NUM_THREADS="1", PYTHONHASHSEED="0")
+        done = subprocess.run(command, capture_output=True, text=True, env=env)
     found = re.search(r"Collected : (\d+)", done.stderr)
     if done.returncode != 0 or not found:
         raise SystemExit(f"callgrind run failed ({workload}, {mode}):\n{done.stderr[-2000:]}")
@@ -103,10 +105,14 @@ def count(workload, mode, noop=""):
 
 
 def main(argv=None):
+    from run import HOOKED_METHODS  # this folder is on the path of a script run from it
+
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--workload", choices=sorted(RUNS), default="chain")
     parser.add_argument("--captures", default="structure,auto", help="comma-separated capture levels")
-    parser.add_argument("--noop", default="", help="recorder methods to replace by no-ops (comma-separated)")
+    parser.add_argument("--noop", nargs="?", default="", const=",".join(HOOKED_METHODS), metavar="METHODS",
+                        help="recorder methods to replace by no-ops (comma-separated; alone: every one the wrappers "
+                             "call)")
     args = parser.parse_args(argv)
     if not shutil.which("valgrind"):
         raise SystemExit("valgrind is not installed: this benchmark counts instructions with callgrind")

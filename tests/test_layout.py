@@ -2,9 +2,12 @@
 recording stage's engine packages (and the tools) know an engine."""
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
+
+from readme import readme
 
 PACKAGE = Path(__file__).resolve().parents[1] / "adtrace"
 STAGES = ["recording", "reference", "compare", "checker", "report", "view", "tools"]  # in pipeline order
@@ -74,3 +77,17 @@ def test_the_tests_mirror_the_package():
     assert at_top == ["test_layout.py", "test_lint.py"], "a test of one stage belongs in its folder"
     names = [p.name for p in tests.rglob("test_*.py")]
     assert len(names) == len(set(names)), "test file names are unique (the folders have no __init__.py)"
+
+
+def test_every_file_the_readme_names_exists():
+    """A path into this repository that the README names (``adtrace/...``, ``tests/...``, ``.ci/...``,
+    ...) is there; autograd's own files (``autograd's `tests/test_scipy.py` ``) are not ours, and
+    ``reports/NAME.md`` is a pattern."""
+    repo = PACKAGE.parent
+    text = " ".join(readme().split())
+    named = [(m.group(1), text[max(0, m.start() - 11):m.start()])
+             for m in re.finditer(r"`((?:adtrace|tests|\.ci|experiments|reports|benchmarks)/[\w/.-]*\w)`", text)]
+    assert len(named) > 30
+    missing = [path for path, before in named
+               if before != "autograd's " and "NAME" not in path and not (repo / path).exists()]
+    assert missing == []

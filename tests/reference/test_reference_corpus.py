@@ -14,6 +14,7 @@ from autograd.util import toposort
 
 import adtrace.reference as ref
 from corpus import CASES, bit_identical, flatten, run
+from readme import stated
 from reference_corpus import ALL_CASES, EXTRA_CASES, numeric_result, run_reference, supported
 
 FIRST_ORDER_REVERSE = ("grad", "elementwise_grad", "jacobian")
@@ -43,6 +44,12 @@ def test_corpus_is_large_enough():
     assert len(CASES) == 36
     assert len([c for c in ALL_CASES if supported(c)]) >= 40
     assert len({c.name for c in ALL_CASES}) == len(ALL_CASES)
+
+
+def test_the_readme_states_how_many_cases_run():
+    """"Tested on N cases": N is how many of these tests' cases run, not skipped."""
+    run = [p for p in case_params() if not p.marks]
+    assert stated(r"Tested on (\d+) cases of the test corpora") == len(run)
 
 
 @pytest.mark.parametrize("case", case_params())

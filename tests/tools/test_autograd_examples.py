@@ -16,6 +16,7 @@ from adtrace.tools.autograd_examples import EXAMPLES, module
 from adtrace.tools.autograd_examples.load import definitions, examples_folder
 from adtrace.report.fit import LINE_WIDTH
 from adtrace.tools.autograd_examples.proof import SIZE_LIMIT, markdown, run
+from readme import stated
 
 NAMED_BY_THE_ISSUE = ["logistic_regression", "neural_net", "rnn", "lstm", "convnet", "gaussian_process", "gmm",
                       "variational_autoencoder", "black_box_svi", "fixed_points", "ode_net", "rosenbrock", "tanh"]
@@ -28,6 +29,7 @@ def example_run(name):
 
 def test_the_examples_the_issue_names_are_all_here():
     assert set(NAMED_BY_THE_ISSUE) <= set(EXAMPLES) and len(EXAMPLES) >= 20
+    assert stated(r"`adtrace upstream --examples` loads (\d+) of the examples") == len(EXAMPLES)
 
 
 @pytest.mark.parametrize("name", list(EXAMPLES))

@@ -10,6 +10,7 @@ import pytest
 from adtrace import __version__
 from adtrace.tools.cli import build_parser
 from cli_run import adtrace
+from readme import readme
 
 MODEL = '''
 import os
@@ -208,3 +209,55 @@ def test_argnum_and_positive_options_accept_their_least_value():
     args = build_parser().parse_args(["check", "model.py:square", "--at", "1.0", "--argnum", "0", "--sample", "1",
                                       "--max-rows", "1"])
     assert (args.argnum, args.sample, args.max_rows) == (0, 1, 1)
+
+
+def readme_synopsis():
+    """The README's command-line synopsis: ``{command: [line's options, ...]}``, each option as
+    ``(name, value or None, optional, repeated)``; ``[ARGUMENTS]`` expanded from its own line."""
+    block = readme().split("\n## Command line\n", 1)[1].split("```")[1]
+    lines = [line for line in block.splitlines() if line.strip()]
+    arguments = next(line for line in lines if line.startswith("ARGUMENTS: "))
+
+    def options(text):
+        found = []
+        for bracketed, bare in re.findall(r"\[(-[^][]*)\]|(?<![\w-])(-[^\s\][]+(?: [^\s\][-]+)?)", text):
+            words = (bracketed or bare).split()
+            value = next((w for w in words[1:] if w != "..."), None)
+            found.append((words[0], value, bool(bracketed), words[-1] == "..."))
+        return found
+
+    commands = {}
+    for line in lines:
+        if line.startswith("adtrace "):
+            rest = line[len("adtrace "):]
+            command = "adtrace" if rest.startswith("-") else rest.split()[0]  # "adtrace --version": the program's
+            found = options(rest) + (options(arguments[len("ARGUMENTS:"):]) if "[ARGUMENTS]" in rest else [])
+            commands.setdefault(command, []).append((found, "TARGET" in rest.split()))
+    return commands
+
+
+def test_the_readme_synopsis_is_every_commands_real_options():
+    """Each README synopsis line lists exactly its command's options: every one (no more), with a
+    value where the option takes one, its choices where it has some, ``...`` where it repeats, and
+    brackets where it is optional; and TARGET where the command has one."""
+    parser = build_parser()
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+    synopsis = readme_synopsis()
+    assert set(synopsis) == {"adtrace", *commands}
+    for name, command in {"adtrace": parser, **commands}.items():
+        actions = [a for a in command._actions if a.option_strings and not isinstance(a, argparse._HelpAction)
+                   and not isinstance(a, argparse._SubParsersAction)]
+        positional = [a.dest for a in command._actions if not a.option_strings and a.dest != "command"]
+        shown = [option for found, _ in synopsis[name] for option in found]
+        for option, value, optional, repeated in shown:
+            action = next((a for a in actions if option in a.option_strings), None)
+            assert action is not None, f"README: adtrace {name} has no option {option}"
+            assert (value is not None) == (action.nargs != 0), f"README: {name} {option} value {value!r}"
+            if action.choices:
+                assert value.split("|") == list(action.choices), f"README: {name} {option} choices {value!r}"
+            assert repeated == isinstance(action, argparse._AppendAction), f"README: {name} {option} ..."
+            if name != "adtrace" and len(synopsis[name]) == 1:  # one form of use: brackets say optional
+                assert optional == (not action.required), f"README: {name} {option} brackets"
+        missing = [a.option_strings[-1] for a in actions if not any(o[0] in a.option_strings for o in shown)]
+        assert missing == [], f"README's synopsis of adtrace {name} omits {missing}"
+        assert all(has_target == (positional == ["target"]) for _, has_target in synopsis[name]), name

@@ -55,7 +55,8 @@ def test_the_classic_bug_is_reported_named_and_exits_1(project):
     check = adtrace("check", "funcs.py:twice", "--at", "3", "--engine", "value_classes.py:BuggyValue", cwd=project)
     assert check.returncode == 1, check.stderr
     assert check.stdout.rstrip().splitlines()[-1].startswith(
-        "First failing node: `v1_add` (`+`) argument 1, called at funcs.py:3: v0_leaf.grad = 1 replaced 1")
+        "First failing node: `v1_add` (`+`) argument 1, called at funcs.py:3: v0_leaf.grad = 1 replaced 1 "
+        "instead of adding to it: the contribution 1 already there is lost (write it with +=)")  # as the README
 
 
 @pytest.mark.parametrize("engine, target, at", [
