@@ -53,7 +53,7 @@ class Agreement:
         parts = [f"rtol {self.rtol:g}" + (f" x the terms' size {self.terms:.1e}" if self.terms > 1 else "")]
         if self.error:
             parts.append(f"10 x the differences' error {self.error / self.difference * self.relative:.1e}")
-        verb = "<=" if self.passed else ">"
+        verb = "within" if self.passed else "beyond"
         return (f"relative difference {self.relative:.1e} {verb} tolerance {self.relative_tolerance:.1e} "
                 f"({' + '.join(parts)})")
 
@@ -81,6 +81,24 @@ def agree(analytic, numeric, rtol, scale=0.0, error=0.0):
                                            f"(x 10) is as large as the numbers compared ({largest:.1e})")
     status = PASS if difference <= tolerance else FAIL
     return Agreement(status, difference * unit, tolerance * unit, relative, relative_tolerance, rtol, error, terms)
+
+
+def agree_arrays(got, want, rtol):
+    """Two arrays of one shape, normwise: ``|got - want| <= rtol * max(|got|, |want|)`` (2-norms of
+    the arrays divided by their largest magnitude first); NaN against NaN and an infinity against
+    itself are equal. No absolute floor: all zeros against all zeros is the only exact 0."""
+    got, want = np.asarray(got), np.asarray(want)
+    if got.shape != want.shape:
+        return Agreement(FAIL, math.inf, 0.0, math.inf, 0.0, rtol, 0.0)
+    if np.array_equal(got, want, equal_nan=True):
+        return Agreement(PASS, 0.0, 0.0, 0.0, 0.0, rtol, 0.0)
+    if not (np.all(np.isfinite(got)) and np.all(np.isfinite(want))):
+        return Agreement(FAIL, math.inf, 0.0, math.inf, 0.0, rtol, 0.0)
+    unit = max(float(np.max(np.abs(got), initial=0.0)), float(np.max(np.abs(want), initial=0.0)))
+    g, w = got / unit, want / unit
+    difference, larger = norm(g - w), max(norm(g), norm(w))
+    status = PASS if difference <= rtol * larger else FAIL
+    return Agreement(status, difference * unit, rtol * larger * unit, difference / larger, rtol, rtol, 0.0)
 
 
 def norm(x):

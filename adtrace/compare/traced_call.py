@@ -23,11 +23,13 @@ from .align import align, relabel
 from .arguments import differentiated, unary
 from ..recording.callsite import source_location
 from .checks import Check, engines_agree, finite_differences, orders_valid
+from .tolerance import agree_arrays
 from ..recording.passes import user_query
 from ..recording.session import record
 from ..recording.values import ArraySummary, plain
 
 MODES = ("rev", "fwd", "both")
+TANGENT_RTOL = 1e-9  # the same rules in the same order: rounding-level agreement (a rule 1e-7 off differs)
 _AUTOGRAD_DIR = str(Path(autograd.__file__).resolve().parent)
 
 
@@ -142,9 +144,9 @@ def _forward(call, f, x, capture, root):
         # the output's tangent (zeros when the output does not depend on the input: no node to log)
         ref_tangent = call.reference_tangents[-1].tangent if call.reference_tangents else vspace(output).zeros()
         with np.errstate(all="ignore"):
-            agree = np.allclose(ref_tangent, call.tangent, rtol=1e-9, atol=1e-12, equal_nan=True)
-        call.checks.append(Check("forward mode: reference tangent vs autograd", bool(agree),
-                                 "output tangents agree" if agree else "output tangents differ"))
+            verdict = agree_arrays(call.tangent, ref_tangent, TANGENT_RTOL)
+        call.checks.append(Check("forward mode: reference tangent vs autograd", verdict.passed,
+                                 f"output tangents {'agree' if verdict.passed else 'differ'}: {verdict.describe()}"))
     except (TypeError, NotImplementedError) as exc:
         call.reference_note = call.reference_note or str(exc)
 
