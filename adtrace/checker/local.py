@@ -78,7 +78,7 @@ def _check_argument(row, call, ans, argnum, u, ingrad, rng, rtol):
     if differences is None:
         return [NodeCheck(**row, test="vjp", status=SKIPPED, reason="no step moves the point (not a number?)")]
     numeric = _real(ys.inner_prod(u, differences.estimate))
-    kink = _kink(differences)
+    kink = kink_reason(differences)
     if kink:
         return [NodeCheck(**row, test="vjp", status=SKIPPED, numeric=numeric, reason=kink)]
     w = _like(differences.direction, a)  # the direction the differences moved along, exactly
@@ -102,7 +102,7 @@ def _compare(row, test, analytic, numeric, rtol, terms, error):
                      difference=verdict.difference, tolerance=verdict.tolerance, reason=reason)
 
 
-def _kink(differences):
+def kink_reason(differences):
     """Why the primitive has no derivative at the point, or "" when it has one. The one-sided
     differences at h/2 are compared element by element, so one kink in a vector is not averaged
     away; a smooth function's differ by about h times its curvature, far below the threshold."""
