@@ -50,9 +50,9 @@ class Agreement:
             return self.why
         if self.difference == 0:
             return f"equal (rtol {self.rtol:g})"
-        parts = [f"rtol {self.rtol:g}" + (f" x the terms' size {self.terms:.1e}" if self.terms > 1 else "")]
+        parts = [f"rtol {self.rtol:g}" + (f" x the terms' size {self.terms:.1e}" if self.terms > 1.05 else "")]
         if self.error:
-            parts.append(f"10 x the differences' error {self.error / self.difference * self.relative:.1e}")
+            parts.append(f"10 x differences' error {self.error / self.difference * self.relative:.1e}")
         verb = "within" if self.passed else "beyond"
         return (f"relative difference {self.relative:.1e} {verb} tolerance {self.relative_tolerance:.1e} "
                 f"({' + '.join(parts)})")
