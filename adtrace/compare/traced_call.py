@@ -31,6 +31,7 @@ from ..recording.values import ArraySummary, plain
 MODES = ("rev", "fwd", "both")
 TANGENT_RTOL = 1e-9  # the same rules in the same order: rounding-level agreement (a rule 1e-7 off differs)
 _AUTOGRAD_DIR = str(Path(autograd.__file__).resolve().parent)
+_ADTRACE_DIR = str(Path(__file__).resolve().parents[1])
 
 
 @dataclass
@@ -52,6 +53,7 @@ class TracedCall:
     alignment: list = field(default_factory=list)
     checks: list = field(default_factory=list)
     warnings: list = field(default_factory=list)
+    reference_warnings: list = field(default_factory=list)  # numpy's warnings in the reference engine's own rules
     node_checks: Any = None  # checker.CheckReport, added by checker.check_call
     engine: str = "autograd"  # the engine traced (micrograd_call: every argument is a leaf, argnum None)
 
@@ -71,7 +73,7 @@ def trace_call(f, args, argnum=0, mode="rev", capture="auto", root=None, rtol=No
             _reverse(call, of_x, x, capture, rtol, root)
         if mode in ("fwd", "both"):
             _forward(call, of_x, x, capture, root)
-    call.warnings = _autograd_warnings(caught)
+    call.warnings, call.reference_warnings = _sorted_warnings(caught)
     return call
 
 
@@ -89,16 +91,22 @@ def _collector_paused():
             gc.enable()
 
 
-def _autograd_warnings(caught):
-    """autograd's own warnings (its text is fixed) go into the report; any other is warned again,
-    as if adtrace had not caught it: its text may hold addresses or paths."""
-    own = set()
+def _sorted_warnings(caught):
+    """autograd's own warnings (its text is fixed) and those raised in adtrace's own code (the
+    reference engine's rules recomputing a derivative, as a division by zero: pointing into adtrace
+    would blame it) go into the report, each message once; any other, the user's code's, is warned
+    again once per line, as if adtrace had not caught it: its text may hold addresses or paths."""
+    own, reference, seen = set(), set(), set()
     for w in caught:
-        if str(w.filename).startswith(_AUTOGRAD_DIR):
+        filename = str(w.filename)
+        if filename.startswith(_AUTOGRAD_DIR):
             own.add(str(w.message))
-        else:
+        elif filename.startswith(_ADTRACE_DIR):
+            reference.add(str(w.message))
+        elif (filename, w.lineno, str(w.message)) not in seen:  # the reference engine reran the same line
+            seen.add((filename, w.lineno, str(w.message)))
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-    return sorted(own)
+    return sorted(own), sorted(reference - own)
 
 
 def _reverse(call, f, x, capture, rtol, root):

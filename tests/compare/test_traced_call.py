@@ -168,3 +168,27 @@ def test_complex_arguments_and_outputs_are_checked_by_finite_differences():
         call = trace_call(f, (1.5j,))
         differences = [c for c in call.checks if c.name == "central finite differences"]
         assert [(c.passed, c.skipped) for c in differences] == [(True, False)], differences
+
+
+def user_line_warns(x):
+    np.float64(1.0) / np.float64(0.0)  # numpy warns here, at each of the function's runs
+    return anp.log(x) * 2.0
+
+
+def test_warnings_point_at_the_users_line_once_never_into_adtrace():
+    """log at 0: the reference engine's own rule (g / x) divides by zero as autograd's did: said
+    once in the report, not warned from adtrace/reference/vjp_rules.py; the user's own line warns
+    once though the function runs several times (autograd, the reference engine, differences)."""
+    import warnings
+    from pathlib import Path
+
+    import adtrace
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        call = trace_call(user_line_warns, (0.0,))
+    package = str(Path(adtrace.__file__).resolve().parent)
+    assert not [w for w in caught if str(w.filename).startswith(package)], [(w.filename, w.lineno) for w in caught]
+    here = [w for w in caught if w.filename == __file__]
+    assert [w.lineno for w in here] == [user_line_warns.__code__.co_firstlineno + 1]
+    assert "divide by zero encountered in scalar divide" in call.warnings
