@@ -17,15 +17,16 @@ import numpy as np
 from .tolerance import norm
 
 STEP = 1e-6
+RELATIVE_STEP = 1e-5  # Richardson's truncation error at 1e-5 |x| is ~1e-11; rounding's eps / 1e-5 ~ 2e-11
 
 
 def steps(size):
     """The steps tried at a point whose largest magnitude is ``size``: ``1e-6 * min(max(1, size), 100)``
     (a function of a large x often varies on a scale of 1, as sin at 1e6: the cap keeps such a
-    step small), and ``1e-6 * size`` where that is far from it (a function varying on the scale
+    step small), and ``1e-5 * size`` where that is far from it (a function varying on the scale
     of x itself, as log at 1e300 or x * x at 1e-300, needs a step relative to x)."""
     capped = STEP * min(max(1.0, size), 100.0)
-    relative = STEP * size
+    relative = RELATIVE_STEP * size
     return [capped] + ([relative] if size > 0 and not 1e-3 <= size <= 1e4 else [])
 
 
@@ -48,22 +49,27 @@ class Differences:
 
     def _relative_error(self):
         error = float(np.max(np.abs(self.truncation), initial=0.0)) + self.rounding
-        return error / float(np.max(np.abs(self.estimate), initial=0.0)) if error else 0.0
+        with np.errstate(all="ignore"):
+            return error / float(np.max(np.abs(self.estimate), initial=0.0)) if error else 0.0
 
 
 def along(point, v, phi):
-    """Differences of ``phi`` (point -> double array) at ``point`` along ``v``, at the best step;
-    ``None`` when no step moves the point."""
-    best = None
+    """Differences of ``phi`` (point -> double array) at ``point`` along ``v``, at the best step
+    that moves every element ``v`` moves (else at the best that moves most of ``v``); ``None``
+    when no step moves the point."""
+    best, fallback = None, None
     for h in steps(float(np.max(np.abs(point), initial=0.0))):
         w = exact_direction(point, v, h)
         if norm(w) < 0.5 * norm(v):  # the step is lost in the point's rounding
             continue
         found = richardson(lambda t: phi(point + t * w), h)
         found.direction = w
-        if best is None or not best._relative_error() <= found._relative_error():
+        everywhere = bool(np.all((w != 0) | (v == 0)))  # an element the step does not move is not tested
+        if everywhere and (best is None or not best._relative_error() <= found._relative_error()):
             best = found
-    return best
+        elif not everywhere and fallback is None:
+            fallback = found
+    return best if best is not None else fallback
 
 
 def richardson(phi, h):
