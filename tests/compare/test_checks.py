@@ -84,12 +84,13 @@ def test_engines_agree_counts_each_kind_of_node_in_its_detail():
             row("v1_dot", NOT_COMPARED, summarized=True), row("v0_root", EXACT)]
     agree = engines_agree(rows)
     assert agree.passed and agree.detail == (
-        "3 nodes exact, 1 within rtol 1e-9 (atol 1e-12) (2 compared by summary statistics only: capture them with "
-        "capture='full'); 1 not compared (containers above the inline size, kept as type and length: capture "
-        "them with capture='full')")
+        "3 nodes exact, 1 within rtol 1e-9 (+ 1e-12 x the largest partial adjoint) (2 compared by summary "
+        "statistics only: capture them with capture='full'); 1 not compared (containers above the inline size, "
+        "kept as type and length: capture them with capture='full')")
     differs = engines_agree([row("v1_sin", EXACT), row("v0_root", DIFFERS)])
     assert not differs.passed
-    assert differs.detail == "1 nodes exact, 0 within rtol 1e-9 (atol 1e-12); first divergent node: v0_root"
+    assert differs.detail == ("1 nodes exact, 0 within rtol 1e-9 (+ 1e-12 x the largest partial adjoint); "
+                              "first divergent node: v0_root")
     assert not engines_agree([]).passed
 
 
