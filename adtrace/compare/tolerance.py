@@ -38,7 +38,7 @@ class Agreement:
     rtol: float
     error: float  # the numeric side's estimated error (10x of it is in the tolerance)
     terms: float = 1.0  # the size of the terms an inner product summed, relative to the larger side
-    why: str = ""  # for UNRESOLVED
+    why: str = ""  # what stopped a comparison (UNRESOLVED, or a FAIL with no number to compare)
 
     @property
     def passed(self):
@@ -46,7 +46,7 @@ class Agreement:
 
     def describe(self):
         """The figures a pass or a fail follows from, as one phrase."""
-        if self.status == UNRESOLVED:
+        if self.why:
             return self.why
         if self.difference == 0:
             return f"equal (rtol {self.rtol:g})"
@@ -62,7 +62,7 @@ def agree(analytic, numeric, rtol, scale=0.0, error=0.0):
     """Whether ``analytic`` and ``numeric`` (floats) agree; see the module's docstring."""
     analytic, numeric, scale, error = float(analytic), float(numeric), float(scale), float(error)
     if not math.isfinite(analytic):
-        return Agreement(FAIL, math.inf, 0.0, math.inf, 0.0, rtol, error)
+        return Agreement(FAIL, math.inf, 0.0, math.inf, 0.0, rtol, error, why=f"the analytic side is {analytic}")
     if not all(math.isfinite(x) for x in (numeric, scale, error)):
         return Agreement(UNRESOLVED, math.nan, math.nan, math.nan, math.nan, rtol, error,
                          why="central differences overflowed here: nothing to compare")
@@ -70,10 +70,9 @@ def agree(analytic, numeric, rtol, scale=0.0, error=0.0):
     if unit == 0 or analytic == numeric:
         return Agreement(PASS, 0.0, 0.0, 0.0, 0.0, rtol, error)
     a, n, s, e = analytic / unit, numeric / unit, abs(scale) / unit, abs(error) / unit
-    larger = max(abs(a), abs(n))
+    larger = max(abs(a), abs(n))  # > 0: both 0 are equal
     difference, tolerance = abs(a - n), rtol * max(larger, s) + 10 * e
-    terms = max(larger, s) / larger if larger else math.inf
-    relative, relative_tolerance = (difference / larger, tolerance / larger) if larger else (math.inf, math.inf)
+    terms, relative, relative_tolerance = max(larger, s) / larger, difference / larger, tolerance / larger
     if 10 * e >= max(larger, s):
         largest = max(abs(analytic), abs(numeric))
         return Agreement(UNRESOLVED, difference * unit, tolerance * unit, relative, relative_tolerance, rtol,
@@ -89,11 +88,11 @@ def agree_arrays(got, want, rtol):
     itself are equal. No absolute floor: all zeros against all zeros is the only exact 0."""
     got, want = np.asarray(got), np.asarray(want)
     if got.shape != want.shape:
-        return Agreement(FAIL, math.inf, 0.0, math.inf, 0.0, rtol, 0.0)
+        return Agreement(FAIL, math.inf, 0.0, math.inf, 0.0, rtol, 0.0, why=f"shapes {got.shape} and {want.shape}")
     if np.array_equal(got, want, equal_nan=True):
         return Agreement(PASS, 0.0, 0.0, 0.0, 0.0, rtol, 0.0)
     if not (np.all(np.isfinite(got)) and np.all(np.isfinite(want))):
-        return Agreement(FAIL, math.inf, 0.0, math.inf, 0.0, rtol, 0.0)
+        return Agreement(FAIL, math.inf, 0.0, math.inf, 0.0, rtol, 0.0, why="non-finite values differ")
     unit = max(float(np.max(np.abs(got), initial=0.0)), float(np.max(np.abs(want), initial=0.0)))
     g, w = got / unit, want / unit
     difference, larger = norm(g - w), max(norm(g), norm(w))

@@ -30,6 +30,7 @@ def test_an_error_as_large_as_the_numbers_is_unresolved_never_a_pass():
 
 def test_non_finite_sides():
     assert agree(math.nan, 1.0, 1e-5).status == FAIL and agree(math.inf, 1.0, 1e-5).status == FAIL
+    assert agree(math.nan, 1.0, 1e-5).describe() == "the analytic side is nan"
     assert agree(1.0, math.inf, 1e-5).status == UNRESOLVED  # the differences overflowed, the rule did not
     assert agree(1.0, 1.0 + 1e-9, 1e-5, scale=math.inf).status == UNRESOLVED  # never an infinite tolerance
 
