@@ -49,8 +49,8 @@ class Agreement:
         if self.why:
             return self.why
         if self.difference == 0:
-            return f"equal (rtol {self.rtol:g})"
-        parts = [f"rtol {self.rtol:g}" + (f" x the terms' size {self.terms:.1e}" if self.terms > 1.05 else "")]
+            return f"equal (rtol {self.rtol:.3g})"
+        parts = [f"rtol {self.rtol:.3g}" + (f" x the terms' size {self.terms:.1e}" if self.terms > 1.05 else "")]
         if self.error:
             parts.append(f"10 x differences' error {self.error / self.difference * self.relative:.1e}")
         verb = "within" if self.passed else "beyond"

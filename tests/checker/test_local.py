@@ -84,6 +84,6 @@ def test_the_tolerance_follows_the_dtype(dtype):
         report = adtrace.check(f, x)
         assert report.passed and all(r.status == PASS for r in report.rows), report.rows
         rtol = float(np.finfo(dtype).eps) ** (1 / 3)
-        assert all(f"rtol {rtol:g}" in r.reason for r in report.rows)
+        assert all(f"rtol {rtol:.3g}" in r.reason for r in report.rows)
     wrong = adtrace.check(lambda x: anp.sum(exp_off_by(2.0)(x)), x)
     assert [r.status for r in wrong.rows if r.primitive == "exp"] == [FAIL, FAIL]
