@@ -31,7 +31,7 @@ from ..recording.values import ArraySummary, plain
 MODES = ("rev", "fwd", "both")
 TANGENT_RTOL = 1e-9  # the same rules in the same order: rounding-level agreement (a rule 1e-7 off differs)
 _AUTOGRAD_DIR = str(Path(autograd.__file__).resolve().parent)
-_ADTRACE_DIR = str(Path(__file__).resolve().parents[1])
+_REFERENCE_DIR = str(Path(reference.__file__).resolve().parent)
 
 
 @dataclass
@@ -92,16 +92,16 @@ def _collector_paused():
 
 
 def _sorted_warnings(caught):
-    """autograd's own warnings (its text is fixed) and those raised in adtrace's own code (the
-    reference engine's rules recomputing a derivative, as a division by zero: pointing into adtrace
-    would blame it) go into the report, each message once; any other, the user's code's, is warned
+    """autograd's own warnings (its text is fixed) and those raised in the reference engine's code
+    (its rules recomputing a derivative, as a division by zero: pointing into adtrace would blame
+    it) go into the report, each message once; any other, the user's code's, is warned
     again once per line, as if adtrace had not caught it: its text may hold addresses or paths."""
     own, reference, seen = set(), set(), set()
     for w in caught:
         filename = str(w.filename)
         if filename.startswith(_AUTOGRAD_DIR):
             own.add(str(w.message))
-        elif filename.startswith(_ADTRACE_DIR):
+        elif filename.startswith(_REFERENCE_DIR):
             reference.add(str(w.message))
         elif (filename, w.lineno, str(w.message)) not in seen:  # the reference engine reran the same line
             seen.add((filename, w.lineno, str(w.message)))
