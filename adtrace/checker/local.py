@@ -4,8 +4,10 @@ For argument ``a`` of ``ans = fun(..., a, ...)`` and fixed random directions ``u
 and ``v`` (input space), the VJP test compares ``<VJP(u), v>`` with the central difference
 ``<u, (fun(a + h v) - fun(a - h v)) / 2h>`` (as autograd's own ``check_vjp`` does, through the
 vector spaces' ``covector`` and ``inner_prod``, so complex values work); the JVP test compares
-``<u, JVP(v)>`` with the same number. Tolerances scale with the dtype's precision, the magnitude
-of the two sides, and estimates of the difference's truncation and rounding errors.
+``<u, JVP(v)>`` with the same number. Both are ``<u, J v>`` (the VJP is the JVP's transpose): the
+two rows show the same figures up to rounding, and differ where one of the two rules is wrong.
+The differences and their error estimate come from ``compare.differences``, the verdict from
+``compare.tolerance.agree`` (rtol by the dtype of the rule's output, scaled at any magnitude).
 
 A point where the primitive has no derivative (``abs`` at 0, ``maximum`` at a tie) is skipped
 with the reason: there the one-sided differences disagree, ``(fun(a + h v) - ans) / h`` against
@@ -19,10 +21,11 @@ import numpy as np
 from autograd.core import SparseObject, primitive_jvps, primitive_vjps, vspace
 from autograd.util import subvals
 
+from ..compare.differences import along
+from ..compare.tolerance import FAIL, PASS, agree, norm, rtol_for
 from ..recording.labels import primitive_name
 
-PASS, FAIL, SKIPPED = "pass", "FAIL", "skipped"
-_RTOL = {"f8": 1e-5, "c16": 1e-5, "f4": 1e-2, "c8": 1e-2}  # by the precision of the rule's own output
+SKIPPED = "skipped"
 
 
 @dataclass(frozen=True)
@@ -37,6 +40,7 @@ class NodeCheck:
     numeric: Optional[float] = None
     difference: Optional[float] = None
     reason: str = ""
+    tolerance: Optional[float] = None  # a pass is difference <= tolerance
 
 
 def check_node(label, call, ans, seed, rtol=None):
@@ -65,69 +69,49 @@ def _check_argument(row, call, ans, argnum, u, ingrad, rng, rtol):
     mismatch = _vspace_mismatch(ingrad, a)
     if mismatch:
         return [NodeCheck(**row, test="vspace", status=FAIL, reason=mismatch)]
-    xs = vspace(a)
+    xs, ys = vspace(a), vspace(ans)
     v = _direction(a, rng, symmetric=_is_symmetric(a))
     try:
-        numeric, bound, truncation, roundoff, kink = _central_difference(call, argnum, a, v, u, ans)
+        differences = along(_double(a), _double(v), _restricted(call, argnum))
     except Exception as exc:  # the primitive refuses the perturbed input (a domain error)
         return [NodeCheck(**row, test="vjp", status=SKIPPED, reason=f"primitive fails near the point: {exc}")]
+    if differences is None:
+        return [NodeCheck(**row, test="vjp", status=SKIPPED, reason="no step moves the point (not a number?)")]
+    numeric = _real(ys.inner_prod(u, differences.estimate))
+    kink = kink_reason(differences)
     if kink:
         return [NodeCheck(**row, test="vjp", status=SKIPPED, numeric=numeric, reason=kink)]
-    rtol = _RTOL.get(np.asarray(ingrad).dtype.str[1:], 1e-5) if rtol is None else rtol
-    slack = truncation + roundoff
-    rows = [_compare(row, "vjp", _real(xs.inner_prod(v, xs.covector(ingrad))), numeric, bound, rtol, slack)]
+    w = _like(differences.direction, a)  # the direction the differences moved along, exactly
+    rtol = rtol_for(np.result_type(ingrad)) if rtol is None else rtol
+    # |u| |J w|: the size of the terms the inner product sums (which may cancel)
+    terms, error = norm(u) * norm(differences.estimate), differences.error(u)
+    rows = [_compare(row, "vjp", _real(xs.inner_prod(w, xs.covector(ingrad))), numeric, rtol, terms, error)]
     if call.fun in primitive_jvps:
-        jvp_out = _densify(primitive_jvps[call.fun]((argnum,), [v], ans, call.args, call.kwargs))
-        rows.append(_compare(row, "jvp", _real(vspace(ans).inner_prod(u, jvp_out)), numeric, bound, rtol, slack))
+        jvp_out = _densify(primitive_jvps[call.fun]((argnum,), [w], ans, call.args, call.kwargs))
+        rows.append(_compare(row, "jvp", _real(ys.inner_prod(u, jvp_out)), numeric, rtol, terms, error))
     return rows
 
 
-def _central_difference(call, argnum, a, v, u, ans):
-    """``<u, J v>`` by Richardson-extrapolated central differences, computed in double precision
-    whatever the inputs' precision; with ``|u| |J v|`` (the size of the terms the inner product
-    sums, which may cancel), estimates of its truncation and rounding errors and the reason the
-    primitive has no derivative here ("" when it has one)."""
-    phi = _restricted(call, argnum)
-    a64, v64 = _double(a), _double(v)
-    h = 1e-6 * min(max(1.0, float(np.max(np.abs(a64), initial=0.0))), 100.0)
-    ans64 = _double(ans)
-    with np.errstate(all="ignore"):
-        plus, minus = phi(a64 + h * v64), phi(a64 - h * v64)
-        half_plus, half_minus = phi(a64 + h / 2 * v64), phi(a64 - h / 2 * v64)
-    if not all(np.all(np.isfinite(x)) for x in (half_plus, half_minus)):
-        return None, 0.0, 0.0, 0.0, "not finite next to the point (outside the primitive's domain)"
-    kink = _kink(half_plus, half_minus, phi(a64), h / 2)
-    coarse, fine = (plus - minus) / (2 * h), (half_plus - half_minus) / h
-    extrapolated = (4 * fine - coarse) / 3
-    numeric = _real(vspace(ans64).inner_prod(u, extrapolated))
-    bound = float(np.linalg.norm(np.ravel(u))) * float(np.linalg.norm(np.ravel(extrapolated)))
-    truncation = abs(_real(vspace(ans64).inner_prod(u, fine - coarse)))
-    roundoff = 10 * np.finfo(float).eps * float(np.max(np.abs(ans64), initial=0.0)) \
-        * float(np.sum(np.abs(u))) / h
-    return numeric, bound, truncation, roundoff, kink
+def _compare(row, test, analytic, numeric, rtol, terms, error):
+    verdict = agree(analytic, numeric, rtol, terms, error)
+    status = {PASS: PASS, FAIL: FAIL}.get(verdict.status, SKIPPED)
+    reason = verdict.describe()
+    if status == FAIL:
+        reason = f"{test} differs from central differences: {reason}"
+    return NodeCheck(**row, test=test, status=status, analytic=analytic, numeric=numeric,
+                     difference=verdict.difference, tolerance=verdict.tolerance, reason=reason)
 
 
-def _compare(row, test, analytic, numeric, bound, rtol, slack):
-    # relative to the larger side or, where the inner product cancels, to the terms it sums; no
-    # floor of 1: a rule off by 2e-4 is caught whatever the size of its derivative
-    difference = abs(analytic - numeric)
-    scale = max(abs(analytic), abs(numeric), bound)
-    ok = bool(np.isfinite(difference)) and difference <= rtol * scale + 10 * slack
-    relative = difference / max(abs(analytic), abs(numeric)) if difference else 0.0
-    return NodeCheck(**row, test=test, status=PASS if ok else FAIL, analytic=analytic, numeric=numeric,
-                     difference=difference, reason="" if ok else f"{test} differs from central differences: "
-                                                                  f"relative difference {relative:.1e}, rtol {rtol:g}")
-
-
-def _kink(plus, minus, at, h):
+def kink_reason(differences):
     """Why the primitive has no derivative at the point, or "" when it has one. The one-sided
-    differences are compared element by element, so one kink in a vector is not averaged away; a
-    smooth function's differ by about h times its curvature, far below the threshold (the
-    differences are taken in double precision with h about 1e-6)."""
+    differences at h/2 are compared element by element, so one kink in a vector is not averaged
+    away; a smooth function's differ by about h times its curvature, far below the threshold."""
+    plus, minus, at, h = differences.half_plus, differences.half_minus, differences.center, differences.h / 2
     if not (np.all(np.isfinite(plus)) and np.all(np.isfinite(minus))):
         return "not finite next to the point (outside the primitive's domain)"
-    right, left = (plus - at) / h, (at - minus) / h
-    gap = np.abs(right - left)
+    with np.errstate(all="ignore"):
+        right, left = (plus - at) / h, (at - minus) / h
+        gap = np.abs(right - left)
     scale = max(1.0, float(np.max(np.abs(right), initial=0.0)), float(np.max(np.abs(left), initial=0.0)))
     if float(np.max(gap, initial=0.0)) > 1e-2 * scale:
         where = np.unravel_index(int(np.argmax(gap)), gap.shape) if gap.shape else ()
@@ -169,6 +153,13 @@ def _double(value):
     """The same value in double precision (numerical derivatives of float32 code in float64)."""
     value = np.asarray(value)
     return value.astype(np.complex128 if np.iscomplexobj(value) else np.float64)
+
+
+def _like(direction, value):
+    """``direction`` in ``value``'s dtype and form (a scalar for a scalar)."""
+    value = np.asarray(value)
+    direction = np.asarray(direction).astype(value.dtype)
+    return direction if value.shape else value.dtype.type(direction)
 
 
 def _real(x):

@@ -7,7 +7,8 @@ under ``record(engine=cls, sites=True)`` and reads the recording (``check_engine
 - ``local``: for node ``v = op(a, b)`` visited with ``v.grad = g``, the contribution its
   ``_backward`` wrote into its child at position k against ``g * dv/dk``, the derivative taken by
   central differences of the op's forward function (``FORWARD``, keyed by the op as the class
-  writes it) at the recorded values: independent of the reference engine's analytic rules;
+  writes it) at the recorded values: independent of the reference engine's analytic rules; the
+  verdict by ``compare.tolerance.agree`` at rtol 1e-5 (scale-safe, no absolute floor);
 - ``accumulation``: a write that assigned (``child.grad = c``) where ``child.grad`` already held a
   contribution lost it: the classic bug. An assignment over 0 loses nothing (noted, passes).
 
@@ -19,12 +20,14 @@ import math
 import numpy as np
 
 from ..compare.checks import Check
+from ..compare.differences import along
+from ..compare.tolerance import DEFAULT_RTOL, agree
 from ..recording.session import record
 from ..reference.micrograd_rules import KNOWN_OPS, power
 from . import CheckReport
-from .local import FAIL, PASS, SKIPPED, NodeCheck
+from .local import FAIL, PASS, SKIPPED, NodeCheck, kink_reason
 
-RTOL = 1e-5
+RTOL = DEFAULT_RTOL  # Python floats: double precision
 
 FORWARD = {
     "+": lambda a, b: a + b,
@@ -95,17 +98,22 @@ def _local(rec, vjp):
 
 
 def _compare(row, k, forward, inputs, outgrad, contribution):
-    derivative, kink = _derivative(forward, inputs, k)
+    differences, kink = _derivative(forward, inputs, k)
     if kink:
         return NodeCheck(**row, argnum=k, status=SKIPPED, analytic=float(contribution), reason=kink)
-    numeric = float(outgrad * derivative)
+    derivative = float(differences.estimate)
+    with np.errstate(all="ignore"):
+        numeric = float(outgrad * derivative)
+        error = abs(float(outgrad)) * differences.error(1.0)
     analytic = float(contribution)
-    difference = abs(analytic - numeric)
-    ok = difference <= RTOL * max(abs(analytic), abs(numeric), 1.0)
-    reason = "" if ok else (f"wrote {analytic:.6g} into argument {k}; .grad {float(outgrad):.6g} times the op's "
-                            f"derivative {derivative:.6g} is {numeric:.6g}")
-    return NodeCheck(**row, argnum=k, status=PASS if ok else FAIL, analytic=analytic, numeric=numeric,
-                     difference=difference, reason=reason)
+    verdict = agree(analytic, numeric, RTOL, error=error)
+    status = {PASS: PASS, FAIL: FAIL}.get(verdict.status, SKIPPED)
+    reason = verdict.describe()
+    if status == FAIL:
+        reason = (f"wrote {analytic:.6g} into argument {k}; .grad {float(outgrad):.6g} times the op's "
+                  f"derivative {derivative:.6g} is {numeric:.6g}: {reason}")
+    return NodeCheck(**row, argnum=k, status=status, analytic=analytic, numeric=numeric,
+                     difference=verdict.difference, tolerance=verdict.tolerance, reason=reason)
 
 
 def _accumulation(rec, add):
@@ -134,25 +142,23 @@ def _forward(op, inputs):
 
 
 def _derivative(forward, inputs, k):
-    """d forward / d input k by Richardson-extrapolated central differences, in double precision;
+    """d forward / d input k by the shared central differences (``compare.differences``: the step
+    scales with the input, capped, and relative to it where far from 1), in double precision;
     with the reason it has none here ("" when it has one)."""
     point = [float(v) for v in inputs]
-    h = 1e-6 * max(1.0, abs(point[k]))
 
-    def at(step):
+    def at(x):
         moved = list(point)
-        moved[k] += step
-        return float(forward(*moved))
+        moved[k] = float(x)
+        return np.float64(forward(*moved))
 
     with np.errstate(all="ignore"):
-        center, plus, minus, half_plus, half_minus = at(0.0), at(h), at(-h), at(h / 2), at(-h / 2)
-    if not all(math.isfinite(v) for v in (half_plus, half_minus, center)):
+        differences = along(np.float64(point[k]), np.float64(1.0), at)
+    if differences is None or not all(math.isfinite(v) for v in (differences.half_plus, differences.half_minus,
+                                                                   differences.center)):
         return None, "not finite next to the point (outside the op's domain)"
-    right, left = (half_plus - center) / (h / 2), (center - half_minus) / (h / 2)
-    if abs(right - left) > 1e-2 * max(1.0, abs(right), abs(left)):
-        return None, "not differentiable here: one-sided differences differ (a kink)"
-    coarse, fine = (plus - minus) / (2 * h), (half_plus - half_minus) / h
-    return (4 * fine - coarse) / 3, ""
+    kink = kink_reason(differences)
+    return differences, kink and "not differentiable here: one-sided differences differ (a kink)"
 
 
 def _is_number(value):

@@ -19,6 +19,9 @@ from ..recording.values import ArraySummary, ContainerSummary, leaf_paths, plain
 EXACT, CLOSE, DIFFERS, MISSING = "exact", "close", "differs", "missing"
 NOT_COMPARED = "not compared"  # capture "auto" kept less than the value (leaves past a summary's limit)
 _SEVERITY = [EXACT, CLOSE, NOT_COMPARED, DIFFERS, MISSING]
+# close: |a - b| <= RTOL |b| + ATOL * scale, element by element, where scale is the largest
+# magnitude of the partial adjoints summed into the value (the size of the terms that may cancel;
+# by default the two values' own): no absolute floor, so 2x apart is "differs" at 1e-300 as at 1
 RTOL, ATOL = 1e-9, 1e-12
 
 
@@ -61,7 +64,8 @@ def align(recording, query, run):
     for label in recording.visit_order(query):
         node = nodes.get(label)
         step = steps.get(label)
-        status, difference = (MISSING, None) if step is None else compare(popped.get(label), step.v_i_bar)
+        status, difference = (MISSING, None) if step is None else compare(popped.get(label), step.v_i_bar,
+                                                                          magnitude(step.partial_adjoints))
         rows.append(NodeAlignment(label, getattr(node, "primitive", "root"),
                                   None if step is None else step.partial_adjoints,
                                   None if step is None else step.v_i_bar,
@@ -107,62 +111,86 @@ def first_divergence(rows):
     return next((row.label for row in rows if row.status in (DIFFERS, MISSING)), None)
 
 
-def compare(recorded, reference):
+def compare(recorded, reference, scale=None):
     """``(status, largest absolute difference)`` of a recorded kept value against a raw value, in
     the value's vector space: arrays element by element, containers leaf by leaf (the worst leaf
     decides), a user's registered ``VSpace`` through its own operations (``==`` is object identity
-    for such a class)."""
+    for such a class). ``scale``: the size of the terms the value sums (default: the values' own)."""
+    if scale is None:
+        scale = max(magnitude(recorded), magnitude(reference))
+    return _compare(recorded, reference, ATOL * scale)
+
+
+def magnitude(value):
+    """The largest finite magnitude in a value (arrays, scalars, containers, summaries; 0 if none)."""
+    value = plain(value)
+    if isinstance(value, (tuple, list)):
+        return max((magnitude(v) for v in value), default=0.0)
+    if isinstance(value, dict):
+        return max((magnitude(v) for v in value.values()), default=0.0)
+    if isinstance(value, ArraySummary):
+        return max(magnitude(value.min), magnitude(value.max))
+    if isinstance(value, ContainerSummary):
+        return max((magnitude(leaf) for _, leaf in value.leaves), default=0.0)
+    try:
+        a = np.abs(np.asarray(value))
+        return float(np.max(a[np.isfinite(a)], initial=0.0)) if a.dtype.kind in "fciu" else 0.0
+    except (TypeError, ValueError):
+        return 0.0
+
+
+def _compare(recorded, reference, atol):
     if recorded is None:
         return DIFFERS, None
     if type(recorded) in _REALS and type(reference) in _REALS:  # a scalar program's every node: no arrays made
-        return _compare_reals(float(recorded), float(reference))
+        return _compare_reals(float(recorded), float(reference), atol)
     recorded = plain(recorded)
     if isinstance(recorded, ContainerSummary):  # capture "auto" kept each leaf's statistics
-        return _compare_container_summary(recorded, reference)
+        return _compare_container_summary(recorded, reference, atol)
     if isinstance(recorded, (tuple, list, dict)):
-        return _compare_containers(recorded, reference)
+        return _compare_containers(recorded, reference, atol)
     if isinstance(recorded, ArraySummary):  # capture "auto" kept statistics only
-        return _compare_summary(recorded, reference)
+        return _compare_summary(recorded, reference, atol)
     try:
         a, b = np.asarray(recorded), np.asarray(reference)
         if a.dtype == object or b.dtype == object:
-            return _compare_in_vspace(recorded, reference)
+            return _compare_in_vspace(recorded, reference, atol)
         if a.shape != b.shape:
             return DIFFERS, None
         with np.errstate(all="ignore"):  # inf - inf: the difference is nan, numpy need not say so
             difference = float(np.max(np.abs(a - b))) if a.size else 0.0
     except (TypeError, ValueError):  # objects numpy cannot subtract
-        return _compare_in_vspace(recorded, reference)
+        return _compare_in_vspace(recorded, reference, atol)
     if np.array_equal(a, b, equal_nan=True):
         return EXACT, difference
     with np.errstate(all="ignore"):
-        return (CLOSE if np.allclose(a, b, rtol=RTOL, atol=ATOL, equal_nan=True) else DIFFERS), difference
+        return (CLOSE if np.allclose(a, b, rtol=RTOL, atol=atol, equal_nan=True) else DIFFERS), difference
 
 
 _REALS = frozenset({float, np.float64})
 _INF = float("inf")
 
 
-def _compare_reals(a, b):
+def _compare_reals(a, b, atol):
     """``compare`` of two real scalars, as numpy's ``array_equal`` and ``allclose`` decide it."""
     difference = abs(a - b)
     if a == b or (a != a and b != b):  # (NaN against NaN is equal, as equal_nan=True has it)
         return EXACT, difference
-    close = difference <= ATOL + RTOL * abs(b) and abs(b) != _INF  # (numpy: an infinity is close to itself only)
+    close = difference <= atol + RTOL * abs(b) and abs(b) != _INF  # (numpy: an infinity is close to itself only)
     return (CLOSE if close else DIFFERS), difference
 
 
-def _compare_summary(recorded, reference):
+def _compare_summary(recorded, reference, atol):
     ref = summarize(np.asarray(reference))
     if (recorded.shape, recorded.dtype) != (ref.shape, ref.dtype):
         return DIFFERS, None
     got, want = np.array([recorded.min, recorded.max, recorded.mean]), np.array([ref.min, ref.max, ref.mean])
     with np.errstate(all="ignore"):
-        return (CLOSE if np.allclose(got, want, rtol=RTOL, atol=ATOL, equal_nan=True) else DIFFERS,
+        return (CLOSE if np.allclose(got, want, rtol=RTOL, atol=atol, equal_nan=True) else DIFFERS,
                 float(np.max(np.abs(got - want))))
 
 
-def _compare_container_summary(recorded, reference):
+def _compare_container_summary(recorded, reference, atol):
     """Leaf by leaf, by statistics; the leaves past the summary's limit are not compared."""
     if not isinstance(reference, (tuple, list, dict)) or (recorded.type, recorded.length) != (
             type(reference).__name__, len(reference)):
@@ -177,7 +205,7 @@ def _compare_container_summary(recorded, reference):
         if not np.issubdtype(np.asarray(leaves[path]).dtype, np.number):  # a leaf kept by type only
             results.append((NOT_COMPARED, None) if summary.dtype == type(leaves[path]).__name__ else (DIFFERS, None))
         else:
-            results.append(_compare_summary(summary, leaves[path]))
+            results.append(_compare_summary(summary, leaves[path], atol))
     if recorded.more:
         results.append((NOT_COMPARED, None))
     status = max((s for s, _ in results), key=_SEVERITY.index, default=CLOSE)
@@ -185,7 +213,7 @@ def _compare_container_summary(recorded, reference):
     return status, (max(differences) if differences and status != DIFFERS else None)
 
 
-def _compare_containers(recorded, reference):
+def _compare_containers(recorded, reference, atol):
     if type(recorded) is not type(reference) and not (isinstance(recorded, tuple) and isinstance(reference, tuple)):
         return DIFFERS, None
     if isinstance(recorded, dict):
@@ -196,13 +224,13 @@ def _compare_containers(recorded, reference):
         return DIFFERS, None
     else:
         pairs = list(zip(recorded, reference))
-    results = [compare(a, b) for a, b in pairs]
+    results = [_compare(a, b, atol) for a, b in pairs]
     status = max((s for s, _ in results), key=_SEVERITY.index, default=EXACT)
     differences = [d for _, d in results if d is not None]
     return status, (max(differences) if differences and status != DIFFERS else None)
 
 
-def _compare_in_vspace(recorded, reference):
+def _compare_in_vspace(recorded, reference, atol):
     """Two values of a user's vector space: the norm of their difference, by its inner product."""
     try:
         space = vspace(reference)
@@ -215,7 +243,7 @@ def _compare_in_vspace(recorded, reference):
         return (EXACT, 0.0) if _equal(recorded, reference) else (DIFFERS, None)
     if norm == 0.0:
         return EXACT, 0.0
-    return (CLOSE if norm <= RTOL * scale + ATOL else DIFFERS), norm
+    return (CLOSE if norm <= RTOL * scale + atol else DIFFERS), norm
 
 
 def _summarized(value):

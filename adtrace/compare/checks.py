@@ -7,7 +7,9 @@ import numpy as np
 from autograd.core import vspace
 from autograd.misc.flatten import flatten
 
-from .align import CLOSE, EXACT, NOT_COMPARED, first_divergence
+from .align import ATOL, CLOSE, EXACT, NOT_COMPARED, RTOL, first_divergence
+from .differences import along, richardson
+from .tolerance import UNRESOLVED, agree, norm, rtol_for
 from ..reference import is_reverse_topological
 
 
@@ -27,7 +29,7 @@ def engines_agree(rows, engine="autograd"):
     exact = sum(r.status == EXACT for r in rows)
     close = sum(r.status == CLOSE for r in rows)
     divergent = first_divergence(rows)
-    detail = f"{exact} nodes exact, {close} within rtol 1e-9"
+    detail = f"{exact} nodes exact, {close} within rtol {_short(RTOL)} (+ {_short(ATOL)} x the largest partial adjoint)"
     summarized = sum(r.summarized and r.status != NOT_COMPARED for r in rows)
     if summarized:
         detail += f" ({summarized} compared by summary statistics only: capture them with capture='full')"
@@ -40,6 +42,10 @@ def engines_agree(rows, engine="autograd"):
     return Check(f"reference engine vs {engine}, per node", divergent is None and bool(rows), detail)
 
 
+def _short(x):
+    return f"{x:g}".replace("e-0", "e-")
+
+
 def orders_valid(autograd_order, autograd_graph, reference_order, reference_graph, walk="autograd's toposort"):
     """``walk``: what made the engine's order (another engine: "micrograd's build_topo")."""
     ok_autograd = is_reverse_topological(autograd_order, autograd_graph)
@@ -50,67 +56,103 @@ def orders_valid(autograd_order, autograd_graph, reference_order, reference_grap
     return Check("both visit orders are reverse topological", ok_autograd and ok_reference, detail)
 
 
-def finite_differences(f, x, seed, gradient, eps=1e-6, rtol=None, atol=1e-7):
-    """Directional check: <seed, (f(x + h u) - f(x - h u)) / 2h> against <gradient, u>, with
-    ``u`` a fixed pseudo-random direction (seeded: the report stays deterministic). A container
-    argument (tuples, lists, dicts of arrays) moves along ``u`` through its flattened vector
-    (``autograd.misc.flatten``), a value of a user's own vector space through that space's
-    ``randn``, ``add``, ``scalar_mul`` and ``inner_prod`` (as autograd's ``check_vjp``). ``rtol``
-    (default 1e-5): the relative tolerance the user accepts, for a rule approximate by design
-    (``fixed_point``'s iterative solve)."""
-    name, rtol = "central finite differences", DEFAULT_RTOL if rtol is None else rtol
-    try:
-        with np.errstate(all="ignore"):  # adtrace's own arithmetic on inf and nan: no numpy warning
-            move, analytic, h = _direction(x, gradient, eps)
-            forward, backward = move(h), move(-h)
-    except Exception as exc:  # a vector space that cannot move (or a value in none): say why, claim nothing
-        return skipped(name, f"no direction to move the argument along ({type(exc).__name__}: {exc})")
-    plus, minus = _flattened(f(forward))[0], _flattened(f(backward))[0]
-    with np.errstate(all="ignore"):
-        numeric = float(np.sum(_flattened(seed)[0] * (plus - minus) / (2 * h)))
-        passed = bool(np.isclose(analytic, numeric, rtol=rtol, atol=atol))
-        relative = abs(analytic - numeric) / max(abs(analytic), abs(numeric)) if analytic != numeric else 0.0
-    return Check(name, passed, f"<gradient, u> = {analytic:.6g}, numeric = {numeric:.6g}, relative difference "
-                               f"{relative:.1e} (h = {h:.1e}, rtol {rtol:g})")
+def finite_differences(f, x, seed, gradient, eps=1e-6, rtol=None):
+    """Directional check: ``dot(seed, (f(x + h u) - f(x - h u)) / 2h)`` (Richardson-extrapolated,
+    ``compare.differences``) against ``dot(gradient, u)``, with ``u`` a fixed pseudo-random
+    direction (seeded: the report stays deterministic), judged by ``compare.tolerance.agree``.
+    A container argument (tuples, lists, dicts of arrays) moves along ``u`` through its flattened
+    vector (``autograd.misc.flatten``), a value of a user's own vector space through that space's
+    ``randn``, ``add``, ``scalar_mul`` and ``inner_prod`` (as autograd's ``check_vjp``). A complex
+    argument moves along a complex ``u`` (a real and an imaginary direction per element), its
+    gradient read as autograd's covector (``df/dx - i df/dy`` for a real f of ``z = x + iy``).
+    ``rtol`` (default: by the gradient's dtype, 1e-5 in double precision): the relative tolerance
+    the user accepts, for a rule approximate by design (``fixed_point``'s iterative solve).
+    Anything that stops the check (a direction it cannot take, an output that is not floats, the
+    function raising next to the point) skips it and says why: it is never blamed on the function."""
+    name = "central finite differences"
+    with np.errstate(all="ignore"):  # adtrace's own arithmetic on inf and nan: no numpy warning
+        try:
+            analytic, numeric, terms, error, h, dtype = _compared(f, x, seed, gradient, eps)
+        except _Stopped as stopped:
+            exc = stopped.__cause__
+            return skipped(name, f"{stopped.args[0]} ({type(exc).__name__}: {exc})")
+        except Exception as exc:  # a vector space that cannot move (or a value in none): say why, claim nothing
+            return skipped(name, f"no direction to move the argument along ({type(exc).__name__}: {exc})")
+        verdict = agree(analytic, numeric, rtol_for(dtype) if rtol is None else rtol, terms, error)
+    detail = (f"dot(gradient, u) = {analytic:.6g}, numeric = {numeric:.6g}, {verdict.describe()} "
+              f"(h = {h:.1e}; u: a random direction, seeded)")
+    if verdict.status == UNRESOLVED:
+        return skipped(name, detail)
+    return Check(name, verdict.passed, detail)
 
 
-def _direction(x, gradient, eps):
-    """``(t -> x + t u, <gradient, u>, h)`` for a fixed pseudo-random direction ``u``."""
+class _Stopped(Exception):
+    """The function raised next to the point, or gave an output with no differences (the cause)."""
+
+
+def _compared(f, x, seed, gradient, eps):
+    """``(dot(gradient, u), the differences' dot(seed, J u), |seed| |J u|, their error, h, dtype)``."""
+    seed = _flattened(seed)[0]
+
+    def output(point):
+        try:
+            value = f(point)
+        except Exception as exc:
+            raise _Stopped("the function raised next to the point") from exc
+        try:
+            return _flattened(value)[0].astype(complex if np.iscomplexobj(value) else float)
+        except Exception as exc:
+            raise _Stopped("the function's output has no differences to take") from exc
+
     try:
         flat, unflatten = _flattened(x)
     except (TypeError, ValueError, AttributeError):  # not arrays: the value's own vector space
-        return _direction_in_vspace(x, gradient, eps)
-    u = np.random.default_rng(0).standard_normal(flat.shape)
-    h = eps * max(1.0, float(np.max(np.abs(flat))) if flat.size else 1.0)
-    return (lambda t: unflatten(flat + t * u)), float(np.sum(_flattened(gradient)[0] * u)), h
+        flat = None
+    if flat is not None:
+        u = _random(flat.shape, np.iscomplexobj(flat))
+        found = along(flat.astype(complex if np.iscomplexobj(flat) else float), u, lambda p: output(unflatten(p)),
+                      center=False)
+        grad_flat = _flattened(gradient)[0]
+        analytic, dtype = _real_sum(found.direction * grad_flat), grad_flat.dtype
+    else:
+        space = vspace(x)
+        u = _randn(space)
+        found = richardson(lambda t: output(space.add(x, space.scalar_mul(u, t))), eps, center=False)
+        # (as autograd's check_vjp: a complex gradient is a covector)
+        analytic, dtype = float(np.real(space.inner_prod(u, space.covector(gradient)))), float
+    numeric = _real_sum(seed * found.estimate)
+    return analytic, numeric, norm(seed) * norm(found.estimate), found.error(np.conj(seed)), found.h, dtype
 
 
-def _direction_in_vspace(x, gradient, eps):
-    space = vspace(x)
+def _random(shape, complex_):
+    rng = np.random.default_rng(0)
+    u = rng.standard_normal(shape)
+    return u + 1j * rng.standard_normal(shape) if complex_ else u
+
+
+def _randn(space):
     state = np.random.get_state()  # randn of a user's space may draw from numpy's global generator
     try:
         np.random.seed(0)
-        u = space.randn()
+        return space.randn()
     finally:
         np.random.set_state(state)
-    # (as autograd's check_vjp: a complex gradient is a covector)
-    analytic = float(np.real(space.inner_prod(u, space.covector(gradient))))
-    return (lambda t: space.add(x, space.scalar_mul(u, t))), analytic, eps
 
 
-DEFAULT_RTOL = 1e-5
+def _real_sum(products):
+    return float(np.real(np.sum(products)))
 
 
 def _flattened(value):
-    """``value`` as a float array and the way back: arrays and scalars as they are, containers
-    through ``autograd.misc.flatten``."""
-    if _is_float_array(value):
-        return np.asarray(value, dtype=float), lambda flat: flat
+    """``value`` as a float or complex array and the way back: arrays and scalars as they are,
+    containers through ``autograd.misc.flatten``."""
+    if _is_number_array(value):
+        return np.asarray(value), lambda flat: flat
     flat, unflatten = flatten(value)
-    if not _is_float_array(flat):
+    if not _is_number_array(flat):
         raise TypeError(f"flattened to {np.asarray(flat).dtype}, not floats")
-    return np.asarray(flat, dtype=float), unflatten
+    return np.asarray(flat), unflatten
 
 
-def _is_float_array(value):
-    return isinstance(value, (np.ndarray, np.floating, float)) and np.asarray(value).dtype.kind == "f"
+def _is_number_array(value):
+    return isinstance(value, (np.ndarray, np.number, float, complex)) and np.asarray(value).dtype.kind in "fc"

@@ -7,7 +7,7 @@ The two must agree; the first value where they do not is where the engine and th
 For the buggy ``a + a`` at 3, ``v0_leaf`` reads ``[1, 1]``, sum 2, against ``0 -> 1 -> 1``, read 1.
 """
 
-from .align import MISSING, NodeAlignment, _summarized, compare
+from .align import MISSING, NodeAlignment, _summarized, compare, magnitude
 
 
 def engine_running_grads(query_events):
@@ -34,7 +34,8 @@ def align_grads(recording, query, run):
     rows = []
     for label in recording.visit_order(query):
         step = steps.get(label)
-        status, difference = (MISSING, None) if step is None else compare(read.get(label), step.v_i_bar)
+        status, difference = (MISSING, None) if step is None else compare(read.get(label), step.v_i_bar,
+                                                                          magnitude(step.partial_adjoints))
         rows.append(NodeAlignment(label, getattr(recording.nodes.get(label), "primitive", "(unrecorded)"),
                                   None if step is None else step.partial_adjoints,
                                   None if step is None else step.v_i_bar,

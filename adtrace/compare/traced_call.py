@@ -23,12 +23,15 @@ from .align import align, relabel
 from .arguments import differentiated, unary
 from ..recording.callsite import source_location
 from .checks import Check, engines_agree, finite_differences, orders_valid
+from .tolerance import agree_arrays
 from ..recording.passes import user_query
 from ..recording.session import record
 from ..recording.values import ArraySummary, plain
 
 MODES = ("rev", "fwd", "both")
+TANGENT_RTOL = 1e-9  # the same rules in the same order: rounding-level agreement (a rule 1e-7 off differs)
 _AUTOGRAD_DIR = str(Path(autograd.__file__).resolve().parent)
+_REFERENCE_DIR = str(Path(reference.__file__).resolve().parent)
 
 
 @dataclass
@@ -50,6 +53,7 @@ class TracedCall:
     alignment: list = field(default_factory=list)
     checks: list = field(default_factory=list)
     warnings: list = field(default_factory=list)
+    reference_warnings: list = field(default_factory=list)  # numpy's warnings in the reference engine's own rules
     node_checks: Any = None  # checker.CheckReport, added by checker.check_call
     engine: str = "autograd"  # the engine traced (micrograd_call: every argument is a leaf, argnum None)
 
@@ -69,7 +73,7 @@ def trace_call(f, args, argnum=0, mode="rev", capture="auto", root=None, rtol=No
             _reverse(call, of_x, x, capture, rtol, root)
         if mode in ("fwd", "both"):
             _forward(call, of_x, x, capture, root)
-    call.warnings = _autograd_warnings(caught)
+    call.warnings, call.reference_warnings = _sorted_warnings(caught)
     return call
 
 
@@ -87,16 +91,22 @@ def _collector_paused():
             gc.enable()
 
 
-def _autograd_warnings(caught):
-    """autograd's own warnings (its text is fixed) go into the report; any other is warned again,
-    as if adtrace had not caught it: its text may hold addresses or paths."""
-    own = set()
+def _sorted_warnings(caught):
+    """autograd's own warnings (its text is fixed) and those raised in the reference engine's code
+    (its rules recomputing a derivative, as a division by zero: pointing into adtrace would blame
+    it) go into the report, each message once; any other, the user's code's, is warned
+    again once per line, as if adtrace had not caught it: its text may hold addresses or paths."""
+    own, reference, seen = set(), set(), set()
     for w in caught:
-        if str(w.filename).startswith(_AUTOGRAD_DIR):
+        filename = str(w.filename)
+        if filename.startswith(_AUTOGRAD_DIR):
             own.add(str(w.message))
-        else:
+        elif filename.startswith(_REFERENCE_DIR):
+            reference.add(str(w.message))
+        elif (filename, w.lineno, str(w.message)) not in seen:  # the reference engine reran the same line
+            seen.add((filename, w.lineno, str(w.message)))
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-    return sorted(own)
+    return sorted(own), sorted(reference - own)
 
 
 def _reverse(call, f, x, capture, rtol, root):
@@ -142,9 +152,9 @@ def _forward(call, f, x, capture, root):
         # the output's tangent (zeros when the output does not depend on the input: no node to log)
         ref_tangent = call.reference_tangents[-1].tangent if call.reference_tangents else vspace(output).zeros()
         with np.errstate(all="ignore"):
-            agree = np.allclose(ref_tangent, call.tangent, rtol=1e-9, atol=1e-12, equal_nan=True)
-        call.checks.append(Check("forward mode: reference tangent vs autograd", bool(agree),
-                                 "output tangents agree" if agree else "output tangents differ"))
+            verdict = agree_arrays(call.tangent, ref_tangent, TANGENT_RTOL)
+        call.checks.append(Check("forward mode: reference tangent vs autograd", verdict.passed,
+                                 f"output tangents {'agree' if verdict.passed else 'differ'}: {verdict.describe()}"))
     except (TypeError, NotImplementedError) as exc:
         call.reference_note = call.reference_note or str(exc)
 

@@ -43,6 +43,9 @@ def summary_section(call):
         parts += ["", f"_Reference engine not run: {text(clip(call.reference_note, LINE_WIDTH // 2))}_"]
     for message in call.warnings:
         parts += ["", f"_autograd warned: {text(clip(message, LINE_WIDTH // 2))}_"]
+    for message in getattr(call, "reference_warnings", ()):
+        parts += ["", f"_The reference engine's rules warned (recomputing the derivatives): "
+                      f"{text(clip(message, LINE_WIDTH // 2))}_"]
     return "\n".join(parts)
 
 

@@ -8,16 +8,33 @@ from .tables import table
 
 def node_checks_table(report, max_rows=None):
     rows = [(r.node, r.primitive, "-" if r.argnum is None else r.argnum, r.site or "-", r.test,
-             r.status, _num(r.analytic), _num(r.numeric), _num(r.difference), r.reason or "")
+             r.status, _num(r.analytic), _num(r.numeric), _num(r.difference), _num(r.tolerance), r.reason or "")
             for r in report.rows]
     if report.nonfinite is not None:
         n = report.nonfinite
         rows.append((n.node, n.primitive, "-" if n.argnum is None else n.argnum, n.site or "-", n.test,
-                     n.status, "-", "-", "-", n.reason))
+                     n.status, "-", "-", "-", "-", n.reason))
     headers = ["node", "primitive", "argnum", "call site", "test", "status", "analytic", "numeric", "difference",
-               "note"]
+               "tolerance", "note"]
     shown = rows if max_rows is None else rows[:max_rows]
-    return table(headers, fit(headers, shown), max_rows, total=len(rows))
+    parts = [table(headers, fit(headers, shown), max_rows, total=len(rows))]
+    tests = {r.test for r in report.rows}
+    if tests & {"vjp", "jvp"}:
+        parts.append(LOCAL_LEGEND)
+    elif "local" in tests:
+        parts.append(ENGINE_LEGEND)
+    return "\n\n".join(parts)
+
+
+LOCAL_LEGEND = ("A row passes when its difference is within its tolerance (rtol by the dtype, 1e-5 in double "
+                "precision, times the size of the numbers, plus 10x the estimated error of the differences). "
+                "u and v are random directions (seeded) of the node's output and input: `analytic` is "
+                "dot(VJP(u), v) in a vjp row and dot(u, JVP(v)) in a jvp row, two ways to compute dot(u, J v), "
+                "so both rows of a node show the same numbers when both rules are right; `numeric` is "
+                "dot(u, J v) by central differences.")
+ENGINE_LEGEND = ("A local row passes when its difference is within its tolerance (rtol 1e-5 times the size of "
+                 "the numbers, plus 10x the estimated error of the differences): `analytic` is what the "
+                 "`_backward` wrote, `numeric` the node's `.grad` times the op's derivative by central differences.")
 
 
 def verdict_line(report):

@@ -54,7 +54,11 @@ def test_close_means_within_rtol_1e_9():
     assert compare((1.0, {"w": 3.0}), (1.0, {"w": 3.0 + 3e-8}))[0] == DIFFERS
     summary = ArraySummary((3,), "float64", 0.0, 2.0, 1.0)
     assert compare(summary, np.array([0.0, 1.0, 2.0 + 1e-6]))[0] == DIFFERS
-    assert compare(0.0, 1e-13)[0] == CLOSE and compare(0.0, 1e-10)[0] == DIFFERS  # atol 1e-12 near zero
+    # near zero, the atol is 1e-12 of the terms summed (the partial adjoints): no absolute floor
+    assert compare(0.0, 1e-13, scale=1.0)[0] == CLOSE and compare(0.0, 1e-10, scale=1.0)[0] == DIFFERS
+    assert compare(0.0, 1e-13)[0] == DIFFERS and compare(1e-300, 2e-300)[0] == DIFFERS
+    assert compare(np.array([1e-300, 0.0]), np.array([2e-300, 0.0]))[0] == DIFFERS
+    assert compare(1e-300, 1e-300 * (1 + 1e-10))[0] == CLOSE
 
 
 def test_first_divergence_names_a_missing_node_too():

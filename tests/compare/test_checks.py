@@ -1,6 +1,9 @@
 """Report checks: engines agree, orders valid, finite differences."""
 
+import re
+
 import numpy as np
+import pytest
 
 from adtrace.compare.checks import finite_differences, orders_valid
 from user_vspace import Pair
@@ -81,11 +84,13 @@ def test_engines_agree_counts_each_kind_of_node_in_its_detail():
             row("v1_dot", NOT_COMPARED, summarized=True), row("v0_root", EXACT)]
     agree = engines_agree(rows)
     assert agree.passed and agree.detail == (
-        "3 nodes exact, 1 within rtol 1e-9 (2 compared by summary statistics only: capture them with "
-        "capture='full'); 1 not compared (containers above the inline size, kept as type and length: capture "
-        "them with capture='full')")
+        "3 nodes exact, 1 within rtol 1e-9 (+ 1e-12 x the largest partial adjoint) (2 compared by summary "
+        "statistics only: capture them with capture='full'); 1 not compared (containers above the inline size, "
+        "kept as type and length: capture them with capture='full')")
     differs = engines_agree([row("v1_sin", EXACT), row("v0_root", DIFFERS)])
-    assert not differs.passed and differs.detail == "1 nodes exact, 0 within rtol 1e-9; first divergent node: v0_root"
+    assert not differs.passed
+    assert differs.detail == ("1 nodes exact, 0 within rtol 1e-9 (+ 1e-12 x the largest partial adjoint); "
+                              "first divergent node: v0_root")
     assert not engines_agree([]).passed
 
 
@@ -94,4 +99,70 @@ def test_finite_differences_step_is_eps_at_least_and_scales_with_the_argument():
     f = lambda x: np.sum(np.sin(x))
     for x, h in ((np.zeros(3), "1.0e-06"), (np.array([1e-3, -2e-3]), "1.0e-06"), (np.array([0.5, -40.0]), "4.0e-05")):
         check = finite_differences(f, x, 1.0, np.cos(x))
-        assert check.passed and f"(h = {h}," in check.detail, check.detail
+        assert check.passed and f"(h = {h};" in check.detail, check.detail
+
+
+@pytest.mark.parametrize("scale", [1e-310, 1e-300, 1e155, 1e300])
+def test_finite_differences_at_every_magnitude(scale):
+    """No absolute floor (a gradient 2x wrong of size 1e-310 passed under atol 1e-7) and no
+    overflow: off by 2x and by 1e-4 fails, by 1e-8 passes (default rtol 1e-5)."""
+    f = lambda x: scale * np.sum(np.sin(x))
+    x = np.array([0.3, -1.2, 2.0])
+    exact = scale * np.cos(x)
+    for factor, passed in ((2.0, False), (1 + 1e-4, False), (1 + 1e-8, True), (1.0, True)):
+        check = finite_differences(f, x, 1.0, exact * factor)
+        assert check.passed == passed and not check.skipped, (factor, check.detail)
+
+
+@pytest.mark.parametrize("scale", [1e-300, 1e155, 1e300])
+def test_finite_differences_at_inputs_of_every_magnitude(scale):
+    f = lambda x: scale * np.sum(np.sin(x / scale))
+    x = np.array([0.3, -1.2, 2.0]) * scale
+    exact = np.cos(x / scale)
+    for factor, passed in ((2.0, False), (1 + 1e-4, False), (1 + 1e-8, True)):
+        check = finite_differences(f, x, 1.0, exact * factor)
+        assert check.passed == passed and not check.skipped, (factor, check.detail)
+
+
+def test_finite_differences_print_the_tolerance_the_verdict_follows_from():
+    f = lambda x: np.sum(x**2)
+    x = np.array([1.0, -2.0, 0.5])
+    for factor in (1 + 1e-9, 1.003):
+        check = finite_differences(f, x, 1.0, 2 * x * factor)
+        found = re.search(r"relative difference (\S+) (?:within|beyond) tolerance (\S+) \(rtol 1e-05", check.detail)
+        relative, tolerance = found.groups()
+        assert check.passed == (float(relative) <= float(tolerance)), check.detail
+    assert "u: a random direction, seeded" in check.detail and "\\" not in check.detail and "<g" not in check.detail
+
+
+def test_finite_differences_of_complex_outputs_holomorphic_or_not():
+    """A function of a complex z with a complex output: the seed (ones of its space: 1+1j) is a
+    covector, as autograd's VJP takes it; the gradient autograd returns passes, its conjugate fails."""
+    import autograd.numpy as anp
+    from autograd import make_vjp
+
+    z = np.array([1.5j, 0.5 - 0.2j])
+    for f in (lambda z: z * z + anp.sin(z),  # holomorphic
+              lambda z: z * anp.conj(z) + anp.real(z) * 1j,  # not holomorphic
+              lambda z: anp.abs(z) ** 2 + 0j * z):
+        vjp, out = make_vjp(f)(z)
+        seed = np.ones_like(out) + 1j * np.ones_like(out)
+        gradient = vjp(seed)
+        check = finite_differences(f, z, seed, gradient)
+        assert check.passed and not check.skipped, check.detail
+        assert not finite_differences(f, z, seed, np.conj(gradient)).passed or np.allclose(gradient, np.conj(gradient))
+        assert not finite_differences(f, z, seed, 2 * gradient).passed
+
+
+def test_finite_differences_never_raise_adtraces_own_error_or_the_functions_next_to_the_point():
+    ints = finite_differences(lambda x: int(x > 0), 1.0, 1.0, 0.0)
+    assert ints.skipped and "output has no differences to take" in ints.detail
+    raises = finite_differences(lambda x: 1.0 / 0.0 if x != 1.0 else 1.0, 1.0, 1.0, 0.0)
+    assert raises.skipped and "the function raised next to the point (ZeroDivisionError" in raises.detail
+
+
+def test_an_invalid_order_fails_whichever_engine_made_it():
+    graph = {"v2_mul": ("v1_sin", "v0_root"), "v1_sin": ("v0_root",), "v0_root": ()}
+    good, bad = ["v2_mul", "v1_sin", "v0_root"], ["v1_sin", "v2_mul", "v0_root"]
+    lecture_wrong = orders_valid(good, graph, bad, graph)
+    assert not lecture_wrong.passed and "lecture's DFS order: INVALID" in lecture_wrong.detail

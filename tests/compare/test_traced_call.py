@@ -144,3 +144,51 @@ def test_forward_mode_of_a_constant_function_agrees_with_the_reference():
         call = trace_call(lambda x: 3.0, (1.0,), mode="fwd")
     forward = [c for c in call.checks if c.name.startswith("forward mode")]
     assert forward and all(c.passed for c in forward)
+
+
+def test_forward_mode_fails_on_a_reference_jvp_rule_off_by_1e_7(monkeypatch):
+    """The tangents of the two engines agree to rounding (rtol 1e-9, printed): a JVP rule of the
+    reference engine off by 1e-7 (relative) makes forward mode's only check FAIL."""
+    from adtrace.reference import rules
+
+    f = lambda x: anp.sin(x) * 2.0
+    x = (np.array([0.5, 1.0, -2.0]),)
+    right = trace_call(f, x, mode="fwd").checks
+    assert [c.passed for c in right] == [True] and "rtol 1e-09" in right[0].detail
+    monkeypatch.setitem(rules.primitive_jvps, anp.sin, {0: lambda g, ans, x: g * anp.cos(x) * (1 + 1e-7)})
+    off = trace_call(f, x, mode="fwd").checks
+    assert [c.passed for c in off] == [False]
+    assert "relative difference 1.0e-07 beyond tolerance 1.0e-09" in off[0].detail
+
+
+def test_complex_arguments_and_outputs_are_checked_by_finite_differences():
+    """`report --at 1.5j` of a function with a complex output raised adtrace's own TypeError
+    ("flattened to complex128, not floats"), blamed on the function."""
+    for f in (lambda z: z * z, lambda z: anp.sin(z) * anp.conj(z), lambda z: anp.real(z * z)):
+        call = trace_call(f, (1.5j,))
+        differences = [c for c in call.checks if c.name == "central finite differences"]
+        assert [(c.passed, c.skipped) for c in differences] == [(True, False)], differences
+
+
+def user_line_warns(x):
+    np.float64(1.0) / np.float64(0.0)  # numpy warns here, at each of the function's runs
+    return anp.log(x) * 2.0
+
+
+def test_warnings_point_at_the_users_line_once_never_into_adtrace():
+    """log at 0: the reference engine's own rule (g / x) divides by zero as autograd's did: said
+    once in the report, not warned from adtrace/reference/vjp_rules.py; the user's own line warns
+    once though the function runs several times (autograd, the reference engine, differences)."""
+    import warnings
+    from pathlib import Path
+
+    import adtrace
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        call = trace_call(user_line_warns, (0.0,))
+    package = str(Path(adtrace.__file__).resolve().parent)
+    assert not [w for w in caught if str(w.filename).startswith(package)], [(w.filename, w.lineno) for w in caught]
+    here = [w for w in caught if w.filename == __file__]
+    assert [w.lineno for w in here] == [user_line_warns.__code__.co_firstlineno + 1]
+    assert "divide by zero encountered in scalar divide" in call.warnings

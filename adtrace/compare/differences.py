@@ -1,0 +1,97 @@
+"""Central differences along a direction, in double precision, with an estimate of their error:
+what every numerical check compares a rule with (``tolerance.agree`` then decides).
+
+``along(point, v, phi)`` tries the steps ``steps(max |point|)`` proposes and keeps the first whose
+error estimate is below 1e-9 of the derivative it estimates, else the one whose relative error is
+smallest. At each step ``h`` the
+direction is first rounded so that the points ``point +- h/2 w`` are exactly the ones evaluated
+(``w`` is returned: the analytic side must use it), then ``(4 fine - coarse) / 3`` (Richardson)
+extrapolates the differences at ``h/2`` and ``h``. Their error is estimated as truncation,
+``fine - coarse``, plus rounding,
+``10 eps max |phi| / h`` per output element.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .tolerance import norm
+
+STEP = 1e-6
+GOOD_ENOUGH = 1e-9  # a relative error estimate at which the first step is kept without trying another
+RELATIVE_STEP = 1e-5  # Richardson's truncation error at 1e-5 |x| is ~1e-11; rounding's eps / 1e-5 ~ 2e-11
+
+
+def steps(size):
+    """The steps tried at a point whose largest magnitude is ``size``: ``1e-6 * min(max(1, size), 100)``
+    (a function of a large x often varies on a scale of 1, as sin at 1e6: the cap keeps such a
+    step small), and ``1e-5 * size`` where that is far from it (a function varying on the scale
+    of x itself, as log at 1e300 or x * x at 1e-300, needs a step relative to x)."""
+    capped = STEP * min(max(1.0, size), 100.0)
+    relative = RELATIVE_STEP * size
+    return [capped] + ([relative] if size > 0 and not 1e-3 <= size <= 1e4 else [])
+
+
+@dataclass
+class Differences:
+    h: float
+    direction: np.ndarray  # the direction moved along exactly (v rounded to the points' spacing)
+    estimate: np.ndarray  # d/dt phi(point + t w) at 0, extrapolated
+    truncation: np.ndarray  # fine - coarse: an estimate of the truncation error, per output element
+    rounding: float  # an estimate of the rounding error of each output element of the estimate
+    center: np.ndarray  # phi at the point itself (None when not asked for: only a kink test needs it)
+    half_plus: np.ndarray
+    half_minus: np.ndarray
+
+    def error(self, u):
+        """The estimated error of ``<u, estimate>`` (a real inner product, complex values as pairs)."""
+        flat = np.ravel(np.asarray(u))
+        truncation = abs(float(np.real(np.vdot(flat, np.ravel(self.truncation)))))
+        return truncation + self.rounding * float(np.sum(np.abs(flat)))
+
+    def _relative_error(self):
+        error = float(np.max(np.abs(self.truncation), initial=0.0)) + self.rounding
+        with np.errstate(all="ignore"):
+            return error / float(np.max(np.abs(self.estimate), initial=0.0)) if error else 0.0
+
+
+def along(point, v, phi, center=True):
+    """Differences of ``phi`` (point -> double array) at ``point`` along ``v``, at the best step
+    that moves every element ``v`` moves (else at the best that moves most of ``v``); ``None``
+    when no step moves the point."""
+    best, fallback = None, None
+    for h in steps(float(np.max(np.abs(point), initial=0.0))):
+        w = exact_direction(point, v, h)
+        if norm(w) < 0.5 * norm(v):  # the step is lost in the point's rounding
+            continue
+        found = richardson(lambda t: phi(point + t * w), h, center)
+        found.direction = w
+        everywhere = bool(np.all((w != 0) | (v == 0)))  # an element the step does not move is not tested
+        if everywhere and found._relative_error() <= GOOD_ENOUGH:  # the usual case: no second step (fewer calls)
+            return found
+        if everywhere and (best is None or not best._relative_error() <= found._relative_error()):
+            best = found
+        elif not everywhere and fallback is None:
+            fallback = found
+    return best if best is not None else fallback
+
+
+def richardson(phi, h, center=True):
+    """Differences of ``phi`` (t -> double array) at 0 with steps ``h`` and ``h / 2`` (four calls,
+    five with ``center``)."""
+    with np.errstate(all="ignore"):
+        plus, minus, half_plus, half_minus = phi(h), phi(-h), phi(h / 2), phi(-h / 2)
+        center = phi(0.0) if center else None
+        coarse, fine = (plus - minus) / (2 * h), (half_plus - half_minus) / h
+        extrapolated = (4 * fine - coarse) / 3
+        evaluated = (plus, minus, half_plus, half_minus) + ((center,) if center is not None else ())
+        largest = max(float(np.max(np.abs(x), initial=0.0)) for x in evaluated)
+        rounding = 10 * np.finfo(float).eps * largest / h
+    return Differences(h, None, extrapolated, fine - coarse, rounding, center, half_plus, half_minus)
+
+
+def exact_direction(point, v, h):
+    """``v`` rounded so that ``point + h/2 w`` is exactly a number: the step actually taken."""
+    with np.errstate(all="ignore"):
+        return ((point + h / 2 * v) - point) / (h / 2)
+

@@ -1,0 +1,89 @@
+"""One node's local rules at every magnitude: a rule off by 2x or by 1e-4 (relative) fails, one
+off by 1e-8 passes at the default rtol of double precision (1e-5), for derivatives and inputs of
+about 1e-300, 1e155 and 1e300; the tolerance follows the dtype (float16, float32)."""
+
+import numpy as np
+import pytest
+from autograd.extend import defjvp, defvjp, primitive
+
+import adtrace
+from adtrace.checker import FAIL, PASS
+
+FACTORS = {"2x": 2.0, "1e-4": 1 + 1e-4, "1e-8": 1 + 1e-8}
+EXPECTED = {"2x": FAIL, "1e-4": FAIL, "1e-8": PASS}
+
+
+def exp_off_by(factor):
+    """exp with its VJP and JVP rules multiplied by ``factor``."""
+
+    @primitive
+    def exp(x):
+        return np.exp(x)
+
+    defvjp(exp, lambda ans, x: lambda g: g * ans * factor)
+    defjvp(exp, lambda g, ans, x: g * ans * factor)
+    return exp
+
+
+def wave_off_by(factor):
+    """``s * sin(x / s)``: inputs and outputs of the size of ``s``, a derivative of about 1."""
+
+    @primitive
+    def wave(x, s):
+        return s * np.sin(x / s)
+
+    defvjp(wave, lambda ans, x, s: lambda g: g * np.cos(x / s) * factor)
+    defjvp(wave, lambda g, ans, x, s: g * np.cos(x / s) * factor)
+    return wave
+
+
+def statuses(report):
+    return sorted({(r.test, r.status) for r in report.rows})
+
+
+@pytest.mark.parametrize("error", FACTORS)
+@pytest.mark.parametrize("x", [-690.0, 300.0, 357.0, 360.0, 690.0], ids=["1e-300", "1e130", "1e155", "1e156", "1e300"])
+def test_derivatives_of_every_magnitude(x, error):
+    """exp at -690 .. 690: derivatives from 1e-300 to 1e300 (a 2x-wrong exp passed at 360 when the
+    tolerance's scale overflowed to inf)."""
+    report = adtrace.check(exp_off_by(FACTORS[error]), np.array([x, x + 0.5]))
+    assert statuses(report) == [("jvp", EXPECTED[error]), ("vjp", EXPECTED[error])], report.rows
+
+
+@pytest.mark.parametrize("error", FACTORS)
+@pytest.mark.parametrize("s", [1e-300, 1e155, 1e300])
+def test_inputs_of_every_magnitude(s, error):
+    wave = wave_off_by(FACTORS[error])
+    report = adtrace.check(lambda x: wave(x, s), np.array([0.3 * s, -1.1 * s]))
+    assert statuses(report) == [("jvp", EXPECTED[error]), ("vjp", EXPECTED[error])], report.rows
+
+
+def test_the_step_is_capped_for_a_function_varying_on_a_scale_of_one_at_a_large_x():
+    """sin at 1e6 (and cos there): a step 1e-6 * |x| = 1 would make the truncation error large
+    enough to hide a rule 2e-4 wrong; the capped step (1e-4) catches it."""
+    sin = wave_off_by(1 + 2e-4)
+    report = adtrace.check(lambda x: sin(x, 1.0), np.array([1e6, -1e6 + 0.7]))
+    assert statuses(report) == [("jvp", FAIL), ("vjp", FAIL)], report.rows
+    assert adtrace.check(lambda x: wave_off_by(1.0)(x, 1.0), np.array([1e6, -1e6 + 0.7])).passed
+
+
+def test_every_row_shows_the_tolerance_its_status_follows_from():
+    for error in FACTORS:
+        for row in adtrace.check(exp_off_by(FACTORS[error]), np.array([360.0, 1.0])).rows:
+            assert row.tolerance is not None and (row.difference <= row.tolerance) == (row.status == PASS)
+            assert "rtol 1e-05" in row.reason and "tolerance" in row.reason
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+def test_the_tolerance_follows_the_dtype(dtype):
+    """multiply, exp and tanh on float16 failed at rtol 1e-5 (float16 keeps 3 digits)."""
+    import autograd.numpy as anp
+
+    x = np.array([0.3, 0.7, -1.2], dtype=dtype)
+    for f in (lambda x: anp.sum(x * x), lambda x: anp.sum(anp.exp(x)), lambda x: anp.sum(anp.tanh(x))):
+        report = adtrace.check(f, x)
+        assert report.passed and all(r.status == PASS for r in report.rows), report.rows
+        rtol = float(np.finfo(dtype).eps) ** (1 / 3)
+        assert all(f"rtol {rtol:.3g}" in r.reason for r in report.rows)
+    wrong = adtrace.check(lambda x: anp.sum(exp_off_by(2.0)(x)), x)
+    assert [r.status for r in wrong.rows if r.primitive == "exp"] == [FAIL, FAIL]

@@ -1,0 +1,75 @@
+"""The micrograd checker at every magnitude: an op's contribution off by 2x or by 1e-4 (relative)
+fails, off by 1e-8 passes (rtol 1e-5), for derivatives and inputs of about 1e-300, 1e155 and
+1e300; the step scales with the input."""
+
+import math
+
+import pytest
+
+from adtrace.checker import FAIL, PASS
+from adtrace.checker.micrograd import check_engine
+from value_classes import Value
+
+FACTORS = {"2x": 2.0, "1e-4": 1 + 1e-4, "1e-8": 1 + 1e-8}
+EXPECTED = {"2x": FAIL, "1e-4": FAIL, "1e-8": PASS}
+
+
+def engine_off_by(factor):
+    """The course's Value with exp's and mul's contributions multiplied by ``factor``."""
+
+    class Off(Value):
+        def __mul__(self, other):
+            other = other if isinstance(other, Value) else Off(other)
+            out = Off(self.data * other.data, (self, other), '*')
+
+            def _backward():
+                self.grad += other.data * out.grad * factor
+                other.grad += self.data * out.grad * factor
+            out._backward = _backward
+            return out
+
+        def exp(self):
+            out = Off(math.exp(self.data), (self,), 'exp')
+
+            def _backward():
+                self.grad += out.data * out.grad * factor
+            out._backward = _backward
+            return out
+
+    return Off
+
+
+def statuses(report):
+    return sorted({r.status for r in report.rows if r.test == "local"})
+
+
+@pytest.mark.parametrize("error", FACTORS)
+@pytest.mark.parametrize("x", [-690.0, 357.0, 690.0], ids=["1e-300", "1e155", "1e300"])
+def test_derivatives_of_every_magnitude(x, error):
+    report = check_engine(lambda a: a.exp(), x, cls=engine_off_by(FACTORS[error]))
+    assert statuses(report) == [EXPECTED[error]], report.rows
+
+
+@pytest.mark.parametrize("error", FACTORS)
+@pytest.mark.parametrize("x", [1e-300, 1e155, 1e300])
+def test_inputs_of_every_magnitude(x, error):
+    """a * b with a of every size and b = 0.75: the derivatives 0.75 and a."""
+    report = check_engine(lambda a, b: a * b, x, 0.75, cls=engine_off_by(FACTORS[error]))
+    assert statuses(report) == [EXPECTED[error]], report.rows
+
+
+def test_the_step_scales_with_the_input():
+    """a * a at 3e5: a step of 1e-6 whatever the input loses the derivative in a * a's rounding
+    (9e10 has a spacing of 1.5e-5) and a right rule FAILs."""
+    from micrograd.engine import Value as MicroValue
+
+    for x in (3e5, -3e5, 1e9):
+        report = check_engine(lambda a: a * a, x, cls=MicroValue)
+        assert report.passed and statuses(report) == [PASS], report.rows
+
+
+def test_every_row_shows_the_tolerance_its_status_follows_from():
+    for error in FACTORS:
+        for row in check_engine(lambda a: a.exp(), 360.0, cls=engine_off_by(FACTORS[error])).rows:
+            assert (row.difference <= row.tolerance) == (row.status == PASS)
+            assert "rtol 1e-05" in row.reason and "tolerance" in row.reason

@@ -1,0 +1,35 @@
+"""Central differences: the step moves the point exactly, and the step is the one whose error is
+smallest relative to the derivative."""
+
+import numpy as np
+import pytest
+
+from adtrace.compare.differences import along, exact_direction, steps
+
+
+def test_the_direction_is_rounded_to_the_points_evaluated():
+    point, v = np.array([1e6, 3.0, -7e15]), np.array([0.3, -1.1, 0.7])
+    for h in steps(float(np.max(np.abs(point)))):
+        w = exact_direction(point, v, h)
+        taken = ((point + h / 2 * w) - point) / (h / 2)  # the displacement actually taken, per unit step
+        assert np.allclose(taken, w, rtol=1e-15, atol=0)
+    found = along(point, v, lambda p: np.sin(p / 1e15))
+    assert np.allclose(found.direction, v, rtol=1e-3)  # the capped step (1e-4) would not move -7e15: not taken
+
+
+def test_steps_are_capped_and_relative_where_far_from_one():
+    assert steps(0.0) == [1e-6] and steps(50.0) == [pytest.approx(5e-5)]
+    assert steps(1e6) == [pytest.approx(1e-4), pytest.approx(10.0)]
+    assert steps(1e-300) == [1e-6, pytest.approx(1e-305)]
+
+
+@pytest.mark.parametrize("f,df,x", [(np.log, lambda x: 1 / x, 1e300), (np.sin, np.cos, 1e6),
+                                    (lambda x: x * x, lambda x: 2 * x, 1e-300), (np.exp, np.exp, 690.0)])
+def test_the_best_step_resolves_the_derivative(f, df, x):
+    found = along(np.float64(x), np.float64(1.0), f)
+    assert float(found.estimate) == pytest.approx(df(x) * float(found.direction), rel=1e-8)
+    assert found.error(1.0) <= 2e-6 * abs(df(x))  # 10x of it leaves a rule off by 1e-4 failing
+
+
+def test_no_step_that_moves_the_point_is_none():
+    assert along(np.float64(1e300), np.float64(1e-320), np.sin) is None

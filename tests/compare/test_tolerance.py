@@ -1,0 +1,66 @@
+"""The one rule every numerical check applies: relative, scaled, with no absolute floor."""
+
+import math
+
+import numpy as np
+import pytest
+
+from adtrace.compare.tolerance import FAIL, PASS, UNRESOLVED, agree, agree_arrays, norm, rtol_for
+
+
+@pytest.mark.parametrize("size", [1e-310, 1e-300, 1.0, 1e155, 1e300, 1.7e308])
+def test_relative_at_every_magnitude(size):
+    assert agree(2 * size, size, 1e-5).status == FAIL
+    assert agree(size * (1 + 1e-4), size, 1e-5).status == FAIL
+    assert agree(size * (1 + 1e-8), size, 1e-5).status == PASS
+    assert agree(-size, size, 1e-5).status == FAIL  # the difference 2 * size overflows at 1.7e308: no matter
+
+
+def test_both_exactly_zero_pass_and_zero_against_anything_fails():
+    both = agree(0.0, 0.0, 1e-5)
+    assert both.status == PASS and both.describe() == "equal (rtol 1e-05)"
+    assert agree(1e-320, 0.0, 1e-5).status == FAIL and agree(0.0, 1e-320, 1e-5).status == FAIL
+
+
+def test_an_error_as_large_as_the_numbers_is_unresolved_never_a_pass():
+    verdict = agree(2e-9, 1e-9, 1e-5, error=1e-9)
+    assert verdict.status == UNRESOLVED and "below what central differences resolve" in verdict.describe()
+    assert agree(2.0, 1.0, 1e-5, error=1e-3).status == FAIL  # an error well below the numbers: resolved
+
+
+def test_non_finite_sides():
+    assert agree(math.nan, 1.0, 1e-5).status == FAIL and agree(math.inf, 1.0, 1e-5).status == FAIL
+    assert agree(math.nan, 1.0, 1e-5).describe() == "the analytic side is nan"
+    assert agree(1.0, math.inf, 1e-5).status == UNRESOLVED  # the differences overflowed, the rule did not
+    assert agree(1.0, 1.0 + 1e-9, 1e-5, scale=math.inf).status == UNRESOLVED  # never an infinite tolerance
+
+
+def test_the_tolerance_printed_is_the_one_applied():
+    for analytic in (1.0 + 1e-6, 1.0 + 3e-5):
+        verdict = agree(analytic, 1.0, 1e-5, scale=2.0, error=1e-7)
+        assert verdict.passed == (verdict.difference <= verdict.tolerance)
+        assert f"tolerance {verdict.relative_tolerance:.1e}" in verdict.describe()
+        assert verdict.relative_tolerance == pytest.approx(1e-5 * 2.0 + 10 * 1e-7, rel=1e-4)
+        assert "the terms' size 2.0e+00" in verdict.describe()
+
+
+def test_arrays_normwise():
+    a = np.array([1e-300, 2e-300, 0.0])
+    assert agree_arrays(a, a * (1 + 1e-7), 1e-9).status == FAIL
+    assert agree_arrays(a, a * (1 + 1e-12), 1e-9).status == PASS
+    big = np.array([1e300, -1.7e308])
+    assert agree_arrays(big, big * (1 + 1e-12), 1e-9).status == PASS and agree_arrays(big, -big, 1e-9).status == FAIL
+    assert agree_arrays(np.zeros(2), np.array([0.0, 1e-320]), 1e-9).status == FAIL
+    assert agree_arrays(np.array([np.nan, 1.0]), np.array([np.nan, 1.0]), 1e-9).status == PASS
+
+
+def test_norm_neither_overflows_nor_underflows():
+    assert norm([3e200, 4e200]) == pytest.approx(5e200)
+    assert norm([3e-200, 4e-200]) == pytest.approx(5e-200)
+    assert norm([0.0, 0.0]) == 0.0
+
+
+def test_rtol_follows_the_dtype():
+    assert rtol_for(np.float64) == 1e-5 and rtol_for(np.complex128) == 1e-5
+    assert rtol_for(np.float32) == pytest.approx(4.92e-3, rel=1e-2) and rtol_for(np.complex64) == rtol_for(np.float32)
+    assert rtol_for(np.float16) == pytest.approx(9.92e-2, rel=1e-2)
