@@ -25,14 +25,14 @@ HANDLERS = {"report": report, "view": view, "check": check, "experiments": exper
             "upstream": upstream_check}
 
 _PROGRAM_OUTPUT = "What the traced program prints goes to standard error; standard output holds the result alone."
-_TRACED = ("traced by autograd, run by adtrace's reference engine (when the call is in its scope) and twice by "
-           "central finite differences, f(x + h u) and f(x - h u); --mode fwd: 2 (autograd's JVP, the reference's); "
-           "both: 6; ")
+_TRACED = ("traced by autograd, run by adtrace's reference engine (when the call is in its scope) and 4 times "
+           "by Richardson-extrapolated central differences, f(x +- h u) and f(x +- h/2 u); --mode fwd: 2 (autograd's "
+           "JVP, the reference's); both: 8; ")
 _CALLS = {  # how many times each command calls the user's function (tests/tools/test_cli_arguments.py counts)
-    "report": f"The function is called 4 times: {_TRACED}--check-nodes: once more (recorded for the per-node checks); "
-              "--engine: 3 (the engine's backward() and finite differences; with --check-nodes too). A print in it "
+    "report": f"The function is called 6 times: {_TRACED}--check-nodes: once more (recorded for the per-node checks); "
+              "--engine: 5 (the engine's backward() and 4 for finite differences; with --check-nodes too). A print in it "
               "shows as many times.",
-    "view": f"The function is called 4 times: {_TRACED}--engine: 3 (the engine's backward() and finite "
+    "view": f"The function is called 6 times: {_TRACED}--engine: 3 (the engine's backward() and finite "
             "differences). A print in it shows as many times.",
     "check": "The function is called once (recorded; each node's rule is then checked on its own).",
 }

@@ -187,13 +187,13 @@ def test_the_programs_output_goes_to_stderr_never_into_the_report(project):
 
 
 @pytest.mark.parametrize("command, options, calls, helped", [
-    ("report", [], 4, "called 4 times"),
+    ("report", [], 6, "called 6 times"),
     ("report", ["--mode", "fwd"], 2, "--mode fwd: 2"),
-    ("report", ["--mode", "both"], 6, "both: 6"),
-    ("report", ["--check-nodes"], 5, "--check-nodes: once more"),
-    ("report", ["--engine", "micrograd"], 3, "--engine: 3"),
-    ("report", ["--engine", "micrograd", "--check-nodes"], 3, "--engine: 3"),
-    ("view", ["-o", "p.html"], 4, "called 4 times"),
+    ("report", ["--mode", "both"], 8, "both: 8"),
+    ("report", ["--check-nodes"], 7, "--check-nodes: once more"),
+    ("report", ["--engine", "micrograd"], 5, "--engine: 5"),
+    ("report", ["--engine", "micrograd", "--check-nodes"], 5, "--engine: 5"),
+    ("view", ["-o", "p.html"], 6, "called 6 times"),
     ("view", ["-o", "p.html", "--mode", "fwd"], 2, "--mode fwd: 2"),
     ("check", [], 1, "called once"),
 ])
