@@ -37,10 +37,10 @@ class PatchConflictWarning(UserWarning):
 
 
 class _Install:
-    __slots__ = ("patcher", "active", "count")
+    __slots__ = ("patcher", "active")
 
-    def __init__(self, patcher, active):
-        self.patcher, self.active, self.count = patcher, active, 0
+    def __init__(self, patcher):
+        self.patcher, self.active = patcher, None  # active: the context variable its wrappers read, once installed
 
 
 def engine_named(engine):
@@ -63,17 +63,19 @@ def active_recordings():
 
 
 def activate(engine, recorder):
-    """Open ``recorder``: patch its engine if it is the first, make it this context's innermost."""
+    """Open ``recorder``: patch its engine if it is the first, make it this context's innermost.
+    All or nothing: an exception (an interrupt) at any point leaves everything as it was."""
     _watch_thread()
     with _lock:
-        install = _installs.get(engine)
-        if install is None:
-            patcher = Patcher()
-            install = _Install(patcher, engine.install(patcher))  # (all hook points or none)
-            _installs[engine] = install
-        install.count += 1
-        _open[recorder] = (engine, threading.get_ident())
-        _set_stack(tuple(r for r in _STACK.get() if not r.closed) + (recorder,))
+        try:
+            _open[recorder] = (engine, threading.get_ident())  # (noted first: undone with the rest)
+            if engine not in _installs:
+                install = _installs[engine] = _Install(Patcher())
+                install.active = engine.install(install.patcher)  # (all hook points or none)
+            _set_stack(_STACK.get() + (recorder,))
+        except BaseException:
+            _close_from(recorder)
+            raise
 
 
 def deactivate(recorder):
@@ -81,14 +83,65 @@ def deactivate(recorder):
     were still open (an error of order). Every one is released even if one raises."""
     with _lock:
         stack = _STACK.get()
-        if recorder not in stack:  # closed before (out of order, its thread, a fork), or left in another context
-            _release_all([recorder])
-            return 0
-        position = stack.index(recorder)
-        inner = [r for r in stack[position + 1:] if not r.closed]
-        _set_stack(stack[:position])
-        _release_all([recorder, *inner])
-        return len(inner)
+        inner = stack[stack.index(recorder) + 1:] if recorder in stack else ()
+        still_open = sum(1 for r in inner if r in _open)
+        try:
+            _release_all([recorder, *inner])
+        finally:
+            _set_stack(stack)
+        return still_open
+
+
+def abandon(recorder, engine, let_go=True):
+    """What an exception (an interrupt) cut short of ``activate`` or ``deactivate``, finished:
+    ``recorder`` and those entered inside it in this context closed, every engine without an open
+    recording restored, and (``let_go``) no lock held by this thread. Idempotent."""
+    try:
+        with _lock:
+            _close_from(recorder)
+    finally:
+        if let_go:
+            release_held(_lock)
+            engine.release_held()
+
+
+def is_open(recorder):
+    return recorder in _open
+
+
+def _close_from(recorder):
+    stack = _STACK.get()
+    for inside in stack[stack.index(recorder):] if recorder in stack else (recorder,):
+        if not inside.closed:
+            try:
+                inside.close()
+            except Exception:  # (a warning that is an error) the recording is closed all the same
+                inside.live, inside.closed = False, True
+        _open.pop(inside, None)
+    _restore_unused()
+    _set_stack(stack)
+
+
+def _restore_unused():
+    """Undo the hooks of every engine no open recording uses (undoing is idempotent)."""
+    used = {engine for engine, _ in _open.values()}
+    for engine in [e for e in _installs if e not in used]:
+        install = _installs[engine]
+        if install.active is not None:
+            install.active.set(None)  # (this context keeps no recorder alive)
+        replaced = install.patcher.undo()
+        del _installs[engine]
+        if replaced:
+            warn_at_user(PatchConflictWarning(
+                f"{', '.join(replaced)} had been replaced while recording (by this program, or another library "
+                "patching it): left as it is now; adtrace restored only its own hooks"))
+
+
+def release_held(lock):
+    """Release ``lock`` where this thread still holds it: an interrupt at the line that leaves a
+    ``with lock:`` block comes before its release (an RLock tells its owner)."""
+    while lock._is_owned():
+        lock.release()
 
 
 def close_elsewhere(recorder):
@@ -140,11 +193,14 @@ _SUSPENDABLE = {}  # recorder class -> its _Suspendable subclass
 
 
 def _set_stack(stack):
-    """Make ``stack`` this context's recordings, and tell each patched engine's wrappers in this
-    context what to call: None, its one recorder here, or a fan-out of its several."""
+    """Make ``stack``'s open recordings this context's, and tell each patched engine's wrappers in
+    this context what to call: None, its one recorder here, or a fan-out of its several."""
+    stack = tuple(r for r in stack if r in _open)
     _STACK.set(stack)
     for engine, install in _installs.items():
-        mine = [r for r in stack if not r.closed and _open.get(r, (None,))[0] is engine]
+        if install.active is None:  # (being installed)
+            continue
+        mine = [r for r in stack if _open[r][0] is engine]
         install.active.set(None if not mine else mine[0] if len(mine) == 1 else engine.fanout(mine))
 
 
@@ -161,8 +217,7 @@ def _release_all(recorders):
 
 def _release(recorder, closing=True):
     """Close ``recorder`` (once) and unpatch its engine after its last recording."""
-    entry = _open.pop(recorder, None)
-    if entry is None:
+    if recorder not in _open:
         return
     try:
         if closing:
@@ -170,14 +225,8 @@ def _release(recorder, closing=True):
         else:
             recorder.live, recorder.closed = False, True
     finally:
-        install = _installs[entry[0]]
-        install.count -= 1
-        if install.count == 0:
-            del _installs[entry[0]]
-            replaced = install.patcher.undo()
-            if replaced:
-                warn_at_user(PatchConflictWarning(
-                    f"{', '.join(replaced)} had been replaced while recording; the originals were restored"))
+        _open.pop(recorder, None)
+        _restore_unused()
 
 
 # -------------------- a thread that ends inside record() --------------------

@@ -24,7 +24,7 @@ import gc
 import sys
 import threading
 
-from . import registry
+from . import interrupts, registry
 from .registry import PatchConflictWarning, RecordingOrderError, active_recordings
 from .recording import Recording
 from .values import DEFAULT_INLINE_SIZE, capture_options
@@ -68,15 +68,22 @@ class record:
         if generator is not None:
             registry.follow_generator(recorder, generator)
         self._recorder, self._thread = recorder, threading.get_ident()
-        registry.activate(self._engine, recorder)
-        return recording
+        try:  # all or nothing: whatever raises (an interrupt, at any line) leaves the engine as it was
+            with interrupts.deferred():
+                registry.activate(self._engine, recorder)
+            return recording
+        except BaseException:
+            registry.abandon(recorder, self._engine)
+            raise
 
     def __exit__(self, exc_type, exc, tb):
         recorder = self._recorder
-        if threading.get_ident() != self._thread:
-            registry.close_elsewhere(recorder)
-            raise RecordingOrderError("a recording must be left on the thread that entered it; it was closed")
-        inner = registry.deactivate(recorder)
+        try:  # whatever raises (an interrupt, at any line), the recording is closed and the engine restored
+            with interrupts.deferred():
+                inner = self._leave(recorder)
+        except BaseException:
+            registry.abandon(recorder, self._engine)
+            raise
         if inner:
             raise RecordingOrderError(
                 f"recording left while {inner} recording(s) entered inside it were still active; they were "
@@ -85,6 +92,21 @@ class record:
             pending, recorder.pending = recorder.pending, None
             raise pending
         return False
+
+    def _leave(self, recorder):
+        if threading.get_ident() != self._thread:
+            registry.close_elsewhere(recorder)
+            raise RecordingOrderError("a recording must be left on the thread that entered it; it was closed")
+        return registry.deactivate(recorder)
+
+    def __del__(self):
+        # An interrupt at the very first line of __exit__ comes before any handler of it: the
+        # recording is closed when the block's record() goes (once the interrupt is handled).
+        try:
+            if self._recorder is not None and registry.is_open(self._recorder):
+                registry.abandon(self._recorder, self._engine, let_go=False)
+        except Exception:  # (__init__ failed, interpreter shutdown, warnings as errors): nothing more to do
+            pass
 
 
 def _generator_of(frame):

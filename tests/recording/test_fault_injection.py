@@ -1,10 +1,15 @@
-"""An interrupt at every function entry inside ``with record(): grad(f)(x)`` (injected through
-``sys.settrace``), at each capture level, leaves autograd exactly as it was and the next
-recording exact."""
+"""An interrupt anywhere leaves the engine exactly as it was: at every function entry inside
+``with record(): grad(f)(x)`` (injected through ``sys.settrace``), at each capture level, and at
+every line of ``record()``'s own ``__enter__`` and ``__exit__`` (session, registry, patching, both
+engines' hook code), for autograd and micrograd. Afterwards the hooked attributes are the very
+objects they were, no recording is open, no lock is held, a plain call records nothing and the
+next recording is exact."""
 
 import os
 import sys
+import threading
 
+import autograd.core as core
 import autograd.numpy as anp
 import numpy as np
 import pytest
@@ -77,3 +82,156 @@ def test_an_interrupt_at_every_function_entry_leaves_autograd_as_it_was(capture)
             assert vars(point.owner)[point.attribute] is ORIGINALS[point.name], (at, point.name)
         assert registry.active_recordings() == 0, at
         assert exact_square_recording(), f"the recording after an interrupt at entry {at} was not exact"
+
+
+# -------------------- an interrupt at every line of record()'s own code --------------------
+
+ADTRACE = os.path.dirname(adtrace.__file__)
+
+
+class LineInterrupt:
+    """A trace function that raises KeyboardInterrupt at the ``at``-th line event in adtrace's code."""
+
+    def __init__(self, at):
+        self.at, self.lines, self.where, self.function = at, 0, None, None
+
+    def __call__(self, frame, event, arg):
+        return self.local if frame.f_code.co_filename.startswith(ADTRACE) else None
+
+    def local(self, frame, event, arg):
+        if event == "line":
+            self.lines += 1
+            if self.lines == self.at:
+                self.where = f"{os.path.relpath(frame.f_code.co_filename, ADTRACE)}:{frame.f_lineno}"
+                self.function = frame.f_code.co_name
+                raise KeyboardInterrupt
+        return self.local
+
+
+def traced(interrupt, method, *args):
+    sys.settrace(interrupt)
+    try:
+        return method(*args)
+    finally:
+        sys.settrace(None)
+
+
+def record_interrupted(engine, body, at):
+    """``with record(engine=engine): body()``, its ``__enter__`` and ``__exit__`` traced by one
+    ``LineInterrupt(at)``; whether the interrupt came out of the block."""
+    interrupt, block = LineInterrupt(at), adtrace.record(engine=engine)
+    try:
+        traced(interrupt, block.__enter__)
+    except KeyboardInterrupt:
+        return interrupt, True
+    try:
+        body()
+    finally:
+        try:
+            traced(interrupt, block.__exit__, None, None, None)
+        except KeyboardInterrupt:
+            return interrupt, True
+    return interrupt, False
+
+
+def own_entries(owners):
+    """The exact ``__dict__`` entries of the attributes adtrace hooks, as objects."""
+    return {(owner, name): vars(owner).get(name) for owner, names in owners for name in names}
+
+
+def free(lock):
+    """Whether another thread could take ``lock`` now (an RLock is reentrant for its holder)."""
+    taken = []
+
+    def take():
+        taken.append(lock.acquire(timeout=0))
+        if taken[0]:
+            lock.release()
+
+    thread = threading.Thread(target=take)
+    thread.start()
+    thread.join()
+    return taken[0]
+
+
+def autograd_engine():
+    owners = [(core, [p.attribute for p in hooks.HOOK_POINTS if p.owner is core]),
+              (core.VJPNode, ["__init__", "initialize_root"]), (core.JVPNode, ["__init__", "initialize_root"])]
+
+    def body():
+        grad(f)(X)
+
+    def recorded_exactly():
+        return exact_square_recording()
+
+    return "autograd", owners, body, recorded_exactly
+
+
+def micrograd_engine():
+    from micrograd.engine import Value
+
+    def body():
+        a = Value(2.0)
+        b = a * a + a
+        b.backward()
+
+    def recorded_exactly():
+        with adtrace.record(engine="micrograd") as rec:
+            a = Value(3.0)
+            (a * a).backward()
+        return rec.failure is None and a.grad == 6.0 and len(rec.of_kind("node")) == 2
+
+    return "micrograd", [(Value, ["__init__", "backward", "grad", "_backward", "__dict__"])], body, recorded_exactly
+
+
+@pytest.mark.parametrize("make", [autograd_engine, micrograd_engine], ids=["autograd", "micrograd"])
+def test_an_interrupt_at_every_line_of_record_leaves_the_engine_as_it_was(make):
+    from adtrace.recording.micrograd import hooks as micrograd_hooks
+
+    engine, owners, body, recorded_exactly = make()
+    before = own_entries(owners)
+    record_interrupted(engine, body, at=0)  # first calls fill caches
+    dry, interrupted = record_interrupted(engine, body, at=0)  # a dry run counts the lines
+    total = dry.lines
+    assert not interrupted and total > 100
+    failures = []
+    for at in range(1, total + 1):
+        interrupt, interrupted = record_interrupted(engine, body, at)
+        where = (at, interrupt.where)
+        if not interrupted and interrupt.function != "__del__":  # (Python ignores what a finalizer raises)
+            failures.append((where, "the interrupt did not come out of the block"))
+        if own_entries(owners) != before or any(own_entries(owners)[k] is not v for k, v in before.items()):
+            failures.append((where, "hooks left"))
+        if registry.active_recordings():
+            failures.append((where, "a recording left open"))
+        if not free(registry._lock) or not free(micrograd_hooks._lock):
+            failures.append((where, "a lock left held"))
+        if failures and failures[-1][0] == where:
+            _reset_after_failure(before)
+            continue
+        if not recorded_exactly():
+            failures.append((where, "the next recording was not exact"))
+    assert not failures, f"{len(failures)} of {total} points: {failures[:10]}"
+
+
+def _reset_after_failure(before):
+    """Put everything back by hand, so that one failing point does not fail every later one."""
+    from adtrace.recording.micrograd import hooks as micrograd_hooks
+
+    for recorder in list(registry._open):
+        registry._open.pop(recorder)
+    registry._installs.clear()
+    registry._STACK.set(())
+    micrograd_hooks._installed.clear(), micrograd_hooks._attached.clear(), micrograd_hooks._held.clear()
+    for (owner, name), entry in before.items():
+        if entry is None:
+            if name in vars(owner):
+                delattr(owner, name)
+        elif vars(owner).get(name) is not entry:
+            setattr(owner, name, entry)
+    for lock in (registry._lock, micrograd_hooks._lock):
+        while not free(lock):
+            try:
+                lock.release()
+            except RuntimeError:
+                break

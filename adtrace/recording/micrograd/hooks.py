@@ -75,7 +75,7 @@ class HookError(RuntimeError):
     """The class cannot be hooked now (a subclass or base class of it is hooked)."""
 
 
-_lock = threading.Lock()
+_lock = threading.RLock()  # (an RLock tells its owner: registry.release_held after an interrupt)
 _installed = {}  # class -> ClassHooks
 _attached = {}   # class -> how many attachments are left, in every context
 _held = set()    # the classes hooked for the session (hold)
@@ -102,8 +102,12 @@ def _install(cls):
             raise HookError(f"{other.__qualname__} is hooked and {cls.__qualname__} is its subclass or base: "
                             "its values would be recorded twice; record one class at a time")
     hooks = ClassHooks(check_shape(cls))
-    hooks.install()
-    _installed[cls], _attached[cls] = hooks, 0
+    _installed[cls], _attached[cls] = hooks, 0  # (noted first: release() restores what install() put)
+    try:
+        hooks.install()
+    except BaseException:
+        _installed.pop(cls, None), _attached.pop(cls, None)
+        raise
     return hooks
 
 
@@ -115,20 +119,27 @@ def hold(cls):
         if cls in _installed:
             raise HookError(f"{cls.__qualname__} has sinks attached (adtrace.recording.micrograd.attach); "
                             "detach them before recording it")
-        hooks = _install(cls)
-        _held.add(cls)
-        return hooks
+        _held.add(cls)  # (noted first: release() undoes whatever part of _install was done)
+        return _install(cls)
 
 
 def release(cls):
-    """Restore a class ``hold`` hooked (a second call does nothing)."""
+    """Restore a class ``hold`` hooked (a second call does nothing; so does one after an
+    interrupt cut the first short). Returns the hooked names someone else replaced meanwhile."""
     with _lock:
         if cls not in _held:
-            return
+            return []
+        hooks = _installed.get(cls)
+        replaced = hooks.restore() if hooks is not None else []
+        _installed.pop(cls, None), _attached.pop(cls, None)
         _held.discard(cls)
-        hooks = _installed.pop(cls)
-        del _attached[cls]
-        hooks.restore()
+        return replaced
+
+
+def release_held():
+    """Release the lock where this thread still holds it (an interrupt at the line leaving a ``with``)."""
+    while _lock._is_owned():
+        _lock.release()
 
 
 def hooked_classes():
@@ -199,7 +210,7 @@ def _after_fork_in_child():
     """Only the forking thread exists in the child: a lock another thread held must not block it
     (the session releases the other threads' recordings, and so their classes, through ``release``)."""
     global _lock
-    _lock = threading.Lock()
+    _lock = threading.RLock()  # (an RLock tells its owner: registry.release_held after an interrupt)
 
 
 if hasattr(os, "register_at_fork"):

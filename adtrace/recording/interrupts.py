@@ -1,0 +1,35 @@
+"""A SIGINT held back while ``record()`` installs or restores hooks, delivered when it is done.
+
+Python runs signal handlers in the main thread between bytecodes: the default SIGINT handler can
+raise ``KeyboardInterrupt`` in the middle of a restore. Inside ``deferred()`` a SIGINT is noted and
+the previous handler is called with it once the block ends, so Ctrl-C stops the program after the
+engine is whole again. Elsewhere (another thread, a handler not installed from Python) nothing is
+deferred; the session's code stays exception-safe at every line by itself (``registry.abandon``).
+"""
+
+import signal
+import threading
+from contextlib import contextmanager
+
+
+@contextmanager
+def deferred():
+    """Hold back SIGINT for the block (in the main thread), then deliver it."""
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGINT) is None:
+        yield
+        return
+    caught = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(frame))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if caught:
+            _deliver(previous, caught[0])
+
+
+def _deliver(handler, frame):
+    if handler is signal.SIG_DFL:
+        signal.raise_signal(signal.SIGINT)
+    elif callable(handler):
+        handler(signal.SIGINT, frame)  # (the default one raises KeyboardInterrupt)
