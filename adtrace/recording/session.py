@@ -14,7 +14,8 @@ state, the lock, and the recovery after a thread's death or a fork):
   ``RecordingOrderError`` for the former;
 - entered in a generator that yields inside the block: while the generator is suspended its
   recording receives its caller's autograd calls (they share a context), and says so once; a
-  ``contextlib.contextmanager`` generator is exempt: its caller's with-body is what it records;
+  ``contextlib.contextmanager`` generator or a pytest fixture is exempt: its caller's with-body, or
+  the test, is what it records;
 - the recorder failed while warnings are errors: the program got its results; the warning is
   raised here, when the block ends.
 """
@@ -111,13 +112,22 @@ class record:
 
 def _generator_of(frame):
     """The generator (or async generator) running ``frame``, or None for an ordinary function and
-    for the generator of a ``contextlib.contextmanager`` (its yield hands over to the with-body)."""
-    if not frame.f_code.co_flags & (_CO_GENERATOR | _CO_ASYNC_GENERATOR):
+    for the generator of a ``contextlib.contextmanager`` or a pytest fixture (its yield hands over
+    to the with-body, or to the test)."""
+    if not frame.f_code.co_flags & (_CO_GENERATOR | _CO_ASYNC_GENERATOR) or _pytest_fixture(frame):
         return None
     for referrer in gc.get_referrers(frame):  # once per record() entered in a generator
         if getattr(referrer, "gi_frame", None) is frame or getattr(referrer, "ag_frame", None) is frame:
             return None if _managed(referrer) else referrer
     return None
+
+
+def _pytest_fixture(frame):
+    """Whether pytest's fixture machinery runs the generator ``frame`` up to its yield (the caller
+    of its first ``next``: ``_pytest.fixtures.call_fixture_func``)."""
+    caller = frame.f_back
+    return caller is not None and caller.f_code.co_name == "call_fixture_func" and \
+        caller.f_globals.get("__name__") == "_pytest.fixtures"
 
 
 def _managed(generator):

@@ -109,6 +109,28 @@ def test_an_asynccontextmanager_generator_is_what_it_records():
     assert len(rec.queries) == 1
 
 
+def test_a_pytest_fixture_is_what_it_records(pytester):
+    """``@pytest.fixture def rec(): with adtrace.record() as r: yield r`` records each test, silently."""
+    pytester.makepyfile('''
+import pytest
+from autograd import grad
+import adtrace
+
+@pytest.fixture
+def rec():
+    with adtrace.record() as r:
+        yield r
+
+@pytest.mark.parametrize("x", [1.0, 2.0, 3.0])
+def test_square(rec, x):
+    assert grad(lambda x: x * x)(x) == 2 * x
+    assert len(rec.queries) == 1
+''')
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-W", "error::UserWarning")
+    result.assert_outcomes(passed=3)
+    assert "open across a yield" not in result.stdout.str()
+
+
 # -------------------- threads --------------------
 
 
