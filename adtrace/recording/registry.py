@@ -233,14 +233,16 @@ def _release(recorder, closing=True):
 
 
 class _ThreadEnd:
-    """Kept in a thread-local: collected when its thread ends, it closes what that thread left open."""
+    """Kept in a thread-local: collected when its thread ends, it closes what that thread left open.
+    In a fork child the parent's other threads' thread-locals are collected too: those threads did
+    not end, the child never had them; their recordings are dropped without a word."""
 
     def __init__(self, thread):
-        self.thread = thread
+        self.thread, self.pid = thread, os.getpid()
 
     def __del__(self):
         try:
-            _recover_thread(self.thread)
+            _recover_thread(self.thread, ended=os.getpid() == self.pid)
         except Exception:  # (interpreter shutdown, warnings as errors): nothing more can be done
             pass
 
@@ -250,12 +252,12 @@ def _watch_thread():
         _watch.end = _ThreadEnd(threading.get_ident())
 
 
-def _recover_thread(thread):
+def _recover_thread(thread, ended=True):
     with _lock:
         abandoned = [r for r, (_, t) in _open.items() if t == thread]
         for recorder in abandoned:
-            _release(recorder)
-    if abandoned:
+            _release(recorder, closing=ended)
+    if abandoned and ended:
         warn_at_user(RecorderWarning(
             f"a thread ended inside record(): its {len(abandoned)} open recording(s) were closed and autograd "
             "restored"))

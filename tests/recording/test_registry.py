@@ -2,6 +2,7 @@
 that ends inside record(), fork, and our own wrappers found where someone else put them back."""
 
 import asyncio
+import gc
 import os
 import threading
 import time
@@ -175,6 +176,30 @@ def test_fork_while_another_thread_records():
 
     statuses = fork_while(keep_recording, in_child)
     assert statuses == [0] * 20
+    assert_restored()
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")  # (3.12+: on purpose)
+def test_a_fork_child_does_not_say_a_thread_ended():
+    """The recording thread did not end: the child never had it (the parent's thread-locals are
+    collected in the child). The child drops its recording without a word."""
+    told = []
+
+    def keep_recording():
+        with adtrace.record():
+            grad(lambda x: x * x)(3.0)
+
+    def in_child():
+        gc.collect()
+        return not told
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        warnings.showwarning = lambda message, *args, **kwargs: told.append(str(message))
+        statuses = fork_while(keep_recording, in_child)
+    assert statuses == [0] * 20, told
+    assert not told
     assert_restored()
 
 
