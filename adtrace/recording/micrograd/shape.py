@@ -134,4 +134,6 @@ def _in_slot(probe, slot):
 
 
 def _defines(cls, name):
-    return any(name in vars(klass) for klass in cls.__mro__ if klass is not object)
+    """Whether a class of the user's (not ``object``, ``float`` or another builtin type, whose
+    attribute access is the plain one) defines ``name``."""
+    return any(name in vars(klass) for klass in cls.__mro__ if klass.__module__ != "builtins")
