@@ -182,3 +182,23 @@ def test_a_custom_getattribute_of_the_users_is_still_refused():
 
     with pytest.raises(ShapeError, match="custom __getattribute__"):
         check_shape(Guarded)
+
+
+def test_a_subclass_whose_operations_make_its_base_is_refused_saying_what_to_pass():
+    """micrograd's operations make ``Value(...)``: only the leaves made as the subclass would be recorded."""
+    import adtrace
+
+    class Sub(MicroValue):
+        pass
+
+    with pytest.raises(ShapeError, match=r"make Value values, not Sub ones: record\(engine=micrograd.engine.Value\)"):
+        adtrace.record(engine=Sub)
+    assert hooked_classes() == ()
+
+    class Own(MiniValue):  # its operations make type(self): recorded fully
+        pass
+
+    with adtrace.record(engine=Own) as rec:
+        x = Own(3.0)
+        (x * x).backward()
+    assert len(rec.of_kind("node")) == 2 and x.grad == 6.0
