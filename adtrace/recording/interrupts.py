@@ -19,13 +19,28 @@ def deferred():
         yield
         return
     caught = []
-    previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(frame))
+
+    def hold(signum, frame):
+        caught.append(frame)
+
+    previous = hold.adtrace_deferred = signal.getsignal(signal.SIGINT)
+    signal.signal(signal.SIGINT, hold)  # (an interrupt before the try: restore() puts the previous one back)
     try:
         yield
     finally:
         signal.signal(signal.SIGINT, previous)
         if caught:
             _deliver(previous, caught[0])
+
+
+def restore():
+    """Put back the handler ``deferred()`` replaced, where an exception (an interrupt) came before
+    its own restore."""
+    if threading.current_thread() is threading.main_thread():
+        handler = signal.getsignal(signal.SIGINT)
+        while hasattr(handler, "adtrace_deferred"):
+            handler = handler.adtrace_deferred
+            signal.signal(signal.SIGINT, handler)
 
 
 def _deliver(handler, frame):

@@ -80,7 +80,10 @@ class Patcher:
             if len(self._undo) > mark:  # an interrupt: the rest is undone before it propagates
                 self._undo_to(mark)
         if raised is not None:
-            raise raised
+            try:
+                raise raised
+            finally:
+                raised = None  # (no cycle through this frame)
         return replaced
 
     def __len__(self):

@@ -212,7 +212,10 @@ def _release_all(recorders):
         except BaseException as exc:  # (a warning that is an error): the others are released all the same
             raised = raised or exc
     if raised is not None:
-        raise raised
+        try:
+            raise raised
+        finally:
+            raised = None  # (no cycle through this frame)
 
 
 def _release(recorder, closing=True):

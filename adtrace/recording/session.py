@@ -75,6 +75,7 @@ class record:
             return recording
         except BaseException:
             registry.abandon(recorder, self._engine)
+            interrupts.restore()
             raise
 
     def __exit__(self, exc_type, exc, tb):
@@ -84,6 +85,7 @@ class record:
                 inner = self._leave(recorder)
         except BaseException:
             registry.abandon(recorder, self._engine)
+            interrupts.restore()
             raise
         if inner:
             raise RecordingOrderError(

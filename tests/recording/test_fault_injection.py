@@ -6,6 +6,7 @@ objects they were, no recording is open, no lock is held, a plain call records n
 next recording is exact."""
 
 import os
+import signal
 import sys
 import threading
 
@@ -93,7 +94,7 @@ class LineInterrupt:
     """A trace function that raises KeyboardInterrupt at the ``at``-th line event in adtrace's code."""
 
     def __init__(self, at):
-        self.at, self.lines, self.where, self.function = at, 0, None, None
+        self.at, self.lines, self.where, self.in_finalizer = at, 0, None, False
 
     def __call__(self, frame, event, arg):
         return self.local if frame.f_code.co_filename.startswith(ADTRACE) else None
@@ -103,9 +104,18 @@ class LineInterrupt:
             self.lines += 1
             if self.lines == self.at:
                 self.where = f"{os.path.relpath(frame.f_code.co_filename, ADTRACE)}:{frame.f_lineno}"
-                self.function = frame.f_code.co_name
+                self.in_finalizer = _in_finalizer(frame)
                 raise KeyboardInterrupt
         return self.local
+
+
+def _in_finalizer(frame):
+    """Whether ``frame`` runs inside a ``__del__`` (the collector may run one at any line)."""
+    while frame is not None:
+        if frame.f_code.co_name == "__del__":
+            return True
+        frame = frame.f_back
+    return False
 
 
 def traced(interrupt, method, *args):
@@ -189,7 +199,7 @@ def test_an_interrupt_at_every_line_of_record_leaves_the_engine_as_it_was(make):
     from adtrace.recording.micrograd import hooks as micrograd_hooks
 
     engine, owners, body, recorded_exactly = make()
-    before = own_entries(owners)
+    before, sigint = own_entries(owners), signal.getsignal(signal.SIGINT)
     record_interrupted(engine, body, at=0)  # first calls fill caches
     dry, interrupted = record_interrupted(engine, body, at=0)  # a dry run counts the lines
     total = dry.lines
@@ -198,7 +208,7 @@ def test_an_interrupt_at_every_line_of_record_leaves_the_engine_as_it_was(make):
     for at in range(1, total + 1):
         interrupt, interrupted = record_interrupted(engine, body, at)
         where = (at, interrupt.where)
-        if not interrupted and interrupt.function != "__del__":  # (Python ignores what a finalizer raises)
+        if not interrupted and not interrupt.in_finalizer:  # (Python ignores what a finalizer raises)
             failures.append((where, "the interrupt did not come out of the block"))
         if own_entries(owners) != before or any(own_entries(owners)[k] is not v for k, v in before.items()):
             failures.append((where, "hooks left"))
@@ -206,6 +216,9 @@ def test_an_interrupt_at_every_line_of_record_leaves_the_engine_as_it_was(make):
             failures.append((where, "a recording left open"))
         if not free(registry._lock) or not free(micrograd_hooks._lock):
             failures.append((where, "a lock left held"))
+        if signal.getsignal(signal.SIGINT) is not sigint:
+            failures.append((where, "SIGINT's handler left replaced"))
+            signal.signal(signal.SIGINT, sigint)
         if failures and failures[-1][0] == where:
             _reset_after_failure(before)
             continue
@@ -310,7 +323,6 @@ def test_a_real_sigint_while_recording_leaves_the_engines_as_they_were(tmp_path)
     the engines are as they were, and the last recording is exact (how often an interrupt lands
     inside record()'s own code depends on timing: the harness checks every round, whatever it hit)."""
     import random
-    import signal
     import subprocess
     import time
 

@@ -10,9 +10,17 @@ import pytest
 import adtrace
 from adtrace.recording import registry
 from adtrace.recording.autograd import hooks
-from adtrace.recording.interrupts import deferred
+from adtrace.recording.interrupts import deferred, restore
 
 ORIGINALS = {p.name: vars(p.owner)[p.attribute] for p in hooks.HOOK_POINTS}
+
+
+@pytest.fixture(autouse=True)
+def default_sigint():
+    """Python's own SIGINT handler (KeyboardInterrupt), whatever ran before."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
 
 
 def test_a_sigint_inside_is_delivered_after_the_block():
@@ -35,6 +43,16 @@ def test_the_previous_handler_gets_it_once():
         assert received == [signal.SIGINT]
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+def test_restore_puts_back_what_an_interrupted_block_left():
+    """An interrupt right after the handler was replaced, before the block's own restore: the
+    session calls restore() on its way out."""
+    block = deferred()
+    block.__enter__()  # (never left: as if interrupted there)
+    assert signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+    restore()
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
 def test_another_thread_defers_nothing():
