@@ -128,8 +128,14 @@ def traced(interrupt, method, *args):
 
 def record_interrupted(engine, body, at):
     """``with record(engine=engine): body()``, its ``__enter__`` and ``__exit__`` traced by one
-    ``LineInterrupt(at)``; whether the interrupt came out of the block."""
+    ``LineInterrupt(at)``; whether the interrupt came out of the block, and the block's recording
+    (the ``record()`` itself is let go: an interrupt at the first line of ``__exit__``, before any
+    handler, is finished when it goes)."""
     interrupt, block = LineInterrupt(at), adtrace.record(engine=engine)
+    return (*_enter_and_exit(interrupt, block, body), block._recorder and block._recorder.recording)
+
+
+def _enter_and_exit(interrupt, block, body):
     try:
         traced(interrupt, block.__enter__)
     except KeyboardInterrupt:
@@ -142,6 +148,13 @@ def record_interrupted(engine, body, at):
         except KeyboardInterrupt:
             return interrupt, True
     return interrupt, False
+
+
+def records_nothing_more(recording, body):
+    """Whether a plain run of ``body`` after the block adds nothing to the block's recording."""
+    size = len(recording.log) if recording is not None else 0
+    body()
+    return recording is None or len(recording.log) == size
 
 
 def own_entries(owners):
@@ -201,12 +214,12 @@ def test_an_interrupt_at_every_line_of_record_leaves_the_engine_as_it_was(make):
     engine, owners, body, recorded_exactly = make()
     before, sigint = own_entries(owners), signal.getsignal(signal.SIGINT)
     record_interrupted(engine, body, at=0)  # first calls fill caches
-    dry, interrupted = record_interrupted(engine, body, at=0)  # a dry run counts the lines
+    dry, interrupted, _ = record_interrupted(engine, body, at=0)  # a dry run counts the lines
     total = dry.lines
     assert not interrupted and total > 100
     failures = []
     for at in range(1, total + 1):
-        interrupt, interrupted = record_interrupted(engine, body, at)
+        interrupt, interrupted, recording = record_interrupted(engine, body, at)
         where = (at, interrupt.where)
         if not interrupted and not interrupt.in_finalizer:  # (Python ignores what a finalizer raises)
             failures.append((where, "the interrupt did not come out of the block"))
@@ -216,6 +229,8 @@ def test_an_interrupt_at_every_line_of_record_leaves_the_engine_as_it_was(make):
             failures.append((where, "a recording left open"))
         if not free(registry._lock) or not free(micrograd_hooks._lock):
             failures.append((where, "a lock left held"))
+        if not records_nothing_more(recording, body):
+            failures.append((where, "a plain call after it recorded"))
         if signal.getsignal(signal.SIGINT) is not sigint:
             failures.append((where, "SIGINT's handler left replaced"))
             signal.signal(signal.SIGINT, sigint)
