@@ -92,17 +92,27 @@ def deactivate(recorder):
         return still_open
 
 
-def abandon(recorder, engine, let_go=True):
+def abandon(recorder, engine):
     """What an exception (an interrupt) cut short of ``activate`` or ``deactivate``, finished:
     ``recorder`` and those entered inside it in this context closed, every engine without an open
-    recording restored, and (``let_go``) no lock held by this thread. Idempotent."""
+    recording restored, and no lock held by this thread. Idempotent."""
     try:
         with _lock:
             _close_from(recorder)
     finally:
-        if let_go:
-            release_held(_lock)
-            engine.release_held()
+        release_held(_lock)
+        engine.release_held()
+
+
+def abandon_if_free(recorder):
+    """``abandon`` from a finalizer (``record.__del__``): it may run inside any code, on any thread,
+    so it never waits for the lock (another thread holding it may wait for a lock this one holds),
+    nor runs inside this thread's own use of it."""
+    if not _lock._is_owned() and _lock.acquire(blocking=False):
+        try:
+            _close_from(recorder)
+        finally:
+            _lock.release()
 
 
 def is_open(recorder):

@@ -107,7 +107,7 @@ class record:
         # recording is closed when the block's record() goes (once the interrupt is handled).
         try:
             if self._recorder is not None and registry.is_open(self._recorder):
-                registry.abandon(self._recorder, self._engine, let_go=False)
+                registry.abandon_if_free(self._recorder)
         except Exception:  # (__init__ failed, interpreter shutdown, warnings as errors): nothing more to do
             pass
 
