@@ -139,8 +139,11 @@ def _restore_unused():
         install = _installs[engine]
         if install.active is not None:
             install.active.set(None)  # (this context keeps no recorder alive)
-        replaced = install.patcher.undo()
-        del _installs[engine]
+        try:
+            replaced = install.patcher.undo()
+        finally:
+            if not len(install.patcher):  # (undone to the end, also past an error: the next record() installs)
+                del _installs[engine]
         if replaced:
             warn_at_user(PatchConflictWarning(
                 f"{', '.join(replaced)} had been replaced while recording (by this program, or another library "

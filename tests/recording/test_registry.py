@@ -287,3 +287,25 @@ def test_installing_is_all_or_nothing(monkeypatch):
     monkeypatch.undo()
     assert_restored()
     square_events()
+
+
+def test_an_engine_whose_undo_fails_is_installed_again_by_the_next_recording(monkeypatch):
+    """An undo of its own that raises: the rest is undone, the error raised, and the next record()
+    installs the hooks again (it found the old install still registered, and recorded nothing)."""
+    from adtrace.recording.patching import Patcher
+
+    real_undo = Patcher.undo
+
+    def failing_undo(self):
+        self.on_undo(lambda: 1 / 0)
+        return real_undo(self)
+
+    monkeypatch.setattr(Patcher, "undo", failing_undo)
+    with pytest.raises(ZeroDivisionError):
+        with adtrace.record():
+            pass
+    monkeypatch.undo()
+    assert_restored()
+    with adtrace.record() as rec:
+        grad(lambda x: x * x)(3.0)
+    assert len(rec.of_kind("add_outgrads")) == 2
