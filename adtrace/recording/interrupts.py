@@ -7,15 +7,18 @@ engine is whole again. Elsewhere (another thread, a handler not installed from P
 deferred; the session's code stays exception-safe at every line by itself (``registry.abandon``).
 """
 
-import signal
 import threading
 from contextlib import contextmanager
+
+import _signal as signal  # (signal's own functions without its enum conversions: twice per record() block)
 
 
 @contextmanager
 def deferred():
     """Hold back SIGINT for the block (in the main thread), then deliver it."""
-    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGINT) is None:
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.getsignal(signal.SIGINT) if main else None
+    if previous is None:  # (another thread, or a handler not installed from Python)
         yield
         return
     caught = []
@@ -23,7 +26,7 @@ def deferred():
     def hold(signum, frame):
         caught.append(frame)
 
-    previous = hold.adtrace_deferred = signal.getsignal(signal.SIGINT)
+    hold.adtrace_deferred = previous
     signal.signal(signal.SIGINT, hold)  # (an interrupt before the try: restore() puts the previous one back)
     try:
         yield
@@ -44,7 +47,7 @@ def restore():
 
 
 def _deliver(handler, frame):
-    if handler is signal.SIG_DFL:
+    if handler == signal.SIG_DFL:
         signal.raise_signal(signal.SIGINT)
     elif callable(handler):
         handler(signal.SIGINT, frame)  # (the default one raises KeyboardInterrupt)

@@ -89,3 +89,16 @@ def test_a_sigint_while_installing_comes_after_it_and_leaves_autograd_as_it_was(
     monkeypatch.undo()
     assert all(vars(p.owner)[p.attribute] is ORIGINALS[p.name] for p in hooks.HOOK_POINTS)
     assert registry.active_recordings() == 0 and core.add_outgrads is ORIGINALS["autograd.core.add_outgrads"]
+
+
+def test_with_the_default_action_the_process_ends_after_the_block():
+    """SIGINT's default action (no Python handler): the block finishes, then SIGINT ends the process."""
+    import subprocess
+    import sys
+
+    code = ("import signal\nsignal.signal(signal.SIGINT, signal.SIG_DFL)\n"
+            "from adtrace.recording.interrupts import deferred\n"
+            "with deferred():\n    signal.raise_signal(signal.SIGINT)\n    print('the block ended', flush=True)\n"
+            "print('after the block', flush=True)\n")
+    child = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert child.stdout == "the block ended\n" and child.returncode == -signal.SIGINT, (child.stdout, child.stderr)
