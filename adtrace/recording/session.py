@@ -1,7 +1,9 @@
 """``record()``: the context manager that switches recording on and off.
 
 An engine's hook points are patched while at least one recording of it is active anywhere, and
-restored exactly (LIFO, the original objects) when the last one ends. Which recorders receive a
+restored exactly (LIFO, the original objects) when the last one ends; an attribute the user
+replaced meanwhile is theirs and stays. Entering and leaving are all-or-nothing, also when an
+interrupt comes at any line (SIGINT is held back meanwhile: ``interrupts.py``). Which recorders receive a
 call is decided per logical context (``contextvars``): another thread, or another asyncio task,
 runs through the wrappers untouched and unrecorded. Recordings nest in one context (each receives
 the events) and must be left innermost first; leaving one out of order closes it and those inside
