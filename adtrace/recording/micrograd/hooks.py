@@ -3,8 +3,9 @@
 ``attach(cls, sink)`` hooks the class (on the first attachment) and returns an ``Attachment``;
 ``detach()`` (or leaving ``with attach(cls, sink):``) removes the sink and, with the last one,
 restores the class: its ``__dict__`` entries are the very objects they were (one the user replaced
-or deleted meanwhile stays as they made it), instances keep plain numbers and their own closures. One installation per class serves every attachment: two
-recordings of one class each get every event once, and may end in any order. Hooking a class while
+or deleted meanwhile stays as they made it), instances keep plain numbers and their own closures.
+One installation per class serves every attachment: two recordings of one class each get every
+event once, and may end in any order. Hooking a class while
 a subclass or base class of it is hooked is refused (a value would be seen twice).
 
 Hook points, each installed on the class itself (an inherited one is deleted again on restore):
