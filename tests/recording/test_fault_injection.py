@@ -214,14 +214,18 @@ def test_an_interrupt_at_every_line_of_record_leaves_the_engine_as_it_was(make):
     assert not failures, f"{len(failures)} of {total} points: {failures[:10]}"
 
 
-def test_an_interrupt_at_every_line_of_a_nested_record_leaves_the_outer_one_recording():
-    """Inside an open recording: its hooks stay the very wrappers they were, and it records on."""
-    engine, owners, body, recorded_exactly = autograd_engine()
+@pytest.mark.parametrize("make", [autograd_engine, micrograd_engine], ids=["autograd", "micrograd"])
+def test_an_interrupt_at_every_line_of_a_nested_record_leaves_the_outer_one_recording(make):
+    """Inside an open recording of autograd (of the same engine, or of another one): the outer
+    recording's hooks stay the very wrappers they were, and it records on."""
+    engine, owners, body, recorded_exactly = make()
+    _, autograd_owners, autograd_body, _ = autograd_engine()
     with adtrace.record() as outer:
+        outer_hooks = own_entries(autograd_owners)
         failures, total = sweep(engine, owners, body, recorded_exactly, open_before=1)
         size = len(outer.log)
-        body()
-        assert len(outer.log) > size
+        autograd_body()
+        assert len(outer.log) > size and own_entries(autograd_owners) == outer_hooks
     assert not failures, f"{len(failures)} of {total} points: {failures[:10]}"
 
 
