@@ -7,6 +7,12 @@ the stack in reverse and empties it, so a second call is harmless. Patching a mi
 fails loudly: a hook point that does not exist means autograd changed. ``transaction()`` makes a
 group of patches all-or-nothing. An engine that installs its hooks itself (micrograd's class
 descriptors) registers its own undo with ``on_undo``, in the same stack.
+
+What is no longer ours is not ours to restore: an attribute someone replaced while patched (the
+user's own patch, or their undo of one made before) is left as they made it, and reported.
+
+Every line may be interrupted (a ``KeyboardInterrupt``): an entry is noted before its ``setattr``,
+undoing one is idempotent, and an undo cut short goes on to the end before the interrupt propagates.
 """
 
 from contextlib import contextmanager
@@ -26,15 +32,17 @@ class PatchError(RuntimeError):
 
 class Patcher:
     def __init__(self):
-        self._undo = []  # (owner, name, what to restore: an own-__dict__ entry or NOTSET, the value we set), or (undo,)
+        # (owner, name, the own-__dict__ entry before, what to restore, the value we set), or (undo,)
+        self._undo = []
 
-    def setattr(self, owner, name, value, restore=NOTSET):
+    def setattr(self, owner, name, value, restore=NOTSET, raising=True):
         """Set ``owner.name``; ``undo`` puts back the owner's own entry as it was, or ``restore``
-        when given (the original behind a stale wrapper of ours that someone else put back)."""
-        if not hasattr(owner, name):
+        when given (the original behind a stale wrapper of ours that someone else put back).
+        ``raising=False``: the attribute may be missing (a class attribute put over instance ones)."""
+        if raising and not hasattr(owner, name):
             raise PatchError(f"{_where(owner)} has no attribute {name!r} to patch")
-        old = vars(owner).get(name, NOTSET) if restore is NOTSET else restore
-        self._undo.append((owner, name, old, value))  # noted first: an interrupt after setattr is undone too
+        before = vars(owner).get(name, NOTSET)
+        self._undo.append((owner, name, before, before if restore is NOTSET else restore, value))  # noted first
         setattr(owner, name, value)
 
     def on_undo(self, undo):
@@ -55,29 +63,48 @@ class Patcher:
             raise
 
     def undo(self):
-        """Restore every attribute, newest first. Returns the names someone else had replaced
-        meanwhile (they are restored all the same: the originals come back)."""
+        """Restore every attribute still ours, newest first. Returns the names someone else had
+        replaced meanwhile (left as they are now)."""
         return self._undo_to(0)
 
     def _undo_to(self, mark):
-        replaced = []
-        while len(self._undo) > mark:
-            entry = self._undo.pop()
-            if len(entry) == 1:  # an undo of its own (on_undo)
-                replaced += entry[0]() or []
-                continue
-            owner, name, old, ours = entry
-            if vars(owner).get(name, NOTSET) is not ours:
-                replaced.append(f"{_where(owner)}.{name}")
-            if old is NOTSET:
-                if name in vars(owner):
-                    delattr(owner, name)
-            else:
-                setattr(owner, name, old)
+        replaced, raised = [], None
+        try:
+            while len(self._undo) > mark:
+                try:
+                    replaced += _undo_entry(self._undo[-1])
+                except Exception as exc:  # (an undo of its own that failed) the others are undone all the same
+                    raised = raised or exc
+                self._undo.pop()
+        finally:
+            if len(self._undo) > mark:  # an interrupt: the rest is undone before it propagates
+                self._undo_to(mark)
+        if raised is not None:
+            try:
+                raise raised
+            finally:
+                raised = None  # (no cycle through this frame)
         return replaced
 
     def __len__(self):
         return len(self._undo)
+
+
+def _undo_entry(entry):
+    """Undo one entry (idempotent: it may be undone again after an interrupt); the names left as
+    someone else made them."""
+    if len(entry) == 1:  # an undo of its own (on_undo)
+        return entry[0]() or []
+    owner, name, before, restore, ours = entry
+    now = vars(owner).get(name, NOTSET)
+    if now is ours:
+        if restore is NOTSET:
+            delattr(owner, name)
+        else:
+            setattr(owner, name, restore)
+    elif now is not before and now is not restore:  # (before: the setattr never came; restore: undone already)
+        return [f"{_where(owner)}.{name}"]
+    return []
 
 
 def _where(owner):

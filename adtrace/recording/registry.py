@@ -37,10 +37,10 @@ class PatchConflictWarning(UserWarning):
 
 
 class _Install:
-    __slots__ = ("patcher", "active", "count")
+    __slots__ = ("patcher", "active")
 
-    def __init__(self, patcher, active):
-        self.patcher, self.active, self.count = patcher, active, 0
+    def __init__(self, patcher):
+        self.patcher, self.active = patcher, None  # active: the context variable its wrappers read, once installed
 
 
 def engine_named(engine):
@@ -63,17 +63,19 @@ def active_recordings():
 
 
 def activate(engine, recorder):
-    """Open ``recorder``: patch its engine if it is the first, make it this context's innermost."""
+    """Open ``recorder``: patch its engine if it is the first, make it this context's innermost.
+    All or nothing: an exception (an interrupt) at any point leaves everything as it was."""
     _watch_thread()
     with _lock:
-        install = _installs.get(engine)
-        if install is None:
-            patcher = Patcher()
-            install = _Install(patcher, engine.install(patcher))  # (all hook points or none)
-            _installs[engine] = install
-        install.count += 1
-        _open[recorder] = (engine, threading.get_ident())
-        _set_stack(tuple(r for r in _STACK.get() if not r.closed) + (recorder,))
+        try:
+            _open[recorder] = (engine, threading.get_ident())  # (noted first: undone with the rest)
+            if engine not in _installs:
+                install = _installs[engine] = _Install(Patcher())
+                install.active = engine.install(install.patcher)  # (all hook points or none)
+            _set_stack(_STACK.get() + (recorder,))
+        except BaseException:
+            _close_from(recorder)
+            raise
 
 
 def deactivate(recorder):
@@ -81,14 +83,78 @@ def deactivate(recorder):
     were still open (an error of order). Every one is released even if one raises."""
     with _lock:
         stack = _STACK.get()
-        if recorder not in stack:  # closed before (out of order, its thread, a fork), or left in another context
-            _release_all([recorder])
-            return 0
-        position = stack.index(recorder)
-        inner = [r for r in stack[position + 1:] if not r.closed]
-        _set_stack(stack[:position])
-        _release_all([recorder, *inner])
-        return len(inner)
+        inner = stack[stack.index(recorder) + 1:] if recorder in stack else ()
+        still_open = sum(1 for r in inner if r in _open)
+        try:
+            _release_all([recorder, *inner])
+        finally:
+            _set_stack(stack)
+        return still_open
+
+
+def abandon(recorder, engine):
+    """What an exception (an interrupt) cut short of ``activate`` or ``deactivate``, finished:
+    ``recorder`` and those entered inside it in this context closed, every engine without an open
+    recording restored, and no lock held by this thread. Idempotent."""
+    try:
+        with _lock:
+            _close_from(recorder)
+    finally:
+        release_held(_lock)
+        engine.release_held()
+
+
+def abandon_if_free(recorder):
+    """``abandon`` from a finalizer (``record.__del__``): it may run inside any code, on any thread,
+    so it never waits for the lock (another thread holding it may wait for a lock this one holds),
+    nor runs inside this thread's own use of it."""
+    if not _lock._is_owned() and _lock.acquire(blocking=False):
+        try:
+            _close_from(recorder)
+        finally:
+            _lock.release()
+
+
+def is_open(recorder):
+    return recorder in _open
+
+
+def _close_from(recorder):
+    stack = _STACK.get()
+    for inside in stack[stack.index(recorder):] if recorder in stack else (recorder,):
+        if not inside.closed:
+            try:
+                inside.close()
+            except Exception:  # (a warning that is an error) the recording is closed all the same
+                inside.live, inside.closed = False, True
+        _open.pop(inside, None)
+    _restore_unused()
+    _set_stack(stack)
+
+
+def _restore_unused():
+    """Undo the hooks of every engine no open recording uses (undoing is idempotent)."""
+    used = {engine for engine, _ in _open.values()}
+    for engine in [e for e in _installs if e not in used]:
+        install = _installs[engine]
+        if install.active is not None:
+            install.active.set(None)  # (this context keeps no recorder alive)
+        try:
+            replaced = install.patcher.undo()
+        finally:
+            if not len(install.patcher):  # (undone to the end, also past an error: the next record() installs)
+                del _installs[engine]
+        if replaced:
+            warn_at_user(PatchConflictWarning(
+                f"{', '.join(replaced)} had been replaced while recording (by this program, or another library "
+                "patching it): left as it is now; adtrace restored only its own hooks"))
+
+
+def release_held(lock):
+    """Release ``lock`` where this thread still holds it: an interrupt at the line that leaves a
+    ``with lock:`` block comes before its release (an RLock tells its owner)."""
+    while lock._is_owned():
+        lock.release()
 
 
 def close_elsewhere(recorder):
@@ -140,11 +206,14 @@ _SUSPENDABLE = {}  # recorder class -> its _Suspendable subclass
 
 
 def _set_stack(stack):
-    """Make ``stack`` this context's recordings, and tell each patched engine's wrappers in this
-    context what to call: None, its one recorder here, or a fan-out of its several."""
+    """Make ``stack``'s open recordings this context's, and tell each patched engine's wrappers in
+    this context what to call: None, its one recorder here, or a fan-out of its several."""
+    stack = tuple(r for r in stack if r in _open)
     _STACK.set(stack)
     for engine, install in _installs.items():
-        mine = [r for r in stack if not r.closed and _open.get(r, (None,))[0] is engine]
+        if install.active is None:  # (being installed)
+            continue
+        mine = [r for r in stack if _open[r][0] is engine]
         install.active.set(None if not mine else mine[0] if len(mine) == 1 else engine.fanout(mine))
 
 
@@ -156,13 +225,15 @@ def _release_all(recorders):
         except BaseException as exc:  # (a warning that is an error): the others are released all the same
             raised = raised or exc
     if raised is not None:
-        raise raised
+        try:
+            raise raised
+        finally:
+            raised = None  # (no cycle through this frame)
 
 
 def _release(recorder, closing=True):
     """Close ``recorder`` (once) and unpatch its engine after its last recording."""
-    entry = _open.pop(recorder, None)
-    if entry is None:
+    if recorder not in _open:
         return
     try:
         if closing:
@@ -170,28 +241,24 @@ def _release(recorder, closing=True):
         else:
             recorder.live, recorder.closed = False, True
     finally:
-        install = _installs[entry[0]]
-        install.count -= 1
-        if install.count == 0:
-            del _installs[entry[0]]
-            replaced = install.patcher.undo()
-            if replaced:
-                warn_at_user(PatchConflictWarning(
-                    f"{', '.join(replaced)} had been replaced while recording; the originals were restored"))
+        _open.pop(recorder, None)
+        _restore_unused()
 
 
 # -------------------- a thread that ends inside record() --------------------
 
 
 class _ThreadEnd:
-    """Kept in a thread-local: collected when its thread ends, it closes what that thread left open."""
+    """Kept in a thread-local: collected when its thread ends, it closes what that thread left open.
+    In a fork child the parent's other threads' thread-locals are collected too: those threads did
+    not end, the child never had them; their recordings are dropped without a word."""
 
     def __init__(self, thread):
-        self.thread = thread
+        self.thread, self.pid = thread, os.getpid()
 
     def __del__(self):
         try:
-            _recover_thread(self.thread)
+            _recover_thread(self.thread, ended=os.getpid() == self.pid)
         except Exception:  # (interpreter shutdown, warnings as errors): nothing more can be done
             pass
 
@@ -201,12 +268,12 @@ def _watch_thread():
         _watch.end = _ThreadEnd(threading.get_ident())
 
 
-def _recover_thread(thread):
+def _recover_thread(thread, ended=True):
     with _lock:
         abandoned = [r for r, (_, t) in _open.items() if t == thread]
         for recorder in abandoned:
-            _release(recorder)
-    if abandoned:
+            _release(recorder, closing=ended)
+    if abandoned and ended:
         warn_at_user(RecorderWarning(
             f"a thread ended inside record(): its {len(abandoned)} open recording(s) were closed and autograd "
             "restored"))

@@ -1,7 +1,9 @@
 """``record()``: the context manager that switches recording on and off.
 
 An engine's hook points are patched while at least one recording of it is active anywhere, and
-restored exactly (LIFO, the original objects) when the last one ends. Which recorders receive a
+restored exactly (LIFO, the original objects) when the last one ends; an attribute the user
+replaced meanwhile is theirs and stays. Entering and leaving are all-or-nothing, also when an
+interrupt comes at any line (SIGINT is held back meanwhile: ``interrupts.py``). Which recorders receive a
 call is decided per logical context (``contextvars``): another thread, or another asyncio task,
 runs through the wrappers untouched and unrecorded. Recordings nest in one context (each receives
 the events) and must be left innermost first; leaving one out of order closes it and those inside
@@ -14,7 +16,8 @@ state, the lock, and the recovery after a thread's death or a fork):
   ``RecordingOrderError`` for the former;
 - entered in a generator that yields inside the block: while the generator is suspended its
   recording receives its caller's autograd calls (they share a context), and says so once; a
-  ``contextlib.contextmanager`` generator is exempt: its caller's with-body is what it records;
+  ``contextlib.contextmanager`` generator or a pytest fixture is exempt: its caller's with-body, or
+  the test, is what it records;
 - the recorder failed while warnings are errors: the program got its results; the warning is
   raised here, when the block ends.
 """
@@ -24,7 +27,7 @@ import gc
 import sys
 import threading
 
-from . import registry
+from . import interrupts, registry
 from .registry import PatchConflictWarning, RecordingOrderError, active_recordings
 from .recording import Recording
 from .values import DEFAULT_INLINE_SIZE, capture_options
@@ -68,15 +71,24 @@ class record:
         if generator is not None:
             registry.follow_generator(recorder, generator)
         self._recorder, self._thread = recorder, threading.get_ident()
-        registry.activate(self._engine, recorder)
-        return recording
+        try:  # all or nothing: whatever raises (an interrupt, at any line) leaves the engine as it was
+            with interrupts.deferred():
+                registry.activate(self._engine, recorder)
+            return recording
+        except BaseException:
+            registry.abandon(recorder, self._engine)
+            interrupts.restore()
+            raise
 
     def __exit__(self, exc_type, exc, tb):
         recorder = self._recorder
-        if threading.get_ident() != self._thread:
-            registry.close_elsewhere(recorder)
-            raise RecordingOrderError("a recording must be left on the thread that entered it; it was closed")
-        inner = registry.deactivate(recorder)
+        try:  # whatever raises (an interrupt, at any line), the recording is closed and the engine restored
+            with interrupts.deferred():
+                inner = self._leave(recorder)
+        except BaseException:
+            registry.abandon(recorder, self._engine)
+            interrupts.restore()
+            raise
         if inner:
             raise RecordingOrderError(
                 f"recording left while {inner} recording(s) entered inside it were still active; they were "
@@ -86,16 +98,40 @@ class record:
             raise pending
         return False
 
+    def _leave(self, recorder):
+        if threading.get_ident() != self._thread:
+            registry.close_elsewhere(recorder)
+            raise RecordingOrderError("a recording must be left on the thread that entered it; it was closed")
+        return registry.deactivate(recorder)
+
+    def __del__(self):
+        # An interrupt at the very first line of __exit__ comes before any handler of it: the
+        # recording is closed when the block's record() goes (once the interrupt is handled).
+        try:
+            if self._recorder is not None and registry.is_open(self._recorder):
+                registry.abandon_if_free(self._recorder)
+        except Exception:  # (__init__ failed, interpreter shutdown, warnings as errors): nothing more to do
+            pass
+
 
 def _generator_of(frame):
     """The generator (or async generator) running ``frame``, or None for an ordinary function and
-    for the generator of a ``contextlib.contextmanager`` (its yield hands over to the with-body)."""
-    if not frame.f_code.co_flags & (_CO_GENERATOR | _CO_ASYNC_GENERATOR):
+    for the generator of a ``contextlib.contextmanager`` or a pytest fixture (its yield hands over
+    to the with-body, or to the test)."""
+    if not frame.f_code.co_flags & (_CO_GENERATOR | _CO_ASYNC_GENERATOR) or _pytest_fixture(frame):
         return None
     for referrer in gc.get_referrers(frame):  # once per record() entered in a generator
         if getattr(referrer, "gi_frame", None) is frame or getattr(referrer, "ag_frame", None) is frame:
             return None if _managed(referrer) else referrer
     return None
+
+
+def _pytest_fixture(frame):
+    """Whether pytest's fixture machinery runs the generator ``frame`` up to its yield (the caller
+    of its first ``next``: ``_pytest.fixtures.call_fixture_func``)."""
+    caller = frame.f_back
+    return caller is not None and caller.f_code.co_name == "call_fixture_func" and \
+        caller.f_globals.get("__name__") == "_pytest.fixtures"
 
 
 def _managed(generator):

@@ -56,14 +56,54 @@ def test_missing_attribute_fails_loudly():
         Patcher().setattr(Target, "absent", 1)
 
 
-def test_replaced_meanwhile_is_reported_and_still_restored():
+def test_replaced_meanwhile_is_reported_and_left_as_it_is():
     module = types.ModuleType("m")
     module.f = "original"
     p = Patcher()
     p.setattr(module, "f", "ours")
     module.f = "theirs"
     assert p.undo() == ["m.f"]
-    assert module.f == "original"
+    assert module.f == "theirs"  # no longer ours: not ours to restore
+
+
+def test_put_back_meanwhile_is_left_and_not_reported():
+    """Someone undid our patch (their own undo): the original is in place; nothing to restore or report."""
+    module = types.ModuleType("m")
+    module.f = "original"
+    p = Patcher()
+    p.setattr(module, "f", "ours")
+    module.f = "original"
+    assert p.undo() == [] and module.f == "original"
+
+
+def test_a_missing_attribute_when_not_raising_is_deleted_again():
+    class Owner:
+        pass
+
+    p = Patcher()
+    p.setattr(Owner, "grad", "ours", raising=False)
+    p.undo()
+    assert "grad" not in vars(Owner)
+
+
+def test_an_undo_interrupted_at_an_entry_goes_on_to_the_end():
+    module = types.ModuleType("m")
+    module.a, module.b, module.c = 1, 2, 3
+    p = Patcher()
+    p.setattr(module, "a", "A")
+
+    calls = []
+
+    def interrupted_once():  # (an interrupt while it runs: run again, it completes)
+        calls.append(1)
+        if len(calls) == 1:
+            raise KeyboardInterrupt
+
+    p.on_undo(interrupted_once)
+    p.setattr(module, "c", "C")
+    with pytest.raises(KeyboardInterrupt):
+        p.undo()
+    assert (module.a, module.c, len(p), len(calls)) == (1, 3, 0, 2)
 
 
 def test_notset_is_distinct_from_none():

@@ -2,6 +2,7 @@
 that ends inside record(), fork, and our own wrappers found where someone else put them back."""
 
 import asyncio
+import gc
 import os
 import threading
 import time
@@ -109,6 +110,28 @@ def test_an_asynccontextmanager_generator_is_what_it_records():
     assert len(rec.queries) == 1
 
 
+def test_a_pytest_fixture_is_what_it_records(pytester):
+    """``@pytest.fixture def rec(): with adtrace.record() as r: yield r`` records each test, silently."""
+    pytester.makepyfile('''
+import pytest
+from autograd import grad
+import adtrace
+
+@pytest.fixture
+def rec():
+    with adtrace.record() as r:
+        yield r
+
+@pytest.mark.parametrize("x", [1.0, 2.0, 3.0])
+def test_square(rec, x):
+    assert grad(lambda x: x * x)(x) == 2 * x
+    assert len(rec.queries) == 1
+''')
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-W", "error::UserWarning")
+    result.assert_outcomes(passed=3)
+    assert "open across a yield" not in result.stdout.str()
+
+
 # -------------------- threads --------------------
 
 
@@ -157,6 +180,30 @@ def test_fork_while_another_thread_records():
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")  # (3.12+: on purpose)
+def test_a_fork_child_does_not_say_a_thread_ended():
+    """The recording thread did not end: the child never had it (the parent's thread-locals are
+    collected in the child). The child drops its recording without a word."""
+    told = []
+
+    def keep_recording():
+        with adtrace.record():
+            grad(lambda x: x * x)(3.0)
+
+    def in_child():
+        gc.collect()
+        return not told
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        warnings.showwarning = lambda message, *args, **kwargs: told.append(str(message))
+        statuses = fork_while(keep_recording, in_child)
+    assert statuses == [0] * 20, told
+    assert not told
+    assert_restored()
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
 def test_the_forking_threads_own_recording_goes_on_in_the_child():
     with adtrace.record() as rec:
         pid = os.fork()
@@ -182,9 +229,10 @@ def test_a_stale_wrapper_put_back_is_never_wrapped_and_never_records():
         with adtrace.record():
             stale = core.add_outgrads
             core.add_outgrads = lambda prev, g: stale(prev, g)  # someone wraps our wrapper
-    assert_restored()
+    assert core.add_outgrads.__name__ == "<lambda>"  # theirs: kept
     core.add_outgrads = stale  # ... and their undo puts ours back
     try:
+        assert grad(lambda x: x * x)(3.0) == 6.0 and registry.active_recordings() == 0  # a pass-through
         square_events()  # two add_outgrads events, not four
         assert core.add_outgrads is ORIGINALS["autograd.core.add_outgrads"]  # the original, not the stale one
         core.add_outgrads = lambda prev, g: stale(prev, g)  # a foreign wrapper around a stale one stays...
@@ -239,3 +287,25 @@ def test_installing_is_all_or_nothing(monkeypatch):
     monkeypatch.undo()
     assert_restored()
     square_events()
+
+
+def test_an_engine_whose_undo_fails_is_installed_again_by_the_next_recording(monkeypatch):
+    """An undo of its own that raises: the rest is undone, the error raised, and the next record()
+    installs the hooks again (it found the old install still registered, and recorded nothing)."""
+    from adtrace.recording.patching import Patcher
+
+    real_undo = Patcher.undo
+
+    def failing_undo(self):
+        self.on_undo(lambda: 1 / 0)
+        return real_undo(self)
+
+    monkeypatch.setattr(Patcher, "undo", failing_undo)
+    with pytest.raises(ZeroDivisionError):
+        with adtrace.record():
+            pass
+    monkeypatch.undo()
+    assert_restored()
+    with adtrace.record() as rec:
+        grad(lambda x: x * x)(3.0)
+    assert len(rec.of_kind("add_outgrads")) == 2

@@ -206,10 +206,49 @@ def _exit_error(rec):
     return ""
 
 
-def test_someone_else_patching_meanwhile_is_reported_and_undone():
-    with pytest.warns(adtrace.PatchConflictWarning, match="add_outgrads"):
-        with adtrace.record():
-            core.add_outgrads = lambda prev, g: (g, False)
+def test_a_patch_made_inside_the_block_stays_after_it():
+    mine = lambda prev, g: ORIGINALS["autograd.core.add_outgrads"](prev, g)  # noqa: E731
+    try:
+        with pytest.warns(adtrace.PatchConflictWarning, match="add_outgrads.* left as it is now"):
+            with adtrace.record():
+                core.add_outgrads = mine
+        assert core.add_outgrads is mine
+        assert all(vars(p.owner)[p.attribute] is ORIGINALS[p.name] for p in hooks.HOOK_POINTS[1:])
+    finally:
+        core.add_outgrads = ORIGINALS["autograd.core.add_outgrads"]
+    assert_restored()
+
+
+def test_a_patch_undone_inside_the_block_stays_undone():
+    original = ORIGINALS["autograd.core.add_outgrads"]
+    mine = lambda prev, g: original(prev, g)  # noqa: E731
+    core.add_outgrads = mine
+    try:
+        with pytest.warns(adtrace.PatchConflictWarning, match="add_outgrads.* left as it is now"):
+            with adtrace.record() as rec:
+                core.add_outgrads = original  # the user's own undo, while recording
+                grad(lambda x: x * x)(3.0)
+        assert core.add_outgrads is original
+        assert rec.of_kind("backward_end")  # the other hooks recorded on
+    finally:
+        core.add_outgrads = original
+    assert_restored()
+
+
+def test_a_user_patch_kept_through_nested_recordings_and_two_engines():
+    from micrograd.engine import Value
+
+    original = ORIGINALS["autograd.core.add_outgrads"]
+    value_class = dict(vars(Value))
+    mine = lambda prev, g: original(prev, g)  # noqa: E731
+    core.add_outgrads = mine
+    try:
+        with adtrace.record(), adtrace.record(engine="micrograd"), adtrace.record():
+            grad(lambda x: x * x)(3.0)
+        assert core.add_outgrads is mine
+        assert dict(vars(Value)) == value_class and all(vars(Value)[k] is v for k, v in value_class.items())
+    finally:
+        core.add_outgrads = original
     assert_restored()
 
 

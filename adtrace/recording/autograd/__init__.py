@@ -24,6 +24,9 @@ class AutogradEngine:
         """Patch the hook points (all or none); returns the context variable their wrappers read."""
         return hooks.install(patcher)
 
+    def release_held(self):
+        """No lock of its own (the session's is released by the session)."""
+
     def recorder(self, recording, level, inline_size, keep_calls=False, keep_sites=False, root=None):
         return Recorder(recording, Capture(level, inline_size), keep_calls=keep_calls, keep_sites=keep_sites,
                         root=root)

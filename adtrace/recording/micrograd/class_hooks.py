@@ -11,16 +11,9 @@ import inspect
 import threading
 from contextvars import ContextVar
 
+from ..patching import Patcher
 from .descriptors import MISSING, BackwardDescriptor, GradDescriptor, Storage
 from .tracked import accumulation, plain, trackable
-
-
-class _NotSet:
-    def __repr__(self):
-        return "NOTSET"
-
-
-NOTSET = _NotSet()  # the class had no own entry of that name (it was inherited or absent)
 
 
 class ClassHooks:
@@ -30,7 +23,7 @@ class ClassHooks:
         self.local = _ThreadState()
         self.children = {}  # id(node) -> (node, children); keeps the nodes alive, so ids stay unique
         self.grad = Storage(self.cls, "grad")
-        self._undo = []     # (name, the class's own entry before, or NOTSET)
+        self._patcher = Patcher()
 
     # ---- installing and restoring
 
@@ -43,23 +36,16 @@ class ClassHooks:
             "grad": GradDescriptor(self, self.grad),
             "_backward": BackwardDescriptor(self, Storage(cls, "_backward")),
         }
-        try:
+        with self._patcher.transaction():
             for name, hook in hooks.items():
-                before = vars(cls).get(name, NOTSET)
-                setattr(cls, name, hook)
-                self._undo.append((name, before))
-        except BaseException:
-            self.restore()
-            raise
+                self._patcher.setattr(cls, name, hook, raising=False)
 
     def restore(self):
-        while self._undo:
-            name, before = self._undo.pop()
-            if before is NOTSET:
-                delattr(self.cls, name)
-            else:
-                setattr(self.cls, name, before)
+        """Put back every entry still ours (idempotent); returns the names someone else replaced
+        or deleted meanwhile, left as they made them."""
+        replaced = self._patcher.undo()
         self.children.clear()
+        return replaced
 
     # ---- wrappers
 

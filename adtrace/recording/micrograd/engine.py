@@ -31,9 +31,12 @@ class MicrogradEngine:
     def install(self, patcher):
         """Hook the class (all or nothing); the patcher's undo restores it. Returns the context
         variable its hooks read."""
-        class_hooks = hooks.hold(self.cls)
-        patcher.on_undo(lambda: hooks.release(self.cls))
-        return class_hooks.active
+        patcher.on_undo(lambda: hooks.release(self.cls))  # (first: it undoes any part of hold)
+        return hooks.hold(self.cls).active
+
+    def release_held(self):
+        """Release the hooks' lock where this thread still holds it (after an interrupt)."""
+        hooks.release_held()
 
     def recorder(self, recording, level, inline_size, keep_calls=False, keep_sites=False, root=None):
         recording.engine, recording.code = ENGINE, engine_code(self.cls, root)

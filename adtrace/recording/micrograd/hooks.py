@@ -2,9 +2,10 @@
 
 ``attach(cls, sink)`` hooks the class (on the first attachment) and returns an ``Attachment``;
 ``detach()`` (or leaving ``with attach(cls, sink):``) removes the sink and, with the last one,
-restores the class: its ``__dict__`` entries are the very objects they were, instances keep plain
-numbers and their own closures. One installation per class serves every attachment: two
-recordings of one class each get every event once, and may end in any order. Hooking a class while
+restores the class: its ``__dict__`` entries are the very objects they were (one the user replaced
+or deleted meanwhile stays as they made it), instances keep plain numbers and their own closures.
+One installation per class serves every attachment: two recordings of one class each get every
+event once, and may end in any order. Hooking a class while
 a subclass or base class of it is hooked is refused (a value would be seen twice).
 
 Hook points, each installed on the class itself (an inherited one is deleted again on restore):
@@ -75,7 +76,7 @@ class HookError(RuntimeError):
     """The class cannot be hooked now (a subclass or base class of it is hooked)."""
 
 
-_lock = threading.Lock()
+_lock = threading.RLock()  # (an RLock tells its owner: registry.release_held after an interrupt)
 _installed = {}  # class -> ClassHooks
 _attached = {}   # class -> how many attachments are left, in every context
 _held = set()    # the classes hooked for the session (hold)
@@ -102,8 +103,12 @@ def _install(cls):
             raise HookError(f"{other.__qualname__} is hooked and {cls.__qualname__} is its subclass or base: "
                             "its values would be recorded twice; record one class at a time")
     hooks = ClassHooks(check_shape(cls))
-    hooks.install()
-    _installed[cls], _attached[cls] = hooks, 0
+    _installed[cls], _attached[cls] = hooks, 0  # (noted first: release() restores what install() put)
+    try:
+        hooks.install()
+    except BaseException:
+        _installed.pop(cls, None), _attached.pop(cls, None)
+        raise
     return hooks
 
 
@@ -115,20 +120,27 @@ def hold(cls):
         if cls in _installed:
             raise HookError(f"{cls.__qualname__} has sinks attached (adtrace.recording.micrograd.attach); "
                             "detach them before recording it")
-        hooks = _install(cls)
-        _held.add(cls)
-        return hooks
+        _held.add(cls)  # (noted first: release() undoes whatever part of _install was done)
+        return _install(cls)
 
 
 def release(cls):
-    """Restore a class ``hold`` hooked (a second call does nothing)."""
+    """Restore a class ``hold`` hooked (a second call does nothing; so does one after an
+    interrupt cut the first short). Returns the hooked names someone else replaced meanwhile."""
     with _lock:
         if cls not in _held:
-            return
+            return []
+        hooks = _installed.get(cls)
+        replaced = hooks.restore() if hooks is not None else []
+        _installed.pop(cls, None), _attached.pop(cls, None)
         _held.discard(cls)
-        hooks = _installed.pop(cls)
-        del _attached[cls]
-        hooks.restore()
+        return replaced
+
+
+def release_held():
+    """Release the lock where this thread still holds it (an interrupt at the line leaving a ``with``)."""
+    while _lock._is_owned():
+        _lock.release()
 
 
 def hooked_classes():
@@ -199,7 +211,7 @@ def _after_fork_in_child():
     """Only the forking thread exists in the child: a lock another thread held must not block it
     (the session releases the other threads' recordings, and so their classes, through ``release``)."""
     global _lock
-    _lock = threading.Lock()
+    _lock = threading.RLock()  # (an RLock tells its owner: registry.release_held after an interrupt)
 
 
 if hasattr(os, "register_at_fork"):

@@ -116,6 +116,23 @@ def _check_probe(cls, missing, skip):
             missing.append("_backward of a leaf is not callable")
     if not hasattr(probe, "_op"):
         missing.append("no _op (the operation's name, e.g. '+')")
+    _check_operations(cls, probe, missing)
+
+
+def _check_operations(cls, probe, missing):
+    """Refuse a subclass whose operations (inherited) make values of its base class: those values
+    would not be recorded, only the leaves made as the subclass."""
+    for operation in ("__mul__", "__add__"):
+        if callable(getattr(cls, operation, None)):
+            try:
+                made = type(getattr(probe, operation)(probe))
+            except Exception:  # (an operation that needs other operands: nothing to learn here)
+                continue
+            if made is not cls and issubclass(cls, made):
+                missing.append(f"its operations make {made.__name__} values, not {cls.__name__} ones: "
+                               f"record(engine={made.__module__}.{made.__qualname__}) records them, the "
+                               f"{cls.__name__} values included")
+            return
 
 
 def _slot(cls, name):
@@ -134,4 +151,6 @@ def _in_slot(probe, slot):
 
 
 def _defines(cls, name):
-    return any(name in vars(klass) for klass in cls.__mro__ if klass is not object)
+    """Whether a class of the user's (not ``object``, ``float`` or another builtin type, whose
+    attribute access is the plain one) defines ``name``."""
+    return any(name in vars(klass) for klass in cls.__mro__ if klass.__module__ != "builtins")

@@ -46,12 +46,25 @@ def backward_statements(cls):
     lines, start = inspect.getsourcelines(function)
     source = textwrap.dedent("".join(lines))
     definition = ast.parse(source).body[0]
+    if not isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)):  # backward = lambda self: ...
+        return [_lambda_statement(definition, source, start)]
     arguments = definition.args.posonlyargs + definition.args.args
     self_name = arguments[0].arg if arguments else None
     text = source.splitlines()[definition.lineno - 1].strip()
     statements = [Statement(start + definition.lineno - 1, 0, text, PASS)]
     statements += _statements(definition.body, 1, source, start - 1, self_name)
     return statements
+
+
+def _lambda_statement(assignment, source, start):
+    """A ``backward`` written as a lambda: one statement, the def line and its body at once."""
+    function = next((node for node in ast.walk(assignment) if isinstance(node, ast.Lambda)), None)
+    if function is None:
+        raise TypeError("backward's source is neither a def nor a lambda")
+    arguments = function.args.posonlyargs + function.args.args
+    self_name = arguments[0].arg if arguments else None
+    text = " ".join(part.strip() for part in ast.get_source_segment(source, assignment).splitlines())
+    return Statement(start + assignment.lineno - 1, 0, text, _merge(PASS, _callbacks([function.body], self_name)))
 
 
 def _statements(body, depth, source, offset, self_name):

@@ -374,3 +374,30 @@ def test_warnings_as_errors_do_not_break_a_clean_recording():
         warnings.simplefilter("error")
         rec = recorded(SlotValue, lambda x: x * x + x, 1.5)
     assert rec.snapshots(1)[-1].outgrads["v0_leaf"] == 4.0
+
+
+def test_a_users_patch_of_the_class_inside_a_recording_is_kept_and_said():
+    before = dict(vars(MicroValue))
+
+    def backward(self):
+        return before["backward"](self)
+
+    try:
+        with pytest.warns(adtrace.PatchConflictWarning, match="Value.backward"):
+            with adtrace.record(engine="micrograd"):
+                MicroValue.backward = backward
+        assert vars(MicroValue)["backward"] is backward
+        assert vars(MicroValue)["__init__"] is before["__init__"] and "grad" not in vars(MicroValue)
+    finally:
+        MicroValue.backward = before["backward"]
+    assert dict(vars(MicroValue)) == before
+
+
+def test_deleting_a_hook_inside_a_recording_restores_the_rest():
+    before = dict(vars(MicroValue))
+    with adtrace.record(engine="micrograd"):
+        x = MicroValue(3.0)
+        del MicroValue.grad  # adtrace's descriptor: the class had none of its own
+        (x * x).backward()
+    assert dict(vars(MicroValue)) == before and all(vars(MicroValue)[k] is v for k, v in before.items())
+    assert registry.active_recordings() == 0 and x.grad == 6.0

@@ -140,3 +140,65 @@ def test_attach_refuses_before_touching_the_class():
     with pytest.raises(ShapeError, match="grad is a property"):
         attach(GradProperty, EventLog())
     assert dict(vars(GradProperty)) == before and hooked_classes() == ()
+
+
+class FloatValue(float):
+    """A value that is a float (its data), of micrograd's shape otherwise."""
+
+    def __new__(cls, data, _children=(), _op=''):
+        return super().__new__(cls, data)
+
+    def __init__(self, data, _children=(), _op=''):
+        self.data, self.grad, self._backward, self._prev, self._op = data, 0.0, lambda: None, set(_children), _op
+
+    def __mul__(self, other):
+        out = FloatValue(self.data * other.data, (self, other), '*')
+
+        def _backward():
+            self.grad += other.data * out.grad
+            other.grad += self.data * out.grad
+        out._backward = _backward
+        return out
+
+    def backward(self):
+        self.grad = 1.0
+        self._backward()
+
+
+def test_a_float_subclass_is_not_refused_for_floats_own_attribute_access():
+    import adtrace
+
+    check_shape(FloatValue)
+    with adtrace.record(engine=FloatValue) as rec:
+        x = FloatValue(3.0)
+        (x * x).backward()
+    assert x.grad == 6.0 and len(rec.of_kind("add_outgrads")) == 2
+
+
+def test_a_custom_getattribute_of_the_users_is_still_refused():
+    class Guarded(MiniValue):
+        def __getattribute__(self, name):
+            return super().__getattribute__(name)
+
+    with pytest.raises(ShapeError, match="custom __getattribute__"):
+        check_shape(Guarded)
+
+
+def test_a_subclass_whose_operations_make_its_base_is_refused_saying_what_to_pass():
+    """micrograd's operations make ``Value(...)``: only the leaves made as the subclass would be recorded."""
+    import adtrace
+
+    class Sub(MicroValue):
+        pass
+
+    with pytest.raises(ShapeError, match=r"make Value values, not Sub ones: record\(engine=micrograd.engine.Value\)"):
+        adtrace.record(engine=Sub)
+    assert hooked_classes() == ()
+
+    class Own(MiniValue):  # its operations make type(self): recorded fully
+        pass
+
+    with adtrace.record(engine=Own) as rec:
+        x = Own(3.0)
+        (x * x).backward()
+    assert len(rec.of_kind("node")) == 2 and x.grad == 6.0

@@ -70,3 +70,20 @@ def test_a_hooked_class_gives_its_own_statements():
     before = backward_statements(MicroValue)
     with attach(MicroValue, EventLog()):
         assert backward_statements(MicroValue) == before
+
+
+class LambdaValue(MiniValue):
+    backward = lambda self: [v._backward() for v in MiniValue.topological_order(self)[::-1]]  # noqa: E731
+
+
+def test_a_backward_written_as_a_lambda_is_one_statement_and_is_recorded():
+    import adtrace
+
+    assert outline(LambdaValue) == [
+        ("backward = lambda self: [v._backward() for v in MiniValue.topological_order(self)[::-1]]", PASS + VISIT)]
+    with adtrace.record(engine=LambdaValue) as rec:
+        x = LambdaValue(3.0)
+        y = x * x
+        y.grad = 1.0
+        y.backward()
+    assert x.grad == 6.0 and [e.kind for e in rec.of_kind("vjp")] == ["vjp", "vjp"]
