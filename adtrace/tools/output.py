@@ -97,8 +97,8 @@ def same_files(paths):
 def _same(a, b):
     try:
         return os.path.samefile(a, b)
-    except OSError:  # (one does not exist yet)
-        return Path(a).resolve() == Path(b).resolve()
+    except OSError:  # (one does not exist yet, or is a symbolic link loop: realpath, unlike resolve, never raises)
+        return os.path.realpath(a) == os.path.realpath(b)
 
 
 def terminal_safe(stream):

@@ -178,16 +178,17 @@ def test_outputs_are_where_they_were_named_when_the_target_changes_folder(projec
     assert extra == [] or (project / "r.json").exists()
 
 
-@pytest.mark.parametrize("bad", ["folder", "a_file/r.md", "missing/r.md"])
+@pytest.mark.parametrize("bad", ["folder", "a_file/r.md", "missing/r.md", "loop"])
 def test_a_failing_output_leaves_no_other_output_and_runs_nothing(project, bad):
     (project / "folder").mkdir()
     (project / "a_file").write_text("")
+    os.symlink("loop", project / "loop")  # a symbolic link to itself
     (project / "prints.py").write_text("def f(x):\n    print('f ran')\n    return x * x\n")
     for outputs in (["--json", "r.json", "--html", "r.html", "-o", bad], ["-o", "r.md", "--json", bad]):
         out = adtrace("report", "prints.py:f", "--at", "1.0", *outputs, cwd=project)
         one_error_line(out, f"cannot write {outputs[-2]} {bad}")
         assert "f ran" not in out.stderr
-        assert sorted(os.listdir(project)) == sorted([*TARGETS, "folder", "a_file", "prints.py"])
+        assert sorted(os.listdir(project)) == sorted([*TARGETS, "folder", "a_file", "loop", "prints.py"])
     out = adtrace("view", "prints.py:f", "--at", "1.0", "-o", bad, cwd=project)
     one_error_line(out, f"cannot write -o {bad}")
 
