@@ -89,12 +89,14 @@ def read_file(path):
 
 def same_files(paths):
     """The pairs of ``paths`` (``{option: path}``) that name one file, however spelled (``r.md``,
-    ``./r.md``, an absolute path, a symbolic or hard link)."""
+    ``./r.md``, an absolute path, a symbolic or hard link), or both ``-`` (standard output)."""
     named = [(option, path) for option, path in paths.items() if path]
     return [(a, b) for i, (a, path_a) in enumerate(named) for b, path_b in named[i + 1:] if _same(path_a, path_b)]
 
 
 def _same(a, b):
+    if "-" in (str(a), str(b)):  # standard output (``./-`` is a file named -)
+        return str(a) == str(b)
     try:
         return os.path.samefile(a, b)
     except OSError:  # (one does not exist yet, or is a symbolic link loop: realpath, unlike resolve, never raises)

@@ -2,6 +2,7 @@
 values, literals too deep or too large, two outputs in one file, numpy's warnings about adtrace's
 own arithmetic, experiments that check nothing, reports and checks where no check could run."""
 
+import json
 import os
 import shutil
 import warnings
@@ -141,8 +142,18 @@ def test_two_outputs_in_one_file_are_refused(project, outputs):
     source = (project / "funcs.py").read_text()
     out = adtrace("report", "funcs.py:square", "--at", "1.0", *[o.format(tmp=project) for o in outputs], cwd=project)
     one_error_line(out)
-    assert "name the same file" in out.stderr or "would overwrite TARGET's source file funcs.py" in out.stderr
+    assert any(said in out.stderr for said in ("name the same file", "both write to standard output",
+                                               "would overwrite TARGET's source file funcs.py"))
     assert (project / "r.md").read_text() == "before\n" and (project / "funcs.py").read_text() == source
+
+
+def test_standard_output_is_the_dash_alone(project):
+    """``-`` is standard output (the report's by default); ``./-`` is a file named ``-``."""
+    out = adtrace("report", "funcs.py:square", "--at", "1.0", "--json", "-", cwd=project)
+    one_error_line(out, "-o and --json - both write to standard output")
+    out = adtrace("report", "funcs.py:square", "--at", "1.0", "--json", "./-", cwd=project)
+    assert out.returncode == 0 and out.stdout.startswith("# adtrace report"), out.stderr
+    assert json.loads((project / "-").read_text())["reverse"]["events"][0]["kind"] == "root"
 
 
 @pytest.mark.parametrize("target, outputs, source", [

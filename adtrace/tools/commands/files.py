@@ -37,6 +37,8 @@ def refuse_same_files(outputs, sources=None):
     """``outputs``, ``sources``: ``{option: path}``. Two outputs in one file would overwrite each
     other; an output over a source would overwrite the user's program."""
     for a, b in same_files(outputs):
+        if outputs[a] == "-":  # (-o's default)
+            raise UserError(f"{a} and {b} - both write to standard output: give one of them a file")
         raise UserError(f"{a} and {b} name the same file ({outputs[a]}): give each output its own")
     for option, path in (sources or {}).items():
         for _, output in same_files({option: path, **outputs}):
