@@ -20,7 +20,8 @@ def write_file(path, text):
       the old file's permission bits: a failure leaves the old file (or none), never a half-written one;
     - a regular file with more than one hard link: in place, so that every link sees the new text
       (a rename would give this name a new file and leave the other links on the old one), at the
-      cost of atomicity;
+      cost of atomicity; so too a file in a folder that cannot be written (no temporary file beside it);
+    - a regular file that cannot be written (read-only): a ``PermissionError``, as ``open`` would;
     - a symbolic link: written through, its target replaced as above; the link stays a link;
     - ``-`` (standard output), a character device, a FIFO: written directly, streamed, no rename
       (a rename would replace ``/dev/null`` with a regular file);
@@ -30,7 +31,7 @@ def write_file(path, text):
     if kind == "stdout":
         with standard_output() as out:
             out.write(text)
-    elif kind in ("stream", "linked"):  # the same file, truncated and written (a FIFO: opening waits for its reader)
+    elif kind in ("stream", "in place"):  # the same file, truncated and written (a FIFO: opening waits for its reader)
         with open(path, "wb") as file:
             file.write(data)
     else:
@@ -39,11 +40,11 @@ def write_file(path, text):
 
 def writable(path):
     """Raise the ``OSError`` that writing to ``path`` would raise, found without writing: a
-    directory, a folder that does not exist or cannot be written into."""
+    directory, a read-only file, a folder that does not exist or cannot be written into."""
     kind, path, _ = _write_kind(path)
     if kind == "stdout":
         return
-    written = path if kind in ("stream", "linked") else path.parent  # (a new file: its folder)
+    written = path if kind in ("stream", "in place") else path.parent  # (a new file: its folder)
     if not written.exists():
         raise FileNotFoundError(errno.ENOENT, f"no such folder: {written}")
     if not written.is_dir() and kind == "file":
@@ -66,7 +67,10 @@ def _write_kind(path):
         raise IsADirectoryError(errno.EISDIR, "is a directory", str(path))
     if not stat.S_ISREG(st.st_mode):
         return "stream", path, None
-    return ("linked" if st.st_nlink > 1 else "file"), path, stat.S_IMODE(st.st_mode)
+    if not os.access(path, os.W_OK):  # (a rename would replace a file its owner made read-only)
+        raise PermissionError(errno.EACCES, "permission denied (a read-only file)", str(path))
+    in_place = st.st_nlink > 1 or not os.access(path.parent, os.W_OK)
+    return ("in place" if in_place else "file"), path, stat.S_IMODE(st.st_mode)
 
 
 def _replace(path, data, mode):

@@ -166,3 +166,35 @@ def test_writable_finds_what_writing_would_raise_without_writing(tmp_path):
     output.writable(tmp_path / "r.md")
     output.writable("-")
     assert os.listdir(tmp_path) == ["a_file"]
+
+
+def _as_a_user(monkeypatch):
+    """``os.access`` as for a user who is not root (who may write anything): by the owner's write bit."""
+    monkeypatch.setattr(os, "access", lambda path, mode: not mode & os.W_OK or bool(os.stat(path).st_mode & 0o200))
+
+
+def test_a_read_only_file_is_refused_and_left_alone(tmp_path, monkeypatch):
+    _as_a_user(monkeypatch)
+    path = tmp_path / "r.md"
+    path.write_text("kept\n")
+    path.chmod(0o444)  # protected by its owner, in a folder they may write: `>` and open() refuse it
+    with pytest.raises(PermissionError):
+        output.writable(path)
+    with pytest.raises(PermissionError):
+        write_file(path, "new\n")
+    assert path.read_text() == "kept\n" and os.listdir(tmp_path) == ["r.md"]
+
+
+def test_a_writable_file_in_a_read_only_folder_is_written_in_place(tmp_path, monkeypatch):
+    _as_a_user(monkeypatch)
+    (tmp_path / "shared").mkdir()
+    path = tmp_path / "shared" / "r.md"
+    path.write_text("old text, longer than the new\n")
+    before = path.stat().st_ino
+    (tmp_path / "shared").chmod(0o555)  # no temporary file can be made beside it: written as `>` would
+    try:
+        output.writable(path)
+        write_file(path, "new\n")
+    finally:
+        (tmp_path / "shared").chmod(0o755)
+    assert path.read_text() == "new\n" and path.stat().st_ino == before and os.listdir(tmp_path / "shared") == ["r.md"]
