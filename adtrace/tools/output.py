@@ -17,7 +17,8 @@ def write_file(path, text):
     """Write ``text`` to ``path`` as UTF-8, whatever ``path`` names (see ``_write_kind``):
 
     - a regular file (or none yet): through a temporary file in its folder, renamed over it, with
-      the old file's permission bits: a failure leaves the old file (or none), never a half-written one;
+      the old file's permission bits (and owner, where allowed): a failure leaves the old file (or
+      none), never a half-written one;
     - a regular file with more than one hard link: in place, so that every link sees the new text
       (a rename would give this name a new file and leave the other links on the old one), at the
       cost of atomicity; so too a file in a folder that cannot be written (no temporary file beside it);
@@ -27,7 +28,7 @@ def write_file(path, text):
       (a rename would replace ``/dev/null`` with a regular file);
     - a directory: an ``IsADirectoryError``."""
     data = text.encode("utf-8")  # first: a text that cannot be encoded leaves the file as it was
-    kind, path, mode = _write_kind(path)
+    kind, path, old = _write_kind(path)
     if kind == "stdout":
         with standard_output() as out:
             out.write(text)
@@ -35,7 +36,7 @@ def write_file(path, text):
         with open(path, "wb") as file:
             file.write(data)
     else:
-        _replace(path, data, mode)
+        _replace(path, data, old)
 
 
 def writable(path):
@@ -54,8 +55,8 @@ def writable(path):
 
 
 def _write_kind(path):
-    """``(kind, path, mode)``: how ``write_file`` writes ``path`` (a symbolic link followed to what
-    it names); ``mode``: the permission bits to keep (``None`` for a new file)."""
+    """``(kind, path, old)``: how ``write_file`` writes ``path`` (a symbolic link followed to what
+    it names); ``old``: the ``os.stat`` of the file there (``None`` for a new file)."""
     if str(path) == "-":
         return "stdout", None, None
     path = Path(os.path.realpath(path))  # (a dangling link: the file it names, created)
@@ -70,21 +71,31 @@ def _write_kind(path):
     if not os.access(path, os.W_OK):  # (a rename would replace a file its owner made read-only)
         raise PermissionError(errno.EACCES, "permission denied (a read-only file)", str(path))
     in_place = st.st_nlink > 1 or not os.access(path.parent, os.W_OK)
-    return ("in place" if in_place else "file"), path, stat.S_IMODE(st.st_mode)
+    return ("in place" if in_place else "file"), path, st
 
 
-def _replace(path, data, mode):
+def _replace(path, data, old):
     temporary = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # mode as umask allows, as open() would
     try:
         with os.fdopen(fd, "wb") as file:
-            if mode is not None:
-                os.fchmod(file.fileno(), mode)  # the old file's (a mode-600 file stays 600)
+            if old is not None:
+                _keep_owner(file.fileno(), old)
+                os.fchmod(file.fileno(), stat.S_IMODE(old.st_mode))  # the old file's (a mode-600 file stays 600)
             file.write(data)
         os.replace(temporary, path)
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise
+
+
+def _keep_owner(fd, old):
+    """The old file's owner and group, where this process may give them (root; or a group of its own)."""
+    if (old.st_uid, old.st_gid) != (os.geteuid(), os.getegid()):
+        try:
+            os.fchown(fd, old.st_uid, old.st_gid)
+        except PermissionError:
+            pass
 
 
 def read_file(path):

@@ -198,3 +198,13 @@ def test_a_writable_file_in_a_read_only_folder_is_written_in_place(tmp_path, mon
     finally:
         (tmp_path / "shared").chmod(0o755)
     assert path.read_text() == "new\n" and path.stat().st_ino == before and os.listdir(tmp_path / "shared") == ["r.md"]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a file to another user needs root")
+def test_a_file_replaced_by_root_keeps_its_owner(tmp_path):
+    """``sudo adtrace report ... -o ~user/r.md``: the user still owns (and can write) their report."""
+    path = tmp_path / "r.md"
+    path.write_text("old\n")
+    os.chown(path, 65534, 65534)
+    write_file(path, "new\n")
+    assert path.read_text() == "new\n" and (path.stat().st_uid, path.stat().st_gid) == (65534, 65534)
