@@ -59,6 +59,8 @@ def _write_kind(path):
     it names); ``old``: the ``os.stat`` of the file there (``None`` for a new file)."""
     if str(path) == "-":
         return "stdout", None, None
+    if str(path).endswith(("/", os.sep)):  # a folder's name (realpath would drop the slash): as `> out/` refuses
+        raise IsADirectoryError(errno.EISDIR, "names a folder (it ends with /)", str(path))
     path = Path(os.path.realpath(path))  # (a dangling link: the file it names, created)
     try:
         st = os.stat(path)  # never opens: a FIFO with no reader does not block here

@@ -208,3 +208,14 @@ def test_a_file_replaced_by_root_keeps_its_owner(tmp_path):
     os.chown(path, 65534, 65534)
     write_file(path, "new\n")
     assert path.read_text() == "new\n" and (path.stat().st_uid, path.stat().st_gid) == (65534, 65534)
+
+
+@pytest.mark.parametrize("name", ["new/", "a_file/"])
+def test_a_name_ending_in_a_slash_names_a_folder_never_a_file(tmp_path, name):
+    """``-o out/`` (as a shell's ``> out/``): an error, not a file ``out`` made or replaced."""
+    (tmp_path / "a_file").write_text("kept\n")
+    with pytest.raises(OSError):
+        output.writable(f"{tmp_path}/{name}")
+    with pytest.raises(OSError):
+        write_file(f"{tmp_path}/{name}", "text\n")
+    assert os.listdir(tmp_path) == ["a_file"] and (tmp_path / "a_file").read_text() == "kept\n"
