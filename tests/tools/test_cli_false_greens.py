@@ -189,6 +189,19 @@ def test_outputs_are_where_they_were_named_when_the_target_changes_folder(projec
     assert extra == [] or (project / "r.json").exists()
 
 
+def test_an_output_through_a_linked_folder_and_dot_dot_is_where_the_system_puts_it(project, tmp_path_factory):
+    """``-o sub/../funcs.py`` with ``sub`` a link to a folder elsewhere names ``elsewhere/../funcs.py``
+    (as ``open`` reads it), not the TARGET's own ``funcs.py`` beside ``sub``."""
+    far = tmp_path_factory.mktemp("far")
+    (far / "away").mkdir()
+    os.symlink(far / "away", project / "sub")
+    source = (project / "funcs.py").read_text()
+    out = adtrace("report", "funcs.py:square", "--at", "1.0", "-o", "sub/../funcs.py", cwd=project)
+    assert out.returncode == 0, out.stderr
+    assert (project / "funcs.py").read_text() == source
+    assert (far / "funcs.py").read_text().startswith("# adtrace report")
+
+
 @pytest.mark.parametrize("bad", ["folder", "a_file/r.md", "missing/r.md", "loop"])
 def test_a_failing_output_leaves_no_other_output_and_runs_nothing(project, bad):
     (project / "folder").mkdir()

@@ -19,7 +19,8 @@ def outputs(named, sources=None):
             writable(path)
         except OSError as exc:
             raise UserError(f"cannot write {option} {path}: {_why(exc)}") from exc
-    return {option: path if path == "-" else os.path.abspath(path) for option, path in named.items()}
+    # (joined, not os.path.abspath: that folds `sub/..` away, where the system follows a linked `sub`)
+    return {option: path if path == "-" else os.path.join(os.getcwd(), path) for option, path in named.items()}
 
 
 def write(path, text, shown=None):
