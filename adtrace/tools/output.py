@@ -27,16 +27,62 @@ def write_file(path, text):
     - ``-`` (standard output), a character device, a FIFO: written directly, streamed, no rename
       (a rename would replace ``/dev/null`` with a regular file);
     - a directory: an ``IsADirectoryError``."""
+    try:
+        write_files([(path, text)])
+    except FileError as exc:
+        raise exc.__cause__ from None  # (the OSError itself: IsADirectoryError, PermissionError...)
+
+
+def write_files(texts):
+    """Write each ``(path, text)`` of ``texts`` as ``write_file`` does, the regular files all or
+    none: each first into its temporary file, then the streams and in-place files, then every
+    rename; a failure before the renames leaves every regular file as it was (raised as a
+    ``FileError`` naming which path failed)."""
+    staged = []
+    try:
+        for path, text in texts:
+            try:
+                staged.append(_stage(path, text))
+            except OSError as exc:
+                raise FileError(path, exc) from exc
+        paths = [path for path, _ in texts]
+        direct = [(path, write) for path, (temporary, write) in zip(paths, staged) if temporary is None]
+        renamed = [(path, write) for path, (temporary, write) in zip(paths, staged) if temporary is not None]
+        for path, write in direct + renamed:
+            try:
+                write()
+            except OSError as exc:
+                raise FileError(path, exc) from exc
+    finally:
+        for temporary, _ in staged:
+            if temporary is not None:
+                temporary.unlink(missing_ok=True)  # (renamed: gone already)
+
+
+class FileError(OSError):
+    """Writing ``path`` failed; why: its ``__cause__``, the ``OSError`` raised."""
+
+    def __init__(self, path, exc):
+        super().__init__(exc.errno, exc.strerror or str(exc), str(path))
+        self.path = path
+
+
+def _stage(path, text):
+    """``(temporary, write)``: a regular file's text written into its temporary file (``write``
+    renames it), or, for the other kinds, ``None`` and the ``write`` that writes directly."""
     data = text.encode("utf-8")  # first: a text that cannot be encoded leaves the file as it was
     kind, path, old = _write_kind(path)
     if kind == "stdout":
-        with standard_output() as out:
-            out.write(text)
-    elif kind in ("stream", "in place"):  # the same file, truncated and written (a FIFO: opening waits for its reader)
-        with open(path, "wb") as file:
-            file.write(data)
-    else:
-        _replace(path, data, old)
+        return None, lambda: _to_standard_output(text)
+    if kind in ("stream", "in place"):  # the same file, truncated and written (a FIFO: opening waits for its reader)
+        return None, lambda: path.write_bytes(data)
+    temporary = _temporary(path, data, old)
+    return temporary, lambda: os.replace(temporary, path)
+
+
+def _to_standard_output(text):
+    with standard_output() as out:
+        out.write(text)
 
 
 def writable(path):
@@ -76,7 +122,8 @@ def _write_kind(path):
     return ("in place" if in_place else "file"), path, st
 
 
-def _replace(path, data, old):
+def _temporary(path, data, old):
+    """A new file beside ``path`` holding ``data``, with the mode and owner of ``old`` (its stat)."""
     temporary = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # mode as umask allows, as open() would
     try:
@@ -85,10 +132,10 @@ def _replace(path, data, old):
                 _keep_owner(file.fileno(), old)
                 os.fchmod(file.fileno(), stat.S_IMODE(old.st_mode))  # the old file's (a mode-600 file stays 600)
             file.write(data)
-        os.replace(temporary, path)
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise
+    return temporary
 
 
 def _keep_owner(fd, old):

@@ -202,6 +202,21 @@ def test_an_output_through_a_linked_folder_and_dot_dot_is_where_the_system_puts_
     assert (far / "funcs.py").read_text().startswith("# adtrace report")
 
 
+def test_an_output_that_fails_after_the_run_leaves_the_other_files_as_they_were(project):
+    """The target removes -o's folder while it runs: -o fails when written, and --json and --html,
+    which would have been written first, keep their old text."""
+    (project / "late").mkdir()
+    (project / "removes.py").write_text("import shutil\n\ndef f(x):\n    shutil.rmtree('late', ignore_errors=True)\n"
+                                        "    return x * x\n")
+    for name in ("r.json", "r.html"):
+        (project / name).write_text("before\n")
+    out = adtrace("report", "removes.py:f", "--at", "1.0", "--json", "r.json", "--html", "r.html", "-o", "late/r.md",
+                  cwd=project)
+    one_error_line(out, "cannot write -o late/r.md")
+    assert (project / "r.json").read_text() == (project / "r.html").read_text() == "before\n"
+    assert sorted(os.listdir(project)) == sorted([*TARGETS, "removes.py", "r.json", "r.html"])  # no temporary left
+
+
 @pytest.mark.parametrize("bad", ["folder", "a_file/r.md", "missing/r.md", "loop"])
 def test_a_failing_output_leaves_no_other_output_and_runs_nothing(project, bad):
     (project / "folder").mkdir()
