@@ -124,7 +124,8 @@ def _write_kind(path):
 
 def _temporary(path, data, old):
     """A new file beside ``path`` holding ``data``, with the mode and owner of ``old`` (its stat)."""
-    temporary = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    short = os.fsdecode(os.fsencode(path.name)[:200])  # (a name of 255 bytes has a temporary under 255 too)
+    temporary = path.with_name(f".{short}.{secrets.token_hex(4)}.tmp")
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # mode as umask allows, as open() would
     try:
         with os.fdopen(fd, "wb") as file:

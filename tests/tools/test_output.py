@@ -219,3 +219,12 @@ def test_a_name_ending_in_a_slash_names_a_folder_never_a_file(tmp_path, name):
     with pytest.raises(OSError):
         write_file(f"{tmp_path}/{name}", "text\n")
     assert os.listdir(tmp_path) == ["a_file"] and (tmp_path / "a_file").read_text() == "kept\n"
+
+
+@pytest.mark.parametrize("name", ["r" * 252 + ".md", "é" * 126 + ".md"])  # 255 bytes each
+def test_a_file_name_as_long_as_the_system_allows_is_written(tmp_path, name):
+    """Its temporary file's name (``.NAME.XXXXXXXX.tmp``) is kept under the system's 255 bytes too."""
+    path = tmp_path / name
+    write_file(path, "text\n")
+    write_file(path, "new\n")
+    assert path.read_text() == "new\n" and os.listdir(tmp_path) == [path.name]
