@@ -8,9 +8,14 @@ import numpy as np
 from ..recording.values import ArraySummary, Boxed, ContainerSummary, Sparse
 
 
+# The keys that make an object a tagged value (``{"array": ..., "dtype": ..., "shape": ...}``); a dict
+# holding one is written as ``dict_items``, so an object with one of them is always the tagged value.
+TAGS = frozenset({"complex", "array", "summary", "container_summary", "boxed", "sparse", "dict_items"})
+
+
 def to_jsonable(value):
     """A kept value as plain JSON data (arrays as nested lists, complex as [re, im], a dict with a key
-    that is not a string as ``{"dict_items": [[key, value], ...]}``)."""
+    that is not a string, or one of ``TAGS``, as ``{"dict_items": [[key, value], ...]}``)."""
     if value is None or isinstance(value, (bool, str, int)):
         return value
     if isinstance(value, (float, np.floating)):
@@ -38,9 +43,10 @@ def to_jsonable(value):
     if isinstance(value, (list, tuple)):
         return [to_jsonable(v) for v in value]
     if isinstance(value, dict):
-        if all(isinstance(k, str) for k in value):
+        if all(isinstance(k, str) for k in value) and not TAGS.intersection(value):
             return {k: to_jsonable(v) for k, v in value.items()}
-        # JSON's keys are strings: {1: 10.0, "1": 20.0} as an object would keep one entry of two
+        # JSON's keys are strings: {1: 10.0, "1": 20.0} as an object would keep one entry of two;
+        # and {"array": [1.0]} as an object would read as an array
         return {"dict_items": [[to_jsonable(k), to_jsonable(v)] for k, v in value.items()]}
     return type(value).__name__
 

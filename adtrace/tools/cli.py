@@ -17,7 +17,7 @@ from .commands.doctor import doctor
 from .commands.experiments import experiments
 from .commands.traced import check, report, view
 from .commands.upstream import upstream_check
-from .options import join_negative_values, point_options, positive_int, trace_options
+from .options import file_name, join_negative_values, point_options, positive_int, trace_options
 from .output import StandardOutputError, show, standard_output, terminal_safe
 from .targets import TargetError
 
@@ -77,9 +77,11 @@ def _report_parser(commands):
                    help="rows per table before it is capped (default 200)")
     p.add_argument("--collapse-above", type=positive_int, default=60, metavar="N",
                    help="group the graph's nodes by source line above N nodes (default 60)")
-    p.add_argument("-o", "--output", metavar="FILE", help="write the report here (UTF-8) instead of standard output")
-    p.add_argument("--json", metavar="FILE", help="also write every recorded event here as JSON")
-    p.add_argument("--html", metavar="FILE", help="also write the step-through page here (see adtrace view)")
+    p.add_argument("-o", "--output", type=file_name, metavar="FILE",
+                   help="write the report here (UTF-8) instead of standard output")
+    p.add_argument("--json", type=file_name, metavar="FILE", help="also write every recorded event here as JSON")
+    p.add_argument("--html", type=file_name, metavar="FILE",
+                   help="also write the step-through page here (see adtrace view)")
     p.add_argument("--check-nodes", action="store_true", help="add the per-node checks (see adtrace check)")
 
 
@@ -88,7 +90,7 @@ def _view_parser(commands):
                  "adtrace view funcs.py:f --at 0.5 --at 3.0 --mode both -o page.html --open", exit_codes=True)
     point_options(p)
     trace_options(p)
-    p.add_argument("-o", "--output", required=True, metavar="FILE", help="the HTML page to write")
+    p.add_argument("-o", "--output", required=True, type=file_name, metavar="FILE", help="the HTML page to write")
     p.add_argument("--open", action="store_true", help="open the page in the default browser")
 
 
@@ -120,7 +122,7 @@ def _upstream_parser(commands):
     p.add_argument("--only", action="append", metavar="NAME", help="with --examples: only this example (repeatable)")
     p.add_argument("--rounds", type=positive_int, default=5,
                    help="with --examples: timing rounds per example (default 5)")
-    p.add_argument("-o", "--output", default="reports/examples.md",
+    p.add_argument("-o", "--output", type=file_name, default="reports/examples.md",
                    help="with --examples: where the table goes (default reports/examples.md)")
 
 

@@ -58,6 +58,10 @@ def positive_float(text):
     return _checked(float, text, lambda x: math.isfinite(x) and x > 0, "a finite positive number")
 
 
+def file_name(text):
+    return _checked(str, text, bool, "a file name")  # ("": a variable left unset, `--json "$OUT"`)
+
+
 def _checked(kind, text, valid, what):
     try:
         value = kind(text)

@@ -71,10 +71,12 @@ def pytest_runtest_makereport(item, call):
     if _RECORDING in item.stash:
         del item.stash[_RECORDING]  # items live for the whole session: keep no recording there
     if folder and report.failed and recording is not None and recording.queries:
-        _write_report(item, recording, Path(folder) / f"{_file_name(item.nodeid)}.md")
+        shown = Path(folder) / f"{_file_name(item.nodeid)}.md"
+        _write_report(item, recording, shown, item.config.invocation_params.dir / shown)
 
 
-def _write_report(item, recording, path):
+def _write_report(item, recording, shown, path):
+    """Write ``path`` (absolute: a test's ``os.chdir`` does not move it), named ``shown`` as given."""
     from ..report import render_recording
     from .output import write_file
 
@@ -83,14 +85,14 @@ def _write_report(item, recording, path):
         path.parent.mkdir(parents=True, exist_ok=True)
         write_file(path, render_recording(recording, title=f"adtrace recording of failing test {item.nodeid}"))
     except OSError as exc:
-        written.append((item.nodeid, None, f"{path}: {exc.strerror or exc}"))
+        written.append((item.nodeid, None, f"{shown}: {exc.strerror or exc}"))
         try:
-            item.warn(pytest.PytestWarning(f"adtrace could not write the report of this test: {path}: "
+            item.warn(pytest.PytestWarning(f"adtrace could not write the report of this test: {shown}: "
                                            f"{exc.strerror or exc}"))
         except Warning:  # (warnings are errors): the terminal summary says it all the same
             pass
     else:
-        written.append((item.nodeid, path, None))
+        written.append((item.nodeid, shown, None))
 
 
 def pytest_terminal_summary(terminalreporter, config):

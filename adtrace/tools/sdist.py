@@ -9,6 +9,7 @@ use re-checks the archive against that sha256 and the tree against the archive.
 
 import hashlib
 import os
+import shlex
 import shutil
 import tarfile
 import tempfile
@@ -41,7 +42,7 @@ def fetch_sdist(version, cache=None, indexes=None):
         return _fetch(version, cache, indexes)
     except OSError as exc:
         raise UpstreamError(f"the cache {cache} is damaged ({exc.strerror or exc}: {exc.filename}): clear it "
-                            f"(rm -r {cache}) and run again") from None
+                            f"(rm -r {shlex.quote(str(cache))}) and run again") from None
 
 
 def _fetch(version, cache, indexes):
@@ -62,7 +63,8 @@ def _fetch(version, cache, indexes):
                               stacklevel=3)
                 _unpack(tar, archive, source)
     except (tarfile.TarError, EOFError, zlib.error, OSError) as exc:
-        raise UpstreamError(f"cannot unpack {archive} into {source}: {exc} (clear the cache: rm -r {cache})") from None
+        raise UpstreamError(f"cannot unpack {archive} into {source}: {exc} "
+                            f"(clear the cache: rm -r {shlex.quote(str(cache))})") from None
     if not (source / "tests").is_dir():
         raise UpstreamError(f"the sdist of autograd {version} has no tests/ folder ({archive})")
     return source

@@ -178,11 +178,25 @@ def _depth(tree):
     return deepest
 
 
+_NUMPY_MAX_DIMS = 64 if np.lib.NumpyVersion(np.__version__) >= "2.0.0" else 32
+
+
+def _list_depth(value):
+    """How many lists deep ``value``'s first items go."""
+    depth = 0
+    while isinstance(value, list) and value:
+        depth, value = depth + 1, value[0]
+    return depth
+
+
 def _arrays(value, dtype, option, text):
     if isinstance(value, list):
         try:
             array = np.array(value)
-        except ValueError as exc:  # (ragged)
+        except ValueError as exc:  # ragged, or deeper than numpy's arrays
+            if _list_depth(value) > _NUMPY_MAX_DIMS:
+                raise TargetError(f"{option} {_shown(text)}: {_list_depth(value)} lists deep: numpy {np.__version__}'s "
+                                  f"arrays have at most {_NUMPY_MAX_DIMS} dimensions") from exc
             raise TargetError(f"{option} {_shown(text)}: the lists must nest evenly (it becomes an array)") from exc
         if array.dtype.kind not in "biufc":
             raise TargetError(f"{option} {_shown(text)}: a list must hold numbers (it becomes an array)")

@@ -261,3 +261,15 @@ def test_the_readme_synopsis_is_every_commands_real_options():
         missing = [a.option_strings[-1] for a in actions if not any(o[0] in a.option_strings for o in shown)]
         assert missing == [], f"README's synopsis of adtrace {name} omits {missing}"
         assert all(has_target == (positional == ["target"]) for _, has_target in synopsis[name]), name
+
+
+@pytest.mark.parametrize("command", [["report", "model.py:square", "--at", "1.0", "-o"],
+                                     ["report", "model.py:square", "--at", "1.0", "--json"],
+                                     ["report", "model.py:square", "--at", "1.0", "--html"],
+                                     ["view", "model.py:square", "--at", "1.0", "-o"],
+                                     ["upstream", "--examples", "-o"]])
+def test_an_empty_file_name_is_the_options_error(command, capsys):
+    """``--json "$OUT"`` with ``OUT`` unset: an error, not a report with no JSON (nor a traceback)."""
+    with pytest.raises(SystemExit) as exit_:
+        build_parser().parse_args([*command, ""])
+    assert exit_.value.code == 2 and "must be a file name, got ''" in capsys.readouterr().err

@@ -2,6 +2,7 @@
 values, literals too deep or too large, two outputs in one file, numpy's warnings about adtrace's
 own arithmetic, experiments that check nothing, reports and checks where no check could run."""
 
+import json
 import os
 import shutil
 import warnings
@@ -141,8 +142,18 @@ def test_two_outputs_in_one_file_are_refused(project, outputs):
     source = (project / "funcs.py").read_text()
     out = adtrace("report", "funcs.py:square", "--at", "1.0", *[o.format(tmp=project) for o in outputs], cwd=project)
     one_error_line(out)
-    assert "name the same file" in out.stderr or "would overwrite TARGET's source file funcs.py" in out.stderr
+    assert any(said in out.stderr for said in ("name the same file", "both write to standard output",
+                                               "would overwrite TARGET's source file funcs.py"))
     assert (project / "r.md").read_text() == "before\n" and (project / "funcs.py").read_text() == source
+
+
+def test_standard_output_is_the_dash_alone(project):
+    """``-`` is standard output (the report's by default); ``./-`` is a file named ``-``."""
+    out = adtrace("report", "funcs.py:square", "--at", "1.0", "--json", "-", cwd=project)
+    one_error_line(out, "-o and --json - both write to standard output")
+    out = adtrace("report", "funcs.py:square", "--at", "1.0", "--json", "./-", cwd=project)
+    assert out.returncode == 0 and out.stdout.startswith("# adtrace report"), out.stderr
+    assert json.loads((project / "-").read_text())["reverse"]["events"][0]["kind"] == "root"
 
 
 @pytest.mark.parametrize("target, outputs, source", [
@@ -178,16 +189,45 @@ def test_outputs_are_where_they_were_named_when_the_target_changes_folder(projec
     assert extra == [] or (project / "r.json").exists()
 
 
-@pytest.mark.parametrize("bad", ["folder", "a_file/r.md", "missing/r.md"])
+def test_an_output_through_a_linked_folder_and_dot_dot_is_where_the_system_puts_it(project, tmp_path_factory):
+    """``-o sub/../funcs.py`` with ``sub`` a link to a folder elsewhere names ``elsewhere/../funcs.py``
+    (as ``open`` reads it), not the TARGET's own ``funcs.py`` beside ``sub``."""
+    far = tmp_path_factory.mktemp("far")
+    (far / "away").mkdir()
+    os.symlink(far / "away", project / "sub")
+    source = (project / "funcs.py").read_text()
+    out = adtrace("report", "funcs.py:square", "--at", "1.0", "-o", "sub/../funcs.py", cwd=project)
+    assert out.returncode == 0, out.stderr
+    assert (project / "funcs.py").read_text() == source
+    assert (far / "funcs.py").read_text().startswith("# adtrace report")
+
+
+def test_an_output_that_fails_after_the_run_leaves_the_other_files_as_they_were(project):
+    """The target removes -o's folder while it runs: -o fails when written, and --json and --html,
+    which would have been written first, keep their old text."""
+    (project / "late").mkdir()
+    (project / "removes.py").write_text("import shutil\n\ndef f(x):\n    shutil.rmtree('late', ignore_errors=True)\n"
+                                        "    return x * x\n")
+    for name in ("r.json", "r.html"):
+        (project / name).write_text("before\n")
+    out = adtrace("report", "removes.py:f", "--at", "1.0", "--json", "r.json", "--html", "r.html", "-o", "late/r.md",
+                  cwd=project)
+    one_error_line(out, "cannot write -o late/r.md")
+    assert (project / "r.json").read_text() == (project / "r.html").read_text() == "before\n"
+    assert sorted(os.listdir(project)) == sorted([*TARGETS, "removes.py", "r.json", "r.html"])  # no temporary left
+
+
+@pytest.mark.parametrize("bad", ["folder", "a_file/r.md", "missing/r.md", "loop"])
 def test_a_failing_output_leaves_no_other_output_and_runs_nothing(project, bad):
     (project / "folder").mkdir()
     (project / "a_file").write_text("")
+    os.symlink("loop", project / "loop")  # a symbolic link to itself
     (project / "prints.py").write_text("def f(x):\n    print('f ran')\n    return x * x\n")
     for outputs in (["--json", "r.json", "--html", "r.html", "-o", bad], ["-o", "r.md", "--json", bad]):
         out = adtrace("report", "prints.py:f", "--at", "1.0", *outputs, cwd=project)
         one_error_line(out, f"cannot write {outputs[-2]} {bad}")
         assert "f ran" not in out.stderr
-        assert sorted(os.listdir(project)) == sorted([*TARGETS, "folder", "a_file", "prints.py"])
+        assert sorted(os.listdir(project)) == sorted([*TARGETS, "folder", "a_file", "loop", "prints.py"])
     out = adtrace("view", "prints.py:f", "--at", "1.0", "-o", bad, cwd=project)
     one_error_line(out, f"cannot write -o {bad}")
 

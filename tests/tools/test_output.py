@@ -166,3 +166,65 @@ def test_writable_finds_what_writing_would_raise_without_writing(tmp_path):
     output.writable(tmp_path / "r.md")
     output.writable("-")
     assert os.listdir(tmp_path) == ["a_file"]
+
+
+def _as_a_user(monkeypatch):
+    """``os.access`` as for a user who is not root (who may write anything): by the owner's write bit."""
+    monkeypatch.setattr(os, "access", lambda path, mode: not mode & os.W_OK or bool(os.stat(path).st_mode & 0o200))
+
+
+def test_a_read_only_file_is_refused_and_left_alone(tmp_path, monkeypatch):
+    _as_a_user(monkeypatch)
+    path = tmp_path / "r.md"
+    path.write_text("kept\n")
+    path.chmod(0o444)  # protected by its owner, in a folder they may write: `>` and open() refuse it
+    with pytest.raises(PermissionError):
+        output.writable(path)
+    with pytest.raises(PermissionError):
+        write_file(path, "new\n")
+    assert path.read_text() == "kept\n" and os.listdir(tmp_path) == ["r.md"]
+
+
+def test_a_writable_file_in_a_read_only_folder_is_written_in_place(tmp_path, monkeypatch):
+    _as_a_user(monkeypatch)
+    (tmp_path / "shared").mkdir()
+    path = tmp_path / "shared" / "r.md"
+    path.write_text("old text, longer than the new\n")
+    before = path.stat().st_ino
+    (tmp_path / "shared").chmod(0o555)  # no temporary file can be made beside it: written as `>` would
+    try:
+        output.writable(path)
+        write_file(path, "new\n")
+    finally:
+        (tmp_path / "shared").chmod(0o755)
+    assert path.read_text() == "new\n" and path.stat().st_ino == before and os.listdir(tmp_path / "shared") == ["r.md"]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a file to another user needs root")
+def test_a_file_replaced_by_root_keeps_its_owner(tmp_path):
+    """``sudo adtrace report ... -o ~user/r.md``: the user still owns (and can write) their report."""
+    path = tmp_path / "r.md"
+    path.write_text("old\n")
+    os.chown(path, 65534, 65534)
+    write_file(path, "new\n")
+    assert path.read_text() == "new\n" and (path.stat().st_uid, path.stat().st_gid) == (65534, 65534)
+
+
+@pytest.mark.parametrize("name", ["new/", "a_file/"])
+def test_a_name_ending_in_a_slash_names_a_folder_never_a_file(tmp_path, name):
+    """``-o out/`` (as a shell's ``> out/``): an error, not a file ``out`` made or replaced."""
+    (tmp_path / "a_file").write_text("kept\n")
+    with pytest.raises(OSError):
+        output.writable(f"{tmp_path}/{name}")
+    with pytest.raises(OSError):
+        write_file(f"{tmp_path}/{name}", "text\n")
+    assert os.listdir(tmp_path) == ["a_file"] and (tmp_path / "a_file").read_text() == "kept\n"
+
+
+@pytest.mark.parametrize("name", ["r" * 252 + ".md", "é" * 126 + ".md"])  # 255 bytes each
+def test_a_file_name_as_long_as_the_system_allows_is_written(tmp_path, name):
+    """Its temporary file's name (``.NAME.XXXXXXXX.tmp``) is kept under the system's 255 bytes too."""
+    path = tmp_path / name
+    write_file(path, "text\n")
+    write_file(path, "new\n")
+    assert path.read_text() == "new\n" and os.listdir(tmp_path) == [path.name]

@@ -113,3 +113,18 @@ def test_wraps_a_hooked_attribute(monkeypatch):
     strict = pytester.runpytest_subprocess("--adtrace", "-p", "no:cacheprovider", "-W", "error::UserWarning")
     strict.assert_outcomes(failed=1)  # an error where warnings are errors, in the test, not INTERNALERROR
     assert "INTERNALERROR" not in strict.stdout.str()
+
+
+def test_a_test_that_changes_folder_has_its_report_where_the_folder_was_named(pytester):
+    """``monkeypatch.chdir(tmp_path)`` (undone only at teardown) does not move the report folder."""
+    pytester.makepyfile('''
+from autograd import grad
+
+def test_moves(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert grad(lambda x: x * x)(3.0) == 0.0
+''')
+    result = pytester.runpytest_subprocess("--adtrace-report-dir", "reports", "-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    written = [p.name for p in (pytester.path / "reports").iterdir()] if (pytester.path / "reports").exists() else []
+    assert len(written) == 1 and f"::test_moves: reports/{written[0]}" in result.stdout.str()

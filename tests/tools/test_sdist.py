@@ -225,3 +225,16 @@ def test_the_command_line_refuses_an_unsafe_sdist_in_one_line(tmp_path):
     assert out.returncode == 2
     assert out.stderr.splitlines() == [f"adtrace: refused '{TOP}/../../evil' in {tmp_path / 'cache' / TOP}.tar.gz: "
                                        "'..' in its path"]
+
+
+def test_the_command_to_clear_a_cache_with_a_space_in_its_path_clears_that_cache(tmp_path):
+    cache = tmp_path / "my cache"
+    sdist.fetch_sdist(VERSION, cache, serve(tmp_path, crafted_archive()))
+    (cache / f"{TOP}.tar.gz").unlink()
+    (cache / f"{TOP}.tar.gz").mkdir()
+    with pytest.raises(sdist.UpstreamError) as error:
+        sdist.fetch_sdist(VERSION, cache, serve(tmp_path, crafted_archive()))
+    (tmp_path / "my").mkdir()  # what an unquoted `rm -r .../my cache` would remove instead
+    command = str(error.value).split("(rm -r ", 1)[1].rsplit(")", 1)[0]
+    subprocess.run(f"rm -r {command}", shell=True, check=True)
+    assert sorted(os.listdir(tmp_path)) == ["files", "my", "simple"]

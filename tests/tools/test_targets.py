@@ -51,12 +51,23 @@ def test_parse_arg_bounds_a_literal_before_evaluating_it(text, message):
     assert len(str(raised.value)) < 200  # the literal is abbreviated in the message
 
 
+NUMPY_MAX_DIMS = 64 if int(np.__version__.split(".")[0]) >= 2 else 32  # (numpy 2.0 raised it from 32)
+
+
 def test_a_literal_nests_up_to_64_levels_exactly():
-    assert parse_arg("[" * 63 + "1.0" + "]" * 63).ndim == 63
+    lists = min(63, NUMPY_MAX_DIMS)  # 63 lists in a literal of 64 levels (numpy 1.x: its arrays' 32 dimensions)
+    assert parse_arg("[" * lists + "1.0" + "]" * lists).ndim == lists
     assert parse_arg("(" * 64 + "1.0" + ",)" * 64) is not None  # (tuples: no array, whatever numpy's limit)
     for deeper in ("(" * 65 + "1.0" + ",)" * 65, "[" * 65 + "1.0" + "]" * 65):
         with pytest.raises(TargetError, match="nested deeper than 64 levels"):
             parse_arg(deeper)
+
+
+@pytest.mark.skipif(NUMPY_MAX_DIMS >= 64, reason="numpy 2's 64 dimensions: a deeper literal is refused first")
+def test_lists_deeper_than_numpy_allows_are_told_so():
+    """numpy 1.x: 33 even lists are over its 32 dimensions, not lists that do not nest evenly."""
+    with pytest.raises(TargetError, match=f"{NUMPY_MAX_DIMS + 1} lists deep: numpy .* at most {NUMPY_MAX_DIMS}"):
+        parse_arg("[" * (NUMPY_MAX_DIMS + 1) + "1.0" + "]" * (NUMPY_MAX_DIMS + 1))
 
 
 def test_parse_keyword():

@@ -18,26 +18,29 @@ from ..engine_call import engine_call, engine_check, engine_of
 from ..output import program_output_to_stderr, show
 from ..targets import arguments_from, load_target, parse_arg, parse_keyword, source_file
 from . import FAILED, NOTHING_CHECKED, PASSED, UserError
-from .files import outputs, write
+from .files import outputs, write, write_all
 
 
 def report(args):
     from ...report import ReportOptions, render
     from ...report.export import events_json
 
-    paths = outputs({"-o": args.output or "-", "--json": args.json, "--html": args.html}, _sources(args))
+    given = {"-o": args.output or "-", "--json": args.json, "--html": args.html}
+    paths = outputs(given, _sources(args))
     call = _traced_call(args, node_checks=args.check_nodes)
     text = render(call, ReportOptions(max_rows=args.max_rows, collapse_above=args.collapse_above))
+    texts = {}
     if args.json:
         recordings = {"reverse": call.recording, "forward": call.forward_recording}
-        write(paths["--json"], events_json(**{k: r for k, r in recordings.items() if r is not None}), args.json)
+        texts["--json"] = events_json(**{k: r for k, r in recordings.items() if r is not None})
     if args.html:
         from ...view import call_page
 
-        write(paths["--html"], call_page(call), args.html)
-    if args.output and args.output != "-":
-        write(paths["-o"], text, args.output)
-    else:
+        texts["--html"] = call_page(call)
+    if paths["-o"] != "-":
+        texts["-o"] = text
+    write_all([(option, given[option], paths[option], text) for option, text in texts.items()])  # all or none
+    if paths["-o"] == "-":
         show(text, end="")
     return call_exit(call)
 
