@@ -30,9 +30,9 @@ _TRACED = ("traced by autograd, run by adtrace's reference engine (when the call
            "JVP, the reference's); both: 8; ")
 _CALLS = {  # how many times each command calls the user's function (tests/tools/test_cli_arguments.py counts)
     "report": f"The function is called 6 times: {_TRACED}--check-nodes: once more (recorded for the per-node checks); "
-              "--engine: 5 (the engine's backward() and 4 for finite differences; with --check-nodes too). A print in it "
-              "shows as many times.",
-    "view": f"The function is called 6 times: {_TRACED}--engine: 3 (the engine's backward() and finite "
+              "--engine: 5 (the engine's backward() and 4 for finite differences; with --check-nodes too). "
+              "A print in it shows as many times.",
+    "view": f"The function is called 6 times: {_TRACED}--engine: 5 (the engine's backward() and 4 for finite "
             "differences). A print in it shows as many times.",
     "check": "The function is called once (recorded; each node's rule is then checked on its own).",
 }

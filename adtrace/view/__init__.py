@@ -8,9 +8,9 @@ use them.
 """
 
 import html
-from pathlib import Path
 
 from ..recording.recording import RENDERERS
+from ..report.files import write_file
 from .data import page_data
 from .page import render_page
 
@@ -28,7 +28,8 @@ def call_page(call, title=None):
 
 
 def write_page(path, text):
-    Path(path).write_text(text, encoding="utf-8")
+    """Write the page to ``path`` as every adtrace writer does (``report.files.write_file``)."""
+    write_file(path, text)
     return path
 
 

@@ -195,6 +195,7 @@ def test_the_programs_output_goes_to_stderr_never_into_the_report(project):
     ("report", ["--engine", "micrograd", "--check-nodes"], 5, "--engine: 5"),
     ("view", ["-o", "p.html"], 6, "called 6 times"),
     ("view", ["-o", "p.html", "--mode", "fwd"], 2, "--mode fwd: 2"),
+    ("view", ["-o", "p.html", "--engine", "micrograd"], 5, "--engine: 5"),
     ("check", [], 1, "called once"),
 ])
 def test_the_function_is_called_as_many_times_as_help_says(tmp_path, command, options, calls, helped):

@@ -5,6 +5,7 @@ import inspect
 import json
 import os
 import re
+import stat
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -12,7 +13,7 @@ import pytest
 from autograd import grad
 
 import adtrace
-from adtrace.report import render, render_recording
+from adtrace.report import files, render, render_recording
 from adtrace.recording.snapshots import VJP
 from adtrace.compare.traced_call import trace_call
 from adtrace.view import inline_frame, page_data, render_page
@@ -202,6 +203,31 @@ def test_recording_to_html_and_the_jupyter_frame(tmp_path):
     assert frame.startswith("<iframe srcdoc=\"") and 'sandbox="allow-scripts"' in frame
     assert html.unescape(frame.split('srcdoc="', 1)[1].split('" sandbox', 1)[0]) == page
     assert inline_frame("<b>&</b>").count("&lt;b&gt;&amp;&lt;/b&gt;") == 1
+
+
+def test_recording_to_html_writes_as_every_writer_does(tmp_path, monkeypatch):
+    """Through report.files.write_file: written whole or not at all (Path.write_text truncated the old page
+    first), through a symbolic link, a mode-600 file kept 600, a folder refused."""
+    with adtrace.record() as rec:
+        grad(square)(3.0)
+    target, link = tmp_path / "page.html", tmp_path / "link.html"
+    target.write_text("old")
+    os.chmod(target, 0o600)
+    link.symlink_to(target.name)
+
+    def interrupted(*args):
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as patched:
+        patched.setattr(files.os, "replace", interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            rec.to_html(link)
+    assert target.read_text() == "old" and sorted(p.name for p in tmp_path.iterdir()) == ["link.html", "page.html"]
+    page = rec.to_html(link)
+    assert link.is_symlink() and target.read_text() == page
+    assert stat.S_IMODE(target.stat().st_mode) == 0o600
+    with pytest.raises(IsADirectoryError):
+        rec.to_html(tmp_path)
 
 
 def test_embedded_json_escapes_what_ends_a_script():
