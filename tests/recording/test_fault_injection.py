@@ -350,6 +350,8 @@ for i in range(int(sys.argv[1])):
     interrupted += one_round(i)
     if not restored():
         broken.append(i)
+# the parent may still be sending: held back from here on (at shutdown SIGINT's default would end the child)
+signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
 with adtrace.record() as rec:
     grad(lambda x: x * x)(3.0)
 print(interrupted, len(rec.of_kind("add_outgrads")), broken, flush=True)
