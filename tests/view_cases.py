@@ -89,6 +89,34 @@ def buggy_twice():
     return trace_engine_call(twice, (3.0,), engine=BuggyValue)
 
 
+def micrograd_leaves_made_before():
+    """``a * b`` recorded, its leaves made before the recording, and never walked back: only
+    ``(c * 4).backward()`` runs, whose ``c`` was made before the recording too."""
+    from micrograd.engine import Value
+
+    a, b, c = Value(2.0), Value(3.0), Value(1.0)
+    with adtrace.record(engine=Value) as rec:
+        a * b
+        (c * Value(4.0)).backward()
+    return rec
+
+
+def autograd_node_made_before():
+    """``sin(x) * 2`` with ``sin(x)`` made before ``record()`` (entered inside the function being
+    differentiated): the product is recorded, its parent is not, and the backward pass runs after."""
+    recordings = []
+
+    def f(x):
+        s = anp.sin(x)
+        with adtrace.record() as rec:
+            product = s * 2.0
+        recordings.append(rec)
+        return product
+
+    grad(f)(1.0)
+    return recordings[0]
+
+
 # -------------------- the Markdown report, read back --------------------
 
 

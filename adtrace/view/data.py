@@ -41,6 +41,7 @@ from .passes import engine_steps, forward_event_runs, forward_steps, reverse_ste
 from .source import REVERSE_STATEMENTS, code_panels
 
 FORMAT = 1
+UNRECORDED_VALUE = "not recorded (made before the recording started)"
 NO_REFERENCE = ("no reference run: a Recording alone holds autograd's side only "
                 "(adtrace view and adtrace report run the reference engine beside it)")
 
@@ -81,15 +82,10 @@ def group_key(recording, label):
 
 
 def graph_table(recording):
-    """``(graph, label -> node index)`` for every node of ``recording``, in creation order, and any
-    node seen only in a backward pass (created before the recording started)."""
-    labels = list(recording.nodes)
-    seen = set(labels)
-    for e in recording.events:
-        for label in (getattr(e, "node", None), getattr(e, "parent", None)):
-            if label is not None and label not in seen:
-                seen.add(label)
-                labels.append(label)
+    """``(graph, label -> node index)`` for every node of ``recording``: first the nodes made before
+    the recording started that it meets (a recorded node's parent, a node a backward pass visits),
+    then the recorded ones in creation order, so a node's parents come before it."""
+    labels = unrecorded_labels(recording) + list(recording.nodes)
     index = {label: i for i, label in enumerate(labels)}
     inputs = {e.root: e.input for e in recording.of_kind("trace")}  # a root's value is the input x
     groups, group_index = [], {}
@@ -101,11 +97,19 @@ def graph_table(recording):
             group_index[key] = len(groups)
             groups.append({"key": key[1], "by": key[0]})
         columns["primitive"].append(_primitive(node))
-        columns["value"].append(fmt(getattr(node, "value", inputs.get(label))))
+        columns["value"].append(UNRECORDED_VALUE if node is None else fmt(getattr(node, "value", inputs.get(label))))
         columns["group"].append(group_index[key])
         columns["parents"].append([[argnum, index[parent]] for argnum, parent in
                                    zip(getattr(node, "argnums", ()), getattr(node, "parents", ()))])
     return {"nodes": columns, "groups": groups}, index
+
+
+def unrecorded_labels(recording):
+    """The labels of the nodes made before the recording started (``u<j>_unrecorded``) that it meets."""
+    met = (label for node in recording.nodes.values() for label in getattr(node, "parents", ()))
+    met = list(met) + [label for e in recording.events
+                       for label in (getattr(e, "end", None), getattr(e, "node", None), getattr(e, "parent", None))]
+    return list(dict.fromkeys(label for label in met if label is not None and label not in recording.nodes))
 
 
 def _primitive(node):

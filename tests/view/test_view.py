@@ -16,7 +16,7 @@ from adtrace.report import render, render_recording
 from adtrace.recording.snapshots import VJP
 from adtrace.compare.traced_call import trace_call
 from adtrace.view import inline_frame, page_data, render_page
-from adtrace.view.data import NO_REFERENCE, group_key
+from adtrace.view.data import NO_REFERENCE, UNRECORDED_VALUE, group_key
 from adtrace.view.page import embed
 import view_cases
 from value_classes import BuggyValue
@@ -169,6 +169,25 @@ def test_a_nested_pass_knows_its_parent_and_the_vjp_that_ran_it():
     assert statements(data, outer)[step] == VJP and data["start"] == "q1"
     call = trace_call(first_derivative, (2.0,), capture="full")  # its inner pass ran in the forward computation
     assert [p["parent"] for p in page_data(call=call)["passes"]] == [None, None]
+
+
+@pytest.mark.parametrize("make, recorded", [
+    (view_cases.micrograd_leaves_made_before, "v0_mul"),
+    (view_cases.autograd_node_made_before, "v0_multiply"),
+], ids=["micrograd", "autograd"])
+def test_a_parent_made_before_the_recording_and_never_walked_is_shown_unrecorded(make, recorded, tmp_path):
+    rec = make()
+    data = page_data(rec)
+    nodes = data["graphs"][0]["nodes"]
+    parents = [nodes["label"][n] for _, n in nodes["parents"][nodes["label"].index(recorded)]]
+    assert parents and all(label.endswith("_unrecorded") for label in parents)
+    for label in parents:
+        n = nodes["label"].index(label)
+        assert nodes["primitive"][n] == "(unrecorded)" and nodes["value"][n] == UNRECORDED_VALUE
+        assert n < nodes["label"].index(recorded)  # a parent before its child (the layout's order)
+    page = rec.to_html(tmp_path / "page.html")
+    assert json.loads(re.search(r'id="adtrace-data">(.*?)</script>', page, re.S).group(1)) == data
+    assert html.unescape(rec._repr_html_().split('srcdoc="', 1)[1].split('" sandbox', 1)[0]) == page
 
 
 def test_the_page_is_deterministic_and_has_no_paths():
