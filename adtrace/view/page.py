@@ -3,8 +3,9 @@
 No request leaves the page (its Content-Security-Policy allows no source but itself) and it works
 from ``file://`` offline. The data goes into a ``<script type="application/json">`` element with
 ``<``, ``>`` and ``&`` written as JSON escapes, so no label or value can end the element or become
-markup; the scripts put text on the page through ``textContent`` only. The same data gives the
-same bytes.
+markup; the scripts put text on the page through ``textContent`` only. The title (a function's
+name, a target) shows control characters, bidirectional overrides and line breaks as escapes
+(``report.format.visible``), as the reports do. The same data gives the same bytes.
 
 The graph is laid out by the page's own layered layout (``assets/layout.js``), not a library.
 The candidate was @dagrejs/dagre, the layered layout Mermaid draws the reports' flowcharts with:
@@ -20,6 +21,8 @@ import json
 import re
 from importlib import resources
 
+from ..report.format import visible
+
 SCRIPTS = ("layout.js", "svg.js", "viewer.js", "graph.js", "panels.js", "controls.js")
 _MARKER = re.compile(r"@@(TITLE|STYLE|DATA|SCRIPT)@@")
 _JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"}
@@ -27,7 +30,7 @@ _JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"}
 
 def render_page(data):
     """The HTML page for ``data`` (``adtrace.view.data.page_data``)."""
-    parts = {"TITLE": html.escape(data["title"]), "STYLE": _asset("viewer.css"), "DATA": embed(data),
+    parts = {"TITLE": html.escape(visible(data["title"])), "STYLE": _asset("viewer.css"), "DATA": embed(data),
              "SCRIPT": "\n".join(_asset(name) for name in SCRIPTS)}
     return _MARKER.sub(lambda m: parts[m.group(1)], _asset("page.html"))  # one pass: data never re-read
 

@@ -212,6 +212,21 @@ def test_labels_and_values_cannot_become_markup(name):
     assert name in data["graphs"][0]["nodes"]["primitive"]
 
 
+def test_control_and_bidi_characters_in_the_title_are_shown_as_escapes():
+    """A function's name with an ANSI escape, a right-to-left override and a line break: the page's
+    <title> and <h1> show them as escapes, and hold none of them raw."""
+    def f(x):
+        return x * x
+
+    f.__name__ = f.__qualname__ = "red\x1b[31m\u202egnp.exe\nsecond line"
+    page = render_page(page_data(call=trace_call(f, (3.0,))))
+    head = re.search(r"<title>(.*)</title>", page).group(1)
+    heading = re.search(r'<h1 data-testid="title">(.*)</h1>', page).group(1)
+    assert head == heading
+    assert html.unescape(heading) == "adtrace: red\\x1b[31m\\u202egnp.exe\\nsecond line"
+    assert "\x1b" not in page and "\u202e" not in page  # (the data's JSON is ASCII: escaped there too)
+
+
 def test_recording_to_html_and_the_jupyter_frame(tmp_path):
     with adtrace.record() as rec:
         grad(square)(3.0)
