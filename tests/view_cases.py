@@ -22,6 +22,11 @@ def fan_out(x):
     return s * (anp.exp(x) * anp.cos(s)) + anp.tanh(s)
 
 
+def triple(x):
+    """``3.0 * x``: x is argument 1 of ``multiply`` but its node's only parent (position 0)."""
+    return 3.0 * x
+
+
 def cube(x):
     return x * x * x
 
@@ -79,6 +84,13 @@ def nested_recording():
 
 def twice(a):
     return a + a
+
+
+def backward_inside(a):
+    """A function that calls ``backward()`` itself (on ``a * a``) before the caller's own pass."""
+    square = a * a
+    square.backward()
+    return square * a
 
 
 def buggy_twice():

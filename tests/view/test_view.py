@@ -13,7 +13,7 @@ from autograd import grad
 
 import adtrace
 from adtrace.report import render, render_recording
-from adtrace.recording.snapshots import VJP
+from adtrace.recording.snapshots import ADD, VJP
 from adtrace.compare.traced_call import trace_call
 from adtrace.view import inline_frame, page_data, render_page
 from adtrace.view.data import NO_REFERENCE, UNRECORDED_VALUE, group_key
@@ -113,6 +113,21 @@ def test_the_lecture_lists_advance_with_autograd():
         assert total == data_text(step.v_i_bar)
 
 
+def test_the_lecture_appends_the_partial_adjoint_of_a_parent_at_argument_1():
+    """``3.0 * x``: the constant is not a parent, so x is multiply's argument 1 at position 0; the
+    lecture's list for x gets the reference engine's partial adjoint 3 when autograd adds it."""
+    call = trace_call(view_cases.triple, (2.0,))
+    data = page_data(call=call)
+    page_pass = data["passes"][0]
+    names = labels(data, page_pass)
+    node = names.index("v1_multiply")
+    assert data["graphs"][0]["nodes"]["parents"][node] == [[1, names.index("v0_root")]]
+    add = statements(data, page_pass).index(ADD)
+    assert page_pass["steps"]["lecture"][add] == ["append", names.index("v0_root"), "3"]
+    *_, (outgrads, lecture) = replay(page_pass, names)
+    assert lecture["v0_root"] == (["3"], "3")
+
+
 def data_text(value):
     from adtrace.report.format import fmt
 
@@ -127,6 +142,19 @@ def test_without_a_reference_run_the_page_says_so():
     call = trace_call(first_derivative, (2.0,), capture="full")
     by_id = passes(page_data(call=call))
     assert by_id["q2"]["reference"] is None and by_id["q1"]["reference"] == "the reference engine ran for query 2 only"
+
+
+def test_the_page_opens_on_the_compared_pass_when_the_function_runs_backward_itself():
+    """The function's own ``backward()`` is query 1; the page opens on query 2, the caller's pass,
+    the one the lecture is compared with (its column filled), not on the first."""
+    from adtrace.compare.micrograd_call import trace_engine_call
+
+    call = trace_engine_call(view_cases.backward_inside, (3.0,))
+    data = page_data(call=call)
+    assert [p["id"] for p in data["passes"]] == ["q1", "q2"] and call.recording.user_query() == 2
+    start = passes(data)[data["start"]]
+    assert data["start"] == "q2" and start["reference"] is None and any(start["steps"]["lecture"])
+    assert not any(passes(data)["q1"]["steps"]["lecture"])
 
 
 def test_forward_mode_tangents_are_the_reports():
