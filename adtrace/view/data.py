@@ -35,6 +35,8 @@ Node and parent fields of steps are node indices into the pass's graph; ``statem
 ``code[mode].statements``. Nodes are grouped for the collapsed graph by ``group_key``.
 """
 
+import itertools
+
 from ..recording.snapshots import VJP
 from ..report.format import fmt
 from .passes import engine_steps, forward_event_runs, forward_steps, reverse_steps
@@ -106,9 +108,10 @@ def graph_table(recording):
 
 def unrecorded_labels(recording):
     """The labels of the nodes made before the recording started (``u<j>_unrecorded``) that it meets."""
-    met = (label for node in recording.nodes.values() for label in getattr(node, "parents", ()))
-    met = list(met) + [label for e in recording.events
-                       for label in (getattr(e, "end", None), getattr(e, "node", None), getattr(e, "parent", None))]
+    parents = (label for node in recording.nodes.values() for label in getattr(node, "parents", ()))
+    visited = (label for e in recording.events
+               for label in (getattr(e, "end", None), getattr(e, "node", None), getattr(e, "parent", None)))
+    met = itertools.chain(parents, visited)
     return list(dict.fromkeys(label for label in met if label is not None and label not in recording.nodes))
 
 
