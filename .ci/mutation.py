@@ -10,9 +10,9 @@ missing or the mutant is equivalent (``.ci/mutation_survivors.md`` says which). 
 mutant at a time; ``--sample N`` takes N mutants per module, ``--sample-total N`` N mutants in all,
 drawn across the modules in proportion to each one's mutants (at least one per module that has
 any), the same mutants for the same ``--seed``; ``--rerun FILE`` runs again only the survivors a
-``--survivors FILE`` listed (after new tests). Tests marked slow never run, and the tests that
-compare committed report bytes (``GOLDEN``) only with ``--golden``: a score counts the mutants
-that tests of behaviour kill.
+``--survivors FILE`` listed (after new tests; with or without ``--module``). Tests marked slow
+never run, and the tests that compare committed report bytes (``GOLDEN``) only with ``--golden``:
+a score counts the mutants that tests of behaviour kill.
 """
 
 import argparse
@@ -136,6 +136,7 @@ MESSAGE_CALLS = {"warn", "debug", "info", "warning", "error", "exception", "crit
 class Mutant:
     path: str  # relative to the repository
     line: int
+    column: int  # (1-based: two mutants of one line differ by it)
     start: int  # character offsets of the replaced text in the source
     end: int
     replacement: str
@@ -143,7 +144,7 @@ class Mutant:
     mutated: str
 
     def label(self):
-        return f"{self.path}:{self.line}: {self.original} -> {self.mutated}"
+        return f"{self.path}:{self.line}:{self.column}: {self.original} -> {self.mutated}"
 
 
 # -------------------- mutants --------------------
@@ -322,7 +323,8 @@ def mutants(path):
             ast.parse(candidate)
         except SyntaxError:
             continue
-        found.append(Mutant(path, node.lineno, start, end, replacement, _short(original), _short(mutated)))
+        found.append(Mutant(path, node.lineno, node.col_offset + 1, start, end, replacement, _short(original),
+                            _short(mutated)))
     found.sort(key=lambda m: (m.line, m.start, m.end))
     return found
 
@@ -452,7 +454,7 @@ def main():
     parser.add_argument("--only", action="append", metavar="LINE", type=int,
                         help="only the mutants on this line (repeatable; with one --module)")
     parser.add_argument("--rerun", metavar="FILE",
-                        help="only the mutants a --survivors FILE lists (with the --sample and --seed that found them)")
+                        help="only the mutants a --survivors FILE lists (no sample drawn)")
     parser.add_argument("--timeout", type=float, help="seconds per mutant (default: 3 x the clean run + 30)")
     parser.add_argument("--survivors", metavar="FILE", help="write the survivors here, one per line")
     parser.add_argument("--golden", action="store_true", help="also run the tests of committed report bytes (GOLDEN)")
@@ -486,14 +488,14 @@ def plan_mutants(every, args):
     """``path -> the mutants to run`` of ``every`` (``path -> its mutants``), as the options choose them."""
     if args.only:
         every = {path: [m for m in chosen if m.line in args.only] for path, chosen in every.items()}
+    if args.rerun:  # (the labels name the mutants: no sample needed, and any --module subset works)
+        listed = set(Path(args.rerun).read_text(encoding="utf-8").splitlines())
+        return {path: [m for m in chosen if m.label() in listed] for path, chosen in every.items()}
     if args.sample_total is not None:
         shares = stratified({path: len(chosen) for path, chosen in every.items()}, args.sample_total, args.seed)
         every = {path: draw(chosen, shares[path], args.seed, path) for path, chosen in every.items()}
     elif args.sample is not None:
         every = {path: draw(chosen, args.sample, args.seed, path) for path, chosen in every.items()}
-    if args.rerun:
-        listed = set(Path(args.rerun).read_text(encoding="utf-8").splitlines())
-        every = {path: [m for m in chosen if m.label() in listed] for path, chosen in every.items()}
     return every
 
 
