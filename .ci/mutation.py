@@ -343,8 +343,12 @@ def unmapped():
 
 
 def test_files(path):
+    """The test files of ``path``: its mirrored test file first (tests/<stage>/test_<module>.py, if
+    there is one), then those ``TESTS`` lists."""
     names = next(tests for pattern, tests in TESTS.items() if fnmatch.fnmatch(path, pattern))
-    files = []
+    module = Path(path)
+    mirror = REPO / "tests" / module.parent.relative_to("adtrace") / f"test_{module.stem}.py"
+    files = [str(mirror.relative_to(REPO))] if mirror.exists() else []
     for name in names:
         name, _, test = name.partition("::")  # (a file, or one test of it)
         hits = sorted((REPO / "tests").rglob(f"{name}.py"))
