@@ -253,6 +253,23 @@ def test_control_and_bidi_characters_in_the_title_are_shown_as_escapes():
     assert head == heading
     assert html.unescape(heading) == "adtrace: red\\x1b[31m\\u202egnp.exe\\nsecond line"
     assert "\x1b" not in page and "\u202e" not in page  # (the data's JSON is ASCII: escaped there too)
+    shown = json.loads(re.search(r'id="adtrace-data">(.*?)</script>', page, re.S).group(1))
+    assert dict(shown["summary"])["function"] == "red\\x1b[31m\\u202egnp.exe\\nsecond line"
+    assert shown["code"] == page_data(call=trace_call(f, (3.0,)))["code"]
+
+
+def test_text_in_the_page_data_is_shown_with_escapes_and_code_keeps_its_tabs():
+    double = hostile_primitive("dbl\u202e\x1b")
+    with adtrace.record() as rec:
+        grad(lambda x: double(x) * x)(3.0)
+    data = page_data(rec)
+    data["code"]["rev"]["autograd"]["lines"][0] += "\t# a tab"
+    found = re.search(r'id="adtrace-data">(.*?)</script>', render_page(data), re.S).group(1)
+    shown = json.loads(found)
+    assert "dbl\\u202e\\x1b" in shown["graphs"][0]["nodes"]["primitive"]
+    assert shown["code"]["rev"]["autograd"]["lines"][0].endswith("\t# a tab")
+    plain = page_data(call=trace_call(square, (3.0,)))
+    assert embed(plain) in render_page(plain)  # text with nothing to escape is embedded as it is
 
 
 def test_recording_to_html_and_the_jupyter_frame(tmp_path):
