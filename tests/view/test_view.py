@@ -9,7 +9,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from autograd import grad
+from autograd import grad, make_jvp
 
 import adtrace
 from adtrace.report import render, render_recording
@@ -91,6 +91,10 @@ def test_an_engine_of_micrographs_shape_plays_its_own_backward():
     assert grads == [("v1_add", "1"), ("v0_leaf", "1")] and lecture["v0_leaf"] == (["1", "1"], "2")
     steps = page_pass["steps"]
     assert [r for r in steps["result"] if r] == ["1 (replaced: the previous value is lost)"] * 2
+    assert [v for v in steps["previous"] if v] == ["0", "1"]  # .grad before each write: the second loses the 1
+    summary = dict(data["summary"])
+    assert summary["engine"] == "micrograd: BuggyValue.backward; every argument is a leaf"
+    assert "differentiated argument" not in summary and summary["gradient (.grad of each argument)"] == "1"
     assert ["visit", names.index("v0_leaf")] in steps["state"]
     assert data["graphs"][0]["nodes"]["primitive"] == ["(leaf)", "+"]
 
@@ -155,6 +159,18 @@ def test_the_page_opens_on_the_compared_pass_when_the_function_runs_backward_its
     start = passes(data)[data["start"]]
     assert data["start"] == "q2" and start["reference"] is None and any(start["steps"]["lecture"])
     assert not any(passes(data)["q1"]["steps"]["lecture"])
+
+
+def test_the_page_says_no_pass_ran_only_when_none_did():
+    said = "No backward pass ran in this recording."
+    with adtrace.record() as nothing:
+        square(3.0)
+    with adtrace.record() as reverse:
+        grad(square)(3.0)
+    with adtrace.record() as forward:
+        make_jvp(square)(3.0)(1.0)
+    assert said in page_data(nothing)["notes"]
+    assert said not in page_data(reverse)["notes"] and said not in page_data(forward)["notes"]
 
 
 def test_forward_mode_tangents_are_the_reports():
