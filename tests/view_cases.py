@@ -75,6 +75,28 @@ def nested(x):
     return inner_grad_rule(x) * 2.0
 
 
+def recording_ended_inside_a_vjp():
+    """A recording that ends inside the VJP of ``v1_cut_rule``, after that VJP ran a nested query
+    (the recording leaves the VJP unreturned, as a recorder that stops there would)."""
+    session = adtrace.record()
+
+    @primitive
+    def cut_rule(x):
+        return x ** 3
+
+    def vjp_maker(ans, x):
+        def vjp(g):
+            inner = grad(lambda y: y ** 3)(x)
+            session.__exit__(None, None, None)
+            return g * inner
+        return vjp
+
+    defvjp(cut_rule, vjp_maker)
+    rec = session.__enter__()
+    grad(lambda x: cut_rule(x) * 2.0)(1.5)
+    return rec
+
+
 def nested_recording():
     """A recording with a query run inside a node's VJP (``Recording.passes`` finds it)."""
     with adtrace.record() as rec:

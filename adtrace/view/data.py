@@ -169,7 +169,8 @@ def _parent(nesting, query, node_index):
 
 
 def _link_parents(passes):
-    """Each nested pass's parent gets the step of the node's VJP that ran it."""
+    """Each nested pass's parent gets the step of the node's VJP that ran it, else (the recording
+    ended inside that VJP, which so never returned) the parent pass's last step."""
     by_id = {p["id"]: p for p in passes}
     vjp = REVERSE_STATEMENTS.index(VJP)
     for p in passes:
@@ -179,7 +180,7 @@ def _link_parents(passes):
             continue
         steps = by_id[parent["pass"]]["steps"]
         parent["step"] = next((k for k, (node, statement) in enumerate(zip(steps["node"], steps["statement"]))
-                               if node == parent["node"] and statement == vjp), 0)
+                               if node == parent["node"] and statement == vjp), len(steps["node"]) - 1)
     return passes
 
 

@@ -234,6 +234,15 @@ def test_a_parent_made_before_the_recording_and_never_walked_is_shown_unrecorded
     assert html.unescape(rec._repr_html_().split('srcdoc="', 1)[1].split('" sandbox', 1)[0]) == page
 
 
+def test_a_pass_nested_in_a_vjp_the_recording_ended_in_returns_to_the_parents_last_step():
+    data = page_data(view_cases.recording_ended_inside_a_vjp())
+    outer, inner = passes(data)["q1"], passes(data)["q2"]
+    names = labels(data, outer)
+    assert names[inner["parent"]["node"]] == "v1_cut_rule" and VJP not in statements(data, outer)[-2:]
+    last = len(outer["steps"]["statement"]) - 1
+    assert inner["parent"]["step"] == last and names[outer["steps"]["node"][last]] == "v1_cut_rule"
+
+
 def test_the_page_is_deterministic_and_has_no_paths():
     first = render_page(page_data(call=trace_call(fan_out, (0.7,))))
     second = render_page(page_data(call=trace_call(fan_out, (0.7,))))
