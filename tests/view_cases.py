@@ -115,6 +115,39 @@ def backward_inside(a):
     return square * a
 
 
+class StrayWriteValue:
+    """micrograd's ``*`` whose backward also writes into the product's own ``.grad`` (a value that is
+    none of its children: the write has no child position)."""
+
+    def __init__(self, data, _children=(), _op=''):
+        self.data, self.grad, self._backward = data, 0.0, lambda: None
+        self._prev, self._op = set(_children), _op
+
+    def __mul__(self, other):
+        out = StrayWriteValue(self.data * other.data, (self, other), '*')
+
+        def _backward():
+            self.grad += other.data * out.grad
+            other.grad += self.data * out.grad
+            out.grad += 0.0
+        out._backward = _backward
+        return out
+
+    def backward(self):
+        topo, visited = [], set()
+
+        def build_topo(v):
+            if v not in visited:
+                visited.add(v)
+                for child in v._prev:
+                    build_topo(child)
+                topo.append(v)
+        build_topo(self)
+        self.grad = 1.0
+        for v in reversed(topo):
+            v._backward()
+
+
 def buggy_twice():
     """``a + a`` at 3 through a class whose ``__add__`` backward assigns (the classic bug)."""
     from adtrace.compare.micrograd_call import trace_engine_call

@@ -145,7 +145,7 @@ def reverse_passes(recording, number, node_index, call):
     return _link_parents(passes)
 
 
-def forward_passes(recording, number, node_index, call, first=1):
+def forward_passes(recording, number, node_index, call, first):
     tangents = call.reference_tangents if call is not None and recording is call.forward_recording else ()
     passes = []
     for n, events in enumerate(forward_event_runs(recording), first):

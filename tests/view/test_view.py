@@ -99,6 +99,23 @@ def test_an_engine_of_micrographs_shape_plays_its_own_backward():
     assert data["graphs"][0]["nodes"]["primitive"] == ["(leaf)", "+"]
 
 
+def test_a_write_into_no_child_lights_no_edge():
+    """A backward that also writes into its own product's .grad: that write has no child position,
+    so the page names no parent for it (no edge to light), and still shows the .grad it wrote."""
+    from adtrace.compare.micrograd_call import trace_engine_call
+
+    call = trace_engine_call(lambda a, b: a * b, (2.0, 3.0), engine=view_cases.StrayWriteValue)
+    data = page_data(call=call)
+    (page_pass,) = data["passes"]
+    names, steps = labels(data, page_pass), page_pass["steps"]
+    writes = [k for k, text in enumerate(statements(data, page_pass)) if text == "v._backward()"
+              and steps["previous"][k] is not None]
+    assert [(names[steps["parent"][k]], steps["position"][k]) for k in writes[:2]] == [("v0_leaf", 0), ("v1_leaf", 1)]
+    stray = writes[2]
+    assert steps["node"][stray] == names.index("v2_mul") and steps["position"][stray] is None
+    assert steps["parent"][stray] is None and steps["state"][stray] == ["set", names.index("v2_mul"), "1"]
+
+
 def test_the_lecture_lists_advance_with_autograd():
     """At each add_outgrads the lecture's list of that parent grows by the reference engine's
     partial adjoint of the same (node, position); at each pop the lecture's sum is shown."""
@@ -171,6 +188,29 @@ def test_the_page_says_no_pass_ran_only_when_none_did():
         make_jvp(square)(3.0)(1.0)
     assert said in page_data(nothing)["notes"]
     assert said not in page_data(reverse)["notes"] and said not in page_data(forward)["notes"]
+
+
+def test_a_forward_pass_holds_its_own_events_only():
+    """make_jvp then grad at the same level in one recording: the forward pass has the steps it has
+    alone, none of the backward pass's additions."""
+    with adtrace.record() as alone:
+        make_jvp(sum_and_sine)(3.0)(1.0)
+    with adtrace.record() as both:
+        make_jvp(sum_and_sine)(3.0)(1.0)
+        grad(sum_and_sine)(3.0)
+    forward = passes(page_data(both))["f1"]
+    assert forward["steps"] == passes(page_data(alone))["f1"]["steps"]
+
+
+def test_each_statement_marks_its_line_of_autograds_source_and_the_lecture():
+    from adtrace.view.source import FORWARD_LINES, REVERSE_LINES
+
+    code = page_data(call=trace_call(sum_and_sine, (3.0,), mode="both"))["code"]
+    for mode, lines in (("rev", REVERSE_LINES), ("fwd", FORWARD_LINES)):
+        panel = code[mode]
+        marked = {s["text"]: (panel["autograd"]["lines"][s["autograd"]].strip(),
+                              panel["lecture"]["lines"][s["lecture"]].strip()) for s in panel["statements"]}
+        assert marked == lines, mode
 
 
 def test_forward_mode_tangents_are_the_reports():
