@@ -5,10 +5,12 @@ import inspect
 import json
 import os
 import re
+import warnings
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+import autograd.numpy as anp
 from autograd import grad, make_jvp
 
 import adtrace
@@ -211,6 +213,30 @@ def test_each_statement_marks_its_line_of_autograds_source_and_the_lecture():
         marked = {s["text"]: (panel["autograd"]["lines"][s["autograd"]].strip(),
                               panel["lecture"]["lines"][s["lecture"]].strip()) for s in panel["statements"]}
         assert marked == lines, mode
+
+
+def test_a_forward_pass_without_lecture_tangents_says_why():
+    """An output independent of the input: the reference engine has no tangent to show, and the
+    forward pass's lecture column says so instead of passing for compared."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # autograd: "Output seems independent of input."
+        call = trace_call(lambda x: anp.array(3.0), (2.0,), mode="fwd")
+    (forward,) = page_data(call=call)["passes"]
+    assert forward["reference"] and not any(forward["steps"]["lecture"])
+    assert len(forward["steps"]["statement"]) == 1  # the root's tangent only
+    assert forward["level"] == 0 and forward["name"] == "forward 1 (make_jvp, level 0)"
+
+
+def test_a_source_not_available_is_said_and_marks_no_line(monkeypatch):
+    """An autograd installed without its source (a zipped install): the panel says so."""
+    import autograd.core
+
+    from adtrace.view.source import code_panels
+
+    monkeypatch.setattr(autograd.core, "backward_pass", len)  # a builtin: inspect finds no source
+    panel = code_panels()["rev"]
+    assert panel["autograd"]["lines"] == ["# source of len not available"]
+    assert all(s["autograd"] is None for s in panel["statements"]) and panel["statements"][0]["lecture"] == 1
 
 
 def test_forward_mode_tangents_are_the_reports():
