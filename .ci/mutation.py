@@ -1,13 +1,18 @@
-"""Mutation testing of the recorder, the alignment, the checker and the command line (stdlib only).
+"""Mutation testing of every module of adtrace/ (stdlib only).
 
-    python .ci/mutation.py [--module PATH ...] [--sample N --seed S] [--survivors FILE] [--rerun FILE] [--list]
+    python .ci/mutation.py [--module PATH ...] [--sample N | --sample-total N] [--seed S]
+                           [--survivors FILE] [--rerun FILE] [--golden] [--list]
 
 Each mutant (an operator flipped, a constant changed, a call deleted, ...: ``mutants``) is written
 into its module in place, the tests that cover that module (``TESTS``) run on it, and the module is
 put back byte for byte (also on Ctrl-C). A mutant the tests do not fail survived: either a test is
 missing or the mutant is equivalent (``.ci/mutation_survivors.md`` says which). One process, one
-mutant at a time; ``--sample N`` takes N mutants per module, the same N for the same ``--seed``;
-``--rerun FILE`` runs again only the survivors a ``--survivors FILE`` listed (after new tests).
+mutant at a time; ``--sample N`` takes N mutants per module, ``--sample-total N`` N mutants in all,
+drawn across the modules in proportion to each one's mutants (at least one per module that has
+any), the same mutants for the same ``--seed``; ``--rerun FILE`` runs again only the survivors a
+``--survivors FILE`` listed (after new tests; with or without ``--module``). Tests marked slow
+never run, and the tests that compare committed report bytes (``GOLDEN``) only with ``--golden``:
+a score counts the mutants that tests of behaviour kill.
 """
 
 import argparse
@@ -16,6 +21,7 @@ import fnmatch
 import os
 import random
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -27,28 +33,100 @@ REPO = Path(__file__).resolve().parents[1]
 
 RECORDER_TESTS = ["test_recorder", "test_history", "test_hooks", "test_session", "test_nesting", "test_registry"]
 CLI_TESTS = ["test_experiments", "test_report", "test_cli_arguments", "test_cli", "test_cli_false_greens"]
+MICROGRAD_TESTS = ["test_micrograd_recorder", "test_micrograd_hooks", "test_micrograd_statements",
+                   "test_micrograd_shape", "test_micrograd_tracked", "test_micrograd_call"]
+REFERENCE_TESTS = ["test_reference_reverse", "test_reference_forward", "test_reference_graph",
+                   "test_reference_jacobian", "test_reference_order", "test_reference_rules", "test_reference_shapes",
+                   "test_reference_recorded", "test_reference_corpus", "test_reference_properties", "test_align"]
+REPORT_TESTS = ["test_report", "test_escaping", "test_abbreviate", "test_collapse", "test_fit", "test_nesting",
+                "test_profile", "test_micrograd_call"]
+COMPARE_TESTS = ["test_traced_call", "test_align", "test_checks", "test_report", "test_nesting",
+                 "test_cli_false_greens"]
+
+
+def first(name, tests):
+    """``name`` (the module's mirrored test file) first, then the rest of ``tests``."""
+    return [name, *(t for t in tests if t != name)]
+
 
 # module (glob, relative to the repository; the first pattern that matches) -> the test files that cover it
 # (basenames, found anywhere under tests/; ``name::test`` for one test), fastest killers first: the test files
-# that import the module or run what it does (grep -l).
+# that import the module or run what it does (grep -l). Every module of adtrace/ matches one (``unmapped``).
 TESTS = {
+    # recording: autograd's hooks and recorder, the engine-neutral core, micrograd's hooks
     "adtrace/recording/autograd/wrappers.py": RECORDER_TESTS,
     "adtrace/recording/autograd/recorder.py": RECORDER_TESTS,
     "adtrace/recording/fanout.py": RECORDER_TESTS + ["test_fault_injection"],
     "adtrace/recording/autograd/copy_on_write.py": RECORDER_TESTS,
+    "adtrace/recording/autograd/drift.py": ["test_drift", "test_selftest", "test_cli"],
+    "adtrace/recording/autograd/hooks.py": ["test_hooks", "test_drift", "test_selftest", *RECORDER_TESTS,
+                                            "test_fault_injection"],
+    "adtrace/recording/autograd/sparse.py": ["test_sparse", "test_pinned", *RECORDER_TESTS],
+    "adtrace/recording/autograd/forward.py": ["test_pinned", "test_traced_call", *RECORDER_TESTS],
+    "adtrace/recording/autograd/*.py": ["test_capture", "test_sparse", *RECORDER_TESTS, "test_fault_injection"],
+    "adtrace/recording/micrograd/*.py": MICROGRAD_TESTS + ["test_fault_injection"],
+    "adtrace/recording/callsite.py": ["test_callsite", "test_traced_call", "test_report"],
+    "adtrace/recording/engine_code.py": ["test_micrograd_statements", "test_micrograd_call", "test_view"],
+    "adtrace/recording/eventlog.py": ["test_eventlog", "test_values", *RECORDER_TESTS],
+    "adtrace/recording/events.py": ["test_eventlog", "test_values", *RECORDER_TESTS],
+    "adtrace/recording/labels.py": ["test_labels", *RECORDER_TESTS],
+    "adtrace/recording/passes.py": ["test_passes", "test_view", *RECORDER_TESTS],
+    "adtrace/recording/patching.py": ["test_patching", "test_session", "test_fault_injection", "test_micrograd_hooks"],
+    "adtrace/recording/recording.py": ["test_recording", "test_snapshots", "test_passes", *RECORDER_TESTS, "test_view"],
+    "adtrace/recording/snapshots.py": ["test_snapshots", "test_report", "test_view"],
+    "adtrace/recording/values.py": ["test_values", "test_capture", "test_history", "test_align", "test_abbreviate"],
+    "adtrace/recording/session.py": [*RECORDER_TESTS, "test_micrograd_recorder", "test_fault_injection",
+                                     "test_pytest_plugin"],
+    "adtrace/recording/*.py": [*RECORDER_TESTS, "test_micrograd_recorder", "test_fault_injection"],
+    # the reference engine
+    "adtrace/reference/micrograd_rules.py": ["test_reference_recorded", "test_micrograd_call"],
+    "adtrace/reference/recorded.py": ["test_reference_recorded", "test_micrograd_call", *REFERENCE_TESTS],
+    "adtrace/reference/*.py": REFERENCE_TESTS,
+    # comparing and checking
     "adtrace/compare/align.py": ["test_align", "test_micrograd_call", "test_traced_call", "test_report",
                                  "test_cli_false_greens"],
     "adtrace/compare/checks.py": ["test_checks", "test_align", "test_traced_call", "test_report",
                                   "test_cli_false_greens"],
+    "adtrace/compare/grad_align.py": ["test_micrograd_call", "test_engine_call"],
+    "adtrace/compare/micrograd_call.py": ["test_micrograd_call", "test_view", "test_engine_call"],
+    "adtrace/compare/*.py": COMPARE_TESTS,
     "adtrace/checker/local.py": ["test_checker", "test_micrograd_call", "test_report", "test_cli"],
     "adtrace/checker/flags.py": ["test_checker", "test_report"],
+    "adtrace/checker/micrograd.py": ["test_micrograd_call", "test_checker"],
+    "adtrace/checker/*.py": ["test_checker", "test_micrograd_call", "test_cli"],
+    # the reports and the page
+    **{f"adtrace/report/{name}.py": first(f"test_{name}", REPORT_TESTS)
+       for name in ("abbreviate", "collapse", "fit", "nesting", "profile")},
+    "adtrace/report/format.py": first("test_escaping", REPORT_TESTS) + ["test_view"],
+    "adtrace/report/*.py": REPORT_TESTS,
+    "adtrace/view/*.py": ["test_view", "test_view_browser"],
+    # the command line and the tools
     "adtrace/tools/cli.py": CLI_TESTS,
     # (the upstream command's own test runs one example, 4 s; the rest of its file takes minutes)
     "adtrace/tools/commands/upstream.py": [
         *CLI_TESTS, "test_autograd_examples::test_upstream_examples_writes_the_table"],
     "adtrace/tools/commands/*.py": CLI_TESTS,
     "adtrace/tools/options.py": CLI_TESTS,
+    "adtrace/tools/output.py": ["test_output", "test_cli"],
+    "adtrace/tools/targets.py": ["test_targets", "test_cli_false_greens", "test_cli"],
+    "adtrace/tools/engine_call.py": ["test_engine_call"],
+    "adtrace/tools/experiment.py": ["test_experiments", "test_cli"],
+    "adtrace/tools/package_index.py": ["test_package_index"],
+    "adtrace/tools/sdist.py": ["test_sdist", "test_upstream"],
+    "adtrace/tools/selftest.py": ["test_selftest", "test_cli"],
+    "adtrace/tools/upstream.py": ["test_upstream", "test_autograd_examples"],
+    "adtrace/tools/pytest_plugin.py": ["test_pytest_plugin"],
+    "adtrace/tools/autograd_examples/*.py": ["test_autograd_examples"],
+    "adtrace/tools/*.py": CLI_TESTS,
+    "adtrace/__main__.py": ["test_cli"],
+    "adtrace/__init__.py": ["test_session", "test_recorder", "test_cli"],
 }
+
+# tests that compare what the code writes with committed report bytes (reports/): deselected unless
+# --golden (node id prefixes, as pytest's --deselect reads them: the second also deselects its _pages_too)
+GOLDEN = ["tests/tools/test_experiments.py::test_experiment_passes_its_claims_and_its_report_is_committed",
+          "tests/tools/test_cli.py::test_experiments_write_and_check",
+          "tests/tools/test_cli.py::test_committed_reports_are_current"]
 
 # calls whose arguments are messages (their strings and numbers are not mutated)
 MESSAGE_CALLS = {"warn", "debug", "info", "warning", "error", "exception", "critical", "log"}
@@ -58,6 +136,7 @@ MESSAGE_CALLS = {"warn", "debug", "info", "warning", "error", "exception", "crit
 class Mutant:
     path: str  # relative to the repository
     line: int
+    column: int  # (1-based: two mutants of one line differ by it)
     start: int  # character offsets of the replaced text in the source
     end: int
     replacement: str
@@ -65,7 +144,7 @@ class Mutant:
     mutated: str
 
     def label(self):
-        return f"{self.path}:{self.line}: {self.original} -> {self.mutated}"
+        return f"{self.path}:{self.line}:{self.column}: {self.original} -> {self.mutated}"
 
 
 # -------------------- mutants --------------------
@@ -244,7 +323,8 @@ def mutants(path):
             ast.parse(candidate)
         except SyntaxError:
             continue
-        found.append(Mutant(path, node.lineno, start, end, replacement, _short(original), _short(mutated)))
+        found.append(Mutant(path, node.lineno, node.col_offset + 1, start, end, replacement, _short(original),
+                            _short(mutated)))
     found.sort(key=lambda m: (m.line, m.start, m.end))
     return found
 
@@ -252,21 +332,38 @@ def mutants(path):
 # -------------------- running --------------------
 
 
+def modules():
+    """Every module of adtrace/, relative to the repository."""
+    return sorted(str(p.relative_to(REPO)) for p in (REPO / "adtrace").rglob("*.py"))
+
+
+def unmapped():
+    """The modules of adtrace/ no pattern of ``TESTS`` matches."""
+    return [path for path in modules() if not any(fnmatch.fnmatch(path, pattern) for pattern in TESTS)]
+
+
 def test_files(path):
+    """The test files of ``path``: its mirrored test file first (tests/<stage>/test_<module>.py, if
+    there is one), then those ``TESTS`` lists."""
     names = next(tests for pattern, tests in TESTS.items() if fnmatch.fnmatch(path, pattern))
-    files = []
+    module = Path(path)
+    mirror = REPO / "tests" / module.parent.relative_to("adtrace") / f"test_{module.stem}.py"
+    files = [str(mirror.relative_to(REPO))] if mirror.exists() else []
     for name in names:
         name, _, test = name.partition("::")  # (a file, or one test of it)
         hits = sorted((REPO / "tests").rglob(f"{name}.py"))
         if not hits:
             raise SystemExit(f"mutation: no test file {name}.py under tests/ (for {path})")
         files += [str(h.relative_to(REPO)) + (f"::{test}" if test else "") for h in hits]
-    return files
+    return list(dict.fromkeys(files))  # (a file listed twice runs once)
 
 
-def targets(modules):
+def targets(patterns):
+    """The modules ``--module`` names (globs), else every module of adtrace/."""
+    if not patterns:
+        return modules()
     paths = []
-    for pattern in modules or TESTS:
+    for pattern in patterns:
         found = sorted(str(p.relative_to(REPO)) for p in REPO.glob(pattern))
         if not found:
             raise SystemExit(f"mutation: no module {pattern}")
@@ -274,11 +371,51 @@ def targets(modules):
     return paths
 
 
-def run_tests(files, timeout, cache):
+def stratified(counts, total, seed=0):
+    """``path -> how many mutants`` to draw, ``total`` in all (fewer if there are fewer): one from each
+    module whose share would be less than one, the rest in proportion to each module's count, by
+    largest remainders. A ``total`` below the number of modules with mutants (a trial run) draws
+    ``total`` of all the mutants at random instead (``seed``): in proportion on average."""
+    share = {path: 0 for path in counts}
+    rest = {path: n for path, n in counts.items() if n}
+    left = min(total, sum(rest.values()))
+    if left < len(rest):
+        pool = [path for path, n in sorted(rest.items()) for _ in range(n)]
+        for path in random.Random(f"{seed}:stratified").sample(pool, max(left, 0)):
+            share[path] += 1
+        return share
+    while rest:
+        small = [path for path, n in rest.items() if left * n < sum(rest.values())]  # a share below one
+        if not small:
+            break
+        for path in small:
+            share[path] = 1
+            del rest[path]
+        left = max(0, left - len(small))
+    if rest:
+        whole = sum(rest.values())
+        quota = {path: left * n / whole for path, n in rest.items()}
+        share.update({path: int(q) for path, q in quota.items()})
+        by_remainder = sorted(rest, key=lambda path: (quota[path] - int(quota[path]), path), reverse=True)
+        for path in by_remainder[:left - sum(share[p] for p in rest)]:
+            share[path] = min(rest[path], share[path] + 1)
+    return share
+
+
+def draw(chosen, n, seed, path):
+    """``n`` of ``chosen``, the same ones for the same seed and module, in source order."""
+    if len(chosen) <= n:
+        return chosen
+    return [chosen[i] for i in sorted(random.Random(f"{seed}:{path}").sample(range(len(chosen)), n))]
+
+
+def run_tests(files, timeout, cache, golden=False):
     """``killed``, ``survived`` or ``timeout``, and the seconds taken."""
     environment = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PYTHONPYCACHEPREFIX=cache,
                        PYTHONPATH=os.pathsep.join([str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])]))
-    command = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *files]
+    deselect = [] if golden else [f"--deselect={test}" for test in GOLDEN]
+    command = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-m", "not slow", *deselect,
+               *files]
     start = time.monotonic()
     process = subprocess.Popen(command, cwd=REPO, env=environment, stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL, start_new_session=True)
@@ -312,81 +449,103 @@ def _interrupt(signum, frame):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--module", action="append", metavar="PATH", help="mutate only this module (repeatable)")
+    parser.add_argument("--module", action="append", metavar="PATH",
+                        help="mutate only this module (a glob, repeatable; default: every module of adtrace/)")
     parser.add_argument("--sample", type=int, metavar="N", help="N mutants per module, drawn with --seed")
+    parser.add_argument("--sample-total", type=int, metavar="N",
+                        help="N mutants in all, by module in proportion (at least 1 each), drawn with --seed")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--only", action="append", metavar="LINE", type=int,
                         help="only the mutants on this line (repeatable; with one --module)")
     parser.add_argument("--rerun", metavar="FILE",
-                        help="only the mutants a --survivors FILE lists (with the --sample and --seed that found them)")
+                        help="only the mutants a --survivors FILE lists (no sample drawn)")
     parser.add_argument("--timeout", type=float, help="seconds per mutant (default: 3 x the clean run + 30)")
     parser.add_argument("--survivors", metavar="FILE", help="write the survivors here, one per line")
+    parser.add_argument("--golden", action="store_true", help="also run the tests of committed report bytes (GOLDEN)")
     parser.add_argument("--list", action="store_true", help="list the mutants and stop")
     args = parser.parse_args()
+    if args.sample is not None and args.sample_total is not None:
+        parser.error("--sample and --sample-total: one or the other")
     signal.signal(signal.SIGTERM, _interrupt)  # (Ctrl-C raises KeyboardInterrupt already)
+    if unmapped():
+        raise SystemExit(f"mutation: no TESTS entry for {', '.join(unmapped())}")
 
     paths = targets(args.module)
     dirty = subprocess.run(["git", "status", "--porcelain", "--", *paths], cwd=REPO, capture_output=True,
                            text=True).stdout
     if dirty and not args.list:
         raise SystemExit(f"mutation: commit or stash the modules first (a mutant left by a killed run?):\n{dirty}")
-    plan = {}
-    for path in paths:
-        chosen = mutants(path)
-        if args.only:
-            chosen = [m for m in chosen if m.line in args.only]
-        if args.sample is not None and len(chosen) > args.sample:
-            picked = sorted(random.Random(f"{args.seed}:{path}").sample(range(len(chosen)), args.sample))
-            chosen = [chosen[i] for i in picked]
-        if args.rerun:
-            listed = set(Path(args.rerun).read_text(encoding="utf-8").splitlines())
-            chosen = [m for m in chosen if m.label() in listed]
-        plan[path] = chosen
+    every = {path: mutants(path) for path in paths}
+    plan = plan_mutants(every, args)
     if args.list:
         for path, chosen in plan.items():
-            print(f"{path}: {len(chosen)} mutants ({', '.join(test_files(path))})")
+            print(f"{path}: {len(chosen)} of {len(every[path])} mutants ({', '.join(test_files(path))})")
             for m in chosen:
                 print(f"  {m.label()}")
+        print(f"TOTAL: {sum(map(len, plan.values()))} of {sum(map(len, every.values()))} mutants, "
+              f"{sum(1 for c in plan.values() if c)} modules")
         return 0
+    return run_plan(plan, args)
 
-    totals, survivors, began = dict(mutants=0, killed=0, survived=0, timeout=0), [], time.monotonic()
-    clean = {}  # the test files -> seconds of their run without a mutant (once per set of files)
+
+def plan_mutants(every, args):
+    """``path -> the mutants to run`` of ``every`` (``path -> its mutants``), as the options choose them."""
+    if args.only:
+        every = {path: [m for m in chosen if m.line in args.only] for path, chosen in every.items()}
+    if args.rerun:  # (the labels name the mutants: no sample needed, and any --module subset works)
+        listed = set(Path(args.rerun).read_text(encoding="utf-8").splitlines())
+        return {path: [m for m in chosen if m.label() in listed] for path, chosen in every.items()}
+    if args.sample_total is not None:
+        shares = stratified({path: len(chosen) for path, chosen in every.items()}, args.sample_total, args.seed)
+        every = {path: draw(chosen, shares[path], args.seed, path) for path, chosen in every.items()}
+    elif args.sample is not None:
+        every = {path: draw(chosen, args.sample, args.seed, path) for path, chosen in every.items()}
+    return every
+
+
+def run_plan(plan, args):
+    totals, survivors, taken, began = dict(mutants=0, killed=0, survived=0, timeout=0), [], [], time.monotonic()
+    clean = {}  # test file -> seconds of its run without a mutant (once per file)
     with tempfile.TemporaryDirectory(prefix="adtrace-mutation-") as cache:
         for path, chosen in plan.items():
             if not chosen:
                 continue
             files = test_files(path)
             source = (REPO / path).read_text(encoding="utf-8")
-            if tuple(files) not in clean:
-                status, clean[tuple(files)] = run_tests(files, None, cache)
-                if status != "survived":
-                    raise SystemExit(f"mutation: the tests of {path} fail without any mutant: {' '.join(files)}")
-            seconds = clean[tuple(files)]
+            for file in files:
+                if file not in clean:
+                    status, clean[file] = run_tests([file], None, cache, args.golden)
+                    if status != "survived":
+                        raise SystemExit(f"mutation: the tests of {path} fail without any mutant: {file}")
+            seconds = sum(clean[file] for file in files)
             timeout = args.timeout or 3 * seconds + 30
             # the same number of bytes, raising at import: the tests must see the file as written
             size = len(source.encode("utf-8"))
             lethal = 'raise RuntimeError("mutation sanity check")\n'
             lethal += "#" * (size - len(lethal) - 1) + "\n"
-            if with_source(path, lethal, lambda: run_tests(files, timeout, cache))[0] == "survived":
+            if with_source(path, lethal, lambda: run_tests(files, timeout, cache, args.golden))[0] == "survived":
                 raise SystemExit(f"mutation: a module that raises at import passes {' '.join(files)}: "
                                  "the tests do not run the file written (bytecode cache? another install?)")
             counts = dict(mutants=len(chosen), killed=0, survived=0, timeout=0)
             print(f"{path}: {len(chosen)} mutants, clean run {seconds:.1f} s, tests: {' '.join(files)}", flush=True)
             for m in chosen:
                 text = source[:m.start] + m.replacement + source[m.end:]
-                status, taken = with_source(path, text, lambda: run_tests(files, timeout, cache))
+                status, spent = with_source(path, text, lambda: run_tests(files, timeout, cache, args.golden))
                 counts[status] += 1
+                taken.append(spent)
                 if status == "survived":
                     survivors.append(m.label())
-                    print(f"  SURVIVED {m.label()} ({taken:.0f} s)", flush=True)
+                print(f"  {status.upper() if status == 'survived' else status} {m.label()} ({spent:.1f} s)", flush=True)
             score = 100 * (counts["killed"] + counts["timeout"]) / max(counts["mutants"], 1)
             print(f"{path}: {counts['mutants']} mutants, {counts['killed']} killed, {counts['survived']} survived, "
                   f"{counts['timeout']} timeout, score {score:.1f}%", flush=True)
             for key in totals:
                 totals[key] += counts[key]
     score = 100 * (totals["killed"] + totals["timeout"]) / max(totals["mutants"], 1)
+    median = statistics.median(taken) if taken else 0.0
     print(f"TOTAL: {totals['mutants']} mutants, {totals['killed']} killed, {totals['survived']} survived, "
-          f"{totals['timeout']} timeout, score {score:.1f}% in {time.monotonic() - began:.0f} s")
+          f"{totals['timeout']} timeout, score {score:.1f}% in {time.monotonic() - began:.0f} s "
+          f"(median {median:.1f} s per mutant)")
     if args.survivors:
         Path(args.survivors).write_text("".join(f"{line}\n" for line in survivors), encoding="utf-8")
     return 0

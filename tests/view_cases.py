@@ -22,6 +22,11 @@ def fan_out(x):
     return s * (anp.exp(x) * anp.cos(s)) + anp.tanh(s)
 
 
+def triple(x):
+    """``3.0 * x``: x is argument 1 of ``multiply`` but its node's only parent (position 0)."""
+    return 3.0 * x
+
+
 def cube(x):
     return x * x * x
 
@@ -70,6 +75,28 @@ def nested(x):
     return inner_grad_rule(x) * 2.0
 
 
+def recording_ended_inside_a_vjp():
+    """A recording that ends inside the VJP of ``v1_cut_rule``, after that VJP ran a nested query
+    (the recording leaves the VJP unreturned, as a recorder that stops there would)."""
+    session = adtrace.record()
+
+    @primitive
+    def cut_rule(x):
+        return x ** 3
+
+    def vjp_maker(ans, x):
+        def vjp(g):
+            inner = grad(lambda y: y ** 3)(x)
+            session.__exit__(None, None, None)
+            return g * inner
+        return vjp
+
+    defvjp(cut_rule, vjp_maker)
+    rec = session.__enter__()
+    grad(lambda x: cut_rule(x) * 2.0)(1.5)
+    return rec
+
+
 def nested_recording():
     """A recording with a query run inside a node's VJP (``Recording.passes`` finds it)."""
     with adtrace.record() as rec:
@@ -81,12 +108,80 @@ def twice(a):
     return a + a
 
 
+def backward_inside(a):
+    """A function that calls ``backward()`` itself (on ``a * a``) before the caller's own pass."""
+    square = a * a
+    square.backward()
+    return square * a
+
+
+class StrayWriteValue:
+    """micrograd's ``*`` whose backward also writes into the product's own ``.grad`` (a value that is
+    none of its children: the write has no child position)."""
+
+    def __init__(self, data, _children=(), _op=''):
+        self.data, self.grad, self._backward = data, 0.0, lambda: None
+        self._prev, self._op = set(_children), _op
+
+    def __mul__(self, other):
+        out = StrayWriteValue(self.data * other.data, (self, other), '*')
+
+        def _backward():
+            self.grad += other.data * out.grad
+            other.grad += self.data * out.grad
+            out.grad += 0.0
+        out._backward = _backward
+        return out
+
+    def backward(self):
+        topo, visited = [], set()
+
+        def build_topo(v):
+            if v not in visited:
+                visited.add(v)
+                for child in v._prev:
+                    build_topo(child)
+                topo.append(v)
+        build_topo(self)
+        self.grad = 1.0
+        for v in reversed(topo):
+            v._backward()
+
+
 def buggy_twice():
     """``a + a`` at 3 through a class whose ``__add__`` backward assigns (the classic bug)."""
     from adtrace.compare.micrograd_call import trace_engine_call
     from value_classes import BuggyValue
 
     return trace_engine_call(twice, (3.0,), engine=BuggyValue)
+
+
+def micrograd_leaves_made_before():
+    """``a * b`` recorded, its leaves made before the recording, and never walked back: only
+    ``(c * 4).backward()`` runs, whose ``c`` was made before the recording too."""
+    from micrograd.engine import Value
+
+    a, b, c = Value(2.0), Value(3.0), Value(1.0)
+    with adtrace.record(engine=Value) as rec:
+        a * b
+        (c * Value(4.0)).backward()
+    return rec
+
+
+def autograd_node_made_before():
+    """``sin(x) * 2`` with ``sin(x)`` made before ``record()`` (entered inside the function being
+    differentiated): the product is recorded, its parent is not, and the backward pass runs after."""
+    recordings = []
+
+    def f(x):
+        s = anp.sin(x)
+        with adtrace.record() as rec:
+            product = s * 2.0
+        recordings.append(rec)
+        return product
+
+    grad(f)(1.0)
+    return recordings[0]
 
 
 # -------------------- the Markdown report, read back --------------------

@@ -74,11 +74,6 @@ class Nesting:
             work.passes.append(passes[event.query])
             work.levels.add(event.level)
 
-    @property
-    def nested(self):
-        """Every nested pass, in the order they began."""
-        return [p for p in self.passes if p.parent is not None]
-
     def folded_line(self, where="here"):
         """The line a section says about what it leaves out, or ``None`` when nothing is folded."""
         works = list(self.work.values())

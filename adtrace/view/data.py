@@ -35,12 +35,15 @@ Node and parent fields of steps are node indices into the pass's graph; ``statem
 ``code[mode].statements``. Nodes are grouped for the collapsed graph by ``group_key``.
 """
 
+import itertools
+
 from ..recording.snapshots import VJP
 from ..report.format import fmt
 from .passes import engine_steps, forward_event_runs, forward_steps, reverse_steps
 from .source import REVERSE_STATEMENTS, code_panels
 
 FORMAT = 1
+UNRECORDED_VALUE = "not recorded (made before the recording started)"
 NO_REFERENCE = ("no reference run: a Recording alone holds autograd's side only "
                 "(adtrace view and adtrace report run the reference engine beside it)")
 
@@ -81,15 +84,10 @@ def group_key(recording, label):
 
 
 def graph_table(recording):
-    """``(graph, label -> node index)`` for every node of ``recording``, in creation order, and any
-    node seen only in a backward pass (created before the recording started)."""
-    labels = list(recording.nodes)
-    seen = set(labels)
-    for e in recording.events:
-        for label in (getattr(e, "node", None), getattr(e, "parent", None)):
-            if label is not None and label not in seen:
-                seen.add(label)
-                labels.append(label)
+    """``(graph, label -> node index)`` for every node of ``recording``: first the nodes made before
+    the recording started that it meets (a recorded node's parent, a node a backward pass visits),
+    then the recorded ones in creation order, so a node's parents come before it."""
+    labels = unrecorded_labels(recording) + list(recording.nodes)
     index = {label: i for i, label in enumerate(labels)}
     inputs = {e.root: e.input for e in recording.of_kind("trace")}  # a root's value is the input x
     groups, group_index = [], {}
@@ -101,11 +99,20 @@ def graph_table(recording):
             group_index[key] = len(groups)
             groups.append({"key": key[1], "by": key[0]})
         columns["primitive"].append(_primitive(node))
-        columns["value"].append(fmt(getattr(node, "value", inputs.get(label))))
+        columns["value"].append(UNRECORDED_VALUE if node is None else fmt(getattr(node, "value", inputs.get(label))))
         columns["group"].append(group_index[key])
         columns["parents"].append([[argnum, index[parent]] for argnum, parent in
                                    zip(getattr(node, "argnums", ()), getattr(node, "parents", ()))])
     return {"nodes": columns, "groups": groups}, index
+
+
+def unrecorded_labels(recording):
+    """The labels of the nodes made before the recording started (``u<j>_unrecorded``) that it meets."""
+    parents = (label for node in recording.nodes.values() for label in getattr(node, "parents", ()))
+    visited = (label for e in recording.events
+               for label in (getattr(e, "end", None), getattr(e, "node", None), getattr(e, "parent", None)))
+    met = itertools.chain(parents, visited)
+    return list(dict.fromkeys(label for label in met if label is not None and label not in recording.nodes))
 
 
 def _primitive(node):
@@ -138,7 +145,7 @@ def reverse_passes(recording, number, node_index, call):
     return _link_parents(passes)
 
 
-def forward_passes(recording, number, node_index, call, first=1):
+def forward_passes(recording, number, node_index, call, first):
     tangents = call.reference_tangents if call is not None and recording is call.forward_recording else ()
     passes = []
     for n, events in enumerate(forward_event_runs(recording), first):
@@ -162,7 +169,8 @@ def _parent(nesting, query, node_index):
 
 
 def _link_parents(passes):
-    """Each nested pass's parent gets the step of the node's VJP that ran it."""
+    """Each nested pass's parent gets the step of the node's VJP that ran it, else (the recording
+    ended inside that VJP, which so never returned) the parent pass's last step."""
     by_id = {p["id"]: p for p in passes}
     vjp = REVERSE_STATEMENTS.index(VJP)
     for p in passes:
@@ -172,7 +180,7 @@ def _link_parents(passes):
             continue
         steps = by_id[parent["pass"]]["steps"]
         parent["step"] = next((k for k, (node, statement) in enumerate(zip(steps["node"], steps["statement"]))
-                               if node == parent["node"] and statement == vjp), 0)
+                               if node == parent["node"] and statement == vjp), len(steps["node"]) - 1)
     return passes
 
 

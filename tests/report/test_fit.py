@@ -36,3 +36,8 @@ def test_a_short_cell_writes_its_prefix_and_suffix_within_its_width():
     cell = Short(list(range(100)), prefix="g = ", suffix=" -> v0_root", width=50)
     assert cell.text() == "g = [0, 1, 2, 3, 4, 5, ... 100 items] -> v0_root"
     assert cell.text(40).startswith("g = [0, 1") and len(cell.text(40)) <= 40
+
+
+def test_a_line_is_cut_at_the_readmes_400_characters():
+    """The README promises lines of at most 400 characters; a longer text fills them exactly."""
+    assert widest(["note"], [("x" * 1000,)]) == 400

@@ -6,18 +6,20 @@ import json
 import os
 import re
 import stat
+import warnings
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from autograd import grad
+import autograd.numpy as anp
+from autograd import grad, make_jvp
 
 import adtrace
 from adtrace.report import files, render, render_recording
-from adtrace.recording.snapshots import VJP
+from adtrace.recording.snapshots import ADD, VJP
 from adtrace.compare.traced_call import trace_call
 from adtrace.view import inline_frame, page_data, render_page
-from adtrace.view.data import NO_REFERENCE, group_key
+from adtrace.view.data import NO_REFERENCE, UNRECORDED_VALUE, group_key
 from adtrace.view.page import embed
 import view_cases
 from value_classes import BuggyValue
@@ -92,8 +94,29 @@ def test_an_engine_of_micrographs_shape_plays_its_own_backward():
     assert grads == [("v1_add", "1"), ("v0_leaf", "1")] and lecture["v0_leaf"] == (["1", "1"], "2")
     steps = page_pass["steps"]
     assert [r for r in steps["result"] if r] == ["1 (replaced: the previous value is lost)"] * 2
+    assert [v for v in steps["previous"] if v] == ["0", "1"]  # .grad before each write: the second loses the 1
+    summary = dict(data["summary"])
+    assert summary["engine"] == "micrograd: BuggyValue.backward; every argument is a leaf"
+    assert "differentiated argument" not in summary and summary["gradient (.grad of each argument)"] == "1"
     assert ["visit", names.index("v0_leaf")] in steps["state"]
     assert data["graphs"][0]["nodes"]["primitive"] == ["(leaf)", "+"]
+
+
+def test_a_write_into_no_child_lights_no_edge():
+    """A backward that also writes into its own product's .grad: that write has no child position,
+    so the page names no parent for it (no edge to light), and still shows the .grad it wrote."""
+    from adtrace.compare.micrograd_call import trace_engine_call
+
+    call = trace_engine_call(lambda a, b: a * b, (2.0, 3.0), engine=view_cases.StrayWriteValue)
+    data = page_data(call=call)
+    (page_pass,) = data["passes"]
+    names, steps = labels(data, page_pass), page_pass["steps"]
+    writes = [k for k, text in enumerate(statements(data, page_pass)) if text == "v._backward()"
+              and steps["previous"][k] is not None]
+    assert [(names[steps["parent"][k]], steps["position"][k]) for k in writes[:2]] == [("v0_leaf", 0), ("v1_leaf", 1)]
+    stray = writes[2]
+    assert steps["node"][stray] == names.index("v2_mul") and steps["position"][stray] is None
+    assert steps["parent"][stray] is None and steps["state"][stray] == ["set", names.index("v2_mul"), "1"]
 
 
 def test_the_lecture_lists_advance_with_autograd():
@@ -114,6 +137,21 @@ def test_the_lecture_lists_advance_with_autograd():
         assert total == data_text(step.v_i_bar)
 
 
+def test_the_lecture_appends_the_partial_adjoint_of_a_parent_at_argument_1():
+    """``3.0 * x``: the constant is not a parent, so x is multiply's argument 1 at position 0; the
+    lecture's list for x gets the reference engine's partial adjoint 3 when autograd adds it."""
+    call = trace_call(view_cases.triple, (2.0,))
+    data = page_data(call=call)
+    page_pass = data["passes"][0]
+    names = labels(data, page_pass)
+    node = names.index("v1_multiply")
+    assert data["graphs"][0]["nodes"]["parents"][node] == [[1, names.index("v0_root")]]
+    add = statements(data, page_pass).index(ADD)
+    assert page_pass["steps"]["lecture"][add] == ["append", names.index("v0_root"), "3"]
+    *_, (outgrads, lecture) = replay(page_pass, names)
+    assert lecture["v0_root"] == (["3"], "3")
+
+
 def data_text(value):
     from adtrace.report.format import fmt
 
@@ -128,6 +166,78 @@ def test_without_a_reference_run_the_page_says_so():
     call = trace_call(first_derivative, (2.0,), capture="full")
     by_id = passes(page_data(call=call))
     assert by_id["q2"]["reference"] is None and by_id["q1"]["reference"] == "the reference engine ran for query 2 only"
+
+
+def test_the_page_opens_on_the_compared_pass_when_the_function_runs_backward_itself():
+    """The function's own ``backward()`` is query 1; the page opens on query 2, the caller's pass,
+    the one the lecture is compared with (its column filled), not on the first."""
+    from adtrace.compare.micrograd_call import trace_engine_call
+
+    call = trace_engine_call(view_cases.backward_inside, (3.0,))
+    data = page_data(call=call)
+    assert [p["id"] for p in data["passes"]] == ["q1", "q2"] and call.recording.user_query() == 2
+    start = passes(data)[data["start"]]
+    assert data["start"] == "q2" and start["reference"] is None and any(start["steps"]["lecture"])
+    assert not any(passes(data)["q1"]["steps"]["lecture"])
+
+
+def test_the_page_says_no_pass_ran_only_when_none_did():
+    said = "No backward pass ran in this recording."
+    with adtrace.record() as nothing:
+        square(3.0)
+    with adtrace.record() as reverse:
+        grad(square)(3.0)
+    with adtrace.record() as forward:
+        make_jvp(square)(3.0)(1.0)
+    assert said in page_data(nothing)["notes"]
+    assert said not in page_data(reverse)["notes"] and said not in page_data(forward)["notes"]
+
+
+def test_a_forward_pass_holds_its_own_events_only():
+    """make_jvp then grad at the same level in one recording: the forward pass has the steps it has
+    alone, none of the backward pass's additions."""
+    with adtrace.record() as alone:
+        make_jvp(sum_and_sine)(3.0)(1.0)
+    with adtrace.record() as both:
+        make_jvp(sum_and_sine)(3.0)(1.0)
+        grad(sum_and_sine)(3.0)
+    forward = passes(page_data(both))["f1"]
+    assert forward["steps"] == passes(page_data(alone))["f1"]["steps"]
+
+
+def test_each_statement_marks_its_line_of_autograds_source_and_the_lecture():
+    from adtrace.view.source import FORWARD_LINES, REVERSE_LINES
+
+    code = page_data(call=trace_call(sum_and_sine, (3.0,), mode="both"))["code"]
+    for mode, lines in (("rev", REVERSE_LINES), ("fwd", FORWARD_LINES)):
+        panel = code[mode]
+        marked = {s["text"]: (panel["autograd"]["lines"][s["autograd"]].strip(),
+                              panel["lecture"]["lines"][s["lecture"]].strip()) for s in panel["statements"]}
+        assert marked == lines, mode
+
+
+def test_a_forward_pass_without_lecture_tangents_says_why():
+    """An output independent of the input: the reference engine has no tangent to show, and the
+    forward pass's lecture column says so instead of passing for compared."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # autograd: "Output seems independent of input."
+        call = trace_call(lambda x: anp.array(3.0), (2.0,), mode="fwd")
+    (forward,) = page_data(call=call)["passes"]
+    assert forward["reference"] and not any(forward["steps"]["lecture"])
+    assert len(forward["steps"]["statement"]) == 1  # the root's tangent only
+    assert forward["level"] == 0 and forward["name"] == "forward 1 (make_jvp, level 0)"
+
+
+def test_a_source_not_available_is_said_and_marks_no_line(monkeypatch):
+    """An autograd installed without its source (a zipped install): the panel says so."""
+    import autograd.core
+
+    from adtrace.view.source import code_panels
+
+    monkeypatch.setattr(autograd.core, "backward_pass", len)  # a builtin: inspect finds no source
+    panel = code_panels()["rev"]
+    assert panel["autograd"]["lines"] == ["# source of len not available"]
+    assert all(s["autograd"] is None for s in panel["statements"]) and panel["statements"][0]["lecture"] == 1
 
 
 def test_forward_mode_tangents_are_the_reports():
@@ -172,6 +282,34 @@ def test_a_nested_pass_knows_its_parent_and_the_vjp_that_ran_it():
     assert [p["parent"] for p in page_data(call=call)["passes"]] == [None, None]
 
 
+@pytest.mark.parametrize("make, recorded", [
+    (view_cases.micrograd_leaves_made_before, "v0_mul"),
+    (view_cases.autograd_node_made_before, "v0_multiply"),
+], ids=["micrograd", "autograd"])
+def test_a_parent_made_before_the_recording_and_never_walked_is_shown_unrecorded(make, recorded, tmp_path):
+    rec = make()
+    data = page_data(rec)
+    nodes = data["graphs"][0]["nodes"]
+    parents = [nodes["label"][n] for _, n in nodes["parents"][nodes["label"].index(recorded)]]
+    assert parents and all(label.endswith("_unrecorded") for label in parents)
+    for label in parents:
+        n = nodes["label"].index(label)
+        assert nodes["primitive"][n] == "(unrecorded)" and nodes["value"][n] == UNRECORDED_VALUE
+        assert n < nodes["label"].index(recorded)  # a parent before its child (the layout's order)
+    page = rec.to_html(tmp_path / "page.html")
+    assert json.loads(re.search(r'id="adtrace-data">(.*?)</script>', page, re.S).group(1)) == data
+    assert html.unescape(rec._repr_html_().split('srcdoc="', 1)[1].split('" sandbox', 1)[0]) == page
+
+
+def test_a_pass_nested_in_a_vjp_the_recording_ended_in_returns_to_the_parents_last_step():
+    data = page_data(view_cases.recording_ended_inside_a_vjp())
+    outer, inner = passes(data)["q1"], passes(data)["q2"]
+    names = labels(data, outer)
+    assert names[inner["parent"]["node"]] == "v1_cut_rule" and VJP not in statements(data, outer)[-2:]
+    last = len(outer["steps"]["statement"]) - 1
+    assert inner["parent"]["step"] == last and names[outer["steps"]["node"][last]] == "v1_cut_rule"
+
+
 def test_the_page_is_deterministic_and_has_no_paths():
     first = render_page(page_data(call=trace_call(fan_out, (0.7,))))
     second = render_page(page_data(call=trace_call(fan_out, (0.7,))))
@@ -192,6 +330,38 @@ def test_labels_and_values_cannot_become_markup(name):
     found = re.search(r'<script type="application/json" id="adtrace-data">(.*?)</script>', page, re.S)
     assert json.loads(found.group(1)) == data  # and it reads back whole
     assert name in data["graphs"][0]["nodes"]["primitive"]
+
+
+def test_control_and_bidi_characters_in_the_title_are_shown_as_escapes():
+    """A function's name with an ANSI escape, a right-to-left override and a line break: the page's
+    <title> and <h1> show them as escapes, and hold none of them raw."""
+    def f(x):
+        return x * x
+
+    f.__name__ = f.__qualname__ = "red\x1b[31m\u202egnp.exe\nsecond line"
+    page = render_page(page_data(call=trace_call(f, (3.0,))))
+    head = re.search(r"<title>(.*)</title>", page).group(1)
+    heading = re.search(r'<h1 data-testid="title">(.*)</h1>', page).group(1)
+    assert head == heading
+    assert html.unescape(heading) == "adtrace: red\\x1b[31m\\u202egnp.exe\\nsecond line"
+    assert "\x1b" not in page and "\u202e" not in page  # (the data's JSON is ASCII: escaped there too)
+    shown = json.loads(re.search(r'id="adtrace-data">(.*?)</script>', page, re.S).group(1))
+    assert dict(shown["summary"])["function"] == "red\\x1b[31m\\u202egnp.exe\\nsecond line"
+    assert shown["code"] == page_data(call=trace_call(f, (3.0,)))["code"]
+
+
+def test_text_in_the_page_data_is_shown_with_escapes_and_code_keeps_its_tabs():
+    double = hostile_primitive("dbl\u202e\x1b")
+    with adtrace.record() as rec:
+        grad(lambda x: double(x) * x)(3.0)
+    data = page_data(rec)
+    data["code"]["rev"]["autograd"]["lines"][0] += "\t# a tab"
+    found = re.search(r'id="adtrace-data">(.*?)</script>', render_page(data), re.S).group(1)
+    shown = json.loads(found)
+    assert "dbl\\u202e\\x1b" in shown["graphs"][0]["nodes"]["primitive"]
+    assert shown["code"]["rev"]["autograd"]["lines"][0].endswith("\t# a tab")
+    plain = page_data(call=trace_call(square, (3.0,)))
+    assert embed(plain) in render_page(plain)  # text with nothing to escape is embedded as it is
 
 
 def test_recording_to_html_and_the_jupyter_frame(tmp_path):

@@ -13,10 +13,11 @@ from autograd import grad
 import adtrace
 from adtrace.report import render, render_recording
 from adtrace.compare.traced_call import trace_call
-from adtrace.view import call_page
+from adtrace.view import call_page, page_data
 from browser import Page, chromium_for_tests, stop_chromium
-from view_cases import (HOSTILE, buggy_twice, dict_text, fan_out, first_derivative, forward_tangents, hostile_primitive,
-                        jacobian_recording, nested_recording, snapshot_rows, square, sum_and_sine)
+from view_cases import (HOSTILE, autograd_node_made_before, buggy_twice, dict_text, fan_out, first_derivative,
+                        forward_tangents, hostile_primitive, jacobian_recording, micrograd_leaves_made_before,
+                        nested_recording, snapshot_rows, square, sum_and_sine)
 
 REPO = Path(__file__).resolve().parents[2]
 LOOP_ITERATIONS = 1333  # 1 + 3 * 1333 = 4,000 nodes
@@ -214,6 +215,22 @@ def test_a_primitive_named_as_markup_is_shown_as_text(open_page):
     assert page.driver.execute_script("return document.querySelectorAll('img').length") == 0
     page.key("END")  # an alert would fail every later call with "unexpected alert open"
     assert page.counter().startswith("step ")
+
+
+def test_nodes_made_before_the_recording_are_drawn_unrecorded(open_page):
+    """A recorded node's parents made before the recording and never walked (the page once raised
+    KeyError): the page opens; a node made before it and walked is drawn as unrecorded."""
+    rec = micrograd_leaves_made_before()
+    page = open_page(rec.to_html())
+    page.key("END")
+    count = len(page_data(rec)["passes"][0]["steps"]["statement"])
+    assert page.counter() == f"step {count} of {count}"  # (c * 4).backward(), c made before the recording
+    drawn = page.driver.execute_script(
+        "return Array.from(document.querySelectorAll('svg [data-node]')).map(n => [n.getAttribute('data-node'),"
+        " n.querySelector('text.primitive').textContent])")
+    assert sorted(drawn) == [["u2_unrecorded", "(unrecorded)"], ["v1_leaf", "(leaf)"], ["v2_mul", "*"]]
+    page = open_page(autograd_node_made_before().to_html())
+    assert page.counter() == "step 0 of 0" and "No backward pass ran" in page.text("notes")
 
 
 def test_a_nested_pass_is_entered_from_its_node_and_left_again(open_page):

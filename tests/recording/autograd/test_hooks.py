@@ -92,8 +92,9 @@ def test_toposort_must_be_patched_in_core_not_util(monkeypatch):
 
 
 def test_wrappers_keep_names_and_point_to_originals():
+    originals = {point.name: vars(point.owner)[point.attribute] for point in hooks.HOOK_POINTS}
     with adtrace.record():
         for point in hooks.HOOK_POINTS:
             wrapper = vars(point.owner)[point.attribute]
             assert wrapper.__name__ == point.attribute
-            assert wrapper.__wrapped__ is not None
+            assert wrapper is not originals[point.name] and wrapper.__wrapped__ is originals[point.name]
