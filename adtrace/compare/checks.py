@@ -25,6 +25,11 @@ def skipped(name, reason):
     return Check(name, True, reason, skipped=True)
 
 
+def verdict(check):
+    """What a check's row says: ``skipped`` (it could not run; it fails nothing), ``pass`` or ``FAIL``."""
+    return "skipped" if check.skipped else "pass" if check.passed else "FAIL"
+
+
 def engines_agree(rows, engine="autograd"):
     exact = sum(r.status == EXACT for r in rows)
     close = sum(r.status == CLOSE for r in rows)

@@ -1,6 +1,7 @@
 """Report sections that hold autograd against the lecture: summary with checks, side by side."""
 
 from ..compare.align import first_divergence
+from ..compare.checks import verdict
 from .abbreviate import clip, each, series
 from .fit import LINE_WIDTH, Short, fit
 from .format import code, text
@@ -26,8 +27,7 @@ def summary_section(call):
     parts = ["## Summary", "", table(["", ""], fit(["", ""], rows)), "", "### Checks", ""]
     if call.checks:
         headers = ["check", "result", "detail"]
-        parts.append(table(headers, fit(headers, [(c.name, "skipped" if c.skipped else "pass" if c.passed else "FAIL",
-                                                   c.detail) for c in call.checks])))
+        parts.append(table(headers, fit(headers, [(c.name, verdict(c), c.detail) for c in call.checks])))
     else:
         parts.append("_No check could run._")
     if call.capture == "structure":

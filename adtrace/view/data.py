@@ -7,7 +7,7 @@ The format (``FORMAT`` names its version)::
 
     {"format": 1, "title": str, "capture": str,
      "summary": [[name, text], ...],              # function, source, inputs, output, gradient
-     "checks": [[name, "pass" | "FAIL", detail], ...],
+     "checks": [[name, "pass" | "FAIL" | "skipped", detail], ...],
      "notes": [text, ...],                        # recorder failure, autograd's warnings
      "code": {"rev" | "fwd": {                     # the two code panels of a reverse / forward pass
          "autograd": {"name": str, "lines": [str]},  # read from the installed autograd
@@ -37,6 +37,7 @@ Node and parent fields of steps are node indices into the pass's graph; ``statem
 
 import itertools
 
+from ..compare.checks import verdict
 from ..recording.snapshots import VJP
 from ..report.format import fmt
 from .passes import engine_steps, forward_event_runs, forward_steps, reverse_steps
@@ -239,7 +240,7 @@ def _summary(call):
 
 
 def _checks(call):
-    return [] if call is None else [[c.name, "pass" if c.passed else "FAIL", c.detail] for c in call.checks]
+    return [] if call is None else [[c.name, verdict(c), c.detail] for c in call.checks]
 
 
 def _notes(recordings, call):

@@ -17,6 +17,7 @@ from autograd import grad, make_jvp
 import adtrace
 from adtrace.report import files, render, render_recording
 from adtrace.recording.snapshots import ADD, VJP
+from adtrace.compare.checks import skipped
 from adtrace.compare.traced_call import trace_call
 from adtrace.view import inline_frame, page_data, render_page
 from adtrace.view.data import NO_REFERENCE, UNRECORDED_VALUE, group_key
@@ -51,6 +52,15 @@ def assert_same_rows(data, markdown):
         nodes = [None if n is None else names[n] for n in p["steps"]["node"]]
         after = [dict_text(state) for state, _ in replay(p, names)]
         assert list(zip(statements(data, p), nodes, after)) == rows[p["query"]], p["id"]
+
+
+def test_a_skipped_check_reads_skipped_on_the_page_as_in_the_report():
+    """A check that could not run fails nothing but is not a pass: the page said "pass" for it."""
+    call = trace_call(square, (3.0,))
+    call.checks = [*call.checks, skipped("central finite differences", "the function raised next to the point")]
+    rows = {name: result for name, result, _ in page_data(call=call)["checks"]}
+    assert rows["central finite differences"] == "skipped" and "| skipped " in render(call)
+    assert set(rows.values()) == {"pass", "skipped"}
 
 
 def test_the_seed_function_has_the_reports_eleven_rows():

@@ -23,7 +23,7 @@ from tabulate import tabulate
 
 from ...checker import CheckReport, check
 from ...compare.arguments import unary
-from ...compare.checks import skipped
+from ...compare.checks import skipped, verdict
 from ...recording.passes import backward_passes, nested_in, user_query
 from ...compare.traced_call import trace_call
 from ...recording.autograd.drift import installed_version
@@ -137,7 +137,7 @@ def markdown(runs, rounds=5):
              f"**{passed} of {len(runs)} examples pass every check within the size limit.**", "",
              tabulate([_row(r) for r in runs], headers=headers, tablefmt="github"), "", "## Checks", ""]
     for r in runs:
-        rows = [(c.name, "skipped" if c.skipped else "pass" if c.passed else "FAIL", c.detail) for c in r.checks]
+        rows = [(c.name, verdict(c), c.detail) for c in r.checks]
         rows.append(("adtrace check", "pass" if r.check_exit == 0 else "FAIL", verdict_line(r.node_checks)))
         parts += [f"### `{r.example.name}`", "", tabulate(rows, headers=["check", "result", "detail"],
                                                           tablefmt="github"), ""]
