@@ -91,7 +91,7 @@
     }
     const checks = byTestId("checks");
     for (const [name, result, detail] of DATA.checks) {
-      make("li", result === "pass" ? "pass" : "fail", `${result}: ${name} (${detail})`, checks);
+      make("li", result === "FAIL" ? "fail" : result, `${result}: ${name} (${detail})`, checks);  // pass, skipped
     }
     byTestId("summary-box").hidden = !DATA.summary.length && !DATA.checks.length;
     const notes = byTestId("notes");
