@@ -1,7 +1,7 @@
 """Mutation testing of every module of adtrace/ (stdlib only).
 
     python .ci/mutation.py [--module PATH ...] [--sample N | --sample-total N] [--seed S]
-                           [--survivors FILE] [--rerun FILE] [--golden] [--list]
+                           [--survivors FILE] [--rerun FILE] [--golden] [--shard K/N] [--list]
 
 Each mutant (an operator flipped, a constant changed, a call deleted, ...: ``mutants``) is written
 into its module in place, the tests that cover that module (``TESTS``) run on it, and the module is
@@ -462,6 +462,9 @@ def main():
     parser.add_argument("--timeout", type=float, help="seconds per mutant (default: 3 x the clean run + 30)")
     parser.add_argument("--survivors", metavar="FILE", help="write the survivors here, one per line")
     parser.add_argument("--golden", action="store_true", help="also run the tests of committed report bytes (GOLDEN)")
+    parser.add_argument("--shard", metavar="K/N", type=shard,
+                        help="every N-th mutant of the plan from the K-th (1 <= K <= N): N processes "
+                             "(one per core, each in its own checkout) share one sample")
     parser.add_argument("--list", action="store_true", help="list the mutants and stop")
     args = parser.parse_args()
     if args.sample is not None and args.sample_total is not None:
@@ -500,7 +503,23 @@ def plan_mutants(every, args):
         every = {path: draw(chosen, shares[path], args.seed, path) for path, chosen in every.items()}
     elif args.sample is not None:
         every = {path: draw(chosen, args.sample, args.seed, path) for path, chosen in every.items()}
+    if args.shard:
+        k, n = args.shard
+        ordered = [(path, m) for path, chosen in every.items() for m in chosen]
+        mine = {id(m) for i, (_, m) in enumerate(ordered) if i % n == k - 1}
+        every = {path: [m for m in chosen if id(m) in mine] for path, chosen in every.items()}
     return every
+
+
+def shard(text):
+    """``K/N`` -> ``(K, N)``."""
+    try:
+        k, n = (int(part) for part in text.split("/"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: K/N, two whole numbers") from None
+    if not 1 <= k <= n:
+        raise argparse.ArgumentTypeError(f"{text!r}: 1 <= K <= N")
+    return k, n
 
 
 def run_plan(plan, args):
