@@ -16,7 +16,7 @@ from autograd import grad, make_jvp
 
 import adtrace
 from adtrace.report import files, render, render_recording
-from adtrace.recording.snapshots import ADD, VJP
+from adtrace.recording.snapshots import ADD, NO_PARENTS, VJP, YIELD
 from adtrace.compare.checks import skipped
 from adtrace.compare.traced_call import trace_call
 from adtrace.view import inline_frame, page_data, render_page
@@ -68,6 +68,10 @@ def test_the_seed_function_has_the_reports_eleven_rows():
     data = page_data(call=call)
     assert len(data["passes"]) == 1 and len(data["passes"][0]["steps"]["statement"]) == 11
     assert_same_rows(data, render(call))
+    steps, texts = data["passes"][0]["steps"], statements(data, data["passes"][0])
+    no_parents = [k for k, text in enumerate(texts) if text == NO_PARENTS]
+    assert no_parents and all(steps["ingrads"][k] == "()" for k in no_parents)  # the root: nothing to add
+    assert all(steps["ingrads"][k] is None for k, text in enumerate(texts) if text == YIELD)
     states = [dict_text(state) for state, _ in replay(data["passes"][0], labels(data, data["passes"][0]))]
     assert states[:6] == ["{v1_multiply:(1,False)}", "{v1_multiply:(1,False)}", "{}", "{}",
                           "{v0_root:(3,False)}", "{v0_root:(6,True)}"]
@@ -248,6 +252,22 @@ def test_a_source_not_available_is_said_and_marks_no_line(monkeypatch):
     panel = code_panels()["rev"]
     assert panel["autograd"]["lines"] == ["# source of len not available"]
     assert all(s["autograd"] is None for s in panel["statements"]) and panel["statements"][0]["lecture"] == 1
+
+
+def test_a_pass_the_reference_engine_did_not_run_for_says_why():
+    from adtrace.compare.micrograd_call import trace_engine_call
+
+    call = trace_engine_call(view_cases.twice, (3.0,), capture="structure")
+    (page_pass,) = page_data(call=call)["passes"]
+    assert call.reference is None and page_pass["reference"] == call.reference_note
+    assert page_pass["reference"] == "reference engine: no values were recorded (capture 'structure')"
+
+
+def test_the_summary_has_the_rows_of_the_modes_that_ran():
+    reverse = dict(page_data(call=trace_call(sum_and_sine, (3.0,)))["summary"])
+    both = dict(page_data(call=trace_call(sum_and_sine, (3.0,), mode="both"))["summary"])
+    assert "JVP with a tangent of ones" not in reverse and "gradient (VJP with a seed of ones)" in reverse
+    assert both["JVP with a tangent of ones"] == both["gradient (VJP with a seed of ones)"]  # (one input: J v = J^T u)
 
 
 def test_forward_mode_tangents_are_the_reports():
