@@ -8,7 +8,8 @@ direction is first rounded so that the points ``point +- h/2 w`` are exactly the
 (``w`` is returned: the analytic side must use it), then ``(4 fine - coarse) / 3`` (Richardson)
 extrapolates the differences at ``h/2`` and ``h``. Their error is estimated as truncation,
 ``fine - coarse``, plus rounding,
-``10 eps max |phi| / h`` per output element.
+``10 (eps max |phi| + the smallest subnormal) / h`` per output element (values that underflowed
+are known only to the subnormals' spacing).
 """
 
 from dataclasses import dataclass
@@ -86,7 +87,9 @@ def richardson(phi, h, center=True):
         extrapolated = (4 * fine - coarse) / 3
         evaluated = (plus, minus, half_plus, half_minus) + ((center,) if center is not None else ())
         largest = max(float(np.max(np.abs(x), initial=0.0)) for x in evaluated)
-        rounding = 10 * np.finfo(float).eps * largest / h
+        # eps relative, and at least the spacing of the subnormals: values that underflowed (x * x at
+        # 1e-300 is 0 at every point) are known only to that absolute spacing
+        rounding = 10 * (np.finfo(float).eps * largest + np.finfo(float).smallest_subnormal) / h
     return Differences(h, None, extrapolated, fine - coarse, rounding, center, half_plus, half_minus)
 
 

@@ -24,11 +24,19 @@ def test_steps_are_capped_and_relative_where_far_from_one():
 
 
 @pytest.mark.parametrize("f,df,x", [(np.log, lambda x: 1 / x, 1e300), (np.sin, np.cos, 1e6),
-                                    (lambda x: x * x, lambda x: 2 * x, 1e-300), (np.exp, np.exp, 690.0)])
+                                    (lambda x: x * x, lambda x: 2 * x, 1e-150), (np.exp, np.exp, 690.0)])
 def test_the_best_step_resolves_the_derivative(f, df, x):
     found = along(np.float64(x), np.float64(1.0), f)
-    assert float(found.estimate) == pytest.approx(df(x) * float(found.direction), rel=1e-8)
+    assert float(found.estimate) == pytest.approx(df(x) * float(found.direction), rel=1e-8, abs=0)
     assert found.error(1.0) <= 2e-6 * abs(df(x))  # 10x of it leaves a rule off by 1e-4 failing
+
+
+@pytest.mark.parametrize("x", [1e-300, 1e-160])
+def test_values_that_underflow_have_an_error_of_their_spacing(x):
+    """x * x underflows to 0 (or to a few subnormals) at every point evaluated: the differences
+    are 0 (or noise), and their error must cover the true 2x (a right rule is not failed)."""
+    found = along(np.float64(x), np.float64(1.0), lambda p: p * p)
+    assert abs(float(found.estimate) - 2 * x * float(found.direction)) <= found.error(1.0)
 
 
 def test_no_step_that_moves_the_point_is_none():
