@@ -90,7 +90,23 @@ def richardson(phi, h, center=True):
         # eps relative, and at least the spacing of the subnormals: values that underflowed (x * x at
         # 1e-300 is 0 at every point) are known only to that absolute spacing
         rounding = 10 * (np.finfo(float).eps * largest + np.finfo(float).smallest_subnormal) / h
-    return Differences(h, None, extrapolated, fine - coarse, rounding, center, half_plus, half_minus)
+        truncation = _trusted(fine - coarse, coarse, fine, rounding, lambda: (phi(h / 4) - phi(-h / 4)) / (h / 2))
+    return Differences(h, None, extrapolated, truncation, rounding, center, half_plus, half_minus)
+
+
+def _trusted(truncation, coarse, fine, rounding, quarter):
+    """``fine - coarse`` estimates the error only where the differences are in their asymptotic
+    regime, their error shrinking as h^2. Where it is as large as the differences themselves
+    (sin at 1e20, at the step 1e15: both are noise of size 1 / h, and so is their difference), a
+    third step ``h / 4`` must show it: ``(coarse - fine) / (fine - quarter)`` near 4 (x ** 3 at 0),
+    else the element's error is unknown (inf: the comparison is unresolved, never a verdict)."""
+    size = np.maximum(np.abs(coarse), np.abs(fine))
+    doubtful = (np.abs(truncation) > rounding) & (np.abs(truncation) > 0.1 * size)
+    if not np.any(doubtful):
+        return truncation
+    ratio = (coarse - fine) / (fine - quarter())
+    shrinking = np.abs(ratio - 4) <= 2
+    return np.where(doubtful & ~shrinking, np.inf, truncation)
 
 
 def exact_direction(point, v, h):

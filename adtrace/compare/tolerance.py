@@ -17,7 +17,8 @@ infinite tolerance (1e300) or underflows to no tolerance at all (1e-300).
 - The error estimate at least as large as every number compared: ``UNRESOLVED``, neither pass
   nor fail (central differences cannot tell a right rule from a wrong one there).
 - A number that is not finite: a fail when it is the analytic side (the rule made it),
-  ``UNRESOLVED`` when it is the numeric side or an estimate (the differences overflowed).
+  ``UNRESOLVED`` when it is the numeric side or an estimate (the differences overflowed, or did not
+  converge: an unknown error).
 """
 
 import math
@@ -65,7 +66,7 @@ def agree(analytic, numeric, rtol, scale=0.0, error=0.0):
         return Agreement(FAIL, math.inf, 0.0, math.inf, 0.0, rtol, error, why=f"the analytic side is {analytic}")
     if not all(math.isfinite(x) for x in (numeric, scale, error)):
         return Agreement(UNRESOLVED, math.nan, math.nan, math.nan, math.nan, rtol, error,
-                         why="central differences overflowed here: nothing to compare")
+                         why="central differences overflowed or did not converge here: nothing to compare")
     unit = max(abs(analytic), abs(numeric), abs(scale), abs(error))
     if unit == 0 or analytic == numeric:
         return Agreement(PASS, 0.0, 0.0, 0.0, 0.0, rtol, error)

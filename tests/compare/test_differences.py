@@ -41,3 +41,18 @@ def test_values_that_underflow_have_an_error_of_their_spacing(x):
 
 def test_no_step_that_moves_the_point_is_none():
     assert along(np.float64(1e300), np.float64(1e-320), np.sin) is None
+
+
+@pytest.mark.parametrize("x", [1e20, 1e300])
+def test_a_step_far_beyond_the_functions_scale_claims_no_accuracy(x):
+    """sin at 1e20: only the relative step (1e15) moves the point, and its differences are noise of
+    size 1 / h whose fine - coarse is as small: the error must still cover the true cos(x) (else a
+    right rule FAILs), so such a step, whose differences do not shrink as h does, is not trusted."""
+    found = along(np.float64(x), np.float64(1.0), np.sin)
+    assert not abs(float(found.estimate) - np.cos(x) * float(found.direction)) > found.error(1.0)
+
+
+def test_a_truncation_that_shrinks_as_h_squared_is_trusted():
+    """x ** 3 at 0: coarse h^2 and fine h^2 / 4 disagree entirely, yet extrapolate to exactly 0."""
+    found = along(np.float64(0.0), np.float64(1.0), lambda p: p ** 3)
+    assert float(found.estimate) == 0 and found.error(1.0) < 1e-11
