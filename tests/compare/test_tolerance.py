@@ -37,11 +37,25 @@ def test_non_finite_sides():
 
 def test_the_tolerance_printed_is_the_one_applied():
     for analytic in (1.0 + 1e-6, 1.0 + 3e-5):
-        verdict = agree(analytic, 1.0, 1e-5, scale=2.0, error=1e-7)
+        verdict = agree(analytic, 1.0, 1e-5, scale=2e5, error=1e-7)
         assert verdict.passed == (verdict.difference <= verdict.tolerance)
         assert f"tolerance {verdict.relative_tolerance:.1e}" in verdict.describe()
-        assert verdict.relative_tolerance == pytest.approx(1e-5 * 2.0 + 10 * 1e-7, rel=1e-4)
-        assert "the terms' size 2.0e+00" in verdict.describe()
+        assert verdict.relative_tolerance == pytest.approx(1e-5 * 1e-5 * 2e5 + 10 * 1e-7, rel=1e-4)
+        assert "the terms' size 2.0e+05" in verdict.describe()
+
+
+def test_the_terms_size_enters_at_rtol_squared():
+    """|u| |J v| is about sqrt(n) |<u, J v>| for a random u: at rtol x the terms, a rule 1e-4 wrong
+    passed with 100,000 terms; at rtol ** 2 cancellation of 1e5 is still absorbed."""
+    assert agree(1.0 + 1e-4, 1.0, 1e-5, scale=316.0).status == FAIL
+    assert agree(1.0 + 1e-8, 1.0, 1e-5, scale=1e6).status == PASS
+    assert agree(1.0 + 1e-3, 1.0, 1e-5, scale=1e9).status == PASS  # the terms 1e9 times the value
+
+
+def test_an_error_above_the_numbers_is_unresolved_whatever_the_terms():
+    """The error 0.2 (x 10 = 2) is above both numbers (2 and 1): a 2x difference is not a pass
+    because the terms summed were 30."""
+    assert agree(2.0, 1.0, 1e-5, scale=30.0, error=0.2).status == UNRESOLVED
 
 
 def test_arrays_normwise():
