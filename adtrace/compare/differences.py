@@ -12,6 +12,7 @@ extrapolates the differences at ``h/2`` and ``h``. Their error is estimated as t
 are known only to the subnormals' spacing).
 """
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,14 +24,19 @@ GOOD_ENOUGH = 1e-9  # a relative error estimate at which the first step is kept 
 RELATIVE_STEP = 1e-5  # Richardson's truncation error at 1e-5 |x| is ~1e-11; rounding's eps / 1e-5 ~ 2e-11
 
 
-def steps(size):
+def steps(size, smallest=None):
     """The steps tried at a point whose largest magnitude is ``size``: ``1e-6 * min(max(1, size), 100)``
     (a function of a large x often varies on a scale of 1, as sin at 1e6: the cap keeps such a
     step small), and ``1e-5 * size`` where that is far from it (a function varying on the scale
-    of x itself, as log at 1e300 or x * x at 1e-300, needs a step relative to x)."""
+    of x itself, as log at 1e300 or x * x at 1e-300, needs a step relative to x). ``smallest``,
+    the smallest nonzero magnitude: ``1e-5 * smallest`` where the others would move it by more
+    than a thousandth of itself (log at [1e-8, 3, 1e8] stepped by 1e-4 leaves its domain)."""
     capped = STEP * min(max(1.0, size), 100.0)
     relative = RELATIVE_STEP * size
-    return [capped] + ([relative] if size > 0 and not 1e-3 <= size <= 1e4 else [])
+    tried = [capped] + ([relative] if size > 0 and not 1e-3 <= size <= 1e4 else [])
+    if smallest is not None and 0 < smallest and min(tried) > 1e-3 * smallest:
+        tried.append(RELATIVE_STEP * smallest)
+    return tried
 
 
 @dataclass
@@ -58,23 +64,26 @@ class Differences:
 
 def along(point, v, phi, center=True):
     """Differences of ``phi`` (point -> double array) at ``point`` along ``v``, at the best step
-    that moves every element ``v`` moves (else at the best that moves most of ``v``); ``None``
+    that moves every element ``v`` moves (else at the best that moves most of ``v``), a step whose
+    error is known before one whose is not (a step out of the domain, across a pole); ``None``
     when no step moves the point."""
-    best, fallback = None, None
-    for h in steps(float(np.max(np.abs(point), initial=0.0))):
+    candidates = []
+    magnitudes = np.abs(point)
+    nonzero = magnitudes[magnitudes > 0]
+    smallest = float(np.min(nonzero)) if nonzero.size else None
+    for h in steps(float(np.max(magnitudes, initial=0.0)), smallest):
         w = exact_direction(point, v, h)
         if norm(w) < 0.5 * norm(v):  # the step is lost in the point's rounding
             continue
         found = richardson(lambda t: phi(point + t * w), h, center)
         found.direction = w
         everywhere = bool(np.all((w != 0) | (v == 0)))  # an element the step does not move is not tested
-        if everywhere and found._relative_error() <= GOOD_ENOUGH:  # the usual case: no second step (fewer calls)
+        relative_error = found._relative_error()
+        if everywhere and relative_error <= GOOD_ENOUGH:  # the usual case: no second step (fewer calls)
             return found
-        if everywhere and (best is None or not best._relative_error() <= found._relative_error()):
-            best = found
-        elif not everywhere and fallback is None:
-            fallback = found
-    return best if best is not None else fallback
+        known = math.isfinite(relative_error)
+        candidates.append((not known, not everywhere, relative_error if known else 0.0, len(candidates), found))
+    return min(candidates, key=lambda c: c[:4])[-1] if candidates else None
 
 
 def richardson(phi, h, center=True):

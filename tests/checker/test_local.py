@@ -37,6 +37,18 @@ def wave_off_by(factor):
     return wave
 
 
+def wave_like(f, df, factor):
+    """``f`` with its VJP and JVP rules (the derivative ``df``) multiplied by ``factor``."""
+
+    @primitive
+    def rule(x):
+        return f(x)
+
+    defvjp(rule, lambda ans, x: lambda g: g * df(x) * factor)
+    defjvp(rule, lambda g, ans, x: g * df(x) * factor)
+    return rule
+
+
 def statuses(report):
     return sorted({(r.test, r.status) for r in report.rows})
 
@@ -104,3 +116,14 @@ def test_a_rule_wrong_in_one_element_of_many_fails():
     defvjp(sine, vjp)
     report = adtrace.check(lambda x: sine(x), np.linspace(0.1, 1.0, 100_000))
     assert [r.status for r in report.rows if r.primitive == "sine"] == [FAIL], report.rows
+
+
+@pytest.mark.parametrize("error", FACTORS)
+def test_elements_of_very_different_sizes(error):
+    """1/x at [1e-3, 100] and log at [1e-8, 3, 1e8]: the step of the largest element (1e-4) was a
+    tenth of the smallest or beyond it, and every row was skipped (a 'kink', out of the domain)."""
+    reciprocal = wave_like(lambda x: 1 / x, lambda x: -1 / x ** 2, FACTORS[error])
+    logarithm = wave_like(np.log, lambda x: 1 / x, FACTORS[error])
+    for f, x in [(reciprocal, [1e-3, 100.0]), (logarithm, [1e-8, 3.0, 1e8])]:
+        report = adtrace.check(lambda x: f(x), np.array(x))
+        assert statuses(report) == [("jvp", EXPECTED[error]), ("vjp", EXPECTED[error])], report.rows

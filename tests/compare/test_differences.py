@@ -56,3 +56,16 @@ def test_a_truncation_that_shrinks_as_h_squared_is_trusted():
     """x ** 3 at 0: coarse h^2 and fine h^2 / 4 disagree entirely, yet extrapolate to exactly 0."""
     found = along(np.float64(0.0), np.float64(1.0), lambda p: p ** 3)
     assert float(found.estimate) == 0 and found.error(1.0) < 1e-11
+
+
+@pytest.mark.parametrize("point", [[1e-8, 3.0, 1e8], [1e-3, 100.0]])
+def test_elements_of_very_different_sizes_are_resolved(point):
+    """The steps follow the largest element (1e-4 at 1e8 or 100): log at 1e-8 was then stepped out
+    of its domain, 1/x at 1e-3 by a tenth of itself (the check was skipped as a kink). A step
+    relative to the smallest element is tried too."""
+    point, v = np.array(point), np.array([0.7, -1.3, 0.4][:len(point)])
+    for f, df in [(np.log, lambda x: 1 / x), (lambda x: 1 / x, lambda x: -1 / x ** 2)]:
+        found = along(point, v, f)
+        exact = df(point) * found.direction
+        assert np.linalg.norm(found.estimate - exact) <= 1e-8 * np.linalg.norm(exact)
+        assert np.all(np.abs(found.estimate - exact) <= np.abs(found.truncation) + found.rounding)
