@@ -7,9 +7,8 @@ smallest. At each step ``h`` the
 direction is first rounded so that the points ``point +- h/2 w`` are exactly the ones evaluated
 (``w`` is returned: the analytic side must use it), then ``(4 fine - coarse) / 3`` (Richardson)
 extrapolates the differences at ``h/2`` and ``h``. Their error is estimated as truncation,
-``fine - coarse``, plus rounding,
-``10 (eps max |phi| + the smallest subnormal) / h`` per output element (values that underflowed
-are known only to the subnormals' spacing).
+``fine - coarse``, plus rounding, ``10 (eps max |phi| + the smallest subnormal) / h`` per output
+element, from its own values (values that underflowed are known only to the subnormals' spacing).
 """
 
 import math
@@ -45,7 +44,7 @@ class Differences:
     direction: np.ndarray  # the direction moved along exactly (v rounded to the points' spacing)
     estimate: np.ndarray  # d/dt phi(point + t w) at 0, extrapolated
     truncation: np.ndarray  # fine - coarse: an estimate of the truncation error, per output element
-    rounding: float  # an estimate of the rounding error of each output element of the estimate
+    rounding: np.ndarray  # an estimate of the rounding error of each output element of the estimate
     center: np.ndarray  # phi at the point itself (None when not asked for: only a kink test needs it)
     half_plus: np.ndarray
     half_minus: np.ndarray
@@ -54,12 +53,12 @@ class Differences:
         """The estimated error of ``<u, estimate>`` (a real inner product, complex values as pairs)."""
         flat = np.ravel(np.asarray(u))
         truncation = abs(float(np.real(np.vdot(flat, np.ravel(self.truncation)))))
-        return truncation + self.rounding * float(np.sum(np.abs(flat)))
+        return truncation + float(np.sum(np.abs(flat) * np.ravel(self.rounding)))
 
     def _relative_error(self):
-        error = float(np.max(np.abs(self.truncation), initial=0.0)) + self.rounding
+        error = np.max(np.abs(self.truncation) + self.rounding, initial=0.0)
         with np.errstate(all="ignore"):
-            return error / float(np.max(np.abs(self.estimate), initial=0.0)) if error else 0.0
+            return float(error / np.max(np.abs(self.estimate), initial=0.0)) if error else 0.0
 
 
 def along(point, v, phi, center=True):
@@ -95,7 +94,7 @@ def richardson(phi, h, center=True):
         coarse, fine = (plus - minus) / (2 * h), (half_plus - half_minus) / h
         extrapolated = (4 * fine - coarse) / 3
         evaluated = (plus, minus, half_plus, half_minus) + ((center,) if center is not None else ())
-        largest = max(float(np.max(np.abs(x), initial=0.0)) for x in evaluated)
+        largest = np.max([np.abs(x) for x in evaluated], axis=0)  # per output element
         # eps relative, and at least the spacing of the subnormals: values that underflowed (x * x at
         # 1e-300 is 0 at every point) are known only to that absolute spacing
         rounding = 10 * (np.finfo(float).eps * largest + np.finfo(float).smallest_subnormal) / h

@@ -54,7 +54,7 @@ class Agreement:
             return self.why
         if self.difference == 0:
             return f"equal (rtol {self.rtol:.3g})"
-        cancelled = self.rtol * self.terms > 1.05  # the terms' rounding, not the numbers, sets the tolerance
+        cancelled = self.rtol * self.terms > 1  # the terms' rounding, not the numbers, sets the tolerance
         terms = f" x {self.rtol:.3g} x the terms' size {self.terms:.1e}" if cancelled else ""
         parts = [f"rtol {self.rtol:.3g}{terms}"]
         if self.error:

@@ -69,3 +69,13 @@ def test_elements_of_very_different_sizes_are_resolved(point):
         exact = df(point) * found.direction
         assert np.linalg.norm(found.estimate - exact) <= 1e-8 * np.linalg.norm(exact)
         assert np.all(np.abs(found.estimate - exact) <= np.abs(found.truncation) + found.rounding)
+
+
+def test_each_element_has_the_rounding_of_its_own_values():
+    """sqrt at [1e-12, 1e-20, 4]: the step 1e-25 resolves the two small elements; sqrt(4)'s
+    rounding (2 eps / 1e-25 = 4e9) charged to every element made them unresolved."""
+    point, v = np.array([1e-12, 1e-20, 4.0]), np.array([0.7, -1.3, 0.4])
+    found = along(point, v, np.sqrt)
+    exact = 0.5 / np.sqrt(point) * found.direction
+    u = np.array([1.0, 1.0, 0.0])
+    assert abs(float(u @ (found.estimate - exact))) <= found.error(u) <= 1e-4 * abs(float(u @ exact))
