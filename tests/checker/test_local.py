@@ -127,3 +127,23 @@ def test_elements_of_very_different_sizes(error):
     for f, x in [(reciprocal, [1e-3, 100.0]), (logarithm, [1e-8, 3.0, 1e8])]:
         report = adtrace.check(lambda x: f(x), np.array(x))
         assert statuses(report) == [("jvp", EXPECTED[error]), ("vjp", EXPECTED[error])], report.rows
+
+
+def test_a_rule_wrong_where_dot_u_jv_cancels_fails():
+    """``c * x`` with c chosen against the checker's u (the first node's, seeded by its index 0) so
+    that dot(u, J v) is 1e-6 of its terms: a rule 1e-6 wrong in one of them doubles the value and
+    was within rtol x the terms (10 x the value); the right rule passes."""
+    u = np.random.default_rng(0).standard_normal(2)
+    c = np.array([3.0, -3.0 * u[0] / u[1] * (1 + 1e-6)])
+    rows = {}
+    for name, wrong in [("right", 0.0), ("wrong", 1e-6)]:
+        scaled = c * np.array([1.0, 1.0 + wrong])
+
+        @primitive
+        def linear(x):
+            return c * x
+
+        defvjp(linear, lambda ans, x: lambda g: np.sum(g * scaled))
+        rows[name] = [r for r in adtrace.check(lambda x: linear(x).sum(), 0.7).rows if r.primitive == "linear"]
+    assert [r.status for r in rows["right"]] == [PASS], rows
+    assert [r.status for r in rows["wrong"]] == [FAIL] and "the terms' size" in rows["wrong"][0].reason, rows
