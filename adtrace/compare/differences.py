@@ -99,7 +99,29 @@ def richardson(phi, h, center=True):
         # 1e-300 is 0 at every point) are known only to that absolute spacing
         rounding = 10 * (np.finfo(float).eps * largest + np.finfo(float).smallest_subnormal) / h
         truncation = _trusted(fine - coarse, coarse, fine, rounding, lambda: (phi(h / 4) - phi(-h / 4)) / (h / 2))
+        evaluated_four = (plus, minus, half_plus, half_minus)
+        truncation = _not_a_staircase(truncation, evaluated_four, lambda: phi(FAR * h) - phi(-FAR * h))
     return Differences(h, None, extrapolated, truncation, rounding, center, half_plus, half_minus)
+
+
+FAR = 1000.0  # the probe of an element whose values are all the same: steps 1000x out
+
+
+def _not_a_staircase(truncation, values, far):
+    """An element whose four values are exactly the same is flat at this step, or a staircase whose
+    stairs are wider than the step (``(x + 1e12) - 1e12``: a grid of 1.2e-4): its differences are 0
+    with no rounding to see. A probe ``FAR`` steps out tells them apart: where the values differ
+    there, the element's error is unknown (inf: unresolved); where they do not, it is flat."""
+    plus = values[0]
+    same = np.all([np.asarray(v == plus) for v in values[1:]], axis=0)
+    if not np.any(same):
+        return truncation
+    try:
+        moved = np.asarray(far() != 0)
+    except Exception:  # the function refuses the probe's points: whether it is flat is not known
+        moved = np.ones_like(same)
+    staircase = same & moved
+    return np.where(staircase, np.inf, truncation) if np.any(staircase) else truncation
 
 
 def _trusted(truncation, coarse, fine, rounding, quarter):

@@ -166,3 +166,17 @@ def test_an_invalid_order_fails_whichever_engine_made_it():
     good, bad = ["v2_mul", "v1_sin", "v0_root"], ["v1_sin", "v2_mul", "v0_root"]
     lecture_wrong = orders_valid(good, graph, bad, graph)
     assert not lecture_wrong.passed and "lecture's DFS order: INVALID" in lecture_wrong.detail
+
+
+def test_a_function_flat_only_below_its_rounding_is_not_failed_and_a_flat_one_still_fails():
+    """(x + 1e12) - 1e12 is x, computed on a grid of 1.2e-4: at the step 1e-6 every value is the
+    same, the differences 0 with a rounding error of 1e-9, and the right gradient was a FAIL. A
+    probe 1000 steps out tells such a staircase from a function flat there (maximum(x, 1) at
+    x < 1, where a gradient of ones is wrong and fails)."""
+    x = np.array([1.0, 2.0, 0.5])
+    staircase = finite_differences(lambda x: np.sum((x + 1e12) - 1e12), x, 1.0, np.ones(3))
+    assert staircase.skipped and "did not converge" in staircase.detail, staircase
+    flat = finite_differences(lambda x: np.sum(np.maximum(x, 1.0)), np.array([0.2, 0.5]), 1.0, np.ones(2))
+    assert not flat.passed and not flat.skipped, flat
+    right = finite_differences(lambda x: np.sum(np.maximum(x, 1.0)), np.array([0.2, 0.5]), 1.0, np.zeros(2))
+    assert right.passed and not right.skipped, right
