@@ -98,7 +98,7 @@ def richardson(phi, h, center=True):
         # eps relative, and at least the spacing of the subnormals: values that underflowed (x * x at
         # 1e-300 is 0 at every point) are known only to that absolute spacing
         rounding = 10 * (np.finfo(float).eps * largest + np.finfo(float).smallest_subnormal) / h
-        truncation = _trusted(fine - coarse, coarse, fine, rounding, lambda: (phi(h / 4) - phi(-h / 4)) / (h / 2))
+        truncation = _trusted(fine - coarse, coarse, fine, rounding, lambda k: (phi(h / k) - phi(-h / k)) / (2 * h / k))
         evaluated_four = (plus, minus, half_plus, half_minus)
         truncation = _not_a_staircase(truncation, evaluated_four, lambda: phi(FAR * h) - phi(-FAR * h))
     return Differences(h, None, extrapolated, truncation, rounding, center, half_plus, half_minus)
@@ -124,18 +124,22 @@ def _not_a_staircase(truncation, values, far):
     return np.where(staircase, np.inf, truncation) if np.any(staircase) else truncation
 
 
-def _trusted(truncation, coarse, fine, rounding, quarter):
+def _trusted(truncation, coarse, fine, rounding, finer):
     """``fine - coarse`` estimates the error only where the differences are in their asymptotic
-    regime, their error shrinking as h^2. Where it is as large as the differences themselves
-    (sin at 1e20, at the step 1e15: both are noise of size 1 / h, and so is their difference), a
-    third step ``h / 4`` must show it: ``(coarse - fine) / (fine - quarter)`` near 4 (x ** 3 at 0),
-    else the element's error is unknown (inf: the comparison is unresolved, never a verdict)."""
+    regime, their error shrinking as h^2. Where it is above a thousandth of the differences (sin at
+    1e20, at the step 1e15: coarse and fine are noise of size 1 / h, and so is their difference),
+    steps ``h / 4`` and ``h / 8`` must show it: each difference of successive estimates a quarter
+    of the one before (within 1: x ** 3 at 0 has exactly 4), else the element's error is unknown
+    (inf: the comparison is unresolved, never a verdict). (numpy's sin at 2,000 random points from
+    1e15 to 1e300 against cos: 573 FAILs with one ratio within 2, 84 with both within 1, and in
+    those 84 the estimates converge: numpy's sin is smooth at that scale there, not the sine.)"""
     size = np.maximum(np.abs(coarse), np.abs(fine))
-    doubtful = (np.abs(truncation) > rounding) & (np.abs(truncation) > 0.1 * size)
+    doubtful = (np.abs(truncation) > rounding) & (np.abs(truncation) > 1e-3 * size)
     if not np.any(doubtful):
         return truncation
-    ratio = (coarse - fine) / (fine - quarter())
-    shrinking = np.abs(ratio - 4) <= 2
+    quarter, eighth = finer(4), finer(8)
+    shrinking = (np.abs((coarse - fine) / (fine - quarter) - 4) <= 1) & \
+        (np.abs((fine - quarter) / (quarter - eighth) - 4) <= 1)
     return np.where(doubtful & ~shrinking, np.inf, truncation)
 
 

@@ -180,3 +180,20 @@ def test_a_function_flat_only_below_its_rounding_is_not_failed_and_a_flat_one_st
     assert not flat.passed and not flat.skipped, flat
     right = finite_differences(lambda x: np.sum(np.maximum(x, 1.0)), np.array([0.2, 0.5]), 1.0, np.zeros(2))
     assert right.passed and not right.skipped, right
+
+
+def test_the_function_is_called_at_most_30_times_by_the_differences():
+    """4 calls where the first step resolves the derivative (x * x + x at 0.5); up to 3 steps of 4,
+    4 more at h/4 and h/8 and 2 for a flat probe each (as README.md and --help say) where none does."""
+    counts = []
+    for f, x in [(lambda x: x * x + x, 0.5), (lambda x: np.sum((x + 1e12) - 1e12), np.array([1e-3, 1e8])),
+                 (np.sin, 1e20), (lambda x: np.sum(np.sin(x)), np.array([1e-9, 1e20]))]:
+        calls = []
+
+        def counted(x):
+            calls.append(1)
+            return f(x)
+
+        finite_differences(counted, x, 1.0, np.ones_like(x))
+        counts.append(len(calls))
+    assert counts[0] == 4 and max(counts) <= 30 and max(counts) > 4, counts
