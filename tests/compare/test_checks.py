@@ -197,3 +197,10 @@ def test_the_function_is_called_at_most_30_times_by_the_differences():
         finite_differences(counted, x, 1.0, np.ones_like(x))
         counts.append(len(calls))
     assert counts[0] == 4 and max(counts) <= 30 and max(counts) > 4, counts
+
+
+def test_noise_at_a_step_beyond_the_functions_scale_is_not_a_verdict():
+    """sin at 1e20: only the step 1e15 moves the point; its differences (noise of size 1e-15) had
+    fine - coarse just under a tenth of them by chance and the right gradient cos(1e20) FAILed."""
+    check = finite_differences(np.sin, 1e20, 1.0, np.cos(1e20))
+    assert check.skipped and "did not converge" in check.detail, check
