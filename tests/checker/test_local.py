@@ -147,3 +147,11 @@ def test_a_rule_wrong_where_dot_u_jv_cancels_fails():
         rows[name] = [r for r in adtrace.check(lambda x: linear(x).sum(), 0.7).rows if r.primitive == "linear"]
     assert [r.status for r in rows["right"]] == [PASS], rows
     assert [r.status for r in rows["wrong"]] == [FAIL] and "the terms' size" in rows["wrong"][0].reason, rows
+
+
+@pytest.mark.parametrize("error", FACTORS)
+def test_inner_products_of_many_huge_terms(error):
+    """exp at 700 to 706 over 400 elements: dot(u, J v) sums 400 terms up to 1e307 and overflowed;
+    the right rule was a FAIL ("the analytic side is nan")."""
+    report = adtrace.check(exp_off_by(FACTORS[error]), np.linspace(700.0, 706.0, 400))
+    assert statuses(report) == [("jvp", EXPECTED[error]), ("vjp", EXPECTED[error])], report.rows

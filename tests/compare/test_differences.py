@@ -79,3 +79,9 @@ def test_each_element_has_the_rounding_of_its_own_values():
     exact = 0.5 / np.sqrt(point) * found.direction
     u = np.array([1.0, 1.0, 0.0])
     assert abs(float(u @ (found.estimate - exact))) <= found.error(u) <= 1e-4 * abs(float(u @ exact))
+
+
+def test_the_extrapolation_does_not_overflow_below_the_largest_double():
+    """exp at 709.5 (1.35e308): (4 fine - coarse) / 3 overflowed in 4 fine; fine + (fine - coarse) / 3 does not."""
+    found = along(np.float64(709.5), np.float64(1.0), np.exp)
+    assert float(found.estimate) == pytest.approx(np.exp(709.5) * float(found.direction), rel=1e-8)
