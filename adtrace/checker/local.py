@@ -14,7 +14,6 @@ with the reason: there the one-sided differences disagree, ``(fun(a + h v) - ans
 ``(ans - fun(a - h v)) / h``.
 """
 
-import math
 from dataclasses import dataclass
 from typing import Optional
 
@@ -23,7 +22,7 @@ from autograd.core import SparseObject, primitive_jvps, primitive_vjps, vspace
 from autograd.util import subvals
 
 from ..compare.differences import along
-from ..compare.tolerance import FAIL, PASS, agree, norm, rtol_for
+from ..compare.tolerance import FAIL, PASS, agree, norm, power_of_two_unit, rtol_for
 from ..recording.labels import primitive_name
 
 SKIPPED = "skipped"
@@ -93,16 +92,6 @@ def _check_argument(row, call, ans, argnum, u, ingrad, rng, rtol):
         jvp_out = _densify(primitive_jvps[call.fun]((argnum,), [w], ans, call.args, call.kwargs))
         rows.append(_compare(row, "jvp", _real(ys.inner_prod(u, jvp_out / unit)), numeric, rtol, terms, error, unit))
     return rows
-
-
-def power_of_two_unit(*arrays):
-    """1, or a power of two near the largest magnitude where it is beyond 2 ** +-500: numbers
-    divided by it sum without overflow (400 terms of 1e307: exp's VJP at 709 was inf, a FAIL of a
-    right rule) or underflow, and the division is exact."""
-    largest = max(float(np.max(np.abs(a), initial=0.0)) for a in arrays)
-    if not math.isfinite(largest) or largest == 0 or 2.0 ** -500 <= largest <= 2.0 ** 500:
-        return 1.0
-    return 2.0 ** math.frexp(largest)[1]
 
 
 def _times(x, unit):

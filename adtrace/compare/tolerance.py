@@ -119,6 +119,16 @@ def norm(x):
     return largest * float(np.linalg.norm(x.astype(np.float64) / largest))
 
 
+def power_of_two_unit(*arrays):
+    """1, or a power of two near the largest magnitude where it is beyond 2 ** +-500: numbers
+    divided by it sum without overflow (400 terms of 1e307: exp's VJP at 709 was inf, a FAIL of a
+    right rule) or underflow, and the division is exact."""
+    largest = max(float(np.max(np.abs(a), initial=0.0)) for a in arrays)
+    if not math.isfinite(largest) or largest == 0 or 2.0 ** -500 <= largest <= 2.0 ** 500:
+        return 1.0
+    return 2.0 ** math.frexp(largest)[1]
+
+
 def rtol_for(dtype):
     """The relative tolerance a rule computed in ``dtype`` is held to: 1e-5 in double precision,
     eps ** (1/3) below it (float32 4.9e-03, float16 9.9e-02): a rule 2x wrong fails in every one."""
