@@ -17,8 +17,9 @@ infinite tolerance (1e300) or underflows to no tolerance at all (1e-300).
 
 - Both exactly 0: a pass (no difference at all; central differences give an exact 0 only where
   the function is exactly flat along the direction).
-- The error estimate at least as large as every number compared: ``UNRESOLVED``, neither pass
-  nor fail (central differences cannot tell a right rule from a wrong one there).
+- The error estimate at least as large as every number compared, or ``rtol ** 2 * scale`` (the
+  terms cancelled 1e10-fold in double precision): ``UNRESOLVED``, neither pass nor fail (a right
+  rule cannot be told from a wrong one there).
 - A number that is not finite: a fail when it is the analytic side (the rule made it),
   ``UNRESOLVED`` when it is the numeric side or an estimate (the differences overflowed, or did not
   converge: an unknown error).
@@ -86,6 +87,10 @@ def agree(analytic, numeric, rtol, scale=0.0, error=0.0):
         return Agreement(UNRESOLVED, difference * unit, tolerance * unit, relative, relative_tolerance, rtol,
                          error, terms, why=f"below what central differences resolve here: their error {error:.1e} "
                                            f"(x 10) is as large as the numbers compared ({largest:.1e})")
+    if rtol * rtol * s >= larger:  # the terms' part alone reaches the numbers: any of their size would pass
+        return Agreement(UNRESOLVED, difference * unit, tolerance * unit, relative, relative_tolerance, rtol,
+                         error, terms, why=f"the terms summed ({terms:.1e} x the numbers compared) cancel below what "
+                                           f"rtol {rtol:.3g} x {rtol:.3g} of them resolves")
     status = PASS if difference <= tolerance else FAIL
     return Agreement(status, difference * unit, tolerance * unit, relative, relative_tolerance, rtol, error, terms)
 

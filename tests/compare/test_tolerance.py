@@ -52,6 +52,12 @@ def test_the_terms_size_enters_at_rtol_squared():
     assert agree(1.0 + 1e-3, 1.0, 1e-5, scale=1e9).status == PASS  # the terms 1e9 times the value
 
 
+def test_terms_cancelled_beyond_what_rtol_resolves_are_unresolved():
+    """rtol ** 2 x the terms (2e10) is 2, above both numbers: a difference of 1.5x would pass."""
+    verdict = agree(1.0, 1.5, 1e-5, scale=2e10)
+    assert verdict.status == UNRESOLVED and "cancel below" in verdict.describe(), verdict
+
+
 def test_an_error_above_the_numbers_is_unresolved_whatever_the_terms():
     """The error 0.2 (x 10 = 2) is above both numbers (2 and 1): a 2x difference is not a pass
     because the terms summed were 30."""
