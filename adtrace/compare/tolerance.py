@@ -11,12 +11,13 @@ differences' truncation and rounding). ``scale`` is the size of the terms an inn
 (``|u| |J v|``): where they cancel, a rule exact to rounding errs by the rounding of each term, so
 the terms enter at ``rtol ** 2`` (1e-10 in double precision, 2.4e-5 in float32), not at ``rtol``:
 at ``rtol`` a random ``u`` over n elements (``|u| |J v|`` is about sqrt(n) times ``<u, J v>``) let
-a rule 2x wrong in one element of 100,000 pass. There is no absolute floor: a gradient 2x wrong is caught at 1e-310 as
-at 1. It is computed on the numbers divided by the largest of them, so nothing overflows to an
+a rule 2x wrong in one element of 100,000 pass. There is no absolute floor: a gradient 2x wrong
+is caught at 1e-310 as at 1. It is computed on the numbers divided by the largest of them, so nothing overflows to an
 infinite tolerance (1e300) or underflows to no tolerance at all (1e-300).
 
-- Both exactly 0: a pass (no difference at all; central differences give an exact 0 only where
-  the function is exactly flat along the direction).
+- Exactly equal (both 0 included): a pass, whatever the differences' error. Both 0 where the
+  function is flat only to rounding (tanh at 300, a rule of 0 against a true 4e-261) passes too:
+  no difference can be seen there.
 - The error estimate at least as large as every number compared, or ``rtol ** 2 * scale`` (the
   terms cancelled 1e10-fold in double precision): ``UNRESOLVED``, neither pass nor fail (a right
   rule cannot be told from a wrong one there).
