@@ -144,6 +144,7 @@ def _direction(value, rng, symmetric=False):
         d = d + 1j * rng.standard_normal(value.shape)
     if symmetric:
         d = (d + np.swapaxes(d, -1, -2)) / 2
+    d = d / max(float(np.max(np.abs(d), initial=0.0)), 1.0)  # no element above 1: u * ans overflows only if ans does
     return d.astype(value.dtype) if value.shape else value.dtype.type(d)
 
 

@@ -132,7 +132,7 @@ def power_of_two_unit(*arrays):
     largest = max(float(np.max(np.abs(a), initial=0.0)) for a in arrays)
     if not math.isfinite(largest) or largest == 0 or 2.0 ** -500 <= largest <= 2.0 ** 500:
         return 1.0
-    return 2.0 ** math.frexp(largest)[1]
+    return math.ldexp(1.0, math.frexp(largest)[1] - 1)  # at most 2 ** 1023: the numbers divided by it below 2
 
 
 def rtol_for(dtype):

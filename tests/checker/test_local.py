@@ -155,3 +155,11 @@ def test_inner_products_of_many_huge_terms(error):
     the right rule was a FAIL ("the analytic side is nan")."""
     report = adtrace.check(exp_off_by(FACTORS[error]), np.linspace(700.0, 706.0, 400))
     assert statuses(report) == [("jvp", EXPECTED[error]), ("vjp", EXPECTED[error])], report.rows
+
+
+@pytest.mark.parametrize("error", FACTORS)
+def test_directions_do_not_push_a_rule_past_the_largest_double(error):
+    """exp at 708 to 709.7 (up to 1.6e308): a direction element of 3.8 made u * ans overflow in
+    the right rule itself, a FAIL ("the analytic side is nan"); no element of u or v is above 1."""
+    report = adtrace.check(exp_off_by(FACTORS[error]), np.linspace(708.0, 709.7, 400))
+    assert statuses(report) == [("jvp", EXPECTED[error]), ("vjp", EXPECTED[error])], report.rows

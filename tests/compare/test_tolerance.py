@@ -84,3 +84,12 @@ def test_rtol_follows_the_dtype():
     assert rtol_for(np.float64) == 1e-5 and rtol_for(np.complex128) == 1e-5
     assert rtol_for(np.float32) == pytest.approx(4.92e-3, rel=1e-2) and rtol_for(np.complex64) == rtol_for(np.float32)
     assert rtol_for(np.float16) == pytest.approx(9.92e-2, rel=1e-2)
+
+
+def test_the_unit_is_a_power_of_two_that_exists():
+    from adtrace.compare.tolerance import power_of_two_unit
+
+    for largest in (1.7e308, 1e300, 1e-300, 5e-324):
+        unit = power_of_two_unit(np.array([largest, -largest / 3]))
+        assert math.isfinite(unit) and 1 <= largest / unit < 2 and math.frexp(unit)[0] == 0.5
+    assert power_of_two_unit(np.array([3.0, 1e-9])) == 1.0
