@@ -22,7 +22,7 @@ from autograd.core import SparseObject, primitive_jvps, primitive_vjps, vspace
 from autograd.util import subvals
 
 from ..compare.differences import along
-from ..compare.tolerance import FAIL, PASS, agree, norm, rtol_for
+from ..compare.tolerance import FAIL, PASS, agree, norm, power_of_two_unit, rtol_for
 from ..recording.labels import primitive_name
 
 SKIPPED = "skipped"
@@ -77,29 +77,38 @@ def _check_argument(row, call, ans, argnum, u, ingrad, rng, rtol):
         return [NodeCheck(**row, test="vjp", status=SKIPPED, reason=f"primitive fails near the point: {exc}")]
     if differences is None:
         return [NodeCheck(**row, test="vjp", status=SKIPPED, reason="no step moves the point (not a number?)")]
-    numeric = _real(ys.inner_prod(u, differences.estimate))
+    unit = power_of_two_unit(ingrad, differences.estimate)  # every inner product below on the numbers / unit
+    numeric = _real(ys.inner_prod(u, differences.estimate / unit))
     kink = kink_reason(differences)
     if kink:
-        return [NodeCheck(**row, test="vjp", status=SKIPPED, numeric=numeric, reason=kink)]
+        return [NodeCheck(**row, test="vjp", status=SKIPPED, numeric=_times(numeric, unit), reason=kink)]
     w = _like(differences.direction, a)  # the direction the differences moved along, exactly
     rtol = rtol_for(np.result_type(ingrad)) if rtol is None else rtol
     # |u| |J w|: the size of the terms the inner product sums (which may cancel)
-    terms, error = norm(u) * norm(differences.estimate), differences.error(u)
-    rows = [_compare(row, "vjp", _real(xs.inner_prod(w, xs.covector(ingrad))), numeric, rtol, terms, error)]
+    terms, error = norm(u) * norm(differences.estimate / unit), differences.error(u) / unit
+    analytic = _real(xs.inner_prod(w, xs.covector(ingrad / unit)))
+    rows = [_compare(row, "vjp", analytic, numeric, rtol, terms, error, unit)]
     if call.fun in primitive_jvps:
         jvp_out = _densify(primitive_jvps[call.fun]((argnum,), [w], ans, call.args, call.kwargs))
-        rows.append(_compare(row, "jvp", _real(ys.inner_prod(u, jvp_out)), numeric, rtol, terms, error))
+        rows.append(_compare(row, "jvp", _real(ys.inner_prod(u, jvp_out / unit)), numeric, rtol, terms, error, unit))
     return rows
 
 
-def _compare(row, test, analytic, numeric, rtol, terms, error):
+def _times(x, unit):
+    with np.errstate(all="ignore"):
+        return float(np.float64(x) * unit)
+
+
+def _compare(row, test, analytic, numeric, rtol, terms, error, unit=1.0):
+    """The verdict on the numbers divided by ``unit``; the row shows them as they are."""
     verdict = agree(analytic, numeric, rtol, terms, error)
     status = {PASS: PASS, FAIL: FAIL}.get(verdict.status, SKIPPED)
     reason = verdict.describe()
     if status == FAIL:
         reason = f"{test} differs from central differences: {reason}"
-    return NodeCheck(**row, test=test, status=status, analytic=analytic, numeric=numeric,
-                     difference=verdict.difference, tolerance=verdict.tolerance, reason=reason)
+    return NodeCheck(**row, test=test, status=status, analytic=_times(analytic, unit), numeric=_times(numeric, unit),
+                     difference=_times(verdict.difference, unit), tolerance=_times(verdict.tolerance, unit),
+                     reason=reason)
 
 
 def kink_reason(differences):
@@ -135,6 +144,7 @@ def _direction(value, rng, symmetric=False):
         d = d + 1j * rng.standard_normal(value.shape)
     if symmetric:
         d = (d + np.swapaxes(d, -1, -2)) / 2
+    d = d / max(float(np.max(np.abs(d), initial=0.0)), 1.0)  # no element above 1: u * ans overflows only if ans does
     return d.astype(value.dtype) if value.shape else value.dtype.type(d)
 
 

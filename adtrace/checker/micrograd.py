@@ -101,10 +101,11 @@ def _compare(row, k, forward, inputs, outgrad, contribution):
     differences, kink = _derivative(forward, inputs, k)
     if kink:
         return NodeCheck(**row, argnum=k, status=SKIPPED, analytic=float(contribution), reason=kink)
-    derivative = float(differences.estimate)
+    step = float(differences.direction)  # the step actually taken: 1 rounded to the point's spacing
+    derivative = float(differences.estimate) / step
     with np.errstate(all="ignore"):
         numeric = float(outgrad * derivative)
-        error = abs(float(outgrad)) * differences.error(1.0)
+        error = abs(float(outgrad)) * differences.error(1.0) / abs(step)
     analytic = float(contribution)
     verdict = agree(analytic, numeric, RTOL, error=error)
     status = {PASS: PASS, FAIL: FAIL}.get(verdict.status, SKIPPED)

@@ -26,8 +26,9 @@ HANDLERS = {"report": report, "view": view, "check": check, "experiments": exper
 
 _PROGRAM_OUTPUT = "What the traced program prints goes to standard error; standard output holds the result alone."
 _TRACED = ("traced by autograd, run by adtrace's reference engine (when the call is in its scope) and 4 times "
-           "by Richardson-extrapolated central differences, f(x +- h u) and f(x +- h/2 u); --mode fwd: 2 (autograd's "
-           "JVP, the reference's); both: 8; ")
+           "by Richardson-extrapolated central differences, f(x +- h u) and f(x +- h/2 u) (up to 30 where that "
+           "step does not resolve the derivative: other steps, h/4 and h/8, a probe 1000 steps out); --mode fwd: 2 "
+           "(autograd's JVP, the reference's); both: 8; ")
 _CALLS = {  # how many times each command calls the user's function (tests/tools/test_cli_arguments.py counts)
     "report": f"The function is called 6 times: {_TRACED}--check-nodes: once more (recorded for the per-node checks); "
               "--engine: 5 (the engine's backward() and 4 for finite differences; with --check-nodes too). "

@@ -353,13 +353,16 @@ def test_central_differences_are_accurate_to_rounding():
 
 
 def test_a_kink_within_the_step_is_skipped_and_one_past_it_is_not():
-    """abs at 1e-8 beside an element 1.0 is within the step (about 1e-6, set by the largest
-    element) of its kink at 0: the one-sided differences disagree and the node is skipped; at
-    2e-5 the step stays on one side and the node passes; abs at 1e-8 alone is stepped relative to
-    x (1e-14) and passes: it has a derivative there."""
+    """maximum(x, 0.5) at 0.5 + 1e-8 beside an element 1.0 is within the step (about 1e-6, set by the
+    largest element) of its kink: the one-sided differences disagree and the node is skipped; abs
+    at 1e-8 beside 1.0 is stepped relative to its smaller element too (1e-13) and passes, as at
+    2e-5 and alone: it has a derivative there."""
+    kinked = [r for r in adtrace.check(lambda x: anp.sum(anp.maximum(x, 0.5) * 1.5), np.array([0.5 + 1e-8, 1.0])).rows
+              if r.primitive == "maximum"]
+    assert [r.status for r in kinked] == [SKIPPED] and "not differentiable here" in kinked[0].reason
     f = lambda x: anp.sum(anp.abs(x) * 1.5)
     near = [r for r in adtrace.check(f, np.array([1e-8, 1.0])).rows if r.primitive == "absolute"]
-    assert [r.status for r in near] == [SKIPPED] and "not differentiable here" in near[0].reason
+    assert [(r.test, r.status) for r in near] == [("vjp", PASS), ("jvp", PASS)]
     past = [r for r in adtrace.check(f, np.array([2e-5, 1.0])).rows if r.primitive == "absolute"]
     assert [(r.test, r.status) for r in past] == [("vjp", PASS), ("jvp", PASS)]
     alone = [r for r in adtrace.check(f, 1e-8).rows if r.primitive == "absolute"]

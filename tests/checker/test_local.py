@@ -37,6 +37,18 @@ def wave_off_by(factor):
     return wave
 
 
+def wave_like(f, df, factor):
+    """``f`` with its VJP and JVP rules (the derivative ``df``) multiplied by ``factor``."""
+
+    @primitive
+    def rule(x):
+        return f(x)
+
+    defvjp(rule, lambda ans, x: lambda g: g * df(x) * factor)
+    defjvp(rule, lambda g, ans, x: g * df(x) * factor)
+    return rule
+
+
 def statuses(report):
     return sorted({(r.test, r.status) for r in report.rows})
 
@@ -87,3 +99,67 @@ def test_the_tolerance_follows_the_dtype(dtype):
         assert all(f"rtol {rtol:.3g}" in r.reason for r in report.rows)
     wrong = adtrace.check(lambda x: anp.sum(exp_off_by(2.0)(x)), x)
     assert [r.status for r in wrong.rows if r.primitive == "exp"] == [FAIL, FAIL]
+
+
+def test_a_rule_wrong_in_one_element_of_many_fails():
+    """sin's rule 2x wrong at element 0 of 100,000: the error (about 1 of <u, J v> about 300) was
+    within rtol x |u| |J v| (7e4 x 1e-5 = 0.75) and passed."""
+    @primitive
+    def sine(x):
+        return np.sin(x)
+
+    def vjp(ans, x):
+        derivative = np.cos(x)
+        derivative[0] *= 2.0
+        return lambda g: g * derivative
+
+    defvjp(sine, vjp)
+    report = adtrace.check(lambda x: sine(x), np.linspace(0.1, 1.0, 100_000))
+    assert [r.status for r in report.rows if r.primitive == "sine"] == [FAIL], report.rows
+
+
+@pytest.mark.parametrize("error", FACTORS)
+def test_elements_of_very_different_sizes(error):
+    """1/x at [1e-3, 100] and log at [1e-8, 3, 1e8]: the step of the largest element (1e-4) was a
+    tenth of the smallest or beyond it, and every row was skipped (a 'kink', out of the domain)."""
+    reciprocal = wave_like(lambda x: 1 / x, lambda x: -1 / x ** 2, FACTORS[error])
+    logarithm = wave_like(np.log, lambda x: 1 / x, FACTORS[error])
+    for f, x in [(reciprocal, [1e-3, 100.0]), (logarithm, [1e-8, 3.0, 1e8])]:
+        report = adtrace.check(lambda x: f(x), np.array(x))
+        assert statuses(report) == [("jvp", EXPECTED[error]), ("vjp", EXPECTED[error])], report.rows
+
+
+def test_a_rule_wrong_where_dot_u_jv_cancels_fails():
+    """``c * x`` with c chosen against the checker's u (the first node's, seeded by its index 0) so
+    that dot(u, J v) is 1e-6 of its terms: a rule 1e-6 wrong in one of them doubles the value and
+    was within rtol x the terms (10 x the value); the right rule passes."""
+    u = np.random.default_rng(0).standard_normal(2)
+    c = np.array([3.0, -3.0 * u[0] / u[1] * (1 + 1e-6)])
+    rows = {}
+    for name, wrong in [("right", 0.0), ("wrong", 1e-6)]:
+        scaled = c * np.array([1.0, 1.0 + wrong])
+
+        @primitive
+        def linear(x):
+            return c * x
+
+        defvjp(linear, lambda ans, x: lambda g: np.sum(g * scaled))
+        rows[name] = [r for r in adtrace.check(lambda x: linear(x).sum(), 0.7).rows if r.primitive == "linear"]
+    assert [r.status for r in rows["right"]] == [PASS], rows
+    assert [r.status for r in rows["wrong"]] == [FAIL] and "the terms' size" in rows["wrong"][0].reason, rows
+
+
+@pytest.mark.parametrize("error", FACTORS)
+def test_inner_products_of_many_huge_terms(error):
+    """exp at 700 to 706 over 400 elements: dot(u, J v) sums 400 terms up to 1e307 and overflowed;
+    the right rule was a FAIL ("the analytic side is nan")."""
+    report = adtrace.check(exp_off_by(FACTORS[error]), np.linspace(700.0, 706.0, 400))
+    assert statuses(report) == [("jvp", EXPECTED[error]), ("vjp", EXPECTED[error])], report.rows
+
+
+@pytest.mark.parametrize("error", FACTORS)
+def test_directions_do_not_push_a_rule_past_the_largest_double(error):
+    """exp at 708 to 709.7 (up to 1.6e308): a direction element of 3.8 made u * ans overflow in
+    the right rule itself, a FAIL ("the analytic side is nan"); no element of u or v is above 1."""
+    report = adtrace.check(exp_off_by(FACTORS[error]), np.linspace(708.0, 709.7, 400))
+    assert statuses(report) == [("jvp", EXPECTED[error]), ("vjp", EXPECTED[error])], report.rows

@@ -73,3 +73,31 @@ def test_every_row_shows_the_tolerance_its_status_follows_from():
         for row in check_engine(lambda a: a.exp(), 360.0, cls=engine_off_by(FACTORS[error])).rows:
             assert (row.difference <= row.tolerance) == (row.status == PASS)
             assert "rtol 1e-05" in row.reason and "tolerance" in row.reason
+
+
+def test_the_derivative_is_along_the_step_actually_taken():
+    """a + b at a = 1e8 + 0.3, b = -1e8: the sum 0.3 is small, so the capped step 1e-4 is kept, and
+    a + 5e-5 rounds to a grid of 1.5e-8: the step taken is 1.3e-4 off the one asked for. Read as
+    the derivative along 1, the right rule FAILed (relative difference 1.3e-4; 1.4e-3 at 3e9)."""
+    from micrograd.engine import Value as MicroValue
+
+    for a, b in [(1e8 + 0.3, -1e8), (3e9 + 0.7, -3e9)]:
+        report = check_engine(lambda a, b: a + b, a, b, cls=MicroValue)
+        assert report.passed and statuses(report) == [PASS], report.rows
+
+    class AddOff(Value):
+        def __mul__(self, other):  # (micrograd's shape: the class's own operations make its values)
+            other = other if isinstance(other, Value) else AddOff(other)
+            return AddOff(self.data * other.data, (self, other), '*')
+
+        def __add__(self, other):
+            out = AddOff(self.data + other.data, (self, other), '+')
+
+            def _backward():
+                self.grad += out.grad * (1 + 1e-4)
+                other.grad += out.grad * (1 + 1e-4)
+            out._backward = _backward
+            return out
+
+    wrong = check_engine(lambda a, b: a + b, 1e8 + 0.3, -1e8, cls=AddOff)
+    assert statuses(wrong) == [FAIL], wrong.rows

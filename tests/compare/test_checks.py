@@ -166,3 +166,41 @@ def test_an_invalid_order_fails_whichever_engine_made_it():
     good, bad = ["v2_mul", "v1_sin", "v0_root"], ["v1_sin", "v2_mul", "v0_root"]
     lecture_wrong = orders_valid(good, graph, bad, graph)
     assert not lecture_wrong.passed and "lecture's DFS order: INVALID" in lecture_wrong.detail
+
+
+def test_a_function_flat_only_below_its_rounding_is_not_failed_and_a_flat_one_still_fails():
+    """(x + 1e12) - 1e12 is x, computed on a grid of 1.2e-4: at the step 1e-6 every value is the
+    same, the differences 0 with a rounding error of 1e-9, and the right gradient was a FAIL. A
+    probe 1000 steps out tells such a staircase from a function flat there (maximum(x, 1) at
+    x < 1, where a gradient of ones is wrong and fails)."""
+    x = np.array([1.0, 2.0, 0.5])
+    staircase = finite_differences(lambda x: np.sum((x + 1e12) - 1e12), x, 1.0, np.ones(3))
+    assert staircase.skipped and "did not converge" in staircase.detail, staircase
+    flat = finite_differences(lambda x: np.sum(np.maximum(x, 1.0)), np.array([0.2, 0.5]), 1.0, np.ones(2))
+    assert not flat.passed and not flat.skipped, flat
+    right = finite_differences(lambda x: np.sum(np.maximum(x, 1.0)), np.array([0.2, 0.5]), 1.0, np.zeros(2))
+    assert right.passed and not right.skipped, right
+
+
+def test_the_function_is_called_at_most_30_times_by_the_differences():
+    """4 calls where the first step resolves the derivative (x * x + x at 0.5); up to 3 steps of 4,
+    4 more at h/4 and h/8 and 2 for a flat probe each (as README.md and --help say) where none does."""
+    counts = []
+    for f, x in [(lambda x: x * x + x, 0.5), (lambda x: np.sum((x + 1e12) - 1e12), np.array([1e-3, 1e8])),
+                 (np.sin, 1e20), (lambda x: np.sum(np.sin(x)), np.array([1e-9, 1e20]))]:
+        calls = []
+
+        def counted(x):
+            calls.append(1)
+            return f(x)
+
+        finite_differences(counted, x, 1.0, np.ones_like(x))
+        counts.append(len(calls))
+    assert counts[0] == 4 and max(counts) <= 30 and max(counts) > 4, counts
+
+
+def test_noise_at_a_step_beyond_the_functions_scale_is_not_a_verdict():
+    """sin at 1e20: only the step 1e15 moves the point; its differences (noise of size 1e-15) had
+    fine - coarse just under a tenth of them by chance and the right gradient cos(1e20) FAILed."""
+    check = finite_differences(np.sin, 1e20, 1.0, np.cos(1e20))
+    assert check.skipped and "did not converge" in check.detail, check

@@ -37,11 +37,31 @@ def test_non_finite_sides():
 
 def test_the_tolerance_printed_is_the_one_applied():
     for analytic in (1.0 + 1e-6, 1.0 + 3e-5):
-        verdict = agree(analytic, 1.0, 1e-5, scale=2.0, error=1e-7)
+        verdict = agree(analytic, 1.0, 1e-5, scale=2e5, error=1e-7)
         assert verdict.passed == (verdict.difference <= verdict.tolerance)
         assert f"tolerance {verdict.relative_tolerance:.1e}" in verdict.describe()
-        assert verdict.relative_tolerance == pytest.approx(1e-5 * 2.0 + 10 * 1e-7, rel=1e-4)
-        assert "the terms' size 2.0e+00" in verdict.describe()
+        assert verdict.relative_tolerance == pytest.approx(1e-5 * 1e-5 * 2e5 + 10 * 1e-7, rel=1e-4)
+        assert "the terms' size 2.0e+05" in verdict.describe()
+
+
+def test_the_terms_size_enters_at_rtol_squared():
+    """|u| |J v| is about sqrt(n) |<u, J v>| for a random u: at rtol x the terms, a rule 1e-4 wrong
+    passed with 100,000 terms; at rtol ** 2 cancellation of 1e5 is still absorbed."""
+    assert agree(1.0 + 1e-4, 1.0, 1e-5, scale=316.0).status == FAIL
+    assert agree(1.0 + 1e-8, 1.0, 1e-5, scale=1e6).status == PASS
+    assert agree(1.0 + 1e-3, 1.0, 1e-5, scale=1e9).status == PASS  # the terms 1e9 times the value
+
+
+def test_terms_cancelled_beyond_what_rtol_resolves_are_unresolved():
+    """rtol ** 2 x the terms (2e10) is 2, above both numbers: a difference of 1.5x would pass."""
+    verdict = agree(1.0, 1.5, 1e-5, scale=2e10)
+    assert verdict.status == UNRESOLVED and "cancel below" in verdict.describe(), verdict
+
+
+def test_an_error_above_the_numbers_is_unresolved_whatever_the_terms():
+    """The error 0.2 (x 10 = 2) is above both numbers (2 and 1): a 2x difference is not a pass
+    because the terms summed were 30."""
+    assert agree(2.0, 1.0, 1e-5, scale=30.0, error=0.2).status == UNRESOLVED
 
 
 def test_arrays_normwise():
@@ -64,3 +84,12 @@ def test_rtol_follows_the_dtype():
     assert rtol_for(np.float64) == 1e-5 and rtol_for(np.complex128) == 1e-5
     assert rtol_for(np.float32) == pytest.approx(4.92e-3, rel=1e-2) and rtol_for(np.complex64) == rtol_for(np.float32)
     assert rtol_for(np.float16) == pytest.approx(9.92e-2, rel=1e-2)
+
+
+def test_the_unit_is_a_power_of_two_that_exists():
+    from adtrace.compare.tolerance import power_of_two_unit
+
+    for largest in (1.7e308, 1e300, 1e-300, 5e-324):
+        unit = power_of_two_unit(np.array([largest, -largest / 3]))
+        assert math.isfinite(unit) and 1 <= largest / unit < 2 and math.frexp(unit)[0] == 0.5
+    assert power_of_two_unit(np.array([3.0, 1e-9])) == 1.0
