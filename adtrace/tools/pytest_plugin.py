@@ -5,11 +5,14 @@
 - ``--adtrace-report-dir DIR``: for each failing test that recorded a backward pass, a Markdown
   report of its recording in ``DIR/<test id>-<hash of the id>.md`` (see ``_file_name``); the
   terminal summary lists them, and a report that cannot be written is a warning, not an error;
-- the ``adtrace_recording`` fixture: a test's own recording, active for the whole test.
+- the ``adtrace_recording`` fixture: a test's own recording, active for the whole test;
+- after each test's teardown, a hook of an ended recording that the test's monkeypatch put back
+  (undoing its patch of a hooked function) is taken off: later tests find autograd as it was.
 """
 
 import hashlib
 import re
+import sys
 import warnings
 from contextlib import ExitStack
 from pathlib import Path
@@ -58,6 +61,17 @@ def _close_at_test(stack, item):
     for w in caught:
         warnings.warn_explicit(w.message, w.category, str(path), (line or 0) + 1,
                                module=getattr(getattr(item, "module", None), "__name__", None))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    """After the test's fixtures are torn down: a monkeypatch of a hooked function, undone there
+    after the recording ended, put back the recording's (stale) wrapper; autograd's own goes back."""
+    yield
+    if "adtrace.recording.autograd" in sys.modules:  # (adtrace hooked autograd in this process)
+        from ..recording.registry import remove_stale_hooks
+
+        remove_stale_hooks()
 
 
 @pytest.hookimpl(hookwrapper=True)
