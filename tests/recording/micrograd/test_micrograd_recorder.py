@@ -401,3 +401,24 @@ def test_deleting_a_hook_inside_a_recording_restores_the_rest():
         (x * x).backward()
     assert dict(vars(MicroValue)) == before and all(vars(MicroValue)[k] is v for k, v in before.items())
     assert registry.active_recordings() == 0 and x.grad == 6.0
+
+
+def test_a_patch_undone_after_the_recording_leaves_the_class_as_it_was_after_the_next_one():
+    """``mock.patch.object(Value, "backward", ...)`` started inside the block and stopped after it
+    puts back the recording's own (stale) hook: the next recording records once, not twice, and
+    ends with the class's own ``backward`` and ``__init__`` again."""
+    from unittest import mock
+
+    own = {name: vars(Value)[name] for name in ("__init__", "backward")}
+    for name in own:
+        with pytest.warns(adtrace.PatchConflictWarning, match=f"Value.{name}"):
+            with adtrace.record(engine=Value):
+                patch = mock.patch.object(Value, name, lambda self, *args: None)
+                patch.start()
+        patch.stop()  # puts back the hook it found
+        with adtrace.record(engine=Value) as rec:
+            a = Value(3.0)
+            (a * a).backward()
+        assert a.grad == 6.0 and len(rec.of_kind("node")) == 2 and len(rec.of_kind("backward_start")) == 1
+        assert {n: vars(Value)[n] for n in own} == own, name
+    assert registry.active_recordings() == 0
