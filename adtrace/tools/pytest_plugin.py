@@ -119,10 +119,13 @@ def pytest_terminal_summary(terminalreporter, config):
 
 
 @pytest.fixture
-def adtrace_recording():
+def adtrace_recording(request):
     """A recording of everything the test does with autograd (setup of later fixtures included)."""
-    with ExitStack() as stack:  # (entered outside this generator's frame: see pytest_runtest_call)
+    stack = ExitStack()  # (entered outside this generator's frame: see pytest_runtest_call)
+    try:
         yield stack.enter_context(record())
+    finally:
+        _close_at_test(stack, request.node)
 
 
 def _file_name(nodeid):

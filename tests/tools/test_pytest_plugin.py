@@ -153,6 +153,23 @@ def pytest_unconfigure(config):
         assert "add_outgrads at the end: autograd's own" in result.stdout.str(), (options, result.stdout.str())
 
 
+def test_a_patch_conflict_warning_under_the_fixture_points_at_the_test(pytester):
+    pytester.makepyfile('''
+import autograd.core as core
+from autograd import grad
+
+def test_wraps_a_hooked_attribute(monkeypatch, adtrace_recording):
+    wrapped = core.add_outgrads
+    monkeypatch.setattr(core, "add_outgrads", lambda p, g: wrapped(p, g))
+    assert grad(lambda x: x * x)(3.0) == 6.0
+''')
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    output = result.stdout.str()
+    assert "test_a_patch_conflict_warning_under_the_fixture_points_at_the_test.py:4: PatchConflictWarning" in output, \
+        output
+
+
 def test_a_test_that_changes_folder_has_its_report_where_the_folder_was_named(pytester):
     """``monkeypatch.chdir(tmp_path)`` (undone only at teardown) does not move the report folder."""
     pytester.makepyfile('''
