@@ -293,11 +293,25 @@ def _recover_thread(thread, ended=True):
 # -------------------- fork --------------------
 
 
+_fork_locks = []  # functions giving an engine's own lock: held across a fork after the session's
+
+
+def hold_across_fork(lock_of):
+    """Hold an engine's own lock (``lock_of()``) across every fork, taken after the session's (the
+    order the session takes them in): in the child no other thread holds it while the session
+    there releases the other threads' recordings, which takes it."""
+    _fork_locks.append(lock_of)
+
+
 def _before_fork():
     _lock.acquire()
+    for lock_of in _fork_locks:
+        lock_of().acquire()
 
 
 def _after_fork_in_parent():
+    for lock_of in reversed(_fork_locks):
+        lock_of().release()
     _lock.release()
 
 
