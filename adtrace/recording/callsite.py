@@ -4,6 +4,7 @@ Never an absolute path: code outside the root is named by its module (``module:l
 file the user named by its path (a command line's ``../models/f.py:loss``), as the user named it.
 """
 
+import contextlib
 import functools
 import inspect
 import os
@@ -19,6 +20,7 @@ _INSTALLED = frozenset({"site-packages", "dist-packages"})  # where installed pa
 # Frames in these folders are machinery, not the user's code.
 _MACHINERY = tuple(str(Path(m.__file__).resolve().parent) + os.sep for m in (autograd, numpy)) + (
     str(Path(__file__).resolve().parents[1]) + os.sep,  # adtrace itself
+    contextlib.__file__,  # (an ExitStack or a contextmanager that enters or leaves record() for the user)
 )
 
 

@@ -9,7 +9,8 @@ group of patches all-or-nothing. An engine that installs its hooks itself (micro
 descriptors) registers its own undo with ``on_undo``, in the same stack.
 
 What is no longer ours is not ours to restore: an attribute someone replaced while patched (the
-user's own patch, or their undo of one made before) is left as they made it, and reported.
+user's own patch, or their undo of one made before) is left as they made it, and reported; but a
+hook of an earlier installation they put back (marked ``__adtrace_hook__``) is still restored.
 
 Every line may be interrupted (a ``KeyboardInterrupt``): an entry is noted before its ``setattr``,
 undoing one is idempotent, and an undo cut short goes on to the end before the interrupt propagates.
@@ -97,7 +98,7 @@ def _undo_entry(entry):
         return entry[0]() or []
     owner, name, before, restore, ours = entry
     now = vars(owner).get(name, NOTSET)
-    if now is ours:
+    if now is ours or _stale(now, before if restore is NOTSET else restore):
         if restore is NOTSET:
             delattr(owner, name)
         else:
@@ -105,6 +106,16 @@ def _undo_entry(entry):
     elif now is not before and now is not restore:  # (before: the setattr never came; restore: undone already)
         return [f"{_where(owner)}.{name}"]
     return []
+
+
+def _stale(value, original):
+    """Whether ``value`` is a hook of an earlier installation (marked ``__adtrace_hook__``) around
+    ``original``, put back by someone: it calls the original and records nothing; not theirs to keep."""
+    while original is not NOTSET and hasattr(value, "__adtrace_hook__"):
+        value = getattr(value, "__wrapped__", None)
+        if value is original:
+            return True
+    return False
 
 
 def _where(owner):

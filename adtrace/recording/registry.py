@@ -115,6 +115,17 @@ def abandon_if_free(recorder):
             _lock.release()
 
 
+def remove_stale_hooks():
+    """Take autograd's hooks of an earlier recording off where someone's undo put them back after
+    it ended (a test's monkeypatch, undone at teardown, restores the wrapper it found). They record
+    nothing, but the program should find autograd as it was. Nothing while a recording of autograd
+    is open. Returns the names of the points cleared."""
+    from .autograd import ENGINE
+
+    with _lock:
+        return [] if ENGINE in _installs else ENGINE.remove_stale()
+
+
 def is_open(recorder):
     return recorder in _open
 
@@ -282,11 +293,25 @@ def _recover_thread(thread, ended=True):
 # -------------------- fork --------------------
 
 
+_fork_locks = []  # functions giving an engine's own lock: held across a fork after the session's
+
+
+def hold_across_fork(lock_of):
+    """Hold an engine's own lock (``lock_of()``) across every fork, taken after the session's (the
+    order the session takes them in): in the child no other thread holds it while the session
+    there releases the other threads' recordings, which takes it."""
+    _fork_locks.append(lock_of)
+
+
 def _before_fork():
     _lock.acquire()
+    for lock_of in _fork_locks:
+        lock_of().acquire()
 
 
 def _after_fork_in_parent():
+    for lock_of in reversed(_fork_locks):
+        lock_of().release()
     _lock.release()
 
 

@@ -5,11 +5,14 @@
 - ``--adtrace-report-dir DIR``: for each failing test that recorded a backward pass, a Markdown
   report of its recording in ``DIR/<test id>-<hash of the id>.md`` (see ``_file_name``); the
   terminal summary lists them, and a report that cannot be written is a warning, not an error;
-- the ``adtrace_recording`` fixture: a test's own recording, active for the whole test.
+- the ``adtrace_recording`` fixture: a test's own recording, active for the whole test;
+- after each test's teardown, a hook of an ended recording that the test's monkeypatch put back
+  (undoing its patch of a hooked function) is taken off: later tests find autograd as it was.
 """
 
 import hashlib
 import re
+import sys
 import warnings
 from contextlib import ExitStack
 from pathlib import Path
@@ -61,6 +64,17 @@ def _close_at_test(stack, item):
 
 
 @pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    """After the test's fixtures are torn down: a monkeypatch of a hooked function, undone there
+    after the recording ended, put back the recording's (stale) wrapper; autograd's own goes back."""
+    yield
+    if "adtrace.recording.autograd" in sys.modules:  # (adtrace hooked autograd in this process)
+        from ..recording.registry import remove_stale_hooks
+
+        remove_stale_hooks()
+
+
+@pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield
     report = outcome.get_result()
@@ -105,10 +119,13 @@ def pytest_terminal_summary(terminalreporter, config):
 
 
 @pytest.fixture
-def adtrace_recording():
+def adtrace_recording(request):
     """A recording of everything the test does with autograd (setup of later fixtures included)."""
-    with ExitStack() as stack:  # (entered outside this generator's frame: see pytest_runtest_call)
+    stack = ExitStack()  # (entered outside this generator's frame: see pytest_runtest_call)
+    try:
         yield stack.enter_context(record())
+    finally:
+        _close_at_test(stack, request.node)
 
 
 def _file_name(nodeid):

@@ -25,3 +25,24 @@ def test_an_installed_package_is_named_by_module_even_inside_the_project(tmp_pat
     assert relative_location(str(engine), 54, "micrograd.engine", root=str(tmp_path)) == "micrograd.engine:54"
     mine = tmp_path / "model.py"
     assert relative_location(str(mine), 3, "model", root=str(tmp_path)) == "model.py:3"
+
+
+def test_a_warning_through_an_exit_stack_points_at_the_users_line():
+    """``record()`` entered through ``contextlib.ExitStack`` (or a ``contextmanager``): a warning
+    it gives when it ends names the user's line, not contextlib's."""
+    import contextlib
+
+    import autograd.core as core
+    import pytest
+
+    import adtrace
+
+    original = core.add_outgrads
+    try:
+        with pytest.warns(adtrace.PatchConflictWarning) as caught:
+            with contextlib.ExitStack() as stack:
+                stack.enter_context(adtrace.record())
+                core.add_outgrads = lambda prev, g: original(prev, g)
+    finally:
+        core.add_outgrads = original
+    assert [w.filename for w in caught] == [__file__]

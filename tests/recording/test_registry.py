@@ -244,6 +244,24 @@ def test_a_stale_wrapper_put_back_is_never_wrapped_and_never_records():
     assert_restored()
 
 
+def test_remove_stale_hooks_puts_autograds_own_back_and_leaves_a_recording_alone():
+    with pytest.warns(adtrace.PatchConflictWarning):
+        with adtrace.record():
+            stale = core.add_outgrads
+            core.add_outgrads = lambda prev, g: stale(prev, g)
+    core.add_outgrads = stale  # a user's undo puts our wrapper back after the block
+    try:
+        with adtrace.record():
+            installed = core.add_outgrads
+            assert registry.remove_stale_hooks() == [] and core.add_outgrads is installed  # in use: left
+        core.add_outgrads = stale
+        assert registry.remove_stale_hooks() == ["autograd.core.add_outgrads"]
+        assert registry.remove_stale_hooks() == []
+    finally:
+        core.add_outgrads = ORIGINALS["autograd.core.add_outgrads"]
+    assert_restored()
+
+
 def test_under_pytest_monkeypatch_every_later_recording_is_exact(pytester):
     pytester.makepyfile('''
 import autograd.core as core

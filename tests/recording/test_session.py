@@ -235,6 +235,20 @@ def test_a_patch_undone_inside_the_block_stays_undone():
     assert_restored()
 
 
+def test_a_hook_of_an_earlier_recording_put_back_inside_a_block_ends_as_autograds_own(recwarn):
+    """A wrapper saved in one block and assigned back in a later one (a test restoring what it
+    saved) calls autograd's own function and records nothing: it is not the user's patch to keep."""
+    with adtrace.record():
+        saved = core.add_outgrads
+    with adtrace.record() as rec:
+        core.add_outgrads = saved
+        grad(lambda x: x * x)(3.0)
+    assert core.add_outgrads is ORIGINALS["autograd.core.add_outgrads"]
+    assert not [w for w in recwarn if issubclass(w.category, adtrace.PatchConflictWarning)]
+    assert not rec.of_kind("add_outgrads") and rec.of_kind("backward_end")  # (the stale one records nothing)
+    assert_restored()
+
+
 def test_a_user_patch_kept_through_nested_recordings_and_two_engines():
     from micrograd.engine import Value
 

@@ -115,6 +115,61 @@ def test_wraps_a_hooked_attribute(monkeypatch):
     assert "INTERNALERROR" not in strict.stdout.str()
 
 
+def test_a_monkeypatch_of_a_hooked_function_leaves_autograd_as_it_was_after_the_test(pytester):
+    """The test's monkeypatch, undone at teardown after the recording ended, puts back what it found:
+    adtrace's wrapper of that recording. It is taken off after the teardown: each later test, and
+    the program after the last one, find autograd's own functions (with the fixture as with --adtrace)."""
+    pytester.makepyfile('''
+import autograd.core as core
+import pytest
+from autograd import grad
+
+ORIGINAL = core.add_outgrads
+
+def test_wraps_a_hooked_attribute(monkeypatch):
+    wrapped = core.add_outgrads
+    monkeypatch.setattr(core, "add_outgrads", lambda p, g: wrapped(p, g))
+    assert grad(lambda x: x * x)(3.0) == 6.0
+
+def test_wraps_it_under_the_fixture(monkeypatch, adtrace_recording):
+    wrapped = core.add_outgrads
+    monkeypatch.setattr(core, "add_outgrads", lambda p, g: wrapped(p, g))
+    assert grad(lambda x: x * x)(3.0) == 6.0
+
+def test_after(request):
+    assert core.add_outgrads is ORIGINAL or request.config.getoption("adtrace")
+''')
+    pytester.makeconftest('''
+import autograd.core as core
+
+ORIGINAL = core.add_outgrads
+
+def pytest_unconfigure(config):
+    print("add_outgrads at the end:", "autograd's own" if core.add_outgrads is ORIGINAL else core.add_outgrads)
+''')
+    for options in (["--adtrace", "-k", "hooked_attribute"], ["-k", "fixture or after"]):
+        result = pytester.runpytest_subprocess(*options, "-p", "no:cacheprovider", "-s")
+        assert result.ret == 0, result.stdout.str()
+        assert "add_outgrads at the end: autograd's own" in result.stdout.str(), (options, result.stdout.str())
+
+
+def test_a_patch_conflict_warning_under_the_fixture_points_at_the_test(pytester):
+    pytester.makepyfile('''
+import autograd.core as core
+from autograd import grad
+
+def test_wraps_a_hooked_attribute(monkeypatch, adtrace_recording):
+    wrapped = core.add_outgrads
+    monkeypatch.setattr(core, "add_outgrads", lambda p, g: wrapped(p, g))
+    assert grad(lambda x: x * x)(3.0) == 6.0
+''')
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    output = result.stdout.str()
+    assert "test_a_patch_conflict_warning_under_the_fixture_points_at_the_test.py:4: PatchConflictWarning" in output, \
+        output
+
+
 def test_a_test_that_changes_folder_has_its_report_where_the_folder_was_named(pytester):
     """``monkeypatch.chdir(tmp_path)`` (undone only at teardown) does not move the report folder."""
     pytester.makepyfile('''

@@ -24,6 +24,10 @@ class AutogradEngine:
         """Patch the hook points (all or none); returns the context variable their wrappers read."""
         return hooks.install(patcher)
 
+    def remove_stale(self):
+        """Take off wrappers of an earlier installation someone put back (see ``hooks.remove_stale``)."""
+        return hooks.remove_stale()
+
     def release_held(self):
         """No lock of its own (the session's is released by the session)."""
 

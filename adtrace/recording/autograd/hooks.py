@@ -20,7 +20,7 @@ from ..fanout import fanout_for
 from .wrappers import (recorded_local_vjp, wrap_add_outgrads, wrap_backward_pass, wrap_jvp_initialize_root,
                        wrap_jvp_node_init, wrap_toposort, wrap_trace, wrap_vjp_initialize_root, wrap_vjp_node_init)
 
-__all__ = ["HOOK_POINTS", "RELIED_ON", "HookPoint", "Callbacks", "Fanout", "install", "is_patched",
+__all__ = ["HOOK_POINTS", "RELIED_ON", "HookPoint", "Callbacks", "Fanout", "install", "is_patched", "remove_stale",
            "recorded_local_vjp", "original_of"]
 
 
@@ -154,6 +154,19 @@ def original_of(function):
     while hasattr(function, "__adtrace_hook__"):
         function = function.__wrapped__
     return function
+
+
+def remove_stale():
+    """Put autograd's own function back at each hook point that holds a wrapper of an installation
+    already undone (put back there by someone's undo of their own patch after the recording ended:
+    pytest's monkeypatch teardown). Only while no installation is in place (the session's lock
+    held: ``registry.remove_stale_hooks``). Returns the names of the points it cleared."""
+    cleared = []
+    for point in HOOK_POINTS:
+        if is_patched(point):
+            setattr(point.owner, point.attribute, original_of(vars(point.owner)[point.attribute]))
+            cleared.append(point.name)
+    return cleared
 
 
 def is_patched(point):

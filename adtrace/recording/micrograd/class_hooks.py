@@ -11,7 +11,7 @@ import inspect
 import threading
 from contextvars import ContextVar
 
-from ..patching import Patcher
+from ..patching import NOTSET, Patcher
 from .descriptors import MISSING, BackwardDescriptor, GradDescriptor, Storage
 from .tracked import accumulation, plain, trackable
 
@@ -30,15 +30,18 @@ class ClassHooks:
     def install(self):
         """Put every hook on the class, or none (a failure restores what was put)."""
         cls = self.cls
+        init, backward = _original(cls.__init__), _original(inspect.getattr_static(cls, "backward"))
         hooks = {
-            "__init__": self._wrap_init(cls.__init__),
-            "backward": self._wrap_backward(inspect.getattr_static(cls, "backward")),
-            "grad": GradDescriptor(self, self.grad),
-            "_backward": BackwardDescriptor(self, Storage(cls, "_backward")),
+            "__init__": (self._wrap_init(init), init),
+            "backward": (self._wrap_backward(backward), backward),
+            "grad": (GradDescriptor(self, self.grad), NOTSET),
+            "_backward": (BackwardDescriptor(self, Storage(cls, "_backward")), NOTSET),
         }
         with self._patcher.transaction():
-            for name, hook in hooks.items():
-                self._patcher.setattr(cls, name, hook, raising=False)
+            for name, (hook, original) in hooks.items():
+                # (a hook of an earlier installation put back by someone's undo: the original goes back)
+                restore = original if hasattr(vars(cls).get(name), "__adtrace_hook__") else NOTSET
+                self._patcher.setattr(cls, name, hook, restore=restore, raising=False)
 
     def restore(self):
         """Put back every entry still ours (idempotent); returns the names someone else replaced
@@ -67,6 +70,7 @@ class ClassHooks:
             original(node, *args, **kwargs)
             hooks.node_created(node, tuple(children))
 
+        __init__.__adtrace_hook__ = "__init__"
         return __init__
 
     def _wrap_backward(self, original):
@@ -90,6 +94,7 @@ class ClassHooks:
                 hooks.notify("backward_ended", root, error)
                 error = None  # no cycle through this frame's traceback
 
+        backward.__adtrace_hook__ = "backward"
         return backward
 
     def recorded_local_backward(self, node, closure):
@@ -156,6 +161,14 @@ class ClassHooks:
             getattr(sink, callback)(*args)
         finally:
             state.quiet -= 1
+
+
+def _original(function):
+    """``function`` with every wrapper of ours around it taken off (one put back after its
+    installation was undone calls the original, recording nothing)."""
+    while hasattr(function, "__adtrace_hook__"):
+        function = function.__wrapped__
+    return function
 
 
 def _is_iterator(children):

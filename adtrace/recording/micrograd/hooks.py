@@ -29,6 +29,7 @@ import os
 import threading
 from typing import Protocol
 
+from .. import registry
 from .class_hooks import ClassHooks
 from .descriptors import MISSING
 from .shape import check_shape
@@ -216,3 +217,4 @@ def _after_fork_in_child():
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
+    registry.hold_across_fork(lambda: _lock)  # (taken before a fork: no other thread holds it in the child)

@@ -401,3 +401,74 @@ def test_deleting_a_hook_inside_a_recording_restores_the_rest():
         (x * x).backward()
     assert dict(vars(MicroValue)) == before and all(vars(MicroValue)[k] is v for k, v in before.items())
     assert registry.active_recordings() == 0 and x.grad == 6.0
+
+
+def test_a_patch_undone_after_the_recording_leaves_the_class_as_it_was_after_the_next_one():
+    """``mock.patch.object(Value, "backward", ...)`` started inside the block and stopped after it
+    puts back the recording's own (stale) hook: the next recording records once, not twice, and
+    ends with the class's own ``backward`` and ``__init__`` again."""
+    from unittest import mock
+
+    own = {name: vars(Value)[name] for name in ("__init__", "backward")}
+    for name in own:
+        with pytest.warns(adtrace.PatchConflictWarning, match=f"Value.{name}"):
+            with adtrace.record(engine=Value):
+                patch = mock.patch.object(Value, name, lambda self, *args: None)
+                patch.start()
+        patch.stop()  # puts back the hook it found
+        with adtrace.record(engine=Value) as rec:
+            a = Value(3.0)
+            (a * a).backward()
+        assert a.grad == 6.0 and len(rec.of_kind("node")) == 2 and len(rec.of_kind("backward_start")) == 1
+        assert {n: vars(Value)[n] for n in own} == own, name
+    assert registry.active_recordings() == 0
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")  # (3.12+: on purpose)
+def test_fork_while_one_thread_records_and_another_attaches_a_class():
+    """A fork while a thread is inside ``attach()`` (which holds the hooks' lock while it checks a
+    class, running its ``__init__``) and another records: the fork waits for the lock, and the
+    child restores the recorded class (through that lock) without deadlocking."""
+    from children import wait_for
+
+    checking, go_on, recording, leave = (threading.Event() for _ in range(4))
+    own_backward = vars(Value)["backward"]
+
+    class Gate:
+        def __init__(self, data, _children=(), _op=''):
+            if not checking.is_set():  # (attach's shape check makes a leaf: wait there, holding the lock)
+                checking.set()
+                go_on.wait()
+            self.data, self.grad, self._backward, self._prev, self._op = data, 0.0, lambda: None, set(_children), _op
+
+        def backward(self):
+            self.grad = 1.0
+
+    def record_value():
+        with adtrace.record(engine=Value):
+            recording.set()
+            leave.wait()
+
+    def attach_gate():
+        attach(Gate, EventLog()).detach()
+
+    threads = [threading.Thread(target=record_value), threading.Thread(target=attach_gate)]
+    threads[0].start()
+    recording.wait()
+    threads[1].start()
+    checking.wait()
+    opening = threading.Timer(1.0, go_on.set)  # (lets attach finish: a fork waits for it to leave the lock)
+    opening.start()
+    try:
+        pid = os.fork()
+        if pid == 0:  # the child: the other threads' recording dropped, Value restored
+            os._exit(0 if vars(Value)["backward"] is own_backward else 3)
+        status = wait_for(pid, 20)
+    finally:
+        go_on.set()
+        leave.set()
+        opening.join()
+        for thread in threads:
+            thread.join()
+    assert status == 0
