@@ -295,6 +295,8 @@ def test_asyncio_tasks_each_record_only_what_they_run():
 @pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")  # (3.12+: on purpose)
 def test_fork_while_another_thread_records():
     """The child holds no other thread's recording: the class restored, and it records itself."""
+    recorded(Value, lambda x: x * x, 3.0)  # (the engine's modules imported before any fork: a fork in the middle
+    # of a first import leaves the import's lock held in the child, which then hangs; run alone, this test did)
     before = dict(vars(Value))
 
     def keep_recording():
