@@ -305,8 +305,10 @@ BEFORE = {(o, n): vars(o).get(n) for o, names in OWNERS for n in names}
 armed = False
 
 
-def handler(signum, frame):  # KeyboardInterrupt only while a round runs (a test harness needs quiet between)
+def handler(signum, frame):  # one KeyboardInterrupt per round, while it runs (a test harness needs quiet between)
+    global armed
     if armed:
+        armed = False  # (first: a second signal landing in one_round's own except clause would escape it)
         raise KeyboardInterrupt
 
 
