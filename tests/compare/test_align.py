@@ -100,6 +100,15 @@ def test_a_users_vector_space_compares_by_value_not_identity():
     assert compare(Pair(1.0, 2.0), Pair(1.0, 2.5)) == (DIFFERS, 0.5)
 
 
+def test_a_users_vector_space_is_compared_relative_to_its_size():
+    """rtol 1e-9 of the values' norm, at any magnitude: 1e-4 apart is close at 2e6, and 2e-12
+    apart differs at 2e-6 (as arrays do)."""
+    assert compare(Pair(1e6, 2e6), Pair(1e6, 2e6 + 1e-4))[0] == CLOSE
+    assert compare(Pair(1e-6, 2e-6), Pair(1e-6, 2e-6 + 2e-12))[0] == DIFFERS
+    assert compare(np.array([1e6, 2e6]), np.array([1e6, 2e6 + 1e-4]))[0] == CLOSE
+    assert compare(np.array([1e-6, 2e-6]), np.array([1e-6, 2e-6 + 2e-12]))[0] == DIFFERS
+
+
 def test_container_gradients_align_with_the_reference_engine():
     from adtrace.compare.traced_call import trace_call
 
