@@ -561,3 +561,4 @@ def test_missing_previous_grad():
         y = x * Late(2.0)
         y.backward()
     assert log.of("seeded") == [(y, MISSING, 1.0)]
+    assert repr(log.of("seeded")[0][1]) == "MISSING"  # what a sink that prints its calls shows
