@@ -401,3 +401,15 @@ def test_deleting_a_hook_inside_a_recording_restores_the_rest():
         (x * x).backward()
     assert dict(vars(MicroValue)) == before and all(vars(MicroValue)[k] is v for k, v in before.items())
     assert registry.active_recordings() == 0 and x.grad == 6.0
+
+
+def test_each_visit_of_the_pass_is_numbered_in_order():
+    """``for v in reversed(topo)``: the k-th node visited is at position k (the call sequence's
+    "position k"), as autograd's toposort events are."""
+    from micrograd.engine import Value as MicroValue
+
+    with adtrace.record(engine=MicroValue) as rec:
+        a = MicroValue(2.0)
+        (a * a + a).backward()
+    visits = [e for e in rec.events if e.kind == "toposort"]
+    assert [e.position for e in visits] == [0, 1, 2]
