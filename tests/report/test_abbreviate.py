@@ -65,3 +65,13 @@ def test_an_outgrads_dict_is_whole_when_it_fits_else_its_first_entries():
     assert brief_outgrads(state, 80) == "{v1_sum:(array (3,),False), v0_root:(array (2, 3),False)}"
     large = {f"v{i}_x": (float(i), False) for i in range(10_000)}
     assert brief_outgrads(large, 60) == "{v0_x:(0,False), v1_x:(1,False), ... 10000 entries}"
+
+
+
+def test_outgrads_exactly_as_wide_as_the_room_are_written_whole():
+    """Whole when the whole dict fits, to the column: not each entry cut to an even share."""
+    state = {"v1_sum": (np.array([1 / 3] * 3), False), "v0": (1.0, True)}
+    whole = brief_outgrads(state, 1000)
+    assert whole == "{v1_sum:([0.333333 0.333333 0.333333],False), v0:(1,True)}"
+    assert brief_outgrads(state, len(whole)) == whole
+    assert brief_outgrads(state, len(whole) - 1) != whole  # one column less: shortened
