@@ -150,7 +150,7 @@ def _derivative(forward, inputs, k):
 
     def at(x):
         moved = list(point)
-        moved[k] = float(x)
+        moved[k] = np.float64(x)  # numpy's arithmetic: a ** 0.5 left of 0 is NaN, not Python's complex
         return np.float64(forward(*moved))
 
     with np.errstate(all="ignore"):

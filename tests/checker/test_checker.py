@@ -316,6 +316,28 @@ def test_a_call_with_no_node_tested_is_not_a_pass():
     assert (verdict.passed, verdict.skipped, verdict.detail) == (True, False, "1 node(s) tested, all pass")
 
 
+def test_a_call_with_a_failing_node_fails_and_names_it():
+    """check_call's summary line: a wrong rule makes it fail, naming the first failing node."""
+    from adtrace.checker import check_call
+    from adtrace.compare.traced_call import trace_call
+
+    verdict = check_call(trace_call(composite_sign, (np.array([0.3, 0.7]),)), composite_sign).checks[-1]
+    assert (verdict.name, verdict.passed, verdict.skipped) == ("per-node local rules", False, False)
+    assert verdict.detail == "first failing node: v2_wrong_sign_sin"
+
+
+def test_rows_are_in_the_order_the_nodes_were_created():
+    """The flags read from the recorded pass sit with their node's other rows, in creation order
+    (as the report's table lists them), not after every node's local checks."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        report = adtrace.check(composite_bias_inside, np.array([0.1, 0.2, 0.3, 0.4]))
+    created = list(report.recording.nodes)
+    positions = [created.index(r.node) for r in report.rows]
+    assert positions == sorted(positions), [(r.node, r.test) for r in report.rows]
+    assert len({r.node for r in report.rows}) > 2 and any(r.reason.startswith("contribution to") for r in report.rows)
+
+
 # -------------------- the tolerance and the step, by what they mean --------------------
 
 

@@ -40,3 +40,26 @@ def test_a_node_that_changes_the_dtype_itself_is_flagged():
     defvjp(widen, lambda ans, x: lambda g: np.asarray(g * 2, dtype=np.float64))  # float64 for float32
     report = adtrace.check(lambda a: anp.sum(anp.sin(widen(anp.reshape(a, (2, 2))))), np.ones(4, np.float32))
     assert [r.node for r in report.failures if r.test == "vspace"][:1] == ["v2_widen"]
+
+
+def test_a_node_whose_outgrad_is_an_integer_array_is_still_flagged():
+    """count's rule hands widen an integer outgrad (no vector space to compare with); widen's own
+    float64 contribution to a float32 input is flagged all the same, and the check does not crash."""
+    from autograd.extend import defvjp, primitive
+
+    @primitive
+    def widen(x):
+        return x * 2
+
+    defvjp(widen, lambda ans, x: lambda g: np.asarray(g * 2, dtype=np.float64))  # float64 for float32
+
+    @primitive
+    def count(x):
+        return x + 1
+
+    defvjp(count, lambda ans, x: lambda g: np.ones(np.shape(x), dtype=int))  # an integer gradient
+
+    report = adtrace.check(lambda a: anp.sum(count(widen(a))), np.array([0.5, 1.5], dtype=np.float32))
+    recorded = [r for r in report.rows if r.test == "vspace" and r.reason.startswith("contribution to")]
+    assert [(r.primitive, r.status) for r in recorded] == [("widen", "FAIL")], report.rows
+    assert "float64" in recorded[0].reason and "float32" in recorded[0].reason

@@ -101,3 +101,22 @@ def test_the_derivative_is_along_the_step_actually_taken():
 
     wrong = check_engine(lambda a, b: a + b, 1e8 + 0.3, -1e8, cls=AddOff)
     assert statuses(wrong) == [FAIL], wrong.rows
+
+
+def test_a_point_at_the_edge_of_the_domain_is_skipped_with_that_reason():
+    """exp at 709.7827 (e^x overflows just past it): no derivative to compare with, so the node is
+    skipped, saying why."""
+    from value_classes import Value
+
+    report = check_engine(lambda a: a.exp(), 709.7827, cls=Value)
+    assert [(r.status, r.reason) for r in report.rows] == [
+        ("skipped", "not finite next to the point (outside the op's domain)")], report.rows
+
+
+def test_a_power_next_to_zero_is_checked():
+    """a ** 0.5 at 1e-300: a trial step left of 0 is NaN (numpy's arithmetic; Python's is a complex
+    number, which stopped the check with a TypeError); the step that stays right of it checks the rule."""
+    from value_classes import Value
+
+    report = check_engine(lambda a: a ** 0.5, 1e-300, cls=Value)
+    assert statuses(report) == [PASS], report.rows

@@ -100,6 +100,15 @@ def test_a_users_vector_space_compares_by_value_not_identity():
     assert compare(Pair(1.0, 2.0), Pair(1.0, 2.5)) == (DIFFERS, 0.5)
 
 
+def test_a_users_vector_space_is_compared_relative_to_its_size():
+    """rtol 1e-9 of the values' norm, at any magnitude: 1e-4 apart is close at 2e6, and 2e-12
+    apart differs at 2e-6 (as arrays do)."""
+    assert compare(Pair(1e6, 2e6), Pair(1e6, 2e6 + 1e-4))[0] == CLOSE
+    assert compare(Pair(1e-6, 2e-6), Pair(1e-6, 2e-6 + 2e-12))[0] == DIFFERS
+    assert compare(np.array([1e6, 2e6]), np.array([1e6, 2e6 + 1e-4]))[0] == CLOSE
+    assert compare(np.array([1e-6, 2e-6]), np.array([1e-6, 2e-6 + 2e-12]))[0] == DIFFERS
+
+
 def test_container_gradients_align_with_the_reference_engine():
     from adtrace.compare.traced_call import trace_call
 
@@ -168,3 +177,21 @@ def test_a_container_summary_names_its_leaves_and_keeps_other_leaves_by_type():
     assert compare(kept, {"a": np.ones(3), "b": (np.zeros(3), 0.0), "activation": "relu"}) == (DIFFERS, None)
     assert compare(kept, {"a": np.ones(3), "c": np.zeros(3), "activation": "relu"}) == (DIFFERS, None)
     assert compare(kept, {"a": np.ones(3), "b": np.zeros(3), "activation": None}) == (DIFFERS, None)
+
+
+def test_values_kept_as_summaries_are_said_to_be_compared_by_statistics():
+    """Under capture auto, arrays above the inline size are kept as summaries: the engines' check
+    says how many nodes it compared by summary statistics only; under capture full, none."""
+    from adtrace.compare.traced_call import trace_call
+
+    def f(x):
+        return anp.sum(anp.sin(x) * x)
+
+    def engines_agree(call):
+        return next(c for c in call.checks if c.name == "reference engine vs autograd, per node")
+
+    x = np.linspace(0.0, 1.0, 5000)
+    auto = engines_agree(trace_call(f, (x,)))
+    assert auto.passed and "3 compared by summary statistics only" in auto.detail, auto
+    full = engines_agree(trace_call(f, (x,), capture="full"))
+    assert full.passed and "summary statistics" not in full.detail, full

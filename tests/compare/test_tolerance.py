@@ -28,6 +28,14 @@ def test_an_error_as_large_as_the_numbers_is_unresolved_never_a_pass():
     assert agree(2.0, 1.0, 1e-5, error=1e-3).status == FAIL  # an error well below the numbers: resolved
 
 
+def test_an_unresolved_comparison_shows_the_tolerance_its_reason_gives():
+    """Unresolved: the tolerance shown is 10 x the differences' error (as its reason says), plus
+    rtol of the larger number, not more."""
+    verdict = agree(1e-8, 3e-8, 1e-5, error=1e-3)
+    assert verdict.status == UNRESOLVED and "error 1.0e-03 (x 10)" in verdict.describe()
+    assert math.isclose(verdict.tolerance, 10 * 1e-3 + 1e-5 * 3e-8, rel_tol=1e-12)
+
+
 def test_non_finite_sides():
     assert agree(math.nan, 1.0, 1e-5).status == FAIL and agree(math.inf, 1.0, 1e-5).status == FAIL
     assert agree(math.nan, 1.0, 1e-5).describe() == "the analytic side is nan"

@@ -26,3 +26,16 @@ def test_queries_and_events_per_query():
         "backward_start", "toposort", "vjp", "add_outgrads", "toposort", "vjp", "backward_end"]
     assert rec.gradient(1) == 2.0 and rec.gradient(2) == 3.0 and rec.gradient(3) is None
     assert rec.visit_order(2) == ["v3_multiply", "v2_root"]
+
+
+def test_an_engine_of_micrographs_shape_names_the_statements_of_its_own_backward():
+    """Each event of micrograd's pass is named by the line of micrograd's backward() that made it,
+    not by the autograd statement of its event class."""
+    from micrograd.engine import Value
+
+    with adtrace.record(engine=Value) as rec:
+        (Value(2.0) * Value(3.0)).backward()
+    named = {e.kind: rec.statement(e) for e in rec.events}
+    assert named["backward_start"] == "self.grad = 1"
+    assert named["toposort"] == "for v in reversed(topo):"
+    assert named["vjp"] == named["add_outgrads"] == "v._backward()"

@@ -329,3 +329,12 @@ def test_an_engine_whose_undo_fails_is_installed_again_by_the_next_recording(mon
     with adtrace.record() as rec:
         grad(lambda x: x * x)(3.0)
     assert len(rec.of_kind("add_outgrads")) == 2
+
+
+def test_each_engine_prints_as_what_it_records():
+    """An engine shown in a debugger or a log says which engine it is (and which class, for an
+    engine of micrograd's shape)."""
+    from value_classes import Value
+
+    assert repr(registry.engine_named("autograd")) == "<engine autograd>"
+    assert repr(registry.engine_named(Value)) == "<engine micrograd: Value>"

@@ -23,6 +23,7 @@ def test_x_times_x_lists_both_contributions():
     rec, lecture, (x,) = run(MicroValue, lambda x: x * x, 3.0)
     assert lecture.order == ("v1_mul", "v0_leaf") and lecture.seed == 1
     mul, leaf = lecture.steps
+    assert (mul.primitive, leaf.primitive) == ("*", "")  # the op each step's rule is chosen by, as recorded
     assert (mul.rule, mul.partial_adjoints, [c.value for c in mul.contributions]) == (OWN, (1,), [3.0, 3.0])
     assert (leaf.rule, leaf.partial_adjoints, leaf.v_i_bar) == (ROOT, (3.0, 3.0), 6.0) and x.grad == 6.0
 

@@ -47,3 +47,17 @@ def test_untake_adds_where_an_index_repeats():
     np.testing.assert_array_equal(result, [5.0, 0.0, 2.0])
     np.testing.assert_array_equal(untake(np.array([7.0, 8.0]), 1, (3, 2), float), [[0, 0], [7, 8], [0, 0]])
     np.testing.assert_array_equal(untake(np.ones(2), slice(1, None), (3,), float), [0, 1, 1])
+
+
+def test_an_empty_list_index_gets_a_zero_adjoint():
+    """``x[[]]`` selects nothing: its adjoint is zeros of x's shape (and the rest of the gradient)."""
+    import autograd
+    import autograd.numpy as anp
+
+    import adtrace.reference as ref
+
+    def f(x):
+        return anp.sum(x[[]]) + anp.sum(x * x)
+
+    x = np.array([1.0, 2.0, 3.0])
+    assert np.array_equal(ref.grad(f)(x), autograd.grad(f)(x)) and np.array_equal(ref.grad(f)(x), 2 * x)

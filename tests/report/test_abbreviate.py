@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from adtrace.recording.values import ArraySummary, Boxed, ContainerSummary, summarize
+from adtrace.recording.values import ArraySummary, Boxed, ContainerSummary, Sparse, summarize
 from adtrace.report.abbreviate import brief, brief_outgrads, clip, each, series
 from adtrace.report.format import fmt
 
@@ -65,3 +65,27 @@ def test_an_outgrads_dict_is_whole_when_it_fits_else_its_first_entries():
     assert brief_outgrads(state, 80) == "{v1_sum:(array (3,),False), v0_root:(array (2, 3),False)}"
     large = {f"v{i}_x": (float(i), False) for i in range(10_000)}
     assert brief_outgrads(large, 60) == "{v0_x:(0,False), v1_x:(1,False), ... 10000 entries}"
+
+
+
+def test_outgrads_exactly_as_wide_as_the_room_are_written_whole():
+    """Whole when the whole dict fits, to the column: not each entry cut to an even share."""
+    state = {"v1_sum": (np.array([1 / 3] * 3), False), "v0": (1.0, True)}
+    whole = brief_outgrads(state, 1000)
+    assert whole == "{v1_sum:([0.333333 0.333333 0.333333],False), v0:(1,True)}"
+    assert brief_outgrads(state, len(whole)) == whole
+    assert brief_outgrads(state, len(whole) - 1) != whole  # one column less: shortened
+
+
+def test_values_side_by_side_each_fitting_its_share_are_written_whole():
+    """Two values of 25 characters in 54 columns: each has its share (27, less the ", " between)."""
+    a, b = np.array([1.5, 2.5, 3.5, 4.5, 5.5, 6.5]), np.array([2.5, 3.5, 4.5, 5.5, 6.5, 7.5])
+    assert len(fmt(a)) == len(fmt(b)) == 25
+    assert each([a, b], 54) == f"{fmt(a)}, {fmt(b)}"
+
+
+def test_a_long_sparse_outgrad_is_written_short_as_sparse():
+    """A sparse cotangent too long for its room keeps saying it is sparse, its dense value short."""
+    sparse = Sparse("ArrayVSpace(shape=(40,), dtype=float64)", "3", 2.0, np.arange(40.0))
+    assert brief_outgrads({"v1_x": (sparse, False), "v0_root": (1.0, False)}, 60) == \
+        "{v1_x:(Sparse(array (40,)),False), v0_root:(1,False)}"

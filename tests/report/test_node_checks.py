@@ -66,3 +66,21 @@ def test_the_reports_finite_difference_row_says_what_u_is_and_prints_its_toleran
     assert "dot(gradient, u)" in row and "u: a random direction, seeded" in row and "\\" not in row
     relative, tolerance = re.search(r"relative difference (\S+) within tolerance (\S+) \(rtol 1e-05", row).groups()
     assert "| pass " in row and float(relative) <= float(tolerance)
+
+
+def test_the_section_says_what_was_checked_for_each_kind_of_engine():
+    """autograd: each node's local VJP re-run alone; an engine with its own backward(): what each
+    `_backward` wrote into its children's `.grad` (and assignments instead of additions)."""
+    from micrograd.engine import Value as MicroValue
+
+    from adtrace.checker.micrograd import check_engine
+    from adtrace.report import ReportOptions
+    from adtrace.report.node_checks import node_checks_section
+
+    def intro(report):
+        return node_checks_section(report, ReportOptions()).split("\n\n")[1]
+
+    autograd_report = adtrace.check(lambda x: x * x, 3.0)
+    assert intro(autograd_report).startswith("Each node's local VJP")
+    micrograd_report = check_engine(lambda a: a * a, 3.0, cls=MicroValue)
+    assert intro(micrograd_report).startswith("Each node's contributions (what its `_backward` wrote")

@@ -91,3 +91,18 @@ def test_the_list_is_summarized_again_only_where_it_changed(monkeypatch):
     monkeypatch.setattr(backward, "summary_after_sparse_add", lambda *a: None)
     recorded(grad(mlp), WEIGHTS, 2)
     assert fast == calls.count((8, 8)) - 5 * (6 - 1)
+
+
+def test_an_array_seeding_two_open_passes_stays_protected_until_both_end():
+    """Under capture full a seed the user owns is kept as a copy while a pass it seeds runs; an
+    array seeding two passes at once (an outer and a nested one) stays so after the inner one ends."""
+    keep = capture.Capture("full")
+    seed = np.ones(3)
+    assert keep(seed) is seed  # not a seed: kept by reference
+    keep.protect(seed)
+    keep.protect(seed)
+    keep.unprotect(seed)  # the nested pass ends
+    kept = keep(seed)
+    assert kept is not seed and np.array_equal(kept, seed)
+    keep.unprotect(seed)  # the outer one ends
+    assert keep(seed) is seed

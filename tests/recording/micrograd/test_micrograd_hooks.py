@@ -561,3 +561,27 @@ def test_missing_previous_grad():
         y = x * Late(2.0)
         y.backward()
     assert log.of("seeded") == [(y, MISSING, 1.0)]
+    assert repr(log.of("seeded")[0][1]) == "MISSING"  # what a sink that prints its calls shows
+
+
+def test_a_backward_run_inside_another_before_its_seed_is_seeded_too():
+    """A class whose backward() first runs the pass of other values (a regularizer's graph, say):
+    the inner pass's `grad = 1` is its seed, not a write into a value of the outer pass."""
+    class Chained(MiniValue):
+        first = ()
+
+        def backward(self):
+            for other in self.first:
+                other.backward()
+            super().backward()
+
+    log = EventLog()
+    with attach(Chained, log):
+        c = Chained(5.0)
+        d = c * c
+        b = Chained(2.0) * Chained(3.0)
+        b.first = (d,)
+        b.backward()
+    assert log.of("seeded") == [(d, 0.0, 1.0), (b, 0.0, 1.0)]
+    assert not [w for w in log.of("grad_written") if w[0] is None]  # no write outside a _backward
+    assert c.grad == 10.0

@@ -474,3 +474,14 @@ def test_fork_while_one_thread_records_and_another_attaches_a_class():
         for thread in threads:
             thread.join()
     assert status == 0
+
+def test_each_visit_of_the_pass_is_numbered_in_order():
+    """``for v in reversed(topo)``: the k-th node visited is at position k (the call sequence's
+    "position k"), as autograd's toposort events are."""
+    from micrograd.engine import Value as MicroValue
+
+    with adtrace.record(engine=MicroValue) as rec:
+        a = MicroValue(2.0)
+        (a * a + a).backward()
+    visits = [e for e in rec.events if e.kind == "toposort"]
+    assert [e.position for e in visits] == [0, 1, 2]

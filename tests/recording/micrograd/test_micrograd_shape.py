@@ -130,6 +130,16 @@ def test_everything_missing_is_named_in_one_error():
         "  - no per-instance _backward", "  - no _op"]
 
 
+def test_a_class_without_an_init_is_told_the_one_to_write():
+    class NoInit:
+        def backward(self):
+            pass
+
+    with pytest.raises(ShapeError) as error:
+        check_shape(NoInit)
+    assert "  - no __init__(self, data, _children=(), _op='')" in str(error.value).splitlines()
+
+
 def test_not_a_class():
     with pytest.raises(ShapeError, match="is not a class"):
         check_shape(MicroValue(1.0))

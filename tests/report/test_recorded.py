@@ -1,0 +1,38 @@
+"""The recorded passes as the report writes them: the user's pass marked as such among several."""
+
+from autograd import grad
+
+import adtrace
+from adtrace.report import ReportOptions
+from adtrace.report.nesting import Nesting
+from adtrace.report.recorded import snapshot_section
+
+
+def headings(rec):
+    return [line for line in snapshot_section(rec, Nesting(rec), ReportOptions()).splitlines()
+            if line.startswith("### Query")]
+
+
+def test_only_the_users_pass_is_marked_and_only_among_several():
+    with adtrace.record() as rec:
+        grad(lambda x: x * x)(3.0)
+    assert headings(rec) == ["### Query 1 (level 0)"]  # one pass: nothing to tell apart
+
+    with adtrace.record() as rec:
+        grad(lambda x: x * x)(3.0)
+        grad(lambda x: x * x * x)(2.0)
+    marked = [h for h in headings(rec) if h.endswith(": the user's pass")]
+    assert len(headings(rec)) == 2 and marked == [f"### Query {rec.user_query()} (level 0): the user's pass"]
+
+
+def test_the_levels_table_counts_each_levels_nodes():
+    """grad(grad(x**3)): the inner trace (level 1) makes the root and two products; the outer one
+    (level 0) its own three and six more the inner pass makes while it records."""
+    from adtrace.report.recorded import levels_section
+
+    with adtrace.record() as rec:
+        grad(grad(lambda x: x * x * x))(2.0)
+    rows = [line.split("|")[1:-1] for line in levels_section(rec, Nesting(rec)).splitlines()
+            if line.startswith("| ") and not line.startswith("| level")]
+    nodes = {int(cells[0]): int(cells[1]) for cells in rows}
+    assert nodes == {0: 9, 1: 3} == {level: sum(n.level == level for n in rec.nodes.values()) for level in (0, 1)}
