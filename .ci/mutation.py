@@ -342,9 +342,27 @@ def unmapped():
     return [path for path in modules() if not any(fnmatch.fnmatch(path, pattern) for pattern in TESTS)]
 
 
+def importers(path):
+    """The test files that import the module at ``path`` by name (``import adtrace.a.b``, ``from adtrace.a.b
+    import ...``, ``from adtrace.a import b``): they test it even where ``TESTS`` does not list them."""
+    dotted = ".".join(Path(path).with_suffix("").parts)
+    if dotted.endswith(".__init__"):
+        dotted = dotted[:-len(".__init__")]
+    parent, _, stem = dotted.rpartition(".")
+    found = []
+    for file in sorted((REPO / "tests").rglob("test_*.py")):
+        for node in ast.walk(ast.parse(file.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Import) and any(a.name == dotted for a in node.names)) or (
+                    isinstance(node, ast.ImportFrom) and node.level == 0 and (
+                        node.module == dotted or (node.module == parent and any(a.name == stem for a in node.names)))):
+                found.append(str(file.relative_to(REPO)))
+                break
+    return found
+
+
 def test_files(path):
     """The test files of ``path``: its mirrored test file first (tests/<stage>/test_<module>.py, if
-    there is one), then those ``TESTS`` lists."""
+    there is one), then those ``TESTS`` lists, then every other test file that imports it (``importers``)."""
     names = next(tests for pattern, tests in TESTS.items() if fnmatch.fnmatch(path, pattern))
     module = Path(path)
     mirror = REPO / "tests" / module.parent.relative_to("adtrace") / f"test_{module.stem}.py"
@@ -355,6 +373,7 @@ def test_files(path):
         if not hits:
             raise SystemExit(f"mutation: no test file {name}.py under tests/ (for {path})")
         files += [str(h.relative_to(REPO)) + (f"::{test}" if test else "") for h in hits]
+    files += [f for f in importers(path) if f not in files]
     return list(dict.fromkeys(files))  # (a file listed twice runs once)
 
 
