@@ -99,7 +99,7 @@ def _times(x, unit):
         return float(np.float64(x) * unit)
 
 
-def _compare(row, test, analytic, numeric, rtol, terms, error, unit=1.0):
+def _compare(row, test, analytic, numeric, rtol, terms, error, unit):
     """The verdict on the numbers divided by ``unit``; the row shows them as they are."""
     verdict = agree(analytic, numeric, rtol, terms, error)
     status = {PASS: PASS, FAIL: FAIL}.get(verdict.status, SKIPPED)

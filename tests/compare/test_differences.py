@@ -85,3 +85,27 @@ def test_the_extrapolation_does_not_overflow_below_the_largest_double():
     """exp at 709.5 (1.35e308): (4 fine - coarse) / 3 overflowed in 4 fine; fine + (fine - coarse) / 3 does not."""
     found = along(np.float64(709.5), np.float64(1.0), np.exp)
     assert float(found.estimate) == pytest.approx(np.exp(709.5) * float(found.direction), rel=1e-8)
+
+
+def test_the_relative_step_is_added_only_outside_one_thousandth_to_ten_thousand():
+    # the bounds themselves are inside: a point of size 1e-3 or 1e4 is stepped by the capped step alone
+    assert steps(1e-3) == [1e-6] and steps(5e-3) == [1e-6] and steps(1e4) == [1e-6 * 100]
+    assert steps(9.9e-4)[1:] == [1e-5 * 9.9e-4] and steps(1.01e4)[1:] == [1e-5 * 1.01e4]
+    # a step of exactly a thousandth of the smallest element is small enough: no step relative to it
+    assert steps(1.0, smallest=1e-3) == [1e-6]
+    assert steps(1.0, smallest=9e-4) == [1e-6, 1e-5 * 9e-4]
+
+
+def test_an_error_is_trusted_while_successive_differences_shrink_by_four_within_one():
+    from adtrace.compare.differences import _trusted
+
+    def estimates(ratio):  # coarse, fine, h/4, h/8 whose differences shrink by ``ratio``, then by 4
+        fine = 1.0
+        coarse, quarter = fine + ratio, fine - 1.0
+        return np.array([coarse]), np.array([fine]), {4: np.array([quarter]), 8: np.array([quarter - 0.25])}
+
+    for ratio, trusted in ((5.0, True), (3.0, True), (4.0, True), (5.5, False), (2.5, False)):
+        coarse, fine, finer = estimates(ratio)
+        truncation = fine - coarse
+        got = _trusted(truncation, coarse, fine, 0.0, finer.__getitem__)
+        assert np.isfinite(got[0]) == trusted, ratio

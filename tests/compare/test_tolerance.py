@@ -101,3 +101,12 @@ def test_the_unit_is_a_power_of_two_that_exists():
         unit = power_of_two_unit(np.array([largest, -largest / 3]))
         assert math.isfinite(unit) and 1 <= largest / unit < 2 and math.frexp(unit)[0] == 0.5
     assert power_of_two_unit(np.array([3.0, 1e-9])) == 1.0
+
+
+def test_numbers_from_two_to_the_minus_500_to_two_to_the_500_are_compared_undivided():
+    from adtrace.compare.tolerance import power_of_two_unit
+
+    for inside in (2.0 ** -500, 1e-100, 1.0, 2.0 ** 500):
+        assert power_of_two_unit(np.array([inside]), np.array([0.0])) == 1.0
+    assert power_of_two_unit(np.array([2.0 ** -501])) == 2.0 ** -501
+    assert power_of_two_unit(np.array([3.0 * 2.0 ** 600])) == 2.0 ** 601

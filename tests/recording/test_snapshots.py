@@ -85,3 +85,16 @@ def test_forward_mode_inside_a_query_is_not_replayed_into_it():
         assert rec.snapshots(query)[-1].outgrads == {}
         assert all(e.mode == "rev" for e in rec.query_events(query))
     assert any(e.mode == "fwd" for e in rec.of_kind("add_outgrads"))
+
+
+def test_a_snapshot_read_from_a_recording_cannot_be_changed():
+    import dataclasses
+
+    import pytest
+
+    with adtrace.record() as rec:
+        grad(lambda x: x * x)(3.0)
+    row = rec.snapshots(1)[4]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        row.parent = "v9_elsewhere"  # a reader cannot rewrite what the pass did
+    assert rec.snapshots(1)[4].parent == "v0_root"

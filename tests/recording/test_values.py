@@ -227,3 +227,12 @@ def test_a_container_summary_keeps_a_bounded_number_of_leaves():
     many = [np.full(2, float(i)) for i in range(MAX_LEAVES + 5)]
     kept = resolve(Capture("auto", 8)(many))
     assert len(kept.leaves) == MAX_LEAVES and kept.more == 5 and kept.leaves[-1][0] == f"[{MAX_LEAVES - 1}]"
+
+
+def test_a_kept_container_summary_cannot_be_changed():
+    import dataclasses
+
+    kept = resolve(Capture("auto", inline_size=2)([np.arange(3.0), 1.0, 2.0]))
+    assert isinstance(kept, ContainerSummary) and kept.length == 3
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        kept.length = 0

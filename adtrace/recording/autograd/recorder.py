@@ -30,7 +30,7 @@ class Recorder(RecorderBase, Nodes, BackwardQueries, ForwardMode):
     """Hot path: one method call per hooked call, each writing its event's fields into the
     Recording's ``EventLog``; node identities through one dict lookup each."""
 
-    def __init__(self, recording, capture, keep_calls=False, keep_sites=False, root=None):
+    def __init__(self, recording, capture, keep_calls, keep_sites, root=None):
         super().__init__(recording)
         self.capture = capture.__call__  # a bound method: cheaper to call than the Capture itself
         self._capture = capture  # (its protect / unprotect, under capture full)

@@ -128,9 +128,15 @@ def negative_binomial_maxlike(r, p, x):
     return np.sum(module("negative_binomial_maxlike").negbin_loglike(r, p, x))
 
 
+def _bayesian_neural_net_funs():
+    """make_nn_funs' ``num_weights, predictions, logprob`` of a small network of rbf units."""
+    return module("bayesian_neural_net").make_nn_funs(layer_sizes=[1, 4, 1], L2_reg=0.1, noise_variance=0.01,
+                                                      nonlinearity=lambda x: np.exp(-(x**2)))
+
+
 def bayesian_neural_net_args():
     bnn = module("bayesian_neural_net")
-    num_weights = bnn.make_nn_funs(layer_sizes=[1, 4, 1], L2_reg=0.1, noise_variance=0.01)[0]
+    num_weights = _bayesian_neural_net_funs()[0]
     inputs, targets = bnn.build_toy_dataset(n_data=4)
     return (np.concatenate([np.zeros(num_weights), -2 * np.ones(num_weights)]), inputs, targets), {}
 
@@ -139,8 +145,7 @@ def bayesian_neural_net_args():
 def bayesian_neural_net(params, inputs, targets):
     """black_box_variational_inference over the weights of make_nn_funs' network (rbf units)"""
     bnn = module("bayesian_neural_net")
-    num_weights, _, logprob = bnn.make_nn_funs(layer_sizes=[1, 4, 1], L2_reg=0.1, noise_variance=0.01,
-                                               nonlinearity=lambda x: np.exp(-(x**2)))
+    num_weights, _, logprob = _bayesian_neural_net_funs()
     objective = bnn.black_box_variational_inference(lambda w, t: logprob(w, inputs, targets), num_weights, 3)[0]
     return objective(params, 0)
 

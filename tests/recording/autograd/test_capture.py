@@ -106,3 +106,10 @@ def test_an_array_seeding_two_open_passes_stays_protected_until_both_end():
     assert kept is not seed and np.array_equal(kept, seed)
     keep.unprotect(seed)  # the outer one ends
     assert keep(seed) is seed
+
+
+def test_only_scalars_and_scalars_boxed_by_outer_traces_are_immutable():
+    from autograd.numpy.numpy_boxes import ArrayBox
+
+    assert capture.is_immutable(3.0) is True and capture.is_immutable(ArrayBox(2.5, 1, None)) is True
+    assert capture.is_immutable(np.zeros(2)) is False and capture.is_immutable(ArrayBox(np.zeros(2), 1, None)) is False

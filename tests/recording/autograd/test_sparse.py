@@ -24,3 +24,12 @@ def test_describe_index_forms():
     assert describe_index((np.int64(3), slice(2, 5), slice(None, None, -1), Ellipsis)) == "(3, 2:5, ::-1, Ellipsis)"
     assert describe_index(slice(np.int64(1), 4)) == "1:4" and describe_index(slice(None)) == ":"
     assert sparse_parts(object()) is None
+
+
+def test_the_texts_of_vector_spaces_are_kept_for_at_most_4096_spaces():
+    from adtrace.recording.autograd import sparse
+
+    spaces = [vspace(np.zeros(n)) for n in range(4100)]
+    texts = [describe_vspace(vs) for vs in spaces]
+    assert len(sparse._SPACES) <= 4096  # a run meeting ever new shapes does not grow without bound
+    assert texts[4099] == "ArrayVSpace(shape=(4099,), dtype=float64)" == describe_vspace(spaces[4099])
