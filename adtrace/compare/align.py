@@ -74,7 +74,7 @@ def align(recording, query, run):
     return rows
 
 
-def relabel(run, recording, level, query=None):
+def relabel(run, recording, level, query):
     """The reference ``run`` with its labels renamed to the recording's nodes of ``level`` created
     before ``query`` (the backward pass compared) began.
 

@@ -110,3 +110,14 @@ def test_numbers_from_two_to_the_minus_500_to_two_to_the_500_are_compared_undivi
         assert power_of_two_unit(np.array([inside]), np.array([0.0])) == 1.0
     assert power_of_two_unit(np.array([2.0 ** -501])) == 2.0 ** -501
     assert power_of_two_unit(np.array([3.0 * 2.0 ** 600])) == 2.0 ** 601
+
+
+def test_arrays_equal_or_of_other_shapes_are_said_so_with_no_figures_made_up():
+    from adtrace.compare.tolerance import Agreement
+
+    a = np.array([1.0, np.nan, np.inf])
+    assert agree_arrays(a, a.copy(), 1e-9) == Agreement(PASS, 0.0, 0.0, 0.0, 0.0, 1e-9, 0.0)
+    assert agree_arrays(a, a.copy(), 1e-9).describe() == "equal (rtol 1e-09)"
+    shapes = agree_arrays(np.zeros(2), np.zeros(3), 1e-9)
+    assert shapes == Agreement(FAIL, math.inf, 0.0, math.inf, 0.0, 1e-9, 0.0, why="shapes (2,) and (3,)")
+    assert shapes.describe() == "shapes (2,) and (3,)"
