@@ -1,7 +1,7 @@
 """Mutation testing of every module of adtrace/ (stdlib only).
 
     python .ci/mutation.py [--module PATH ...] [--sample N | --sample-total N] [--seed S]
-                           [--survivors FILE] [--rerun FILE] [--golden] [--shard K/N] [--list]
+                           [--survivors FILE] [--rerun FILE] [--skip FILE] [--golden] [--shard K/N] [--list]
 
 Each mutant (an operator flipped, a constant changed, a call deleted, ...: ``mutants``) is written
 into its module in place, the tests that cover that module (``TESTS``) run on it, and the module is
@@ -10,7 +10,8 @@ missing or the mutant is equivalent (``.ci/mutation_survivors.md`` says which). 
 mutant at a time; ``--sample N`` takes N mutants per module, ``--sample-total N`` N mutants in all,
 drawn across the modules in proportion to each one's mutants (at least one per module that has
 any), the same mutants for the same ``--seed``; ``--rerun FILE`` runs again only the survivors a
-``--survivors FILE`` listed (after new tests; with or without ``--module``). Tests marked slow
+``--survivors FILE`` listed (after new tests; with or without ``--module``). ``--skip FILE`` leaves out the
+mutants a file lists (what a stopped run killed: the rest of the same sample, on newer code). Tests marked slow
 never run, and the tests that compare committed report bytes (``GOLDEN``) only with ``--golden``:
 a score counts the mutants that tests of behaviour kill.
 """
@@ -481,6 +482,9 @@ def main():
     parser.add_argument("--timeout", type=float, help="seconds per mutant (default: 3 x the clean run + 30)")
     parser.add_argument("--survivors", metavar="FILE", help="write the survivors here, one per line")
     parser.add_argument("--golden", action="store_true", help="also run the tests of committed report bytes (GOLDEN)")
+    parser.add_argument("--skip", metavar="FILE",
+                        help="leave out the mutants this file lists, one label per line (those a stopped run "
+                             "already killed: resuming the same sample on newer code)")
     parser.add_argument("--shard", metavar="K/N", type=shard,
                         help="every N-th mutant of the plan from the K-th (1 <= K <= N): N processes "
                              "(one per core, each in its own checkout) share one sample")
@@ -522,6 +526,9 @@ def plan_mutants(every, args):
         every = {path: draw(chosen, shares[path], args.seed, path) for path, chosen in every.items()}
     elif args.sample is not None:
         every = {path: draw(chosen, args.sample, args.seed, path) for path, chosen in every.items()}
+    if args.skip:  # (before sharding: the shards share what is left evenly)
+        skipped = set(Path(args.skip).read_text(encoding="utf-8").splitlines())
+        every = {path: [m for m in chosen if m.label() not in skipped] for path, chosen in every.items()}
     if args.shard:
         k, n = args.shard
         ordered = [(path, m) for path, chosen in every.items() for m in chosen]
