@@ -47,15 +47,34 @@ ADD = "outgrads[parent] = add_outgrads(outgrads.get(parent), ingrad)"
 RETURN = "return outgrad[0]"
 NO_PARENTS = "for parent, ingrad in zip(node.parents, ingrads)"  # reached with no parents: a root's vjp returns ()
 
-EVENT_TYPES = []  # every event class; its position is the type tag the event log stores
+EVENT_TYPES = ()  # every event class; its position is the type tag the event log stores
+ON_WITHDRAW = []  # what to forget when a type is withdrawn (the event log's layouts register here)
 
 
 def event(cls):
     """Make ``cls`` a frozen event dataclass and give it the next type tag."""
+    global EVENT_TYPES
     cls = dataclass(frozen=True, slots=True)(cls)
     cls.index = len(EVENT_TYPES)
-    EVENT_TYPES.append(cls)
+    EVENT_TYPES += (cls,)
     return cls
+
+
+def withdraw(event_type):
+    """Undo ``@event`` for the last type declared (a test's throwaway kind): tags stay as they were."""
+    global EVENT_TYPES
+    if not EVENT_TYPES or EVENT_TYPES[-1] is not event_type:
+        raise ValueError(f"{event_type.__name__} is not the last event type declared")
+    EVENT_TYPES = EVENT_TYPES[:-1]
+    for forget in ON_WITHDRAW:
+        forget(event_type.index)
+
+
+def event_types(*kinds):
+    """The event classes of ``kinds`` (``kind`` strings, as users filter by, or classes); a kind
+    no class has matches nothing."""
+    named = {t.kind: t for t in EVENT_TYPES}
+    return tuple(named[k] if isinstance(k, str) else k for k in kinds if not isinstance(k, str) or k in named)
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,10 +256,6 @@ class JVPNodeCreated(Event):
     tangent: Any
     site: Optional[str] = None  # the user's line that made it, "path:line" (record(sites=True))
 
-
-EVENT_TYPES = tuple(EVENT_TYPES)
-NODE_KINDS = tuple(t.kind for t in EVENT_TYPES if t.is_node)
-BACKWARD_PASS_KINDS = tuple(t.kind for t in EVENT_TYPES if t.in_backward_pass)
 
 _RENAMED = {"LocalVJP": VJPCalled, "ToposortYield": ToposortYielded}
 
