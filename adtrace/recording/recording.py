@@ -14,7 +14,7 @@ built when first read (``events``), once.
 from .eventlog import EventLog
 from .events import BackwardEnd, BackwardStart, ToposortYielded, event_types
 from .passes import backward_passes, user_query
-from .snapshots import grad_snapshots, state_snapshots
+from .snapshots import replay
 
 # How a Recording shows itself (Jupyter's _repr_*_ methods): the stages that render register their
 # functions here, so this stage never imports them.
@@ -142,9 +142,11 @@ class Recording:
     def replay(self, events):
         """The snapshot rows of some of a query's events, in order (its first events: a report that
         shows the first rows replays only those), in this recording's engine's statements."""
-        if self.code is not None:
-            return grad_snapshots(events, self.code)
-        return state_snapshots(events)
+        return replay(events, self.code)
+
+    def replayed_rows(self, events):
+        """How many snapshot rows ``replay(events)`` makes (counted without building them)."""
+        return replay(events, self.code, rows=False)
 
     def statement(self, event):
         """The statement that made ``event``: the engine's own when it has one (``code``), else
