@@ -38,6 +38,7 @@ Node and parent fields of steps are node indices into the pass's graph; ``statem
 import itertools
 
 from ..compare.checks import verdict
+from ..recording.events import JVPNodeCreated, JVPRoot, TraceReturned
 from ..recording.snapshots import VJP
 from ..report.format import fmt
 from .passes import engine_steps, forward_event_runs, forward_steps, reverse_steps
@@ -90,7 +91,7 @@ def graph_table(recording):
     then the recorded ones in creation order, so a node's parents come before it."""
     labels = unrecorded_labels(recording) + list(recording.nodes)
     index = {label: i for i, label in enumerate(labels)}
-    inputs = {e.root: e.input for e in recording.of_kind("trace")}  # a root's value is the input x
+    inputs = {e.root: e.input for e in recording.of_kind(TraceReturned)}  # a root's value is the input x
     groups, group_index = [], {}
     columns = {"label": labels, "primitive": [], "value": [], "group": [], "parents": []}
     for label in labels:
@@ -136,7 +137,8 @@ def reverse_passes(recording, number, node_index, call):
         walked = recording.graph(start.end)
         compared = run if query == reference_query else None
         own = recording.code is not None
-        steps = engine_steps(events, node_index, compared) if own else reverse_steps(events, node_index, compared)
+        rows = recording.replay(events)
+        steps = engine_steps(rows, node_index, compared) if own else reverse_steps(rows, node_index, compared)
         passes.append({
             "id": f"q{query}", "mode": "rev", "query": query, "level": start.level, "graph": number,
             "name": f"query {query} (level {start.level})", "nodes": sorted(node_index[label] for label in walked),
@@ -150,7 +152,7 @@ def forward_passes(recording, number, node_index, call, first):
     tangents = call.reference_tangents if call is not None and recording is call.forward_recording else ()
     passes = []
     for n, events in enumerate(forward_event_runs(recording), first):
-        labels = [e.label for e in events if e.kind in ("jvp_root", "jvp_node")]
+        labels = [e.label for e in events if isinstance(e, (JVPRoot, JVPNodeCreated))]
         note = None if tangents else (NO_REFERENCE if call is None else
                                       call.reference_note or "the reference engine's forward mode did not run")
         passes.append({
