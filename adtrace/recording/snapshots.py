@@ -29,8 +29,8 @@ from typing import Any, Optional
 from .events import ADD, INIT, NO_PARENTS, POP, RETURN, VJP, YIELD
 
 STATEMENTS = (INIT, YIELD, POP, VJP, ADD, NO_PARENTS, RETURN)
-__all__ = ["StateSnapshot", "state_snapshots", "STATEMENTS", "INIT", "YIELD", "POP", "VJP", "ADD", "NO_PARENTS",
-           "RETURN"]
+__all__ = ["StateSnapshot", "replay", "state_snapshots", "STATEMENTS", "INIT", "YIELD", "POP", "VJP", "ADD",
+           "NO_PARENTS", "RETURN"]
 
 
 @dataclass(frozen=True)
