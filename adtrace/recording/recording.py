@@ -14,7 +14,7 @@ built when first read (``events``), once.
 from .eventlog import EventLog
 from .events import BackwardEnd, BackwardStart, ToposortYielded, event_types
 from .passes import backward_passes, user_query
-from .snapshots import replay
+from .snapshots import replay, tally
 
 # How a Recording shows itself (Jupyter's _repr_*_ methods): the stages that render register their
 # functions here, so this stage never imports them.
@@ -144,9 +144,10 @@ class Recording:
         shows the first rows replays only those), in this recording's engine's statements."""
         return replay(events, self.code)
 
-    def replayed_rows(self, events):
-        """How many snapshot rows ``replay(events)`` makes (counted without building them)."""
-        return replay(events, self.code, rows=False)
+    def tally(self, events):
+        """``snapshots.Tally``: how many snapshot rows ``replay(events)`` makes, and the kinds of the
+        events that make none (counted without building the rows)."""
+        return tally(events, self.code)
 
     def statement(self, event):
         """The statement that made ``event``: the engine's own when it has one (``code``), else

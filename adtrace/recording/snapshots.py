@@ -29,7 +29,7 @@ from typing import Any, Optional
 from .events import ADD, INIT, NO_PARENTS, POP, RETURN, VJP, YIELD
 
 STATEMENTS = (INIT, YIELD, POP, VJP, ADD, NO_PARENTS, RETURN)
-__all__ = ["StateSnapshot", "replay", "state_snapshots", "STATEMENTS", "INIT", "YIELD", "POP", "VJP", "ADD",
+__all__ = ["StateSnapshot", "replay", "tally", "state_snapshots", "STATEMENTS", "INIT", "YIELD", "POP", "VJP", "ADD",
            "NO_PARENTS", "RETURN"]
 
 
@@ -72,6 +72,7 @@ class Replay:
         self.keeping, self.text = keeping, text  # text(statement, event): the row's statement as the engine writes it
         self.state, self.visiting = {}, None
         self.rows, self.count = [] if rows else None, 0  # rows=False: only count them
+        self.rowless = {}  # kind -> events that made no row
 
     def write(self, label, pair):
         """A gradient written: autograd's ``(value, mutable)`` pair, of which an engine of
@@ -102,18 +103,37 @@ class Replay:
                                        event=event, **fields))
 
 
-def replay(events, code=None, rows=True):
+def replay(events, code=None):
     """Replay one query's events (``Recording.query_events``) into its snapshot rows: autograd's
     ``outgrads`` after each statement of ``backward_pass``, or with ``code`` (an engine's
     ``EngineCode``) the ``.grad`` of each value written so far after each statement of its
-    ``backward()``. ``rows=False``: only how many rows there are (no state is copied)."""
+    ``backward()``."""
+    return _run(events, code, True).rows
+
+
+@dataclass(frozen=True)
+class Tally:
+    rows: int  # how many rows the replay makes
+    rowless: dict  # kind -> how many of the events made no row (a kind that is no step of the pass)
+
+
+def tally(events, code=None):
+    """What ``replay(events, code)`` makes, counted without building the rows (no state is copied)."""
+    run = _run(events, code, False)
+    return Tally(run.count, run.rowless)
+
+
+def _run(events, code, rows):
     if code is None:
         run = Replay(OUTGRADS, lambda statement, event: statement, rows)
     else:
         run = Replay(GRADS, lambda statement, event: code.statement(event) or event.kind, rows)
     for event in events:
+        made = run.count
         event.replay(run)
-    return run.rows if rows else run.count
+        if run.count == made:
+            run.rowless[event.kind] = run.rowless.get(event.kind, 0) + 1
+    return run
 
 
 def state_snapshots(events):

@@ -133,12 +133,22 @@ def snapshot_table(recording, events, max_rows):
     replayed = recording.replay(events[:max_rows])[:max_rows]
     rows = [_snapshot_row(r) if own is None else _own_snapshot_row(r) for r in replayed]
     headers = SNAPSHOT_HEADERS if own is None else OWN_SNAPSHOT_HEADERS
-    return table(headers, fit(headers, rows), max_rows, total=snapshot_rows(recording, events))
+    made = recording.tally(events)
+    text = table(headers, fit(headers, rows), max_rows, total=made.rows)
+    if made.rowless:
+        text += "\n\n" + rowless_line(made.rowless, "this table")
+    return text
+
+
+def rowless_line(rowless, where):
+    """The line saying which events ``where`` does not show: their kinds make no row of the replay."""
+    kinds = ", ".join(f"{counted(n, f'`{kind}` event')}" for kind, n in rowless.items())
+    return f"_Not in {where}: {kinds} (a kind that is no step of the backward pass)._"
 
 
 def snapshot_rows(recording, events):
     """How many rows the replay of ``events`` makes (the same replay, counting, not copying states)."""
-    return recording.replayed_rows(events)
+    return recording.tally(events).rows
 
 
 def _snapshot_row(r):

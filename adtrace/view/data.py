@@ -38,8 +38,9 @@ Node and parent fields of steps are node indices into the pass's graph; ``statem
 import itertools
 
 from ..compare.checks import verdict
-from ..recording.events import JVPNodeCreated, JVPRoot, TraceReturned
+from ..recording.events import AddOutgrads, JVPNodeCreated, JVPRoot, NodeCreated, RootCreated, TraceReturned
 from ..recording.snapshots import VJP
+from ..report.abbreviate import counted
 from ..report.format import fmt
 from .passes import engine_steps, forward_event_runs, forward_steps, reverse_steps
 from .source import REVERSE_STATEMENTS, code_panels
@@ -251,4 +252,25 @@ def _notes(recordings, call):
         notes += [f"autograd warned: {message}" for message in call.warnings]
     if not any(r.queries for r in recordings) and not any(forward_event_runs(r) for r in recordings):
         notes.append("No backward pass ran in this recording.")
+    for r in recordings:
+        notes += [f"Not on this page: {counted(n, kind + ' event')} (a kind the page has no step for; the report's "
+                  "call sequence and the JSON export show them)." for kind, n in unshown_kinds(r).items()]
     return notes
+
+
+# the events the page shows outside the steps of a backward pass: the graph's nodes and inputs, forward steps
+GRAPH_AND_FORWARD = (RootCreated, NodeCreated, JVPRoot, JVPNodeCreated, TraceReturned, AddOutgrads)
+
+
+def unshown_kinds(recording):
+    """kind -> how many events of ``recording`` the page shows nowhere (no node, input, or step of a pass)."""
+    unshown, in_passes = {}, set()
+    for query in recording.queries:
+        events = recording.query_events(query)
+        in_passes.update(map(id, events))
+        for kind, n in recording.tally(events).rowless.items():
+            unshown[kind] = unshown.get(kind, 0) + n
+    for e in recording.events:
+        if id(e) not in in_passes and not isinstance(e, GRAPH_AND_FORWARD):
+            unshown[e.kind] = unshown.get(e.kind, 0) + 1
+    return unshown

@@ -79,23 +79,37 @@ def test_a_new_event_kind_runs_through_every_consumer(noted, engine):
     # snapshots: a kind that declares no replay makes no row (and no count says it does)
     assert [(r.statement, r.node, r.outgrads) for r in rec.snapshots(1)] == [
         (r.statement, r.node, r.outgrads) for r in plain.snapshots(1)]
+    assert rec.tally(rec.query_events(1)).rows == len(plain.snapshots(1))
 
-    # the report: the call sequence shows the note's statement and fields; the snapshot table is
-    # the one without notes, with no "more rows" line
+    # the report: the call sequence shows the note's statement and fields; the snapshot table is the
+    # one without notes, says it leaves them out, and has no "more rows" line
     report = render_recording(rec, ReportOptions())
     call_rows = [line for line in report.splitlines() if "note(node, text)" in line]
     assert len(call_rows) == len(notes)
     assert all(n.node in row and n.text in row for n, row in zip(notes, call_rows))
     assert "- | - | - |" not in "".join(call_rows)
     assert "more rows" not in report
-    snapshots = report.split("## State snapshot")[1].split("\n## ")[0]
-    assert snapshots == render_recording(plain, ReportOptions()).split("## State snapshot")[1].split("\n## ")[0]
+    snapshots, plain_snapshots = (section(r, "## State snapshot") for r in (report, render_recording(plain)))
+    assert table_lines(snapshots) == table_lines(plain_snapshots)
+    assert f"_Not in this table: {len(notes)} `test_noted` events" in snapshots
+    assert "Not in this table" not in plain_snapshots
 
-    # the page: its steps are the snapshot rows (a note is not a step of the page either)
-    (page_pass,) = page_data(rec)["passes"]
-    (plain_pass,) = page_data(plain)["passes"]
+    # the page: its steps are the snapshot rows; a note is no step, and the page says so
+    page, plain_page = page_data(rec), page_data(plain)
+    (page_pass,), (plain_pass,) = page["passes"], plain_page["passes"]
     assert page_pass["steps"] == plain_pass["steps"]
     assert len(page_pass["steps"]["statement"]) == len(rec.snapshots(1))
+    assert [n for n in page["notes"] if n not in plain_page["notes"]] == [
+        f"Not on this page: {len(notes)} test_noted events (a kind the page has no step for; the report's call "
+        "sequence and the JSON export show them)."]
+
+
+def section(report, title):
+    return report.split(title)[1].split("\n## ")[0]
+
+
+def table_lines(text):
+    return [line for line in text.splitlines() if line.startswith("|")]
 
 
 def test_of_kind_takes_kind_strings_and_classes():
