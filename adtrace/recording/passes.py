@@ -12,6 +12,7 @@ from typing import Optional
 
 from .events import BackwardEnd, BackwardStart, ToposortYielded
 
+
 @dataclass(frozen=True)
 class BackwardPass:
     query: int

@@ -17,10 +17,10 @@ states read ``{M: (1, False)}``, ``{}``, ``{R: (3, False)}``, ``{R: (6, True)}``
 user receives 6.
 
 An engine of micrograd's shape keeps no such dict: each value's ``.grad`` is its running sum and
-stays after the visit. The same replay keeps the ``.grad`` of every value written so far
-(``GRADS``: how it keeps them differs, as data), one row per statement of the engine's own
-``backward()`` (``engine_code``): for
-``x*x`` at 3, ``{M: 1}``, then ``{M: 1, x: 3}``, ``{M: 1, x: 6}``.
+stays after the visit. The same replay keeps the ``.grad`` of every value written so far (how an
+engine keeps its gradients is data: ``OUTGRADS``, ``GRADS``), one row per statement of the
+engine's own ``backward()`` (``engine_code``): for ``x*x`` at 3, ``{M: 1}``, then
+``{M: 1, x: 3}``, ``{M: 1, x: 6}``.
 """
 
 from dataclasses import dataclass, field
@@ -53,7 +53,7 @@ class StateSnapshot:
 
 @dataclass(frozen=True)
 class Keeping:
-    """How an engine keeps its gradients during a backward pass: all its snapshot rows differ by."""
+    """How an engine keeps its gradients during a backward pass: what its snapshot rows differ by."""
 
     pairs: bool  # autograd's (value, mutable) pairs; else a value's .grad alone
     pops: bool  # a visit pops the node's entry (outgrads.pop); else the .grad stays
