@@ -11,6 +11,7 @@ snapshot row holds a copy of ``outgrads``.
 """
 
 from collections import Counter
+from dataclasses import fields
 
 from ..recording.events import (AddOutgrads, BackwardEnd, BackwardStart, JVPNodeCreated, JVPRoot, NodeCreated,
                                 RootCreated, ToposortYielded, TraceReturned, VJPCalled)
@@ -75,7 +76,7 @@ def _trace_cells(e):
 
 def _declared_cells(e):
     """An event kind this table has no cells for: its node (a field so named) and every other field."""
-    shown = [(name, getattr(e, name)) for name in e.__dataclass_fields__ if name not in ("mode", "level", "query")]
+    shown = [(f.name, getattr(e, f.name)) for f in fields(e) if f.name not in ("mode", "level", "query")]
     node = next((value for name, value in shown if name in ("node", "label", "end")), "-")
     text = ", ".join(f"{name}={value if isinstance(value, str) else fmt(value)}" for name, value in shown)
     return node, text or "-", "-"
