@@ -9,6 +9,7 @@
 
 import numpy as np
 
+from ..recording.events import AddOutgrads, NodeCreated, TraceReturned, VJPCalled
 from ..recording.values import plain
 from .local import FAIL, NodeCheck
 
@@ -19,10 +20,10 @@ def vspace_flags(recording, query, calls):
     (``eigh``'s VJP returns float64 for a float32 input, and the ``reshape`` before it hands the
     float64 on to the root: ``eigh`` is named, not ``reshape``)."""
     values = _parent_values(recording)
-    received = {e.node: _space(plain(e.outgrad)) for e in recording.query_events(query) if e.kind == "vjp"}
+    received = {e.node: _space(plain(e.outgrad)) for e in recording.query_events(query) if isinstance(e, VJPCalled)}
     rows = []
     for e in recording.query_events(query):
-        if e.kind != "add_outgrads" or e.parent not in values:
+        if not isinstance(e, AddOutgrads) or e.parent not in values:
             continue
         got, want = _space(plain(e.contribution)), _space(plain(values[e.parent]))
         if got and want and got != want and not _passed_on(got, want, received.get(e.node), values.get(e.node)):
@@ -36,13 +37,13 @@ def vspace_flags(recording, query, calls):
 
 def nonfinite_origin(recording, query, calls):
     """The first place a NaN/Inf appears, as a ``NodeCheck`` (or ``None``)."""
-    for e in recording.of_kind("node"):
+    for e in recording.of_kind(NodeCreated):
         if not _finite(e.value):
             call = calls.get(e.label)
             return NodeCheck(e.label, e.primitive, None, call and call.site, "nonfinite", FAIL,
                              reason="its forward value is not finite")
     for e in recording.query_events(query):
-        if e.kind == "vjp" and _finite(e.outgrad):
+        if isinstance(e, VJPCalled) and _finite(e.outgrad):
             for position, ingrad in enumerate(e.ingrads):
                 if not _finite(ingrad):
                     node = recording.nodes.get(e.node)
@@ -64,8 +65,8 @@ def _passed_on(got, want, outgrad, node_value):
 
 
 def _parent_values(recording):
-    values = {e.root: e.input for e in recording.of_kind("trace")}
-    values.update({e.label: e.value for e in recording.of_kind("node")})
+    values = {e.root: e.input for e in recording.of_kind(TraceReturned)}
+    values.update({e.label: e.value for e in recording.of_kind(NodeCreated)})
     return values
 
 

@@ -22,6 +22,7 @@ import numpy as np
 from ..compare.checks import Check
 from ..compare.differences import along
 from ..compare.tolerance import DEFAULT_RTOL, agree
+from ..recording.events import AddOutgrads, VJPCalled
 from ..recording.session import record
 from ..reference.micrograd_rules import KNOWN_OPS, power
 from . import CheckReport
@@ -68,9 +69,9 @@ def check_engine_recording(rec):
     events = rec.query_events(query) if query is not None else []
     rows = []
     for event in events:
-        if event.kind == "vjp":
+        if isinstance(event, VJPCalled):
             rows += _local(rec, event)
-        elif event.kind == "add_outgrads" and event.replaced:
+        elif isinstance(event, AddOutgrads) and event.replaced:
             rows.append(_accumulation(rec, event))
     order = {label: i for i, label in enumerate(rec.nodes)}
     rows.sort(key=lambda r: (order.get(r.node, -1), r.argnum if r.argnum is not None else -1, r.test != "local"))

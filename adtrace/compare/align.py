@@ -14,6 +14,7 @@ import numpy as np
 
 from autograd.core import vspace
 
+from ..recording.events import AddOutgrads, BackwardStart, NodeCreated, RootCreated, ToposortYielded
 from ..recording.values import ArraySummary, ContainerSummary, leaf_paths, plain, summarize
 
 EXACT, CLOSE, DIFFERS, MISSING = "exact", "close", "differs", "missing"
@@ -42,13 +43,13 @@ def autograd_running_entries(query_events):
     """``label -> [entry after each arrival]`` and ``label -> popped value`` for one query."""
     running, popped, state = {}, {}, {}
     for e in query_events:
-        if e.kind == "backward_start":
+        if isinstance(e, BackwardStart):
             running[e.end] = [None, (e.seed, False)]
             state[e.end] = (e.seed, False)
-        elif e.kind == "add_outgrads":
+        elif isinstance(e, AddOutgrads):
             running.setdefault(e.parent, [None]).append(e.result)
             state[e.parent] = e.result
-        elif e.kind == "toposort":
+        elif isinstance(e, ToposortYielded):
             entry = state.pop(e.node, None)
             popped[e.node] = None if entry is None else entry[0]
     return running, popped
@@ -87,9 +88,9 @@ def relabel(run, recording, level, query):
         return None
     recorded = []
     for e in recording.events:
-        if e.kind == "backward_start" and e.query == query:
+        if isinstance(e, BackwardStart) and e.query == query:
             break
-        if e.kind in ("root", "node") and e.level == level:
+        if isinstance(e, (RootCreated, NodeCreated)) and e.level == level:
             recorded.append(e)
     if [e.label for e in recorded] == list(run.labels):
         return run

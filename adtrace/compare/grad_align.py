@@ -7,6 +7,7 @@ The two must agree; the first value where they do not is where the engine and th
 For the buggy ``a + a`` at 3, ``v0_leaf`` reads ``[1, 1]``, sum 2, against ``0 -> 1 -> 1``, read 1.
 """
 
+from ..recording.events import AddOutgrads, BackwardStart, VJPCalled
 from .align import MISSING, NodeAlignment, _summarized, compare, magnitude
 
 
@@ -16,12 +17,12 @@ def engine_running_grads(query_events):
     .grad its _backward read`` for one query."""
     running, read = {}, {}
     for e in query_events:
-        if e.kind == "backward_start":  # (the seed replaces a .grad the events do not hold)
+        if isinstance(e, BackwardStart):  # (the seed replaces a .grad the events do not hold)
             running.setdefault(e.end, []).append(e.seed)
-        elif e.kind == "add_outgrads":
+        elif isinstance(e, AddOutgrads):
             before = None if e.previous is None else e.previous[0]
             running.setdefault(e.parent, [before]).append(e.result[0])
-        elif e.kind == "vjp":
+        elif isinstance(e, VJPCalled):
             read[e.node] = e.outgrad
     return running, read
 

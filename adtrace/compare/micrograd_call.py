@@ -12,6 +12,7 @@ into ``.grad`` adds, and central finite differences of ``f`` through the engine 
 import numpy as np
 
 from ..recording.callsite import source_location
+from ..recording.events import AddOutgrads, BackwardStart
 from ..recording.registry import engine_named
 from ..recording.session import record
 from ..reference.recorded import run_recorded
@@ -41,7 +42,7 @@ def trace_engine_call(f, args, engine="micrograd", capture="auto", root=None, rt
         call.reference_note = "reference engine: no values were recorded (capture 'structure')"
     else:
         call.alignment = align_grads(rec, query, call.reference)
-        end = next(e.end for e in rec.query_events(query) if e.kind == "backward_start")
+        end = next(e.end for e in rec.query_events(query) if isinstance(e, BackwardStart))
         call.checks += [engines_agree(call.alignment, engine=rec.engine),
                         orders_valid(rec.visit_order(query), rec.graph(end), call.reference.order,
                                      call.reference.parents, walk=f"{rec.code.name}'s order")]
@@ -54,7 +55,7 @@ def writes_add(recording, query, run):
     """Every write a ``_backward`` made into ``.grad`` added its contribution; the first that
     replaced a value already there is named, with what the lecture kept for that value."""
     name = "every write into .grad adds"
-    writes = [e for e in recording.query_events(query) if e.kind == "add_outgrads" and e.node is not None]
+    writes = [e for e in recording.query_events(query) if isinstance(e, AddOutgrads) and e.node is not None]
     assigned = [e for e in writes if e.replaced]
     lost = [e for e in assigned if e.previous is not None and _nonzero(e.previous[0])]
     if not lost:

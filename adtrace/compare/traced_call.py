@@ -19,6 +19,7 @@ from autograd import make_jvp, make_vjp
 from autograd.core import vspace
 
 from .. import reference
+from ..recording.events import NodeCreated
 from .align import align, relabel
 from .arguments import differentiated, unary
 from ..recording.callsite import source_location
@@ -133,7 +134,7 @@ def _reverse(call, f, x, capture, rtol, root):
 def _reference_run(f, x, seed, output, recording):
     """The reference engine's run with the same seed, or ``(None, why not)``: its scope is real
     arrays and scalars."""
-    values = [x, output] + [e.value for e in recording.of_kind("node")]
+    values = [x, output] + [e.value for e in recording.of_kind(NodeCreated)]
     if any(_is_complex(v) for v in values):
         return None, "reference engine: real numbers only (this call has complex values)"
     try:

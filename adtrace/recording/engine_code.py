@@ -43,4 +43,4 @@ class EngineCode:
 
     def statement(self, event):
         """The statement of this engine's ``backward()`` that made ``event`` (its text), or None."""
-        return self.statement_text("write" if event.kind == "add_outgrads" and event.node is None else event.kind)
+        return self.statement_text(event.code_key())

@@ -9,7 +9,8 @@ sooner, and on a scalar workload those collections were most of the recorder's c
 
 from bisect import bisect_left
 
-from .events import EVENT_TYPES, LABELS, NO_PREVIOUS, ONE, PAIR, TAIL, layout
+from . import events
+from .events import LABELS, NO_PREVIOUS, ONE, PAIR, TAIL, layout
 from .values import NO_REFERENCE, resolve
 
 
@@ -49,7 +50,16 @@ class _Layout:
         return self.type(*fields)
 
 
-LAYOUTS = tuple(_Layout(t) for t in EVENT_TYPES)  # by type tag
+class _Layouts(dict):
+    """type tag -> ``_Layout``, made when a tag is first met (a type declared after import: a test's)."""
+
+    def __missing__(self, tag):
+        found = self[tag] = _Layout(events.EVENT_TYPES[tag])
+        return found
+
+
+LAYOUTS = _Layouts()  # by type tag
+events.ON_WITHDRAW.append(lambda tag: LAYOUTS.pop(tag, None))
 
 
 class EventLog:

@@ -4,8 +4,10 @@ An event class says everything about its kind in one place: ``kind`` (the name u
 its fields, how each field is stored in the event log (``stored``: one slot, a ``(value, flag)``
 pair, labels joined into one string, or a counted tail), the autograd ``statement`` that emits it
 (the call-sequence table shows it), and for a backward-pass event how it changes the ``outgrads``
-dict (``replay``: the rows of the STATE SNAPSHOT). The event log's layout, the recorder's type
-tags, the report's statement texts and the snapshot replay are all read from here.
+dict (``replay``: the rows of the STATE SNAPSHOT, for every engine). The event log's layout, the
+recorder's type tags, the report's statement texts and the snapshot replay are all read from here;
+consumers tell events apart by class (``isinstance``), never by comparing ``kind`` strings, which
+are for users (``Recording.of_kind``, ``event_types``) and the JSON export.
 
 Every event carries ``mode`` (``"rev"`` or ``"fwd"``), ``level`` (0 for the outermost trace, 1 for
 the inner one under ``grad(grad(f))``) and ``query`` (the ``backward_pass`` run it belongs to, from
@@ -47,15 +49,34 @@ ADD = "outgrads[parent] = add_outgrads(outgrads.get(parent), ingrad)"
 RETURN = "return outgrad[0]"
 NO_PARENTS = "for parent, ingrad in zip(node.parents, ingrads)"  # reached with no parents: a root's vjp returns ()
 
-EVENT_TYPES = []  # every event class; its position is the type tag the event log stores
+EVENT_TYPES = ()  # every event class; its position is the type tag the event log stores
+ON_WITHDRAW = []  # what to forget when a type is withdrawn (the event log's layouts register here)
 
 
 def event(cls):
     """Make ``cls`` a frozen event dataclass and give it the next type tag."""
+    global EVENT_TYPES
     cls = dataclass(frozen=True, slots=True)(cls)
     cls.index = len(EVENT_TYPES)
-    EVENT_TYPES.append(cls)
+    EVENT_TYPES += (cls,)
     return cls
+
+
+def withdraw(event_type):
+    """Undo ``@event`` for the last type declared (a test's throwaway kind): tags stay as they were."""
+    global EVENT_TYPES
+    if not EVENT_TYPES or EVENT_TYPES[-1] is not event_type:
+        raise ValueError(f"{event_type.__name__} is not the last event type declared")
+    EVENT_TYPES = EVENT_TYPES[:-1]
+    for forget in ON_WITHDRAW:
+        forget(event_type.index)
+
+
+def event_types(*kinds):
+    """The event classes of ``kinds`` (``kind`` strings, as users filter by, or classes); a kind
+    no class has matches nothing."""
+    named = {t.kind: t for t in EVENT_TYPES}
+    return tuple(named[k] if isinstance(k, str) else k for k in kinds if not isinstance(k, str) or k in named)
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,10 +91,16 @@ class Event:
     level: int
     query: Optional[int]
 
-    def replay(self, state, emit):
-        """Apply this step of ``backward_pass`` to ``state`` (the ``outgrads`` dict, label ->
-        ``(value, mutable)``) and ``emit(statement, **row)`` the rows it makes
-        (``snapshots.state_snapshots``)."""
+    def replay(self, run):
+        """Apply this step of a backward pass to ``run`` (``snapshots.Replay``, for every engine):
+        ``run.write(label, (value, mutable))`` a gradient, ``run.visit`` / ``run.take`` a node, and
+        ``run.emit(self, statement, node, **row)`` the row of each statement of ``backward_pass`` it
+        stands for (an engine without that statement makes no row). An event that is no step of a
+        backward pass makes none."""
+
+    def code_key(self):
+        """Its key in an engine's ``EngineCode.statements`` (the statement of that engine's own code)."""
+        return self.kind
 
 
 @event
@@ -125,9 +152,9 @@ class BackwardStart(Event):
     end: str
     seed: Any
 
-    def replay(self, state, emit):
-        state[self.end] = (self.seed, False)
-        emit(INIT, node=None, outgrad=self.seed)
+    def replay(self, run):
+        run.write(self.end, (self.seed, False))
+        run.emit(self, INIT, self.end, outgrad=self.seed)
 
 
 @event
@@ -140,9 +167,10 @@ class ToposortYielded(Event):
     node: str
     position: int
 
-    def replay(self, state, emit):
-        emit(YIELD, node=self.node)
-        emit(POP, node=self.node, outgrad=state.pop(self.node, None))
+    def replay(self, run):
+        run.visit(self.node)
+        run.emit(self, YIELD, self.node)
+        run.emit(self, POP, self.node, outgrad=run.take(self.node))
 
 
 @event
@@ -156,10 +184,10 @@ class VJPCalled(Event):
     outgrad: Any
     ingrads: tuple = stored(TAIL)  # one cotangent per parent position (a generator VJP is materialised)
 
-    def replay(self, state, emit):
-        emit(VJP, outgrad=self.outgrad, ingrads=self.ingrads)
+    def replay(self, run):
+        run.emit(self, VJP, self.node, outgrad=self.outgrad, ingrads=self.ingrads)
         if len(self.ingrads) == 0:
-            emit(NO_PARENTS, ingrads=())
+            run.emit(self, NO_PARENTS, self.node, ingrads=())
 
 
 @event
@@ -191,9 +219,13 @@ class AddOutgrads(Event):
     result: tuple = stored(PAIR)
     replaced: Optional[bool] = False  # the write replaced the previous value instead of adding to it
 
-    def replay(self, state, emit):
-        state[self.parent] = self.result
-        emit(ADD, ingrads=self.contribution, previous=self.previous, parent=self.parent)
+    def replay(self, run):
+        run.write(self.parent, self.result)
+        run.emit(self, ADD, self.node, ingrads=self.contribution, previous=self.previous, parent=self.parent,
+                 replaced=self.replaced)
+
+    def code_key(self):
+        return self.kind if self.node is not None else "write"  # a write by the engine's backward() itself
 
 
 @event
@@ -207,8 +239,8 @@ class BackwardEnd(Event):
     result: Any
     error: Optional[str]
 
-    def replay(self, state, emit):
-        emit(RETURN, outgrad=self.result)
+    def replay(self, run):
+        run.emit(self, RETURN, self.end, outgrad=self.result)
 
 
 @event
@@ -237,10 +269,6 @@ class JVPNodeCreated(Event):
     tangent: Any
     site: Optional[str] = None  # the user's line that made it, "path:line" (record(sites=True))
 
-
-EVENT_TYPES = tuple(EVENT_TYPES)
-NODE_KINDS = tuple(t.kind for t in EVENT_TYPES if t.is_node)
-BACKWARD_PASS_KINDS = tuple(t.kind for t in EVENT_TYPES if t.in_backward_pass)
 
 _RENAMED = {"LocalVJP": VJPCalled, "ToposortYield": ToposortYielded}
 

@@ -10,6 +10,8 @@ last one that ran inside no other.
 from dataclasses import dataclass
 from typing import Optional
 
+from .events import BackwardEnd, BackwardStart, ToposortYielded
+
 
 @dataclass(frozen=True)
 class BackwardPass:
@@ -22,13 +24,13 @@ def backward_passes(recording):
     """One ``BackwardPass`` per query, in the order the passes began."""
     passes, running, visiting = [], [], {}
     for e in recording.events:
-        if e.kind == "backward_start":
+        if isinstance(e, BackwardStart):
             parent = running[-1] if running else None
             passes.append(BackwardPass(e.query, parent, visiting.get(parent)))
             running.append(e.query)
-        elif e.kind == "toposort":
+        elif isinstance(e, ToposortYielded):
             visiting[e.query] = e.node
-        elif e.kind == "backward_end" and e.query in running:
+        elif isinstance(e, BackwardEnd) and e.query in running:
             del running[running.index(e.query):]  # (a pass abandoned by an exception ends its inner ones)
     return passes
 

@@ -12,9 +12,9 @@ built when first read (``events``), once.
 """
 
 from .eventlog import EventLog
-from .events import BACKWARD_PASS_KINDS
+from .events import BackwardEnd, BackwardStart, ToposortYielded, event_types
 from .passes import backward_passes, user_query
-from .snapshots import grad_snapshots, state_snapshots
+from .snapshots import replay, tally
 
 # How a Recording shows itself (Jupyter's _repr_*_ methods): the stages that render register their
 # functions here, so this stage never imports them.
@@ -88,24 +88,26 @@ class Recording:
         return render(self) if render is not None else None
 
     def of_kind(self, *kinds):
-        return [e for e in self.events if e.kind in kinds]
+        """The events of ``kinds`` (``kind`` strings such as ``"node"``, or event classes), in order."""
+        types = event_types(*kinds)
+        return [e for e in self.events if isinstance(e, types)]
 
     @property
     def queries(self):
         """The numbers of the backward queries (``backward_pass`` runs), in the order they began."""
-        return [e.query for e in self.events if e.kind == "backward_start"]
+        return [e.query for e in self.events if isinstance(e, BackwardStart)]
 
     def query_events(self, query):
         """The backward-pass events of one query, in order (nested queries excluded)."""
-        return [e for e in self.events if e.query == query and e.mode == "rev" and e.kind in BACKWARD_PASS_KINDS]
+        return [e for e in self.events if e.query == query and e.mode == "rev" and e.in_backward_pass]
 
     def visit_order(self, query):
         """The labels ``toposort`` yielded in this query."""
-        return [e.node for e in self.query_events(query) if e.kind == "toposort"]
+        return [e.node for e in self.query_events(query) if isinstance(e, ToposortYielded)]
 
     def gradient(self, query):
         """The cotangent this query returned (``None`` if it did not complete)."""
-        end = [e for e in self.query_events(query) if e.kind == "backward_end"]
+        end = [e for e in self.query_events(query) if isinstance(e, BackwardEnd)]
         return end[0].result if end else None
 
     def graph(self, end=None):
@@ -140,9 +142,12 @@ class Recording:
     def replay(self, events):
         """The snapshot rows of some of a query's events, in order (its first events: a report that
         shows the first rows replays only those), in this recording's engine's statements."""
-        if self.code is not None:
-            return grad_snapshots(events, self.code)
-        return state_snapshots(events)
+        return replay(events, self.code)
+
+    def tally(self, events):
+        """``snapshots.Tally``: how many snapshot rows ``replay(events)`` makes, and the kinds of the
+        events that make none (counted without building the rows)."""
+        return tally(events, self.code)
 
     def statement(self, event):
         """The statement that made ``event``: the engine's own when it has one (``code``), else

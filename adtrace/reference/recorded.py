@@ -13,6 +13,7 @@ past it; its step says ``borrowed``. For the buggy ``a + a`` at 3 (``__add__``'s
 import operator
 from functools import reduce
 
+from ..recording.events import BackwardStart, VJPCalled
 from .micrograd_rules import rule_for
 from .order import reverse_topo_order
 from .rules import BORROWED, OWN, ROOT
@@ -31,14 +32,14 @@ def run_recorded(recording, query):
     """The lecture's run over the graph ``query``'s backward pass walked, with its seed; None when
     the recording kept no values (capture ``structure``) or the pass has no seed."""
     events = recording.query_events(query)
-    start = next((e for e in events if e.kind == "backward_start"), None)
+    start = next((e for e in events if isinstance(e, BackwardStart)), None)
     if start is None or start.seed is None:
         return None
     parents = recording.graph(start.end)
     nodes = {label: _Node(label) for label in parents}
     for label, node in nodes.items():
         node.parents = tuple(nodes[p] for p in parents[label])
-    recorded = {e.node: e.ingrads for e in events if e.kind == "vjp"}
+    recorded = {e.node: e.ingrads for e in events if isinstance(e, VJPCalled)}
     values = {label: getattr(recording.nodes.get(label), "value", None) for label in parents}
     node_to_grad = {start.end: [start.seed]}
     steps = []

@@ -2,6 +2,7 @@
 
 from ..compare.align import first_divergence
 from ..compare.checks import verdict
+from ..recording.events import JVPNodeCreated, JVPRoot
 from .abbreviate import clip, each, series
 from .fit import LINE_WIDTH, Short, fit
 from .format import code, text
@@ -83,7 +84,7 @@ def _own_code(call):
 def forward_comparison_section(call, options):
     if not call.reference_tangents or call.forward_recording is None:
         return None
-    recorded = {e.label: e.tangent for e in call.forward_recording.events if e.kind in ("jvp_root", "jvp_node")}
+    recorded = {e.label: e.tangent for e in call.forward_recording.of_kind(JVPRoot, JVPNodeCreated)}
     shown = call.reference_tangents[:options.max_rows]
     rows = [(s.label, s.primitive, s.rule, Short(s.tangent), Short(recorded.get(s.label))) for s in shown]
     headers = ["node", "primitive", "rule", "tangent (lecture)", "tangent (autograd)"]

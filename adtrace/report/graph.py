@@ -2,6 +2,7 @@
 and a row; above, nodes are grouped by the user's source line (``collapse.py``), so every report
 has a picture small enough to draw. What ran inside a node's VJP is one box beside that node."""
 
+from ..recording.events import JVPNodeCreated, JVPRoot, NodeCreated, RootCreated, TraceReturned
 from .abbreviate import counted
 from .collapse import group_nodes, primitives_text
 from .fit import Short, fit
@@ -12,8 +13,8 @@ MAX_WORK_BOXES = 20  # boxes of nested work in one picture
 
 
 def graph_section(recording, nesting, options, mode="rev"):
-    kinds = ("root", "node") if mode == "rev" else ("jvp_root", "jvp_node")
-    nodes = [e for e in recording.nodes.values() if e.kind in kinds and e.label not in nesting.made_inside]
+    types = (RootCreated, NodeCreated) if mode == "rev" else (JVPRoot, JVPNodeCreated)
+    nodes = [e for e in recording.nodes.values() if isinstance(e, types) and e.label not in nesting.made_inside]
     title = "Graph" if mode == "rev" else "Forward-mode graph"
     if len(nodes) <= options.collapse_above:
         picture, listing = _each_node(recording, nodes, nesting, options)
@@ -27,11 +28,12 @@ def graph_section(recording, nesting, options, mode="rev"):
 
 
 def _each_node(recording, nodes, nesting, options):
-    inputs = {e.root: e.input for e in recording.of_kind("trace")}  # a root's value is the input x
+    inputs = {e.root: e.input for e in recording.of_kind(TraceReturned)}  # a root's value is the input x
     rows = [(n.label, _primitive(n), _parents(n),
              Short(n.value if hasattr(n, "value") else inputs.get(n.label))) for n in nodes[:options.max_rows]]
     headers = ["node", "primitive", "parents by argument position", "output value"]
-    boxes = [(n.label, n.label if n.kind.endswith("root") or not n.primitive else f"{n.label} = {n.primitive}",
+    boxes = [(n.label,
+              n.label if isinstance(n, (RootCreated, JVPRoot)) or not n.primitive else f"{n.label} = {n.primitive}",
               tuple((f"arg {a}", p) for a, p in zip(n.argnums, n.parents)) if hasattr(n, "parents") else ())
              for n in nodes]
     picture = flowchart(boxes + _work_boxes(nesting, {n.label: n.label for n in nodes}), len(nodes) + MAX_WORK_BOXES)

@@ -3,18 +3,19 @@ backward pass, with how often each line ran in the user's pass (and in the refer
 
 from collections import Counter
 
+from ..recording.events import AddOutgrads, BackwardEnd, BackwardStart, ToposortYielded, VJPCalled
 from ..recording.snapshots import ADD, INIT, POP, RETURN, VJP, YIELD
 from .format import code
 from .tables import table
 
 LECTURE = (
-    ("node_to_grad = {out: [1]}", INIT, "backward_start"),
-    ("for i in reverse_topo_order(out)", YIELD, "toposort"),
-    ("v_i_bar = sum(node_to_grad[i])", POP + "  (summed on arrival by add_outgrads)", "toposort"),
-    ("for k in inputs(i)", "for parent, ingrad in zip(node.parents, ingrads)", "add_outgrads"),
-    ("compute v_k_to_i_bar = v_i_bar * dv_i/dv_k", VJP, "vjp"),
-    ("append v_k_to_i_bar to node_to_grad[k]", ADD, "add_outgrads"),
-    ("return adjoint of input v_input_bar", RETURN, "backward_end"),
+    ("node_to_grad = {out: [1]}", INIT, BackwardStart),
+    ("for i in reverse_topo_order(out)", YIELD, ToposortYielded),
+    ("v_i_bar = sum(node_to_grad[i])", POP + "  (summed on arrival by add_outgrads)", ToposortYielded),
+    ("for k in inputs(i)", "for parent, ingrad in zip(node.parents, ingrads)", AddOutgrads),
+    ("compute v_k_to_i_bar = v_i_bar * dv_i/dv_k", VJP, VJPCalled),
+    ("append v_k_to_i_bar to node_to_grad[k]", ADD, AddOutgrads),
+    ("return adjoint of input v_input_bar", RETURN, BackwardEnd),
 )
 
 
@@ -29,18 +30,18 @@ OWN_LECTURE = ("backward_start", "toposort",
 def lecture_mapping_section(recording, nesting, reference_counts=None):
     """The lecture's lines against ``backward_pass``'s, with how often each ran in the user's pass."""
     user = nesting.user
-    counts = Counter(e.kind for e in recording.query_events(user)) if user is not None else Counter()
+    counts = Counter(type(e) for e in recording.query_events(user)) if user is not None else Counter()
     own = recording.code
     engine = "autograd" if own is None else recording.engine
     headers = ["lecture pseudocode", f"{engine} statement ({'backward_pass' if own is None else own.name})",
                f"runs ({engine})"]
     rows = []
-    for i, (line, statement, kind) in enumerate(LECTURE):
+    for i, (line, statement, event_type) in enumerate(LECTURE):
         cell = code(statement)
         if own is not None:  # the engine's own statement, or our words where it has none
             written = own.statement_text(OWN_LECTURE[i])
             cell = code(written) if written else OWN_LECTURE[i]
-        row = [code(line), cell, counts[kind]]
+        row = [code(line), cell, counts[event_type]]
         if reference_counts is not None:
             row.append(reference_counts[i])
         rows.append(row)

@@ -4,6 +4,7 @@ each and the state snapshot of its first pass (``Recording.snapshots(query)`` gi
 
 from collections import Counter
 
+from ..recording.events import BackwardEnd, BackwardStart, ToposortYielded
 from .abbreviate import counted
 from .fit import Short, fit
 from .format import code
@@ -53,11 +54,11 @@ def _pass_summary(recording, nesting):
     events = recording.events
     for first, last, _ in nesting.stretches:
         for e in events[first:last + 1]:
-            if e.kind == "backward_start":
+            if isinstance(e, BackwardStart):
                 start[e.query] = e
-            elif e.kind == "backward_end":
+            elif isinstance(e, BackwardEnd):
                 end[e.query] = e
-            elif e.kind == "toposort":
+            elif isinstance(e, ToposortYielded):
                 visits[e.query] += 1
     return {"start": start, "end": end, "visits": visits}
 

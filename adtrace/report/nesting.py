@@ -10,6 +10,7 @@ the user's pass differentiates, and stay in the tables.
 
 from dataclasses import dataclass, field
 
+from ..recording.events import BackwardEnd, BackwardStart, ToposortYielded
 from .abbreviate import counted
 from .format import code
 
@@ -49,11 +50,11 @@ class Nesting:
             if top in visiting and (top == self.user or len(running) > 1) and not (
                     e.query == top and e.in_backward_pass and e.mode == "rev"):
                 self._fold(index, e, visiting[top], top, passes)
-            if e.kind == "backward_start":
+            if isinstance(e, BackwardStart):
                 running.append(e.query)
-            elif e.kind == "toposort":
+            elif isinstance(e, ToposortYielded):
                 visiting[e.query] = e.node
-            elif e.kind == "backward_end" and e.query in running:
+            elif isinstance(e, BackwardEnd) and e.query in running:
                 del running[running.index(e.query):]  # (a pass abandoned by an exception ends its inner ones)
 
     def _fold(self, index, event, node, query, passes):
@@ -70,7 +71,7 @@ class Nesting:
             work.nodes.append(event.label)
             work.levels.add(event.level)
             self.made_inside[event.label] = node
-        elif event.kind == "backward_start":
+        elif isinstance(event, BackwardStart):
             work.passes.append(passes[event.query])
             work.levels.add(event.level)
 

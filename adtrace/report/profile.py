@@ -5,6 +5,7 @@ under ``record(sites=True)``); what ran inside a node's VJP counts on that node'
 
 from collections import Counter
 
+from ..recording.events import JVPRoot, RootCreated
 from .abbreviate import counted
 from .fit import fit
 from .format import code
@@ -24,7 +25,7 @@ def work_section(recording, nesting, mode="rev"):
     parts = ["## Where the work went", "", _headline(recording, nesting, nodes, outside, mode), ""]
     if any(getattr(n, "site", None) for n in nodes):
         parts += [_by_line(outside, nesting, recording.nodes, len(nodes)), ""]
-    elif any(not n.kind.endswith("root") for n in nodes):
+    elif any(not isinstance(n, (RootCreated, JVPRoot)) for n in nodes):
         parts += ["_No source lines were recorded (`record(sites=True)` adds them); per primitive only._", ""]
     parts.append(_by_primitive(outside, len(nodes)))
     return "\n".join(parts)
@@ -48,7 +49,7 @@ def primitive_of(node):
 
 def line_of(node):
     """The user's line that made ``node`` (``path:line``), ``(input)`` for a root."""
-    if node.kind in ("root", "jvp_root"):
+    if isinstance(node, (RootCreated, JVPRoot)):
         return INPUT
     return getattr(node, "site", None) or "(no line of the user's code)"
 

@@ -11,11 +11,14 @@ snapshot row holds a copy of ``outgrads``.
 """
 
 from collections import Counter
+from dataclasses import fields
 
+from ..recording.events import (AddOutgrads, BackwardEnd, BackwardStart, JVPNodeCreated, JVPRoot, NodeCreated,
+                                RootCreated, ToposortYielded, TraceReturned, VJPCalled)
 from ..recording.snapshots import ADD, INIT, POP, RETURN, VJP
 from .abbreviate import OUTGRADS_WIDTH, brief_outgrads, counted, each
 from .fit import Short, fit
-from .format import code, text
+from .format import code, fmt, text
 from .tables import table
 
 # -------------------- call sequence --------------------
@@ -52,31 +55,45 @@ def _folded_row(stretch, first, nesting):
 def _call_cells(e, own=False):
     """The node, in and out cells of one event; ``own``: an engine with its own backward(), whose
     writes show the ``.grad`` values (not autograd's ``(value, mutable)`` pairs)."""
-    if e.kind == "add_outgrads" and own:
+    if own and isinstance(e, AddOutgrads):
         previous = "-" if e.previous is None else e.previous[0]
         out = Short(e.result[0], suffix=" (replaced: the previous value is lost)" if e.replaced else "")
         return f"{e.node or 'backward()'} -> {e.parent}", Short((previous, e.contribution), each), out
-    kind = e.kind
-    if kind in ("root", "jvp_root"):
-        return e.label, Short(e.tangent) if kind == "jvp_root" else "-", "-"
-    if kind in ("node", "jvp_node"):
-        out = Short(e.value) if kind == "node" else Short((e.value, e.tangent), each, prefix="value, tangent: ")
-        return f"{e.label} = {e.primitive}" if e.primitive else e.label, ", ".join(e.parents) or "-", out
-    if kind == "trace":
-        out = "independent of the input: vjp returns zeros" if e.independent else Short(e.output, prefix="(",
-                                                                                          suffix=f", {e.end})")
-        return e.root, Short(e.input), out
-    if kind == "backward_start":
-        return e.end, Short(e.seed, prefix="g = "), "-"
-    if kind == "toposort":
-        return e.node, f"position {e.position}", "-"
-    if kind == "vjp":
-        return e.node, Short(e.outgrad), Short(e.ingrads)
-    if kind == "add_outgrads":
-        return f"{e.node} -> {e.parent}", Short((e.previous, e.contribution), each), Short(e.result)
-    if kind == "backward_end":
-        return e.end, "-", f"raised {e.error}" if e.error else Short(e.result)
-    return "-", "-", "-"
+    cells = CALL_CELLS.get(type(e))
+    return _declared_cells(e) if cells is None else cells(e)
+
+
+def _node_cells(e):
+    out = Short(e.value) if isinstance(e, NodeCreated) else Short((e.value, e.tangent), each, prefix="value, tangent: ")
+    return f"{e.label} = {e.primitive}" if e.primitive else e.label, ", ".join(e.parents) or "-", out
+
+
+def _trace_cells(e):
+    out = "independent of the input: vjp returns zeros" if e.independent else Short(e.output, prefix="(",
+                                                                                      suffix=f", {e.end})")
+    return e.root, Short(e.input), out
+
+
+def _declared_cells(e):
+    """An event kind this table has no cells for: its node (a field so named) and every other field."""
+    shown = [(f.name, getattr(e, f.name)) for f in fields(e) if f.name not in ("mode", "level", "query")]
+    node = next((value for name, value in shown if name in ("node", "label", "end")), "-")
+    text = ", ".join(f"{name}={value if isinstance(value, str) else fmt(value)}" for name, value in shown)
+    return node, text or "-", "-"
+
+
+CALL_CELLS = {  # event class -> its (node, in, out) cells
+    RootCreated: lambda e: (e.label, "-", "-"),
+    JVPRoot: lambda e: (e.label, Short(e.tangent), "-"),
+    NodeCreated: _node_cells,
+    JVPNodeCreated: _node_cells,
+    TraceReturned: _trace_cells,
+    BackwardStart: lambda e: (e.end, Short(e.seed, prefix="g = "), "-"),
+    ToposortYielded: lambda e: (e.node, f"position {e.position}", "-"),
+    VJPCalled: lambda e: (e.node, Short(e.outgrad), Short(e.ingrads)),
+    AddOutgrads: lambda e: (f"{e.node} -> {e.parent}", Short((e.previous, e.contribution), each), Short(e.result)),
+    BackwardEnd: lambda e: (e.end, "-", f"raised {e.error}" if e.error else Short(e.result)),
+}
 
 
 # -------------------- state snapshots --------------------
@@ -117,16 +134,22 @@ def snapshot_table(recording, events, max_rows):
     replayed = recording.replay(events[:max_rows])[:max_rows]
     rows = [_snapshot_row(r) if own is None else _own_snapshot_row(r) for r in replayed]
     headers = SNAPSHOT_HEADERS if own is None else OWN_SNAPSHOT_HEADERS
-    return table(headers, fit(headers, rows), max_rows, total=snapshot_rows(recording, events))
+    made = recording.tally(events)
+    text = table(headers, fit(headers, rows), max_rows, total=made.rows)
+    if made.rowless:
+        text += "\n\n" + rowless_line(made.rowless, "this table")
+    return text
+
+
+def rowless_line(rowless, where):
+    """The line saying which events ``where`` does not show: their kinds make no row of the replay."""
+    kinds = ", ".join(f"{counted(n, f'`{kind}` event')}" for kind, n in rowless.items())
+    return f"_Not in {where}: {kinds} (a kind that is no step of the backward pass)._"
 
 
 def snapshot_rows(recording, events):
-    """How many rows the replay of ``events`` makes: for autograd (``Event.replay``) one per event,
-    and a second for each visit (the yield, then the pop) and for each VJP with no parents (a
-    root's); for an engine with its own backward() one per event."""
-    if recording.code is not None:
-        return len(events)
-    return len(events) + sum(e.kind == "toposort" or (e.kind == "vjp" and not e.ingrads) for e in events)
+    """How many rows the replay of ``events`` makes (the same replay, counting, not copying states)."""
+    return recording.tally(events).rows
 
 
 def _snapshot_row(r):
@@ -135,13 +158,13 @@ def _snapshot_row(r):
 
 
 def _own_snapshot_row(r):
-    """A row of an engine whose gradients stay on its values (``snapshots.grad_snapshots``)."""
+    """A row of an engine whose gradients stay on its values (``snapshots.GRADS``)."""
     read, written, previous = "-", "-", "-"
-    if r.kind == "backward_start":
+    if r.stands_for == INIT:
         read = Short(r.outgrad, prefix="seed ")
-    elif r.kind == "vjp":
+    elif r.stands_for == VJP:
         read, written = Short(r.outgrad), Short(r.ingrads)
-    elif r.kind == "add_outgrads":
+    elif r.stands_for == ADD:
         written = Short(r.ingrads, suffix=f" -> {r.parent}" + (" (replaced)" if r.replaced else ""))
         previous = Short(r.previous)
     return (f"{r.step}. {code(r.statement)}", r.node or "-", read, written, previous,
@@ -166,11 +189,11 @@ def _ingrads_cell(row):
 
 
 def forward_section(recording, options):
-    nodes = [e for e in recording.events if e.kind in ("jvp_root", "jvp_node")]
+    nodes = recording.of_kind(JVPRoot, JVPNodeCreated)
     if not nodes:
         return None
-    adds = Counter(e.node for e in recording.of_kind("add_outgrads") if e.mode == "fwd")
-    inputs = {e.root: e.input for e in recording.of_kind("trace")}  # a root's value is the input x
+    adds = Counter(e.node for e in recording.of_kind(AddOutgrads) if e.mode == "fwd")
+    inputs = {e.root: e.input for e in recording.of_kind(TraceReturned)}  # a root's value is the input x
     rows = [(e.label, getattr(e, "primitive", "(input)"),
              Short(e.value if hasattr(e, "value") else inputs.get(e.label)), Short(e.tangent), adds.get(e.label, 0))
             for e in nodes[:options.max_rows]]
@@ -191,11 +214,11 @@ def levels_section(recording, nesting):
     rows = []
     for level in levels:
         at = [e for e in events if e.level == level]
-        rows.append((level, sum(e.kind in ("root", "node") for e in at),
-                     len({e.query for e in at if e.kind == "backward_start"}),
-                     sum(e.kind == "add_outgrads" for e in at)))
-    query_level = {e.query: e.level for e in events if e.kind == "backward_start"}
-    made_by_inner = Counter(e.primitive for e in events if e.kind == "node" and e.query in query_level
+        rows.append((level, sum(isinstance(e, (RootCreated, NodeCreated)) for e in at),
+                     len({e.query for e in at if isinstance(e, BackwardStart)}),
+                     sum(isinstance(e, AddOutgrads) for e in at)))
+    query_level = {e.query: e.level for e in events if isinstance(e, BackwardStart)}
+    made_by_inner = Counter(e.primitive for e in events if isinstance(e, NodeCreated) and e.query in query_level
                             and e.level < query_level[e.query])
     lines = ["## Levels (higher order)", "",
              "Level 0 is the outer trace. An inner backward pass runs while the outer trace records, "

@@ -38,7 +38,9 @@ Node and parent fields of steps are node indices into the pass's graph; ``statem
 import itertools
 
 from ..compare.checks import verdict
+from ..recording.events import AddOutgrads, JVPNodeCreated, JVPRoot, NodeCreated, RootCreated, TraceReturned
 from ..recording.snapshots import VJP
+from ..report.abbreviate import counted
 from ..report.format import fmt
 from .passes import engine_steps, forward_event_runs, forward_steps, reverse_steps
 from .source import REVERSE_STATEMENTS, code_panels
@@ -90,7 +92,7 @@ def graph_table(recording):
     then the recorded ones in creation order, so a node's parents come before it."""
     labels = unrecorded_labels(recording) + list(recording.nodes)
     index = {label: i for i, label in enumerate(labels)}
-    inputs = {e.root: e.input for e in recording.of_kind("trace")}  # a root's value is the input x
+    inputs = {e.root: e.input for e in recording.of_kind(TraceReturned)}  # a root's value is the input x
     groups, group_index = [], {}
     columns = {"label": labels, "primitive": [], "value": [], "group": [], "parents": []}
     for label in labels:
@@ -136,7 +138,8 @@ def reverse_passes(recording, number, node_index, call):
         walked = recording.graph(start.end)
         compared = run if query == reference_query else None
         own = recording.code is not None
-        steps = engine_steps(events, node_index, compared) if own else reverse_steps(events, node_index, compared)
+        rows = recording.replay(events)
+        steps = engine_steps(rows, node_index, compared) if own else reverse_steps(rows, node_index, compared)
         passes.append({
             "id": f"q{query}", "mode": "rev", "query": query, "level": start.level, "graph": number,
             "name": f"query {query} (level {start.level})", "nodes": sorted(node_index[label] for label in walked),
@@ -150,7 +153,7 @@ def forward_passes(recording, number, node_index, call, first):
     tangents = call.reference_tangents if call is not None and recording is call.forward_recording else ()
     passes = []
     for n, events in enumerate(forward_event_runs(recording), first):
-        labels = [e.label for e in events if e.kind in ("jvp_root", "jvp_node")]
+        labels = [e.label for e in events if isinstance(e, (JVPRoot, JVPNodeCreated))]
         note = None if tangents else (NO_REFERENCE if call is None else
                                       call.reference_note or "the reference engine's forward mode did not run")
         passes.append({
@@ -249,4 +252,25 @@ def _notes(recordings, call):
         notes += [f"autograd warned: {message}" for message in call.warnings]
     if not any(r.queries for r in recordings) and not any(forward_event_runs(r) for r in recordings):
         notes.append("No backward pass ran in this recording.")
+    for r in recordings:
+        notes += [f"Not on this page: {counted(n, kind + ' event')} (a kind the page has no step for; the report's "
+                  "call sequence and the JSON export show them)." for kind, n in unshown_kinds(r).items()]
     return notes
+
+
+# the events the page shows outside the steps of a backward pass: the graph's nodes and inputs, forward steps
+GRAPH_AND_FORWARD = (RootCreated, NodeCreated, JVPRoot, JVPNodeCreated, TraceReturned, AddOutgrads)
+
+
+def unshown_kinds(recording):
+    """kind -> how many events of ``recording`` the page shows nowhere (no node, input, or step of a pass)."""
+    unshown, in_passes = {}, set()
+    for query in recording.queries:
+        events = recording.query_events(query)
+        in_passes.update(map(id, events))
+        for kind, n in recording.tally(events).rowless.items():
+            unshown[kind] = unshown.get(kind, 0) + n
+    for e in recording.events:
+        if id(e) not in in_passes and not isinstance(e, GRAPH_AND_FORWARD):
+            unshown[e.kind] = unshown.get(e.kind, 0) + 1
+    return unshown

@@ -16,7 +16,8 @@ changes the reference engine's (``["append", node, text]`` to a list of partial 
 """
 
 from ..report.format import fmt
-from ..recording.snapshots import ADD, INIT, NO_PARENTS, POP, RETURN, VJP, YIELD, state_snapshots
+from ..recording.events import AddOutgrads, JVPNodeCreated, JVPRoot, TraceReturned
+from ..recording.snapshots import ADD, INIT, NO_PARENTS, POP, RETURN, VJP, YIELD
 from .source import ENGINE_STATEMENTS, FORWARD_STATEMENTS, NODE, REVERSE_STATEMENTS, ROOT, SHARE
 
 COLUMNS = ("statement", "node", "parent", "position", "outgrad", "ingrads", "previous", "result", "state",
@@ -52,24 +53,21 @@ class Steps:
 # -------------------- reverse mode --------------------
 
 
-def reverse_steps(events, node_index, run=None):
-    """The steps of one backward query (its events, ``Recording.query_events``); ``run``
+def reverse_steps(rows, node_index, run=None):
+    """The steps of one backward query (its snapshot rows, ``Recording.snapshots``); ``run``
     (``reference.GradientRun`` over the same graph and seed) adds the lecture's ``node_to_grad``
     lists, replayed in autograd's order."""
-    adds = iter([e for e in events if e.kind == "add_outgrads"])
     lecture = LectureLists(run)
     steps = Steps(REVERSE_STATEMENTS, node_index)
-    for row in state_snapshots(events):
-        statement, node = row.statement, row.node
+    for row in rows:
+        statement, node, event = row.stands_for, row.node, row.event
         if statement == INIT:
-            end = events[0].end
-            steps.add(INIT, outgrad=fmt(row.outgrad), state=steps.delta("set", end, fmt(row.outgrads[end])),
-                      lecture=lecture.seed(steps, end))
+            steps.add(INIT, outgrad=fmt(row.outgrad), state=steps.delta("set", event.end, fmt(row.outgrads[event.end])),
+                      lecture=lecture.seed(steps, event.end))
         elif statement == POP:
             steps.add(POP, node=node, outgrad=fmt(row.outgrad), state=steps.delta("pop", node),
                       lecture=lecture.sum(steps, node))
         elif statement == ADD:
-            event = next(adds)
             steps.add(ADD, node=node, parent=row.parent, position=event.position, ingrads=fmt(row.ingrads),
                       previous=fmt(row.previous), result=fmt(event.result),
                       state=steps.delta("set", row.parent, fmt(row.outgrads[row.parent])),
@@ -82,29 +80,30 @@ def reverse_steps(events, node_index, run=None):
     return steps
 
 
-def engine_steps(events, node_index, run=None):
-    """The steps of one backward pass of an engine whose gradients stay on its values (its events,
-    ``Recording.query_events``); ``run``: the lecture's run over the recorded graph."""
+def engine_steps(rows, node_index, run=None):
+    """The steps of one backward pass of an engine whose gradients stay on its values (its snapshot
+    rows, ``Recording.snapshots``: one per event); ``run``: the lecture's run over the recorded graph."""
     lecture = LectureLists(run)
     steps = Steps(ENGINE_STATEMENTS, node_index)
-    for e in events:
-        if e.kind == "backward_start":
-            steps.add("backward_start", node=e.end, outgrad=fmt(e.seed), state=steps.delta("set", e.end, fmt(e.seed)),
-                      lecture=lecture.seed(steps, e.end))
-        elif e.kind == "toposort":
-            steps.add("toposort", node=e.node, state=steps.delta("visit", e.node), lecture=lecture.sum(steps, e.node))
-        elif e.kind == "vjp":
-            steps.add("vjp", node=e.node, outgrad=fmt(e.outgrad), ingrads=fmt(e.ingrads))
-        elif e.kind == "add_outgrads":
-            known = e.node is not None and e.position is not None  # (an edge of the graph the page can light)
-            steps.add("add_outgrads" if e.node is not None else "write", node=e.node,
-                      parent=e.parent if known else None, position=e.position if known else None,
-                      ingrads=fmt(e.contribution), previous="-" if e.previous is None else fmt(e.previous[0]),
+    for row in rows:
+        statement, node, e = row.stands_for, row.node, row.event
+        key = e.code_key()  # the statement of the engine's backward() (ENGINE_STATEMENTS)
+        if statement == INIT:
+            steps.add(key, node=node, outgrad=fmt(row.outgrad), state=steps.delta("set", node, fmt(row.outgrad)),
+                      lecture=lecture.seed(steps, node))
+        elif statement == YIELD:
+            steps.add(key, node=node, state=steps.delta("visit", node), lecture=lecture.sum(steps, node))
+        elif statement == VJP:
+            steps.add(key, node=node, outgrad=fmt(row.outgrad), ingrads=fmt(row.ingrads))
+        elif statement == ADD:
+            known = node is not None and e.position is not None  # (an edge of the graph the page can light)
+            steps.add(key, node=node, parent=row.parent if known else None, position=e.position if known else None,
+                      ingrads=fmt(row.ingrads), previous="-" if e.previous is None else fmt(e.previous[0]),
                       result=fmt(e.result[0]) + (" (replaced: the previous value is lost)" if e.replaced else ""),
-                      state=steps.delta("set", e.parent, fmt(e.result[0])),
+                      state=steps.delta("set", row.parent, fmt(e.result[0])),
                       lecture=lecture.append(steps, e) if known else None)
-        elif e.kind == "backward_end":
-            steps.add("backward_end", node=e.end)
+        elif statement == RETURN:
+            steps.add(key, node=node)
     return steps
 
 
@@ -140,9 +139,9 @@ def forward_event_runs(recording):
     """The forward-mode events, one list per ``make_jvp`` trace (from its ``JVPNode.new_root``)."""
     runs, open_runs = [], {}
     for event in recording.events:
-        if event.mode != "fwd" or event.kind == "trace":
+        if event.mode != "fwd" or isinstance(event, TraceReturned):
             continue
-        if event.kind == "jvp_root":
+        if isinstance(event, JVPRoot):
             open_runs[event.level] = []
             runs.append(open_runs[event.level])
         if event.level in open_runs:
@@ -156,13 +155,13 @@ def forward_steps(events, node_index, reference_tangents=()):
     lecture = {step.label: step.tangent for step in reference_tangents}
     steps = Steps(FORWARD_STATEMENTS, node_index)
     for e in events:
-        if e.kind == "jvp_root":
+        if isinstance(e, JVPRoot):
             steps.add(ROOT, node=e.label, result=fmt(e.tangent), state=steps.delta("set", e.label, fmt(e.tangent)),
                       lecture=_tangent(steps, lecture, e.label))
-        elif e.kind == "add_outgrads":
+        elif isinstance(e, AddOutgrads):
             steps.add(SHARE, node=e.node, parent=e.parent, position=e.position, ingrads=fmt(e.contribution),
                       previous=fmt(e.previous), result=fmt(e.result))
-        elif e.kind == "jvp_node":
+        elif isinstance(e, JVPNodeCreated):
             steps.add(NODE, node=e.label, result=fmt(e.tangent), state=steps.delta("set", e.label, fmt(e.tangent)),
                       lecture=_tangent(steps, lecture, e.label))
     return steps

@@ -1,0 +1,124 @@
+"""An event kind is declared once (``events.py``) and every consumer follows from the class: a
+throwaway kind, declared in this file, runs through the event log, the JSON export, the report's
+sections, the snapshots and the page's data; each shows it or says it does not, and no count or
+cap goes wrong."""
+
+import json
+from typing import ClassVar
+
+import pytest
+from autograd import grad
+from micrograd.engine import Value as MicroValue
+
+import adtrace
+from adtrace.recording import events
+from adtrace.recording.events import Event, event, withdraw
+from adtrace.recording.recording import Recording
+from adtrace.report import ReportOptions, render_recording
+from adtrace.report.export import events_json
+from adtrace.view.data import page_data
+
+
+@pytest.fixture
+def noted():
+    """A kind no consumer was written for: a note on the node being visited, inside a backward pass."""
+    before = events.EVENT_TYPES
+
+    @event
+    class Noted(Event):
+        kind: ClassVar[str] = "test_noted"
+        statement: ClassVar[str] = "note(node, text)"
+        in_backward_pass: ClassVar[bool] = True
+        node: str
+        text: str
+
+    yield Noted
+    withdraw(Noted)
+    assert events.EVENT_TYPES == before
+
+
+def with_notes(recording, noted):
+    """A copy of ``recording`` whose event log has a ``Noted`` after each visit (``toposort``)."""
+    copy = Recording(recording.capture)
+    copy.engine, copy.code = recording.engine, recording.code
+    values, starts = recording.log.values, recording.log.starts
+    for start, end, e in zip(starts, list(starts[1:]) + [len(values)], recording.events):
+        copy.log.values.extend(values[start:end])
+        if e.kind == "toposort":
+            copy.log.values.extend((noted.index, e.mode, e.level, e.query, e.node, f"seen {e.node}"))
+    return copy
+
+
+def x_times_x(engine):
+    with adtrace.record(engine=engine) as rec:
+        if engine == "autograd":
+            grad(lambda x: x * x)(3.0)
+        else:
+            x = MicroValue(3.0)
+            (x * x).backward()
+    return rec
+
+
+@pytest.mark.parametrize("engine", ["autograd", "micrograd"])
+def test_a_new_event_kind_runs_through_every_consumer(noted, engine):
+    plain = x_times_x(engine)
+    rec = with_notes(plain, noted)
+    notes = rec.of_kind("test_noted")
+
+    # the event log: written as declared, read back as the class, the other events untouched
+    assert [(n.node, n.text) for n in notes] == [(v, f"seen {v}") for v in plain.visit_order(1)]
+    assert rec.of_kind(noted) == notes and len(rec.events) == len(plain.events) + len(notes)
+    assert [e for e in rec.events if not isinstance(e, noted)] == plain.events
+    assert rec.query_events(1) == [e for e in rec.events if e.query == 1]  # a step of the backward pass
+
+    # the JSON export: every event, the new one with its kind and fields
+    exported = json.loads(events_json(rec))["events"]
+    assert len(exported) == len(rec.events)
+    assert [(e["node"], e["text"]) for e in exported if e["kind"] == "test_noted"] == [(n.node, n.text) for n in notes]
+
+    # snapshots: a kind that declares no replay makes no row (and no count says it does)
+    assert [(r.statement, r.node, r.outgrads) for r in rec.snapshots(1)] == [
+        (r.statement, r.node, r.outgrads) for r in plain.snapshots(1)]
+    assert rec.tally(rec.query_events(1)).rows == len(plain.snapshots(1))
+
+    # the report: the call sequence shows the note's statement and fields; the snapshot table is the
+    # one without notes, says it leaves them out, and has no "more rows" line
+    report = render_recording(rec, ReportOptions())
+    call_rows = [line for line in report.splitlines() if "note(node, text)" in line]
+    assert len(call_rows) == len(notes)
+    assert all(n.node in row and n.text in row for n, row in zip(notes, call_rows))
+    assert "- | - | - |" not in "".join(call_rows)
+    assert "more rows" not in report
+    snapshots, plain_snapshots = (section(r, "## State snapshot") for r in (report, render_recording(plain)))
+    assert table_lines(snapshots) == table_lines(plain_snapshots)
+    assert f"_Not in this table: {len(notes)} `test_noted` events" in snapshots
+    assert "Not in this table" not in plain_snapshots
+
+    # the page: its steps are the snapshot rows; a note is no step, and the page says so
+    page, plain_page = page_data(rec), page_data(plain)
+    (page_pass,), (plain_pass,) = page["passes"], plain_page["passes"]
+    assert page_pass["steps"] == plain_pass["steps"]
+    assert len(page_pass["steps"]["statement"]) == len(rec.snapshots(1))
+    assert [n for n in page["notes"] if n not in plain_page["notes"]] == [
+        f"Not on this page: {len(notes)} test_noted events (a kind the page has no step for; the report's call "
+        "sequence and the JSON export show them)."]
+
+
+def section(report, title):
+    return report.split(title)[1].split("\n## ")[0]
+
+
+def table_lines(text):
+    return [line for line in text.splitlines() if line.startswith("|")]
+
+
+def test_of_kind_takes_kind_strings_and_classes():
+    rec = x_times_x("autograd")
+    assert rec.of_kind("node") == rec.of_kind(events.NodeCreated) == [e for e in rec.events if e.kind == "node"]
+    assert rec.of_kind("root", "node") == [e for e in rec.events if e.is_node]
+    assert rec.of_kind("no such kind") == []
+
+
+def test_only_the_last_type_declared_can_be_withdrawn():
+    with pytest.raises(ValueError):
+        withdraw(events.NodeCreated)
