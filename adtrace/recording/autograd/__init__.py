@@ -28,9 +28,6 @@ class AutogradEngine:
         """Take off wrappers of an earlier installation someone put back (see ``hooks.remove_stale``)."""
         return hooks.remove_stale()
 
-    def release_held(self):
-        """No lock of its own (the session's is released by the session)."""
-
     def recorder(self, recording, level, inline_size, keep_calls=False, keep_sites=False, root=None):
         return Recorder(recording, Capture(level, inline_size), keep_calls=keep_calls, keep_sites=keep_sites,
                         root=root)

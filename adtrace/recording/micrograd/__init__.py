@@ -1,11 +1,11 @@
 """micrograd's engine, and learners' Value classes of its shape: hooked, engine-neutral at the output.
 
-``attach(cls, sink)`` hooks ``micrograd.engine.Value`` or a user's class of the same shape
-(``shape.py``) and calls the sink (``hooks.Sink``) as the engine runs; ``backward_statements(cls)``
-reads the engine's own ``backward()`` from its source (``statements.py``).
-``record(engine="micrograd")`` / ``record(engine=MyValue)`` go through ``engine.py`` (one engine
-per class, installed by the session), whose ``Recorder`` (``recorder.py``) is a sink writing
-adtrace's events, and whose ``EngineCode`` (``code.py``) maps each event to the engine's statement.
+``record(engine="micrograd")`` / ``record(engine=MyValue)`` / ``attach(cls, sink)`` go through
+``engine.py``: one adapter, configured by the class's ``Shape`` (``shape.py``: ``micrograd.engine.Value``
+and a learner's class alike), installed by the session. Its hooks (``hooks.py``) call the
+``hooks.Sink`` callbacks as the engine runs; its ``Recorder`` (``recorder.py``) is a sink writing
+adtrace's events, and its ``EngineCode`` (``code.py``) maps each event to the statement of the
+class's own ``backward()``, read from its source (``statements.py``).
 
 How each callback maps to autograd's vocabulary, which adtrace's events use:
 
@@ -37,7 +37,9 @@ each statement (its line in the engine's file, depth, text) with the callbacks i
 ``v._backward()`` call ``local_backward_started``, ``grad_written``..., ``local_backward_ended``.
 """
 
-from .hooks import MISSING, Attachment, HookError, Sink, attach, hooked_classes
+from .descriptors import MISSING
+from .engine import Attachment, attach, hooked_classes
+from .hooks import HookError, Sink
 from .shape import Shape, ShapeError, check_shape
 from .statements import Statement, backward_statements
 
