@@ -31,11 +31,12 @@ _engines = weakref.WeakKeyDictionary()  # class -> its MicrogradEngine
 
 class MicrogradEngine:
     """The micrograd-shaped adapter (``recording/engines.Engine``), configured by a class's ``Shape``."""
-    name = ENGINE
-    fanout = Fanout
+    name, callbacks, fanout = ENGINE, Sink, Fanout
 
     def __init__(self, shape):
         self.cls, self.shape, self.hooks = shape.cls, shape, None
+        self.pass_start, self.local_backward, self.grad_write = (self.cls, "backward"), (self.cls, "_backward"), \
+            (self.cls, "grad")
 
     def check_installed(self, strict):
         """Nothing to check beyond the shape (checked when the engine was made)."""
@@ -57,6 +58,7 @@ class MicrogradEngine:
                         root=root)
 
     def code(self, root=None):
+        """The class's own ``backward()`` and the statement each event stands for."""
         return engine_code(self.cls, root)
 
     # ---- the values, read as this engine keeps them
@@ -68,7 +70,7 @@ class MicrogradEngine:
         return value.grad
 
     def children(self, value):
-        return tuple(value._prev)
+        return tuple(value._prev)  # (a set: in its iteration order; the hooks read _children, in argument order)
 
     def __repr__(self):
         return f"<engine micrograd: {self.cls.__qualname__}>"
