@@ -31,7 +31,8 @@ def test_every_engine_supplies_every_member(named):
         if inspect.isfunction(getattr(Engine, member, None)):
             declared = list(inspect.signature(getattr(Engine, member)).parameters)[1:]
             assert list(inspect.signature(getattr(engine, member)).parameters) == declared, member
-    assert callbacks_of(engine.callbacks) and all(callable(getattr(engine.fanout, c)) for c in callbacks_of(engine.callbacks))
+    callbacks = callbacks_of(engine.callbacks)
+    assert callbacks and all(callable(getattr(engine.fanout, c)) for c in callbacks)
 
 
 @pytest.mark.parametrize("named", ENGINES, ids=["autograd", "micrograd", "MiniValue", "SlotValue"])
