@@ -57,6 +57,11 @@ def engine_named(engine):
     raise ValueError(f"engine must be 'autograd', 'micrograd' or a Value class of micrograd's shape; got {engine!r}")
 
 
+def lock():
+    """The session's lock (for an engine made once per class: its check runs the user's code)."""
+    return _lock
+
+
 def installed():
     """The engines whose hooks are in now (read without the lock: one copy, atomic)."""
     return tuple(_installs)

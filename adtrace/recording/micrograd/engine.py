@@ -87,8 +87,11 @@ def engine_for(engine):
         engine = Value
     found = _engines.get(engine)
     if found is None:
-        _refuse_hooked(engine)  # (its shape check makes a probe value: a hooked class would record it)
-        found = _engines[engine] = MicrogradEngine(check_shape(engine))
+        with registry.lock():  # (one engine per class; a fork waits for the check, which runs the class's code)
+            found = _engines.get(engine)
+            if found is None:
+                _refuse_hooked(engine)  # (its shape check makes a probe value: a hooked class would record it)
+                found = _engines[engine] = MicrogradEngine(check_shape(engine))
     return found
 
 
