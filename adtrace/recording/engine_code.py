@@ -35,6 +35,8 @@ class EngineCode:
     lines: tuple       # its source, dedented
     statements: dict = field(default_factory=dict)  # KEYS -> EngineStatement
     state: str = ".grad"  # what the engine keeps per value during the pass (autograd: outgrads)
+    # its operations by the op as nodes name it: ``forward(op, n)``, ``derivatives(op, n)``, ``known``
+    ops: object = field(default=None, compare=False, repr=False)
 
     def statement_text(self, key):
         """The text of the statement under ``key`` (``KEYS``), or None."""

@@ -13,6 +13,7 @@ import textwrap
 
 from ..callsite import source_location
 from ..engine_code import EngineCode, EngineStatement
+from .ops import OPS
 from .statements import SEED, VISIT, WRITE, backward_statements
 
 ENGINE = "micrograd"
@@ -32,9 +33,10 @@ def engine_code(cls, root=None):
         lines, start = inspect.getsourcelines(function)
     except (OSError, TypeError, SyntaxError):
         usual = {key: EngineStatement(text, None) for key, text in USUAL.items()}
-        return EngineCode(ENGINE, name, location, (f"# the source of {name} is not available",), {**made, **usual})
+        return EngineCode(ENGINE, name, location, (f"# the source of {name} is not available",), {**made, **usual},
+                          ops=OPS)
     lines = tuple(textwrap.dedent("".join(lines)).rstrip().splitlines())
-    return EngineCode(ENGINE, name, location, lines, {**made, **_by_key(statements, start)})
+    return EngineCode(ENGINE, name, location, lines, {**made, **_by_key(statements, start)}, ops=OPS)
 
 
 def _by_key(statements, start):
