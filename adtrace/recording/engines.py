@@ -49,8 +49,10 @@ class Engine(Protocol):
         and, for an engine with its own ``backward``, ``recording.code``)."""
 
     def code(self, root=None) -> Optional[EngineCode]:
-        """The engine's own ``backward`` source and the statement of it each event stands for; None
-        for autograd (its ``backward_pass`` statements are fixed: each event class names its own)."""
+        """The engine's own ``backward`` source, the statement of it each event stands for, and its
+        operations (``EngineCode.ops``: forward and local derivatives by op, for the reference and
+        the checker); None for autograd (its ``backward_pass`` statements are fixed: each event class
+        names its own, and the reference has its own rules for its primitives)."""
 
     def data(self, value) -> Any:
         """A live value's data (autograd: a traced ``Box``'s value)."""
