@@ -103,8 +103,8 @@ def hooked_classes():
 def _refuse_hooked(cls):
     for other in hooked_classes():
         if isinstance(cls, type) and other is not cls and (issubclass(cls, other) or issubclass(other, cls)):
-            raise HookError(f"{other.__qualname__} is hooked and {cls.__qualname__} is its subclass or base: "
-                            "its values would be recorded twice; record one class at a time")
+            raise HookError(f"{other.__qualname__} is hooked and {cls.__qualname__} is it, its subclass or "
+                            "its base: its values would be recorded twice; record one class at a time")
 
 
 def attach(cls, sink):
