@@ -6,8 +6,8 @@ under ``record(engine=cls, sites=True)`` and reads the recording (``check_engine
 
 - ``local``: for node ``v = op(a, b)`` visited with ``v.grad = g``, the contribution its
   ``_backward`` wrote into its child at position k against ``g * dv/dk``, the derivative taken by
-  central differences of the op's forward function (``FORWARD``, keyed by the op as the class
-  writes it) at the recorded values: independent of the reference engine's analytic rules; the
+  central differences of the op's forward function (``Recording.code.ops``, keyed by the op as the
+  class writes it) at the recorded values: independent of the analytic derivatives; the
   verdict by ``compare.tolerance.agree`` at rtol 1e-5 (scale-safe, no absolute floor);
 - ``accumulation``: a write that assigned (``child.grad = c``) where ``child.grad`` already held a
   contribution lost it: the classic bug. An assignment over 0 loses nothing (noted, passes).
@@ -23,24 +23,12 @@ from ..compare.checks import Check
 from ..compare.differences import along
 from ..compare.tolerance import DEFAULT_RTOL, agree
 from ..recording.events import AddOutgrads, VJPCalled
+from ..recording.registry import engine_named
 from ..recording.session import record
-from ..reference.micrograd_rules import KNOWN_OPS, power
 from . import CheckReport
 from .local import FAIL, PASS, SKIPPED, NodeCheck, kink_reason
 
 RTOL = DEFAULT_RTOL  # Python floats: double precision
-
-FORWARD = {
-    "+": lambda a, b: a + b,
-    "-": lambda a, b: a - b,
-    "*": lambda a, b: a * b,
-    "/": lambda a, b: a / b,
-    "ReLU": lambda a: np.maximum(a, 0.0),
-    "relu": lambda a: np.maximum(a, 0.0),
-    "tanh": np.tanh,
-    "exp": np.exp,
-    "log": np.log,
-}
 
 
 def check_engine(f, *args, cls, root=None):
@@ -49,7 +37,7 @@ def check_engine(f, *args, cls, root=None):
         values = [cls(a) for a in args]
         f(*values).backward()
     report = check_engine_recording(rec)
-    report.gradient = tuple(v.grad for v in values)
+    report.gradient = tuple(map(engine_named(cls).grad, values))  # (the engine protocol: recording/engines.py)
     return report
 
 
@@ -83,12 +71,12 @@ def _local(rec, vjp):
     if node is None or not node.parents:
         return []
     row = dict(node=node.label, primitive=node.primitive, site=node.site, test="local")
-    forward = _forward(node.primitive, len(node.parents))
+    forward = rec.code.ops.forward(node.primitive, len(node.parents))
     inputs = [getattr(rec.nodes.get(p), "value", None) for p in node.parents]
     rows = []
     for k, contribution in enumerate(vjp.ingrads):
         if forward is None:
-            reason = f"op {node.primitive!r} is not one adtrace knows ({KNOWN_OPS})"
+            reason = f"op {node.primitive!r} is not one adtrace knows ({rec.code.ops.known})"
         elif contribution is None or not all(_is_number(v) for v in [vjp.outgrad, *inputs]):
             reason = "contribution not known (the .grad is not an int or float)"
         else:
@@ -132,15 +120,6 @@ def _accumulation(rec, add):
     return NodeCheck(**row, status=PASS, reason=(
         f"{add.parent}.grad = {_text(add.contribution)} assigns instead of adding; nothing lost here "
         "(.grad was 0), but a value used twice would lose a contribution"))
-
-
-def _forward(op, inputs):
-    k = power(op)
-    if k is not None:
-        return (lambda a: a ** k) if inputs == 1 else None
-    forward = FORWARD.get(op)
-    arity = 2 if op in ("+", "-", "*", "/") else 1
-    return forward if forward is not None and inputs == arity else None
 
 
 def _derivative(forward, inputs, k):

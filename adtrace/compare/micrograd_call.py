@@ -24,7 +24,8 @@ from .traced_call import TracedCall, _name
 def trace_engine_call(f, args, engine="micrograd", capture="auto", root=None, rtol=None):
     """``engine``: ``"micrograd"`` or a ``Value`` class of its shape; ``root``: the folder source
     locations are relative to; ``rtol``: the relative tolerance of central differences."""
-    cls = engine_named(engine).cls
+    adapter = engine_named(engine)  # (the engine protocol: recording/engines.py)
+    cls = adapter.cls
     call = TracedCall(_name(f), source_location(f, root), tuple(args), None, "rev", capture)
     with record(engine=cls, capture=capture, sites=True, root=root) as rec:
         values = [cls(a) for a in args]
@@ -33,8 +34,8 @@ def trace_engine_call(f, args, engine="micrograd", capture="auto", root=None, rt
             raise TypeError(f"{call.name} returned a {type(out).__name__}, not a {cls.__qualname__}: "
                             "nothing to call backward() on")
         out.backward()
-    grads = tuple(v.grad for v in values)
-    call.engine, call.recording, call.output = rec.engine, rec, out.data
+    grads = tuple(adapter.grad(v) for v in values)
+    call.engine, call.recording, call.output = rec.engine, rec, adapter.data(out)
     call.gradient = grads[0] if len(grads) == 1 else grads
     query = rec.user_query()
     call.reference = run_recorded(rec, query) if query is not None else None
@@ -47,7 +48,7 @@ def trace_engine_call(f, args, engine="micrograd", capture="auto", root=None, rt
                         orders_valid(rec.visit_order(query), rec.graph(end), call.reference.order,
                                      call.reference.parents, walk=f"{rec.code.name}'s order")]
     call.checks.append(writes_add(rec, query, call.reference))
-    call.checks.append(_finite_differences(f, cls, args, out, call.gradient, rtol))
+    call.checks.append(_finite_differences(f, adapter, args, out, call.gradient, rtol))
     return call
 
 
@@ -76,16 +77,17 @@ def _where(event):
     return f"{event.node}'s write into {event.parent}.grad (argument {event.argnum})"
 
 
-def _finite_differences(f, cls, args, out, gradient, rtol):
+def _finite_differences(f, adapter, args, out, gradient, rtol):
     """Central differences of ``f`` through the engine itself (unrecorded), along a fixed direction."""
-    seed = np.ones_like(np.asarray(out.data, dtype=float))
+    cls = adapter.cls
+
+    def data(value):
+        return np.asarray(adapter.data(value), dtype=float)
+
+    seed = np.ones_like(data(out))
     if len(args) == 1:
-        return finite_differences(lambda x: _data(f(cls(x))), args[0], seed, gradient, rtol=rtol)
-    return finite_differences(lambda xs: _data(f(*map(cls, xs))), tuple(args), seed, gradient, rtol=rtol)
-
-
-def _data(value):
-    return np.asarray(value.data, dtype=float)
+        return finite_differences(lambda x: data(f(cls(x))), args[0], seed, gradient, rtol=rtol)
+    return finite_differences(lambda xs: data(f(*map(cls, xs))), tuple(args), seed, gradient, rtol=rtol)
 
 
 def _nonzero(value):

@@ -57,6 +57,21 @@ def engine_named(engine):
     raise ValueError(f"engine must be 'autograd', 'micrograd' or a Value class of micrograd's shape; got {engine!r}")
 
 
+def lock():
+    """The session's lock (for an engine made once per class: its check runs the user's code)."""
+    return _lock
+
+
+def installed():
+    """The engines whose hooks are in now (read without the lock: one copy, atomic)."""
+    return tuple(_installs)
+
+
+def recorders_of(engine):
+    """The open recorders of ``engine``, on every thread (read without the lock: one copy, atomic)."""
+    return [r for r, (e, _) in list(_open.items()) if e is engine]
+
+
 def active_recordings():
     """How many recordings are open on all threads (0 means nothing is patched)."""
     return len(_open)
@@ -92,7 +107,7 @@ def deactivate(recorder):
         return still_open
 
 
-def abandon(recorder, engine):
+def abandon(recorder):
     """What an exception (an interrupt) cut short of ``activate`` or ``deactivate``, finished:
     ``recorder`` and those entered inside it in this context closed, every engine without an open
     recording restored, and no lock held by this thread. Idempotent."""
@@ -101,7 +116,6 @@ def abandon(recorder, engine):
             _close_from(recorder)
     finally:
         release_held(_lock)
-        engine.release_held()
 
 
 def abandon_if_free(recorder):
@@ -166,6 +180,16 @@ def release_held(lock):
     ``with lock:`` block comes before its release (an RLock tells its owner)."""
     while lock._is_owned():
         lock.release()
+
+
+def leave(recorder):
+    """Close ``recorder`` alone, from any thread (those entered after it stay open), and drop it
+    from this context."""
+    with _lock:
+        try:
+            _release_all([recorder])
+        finally:
+            _set_stack(_STACK.get())
 
 
 def close_elsewhere(recorder):
@@ -293,25 +317,11 @@ def _recover_thread(thread, ended=True):
 # -------------------- fork --------------------
 
 
-_fork_locks = []  # functions giving an engine's own lock: held across a fork after the session's
-
-
-def hold_across_fork(lock_of):
-    """Hold an engine's own lock (``lock_of()``) across every fork, taken after the session's (the
-    order the session takes them in): in the child no other thread holds it while the session
-    there releases the other threads' recordings, which takes it."""
-    _fork_locks.append(lock_of)
-
-
 def _before_fork():
     _lock.acquire()
-    for lock_of in _fork_locks:
-        lock_of().acquire()
 
 
 def _after_fork_in_parent():
-    for lock_of in reversed(_fork_locks):
-        lock_of().release()
     _lock.release()
 
 

@@ -76,7 +76,7 @@ class record:
                 registry.activate(self._engine, recorder)
             return recording
         except BaseException:
-            registry.abandon(recorder, self._engine)
+            registry.abandon(recorder)
             interrupts.restore()
             raise
 
@@ -86,7 +86,7 @@ class record:
             with interrupts.deferred():
                 inner = self._leave(recorder)
         except BaseException:
-            registry.abandon(recorder, self._engine)
+            registry.abandon(recorder)
             interrupts.restore()
             raise
         if inner:

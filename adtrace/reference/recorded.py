@@ -2,7 +2,8 @@
 trace itself (micrograd and learners' classes of its shape).
 
 The graph is the recording's nodes (labels, parents by position, values); the local rules are
-``micrograd_rules``, keyed by the op as the class writes it. A node whose op has no rule there
+the engine's own (``recording.code.ops``: ``recording/micrograd/ops.py``), keyed by the op as the
+class writes it. A node whose op has no rule there
 *borrows* the engine's own contributions as recorded (its ``vjp`` event), so the lecture can go on
 past it; its step says ``borrowed``. For the buggy ``a + a`` at 3 (``__add__``'s backward assigns)::
 
@@ -14,7 +15,6 @@ import operator
 from functools import reduce
 
 from ..recording.events import BackwardStart, VJPCalled
-from .micrograd_rules import rule_for
 from .order import reverse_topo_order
 from .rules import BORROWED, OWN, ROOT
 from .steps import Contribution, GradientRun, Step
@@ -45,7 +45,8 @@ def run_recorded(recording, query):
     steps = []
     for i in reverse_topo_order(nodes[start.end]):
         v_i_bar = reduce(operator.add, node_to_grad[i.label])  # sum(node_to_grad[i]), left to right
-        rule, partials = _partials(recording.nodes.get(i.label), i, values, v_i_bar, recorded.get(i.label))
+        rule, partials = _partials(recording.code.ops, recording.nodes.get(i.label), i, values, v_i_bar,
+                                   recorded.get(i.label))
         for v_k, partial in zip(i.parents, partials):
             if partial is not None:
                 node_to_grad.setdefault(v_k.label, []).append(partial)
@@ -57,11 +58,11 @@ def run_recorded(recording, query):
                        labels=tuple(label for label in recording.nodes if label in parents))
 
 
-def _partials(event, i, values, v_i_bar, recorded):
+def _partials(ops, event, i, values, v_i_bar, recorded):
     """``(rule, partial adjoints by input position)`` of node ``i``."""
     if not i.parents:
         return ROOT, ()
-    rule = rule_for(getattr(event, "primitive", None), len(i.parents))
+    rule = ops.derivatives(getattr(event, "primitive", None), len(i.parents))
     inputs = [values[p.label] for p in i.parents]
     if rule is not None and all(_number(v) for v in [values[i.label], *inputs]):
         return OWN, tuple(v_i_bar * d for d in rule(values[i.label], *inputs))

@@ -231,8 +231,6 @@ def test_an_interrupt_at_every_line_of_a_nested_record_leaves_the_outer_one_reco
 
 def sweep(engine, owners, body, recorded_exactly, open_before):
     """An interrupt at each line in turn; the failures seen after each, and how many lines there were."""
-    from adtrace.recording.micrograd import hooks as micrograd_hooks
-
     before, sigint = own_entries(owners), signal.getsignal(signal.SIGINT)
     record_interrupted(engine, body, at=0)  # first calls fill caches
     dry, interrupted, _ = record_interrupted(engine, body, at=0)  # a dry run counts the lines
@@ -248,7 +246,7 @@ def sweep(engine, owners, body, recorded_exactly, open_before):
             failures.append((where, "hooks left"))
         if registry.active_recordings() != open_before:
             failures.append((where, "a recording left open"))
-        if not free(registry._lock) or not free(micrograd_hooks._lock):
+        if not free(registry._lock):
             failures.append((where, "a lock left held"))
         if not records_nothing_more(recording, body):
             failures.append((where, "a plain call after it recorded"))
@@ -267,25 +265,21 @@ def sweep(engine, owners, body, recorded_exactly, open_before):
 
 def _reset_after_failure(before):
     """Put everything back by hand, so that one failing point does not fail every later one."""
-    from adtrace.recording.micrograd import hooks as micrograd_hooks
-
     for recorder in list(registry._open):
         registry._open.pop(recorder)
     registry._installs.clear()
     registry._STACK.set(())
-    micrograd_hooks._installed.clear(), micrograd_hooks._attached.clear(), micrograd_hooks._held.clear()
     for (owner, name), entry in before.items():
         if entry is None:
             if name in vars(owner):
                 delattr(owner, name)
         elif vars(owner).get(name) is not entry:
             setattr(owner, name, entry)
-    for lock in (registry._lock, micrograd_hooks._lock):
-        while not free(lock):
-            try:
-                lock.release()
-            except RuntimeError:
-                break
+    while not free(registry._lock):
+        try:
+            registry._lock.release()
+        except RuntimeError:
+            break
 
 
 # -------------------- a real SIGINT, sent over and over while a child process records --------------------
@@ -297,7 +291,6 @@ from autograd import grad
 from micrograd.engine import Value
 import adtrace
 from adtrace.recording import registry
-from adtrace.recording.micrograd import hooks
 
 OWNERS = [(core, ["add_outgrads", "toposort", "backward_pass", "trace"]), (core.VJPNode, ["__init__"]),
           (core.JVPNode, ["__init__"]), (Value, ["__init__", "backward", "grad", "_backward"])]
@@ -342,7 +335,7 @@ def free(lock):
 
 def restored():
     return all(vars(o).get(n) is v for (o, n), v in BEFORE.items()) and registry.active_recordings() == 0 \\
-        and free(registry._lock) and free(hooks._lock)
+        and free(registry._lock)
 
 
 signal.signal(signal.SIGINT, handler)

@@ -7,15 +7,18 @@ fan-out. The stages above (recordings, alignment, reports, the checker's tables)
 event vocabulary of ``recording/events.py``.
 """
 
+from autograd import core
+
 from . import drift, hooks
-from .hooks import Fanout
+from .hooks import Callbacks, Fanout
 from .capture import Capture
 from .recorder import Recorder
 
 
 class AutogradEngine:
-    name = "autograd"
-    fanout = Fanout
+    """The autograd adapter (``recording/engines.Engine``)."""
+    name, callbacks, fanout = "autograd", Callbacks, Fanout
+    pass_start, local_backward, grad_write = (core, "backward_pass"), (core.VJPNode, "__init__"), (core, "add_outgrads")
 
     def check_installed(self, strict):
         drift.check_installed(strict=strict)
@@ -28,12 +31,23 @@ class AutogradEngine:
         """Take off wrappers of an earlier installation someone put back (see ``hooks.remove_stale``)."""
         return hooks.remove_stale()
 
-    def release_held(self):
-        """No lock of its own (the session's is released by the session)."""
-
     def recorder(self, recording, level, inline_size, keep_calls=False, keep_sites=False, root=None):
         return Recorder(recording, Capture(level, inline_size), keep_calls=keep_calls, keep_sites=keep_sites,
                         root=root)
+
+    def code(self, root=None):
+        """None: ``backward_pass``'s statements are fixed, each event class names its own."""
+
+    # ---- a live value (a traced Box), read as autograd keeps it
+
+    def data(self, value):
+        return value._value
+
+    def grad(self, value):
+        """None: autograd keeps gradients in ``backward_pass``'s ``outgrads``, not on values."""
+
+    def children(self, value):
+        return tuple(value._node.parents)
 
     def __repr__(self):
         return "<engine autograd>"

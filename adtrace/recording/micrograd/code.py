@@ -1,40 +1,59 @@
-"""An engine's ``EngineCode``: its own ``backward()`` and the statement each event stands for.
+"""The class's own ``backward()``, read from its source: each statement with the ``Sink`` callbacks it
+makes, and its ``EngineCode`` (``recording/engine_code.py``): the statement each event stands for.
+For micrograd 0.1.0::
 
-A value made by an operation (a ``node`` event) is ``Value(data, _children, _op)``. From
-``backward_statements``: the statement that seeds (``self.grad = 1``) is ``backward_start``;
-the call of ``._backward()`` is ``vjp`` and, for the writes its closure makes, ``add_outgrads``;
-the loop around that call is ``toposort`` (it walks the order: the visit order); a write into
-another value's ``.grad`` by ``backward()`` itself is ``write``; the ``def`` line is
-``backward_end`` (``backward()`` returns nothing: the gradients stay on the values).
+    def backward(self):          backward_started, backward_ended   backward_end (it returns; the grads stay)
+        topo = []                -
+        visited = set()          -
+        def build_topo(v):       -   (locals: building the order is not hooked)
+            ...
+        build_topo(self)         -
+        self.grad = 1            seeded                             backward_start
+        for v in reversed(topo): -                                  toposort (the loop around the visit)
+            v._backward()        local_backward_started,            vjp, add_outgrads
+                                 grad_written, local_backward_ended
+
+A write ``self.grad = ...`` is the seed; a write into another value's ``.grad`` (a zeroing loop)
+is ``grad_written`` with no writer (``write``); a call of ``._backward()`` is a visit, with the
+writes its closure makes. A value made by an operation (``node``) is ``Value(data, _children, _op)``.
 """
 
+import ast
 import inspect
 import textwrap
+from dataclasses import dataclass
 
 from ..callsite import source_location
 from ..engine_code import EngineCode, EngineStatement
-from .statements import SEED, VISIT, WRITE, backward_statements
+from .ops import OPS
 
 ENGINE = "micrograd"
+
 # what an unreadable backward() (a class typed into the interactive shell) is taken to say
 USUAL = {"backward_start": "self.grad = 1", "toposort": "for v in reversed(topo):", "vjp": "v._backward()",
          "add_outgrads": "v._backward()", "backward_end": "def backward(self):"}
 _LOOPS = ("for ", "async for ", "while ")
+PASS = ("backward_started", "backward_ended")
+SEED = ("seeded",)
+WRITE = ("grad_written",)
+VISIT = ("local_backward_started", "grad_written", "local_backward_ended")
+_BLOCKS = ("body", "handlers", "cases", "orelse", "finalbody")
+_NESTED = (ast.stmt, ast.excepthandler) + ((ast.match_case,) if hasattr(ast, "match_case") else ())
 
 
 def engine_code(cls, root=None):
     """``cls``'s ``EngineCode``; ``root``: the folder its location is relative to."""
-    function = inspect.unwrap(inspect.getattr_static(cls, "backward"))
+    function = _backward_of(cls)
     name, location = f"{cls.__qualname__}.backward", source_location(function, root)
     made = {"node": EngineStatement(f"{cls.__qualname__}(data, _children, _op)", None)}
     try:
-        statements = backward_statements(cls)
-        lines, start = inspect.getsourcelines(function)
+        lines, start, statements = _read(function)
     except (OSError, TypeError, SyntaxError):
         usual = {key: EngineStatement(text, None) for key, text in USUAL.items()}
-        return EngineCode(ENGINE, name, location, (f"# the source of {name} is not available",), {**made, **usual})
+        return EngineCode(ENGINE, name, location, (f"# the source of {name} is not available",), {**made, **usual},
+                          ops=OPS)
     lines = tuple(textwrap.dedent("".join(lines)).rstrip().splitlines())
-    return EngineCode(ENGINE, name, location, lines, {**made, **_by_key(statements, start)})
+    return EngineCode(ENGINE, name, location, lines, {**made, **_by_key(statements, start)}, ops=OPS)
 
 
 def _by_key(statements, start):
@@ -61,3 +80,97 @@ def _loop_around(statements, index):
         if statement.depth < depth:
             return statement if statement.text.startswith(_LOOPS) else statements[index]
     return statements[index]
+
+
+@dataclass(frozen=True)
+class Statement:
+    line: int          # its first line in the engine's source file
+    depth: int         # 0: the def line; 1: backward()'s body; 2: inside a loop or nested function ...
+    text: str          # its source; the header line of a compound statement
+    callbacks: tuple   # the Sink callbacks it makes, in the order they come
+
+
+def backward_statements(cls):
+    """The def line of ``cls.backward`` and every statement inside it, in source order.
+    Raises OSError when the source cannot be read (a class made in the interactive shell)."""
+    return _read(_backward_of(cls))[2]
+
+
+def _backward_of(cls):
+    return inspect.unwrap(inspect.getattr_static(cls, "backward"))
+
+
+def _read(function):
+    """``(source lines, first line, statements)`` of ``function``."""
+    lines, start = inspect.getsourcelines(function)
+    return lines, start, list(_parse(lines, start))
+
+
+def _parse(lines, start):
+    source = textwrap.dedent("".join(lines))
+    definition = ast.parse(source).body[0]
+    if not isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)):  # backward = lambda self: ...
+        yield _lambda_statement(definition, source, start)
+        return
+    text = source.splitlines()[definition.lineno - 1].strip()
+    yield Statement(start + definition.lineno - 1, 0, text, PASS)
+    yield from _statements(definition.body, 1, source, start - 1, _self_name(definition))
+
+
+def _lambda_statement(assignment, source, start):
+    """A ``backward`` written as a lambda: one statement, the def line and its body at once."""
+    function = next((node for node in ast.walk(assignment) if isinstance(node, ast.Lambda)), None)
+    if function is None:
+        raise TypeError("backward's source is neither a def nor a lambda")
+    text = " ".join(part.strip() for part in ast.get_source_segment(source, assignment).splitlines())
+    callbacks = _merge(PASS, _callbacks([function.body], _self_name(function)))
+    return Statement(start + assignment.lineno - 1, 0, text, callbacks)
+
+
+def _self_name(function):
+    arguments = function.args.posonlyargs + function.args.args
+    return arguments[0].arg if arguments else None
+
+
+def _statements(body, depth, source, offset, self_name):
+    for statement in body:
+        header, nested = _split(statement)
+        yield Statement(offset + statement.lineno, depth, _text(statement, nested, source),
+                        _callbacks(header, self_name))
+        for block in nested:
+            yield from _statements(block, depth + 1, source, offset, self_name)
+
+
+def _split(statement):
+    """The statement's own expressions, and the blocks of statements nested in it."""
+    nested = []
+    for field in _BLOCKS:
+        block = getattr(statement, field, None) or []
+        if field in ("handlers", "cases"):
+            nested += [part.body for part in block]
+        elif block:
+            nested.append(block)
+    header = [child for child in ast.iter_child_nodes(statement) if not isinstance(child, _NESTED)]
+    return header, nested
+
+
+def _text(statement, nested, source):
+    if nested:  # a compound statement: its header line
+        return source.splitlines()[statement.lineno - 1].strip()
+    segment = ast.get_source_segment(source, statement)
+    return " ".join(part.strip() for part in segment.splitlines())
+
+
+def _callbacks(header, self_name):
+    callbacks = ()
+    for node in (inner for part in header for inner in ast.walk(part)):
+        if isinstance(node, ast.Attribute) and node.attr == "grad" and isinstance(node.ctx, ast.Store):
+            is_self = isinstance(node.value, ast.Name) and node.value.id == self_name
+            callbacks = _merge(callbacks, SEED if is_self else WRITE)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "_backward":
+            callbacks = _merge(callbacks, VISIT)
+    return callbacks
+
+
+def _merge(callbacks, more):
+    return callbacks + tuple(c for c in more if c not in callbacks)

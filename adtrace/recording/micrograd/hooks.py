@@ -1,40 +1,28 @@
-"""Hooks on a class of micrograd's shape: what its values do, told to sinks as it happens.
+"""One class's hooks: what its values do, told as ``Sink`` callbacks as it happens.
 
-``attach(cls, sink)`` hooks the class (on the first attachment) and returns an ``Attachment``;
-``detach()`` (or leaving ``with attach(cls, sink):``) removes the sink and, with the last one,
-restores the class: its ``__dict__`` entries are the very objects they were (one the user replaced
-or deleted meanwhile stays as they made it), instances keep plain numbers and their own closures.
-One installation per class serves every attachment: two recordings of one class each get every
-event once, and may end in any order. Hooking a class while
-a subclass or base class of it is hooked is refused (a value would be seen twice).
-
-Hook points, each installed on the class itself (an inherited one is deleted again on restore):
+Hook points, each installed on the class itself through the session's ``Patcher`` (an inherited
+one is deleted again on undo; one the user replaced or deleted meanwhile stays as they made it):
 ``__init__`` (the children in argument order, from ``_children``: ``_prev`` is a set),
 ``backward`` (start and end of a pass), ``grad`` and ``_backward`` (data descriptors,
-``descriptors.py``). Events go to the sinks attached in the calling context (``contextvars``,
-as ``record()`` follows them: another thread, or a task made before the attachment, runs
-unhooked), in attachment order. A sink that raises gets no more callbacks and its exception is
-kept in ``Attachment.failure``; the engine runs on. Inside a callback the hooks are quiet: a sink
-reads plain values and what it does is not recorded.
-
-``record(engine=cls)`` hooks a class through ``hold(cls)`` instead: one installation whose ``active``
-variable the session sets per context (one recorder, or a fan-out of several nested recordings),
-as it does for autograd's hook points. A class is hooked one way at a time.
+``descriptors.py``). The wrappers call the callbacks on whatever ``active`` holds in the calling
+context (``contextvars``, set by the session: another thread, or a task made before, runs
+unhooked): None (a plain pass-through), one recorder, or a fan-out of several, each behind its
+guard. Inside a callback the hooks are quiet: a recorder reads plain values and what it does is
+not recorded. The state of a running ``backward()`` is per thread (it never awaits).
 
 Writes into ``.grad`` are seen only inside a hooked ``backward()`` (not in ``__init__``, not a
 ``zero_grad`` loop, not a ``_backward()`` called by hand outside ``backward()``).
 """
 
-import os
+import functools
+import inspect
 import threading
+from contextvars import ContextVar
 from typing import Protocol
 
-from .. import registry
-from .class_hooks import ClassHooks
-from .descriptors import MISSING
-from .shape import check_shape
-
-__all__ = ["Attachment", "HookError", "MISSING", "Sink", "attach", "hold", "hooked_classes"]
+from ..patching import NOTSET
+from .descriptors import MISSING, BackwardDescriptor, GradDescriptor, Storage
+from .tracked import accumulation, plain, trackable
 
 
 class Sink(Protocol):
@@ -77,144 +65,180 @@ class HookError(RuntimeError):
     """The class cannot be hooked now (a subclass or base class of it is hooked)."""
 
 
-_lock = threading.RLock()  # (an RLock tells its owner: registry.release_held after an interrupt)
-_installed = {}  # class -> ClassHooks
-_attached = {}   # class -> how many attachments are left, in every context
-_held = set()    # the classes hooked for the session (hold)
+class ClassHooks:
+    def __init__(self, shape):
+        self.cls, self.shape = shape.cls, shape
+        self.active = ContextVar(f"adtrace_micrograd_{self.cls.__qualname__}", default=None)
+        self.local = _ThreadState()
+        self.children = {}  # id(node) -> (node, children); keeps the nodes alive, so ids stay unique
+        self.grad = Storage(self.cls, "grad")
 
+    def install(self, patcher):
+        """Put every hook on the class, or none (a failure undoes what was put); ``patcher.undo()``
+        restores the class: its ``__dict__`` entries are the very objects they were, instances keep
+        plain numbers and their own closures."""
+        cls = self.cls
+        init, backward = _original(cls.__init__), _original(inspect.getattr_static(cls, "backward"))
+        hooks = {
+            "__init__": (self._wrap_init(init), init),
+            "backward": (self._wrap_backward(backward), backward),
+            "grad": (GradDescriptor(self, self.grad), NOTSET),
+            "_backward": (BackwardDescriptor(self, Storage(cls, "_backward")), NOTSET),
+        }
+        patcher.on_undo(self.children.clear)
+        with patcher.transaction():
+            for name, (hook, original) in hooks.items():
+                # (a hook of an earlier installation put back by someone's undo: the original goes back)
+                restore = original if hasattr(vars(cls).get(name), "__adtrace_hook__") else NOTSET
+                patcher.setattr(cls, name, hook, restore=restore, raising=False)
 
-def attach(cls, sink):
-    """Hook ``cls`` (all or nothing, after checking its shape) and send its events in this context to ``sink``."""
-    with _lock:
-        if cls in _held:
-            raise HookError(f"{cls.__qualname__} is being recorded by adtrace.record(); attach a sink after it ends")
-        hooks = _installed.get(cls) or _install(cls)
-        _attached[cls] += 1
-        attachment = Attachment(hooks, sink)
-        here = hooks.active.get()
-        if here is None:  # the first here: detaching the last one resets the variable to unset
-            here = _Sinks((), hooks.active.set(None))
-        hooks.active.set(_Sinks(here.attachments + (attachment,), here.token))
-    return attachment
+    # ---- wrappers
 
+    def _wrap_init(self, original):
+        hooks, name, index, default = self, self.shape.children, self.shape.children_index, self.shape.children_default
 
-def _install(cls):
-    for other in _installed:
-        if issubclass(cls, other) or issubclass(other, cls):
-            raise HookError(f"{other.__qualname__} is hooked and {cls.__qualname__} is its subclass or base: "
-                            "its values would be recorded twice; record one class at a time")
-    hooks = ClassHooks(check_shape(cls))
-    _installed[cls], _attached[cls] = hooks, 0  # (noted first: release() restores what install() put)
-    try:
-        hooks.install()
-    except BaseException:
-        _installed.pop(cls, None), _attached.pop(cls, None)
-        raise
-    return hooks
-
-
-def hold(cls):
-    """Hook ``cls`` for the session (all or nothing, after checking its shape); returns its
-    ``ClassHooks``, whose ``active`` variable the caller sets per context. ``release(cls)``
-    restores the class."""
-    with _lock:
-        if cls in _installed:
-            raise HookError(f"{cls.__qualname__} has sinks attached (adtrace.recording.micrograd.attach); "
-                            "detach them before recording it")
-        _held.add(cls)  # (noted first: release() undoes whatever part of _install was done)
-        return _install(cls)
-
-
-def release(cls):
-    """Restore a class ``hold`` hooked (a second call does nothing; so does one after an
-    interrupt cut the first short). Returns the hooked names someone else replaced meanwhile."""
-    with _lock:
-        if cls not in _held:
-            return []
-        hooks = _installed.get(cls)
-        replaced = hooks.restore() if hooks is not None else []
-        _installed.pop(cls, None), _attached.pop(cls, None)
-        _held.discard(cls)
-        return replaced
-
-
-def release_held():
-    """Release the lock where this thread still holds it (an interrupt at the line leaving a ``with``)."""
-    while _lock._is_owned():
-        _lock.release()
-
-
-def hooked_classes():
-    with _lock:
-        return tuple(_installed)
-
-
-class Attachment:
-    """One sink attached to a hooked class in one context."""
-
-    def __init__(self, hooks, sink):
-        self.sink, self.failure, self.attached = sink, None, True
-        self._hooks = hooks
-
-    def detach(self):
-        """Stop sending events to the sink; the last one out restores the class. A second call does nothing."""
-        with _lock:
-            hooks, self._hooks = self._hooks, None
-            if hooks is None:
-                return
-            self.attached = False  # (also where detach() cannot reach the context: another thread)
-            here = hooks.active.get()
-            if here is not None and self in here.attachments:  # (the context keeps no sink it no longer calls)
-                left = tuple(a for a in here.attachments if a is not self)
-                if left:
-                    hooks.active.set(_Sinks(left, here.token))
+        @functools.wraps(original)
+        def __init__(node, *args, **kwargs):
+            if not hooks.listening():
+                return original(node, *args, **kwargs)
+            positional = index is not None and len(args) > index
+            children = args[index] if positional else kwargs.get(name, default)
+            if _is_iterator(children):  # read once: the engine gets the same children as a tuple
+                children = tuple(children)
+                if positional:
+                    args = args[:index] + (children,) + args[index + 1:]
                 else:
-                    _unset(hooks.active, here.token)
-            _attached[hooks.cls] -= 1
-            if _attached[hooks.cls] == 0:
-                del _installed[hooks.cls], _attached[hooks.cls]
-                hooks.restore()
+                    kwargs[name] = children
+            original(node, *args, **kwargs)
+            hooks.node_created(node, tuple(children))
 
-    def __enter__(self):
-        return self
+        __init__.__adtrace_hook__ = "__init__"
+        return __init__
 
-    def __exit__(self, *exc_info):
-        self.detach()
+    def _wrap_backward(self, original):
+        hooks = self
+
+        @functools.wraps(original)
+        def backward(root, *args, **kwargs):
+            if not hooks.listening():
+                return original(root, *args, **kwargs)
+            state, error = hooks.local, None
+            hooks.notify("backward_started", root)
+            state.roots.append(root)
+            try:
+                return original(root, *args, **kwargs)
+            except BaseException as exc:
+                error = exc
+                raise
+            finally:
+                state.roots.pop()
+                state.addition = None
+                hooks.notify("backward_ended", root, error)
+                error = None  # no cycle through this frame's traceback
+
+        backward.__adtrace_hook__ = "backward"
+        return backward
+
+    def recorded_local_backward(self, node, closure):
+        """``node._backward`` as ``backward()`` reads it: the closure, its call told to the sinks."""
+        hooks = self
+
+        def recorded(*args, **kwargs):
+            state, error = hooks.local, None
+            if state.quiet:
+                return closure(*args, **kwargs)
+            hooks.notify("local_backward_started", node, hooks.grad.load_or_missing(node))
+            entry = hooks.children.get(id(node))
+            state.frames.append(_Frame(node, entry[1] if entry and entry[0] is node else None))
+            state.addition = None
+            try:
+                return plain(closure(*args, **kwargs))
+            except BaseException as exc:
+                error = exc
+                raise
+            finally:
+                state.frames.pop()
+                state.addition = None
+                hooks.notify("local_backward_ended", node, error)
+                error = None
+
+        recorded.__wrapped__ = closure
+        return recorded
+
+    # ---- what happened, told to the sinks
+
+    def listening(self):
+        return self.active.get() is not None and not self.local.quiet
+
+    def node_created(self, node, children):
+        self.children[id(node)] = (node, children)
+        self.notify("node_created", node, children, getattr(node, "_op", None), getattr(node, "data", None))
+
+    def grad_written(self, target, previous, result, addition):
+        state = self.local
+        if not state.frames:
+            if target is state.roots[-1]:
+                self.notify("seeded", target, previous, result)
+            else:
+                self.notify("grad_written", None, target, None, previous, None, result, None)
+            return
+        frame = state.frames[-1]
+        added = accumulation(addition, target, previous, result)
+        if added is not None:
+            contribution, accumulated = added[0], True
+        elif trackable(previous) or previous is MISSING:  # read tracked: no addition noted, so none made
+            contribution, accumulated = result, False
+        else:
+            contribution, accumulated = None, None
+        self.notify("grad_written", frame.node, target, frame.position(target), previous, contribution,
+                    result, accumulated)
+
+    def notify(self, callback, *args):
+        sink = self.active.get()
+        if sink is None:
+            return
+        state = self.local
+        state.quiet += 1
+        try:
+            getattr(sink, callback)(*args)
+        finally:
+            state.quiet -= 1
 
 
-class _Sinks:
-    """The attachments of one context, served as one sink: each in attachment order, a sink that
-    raises keeps its exception in ``failure`` and gets no more callbacks."""
-    __slots__ = ("attachments", "token")
-
-    def __init__(self, attachments, token):
-        self.attachments, self.token = attachments, token  # token: of the first set in this context
-
-    def __getattr__(self, callback):
-        def call(*args):
-            for attachment in self.attachments:
-                if attachment.attached and attachment.failure is None:
-                    try:
-                        getattr(attachment.sink, callback)(*args)
-                    except Exception as exc:
-                        attachment.failure = exc
-        return call
+def _original(function):
+    """``function`` with every wrapper of ours around it taken off (one put back after its
+    installation was undone calls the original, recording nothing)."""
+    while hasattr(function, "__adtrace_hook__"):
+        function = function.__wrapped__
+    return function
 
 
-def _unset(variable, token):
+def _is_iterator(children):
     try:
-        variable.reset(token)
-    except ValueError:  # the token was made in another context (this one is a copy of it)
-        variable.set(None)
+        return iter(children) is children
+    except TypeError:
+        return False
 
 
-def _after_fork_in_child():
-    """Only the forking thread exists in the child: a lock another thread held must not block it
-    (the session releases the other threads' recordings, and so their classes, through ``release``)."""
-    global _lock
-    _lock = threading.RLock()  # (an RLock tells its owner: registry.release_held after an interrupt)
+class _ThreadState(threading.local):
+    def __init__(self):
+        self.roots = []       # values whose hooked backward() runs, innermost last
+        self.frames = []      # a _Frame per running _backward, innermost last
+        self.addition = None  # the last addition of a tracked number: (sum, left, right)
+        self.quiet = 0        # > 0 while a sink is called
 
 
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_after_fork_in_child)
-    registry.hold_across_fork(lambda: _lock)  # (taken before a fork: no other thread holds it in the child)
+class _Frame:
+    """A running ``_backward``: its value and which child positions it has not written yet."""
+    __slots__ = ("node", "children", "unwritten")
+
+    def __init__(self, node, children):
+        self.node, self.children = node, children
+        self.unwritten = list(range(len(children))) if children else []
+
+    def position(self, target):
+        for position in self.unwritten:
+            if self.children[position] is target:
+                self.unwritten.remove(position)
+                return position
+        return None

@@ -12,8 +12,13 @@ The same events as autograd's, in the same order within a pass (``recording/even
 - ``toposort`` per ``_backward`` call, in the order ``backward()`` makes them (the visit order);
   then ``vjp`` (outgrad: the ``.grad`` the closure read; ingrads: the contributions it wrote, by
   child position, None for a position it did not write) and one ``add_outgrads`` per write, in
-  order: written once the closure returns, as autograd's ``vjp`` comes before its additions.
-- ``backward_end`` (``result`` None: the gradients stay on the values).
+  order: written once the closure returns, as autograd's ``vjp`` comes before its additions (a
+  closure computes its contribution and adds it itself: one statement). micrograd builds its
+  whole order first (``build_topo``, locals: not hooked); siblings follow the iteration order of
+  the ``_prev`` sets. A write that assigns (``grad = c``, the classic bug) is ``replaced``, which
+  autograd has no way to do; ``mutable`` does not apply.
+- ``backward_end`` (``result`` None: the gradients stay on the values, where autograd pops its
+  ``outgrads`` entries as it visits).
 
 ``level`` is 0; ``query`` numbers the ``backward()`` calls. What a write keeps is described in
 ``AddOutgrads``: for an ndarray ``.grad`` updated in place the previous value is the recorder's

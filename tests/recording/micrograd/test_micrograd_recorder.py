@@ -429,7 +429,7 @@ def test_a_patch_undone_after_the_recording_leaves_the_class_as_it_was_after_the
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
 @pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")  # (3.12+: on purpose)
 def test_fork_while_one_thread_records_and_another_attaches_a_class():
-    """A fork while a thread is inside ``attach()`` (which holds the hooks' lock while it checks a
+    """A fork while a thread is inside ``attach()`` (which holds the session's lock while it checks a
     class, running its ``__init__``) and another records: the fork waits for the lock, and the
     child restores the recorded class (through that lock) without deadlocking."""
     from children import wait_for

@@ -6,7 +6,7 @@ import linecache
 from micrograd.engine import Value as MicroValue
 
 from adtrace.recording.micrograd import attach
-from adtrace.recording.micrograd.statements import PASS, SEED, VISIT, WRITE, backward_statements
+from adtrace.recording.micrograd.code import PASS, SEED, VISIT, WRITE, backward_statements
 from value_classes import EventLog, MiniValue, Value
 
 

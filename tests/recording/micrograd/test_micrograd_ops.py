@@ -1,0 +1,34 @@
+"""micrograd's operations (``recording/micrograd/ops.py``): each forward and its local derivatives."""
+
+import math
+
+import pytest
+
+from adtrace.recording.micrograd.ops import OPS, power
+
+
+@pytest.mark.parametrize("op, inputs, out", [
+    ("+", (2.0, 3.0), 5.0), ("-", (2.0, 3.0), -1.0), ("*", (2.0, 3.0), 6.0), ("/", (2.0, 3.0), 2 / 3),
+    ("**2", (1.5,), 2.25), ("**-1", (4.0,), 0.25), ("**0.5", (4.0,), 2.0), ("ReLU", (0.7,), 0.7),
+    ("ReLU", (-0.7,), 0.0), ("tanh", (0.3,), math.tanh(0.3)), ("exp", (0.3,), math.exp(0.3)),
+    ("log", (0.3,), math.log(0.3)),
+])
+def test_each_rule_is_the_derivative(op, inputs, out):
+    forward = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b, "/": lambda a, b: a / b,
+               "ReLU": lambda a: max(a, 0.0), "tanh": math.tanh, "exp": math.exp, "log": math.log}.get(
+        op, lambda a: a ** power(op))
+    derivatives = OPS.derivatives(op, len(inputs))(out, *inputs)
+    assert math.isclose(OPS.forward(op, len(inputs))(*inputs), out, rel_tol=1e-12), op
+    h = 1e-6
+    for k, d in enumerate(derivatives):
+        up = list(inputs)
+        down = list(inputs)
+        up[k] += h
+        down[k] -= h
+        assert math.isclose(d, (forward(*up) - forward(*down)) / (2 * h), rel_tol=1e-6, abs_tol=1e-8), (op, k)
+
+
+def test_rules_are_keyed_by_op_and_arity():
+    assert OPS.derivatives("*", 1) is None and OPS.derivatives("**2", 2) is None
+    assert OPS.derivatives("sigmoid", 1) is None and OPS.forward("sigmoid", 1) is None and OPS.forward("+", 1) is None
+    assert power("**3") == 3 and power("**x") is None and power("*") is None
