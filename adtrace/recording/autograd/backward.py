@@ -12,10 +12,7 @@ from ..values import NO_REFERENCE, SCALARS, holds_reference
 from .capture import is_immutable, summary_after_sparse_add
 from .forward import _JVPFrame
 from ..events import NO_PREVIOUS, AddOutgrads, BackwardEnd, BackwardStart, ToposortYielded, VJPCalled
-
-# the type tag each event is written after (events.EVENT_TYPES)
-ADDOUTGRADS, BACKWARDEND, BACKWARDSTART, LOCALVJP, TOPOSORTYIELD = (
-    AddOutgrads.index, BackwardEnd.index, BackwardStart.index, VJPCalled.index, ToposortYielded.index)
+from ..packers import inline_writes, write
 
 _NONES = [(None,) * n for n in range(64)]  # ingrads under capture "structure", without a new tuple
 
@@ -38,6 +35,7 @@ class _Query:
         self.seed = None  # the caller's g, protected while the pass runs (capture full only)
 
 
+@inline_writes
 class BackwardQueries:
     """The Recorder's backward-pass events (a mixin of ``Recorder``).
 
@@ -58,7 +56,7 @@ class BackwardQueries:
             self._capture.protect(g)  # and wherever the pass carries it (parts of it, x[i] of it)
             query.seed = g
         self._push(query)
-        self._emit((BACKWARDSTART, "rev", level, query.number, end, seed))
+        write(self._values, BackwardStart, mode="rev", level=level, query=query.number, end=end, seed=seed)
 
     def end_query(self, result, error):
         query = self._query
@@ -70,7 +68,8 @@ class BackwardQueries:
         kept = None if error is not None else self._kept(query.popped, result)
         error_name = None if error is None else type(error).__name__
         position = len(self._values)
-        self._emit((BACKWARDEND, "rev", query.level, query.number, query.end, kept, error_name))
+        write(self._values, BackwardEnd, mode="rev", level=query.level, query=query.number, end=query.end, result=kept,
+              error=error_name)
         if error is None and self.by_reference and holds_reference(kept):  # the user gets the array these events hold
             self._history.detach(self.recording, query.held, result, also=(position,))
 
@@ -83,7 +82,8 @@ class BackwardQueries:
         query.parents, query.label, query.argnums, query.position = node.parents, label, self._argnums[key], 0
         if self.keeps_values:
             query.popped = query.entries.pop(label, None)  # outgrad = outgrads.pop(node)
-        self._values.extend((TOPOSORTYIELD, "rev", query.level, query.number, label, query.visited))
+        write(self._values, ToposortYielded, mode="rev", level=query.level, query=query.number, node=label,
+              position=query.visited)
         query.visited += 1
 
     def on_local_vjp(self, node_id, g, ingrads):
@@ -122,8 +122,8 @@ class BackwardQueries:
                 for value, kept in zip(ingrads, kept_ingrads):
                     if type(kept) not in NO_REFERENCE and value is not g:
                         hold(held, value, kept, position)
-        values.extend((LOCALVJP, "rev", level, number, label, outgrad, len(kept_ingrads)))
-        values.extend(kept_ingrads)
+        write(values, VJPCalled, mode="rev", level=level, query=number, node=label, outgrad=outgrad,
+              ingrads=kept_ingrads)
 
     def before_add_outgrads(self, prev_g_flagged, g):
         """The kept value of ``outgrads.get(parent)`` (a non-empty ``prev_g_flagged``), taken before
@@ -166,8 +166,9 @@ class BackwardQueries:
         previous_flag = prev_g_flagged[1] if prev_g_flagged else NO_PREVIOUS
         values = self._values
         if not self.keeps_values:
-            values.extend((ADDOUTGRADS, "rev", frame.level, frame.number, frame.label, position, parent, argnum,
-                           None, previous_flag, None, None, mutable, False))
+            write(values, AddOutgrads, mode="rev", level=frame.level, query=frame.number, node=frame.label,
+                  position=position, parent=parent, argnum=argnum, previous=None, previous_flag=previous_flag,
+                  contribution=None, result=None, result_flag=mutable, replaced=False)
             return
         ingrads = frame.ingrads
         contribution = frame.kept_ingrads[position] if position < len(ingrads) and ingrads[position] is g \
@@ -190,8 +191,9 @@ class BackwardQueries:
             if type(contribution) not in NO_REFERENCE or type(kept) not in NO_REFERENCE or previous is not None:
                 # (len(values): where this event starts)
                 hold_accumulation(frame.held, len(values), prev_g_flagged, previous, g, contribution, value, kept)
-        values.extend((ADDOUTGRADS, "rev", frame.level, frame.number, frame.label, position, parent, argnum,
-                       previous, previous_flag, contribution, kept, mutable, False))
+        write(values, AddOutgrads, mode="rev", level=frame.level, query=frame.number, node=frame.label,
+              position=position, parent=parent, argnum=argnum, previous=previous, previous_flag=previous_flag,
+              contribution=contribution, result=kept, result_flag=mutable, replaced=False)
         if parent is not None:
             frame.entries[parent] = (value, kept)
 
@@ -203,9 +205,10 @@ class BackwardQueries:
         kept = contribution if value is g else self.capture(value)
         if mutable and self.by_reference and holds_reference(kept):
             kept = self._history.share(kept, value)
-        self._emit((ADDOUTGRADS, "rev", self._current_level(), None, None, 0, None, None,
-                    previous, prev_g_flagged[1] if prev_g_flagged else NO_PREVIOUS, contribution, kept, mutable,
-                    False))
+        write(self._values, AddOutgrads, mode="rev", level=self._current_level(), query=None, node=None, position=0,
+              parent=None, argnum=None, previous=previous,
+              previous_flag=prev_g_flagged[1] if prev_g_flagged else NO_PREVIOUS, contribution=contribution,
+              result=kept, result_flag=mutable, replaced=False)
 
     def _parent_label(self, query):
         """The label of the parent the next add_outgrads call adds into (zip's position)."""

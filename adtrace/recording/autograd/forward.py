@@ -11,8 +11,7 @@ from ..values import NO_REFERENCE, SCALARS, holds_reference
 from .capture import is_part_of
 from ..callsite import user_call_site
 from ..events import NO_PREVIOUS, AddOutgrads, JVPNodeCreated
-
-ADDOUTGRADS, JVPNODECREATED = AddOutgrads.index, JVPNodeCreated.index  # type tags (events.EVENT_TYPES)
+from ..packers import inline_writes, write
 
 
 def _summing_jvp_makers():
@@ -45,6 +44,7 @@ class _JVPFrame:
         self.last_value = self.last_kept = None  # the last add_outgrads result in this frame
 
 
+@inline_writes
 class ForwardMode:
     """The Recorder's forward-mode events (a mixin of ``Recorder``)."""
 
@@ -110,8 +110,9 @@ class ForwardMode:
                 hold(self._held_in_trace(frame.level), node.g, tangent, len(self._values))
         query = self._query
         site = user_call_site(self.root) if self.keep_sites else None
-        self._values.extend((JVPNODECREATED, "fwd", frame.level, query and query.number, frame.label, frame.name,
-                             frame.argnums, ",".join(frame.parents), kept, tangent, site))
+        write(self._values, JVPNodeCreated, mode="fwd", level=frame.level, query=query and query.number,
+              label=frame.label, primitive=frame.name, argnums=frame.argnums, parents=",".join(frame.parents),
+              value=kept, tangent=tangent, site=site)
 
     def _add_in_jvp_node(self, frame, prev_g_flagged, previous, g, result):
         """One step of the sum_outgrads that builds a JVPNode's tangent (``after_add_outgrads``
@@ -133,8 +134,8 @@ class ForwardMode:
                                   g, contribution, value, kept)
             frame.last_value, frame.last_kept = value, kept  # (what end_jvp_node may reuse)
         query = self._query
-        self._values.extend((ADDOUTGRADS, "fwd", frame.level, query and query.number, frame.label, position,
-                             parents[position] if position < len(parents) else None,
-                             argnums[position] if position < len(argnums) else None,
-                             previous, prev_g_flagged[1] if prev_g_flagged else NO_PREVIOUS, contribution, kept,
-                             mutable, False))
+        write(self._values, AddOutgrads, mode="fwd", level=frame.level, query=query and query.number,
+              node=frame.label, position=position, parent=parents[position] if position < len(parents) else None,
+              argnum=argnums[position] if position < len(argnums) else None, previous=previous,
+              previous_flag=prev_g_flagged[1] if prev_g_flagged else NO_PREVIOUS, contribution=contribution,
+              result=kept, result_flag=mutable, replaced=False)

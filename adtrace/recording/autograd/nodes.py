@@ -18,12 +18,11 @@ from .copy_on_write import hold
 from ..values import NO_REFERENCE, SCALARS, holds_reference
 from .capture import array_leaves, is_part_of
 from ..events import JVPRoot, NodeCreated, RootCreated, TraceReturned
+from ..packers import inline_writes, write
 
 # Primitives whose output is an outgrads accumulator under higher-order differentiation: the inner
 # backward pass's vs.add / vs.mut_add / sparse_add are recorded as nodes of the outer trace, and
 # their output array is the one the next mut_add writes into.
-JVPROOT, NODECREATED, ROOTCREATED, TRACERETURNED = (  # type tags (events.EVENT_TYPES)
-    JVPRoot.index, NodeCreated.index, RootCreated.index, TraceReturned.index)
 _ACCUMULATORS = frozenset({core.VSpace.add, core.VSpace.mut_add, core.sparse_add})
 _ROOT_SUFFIX = label_name(ROOT_NAME)  # a root's label after "v<i>_"
 
@@ -41,6 +40,7 @@ class NodeCall:
 
 
 
+@inline_writes
 class Nodes:
     """The Recorder's node events and node table (a mixin of ``Recorder``)."""
 
@@ -89,8 +89,8 @@ class Nodes:
         else:
             kept = self._keep_node_value(level, fun, value, args)
         query = self._query
-        self._values.extend((NODECREATED, "rev", level, query and query.number, label, names[0], argnums,
-                             parent_labels, kept, site))
+        write(self._values, NodeCreated, mode="rev", level=level, query=query and query.number, label=label,
+              primitive=names[0], argnums=argnums, parents=parent_labels, value=kept, site=site)
 
     def _parents(self, parents):
         """A node's parent labels as one string (see eventlog) and its level, for any number of
@@ -130,22 +130,24 @@ class Nodes:
 
     def on_vjp_root(self, node):
         label, level = self._new_root(node)
-        self._emit((ROOTCREATED, "rev", level, self._query and self._query.number, label))
+        write(self._values, RootCreated, mode="rev", level=level, query=self._query and self._query.number,
+              label=label)
 
     def on_jvp_root(self, node, g):
         label, level = self._new_root(node)
         if self.by_reference:  # the user's tangent: copied wherever the trace carries it
             self._jvp_seeds[level] = g
             self._capture.protect(g)
-        self._emit((JVPROOT, "fwd", level, self._query and self._query.number, label,
-                    self.capture(g, copy=True)))
+        write(self._values, JVPRoot, mode="fwd", level=level, query=self._query and self._query.number, label=label,
+              tangent=self.capture(g, copy=True))
 
     def on_trace(self, start_node, x, end_value, end_node):
         mode = "fwd" if isinstance(start_node, core.JVPNode) else "rev"
         root, level = self._lookup(start_node), self._levels[id(start_node)]
         end = None if end_node is None else self._lookup(end_node)
-        self._emit((TRACERETURNED, mode, level, self._query and self._query.number, root, end,
-                    self.capture(x, copy=True), self.capture(end_value, copy=True), end_node is None))
+        write(self._values, TraceReturned, mode=mode, level=level, query=self._query and self._query.number, root=root,
+              end=end, input=self.capture(x, copy=True), output=self.capture(end_value, copy=True),
+              independent=end_node is None)
         if not self.by_reference:
             return
         held = self._trace_holders.pop(level, [])

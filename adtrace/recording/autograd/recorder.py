@@ -90,10 +90,6 @@ class Recorder(RecorderBase, Nodes, BackwardQueries, ForwardMode):
                     self._query = f
                     break
 
-    def _emit(self, fields):
-        """Append one event: its type index and fields, flat (``adtrace.eventlog``)."""
-        self._values.extend(fields)
-
     def _kept(self, seen, value):
         """The kept value already taken of ``value`` (``seen``: a ``(live value, kept value)`` pair
         from this query, never written into since), or a new one."""
