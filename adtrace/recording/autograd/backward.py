@@ -215,5 +215,5 @@ class BackwardQueries:
         parents = query.parents
         if query.position < len(parents):
             parent = parents[query.position]
-            return self.nodes.label(parent)
+            return self.nodes.labels.get(id(parent)) or self.nodes.unrecorded(parent)  # (NodeTable.label)
         return None

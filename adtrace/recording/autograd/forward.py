@@ -52,22 +52,23 @@ class ForwardMode:
     def begin_jvp_node(self, fun, argnums, parents):
         # once per primitive call under forward mode: the node table's lookups and the frame push written out
         nodes = self.nodes
-        get, levels = nodes.labels.get, nodes.levels
         if len(parents) == 1:  # most nodes
             parent = parents[0]
             key = id(parent)
-            labels = (get(key) or nodes.unrecorded(parent),)
-            level = levels[key]
+            labels = (nodes.labels.get(key) or nodes.unrecorded(parent),)
+            level = nodes.levels[key]
         elif len(parents) == 2:  # a binary operation (x + sin(x))
             first, second = parents
             key = id(first)
+            get = nodes.labels.get
             labels = (get(key) or nodes.unrecorded(first), get(id(second)) or nodes.unrecorded(second))
-            level = levels[key]
+            level = nodes.levels[key]
         else:
+            get = nodes.labels.get
             labels = ()
             for p in parents:  # (a loop: before Python 3.12 a comprehension builds and calls a function)
                 labels += (get(id(p)) or nodes.unrecorded(p),)
-            level = levels[id(parents[0])] if parents else nodes.current_level()
+            level = nodes.levels[id(parents[0])] if parents else nodes.current_level()
         number = nodes.made
         nodes.made = number + 1
         names = nodes.names.get(fun) or nodes.name_of(fun)
@@ -93,7 +94,8 @@ class ForwardMode:
             self.top = frames[-1] if frames else None
         else:
             self.pop(frame)
-        self.nodes.add(node, frame.label, frame.level, frame.argnums)
+        nodes, key = self.nodes, id(node)  # (NodeTable.add written out)
+        nodes.labels[key], nodes.levels[key], nodes.argnums[key] = frame.label, frame.level, frame.argnums
         if not self.keeps_values:
             kept = tangent = None
         elif not self.by_reference:  # capture "auto" copies what it keeps
