@@ -25,7 +25,18 @@ def primitive_name(fun):
 
 def node_label(index, name):
     """``v<index>_<name>`` (``v1_multiply``), the name as ``label_name`` makes it."""
-    return f"v{index}_{label_name(name)}"
+    return label_for(index, label_name(name))
+
+
+def label_for(index, reduced):
+    """``node_label`` of a name already reduced by ``label_name`` (a recorder reduces each primitive's
+    once): the one place a node label's form is written."""
+    return f"v{index}_{reduced}"
+
+
+def unrecorded_label(index):
+    """The label of the ``index``-th node a recording meets that was made before it started."""
+    return f"u{index}_unrecorded"
 
 
 @functools.lru_cache(maxsize=1024)  # once per node of the reference engine's graph

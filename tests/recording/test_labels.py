@@ -25,3 +25,10 @@ def test_symbolic_ops_get_readable_names():
     assert names == {"+": "add", "*": "mul", "-": "sub", "/": "div", "**2": "pow2", "**-1": "pow_neg1",
                      "**0.5": "pow0.5", "ReLU": "ReLU", "tanh": "tanh", "": "op"}
     assert node_label(3, op_name("**0.5")) == "v3_pow0_5" and op_name("", leaf=True) == "leaf"
+
+
+def test_a_reduced_name_gives_the_same_label_as_the_raw_one():
+    from adtrace.recording.labels import label_for, label_name, unrecorded_label
+
+    assert label_for(7, label_name("VSpace.add")) == node_label(7, "VSpace.add") == "v7_VSpace_add"
+    assert unrecorded_label(2) == "u2_unrecorded"

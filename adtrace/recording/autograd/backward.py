@@ -10,17 +10,14 @@ from autograd.core import SparseObject
 from .copy_on_write import hold, hold_accumulation, written_leaves
 from ..values import NO_REFERENCE, SCALARS, holds_reference
 from .capture import is_immutable, summary_after_sparse_add
-from .forward import _JVPFrame
+from .forward import JVPFrame
 from ..events import NO_PREVIOUS, AddOutgrads, BackwardEnd, BackwardStart, ToposortYielded, VJPCalled
-
-# the type tag each event is written after (events.EVENT_TYPES)
-ADDOUTGRADS, BACKWARDEND, BACKWARDSTART, LOCALVJP, TOPOSORTYIELD = (
-    AddOutgrads.index, BackwardEnd.index, BackwardStart.index, VJPCalled.index, ToposortYielded.index)
+from ..packers import inline_writes, write
 
 _NONES = [(None,) * n for n in range(64)]  # ingrads under capture "structure", without a new tuple
 
 
-class _Query:
+class Query:
     """The state of one backward_pass run: which node's contributions are arriving, and the
     kept value of each ``outgrads`` entry (so a value seen again is not captured twice)."""
 
@@ -38,6 +35,7 @@ class _Query:
         self.seed = None  # the caller's g, protected while the pass runs (capture full only)
 
 
+@inline_writes
 class BackwardQueries:
     """The Recorder's backward-pass events (a mixin of ``Recorder``).
 
@@ -47,50 +45,52 @@ class BackwardQueries:
     """
 
     def begin_query(self, g, end_node):
-        self._queries += 1
-        end = self._lookup(end_node)
-        level = self._levels[id(end_node)]
-        query = _Query(self._queries, level, end)
+        self.queries += 1
+        end = self.nodes.label(end_node)
+        level = self.nodes.levels[id(end_node)]
+        query = Query(self.queries, level, end)
         seed = self.capture(g, copy=True)  # the caller's array: they may change it afterwards
         if self.keeps_values:
             query.entries[end] = (g, seed)
         if self.by_reference:
-            self._capture.protect(g)  # and wherever the pass carries it (parts of it, x[i] of it)
+            self.capturer.protect(g)  # and wherever the pass carries it (parts of it, x[i] of it)
             query.seed = g
-        self._push(query)
-        self._emit((BACKWARDSTART, "rev", level, query.number, end, seed))
+        self.push(query)
+        write(self.values, BackwardStart, mode="rev", level=level, query=query.number, end=end, seed=seed)
 
     def end_query(self, result, error):
-        query = self._query
+        query = self.query
         if query is None:
             return
-        self._pop(query)
+        self.pop(query)
         if query.seed is not None:
-            self._capture.unprotect(query.seed)
-        kept = None if error is not None else self._kept(query.popped, result)
+            self.capturer.unprotect(query.seed)
+        kept = None if error is not None else self.kept(query.popped, result)
         error_name = None if error is None else type(error).__name__
-        position = len(self._values)
-        self._emit((BACKWARDEND, "rev", query.level, query.number, query.end, kept, error_name))
+        position = len(self.values)
+        write(self.values, BackwardEnd, mode="rev", level=query.level, query=query.number, end=query.end, result=kept,
+              error=error_name)
         if error is None and self.by_reference and holds_reference(kept):  # the user gets the array these events hold
-            self._history.detach(self.recording, query.held, result, also=(position,))
+            self.history.detach(self.recording, query.held, result, also=(position,))
 
     def on_toposort(self, node):
-        query = self._query
+        query = self.query
         if query is None:  # autograd.core.toposort called outside backward_pass: not a visit
             return
-        key = id(node)
-        label = self._labels.get(key) or self._unrecorded_node(node)
-        query.parents, query.label, query.argnums, query.position = node.parents, label, self._argnums[key], 0
+        nodes, key = self.nodes, id(node)
+        label = nodes.labels.get(key) or nodes.unrecorded(node)  # (NodeTable.label written out)
+        query.parents, query.label, query.argnums, query.position = node.parents, label, nodes.argnums[key], 0
         if self.keeps_values:
             query.popped = query.entries.pop(label, None)  # outgrad = outgrads.pop(node)
-        self._values.extend((TOPOSORTYIELD, "rev", query.level, query.number, label, query.visited))
+        write(self.values, ToposortYielded, mode="rev", level=query.level, query=query.number, node=label,
+              position=query.visited)
         query.visited += 1
 
     def on_local_vjp(self, node_id, g, ingrads):
-        query = self._query
-        label = self._labels.get(node_id)
+        query = self.query
+        label = self.nodes.labels.get(node_id)
         if query is None:  # a vjp called by hand, outside backward_pass
-            level, number = self._current_level(), None
+            level, number = self.nodes.current_level(), None
         else:
             level, number, label = query.level, query.number, label or query.label
         if self.keeps_values:
@@ -111,7 +111,7 @@ class BackwardQueries:
         else:
             count = len(ingrads)
             outgrad, kept_ingrads = None, _NONES[count] if count < 64 else (None,) * count
-        values = self._values
+        values = self.values
         position = len(values)  # where this event starts (history.hold notes positions)
         if query is not None:
             query.ingrads, query.kept_ingrads = ingrads, kept_ingrads
@@ -122,8 +122,8 @@ class BackwardQueries:
                 for value, kept in zip(ingrads, kept_ingrads):
                     if type(kept) not in NO_REFERENCE and value is not g:
                         hold(held, value, kept, position)
-        values.extend((LOCALVJP, "rev", level, number, label, outgrad, len(kept_ingrads)))
-        values.extend(kept_ingrads)
+        write(values, VJPCalled, mode="rev", level=level, query=number, node=label, outgrad=outgrad,
+              ingrads=kept_ingrads)
 
     def before_add_outgrads(self, prev_g_flagged, g):
         """The kept value of ``outgrads.get(parent)`` (a non-empty ``prev_g_flagged``), taken before
@@ -131,27 +131,27 @@ class BackwardQueries:
         if not self.keeps_values:
             return None
         value, mutable = prev_g_flagged
-        query, kept = self._query, None
-        if query is not None and self._top is query:  # the kept value the last result got
+        query, kept = self.query, None
+        if query is not None and self.top is query:  # the kept value the last result got
             seen = query.entries.get(self._parent_label(query))
             if seen is not None and seen[0] is value:
                 kept = seen[1]  # still true: a copy, or (full) held through Versions
         if kept is None:
             kept = self.capture(value)
             if mutable and self.by_reference and holds_reference(kept):
-                kept = self._history.share(kept, value)
+                kept = self.history.share(kept, value)
         # (Versions exist only under capture full: its copy-on-write)
-        if mutable and self.by_reference and self._history.live:  # autograd writes into (part of) `value` next
-            self._history.before_writing(written_leaves(value, g))
+        if mutable and self.by_reference and self.history.live:  # autograd writes into (part of) `value` next
+            self.history.before_writing(written_leaves(value, g))
         return kept
 
     def after_add_outgrads(self, prev_g_flagged, previous, g, result):
         """``result = add_outgrads(prev_g_flagged, g)`` returned; ``previous`` is what
         before_add_outgrads took of ``prev_g_flagged`` (``None`` when it was not called)."""
-        frame = self._top
-        if frame is not self._query or frame is None:  # forward mode, or a pass from before the recording
-            if type(frame) is _JVPFrame:
-                return self._add_in_jvp_node(frame, prev_g_flagged, previous, g, result)
+        frame = self.top
+        if frame is not self.query or frame is None:  # forward mode, or a pass from before the recording
+            if type(frame) is JVPFrame:
+                return self.add_in_jvp_node(frame, prev_g_flagged, previous, g, result)
             return self._add_outside_a_pass(prev_g_flagged, previous, g, result)
         value, mutable = result
         position = frame.position
@@ -159,15 +159,16 @@ class BackwardQueries:
         parents, argnums = frame.parents, frame.argnums
         if position < len(parents):  # zip(node.parents, ingrads): the parent this adds into
             parent = parents[position]
-            parent = self._labels.get(id(parent)) or self._unrecorded_node(parent)
+            parent = self.nodes.labels.get(id(parent)) or self.nodes.unrecorded(parent)  # (NodeTable.label)
         else:
             parent = None
         argnum = argnums[position] if position < len(argnums) else None
         previous_flag = prev_g_flagged[1] if prev_g_flagged else NO_PREVIOUS
-        values = self._values
+        values = self.values
         if not self.keeps_values:
-            values.extend((ADDOUTGRADS, "rev", frame.level, frame.number, frame.label, position, parent, argnum,
-                           None, previous_flag, None, None, mutable, False))
+            write(values, AddOutgrads, mode="rev", level=frame.level, query=frame.number, node=frame.label,
+                  position=position, parent=parent, argnum=argnum, previous=None, previous_flag=previous_flag,
+                  contribution=None, result=None, result_flag=mutable, replaced=False)
             return
         ingrads = frame.ingrads
         contribution = frame.kept_ingrads[position] if position < len(ingrads) and ingrads[position] is g \
@@ -186,12 +187,13 @@ class BackwardQueries:
                 kept = self.capture(value)
         if self.by_reference:
             if mutable and holds_reference(kept):  # autograd may write into it later
-                kept = self._history.share(kept, value)
+                kept = self.history.share(kept, value)
             if type(contribution) not in NO_REFERENCE or type(kept) not in NO_REFERENCE or previous is not None:
                 # (len(values): where this event starts)
                 hold_accumulation(frame.held, len(values), prev_g_flagged, previous, g, contribution, value, kept)
-        values.extend((ADDOUTGRADS, "rev", frame.level, frame.number, frame.label, position, parent, argnum,
-                       previous, previous_flag, contribution, kept, mutable, False))
+        write(values, AddOutgrads, mode="rev", level=frame.level, query=frame.number, node=frame.label,
+              position=position, parent=parent, argnum=argnum, previous=previous, previous_flag=previous_flag,
+              contribution=contribution, result=kept, result_flag=mutable, replaced=False)
         if parent is not None:
             frame.entries[parent] = (value, kept)
 
@@ -202,15 +204,16 @@ class BackwardQueries:
         contribution = self.capture(g)
         kept = contribution if value is g else self.capture(value)
         if mutable and self.by_reference and holds_reference(kept):
-            kept = self._history.share(kept, value)
-        self._emit((ADDOUTGRADS, "rev", self._current_level(), None, None, 0, None, None,
-                    previous, prev_g_flagged[1] if prev_g_flagged else NO_PREVIOUS, contribution, kept, mutable,
-                    False))
+            kept = self.history.share(kept, value)
+        write(self.values, AddOutgrads, mode="rev", level=self.nodes.current_level(), query=None, node=None, position=0,
+              parent=None, argnum=None, previous=previous,
+              previous_flag=prev_g_flagged[1] if prev_g_flagged else NO_PREVIOUS, contribution=contribution,
+              result=kept, result_flag=mutable, replaced=False)
 
     def _parent_label(self, query):
         """The label of the parent the next add_outgrads call adds into (zip's position)."""
         parents = query.parents
         if query.position < len(parents):
             parent = parents[query.position]
-            return self._labels.get(id(parent)) or self._unrecorded_node(parent)
+            return self.nodes.labels.get(id(parent)) or self.nodes.unrecorded(parent)  # (NodeTable.label)
         return None

@@ -10,9 +10,9 @@ from .copy_on_write import hold, hold_accumulation
 from ..values import NO_REFERENCE, SCALARS, holds_reference
 from .capture import is_part_of
 from ..callsite import user_call_site
+from ..labels import label_for
 from ..events import NO_PREVIOUS, AddOutgrads, JVPNodeCreated
-
-ADDOUTGRADS, JVPNODECREATED = AddOutgrads.index, JVPNodeCreated.index  # type tags (events.EVENT_TYPES)
+from ..packers import inline_writes, write
 
 
 def _summing_jvp_makers():
@@ -31,7 +31,7 @@ SUMMING_JVP_MAKERS = _summing_jvp_makers()  # (pinned in tests/recording/autogra
 _SUMMING_IDS = frozenset(map(id, SUMMING_JVP_MAKERS))  # (alive with autograd.core: hashing a code object is slow)
 
 
-class _JVPFrame:
+class JVPFrame:
     """A JVPNode under construction: its sum_outgrads calls are forward-mode add_outgrads events."""
 
     __slots__ = ("fun", "label", "name", "level", "argnums", "parents", "position", "sums", "last_value",
@@ -45,55 +45,57 @@ class _JVPFrame:
         self.last_value = self.last_kept = None  # the last add_outgrads result in this frame
 
 
+@inline_writes
 class ForwardMode:
     """The Recorder's forward-mode events (a mixin of ``Recorder``)."""
 
     def begin_jvp_node(self, fun, argnums, parents):
-        # once per primitive call under forward mode: lookups and the frame push written out
+        # once per primitive call under forward mode: the node table's lookups and the frame push written out
+        nodes = self.nodes
         if len(parents) == 1:  # most nodes
             parent = parents[0]
             key = id(parent)
-            labels = (self._labels.get(key) or self._unrecorded_node(parent),)
-            level = self._levels[key]
+            labels = (nodes.labels.get(key) or nodes.unrecorded(parent),)
+            level = nodes.levels[key]
         elif len(parents) == 2:  # a binary operation (x + sin(x))
             first, second = parents
             key = id(first)
-            get = self._labels.get
-            labels = (get(key) or self._unrecorded_node(first), get(id(second)) or self._unrecorded_node(second))
-            level = self._levels[key]
+            get = nodes.labels.get
+            labels = (get(key) or nodes.unrecorded(first), get(id(second)) or nodes.unrecorded(second))
+            level = nodes.levels[key]
         else:
-            get = self._labels.get
+            get = nodes.labels.get
             labels = ()
             for p in parents:  # (a loop: before Python 3.12 a comprehension builds and calls a function)
-                labels += (get(id(p)) or self._unrecorded_node(p),)
-            level = self._levels[id(parents[0])] if parents else self._current_level()
-        number = self._count
-        self._count = number + 1
-        names = self._names.get(fun) or self._name(fun)
+                labels += (get(id(p)) or nodes.unrecorded(p),)
+            level = nodes.levels[id(parents[0])] if parents else nodes.current_level()
+        number = nodes.made
+        nodes.made = number + 1
+        names = nodes.names.get(fun) or nodes.name_of(fun)
         # the maker JVPNode.__init__ is about to look up (it could register another while it runs)
         sums = self.keeps_values and not self.by_reference and \
             id(getattr(core.primitive_jvps.get(fun), "__code__", None)) in _SUMMING_IDS
-        argnums = self._argnums_kept.setdefault(argnums, argnums)  # (see Recorder._argnums_kept)
-        frame = _JVPFrame(fun, f"v{number}_{names[1]}", names[0], level, argnums, labels, sums)
-        self._frames.append(frame)
-        self._top = frame
+        argnums = nodes.distinct_argnums.setdefault(argnums, argnums)  # (see NodeTable.distinct_argnums)
+        frame = JVPFrame(fun, label_for(number, names[1]), names[0], level, argnums, labels, sums)
+        self.frames.append(frame)
+        self.top = frame
         return frame
 
     def abort_jvp_node(self, frame):
         if frame is not None:  # (None: begin_jvp_node failed)
-            self._pop(frame)
+            self.pop(frame)
 
     def end_jvp_node(self, frame, node, value, args):
         if frame is None:  # (begin_jvp_node failed)
             return
-        frames = self._frames
-        if frames and frames[-1] is frame:  # the common case of _pop
+        frames = self.frames
+        if frames and frames[-1] is frame:  # the common case of pop
             frames.pop()
-            self._top = frames[-1] if frames else None
+            self.top = frames[-1] if frames else None
         else:
-            self._pop(frame)
-        key = id(node)
-        self._labels[key], self._levels[key], self._argnums[key] = frame.label, frame.level, frame.argnums
+            self.pop(frame)
+        nodes, key = self.nodes, id(node)  # (NodeTable.add written out)
+        nodes.labels[key], nodes.levels[key], nodes.argnums[key] = frame.label, frame.level, frame.argnums
         if not self.keeps_values:
             kept = tangent = None
         elif not self.by_reference:  # capture "auto" copies what it keeps
@@ -104,16 +106,17 @@ class ForwardMode:
             else:
                 tangent = self.capture(g)
         else:  # copy a tangent that is (part of) an argument (make_jvp's seed is protected: adtrace.values)
-            kept = self._keep_node_value(frame.level, frame.fun, value, args)
+            kept = self.keep_node_value(frame.level, frame.fun, value, args)
             tangent = self.capture(node.g, type(node.g) is np.ndarray and is_part_of(node.g, args))
             if type(tangent) not in NO_REFERENCE:  # make_jvp gives the end node's tangent to the user
-                hold(self._held_in_trace(frame.level), node.g, tangent, len(self._values))
-        query = self._query
+                hold(self.held_in_trace(frame.level), node.g, tangent, len(self.values))
+        query = self.query
         site = user_call_site(self.root) if self.keep_sites else None
-        self._values.extend((JVPNODECREATED, "fwd", frame.level, query and query.number, frame.label, frame.name,
-                             frame.argnums, ",".join(frame.parents), kept, tangent, site))
+        write(self.values, JVPNodeCreated, mode="fwd", level=frame.level, query=query and query.number,
+              label=frame.label, primitive=frame.name, argnums=frame.argnums, parents=",".join(frame.parents),
+              value=kept, tangent=tangent, site=site)
 
-    def _add_in_jvp_node(self, frame, prev_g_flagged, previous, g, result):
+    def add_in_jvp_node(self, frame, prev_g_flagged, previous, g, result):
         """One step of the sum_outgrads that builds a JVPNode's tangent (``after_add_outgrads``
         with a forward frame on top). Hot path under forward mode: the event written inline."""
         value, mutable = result
@@ -127,14 +130,14 @@ class ForwardMode:
             kept = contribution if value is g else self.capture(value)
             if self.by_reference:
                 if mutable and holds_reference(kept):
-                    kept = self._history.share(kept, value)
+                    kept = self.history.share(kept, value)
                 # a tangent being summed may be the one make_jvp returns
-                hold_accumulation(self._held_in_trace(frame.level), len(self._values), prev_g_flagged, previous,
+                hold_accumulation(self.held_in_trace(frame.level), len(self.values), prev_g_flagged, previous,
                                   g, contribution, value, kept)
             frame.last_value, frame.last_kept = value, kept  # (what end_jvp_node may reuse)
-        query = self._query
-        self._values.extend((ADDOUTGRADS, "fwd", frame.level, query and query.number, frame.label, position,
-                             parents[position] if position < len(parents) else None,
-                             argnums[position] if position < len(argnums) else None,
-                             previous, prev_g_flagged[1] if prev_g_flagged else NO_PREVIOUS, contribution, kept,
-                             mutable, False))
+        query = self.query
+        write(self.values, AddOutgrads, mode="fwd", level=frame.level, query=query and query.number,
+              node=frame.label, position=position, parent=parents[position] if position < len(parents) else None,
+              argnum=argnums[position] if position < len(argnums) else None, previous=previous,
+              previous_flag=prev_g_flagged[1] if prev_g_flagged else NO_PREVIOUS, contribution=contribution,
+              result=kept, result_flag=mutable, replaced=False)

@@ -33,14 +33,11 @@ from ..callsite import user_call_site
 from ..events import NO_PREVIOUS, AddOutgrads, BackwardEnd, BackwardStart, NodeCreated, ToposortYielded, VJPCalled
 from ..fanout import fanout_for, guard_callbacks
 from ..labels import node_label, op_name
+from ..packers import write
 from ..recorder import RecorderBase
 from ..values import SCALARS, stored_summary
 from .descriptors import MISSING
 from .hooks import Sink
-
-ADDOUTGRADS, BACKWARDEND, BACKWARDSTART, NODECREATED, TOPOSORTYIELD, VJPCALLED = (
-    AddOutgrads.index, BackwardEnd.index, BackwardStart.index, NodeCreated.index, ToposortYielded.index,
-    VJPCalled.index)
 
 Fanout = fanout_for(Sink, {})
 
@@ -88,8 +85,8 @@ class Recorder(RecorderBase):
         self._children[id(node)] = len(children)
         parents = ",".join(self._label(child) for child in children)
         site = user_call_site(self.root, self._own_code) if self.keep_sites else None
-        self._emit(NODECREATED, self._query(), label, "" if op is None else str(op), tuple(range(len(children))),
-                   parents, self.keep(data), site)
+        self._emit(NodeCreated, query=self._query(), label=label, primitive="" if op is None else str(op),
+                   argnums=tuple(range(len(children))), parents=parents, value=self.keep(data), site=site)
 
     # ---- a backward() call
 
@@ -102,14 +99,14 @@ class Recorder(RecorderBase):
         if run is not None and not run.started:
             run.pending.append((root, previous, value, True))
         elif run is not None:  # the root's .grad written again by backward() itself
-            self._emit(*self._write(run, None, root, None, previous, None, value, None))
+            self._emit(AddOutgrads, **self._write(run, None, root, None, previous, None, value, None))
 
     def local_backward_started(self, node, grad):
         run = self._started()
         if run is None:
             return
         label = self._label(node)
-        self._emit(TOPOSORTYIELD, run.number, label, run.visited)
+        self._emit(ToposortYielded, query=run.number, node=label, position=run.visited)
         run.visited += 1
         run.visits.append(_Visit(node, label, self.keep(grad), self._children.get(id(node))))
 
@@ -126,7 +123,7 @@ class Recorder(RecorderBase):
         if visit is not None and node is visit.node:
             visit.written(position, fields)
         else:
-            self._emit(*fields)
+            self._emit(AddOutgrads, **fields)
 
     def local_backward_ended(self, node, error):
         run = self._run()
@@ -134,9 +131,9 @@ class Recorder(RecorderBase):
             return
         visit = run.visits.pop()
         ingrads = visit.ingrads()
-        self._emit(VJPCALLED, run.number, visit.label, visit.outgrad, len(ingrads), *ingrads)
+        self._emit(VJPCalled, query=run.number, node=visit.label, outgrad=visit.outgrad, ingrads=ingrads)
         for fields in visit.writes:
-            self._emit(*fields)
+            self._emit(AddOutgrads, **fields)
 
     def backward_ended(self, root, error):
         run = self._run()
@@ -144,12 +141,13 @@ class Recorder(RecorderBase):
             return
         self._start(run)
         self._passes.pop()
-        self._emit(BACKWARDEND, run.number, run.end, None, None if error is None else type(error).__name__)
+        self._emit(BackwardEnd, query=run.number, end=run.end, result=None,
+                   error=None if error is None else type(error).__name__)
 
     # ---- helpers
 
-    def _emit(self, tag, query, *fields):
-        self._values.extend((tag, "rev", 0, query, *fields))
+    def _emit(self, event_type, **fields):
+        write(self._values, event_type, mode="rev", level=0, **fields)
 
     def _query(self):
         return self._passes[-1].number if self._passes else None
@@ -172,16 +170,16 @@ class Recorder(RecorderBase):
         seeds = [i for i, (_, _, _, seed) in enumerate(pending) if seed]
         last = seeds[-1] if seeds else len(pending)
         for target, previous, value, _ in pending[:last]:
-            self._emit(*self._write(run, None, target, None, previous, None, value, None))
+            self._emit(AddOutgrads, **self._write(run, None, target, None, previous, None, value, None))
         seed = pending[last][2] if seeds else None
-        self._emit(BACKWARDSTART, run.number, run.end, self.keep(seed))
+        self._emit(BackwardStart, query=run.number, end=run.end, seed=self.keep(seed))
         if seeds:
             run.grads[id(pending[last][0])] = self.keep(seed)
         for target, previous, value, _ in pending[last + 1:]:
-            self._emit(*self._write(run, None, target, None, previous, None, value, None))
+            self._emit(AddOutgrads, **self._write(run, None, target, None, previous, None, value, None))
 
     def _write(self, run, node, target, position, previous, contribution, result, accumulated):
-        """The fields of an add_outgrads event for one write into ``target.grad``."""
+        """The fields of an add_outgrads event for one write into ``target.grad``, by name."""
         in_place = result is previous and type(result) not in SCALARS
         if previous is MISSING:
             kept_previous, previous_flag = None, NO_PREVIOUS
@@ -189,9 +187,10 @@ class Recorder(RecorderBase):
             kept_previous = run.grads.get(id(target)) if in_place else self.keep(previous)
             previous_flag = in_place
         kept = run.grads[id(target)] = self.keep(result)
-        return (ADDOUTGRADS, run.number, None if node is None else self._label(node), position,
-                self._label(target), position, kept_previous, previous_flag, self.keep(contribution), kept,
-                in_place, None if accumulated is None else not accumulated)
+        return dict(query=run.number, node=None if node is None else self._label(node), position=position,
+                    parent=self._label(target), argnum=position, previous=kept_previous, previous_flag=previous_flag,
+                    contribution=self.keep(contribution), result=kept, result_flag=in_place,
+                    replaced=None if accumulated is None else not accumulated)
 
     def _label(self, value):
         label = self._labels.get(id(value))
@@ -229,12 +228,12 @@ class _Visit:
     def written(self, position, fields):
         self.writes.append(fields)
         if position is not None:
-            self.by_position.setdefault(position, fields[8])  # (the kept contribution: see Recorder._write)
+            self.by_position.setdefault(position, fields["contribution"])
 
     def ingrads(self):
         """The contributions by child position; in write order when the children are not known."""
         if self.children is None:
-            return tuple(fields[8] for fields in self.writes)
+            return tuple(fields["contribution"] for fields in self.writes)
         return tuple(self.by_position.get(position) for position in range(self.children))
 
 
