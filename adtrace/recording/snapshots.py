@@ -26,7 +26,7 @@ One replay for every engine (``replay``) makes the rows the report and the page 
 ``tally`` counts them without replaying (each event class declares its ``steps``).
 """
 
-from collections import Counter
+from collections import Counter, namedtuple
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -69,31 +69,28 @@ GRADS = Keeping(pairs=False, pops=False, name_visit=False, statements=(INIT, YIE
                 says_kind=True)  # micrograd's backward()
 
 
-@dataclass(slots=True)
-class Row:
+class Row(namedtuple("Row", "step stands_for node event written outgrads kind text outgrad ingrads previous parent "
+                             "replaced")):
     """A snapshot row as the replay makes it: a ``StateSnapshot`` (``snapshot()``) and what the
     report and the page read besides: the statement of ``backward_pass`` it ``stands_for``, the
     ``event`` that made it, and ``written``, the ``(label, entry)`` its statement put in the state
     (the seed, an add_outgrads result), else None. ``outgrads`` is None unless the replay copied
-    the state into each row (``states``)."""
+    the state into each row (``states``). (A tuple, its text read when asked: the page replays
+    every event of every pass.)"""
 
-    step: int
-    statement: str
-    node: Optional[str]
-    stands_for: str
-    event: Any
-    written: Optional[tuple]
-    outgrads: Optional[dict]
-    kind: Optional[str]
-    outgrad: Any = None
-    ingrads: Any = None
-    previous: Any = None
-    parent: Optional[str] = None
-    replaced: Optional[bool] = None
+    __slots__ = ()
+
+    @property
+    def statement(self):
+        """The row's statement as the engine writes it."""
+        return self.text(self.stands_for, self.event)
 
     def snapshot(self):
         return StateSnapshot(self.step, self.statement, self.node, self.outgrad, self.ingrads, self.previous,
                              self.parent, self.outgrads, self.kind, self.replaced)
+
+
+_new_row = tuple.__new__  # (Row's fields in order, without the namedtuple's own __new__: a call less per row)
 
 
 class Replay:
@@ -103,11 +100,13 @@ class Replay:
         self.keeping, self.text = keeping, text  # text(statement, event): the row's statement as the engine writes it
         self.states = states  # copy the state into each row (for micrograd's .grads, which stay, quadratic)
         self.state, self.visiting, self.written, self.rows = {}, None, None, []
+        self.pairs, self.statements = keeping.pairs, keeping.statements  # (read per row)
+        self.made = 0  # rows made so far
 
     def write(self, label, pair):
         """A gradient written: autograd's ``(value, mutable)`` pair, of which an engine of
         micrograd's shape keeps the value."""
-        entry = self.state[label] = pair if self.keeping.pairs else pair[0]
+        entry = self.state[label] = pair if self.pairs else pair[0]
         self.written = (label, entry)
 
     def visit(self, label):
@@ -117,34 +116,42 @@ class Replay:
         """The entry the visit of ``label`` reads: popped from ``outgrads``; a ``.grad`` stays (None)."""
         return self.state.pop(label, None) if self.keeping.pops else None
 
-    def emit(self, event, statement, node, **fields):
+    def emit(self, event, statement, node, outgrad=None, ingrads=None, previous=None, parent=None, replaced=None):
         """The row of ``statement`` (of ``backward_pass``) made by ``event``, if the engine has one."""
-        keeping = self.keeping
-        written, self.written = self.written, None
-        if statement not in keeping.statements:
+        written = self.written
+        self.written = None
+        if statement not in self.statements:
             return
+        keeping = self.keeping
         if keeping.pairs:
-            fields.pop("replaced", None)  # autograd's add_outgrads never replaces
-        elif fields.get("previous") is not None:
-            fields["previous"] = fields["previous"][0]
-        self.rows.append(Row(len(self.rows) + 1, self.text(statement, event),
-                             self.visiting if keeping.name_visit else node, statement, event, written,
-                             dict(self.state) if self.states else None, event.kind if keeping.says_kind else None,
-                             **fields))
+            replaced = None  # autograd's add_outgrads never replaces
+        elif previous is not None:
+            previous = previous[0]
+        self.made += 1
+        self.rows.append(_new_row(Row, (self.made, statement, self.visiting if keeping.name_visit else node, event,
+                                        written, dict(self.state) if self.states else None,
+                                        event.kind if keeping.says_kind else None, self.text, outgrad, ingrads,
+                                        previous, parent, replaced)))
 
 
 def replay(events, code=None, states=True):
     """Replay one query's events (``Recording.query_events``) into its snapshot rows (``Row``), the
     one replay for every engine: autograd's ``outgrads`` after each statement of ``backward_pass``,
     or with ``code`` (an engine's ``EngineCode``) the ``.grad`` of each value written so far after
-    each statement of its ``backward()``. ``states=False``: no copy of the state in each row."""
+    each statement of its ``backward()``. ``states=False``: no copy of the state in each row.
+
+    The rows come one event at a time (an iterator): the page reads each once, and rows that
+    live no longer than that are never promoted by the garbage collector."""
     if code is None:
         run = Replay(OUTGRADS, lambda statement, event: statement, states)
     else:
         run = Replay(GRADS, lambda statement, event: code.statement(event) or event.kind, states)
+    rows = run.rows
     for event in events:
         event.replay(run)
-    return run.rows
+        if rows:
+            yield from rows
+            rows.clear()
 
 
 def state_snapshots(events, code=None):

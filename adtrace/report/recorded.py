@@ -131,7 +131,7 @@ def snapshot_table(recording, events, max_rows):
     """The first ``max_rows`` snapshot rows of one query's events, replaying only the events they
     need (an event makes one row or two)."""
     own = recording.code
-    replayed = replay(events[:max_rows], own)[:max_rows]
+    replayed = list(replay(events[:max_rows], own))[:max_rows]
     rows = [_snapshot_row(r) if own is None else _own_snapshot_row(r) for r in replayed]
     headers = SNAPSHOT_HEADERS if own is None else OWN_SNAPSHOT_HEADERS
     made = recording.tally(events)

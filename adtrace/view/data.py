@@ -111,11 +111,12 @@ def graph_table(recording):
 
 def unrecorded_labels(recording):
     """The labels of the nodes made before the recording started (``u<j>_unrecorded``) that it meets."""
-    parents = (label for node in recording.nodes.values() for label in getattr(node, "parents", ()))
+    nodes = recording.nodes  # (once: each read of the property checks the log)
+    parents = (label for node in nodes.values() for label in getattr(node, "parents", ()))
     visited = (label for e in recording.events
                for label in (getattr(e, "end", None), getattr(e, "node", None), getattr(e, "parent", None)))
     met = itertools.chain(parents, visited)
-    return list(dict.fromkeys(label for label in met if label is not None and label not in recording.nodes))
+    return list(dict.fromkeys(label for label in met if label is not None and label not in nodes))
 
 
 def _primitive(node):
@@ -263,24 +264,23 @@ def _notes(recordings, call):
 
 
 # the events the page shows outside the steps of a pass: the graph's nodes and inputs
-GRAPH = (RootCreated, NodeCreated, JVPRoot, JVPNodeCreated, TraceReturned)
+GRAPH = frozenset((RootCreated, NodeCreated, JVPRoot, JVPNodeCreated, TraceReturned))
 
 
 def unshown_events(recording):
     """What of ``recording`` the page shows nowhere (no node, input, or step of a pass): kind -> how
     many events of a kind it has no step for, and how many ``add_outgrads`` events lie outside every
     pass it shows (the steps of a backward pass, or of a forward trace: ``sum_outgrads``)."""
-    queries = set(recording.queries)  # the events of the backward passes: every query's query_events
-    in_passes = [e for e in recording.events if e.query in queries and e.mode == "rev" and e.in_backward_pass]
-    unshown = dict(recording.tally(in_passes).rowless)
-    shown = set(map(id, in_passes))
-    shown.update(id(e) for run in forward_event_runs(recording) for e in run if isinstance(e, AddOutgrads))
-    outside = 0
+    queries = set(recording.queries)
+    in_passes, elsewhere = [], []  # the events of the backward passes (every query's query_events), the others
     for e in recording.events:
-        if id(e) in shown or isinstance(e, GRAPH):
-            continue
-        if isinstance(e, AddOutgrads):
-            outside += 1
-        else:
+        (in_passes if e.query in queries and e.mode == "rev" and e.in_backward_pass else elsewhere).append(e)
+    unshown = dict(recording.tally(in_passes).rowless)
+    adds = [e for e in elsewhere if type(e) is AddOutgrads]
+    if adds:
+        forward = {id(e) for run in forward_event_runs(recording) for e in run}  # their steps are sum_outgrads
+        adds = [e for e in adds if id(e) not in forward]
+    for e in elsewhere:
+        if type(e) not in GRAPH and type(e) is not AddOutgrads:
             unshown[e.kind] = unshown.get(e.kind, 0) + 1
-    return unshown, outside
+    return unshown, len(adds)

@@ -118,3 +118,11 @@ def test_of_kind_takes_kind_strings_and_classes():
     assert rec.of_kind("node") == rec.of_kind(events.NodeCreated) == [e for e in rec.events if e.kind == "node"]
     assert rec.of_kind("root", "node") == [e for e in rec.events if e.is_node]
     assert rec.of_kind("no such kind") == []
+
+
+def test_the_kind_constants_are_read_from_the_classes(noted):
+    assert adtrace.events.NODE_KINDS == ("root", "node", "jvp_root", "jvp_node")
+    assert adtrace.events.BACKWARD_PASS_KINDS == (
+        "backward_start", "toposort", "vjp", "add_outgrads", "backward_end", "test_noted")
+    from adtrace.events import BACKWARD_PASS_KINDS
+    assert BACKWARD_PASS_KINDS[-1] == "test_noted"
