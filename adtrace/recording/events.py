@@ -3,11 +3,13 @@
 An event class says everything about its kind in one place: ``kind`` (the name users filter by),
 its fields, how each field is stored in the event log (``stored``: one slot, a ``(value, flag)``
 pair, labels joined into one string, or a counted tail), the autograd ``statement`` that emits it
-(the call-sequence table shows it), and for a backward-pass event how it changes the ``outgrads``
-dict (``replay``: the rows of the STATE SNAPSHOT, for every engine). The event log's layout, the
-recorder's type tags, the report's statement texts and the snapshot replay are all read from here;
-consumers tell events apart by class (``isinstance``), never by comparing ``kind`` strings, which
-are for users (``Recording.of_kind``, ``event_types``) and the JSON export.
+(the call-sequence table shows it), and for a backward-pass event the statements of
+``backward_pass`` it stands for (``steps``: a row of the STATE SNAPSHOT each, counted without
+replaying) and how it changes the ``outgrads`` dict (``replay``, for every engine). The event
+log's layout, the recorder's type tags, the report's statement texts and the snapshot replay are
+all read from here; consumers tell events apart by class (``isinstance``, or ``type(e) is`` in a
+loop over every event), never by comparing ``kind`` strings, which are for users
+(``Recording.of_kind``, ``event_types``, ``NODE_KINDS``, ``BACKWARD_PASS_KINDS``) and the JSON export.
 
 Every event carries ``mode`` (``"rev"`` or ``"fwd"``), ``level`` (0 for the outermost trace, 1 for
 the inner one under ``grad(grad(f))``) and ``query`` (the ``backward_pass`` run it belongs to, from
@@ -50,26 +52,16 @@ RETURN = "return outgrad[0]"
 NO_PARENTS = "for parent, ingrad in zip(node.parents, ingrads)"  # reached with no parents: a root's vjp returns ()
 
 EVENT_TYPES = ()  # every event class; its position is the type tag the event log stores
-ON_WITHDRAW = []  # what to forget when a type is withdrawn (the event log's layouts register here)
 
 
 def event(cls):
-    """Make ``cls`` a frozen event dataclass and give it the next type tag."""
+    """Make ``cls`` a frozen event dataclass and give it the next type tag (a tuple rebound, not a
+    list: a test declares a throwaway kind after import and puts the tuple back)."""
     global EVENT_TYPES
     cls = dataclass(frozen=True, slots=True)(cls)
     cls.index = len(EVENT_TYPES)
     EVENT_TYPES += (cls,)
     return cls
-
-
-def withdraw(event_type):
-    """Undo ``@event`` for the last type declared (a test's throwaway kind): tags stay as they were."""
-    global EVENT_TYPES
-    if not EVENT_TYPES or EVENT_TYPES[-1] is not event_type:
-        raise ValueError(f"{event_type.__name__} is not the last event type declared")
-    EVENT_TYPES = EVENT_TYPES[:-1]
-    for forget in ON_WITHDRAW:
-        forget(event_type.index)
 
 
 def event_types(*kinds):
@@ -87,16 +79,23 @@ class Event:
     is_node: ClassVar[bool] = False  # it creates a node (the Recording's nodes table)
     in_backward_pass: ClassVar[bool] = False  # it is a step of backward_pass (a query's events)
     index: ClassVar[int]  # the type tag (set by @event)
+    steps: ClassVar[tuple] = ()  # the statements of backward_pass it stands for, in order: a snapshot row each
     mode: str
     level: int
     query: Optional[int]
+
+    @classmethod
+    def count_rows(cls, n, events, statements):
+        """How many snapshot rows the ``n`` events of this class among ``events`` make for an engine
+        whose backward pass has ``statements`` (``snapshots.tally``: counted, not replayed)."""
+        return n * sum(statement in statements for statement in cls.steps)
 
     def replay(self, run):
         """Apply this step of a backward pass to ``run`` (``snapshots.Replay``, for every engine):
         ``run.write(label, (value, mutable))`` a gradient, ``run.visit`` / ``run.take`` a node, and
         ``run.emit(self, statement, node, **row)`` the row of each statement of ``backward_pass`` it
-        stands for (an engine without that statement makes no row). An event that is no step of a
-        backward pass makes none."""
+        stands for (``steps``; an engine without that statement makes no row). An event that is no
+        step of a backward pass makes none."""
 
     def code_key(self):
         """Its key in an engine's ``EngineCode.statements`` (the statement of that engine's own code)."""
@@ -149,6 +148,7 @@ class BackwardStart(Event):
     kind: ClassVar[str] = "backward_start"
     statement: ClassVar[str] = "vjp(g): backward_pass(g, end_node)"
     in_backward_pass: ClassVar[bool] = True
+    steps: ClassVar[tuple] = (INIT,)
     end: str
     seed: Any
 
@@ -164,6 +164,7 @@ class ToposortYielded(Event):
     kind: ClassVar[str] = "toposort"
     statement: ClassVar[str] = YIELD
     in_backward_pass: ClassVar[bool] = True
+    steps: ClassVar[tuple] = (YIELD, POP)
     node: str
     position: int
 
@@ -180,9 +181,17 @@ class VJPCalled(Event):
     kind: ClassVar[str] = "vjp"
     statement: ClassVar[str] = VJP
     in_backward_pass: ClassVar[bool] = True
+    steps: ClassVar[tuple] = (VJP,)  # and NO_PARENTS after it when ingrads is () (a root's)
     node: str
     outgrad: Any
     ingrads: tuple = stored(TAIL)  # one cotangent per parent position (a generator VJP is materialised)
+
+    @classmethod
+    def count_rows(cls, n, events, statements):
+        rows = n if VJP in statements else 0
+        if NO_PARENTS in statements:
+            rows += sum(1 for e in events if type(e) is cls and len(e.ingrads) == 0)
+        return rows
 
     def replay(self, run):
         run.emit(self, VJP, self.node, outgrad=self.outgrad, ingrads=self.ingrads)
@@ -210,6 +219,7 @@ class AddOutgrads(Event):
     statement: ClassVar[str] = ADD
     forward_statement: ClassVar[str] = "sum_outgrads: add_outgrads(prev_g_flagged, g)"
     in_backward_pass: ClassVar[bool] = True
+    steps: ClassVar[tuple] = (ADD,)
     node: Optional[str]
     position: int
     parent: Optional[str]
@@ -235,6 +245,7 @@ class BackwardEnd(Event):
     kind: ClassVar[str] = "backward_end"
     statement: ClassVar[str] = RETURN
     in_backward_pass: ClassVar[bool] = True
+    steps: ClassVar[tuple] = (RETURN,)
     end: str
     result: Any
     error: Optional[str]
@@ -273,8 +284,12 @@ class JVPNodeCreated(Event):
 _RENAMED = {"LocalVJP": VJPCalled, "ToposortYield": ToposortYielded}
 
 
-def __getattr__(name):  # the names these classes had before 0.2, kept as deprecated aliases
-    if name in _RENAMED:
+def __getattr__(name):
+    if name == "NODE_KINDS":  # the kinds of the events that create a node
+        return tuple(t.kind for t in EVENT_TYPES if t.is_node)
+    if name == "BACKWARD_PASS_KINDS":  # the kinds of the steps of backward_pass (a query's events)
+        return tuple(t.kind for t in EVENT_TYPES if t.in_backward_pass)
+    if name in _RENAMED:  # the names these classes had before 0.2, kept as deprecated aliases
         new = _RENAMED[name]
         warnings.warn(f"adtrace.events.{name} is now {new.__name__}", DeprecationWarning, stacklevel=2)
         return new

@@ -24,13 +24,14 @@ def backward_passes(recording):
     """One ``BackwardPass`` per query, in the order the passes began."""
     passes, running, visiting = [], [], {}
     for e in recording.events:
-        if isinstance(e, BackwardStart):
+        event_type = type(e)  # (not isinstance: this loop reads every event)
+        if event_type is BackwardStart:
             parent = running[-1] if running else None
             passes.append(BackwardPass(e.query, parent, visiting.get(parent)))
             running.append(e.query)
-        elif isinstance(e, ToposortYielded):
+        elif event_type is ToposortYielded:
             visiting[e.query] = e.node
-        elif isinstance(e, BackwardEnd) and e.query in running:
+        elif event_type is BackwardEnd and e.query in running:
             del running[running.index(e.query):]  # (a pass abandoned by an exception ends its inner ones)
     return passes
 

@@ -11,26 +11,30 @@
     return outgrad[0]
 
 The dict itself is never recorded; it is replayed from the events, each applying its own step
-(``Event.replay``, one replay for every engine): the seed, each visit (the ``pop`` takes the
-entry the replay holds for that node), each ``add_outgrads`` result. For ``z = x*x`` at 3 the
-states read ``{M: (1, False)}``, ``{}``, ``{R: (3, False)}``, ``{R: (6, True)}``, ``{}``, and the
-user receives 6.
+(``Event.replay``): the seed, each visit (the ``pop`` takes the entry the replay holds for that
+node), each ``add_outgrads`` result. For ``z = x*x`` at 3 the states read ``{M: (1, False)}``,
+``{}``, ``{R: (3, False)}``, ``{R: (6, True)}``, ``{}``, and the user receives 6.
 
 An engine of micrograd's shape keeps no such dict: each value's ``.grad`` is its running sum and
 stays after the visit. The same replay keeps the ``.grad`` of every value written so far (how an
 engine keeps its gradients is data: ``OUTGRADS``, ``GRADS``), one row per statement of the
 engine's own ``backward()`` (``engine_code``): for ``x*x`` at 3, ``{M: 1}``, then
 ``{M: 1, x: 3}``, ``{M: 1, x: 6}``.
+
+One replay for every engine (``replay``) makes the rows the report and the page read (``Row``);
+``state_snapshots`` gives them as the public ``StateSnapshot`` (``Recording.snapshots``), and
+``tally`` counts them without replaying (each event class declares its ``steps``).
 """
 
-from dataclasses import dataclass, field
+from collections import Counter, namedtuple
+from dataclasses import dataclass
 from typing import Any, Optional
 
 from .events import ADD, INIT, NO_PARENTS, POP, RETURN, VJP, YIELD
 
 STATEMENTS = (INIT, YIELD, POP, VJP, ADD, NO_PARENTS, RETURN)
-__all__ = ["StateSnapshot", "replay", "tally", "state_snapshots", "STATEMENTS", "INIT", "YIELD", "POP", "VJP", "ADD",
-           "NO_PARENTS", "RETURN"]
+__all__ = ["StateSnapshot", "state_snapshots", "STATEMENTS", "INIT", "YIELD", "POP", "VJP", "ADD", "NO_PARENTS",
+           "RETURN"]
 
 
 @dataclass(frozen=True)
@@ -47,8 +51,6 @@ class StateSnapshot:
     outgrads: dict = None  # (an engine of micrograd's shape: label -> .grad, each value written so far)
     kind: Optional[str] = None  # the kind of the event that made the row
     replaced: Optional[bool] = None  # a write that replaced the previous value (AddOutgrads.replaced)
-    stands_for: Optional[str] = None  # the statement of backward_pass it stands for (autograd: its statement)
-    event: Any = field(default=None, repr=False, compare=False)  # the event that made it
 
 
 @dataclass(frozen=True)
@@ -59,25 +61,53 @@ class Keeping:
     pops: bool  # a visit pops the node's entry (outgrads.pop); else the .grad stays
     name_visit: bool  # a row names the node being visited; else the node of the event that made it
     statements: tuple  # the statements of backward_pass it has a row for
+    says_kind: bool  # a row says the kind of the event that made it (StateSnapshot.kind: autograd's never did)
 
 
-OUTGRADS = Keeping(pairs=True, pops=True, name_visit=True, statements=STATEMENTS)  # autograd's backward_pass
-GRADS = Keeping(pairs=False, pops=False, name_visit=False, statements=(INIT, YIELD, VJP, ADD, RETURN))  # micrograd's
+OUTGRADS = Keeping(pairs=True, pops=True, name_visit=True, statements=STATEMENTS, says_kind=False)  # backward_pass
+GRADS = Keeping(pairs=False, pops=False, name_visit=False, statements=(INIT, YIELD, VJP, ADD, RETURN),
+                says_kind=True)  # micrograd's backward()
+
+
+class Row(namedtuple("Row", "step stands_for node event written outgrads kind text outgrad ingrads previous parent "
+                             "replaced")):
+    """A snapshot row as the replay makes it: a ``StateSnapshot`` (``snapshot()``) and what the
+    report and the page read besides: the statement of ``backward_pass`` it ``stands_for``, the
+    ``event`` that made it, and ``written``, the ``(label, entry)`` its statement put in the state
+    (the seed, an add_outgrads result), else None. ``outgrads`` is None unless the replay copied
+    the state into each row (``states``). (A tuple, its text read when asked: the page replays
+    every event of every pass.)"""
+
+    __slots__ = ()
+
+    @property
+    def statement(self):
+        """The row's statement as the engine writes it."""
+        return self.text(self.stands_for, self.event)
+
+    def snapshot(self):
+        return StateSnapshot(self.step, self.statement, self.node, self.outgrad, self.ingrads, self.previous,
+                             self.parent, self.outgrads, self.kind, self.replaced)
+
+
+_new_row = tuple.__new__  # (Row's fields in order, without the namedtuple's own __new__: a call less per row)
 
 
 class Replay:
     """What an event's ``replay`` acts on: the state it changes and the rows it makes (``emit``)."""
 
-    def __init__(self, keeping, text, rows=True):
+    def __init__(self, keeping, text, states):
         self.keeping, self.text = keeping, text  # text(statement, event): the row's statement as the engine writes it
-        self.state, self.visiting = {}, None
-        self.rows, self.count = [] if rows else None, 0  # rows=False: only count them
-        self.rowless = {}  # kind -> events that made no row
+        self.states = states  # copy the state into each row (for micrograd's .grads, which stay, quadratic)
+        self.state, self.visiting, self.written, self.rows = {}, None, None, []
+        self.pairs, self.statements = keeping.pairs, keeping.statements  # (read per row)
+        self.made = 0  # rows made so far
 
     def write(self, label, pair):
         """A gradient written: autograd's ``(value, mutable)`` pair, of which an engine of
         micrograd's shape keeps the value."""
-        self.state[label] = pair if self.keeping.pairs else pair[0]
+        entry = self.state[label] = pair if self.pairs else pair[0]
+        self.written = (label, entry)
 
     def visit(self, label):
         self.visiting = label
@@ -86,29 +116,47 @@ class Replay:
         """The entry the visit of ``label`` reads: popped from ``outgrads``; a ``.grad`` stays (None)."""
         return self.state.pop(label, None) if self.keeping.pops else None
 
-    def emit(self, event, statement, node, **fields):
+    def emit(self, event, statement, node, outgrad=None, ingrads=None, previous=None, parent=None, replaced=None):
         """The row of ``statement`` (of ``backward_pass``) made by ``event``, if the engine has one."""
+        written = self.written
+        self.written = None
+        if statement not in self.statements:
+            return
         keeping = self.keeping
-        if statement not in keeping.statements:
-            return
-        self.count += 1
-        if self.rows is None:
-            return
         if keeping.pairs:
-            fields.pop("replaced", None)  # autograd's add_outgrads never replaces
-        elif fields.get("previous") is not None:
-            fields["previous"] = fields["previous"][0]
-        self.rows.append(StateSnapshot(self.count, self.text(statement, event), self.visiting if keeping.name_visit
-                                       else node, outgrads=dict(self.state), kind=event.kind, stands_for=statement,
-                                       event=event, **fields))
+            replaced = None  # autograd's add_outgrads never replaces
+        elif previous is not None:
+            previous = previous[0]
+        self.made += 1
+        self.rows.append(_new_row(Row, (self.made, statement, self.visiting if keeping.name_visit else node, event,
+                                        written, dict(self.state) if self.states else None,
+                                        event.kind if keeping.says_kind else None, self.text, outgrad, ingrads,
+                                        previous, parent, replaced)))
 
 
-def replay(events, code=None):
-    """Replay one query's events (``Recording.query_events``) into its snapshot rows: autograd's
-    ``outgrads`` after each statement of ``backward_pass``, or with ``code`` (an engine's
-    ``EngineCode``) the ``.grad`` of each value written so far after each statement of its
-    ``backward()``."""
-    return _run(events, code, True).rows
+def replay(events, code=None, states=True):
+    """Replay one query's events (``Recording.query_events``) into its snapshot rows (``Row``), the
+    one replay for every engine: autograd's ``outgrads`` after each statement of ``backward_pass``,
+    or with ``code`` (an engine's ``EngineCode``) the ``.grad`` of each value written so far after
+    each statement of its ``backward()``. ``states=False``: no copy of the state in each row.
+
+    The rows come one event at a time (an iterator): the page reads each once, and rows that
+    live no longer than that are never promoted by the garbage collector."""
+    if code is None:
+        run = Replay(OUTGRADS, lambda statement, event: statement, states)
+    else:
+        run = Replay(GRADS, lambda statement, event: code.statement(event) or event.kind, states)
+    rows = run.rows
+    for event in events:
+        event.replay(run)
+        if rows:
+            yield from rows
+            rows.clear()
+
+
+def state_snapshots(events, code=None):
+    """The ``StateSnapshot`` rows of ``replay(events, code)`` (``Recording.snapshots``)."""
+    return [row.snapshot() for row in replay(events, code)]
 
 
 @dataclass(frozen=True)
@@ -118,24 +166,13 @@ class Tally:
 
 
 def tally(events, code=None):
-    """What ``replay(events, code)`` makes, counted without building the rows (no state is copied)."""
-    run = _run(events, code, False)
-    return Tally(run.count, run.rowless)
-
-
-def _run(events, code, rows):
-    if code is None:
-        run = Replay(OUTGRADS, lambda statement, event: statement, rows)
-    else:
-        run = Replay(GRADS, lambda statement, event: code.statement(event) or event.kind, rows)
-    for event in events:
-        made = run.count
-        event.replay(run)
-        if run.count == made:
-            run.rowless[event.kind] = run.rowless.get(event.kind, 0) + 1
-    return run
-
-
-def state_snapshots(events):
-    """Replay one query's events of autograd into per-statement snapshots."""
-    return replay(events)
+    """What ``replay(events, code)`` makes, counted without replaying: each event class says how
+    many rows its events make (``Event.count_rows``, from its ``steps``)."""
+    statements = (OUTGRADS if code is None else GRADS).statements
+    rows, rowless = 0, {}
+    for event_type, n in Counter(map(type, events)).items():
+        made = event_type.count_rows(n, events, statements)
+        rows += made
+        if not made:
+            rowless[event_type.kind] = rowless.get(event_type.kind, 0) + n
+    return Tally(rows, rowless)

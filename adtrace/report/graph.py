@@ -7,6 +7,7 @@ from .abbreviate import counted
 from .collapse import group_nodes, primitives_text
 from .fit import Short, fit
 from .mermaid import flowchart
+from .profile import ROOTS
 from .tables import table
 
 MAX_WORK_BOXES = 20  # boxes of nested work in one picture
@@ -14,7 +15,7 @@ MAX_WORK_BOXES = 20  # boxes of nested work in one picture
 
 def graph_section(recording, nesting, options, mode="rev"):
     types = (RootCreated, NodeCreated) if mode == "rev" else (JVPRoot, JVPNodeCreated)
-    nodes = [e for e in recording.nodes.values() if isinstance(e, types) and e.label not in nesting.made_inside]
+    nodes = [e for e in recording.nodes.values() if type(e) in types and e.label not in nesting.made_inside]
     title = "Graph" if mode == "rev" else "Forward-mode graph"
     if len(nodes) <= options.collapse_above:
         picture, listing = _each_node(recording, nodes, nesting, options)
@@ -33,7 +34,7 @@ def _each_node(recording, nodes, nesting, options):
              Short(n.value if hasattr(n, "value") else inputs.get(n.label))) for n in nodes[:options.max_rows]]
     headers = ["node", "primitive", "parents by argument position", "output value"]
     boxes = [(n.label,
-              n.label if isinstance(n, (RootCreated, JVPRoot)) or not n.primitive else f"{n.label} = {n.primitive}",
+              n.label if type(n) in ROOTS or not n.primitive else f"{n.label} = {n.primitive}",
               tuple((f"arg {a}", p) for a, p in zip(n.argnums, n.parents)) if hasattr(n, "parents") else ())
              for n in nodes]
     picture = flowchart(boxes + _work_boxes(nesting, {n.label: n.label for n in nodes}), len(nodes) + MAX_WORK_BOXES)

@@ -54,11 +54,12 @@ def _pass_summary(recording, nesting):
     events = recording.events
     for first, last, _ in nesting.stretches:
         for e in events[first:last + 1]:
-            if isinstance(e, BackwardStart):
+            event_type = type(e)  # (not isinstance: this loop reads every event folded)
+            if event_type is BackwardStart:
                 start[e.query] = e
-            elif isinstance(e, BackwardEnd):
+            elif event_type is BackwardEnd:
                 end[e.query] = e
-            elif isinstance(e, ToposortYielded):
+            elif event_type is ToposortYielded:
                 visits[e.query] += 1
     return {"start": start, "end": end, "visits": visits}
 

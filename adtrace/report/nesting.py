@@ -50,11 +50,12 @@ class Nesting:
             if top in visiting and (top == self.user or len(running) > 1) and not (
                     e.query == top and e.in_backward_pass and e.mode == "rev"):
                 self._fold(index, e, visiting[top], top, passes)
-            if isinstance(e, BackwardStart):
+            event_type = type(e)  # (not isinstance: this loop reads every event)
+            if event_type is BackwardStart:
                 running.append(e.query)
-            elif isinstance(e, ToposortYielded):
+            elif event_type is ToposortYielded:
                 visiting[e.query] = e.node
-            elif isinstance(e, BackwardEnd) and e.query in running:
+            elif event_type is BackwardEnd and e.query in running:
                 del running[running.index(e.query):]  # (a pass abandoned by an exception ends its inner ones)
 
     def _fold(self, index, event, node, query, passes):
@@ -71,7 +72,7 @@ class Nesting:
             work.nodes.append(event.label)
             work.levels.add(event.level)
             self.made_inside[event.label] = node
-        elif isinstance(event, BackwardStart):
+        elif type(event) is BackwardStart:
             work.passes.append(passes[event.query])
             work.levels.add(event.level)
 

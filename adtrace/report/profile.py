@@ -14,6 +14,7 @@ from .tables import table
 MAX_LINES = 15  # rows of the by-line table; the rest in one row
 MAX_PRIMITIVES = 10
 INPUT = "(input)"  # the line of a root: make_vjp made it from the argument
+ROOTS = frozenset((RootCreated, JVPRoot))  # the events of an input node
 
 
 def work_section(recording, nesting, mode="rev"):
@@ -25,7 +26,7 @@ def work_section(recording, nesting, mode="rev"):
     parts = ["## Where the work went", "", _headline(recording, nesting, nodes, outside, mode), ""]
     if any(getattr(n, "site", None) for n in nodes):
         parts += [_by_line(outside, nesting, recording.nodes, len(nodes)), ""]
-    elif any(not isinstance(n, (RootCreated, JVPRoot)) for n in nodes):
+    elif any(type(n) not in ROOTS for n in nodes):
         parts += ["_No source lines were recorded (`record(sites=True)` adds them); per primitive only._", ""]
     parts.append(_by_primitive(outside, len(nodes)))
     return "\n".join(parts)
@@ -49,7 +50,7 @@ def primitive_of(node):
 
 def line_of(node):
     """The user's line that made ``node`` (``path:line``), ``(input)`` for a root."""
-    if isinstance(node, (RootCreated, JVPRoot)):
+    if type(node) in ROOTS:
         return INPUT
     return getattr(node, "site", None) or "(no line of the user's code)"
 

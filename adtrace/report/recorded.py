@@ -15,7 +15,7 @@ from dataclasses import fields
 
 from ..recording.events import (AddOutgrads, BackwardEnd, BackwardStart, JVPNodeCreated, JVPRoot, NodeCreated,
                                 RootCreated, ToposortYielded, TraceReturned, VJPCalled)
-from ..recording.snapshots import ADD, INIT, POP, RETURN, VJP
+from ..recording.snapshots import ADD, INIT, POP, RETURN, VJP, replay
 from .abbreviate import OUTGRADS_WIDTH, brief_outgrads, counted, each
 from .fit import Short, fit
 from .format import code, fmt, text
@@ -131,7 +131,7 @@ def snapshot_table(recording, events, max_rows):
     """The first ``max_rows`` snapshot rows of one query's events, replaying only the events they
     need (an event makes one row or two)."""
     own = recording.code
-    replayed = recording.replay(events[:max_rows])[:max_rows]
+    replayed = list(replay(events[:max_rows], own))[:max_rows]
     rows = [_snapshot_row(r) if own is None else _own_snapshot_row(r) for r in replayed]
     headers = SNAPSHOT_HEADERS if own is None else OWN_SNAPSHOT_HEADERS
     made = recording.tally(events)
@@ -148,7 +148,7 @@ def rowless_line(rowless, where):
 
 
 def snapshot_rows(recording, events):
-    """How many rows the replay of ``events`` makes (the same replay, counting, not copying states)."""
+    """How many rows the replay of ``events`` makes (counted from the events' declared ``steps``, not replayed)."""
     return recording.tally(events).rows
 
 
@@ -212,13 +212,13 @@ def levels_section(recording, nesting):
     if levels == [0] or not levels:
         return None
     rows = []
-    for level in levels:
+    for level in levels:  # (type(e), not isinstance: these loops read every event)
         at = [e for e in events if e.level == level]
-        rows.append((level, sum(isinstance(e, (RootCreated, NodeCreated)) for e in at),
-                     len({e.query for e in at if isinstance(e, BackwardStart)}),
-                     sum(isinstance(e, AddOutgrads) for e in at)))
-    query_level = {e.query: e.level for e in events if isinstance(e, BackwardStart)}
-    made_by_inner = Counter(e.primitive for e in events if isinstance(e, NodeCreated) and e.query in query_level
+        rows.append((level, sum(type(e) in (RootCreated, NodeCreated) for e in at),
+                     len({e.query for e in at if type(e) is BackwardStart}),
+                     sum(type(e) is AddOutgrads for e in at)))
+    query_level = {e.query: e.level for e in events if type(e) is BackwardStart}
+    made_by_inner = Counter(e.primitive for e in events if type(e) is NodeCreated and e.query in query_level
                             and e.level < query_level[e.query])
     lines = ["## Levels (higher order)", "",
              "Level 0 is the outer trace. An inner backward pass runs while the outer trace records, "

@@ -39,7 +39,7 @@ import itertools
 
 from ..compare.checks import verdict
 from ..recording.events import AddOutgrads, JVPNodeCreated, JVPRoot, NodeCreated, RootCreated, TraceReturned
-from ..recording.snapshots import VJP
+from ..recording.snapshots import VJP, replay
 from ..report.abbreviate import counted
 from ..report.format import fmt
 from .passes import engine_steps, forward_event_runs, forward_steps, reverse_steps
@@ -111,11 +111,12 @@ def graph_table(recording):
 
 def unrecorded_labels(recording):
     """The labels of the nodes made before the recording started (``u<j>_unrecorded``) that it meets."""
-    parents = (label for node in recording.nodes.values() for label in getattr(node, "parents", ()))
+    nodes = recording.nodes  # (once: each read of the property checks the log)
+    parents = (label for node in nodes.values() for label in getattr(node, "parents", ()))
     visited = (label for e in recording.events
                for label in (getattr(e, "end", None), getattr(e, "node", None), getattr(e, "parent", None)))
     met = itertools.chain(parents, visited)
-    return list(dict.fromkeys(label for label in met if label is not None and label not in recording.nodes))
+    return list(dict.fromkeys(label for label in met if label is not None and label not in nodes))
 
 
 def _primitive(node):
@@ -138,7 +139,7 @@ def reverse_passes(recording, number, node_index, call):
         walked = recording.graph(start.end)
         compared = run if query == reference_query else None
         own = recording.code is not None
-        rows = recording.replay(events)
+        rows = replay(events, recording.code, states=False)  # (no copy of the state per row: .grads stay, quadratic)
         steps = engine_steps(rows, node_index, compared) if own else reverse_steps(rows, node_index, compared)
         passes.append({
             "id": f"q{query}", "mode": "rev", "query": query, "level": start.level, "graph": number,
@@ -253,24 +254,33 @@ def _notes(recordings, call):
     if not any(r.queries for r in recordings) and not any(forward_event_runs(r) for r in recordings):
         notes.append("No backward pass ran in this recording.")
     for r in recordings:
+        unshown, outside = unshown_events(r)
         notes += [f"Not on this page: {counted(n, kind + ' event')} (a kind the page has no step for; the report's "
-                  "call sequence and the JSON export show them)." for kind, n in unshown_kinds(r).items()]
+                  "call sequence and the JSON export show them)." for kind, n in unshown.items()]
+        if outside:
+            notes.append(f"Not on this page: {counted(outside, 'add_outgrads event')} outside every pass it shows "
+                         "(the report's call sequence and the JSON export show them).")
     return notes
 
 
-# the events the page shows outside the steps of a backward pass: the graph's nodes and inputs, forward steps
-GRAPH_AND_FORWARD = (RootCreated, NodeCreated, JVPRoot, JVPNodeCreated, TraceReturned, AddOutgrads)
+# the events the page shows outside the steps of a pass: the graph's nodes and inputs
+GRAPH = frozenset((RootCreated, NodeCreated, JVPRoot, JVPNodeCreated, TraceReturned))
 
 
-def unshown_kinds(recording):
-    """kind -> how many events of ``recording`` the page shows nowhere (no node, input, or step of a pass)."""
-    unshown, in_passes = {}, set()
-    for query in recording.queries:
-        events = recording.query_events(query)
-        in_passes.update(map(id, events))
-        for kind, n in recording.tally(events).rowless.items():
-            unshown[kind] = unshown.get(kind, 0) + n
+def unshown_events(recording):
+    """What of ``recording`` the page shows nowhere (no node, input, or step of a pass): kind -> how
+    many events of a kind it has no step for, and how many ``add_outgrads`` events lie outside every
+    pass it shows (the steps of a backward pass, or of a forward trace: ``sum_outgrads``)."""
+    queries = set(recording.queries)
+    in_passes, elsewhere = [], []  # the events of the backward passes (every query's query_events), the others
     for e in recording.events:
-        if id(e) not in in_passes and not isinstance(e, GRAPH_AND_FORWARD):
+        (in_passes if e.query in queries and e.mode == "rev" and e.in_backward_pass else elsewhere).append(e)
+    unshown = dict(recording.tally(in_passes).rowless)
+    adds = [e for e in elsewhere if type(e) is AddOutgrads]
+    if adds:
+        forward = {id(e) for run in forward_event_runs(recording) for e in run}  # their steps are sum_outgrads
+        adds = [e for e in adds if id(e) not in forward]
+    for e in elsewhere:
+        if type(e) not in GRAPH and type(e) is not AddOutgrads:
             unshown[e.kind] = unshown.get(e.kind, 0) + 1
-    return unshown
+    return unshown, len(adds)

@@ -54,7 +54,7 @@ class Steps:
 
 
 def reverse_steps(rows, node_index, run=None):
-    """The steps of one backward query (its snapshot rows, ``Recording.snapshots``); ``run``
+    """The steps of one backward query (its snapshot rows, ``snapshots.replay``); ``run``
     (``reference.GradientRun`` over the same graph and seed) adds the lecture's ``node_to_grad``
     lists, replayed in autograd's order."""
     lecture = LectureLists(run)
@@ -62,15 +62,16 @@ def reverse_steps(rows, node_index, run=None):
     for row in rows:
         statement, node, event = row.stands_for, row.node, row.event
         if statement == INIT:
-            steps.add(INIT, outgrad=fmt(row.outgrad), state=steps.delta("set", event.end, fmt(row.outgrads[event.end])),
-                      lecture=lecture.seed(steps, event.end))
+            end, entry = row.written
+            steps.add(INIT, outgrad=fmt(row.outgrad), state=steps.delta("set", end, fmt(entry)),
+                      lecture=lecture.seed(steps, end))
         elif statement == POP:
             steps.add(POP, node=node, outgrad=fmt(row.outgrad), state=steps.delta("pop", node),
                       lecture=lecture.sum(steps, node))
         elif statement == ADD:
             steps.add(ADD, node=node, parent=row.parent, position=event.position, ingrads=fmt(row.ingrads),
                       previous=fmt(row.previous), result=fmt(event.result),
-                      state=steps.delta("set", row.parent, fmt(row.outgrads[row.parent])),
+                      state=steps.delta("set", row.parent, fmt(row.written[1])),
                       lecture=lecture.append(steps, event))
         elif statement in (VJP, RETURN):
             steps.add(statement, node=node, outgrad=fmt(row.outgrad),
@@ -82,7 +83,7 @@ def reverse_steps(rows, node_index, run=None):
 
 def engine_steps(rows, node_index, run=None):
     """The steps of one backward pass of an engine whose gradients stay on its values (its snapshot
-    rows, ``Recording.snapshots``: one per event); ``run``: the lecture's run over the recorded graph."""
+    rows, ``snapshots.replay``: one per event); ``run``: the lecture's run over the recorded graph."""
     lecture = LectureLists(run)
     steps = Steps(ENGINE_STATEMENTS, node_index)
     for row in rows:

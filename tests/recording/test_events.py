@@ -11,8 +11,8 @@ from autograd import grad
 from micrograd.engine import Value as MicroValue
 
 import adtrace
-from adtrace.recording import events
-from adtrace.recording.events import Event, event, withdraw
+from adtrace.recording import eventlog, events
+from adtrace.recording.events import Event, event
 from adtrace.recording.recording import Recording
 from adtrace.report import ReportOptions, render_recording
 from adtrace.report.export import events_json
@@ -21,7 +21,8 @@ from adtrace.view.data import page_data
 
 @pytest.fixture
 def noted():
-    """A kind no consumer was written for: a note on the node being visited, inside a backward pass."""
+    """A kind no consumer was written for: a note on the node being visited, inside a backward pass.
+    Declared for this test only: afterwards the event types and the event log's layouts are as before."""
     before = events.EVENT_TYPES
 
     @event
@@ -33,8 +34,8 @@ def noted():
         text: str
 
     yield Noted
-    withdraw(Noted)
-    assert events.EVENT_TYPES == before
+    events.EVENT_TYPES = before
+    eventlog.LAYOUTS.pop(Noted.index, None)
 
 
 def with_notes(recording, noted):
@@ -119,6 +120,9 @@ def test_of_kind_takes_kind_strings_and_classes():
     assert rec.of_kind("no such kind") == []
 
 
-def test_only_the_last_type_declared_can_be_withdrawn():
-    with pytest.raises(ValueError):
-        withdraw(events.NodeCreated)
+def test_the_kind_constants_are_read_from_the_classes(noted):
+    assert adtrace.events.NODE_KINDS == ("root", "node", "jvp_root", "jvp_node")
+    assert adtrace.events.BACKWARD_PASS_KINDS == (
+        "backward_start", "toposort", "vjp", "add_outgrads", "backward_end", "test_noted")
+    from adtrace.events import BACKWARD_PASS_KINDS
+    assert BACKWARD_PASS_KINDS[-1] == "test_noted"

@@ -98,3 +98,41 @@ def test_a_snapshot_read_from_a_recording_cannot_be_changed():
     with pytest.raises(dataclasses.FrozenInstanceError):
         row.parent = "v9_elsewhere"  # a reader cannot rewrite what the pass did
     assert rec.snapshots(1)[4].parent == "v0_root"
+
+
+def test_a_state_snapshot_has_the_fields_it_always_had():
+    """``StateSnapshot`` is public: its fields, and ``kind`` None on autograd's rows (an engine of
+    micrograd's shape: the kind of the event that made the row)."""
+    from dataclasses import fields
+    from micrograd.engine import Value
+    assert [f.name for f in fields(s.StateSnapshot)] == [
+        "step", "statement", "node", "outgrad", "ingrads", "previous", "parent", "outgrads", "kind", "replaced"]
+    with adtrace.record() as rec:
+        grad(lambda x: x * x)(3.0)
+    rows = rec.snapshots(1)
+    assert all(type(r) is s.StateSnapshot and r.kind is None and r.replaced is None for r in rows)
+    assert rows == rec.replay(rec.query_events(1))
+    with adtrace.record(engine="micrograd") as micro:
+        x = Value(3.0)
+        (x * x).backward()
+    assert [r.kind for r in micro.snapshots(1)] == [e.kind for e in micro.query_events(1)]
+
+
+def test_the_rows_counted_are_the_rows_replayed():
+    """``tally`` counts from each event class's declared ``steps``; the replay makes the rows: the
+    same number, for a root's vjp with no parents (two rows), a nested pass, and micrograd."""
+    from micrograd.engine import Value
+    with adtrace.record() as square:
+        grad(lambda x: x * x)(3.0)
+    with adtrace.record() as nested:
+        grad(grad(lambda x: anp.sin(x) * x))(1.0)
+    with adtrace.record(engine="micrograd") as micro:
+        x = Value(3.0)
+        (x * x + x).relu().backward()
+    for rec in (square, nested, micro):
+        for query in rec.queries:
+            events = rec.query_events(query)
+            assert rec.tally(events).rows == len(rec.snapshots(query)) > len(events) - (rec.code is not None)
+            for n in range(len(events)):  # (the report counts the rows of a query's first events)
+                assert s.tally(events[:n], rec.code).rows == len(list(s.replay(events[:n], rec.code)))
+            assert all(row.stands_for in row.event.steps + (s.NO_PARENTS,) for row in s.replay(events, rec.code))

@@ -207,6 +207,40 @@ def test_the_page_says_no_pass_ran_only_when_none_did():
     assert said not in page_data(reverse)["notes"] and said not in page_data(forward)["notes"]
 
 
+def test_the_page_says_which_add_outgrads_it_shows_in_no_pass():
+    """A recording entered inside a backward pass: its add_outgrads events belong to no pass the
+    page shows (their query is None), and the page says so; a whole pass's adds are all steps."""
+    from autograd.extend import defvjp, primitive
+    holder = {}
+
+    @primitive
+    def tap(x):
+        return x
+
+    def rule(ans, x):
+        def vjp(g):
+            holder["record"] = adtrace.record()
+            holder["rec"] = holder["record"].__enter__()
+            return g
+        return vjp
+
+    defvjp(tap, rule)
+    try:
+        grad(lambda x: anp.sin(tap(x) * x) * x)(2.0)
+    finally:
+        holder["record"].__exit__(None, None, None)
+    rec = holder["rec"]
+    outside = [e for e in rec.of_kind("add_outgrads") if e.query is None]
+    assert outside and not rec.queries
+    notes = [n for n in page_data(rec)["notes"] if "add_outgrads" in n]
+    assert len(outside) == 1 and notes == [
+        "Not on this page: 1 add_outgrads event outside every pass it shows (the report's call sequence and the JSON "
+        "export show them)."]
+    with adtrace.record() as whole:
+        grad(lambda x: anp.sin(x * x) * x)(2.0)
+    assert not [n for n in page_data(whole)["notes"] if "add_outgrads" in n]
+
+
 def test_a_forward_pass_holds_its_own_events_only():
     """make_jvp then grad at the same level in one recording: the forward pass has the steps it has
     alone, none of the backward pass's additions."""
