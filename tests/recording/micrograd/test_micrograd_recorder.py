@@ -485,3 +485,90 @@ def test_each_visit_of_the_pass_is_numbered_in_order():
         (a * a + a).backward()
     visits = [e for e in rec.events if e.kind == "toposort"]
     assert [e.position for e in visits] == [0, 1, 2]
+
+
+def test_a_sink_attached_while_a_record_opens_is_one_way_at_a_time(monkeypatch):
+    """A class is hooked by sinks or by ``record()``, one way at a time, decided under the session's
+    lock: a sink attached by another thread after ``record()`` made its recorder, before it opened,
+    makes ``record()`` refuse (the check is not made beforehand, outside the lock)."""
+    from adtrace.recording.micrograd.engine import MicrogradEngine
+
+    engine, attached, make = registry.engine_named(Value), [], MicrogradEngine.recorder
+
+    def make_then_another_thread_attaches(self, *args, **options):
+        recorder = make(self, *args, **options)
+        thread = threading.Thread(target=lambda: attached.append(attach(Value, EventLog())))
+        thread.start()
+        thread.join()
+        return recorder
+
+    monkeypatch.setattr(MicrogradEngine, "recorder", make_then_another_thread_attaches)
+    with pytest.raises(HookError, match="has sinks attached"):
+        with adtrace.record(engine=Value):
+            pass
+    assert registry.recorders_of(engine) == attached and attached[0].attached
+    attached[0].detach()
+    assert hooked_classes() == () and registry.active_recordings() == 0
+
+
+def test_a_record_opened_while_a_sink_attaches_is_one_way_at_a_time(monkeypatch):
+    """The other order: ``record()`` opens on another thread after ``attach()`` made its attachment,
+    before it opened: the attachment is refused, the recording records."""
+    from adtrace.recording.micrograd.engine import Attachment
+
+    opened, leave, init = threading.Event(), threading.Event(), Attachment.__init__
+    recordings = []
+
+    def keep_recording():
+        with adtrace.record(engine=Value) as rec:
+            recordings.append(rec)
+            opened.set()
+            leave.wait()
+            x = Value(3.0)
+            (x * x).backward()
+
+    thread = threading.Thread(target=keep_recording)
+
+    def made_then_another_thread_records(self, sink):
+        init(self, sink)
+        thread.start()
+        opened.wait()
+
+    monkeypatch.setattr(Attachment, "__init__", made_then_another_thread_records)
+    try:
+        with pytest.raises(HookError, match="being recorded by adtrace.record"):
+            attach(Value, EventLog())
+        assert [type(r).__name__ for r in registry.recorders_of(registry.engine_named(Value))] == ["Recorder"]
+    finally:
+        leave.set()
+        thread.join()
+    assert len(recordings[0].of_kind("add_outgrads")) == 2
+    assert hooked_classes() == () and registry.active_recordings() == 0
+
+
+def test_each_refusal_says_which_class_is_hooked_and_how():
+    class Named(MiniValue):
+        pass
+
+    class Fresh(MiniValue):
+        pass
+
+    class Sub(Named):
+        pass
+
+    with adtrace.record(engine=Named):  # (Named's engine is named: it is checked once, before this)
+        with pytest.raises(HookError, match=r"\.Named is being recorded by adtrace.record\(\); attach a sink after "
+                                            r"it ends$"):
+            attach(Named, EventLog())
+    with attach(Named, EventLog()), attach(Fresh, EventLog()):
+        with pytest.raises(HookError, match=r"\.Named has sinks attached \(adtrace.recording.micrograd.attach\); "
+                                            r"detach them before recording it$"):
+            with adtrace.record(engine=Named):
+                pass
+        with pytest.raises(HookError, match=r"\.Fresh is hooked and \S*\.Fresh is it, its subclass or its base: its "
+                                            r"values would be recorded twice; record one class at a time$"):
+            adtrace.record(engine=Fresh)
+        with pytest.raises(HookError, match=r"\.Named is hooked and \S*\.Sub is its subclass or base: its values would "
+                                            r"be recorded twice; record one class at a time$"):
+            attach(Sub, EventLog())
+    assert hooked_classes() == () and registry.active_recordings() == 0
