@@ -429,9 +429,9 @@ def test_a_patch_undone_after_the_recording_leaves_the_class_as_it_was_after_the
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
 @pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")  # (3.12+: on purpose)
 def test_fork_while_one_thread_records_and_another_attaches_a_class():
-    """A fork while a thread is inside ``attach()`` (which holds the session's lock while it checks a
-    class, running its ``__init__``) and another records: the fork waits for the lock, and the
-    child restores the recorded class (through that lock) without deadlocking."""
+    """A fork while a thread is inside ``attach()`` (checking a class, running its ``__init__``,
+    outside the session's lock) and another records: the child restores the recorded class
+    (through that lock) without deadlocking."""
     from children import wait_for
 
     checking, go_on, recording, leave = (threading.Event() for _ in range(4))
@@ -439,7 +439,7 @@ def test_fork_while_one_thread_records_and_another_attaches_a_class():
 
     class Gate:
         def __init__(self, data, _children=(), _op=''):
-            if not checking.is_set():  # (attach's shape check makes a leaf: wait there, holding the lock)
+            if not checking.is_set():  # (attach's shape check makes a leaf: wait there)
                 checking.set()
                 go_on.wait()
             self.data, self.grad, self._backward, self._prev, self._op = data, 0.0, lambda: None, set(_children), _op
@@ -460,7 +460,7 @@ def test_fork_while_one_thread_records_and_another_attaches_a_class():
     recording.wait()
     threads[1].start()
     checking.wait()
-    opening = threading.Timer(1.0, go_on.set)  # (lets attach finish: a fork waits for it to leave the lock)
+    opening = threading.Timer(1.0, go_on.set)  # (lets attach finish, should a fork wait for it)
     opening.start()
     try:
         pid = os.fork()
