@@ -34,8 +34,8 @@ REPO = Path(__file__).resolve().parents[1]
 
 RECORDER_TESTS = ["test_recorder", "test_history", "test_hooks", "test_session", "test_nesting", "test_registry"]
 CLI_TESTS = ["test_experiments", "test_report", "test_cli_arguments", "test_cli", "test_cli_false_greens"]
-MICROGRAD_TESTS = ["test_micrograd_recorder", "test_micrograd_hooks", "test_micrograd_statements",
-                   "test_micrograd_shape", "test_micrograd_tracked", "test_micrograd_call"]
+MICROGRAD_TESTS = ["test_micrograd_recorder", "test_micrograd_hooks", "test_micrograd_code",
+                   "test_micrograd_shape", "test_micrograd_tracked", "test_micrograd_call", "test_engines"]
 REFERENCE_TESTS = ["test_reference_reverse", "test_reference_forward", "test_reference_graph",
                    "test_reference_jacobian", "test_reference_order", "test_reference_rules", "test_reference_shapes",
                    "test_reference_recorded", "test_reference_corpus", "test_reference_properties", "test_align"]
@@ -64,10 +64,14 @@ TESTS = {
                                             "test_fault_injection"],
     "adtrace/recording/autograd/sparse.py": ["test_sparse", "test_pinned", *RECORDER_TESTS],
     "adtrace/recording/autograd/forward.py": ["test_pinned", "test_traced_call", *RECORDER_TESTS],
-    "adtrace/recording/autograd/*.py": ["test_capture", "test_sparse", *RECORDER_TESTS, "test_fault_injection"],
+    "adtrace/recording/autograd/*.py": ["test_capture", "test_sparse", *RECORDER_TESTS, "test_fault_injection",
+                                        "test_engines"],
+    "adtrace/recording/micrograd/ops.py": ["test_micrograd_ops", "test_reference_recorded", "test_checker",
+                                           "test_micrograd_call"],
     "adtrace/recording/micrograd/*.py": MICROGRAD_TESTS + ["test_fault_injection"],
     "adtrace/recording/callsite.py": ["test_callsite", "test_traced_call", "test_report"],
-    "adtrace/recording/engine_code.py": ["test_micrograd_statements", "test_micrograd_call", "test_view"],
+    "adtrace/recording/engine_code.py": ["test_micrograd_code", "test_micrograd_call", "test_view"],
+    "adtrace/recording/engines.py": ["test_engines"],
     "adtrace/recording/eventlog.py": ["test_eventlog", "test_values", *RECORDER_TESTS],
     "adtrace/recording/events.py": ["test_eventlog", "test_values", *RECORDER_TESTS],
     "adtrace/recording/labels.py": ["test_labels", *RECORDER_TESTS],
@@ -80,7 +84,6 @@ TESTS = {
                                      "test_pytest_plugin"],
     "adtrace/recording/*.py": [*RECORDER_TESTS, "test_micrograd_recorder", "test_fault_injection"],
     # the reference engine
-    "adtrace/reference/micrograd_rules.py": ["test_reference_recorded", "test_micrograd_call"],
     "adtrace/reference/recorded.py": ["test_reference_recorded", "test_micrograd_call", *REFERENCE_TESTS],
     "adtrace/reference/*.py": REFERENCE_TESTS,
     # comparing and checking

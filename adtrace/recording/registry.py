@@ -1,15 +1,16 @@
 """The session's shared state: the open recordings, the engines patched for them, and recovery.
 
-- ``_open``: every recording not yet closed, with its engine and the thread that entered it; an
+- ``_open``: every recording not yet closed, with its engine and the thread that entered it (None
+  for one that no thread owns: micrograd's ``attach``, open until it is left, from any thread); an
   engine's hooks are installed while it has one (``_installs``, one ``Patcher`` each; an engine
   whose hooks are not attributes, micrograd's class descriptors, puts its own undo on the
   ``Patcher``); each class of micrograd's shape is an engine of its own;
 - ``_STACK``: the recordings of the calling logical context (thread or asyncio task), outermost
   first; from it each engine's wrappers get what to call in this context (one recorder, or a
-  fan-out of several);
+  fan-out of several; unset again when the context has none left);
 - recovery: a thread that ends with a recording still open has it closed (and says so once);
-  after ``fork`` the child keeps only the forking thread's recordings, and no lock the parent
-  held blocks it (``os.register_at_fork``).
+  after ``fork`` the child keeps only the forking thread's recordings (and those no thread owns),
+  and no lock the parent held blocks it (``os.register_at_fork``).
 """
 
 import os
@@ -23,7 +24,7 @@ from .recorder import RecorderWarning
 
 _lock = threading.RLock()
 _STACK = ContextVar("adtrace_recordings", default=())
-_open = {}  # recorder -> (engine, id of the thread that entered it)
+_open = {}  # recorder -> (engine, id of the thread that entered it, or None: no thread owns it)
 _installs = {}  # engine -> _Install
 _watch = threading.local()  # a sentinel per recording thread, collected when the thread ends
 
@@ -37,10 +38,12 @@ class PatchConflictWarning(UserWarning):
 
 
 class _Install:
-    __slots__ = ("patcher", "active")
+    __slots__ = ("patcher", "active", "first", "tells_replaced")
 
-    def __init__(self, patcher):
+    def __init__(self, patcher, tells_replaced):
         self.patcher, self.active = patcher, None  # active: the context variable its wrappers read, once installed
+        self.first = ContextVar("adtrace_first_set", default=None)  # per context: the tokens of active's first set
+        self.tells_replaced = tells_replaced  # (an attachment's detach() restores the class without a word)
 
 
 def engine_named(engine):
@@ -68,7 +71,8 @@ def installed():
 
 
 def recorders_of(engine):
-    """The open recorders of ``engine``, on every thread (read without the lock: one copy, atomic)."""
+    """The open recorders of ``engine``, on every thread (read without the lock: one copy, atomic;
+    ``activate`` reads it under the lock, for ``engine.admit``)."""
     return [r for r, (e, _) in list(_open.items()) if e is engine]
 
 
@@ -77,15 +81,22 @@ def active_recordings():
     return len(_open)
 
 
-def activate(engine, recorder):
-    """Open ``recorder``: patch its engine if it is the first, make it this context's innermost.
-    All or nothing: an exception (an interrupt) at any point leaves everything as it was."""
-    _watch_thread()
+def activate(engine, recorder, owned=True):
+    """Open ``recorder``, if ``engine.admit`` lets it join the engine's open recorders (checked under
+    the lock): patch its engine if it is the first, make it this context's innermost. All or
+    nothing: an exception (an interrupt) at any point leaves everything as it was.
+
+    ``owned``: the thread that enters it owns it (``record()``): it is closed when that thread
+    ends, dropped in a fork child of another thread, and closed with a recording of its context it
+    was entered inside. Not owned (``attach``): open until it is left (``leave``), from any thread."""
+    if owned:
+        _watch_thread()
     with _lock:
+        engine.admit(recorder, recorders_of(engine))
         try:
-            _open[recorder] = (engine, threading.get_ident())  # (noted first: undone with the rest)
+            _open[recorder] = (engine, threading.get_ident() if owned else None)  # (noted first: undone with the rest)
             if engine not in _installs:
-                install = _installs[engine] = _Install(Patcher())
+                install = _installs[engine] = _Install(Patcher(), tells_replaced=owned)
                 install.active = engine.install(install.patcher)  # (all hook points or none)
             _set_stack(_STACK.get() + (recorder,))
         except BaseException:
@@ -98,7 +109,7 @@ def deactivate(recorder):
     were still open (an error of order). Every one is released even if one raises."""
     with _lock:
         stack = _STACK.get()
-        inner = stack[stack.index(recorder) + 1:] if recorder in stack else ()
+        inner = _owned(stack[stack.index(recorder) + 1:]) if recorder in stack else ()
         still_open = sum(1 for r in inner if r in _open)
         try:
             _release_all([recorder, *inner])
@@ -146,7 +157,7 @@ def is_open(recorder):
 
 def _close_from(recorder):
     stack = _STACK.get()
-    for inside in stack[stack.index(recorder):] if recorder in stack else (recorder,):
+    for inside in (recorder, *_owned(stack[stack.index(recorder) + 1:])) if recorder in stack else (recorder,):
         if not inside.closed:
             try:
                 inside.close()
@@ -157,19 +168,23 @@ def _close_from(recorder):
     _set_stack(stack)
 
 
+def _owned(recorders):
+    return tuple(r for r in recorders if r not in _open or _open[r][1] is not None)
+
+
 def _restore_unused():
     """Undo the hooks of every engine no open recording uses (undoing is idempotent)."""
     used = {engine for engine, _ in _open.values()}
     for engine in [e for e in _installs if e not in used]:
         install = _installs[engine]
         if install.active is not None:
-            install.active.set(None)  # (this context keeps no recorder alive)
+            _point(install, None)  # (this context keeps no recorder alive)
         try:
             replaced = install.patcher.undo()
         finally:
             if not len(install.patcher):  # (undone to the end, also past an error: the next record() installs)
                 del _installs[engine]
-        if replaced:
+        if replaced and install.tells_replaced:
             warn_at_user(PatchConflictWarning(
                 f"{', '.join(replaced)} had been replaced while recording (by this program, or another library "
                 "patching it): left as it is now; adtrace restored only its own hooks"))
@@ -249,7 +264,28 @@ def _set_stack(stack):
         if install.active is None:  # (being installed)
             continue
         mine = [r for r in stack if _open[r][0] is engine]
-        install.active.set(None if not mine else mine[0] if len(mine) == 1 else engine.fanout(mine))
+        _point(install, None if not mine else mine[0] if len(mine) == 1 else engine.fanout(mine))
+
+
+def _point(install, target):
+    """Set ``install.active`` in this context to ``target``; None unsets it where this context set it
+    first (a copy of that context, or a context it was set in before, gets None)."""
+    active, first = install.active, install.first.get()
+    if target is not None:
+        if first is None:  # the first set in this context: its tokens undo it
+            tokens = []
+            tokens += [install.first.set(tokens), active.set(target)]
+        else:
+            active.set(target)
+        return
+    if first:
+        try:
+            install.first.reset(first[0]), active.reset(first[1])
+            return
+        except (ValueError, RuntimeError):  # (tokens of another context, or used there already)
+            first.clear()
+    if active.get() is not None:
+        active.set(None)
 
 
 def _release_all(recorders):
@@ -305,7 +341,7 @@ def _watch_thread():
 
 def _recover_thread(thread, ended=True):
     with _lock:
-        abandoned = [r for r, (_, t) in _open.items() if t == thread]
+        abandoned = [r for r, (_, t) in _open.items() if t == thread]  # (None: no thread owns it)
         for recorder in abandoned:
             _release(recorder, closing=ended)
     if abandoned and ended:
@@ -326,13 +362,13 @@ def _after_fork_in_parent():
 
 
 def _after_fork_in_child():
-    """Only the forking thread exists in the child: the recordings of other threads are dropped
-    (their engines unpatched after the last), and the lock starts free."""
+    """Only the forking thread exists in the child: the recordings other threads own are dropped
+    (their engines unpatched after the last; those no thread owns stay), and the lock starts free."""
     global _lock
     _lock = threading.RLock()
     me = threading.get_ident()
     for recorder, (_, thread) in list(_open.items()):
-        if thread != me:
+        if thread not in (me, None):
             _release(recorder, closing=False)
 
 

@@ -17,11 +17,14 @@ from .recorder import Recorder
 
 class AutogradEngine:
     """The autograd adapter (``recording/engines.Engine``)."""
-    name, callbacks, fanout = "autograd", Callbacks, Fanout
+    name, callbacks, fanout, cls = "autograd", Callbacks, Fanout, None
     pass_start, local_backward, grad_write = (core, "backward_pass"), (core.VJPNode, "__init__"), (core, "add_outgrads")
 
     def check_installed(self, strict):
         drift.check_installed(strict=strict)
+
+    def admit(self, recorder, others):
+        """Every recorder joins: nested and concurrent recordings share one installation."""
 
     def install(self, patcher):
         """Patch the hook points (all or none); returns the context variable their wrappers read."""

@@ -12,8 +12,12 @@ hooks once while any recording of that class is open (undone through its ``Patch
 ``attach(cls, sink)`` opens a session of the same engine whose recorder is the ``sink`` itself
 (``Attachment``, behind the same guard): the sink gets every ``Sink`` callback in this context;
 one that raises gets no more and its exception is kept in ``Attachment.failure``, the engine
-runs on. Several sinks may be attached to a class and detached in any order; a class is hooked
-either by sinks or by ``record()``, one way at a time.
+runs on. No thread owns an attachment: it stays open until ``detach()`` (from any thread), also
+after its thread ended, in a fork child, or after a ``record()`` it was made inside. Several
+sinks may be attached to a class and detached in any order; the last ``detach()`` restores the
+class without a word about attributes the user replaced meanwhile (they stay as they are). A
+class is hooked either by sinks or by ``record()``, one way at a time (``admit``, under the
+session's lock); a class is not hooked while its subclass or base is.
 """
 
 import inspect
@@ -26,7 +30,8 @@ from .hooks import ClassHooks, HookError, Sink
 from .recorder import Fanout, Recorder, keeper
 from .shape import check_shape
 
-_engines = weakref.WeakKeyDictionary()  # class -> its MicrogradEngine
+_engines = weakref.WeakKeyDictionary()  # class -> its MicrogradEngine (made by record() or by attach())
+_named = weakref.WeakSet()  # the classes record() was given, each checked once against the hooked classes
 
 
 class MicrogradEngine:
@@ -41,18 +46,24 @@ class MicrogradEngine:
     def check_installed(self, strict):
         """Nothing to check beyond the shape (checked when the engine was made)."""
 
+    def admit(self, recorder, others):
+        """One way at a time: sinks (``Attachment``) join sinks, ``record()``'s recorders join theirs."""
+        if isinstance(recorder, Attachment) and any(not isinstance(r, Attachment) for r in others):
+            raise HookError(f"{self.cls.__qualname__} is being recorded by adtrace.record(); attach a sink after it "
+                            "ends")
+        if not isinstance(recorder, Attachment) and any(isinstance(r, Attachment) for r in others):
+            raise HookError(f"{self.cls.__qualname__} has sinks attached (adtrace.recording.micrograd.attach); "
+                            "detach them before recording it")
+
     def install(self, patcher):
         """Hook the class (all or nothing); the patcher's undo restores it. Returns the context
         variable its hooks read."""
-        _refuse_hooked(self.cls)
+        _refuse_relatives(self.cls)
         self.hooks = ClassHooks(self.shape)
         self.hooks.install(patcher)
         return self.hooks.active
 
     def recorder(self, recording, level, inline_size, keep_calls=False, keep_sites=False, root=None):
-        if any(isinstance(r, Attachment) for r in registry.recorders_of(self)):
-            raise HookError(f"{self.cls.__qualname__} has sinks attached (adtrace.recording.micrograd.attach); "
-                            "detach them before recording it")
         recording.engine, recording.code = ENGINE, self.code(root)
         return Recorder(recording, keeper(level, inline_size), self.cls, keep_sites=keep_sites or keep_calls,
                         root=root)
@@ -77,7 +88,9 @@ class MicrogradEngine:
 
 
 def engine_for(engine):
-    """The engine of ``"micrograd"`` (``micrograd.engine.Value``) or of a class of its shape."""
+    """The engine ``record(engine=...)`` names: of ``"micrograd"`` (``micrograd.engine.Value``) or of
+    a class of its shape. The first time a class is named, it is refused while it, its subclass or
+    its base is hooked (its shape check makes a probe value: a hooked class would record it)."""
     if engine == ENGINE:
         try:
             from micrograd.engine import Value
@@ -85,13 +98,25 @@ def engine_for(engine):
             raise ValueError("engine 'micrograd' needs the micrograd package: pip install 'adtrace[micrograd]' "
                              "(or give your own Value class: record(engine=Value))") from exc
         engine = Value
-    found = _engines.get(engine)
+    if engine in _named:
+        return _engines[engine]
+    for other in hooked_classes():
+        if isinstance(engine, type) and (issubclass(engine, other) or issubclass(other, engine)):
+            raise HookError(f"{other.__qualname__} is hooked and {engine.__qualname__} is it, its subclass or "
+                            "its base: its values would be recorded twice; record one class at a time")
+    found = _made(engine)
+    _named.add(engine)
+    return found
+
+
+def _made(cls):
+    """The class's engine, made once: its shape checked outside the session's lock (the check runs
+    the class's code), the engine kept under it unless another thread kept one first."""
+    found = _engines.get(cls)
     if found is None:
-        with registry.lock():  # (one engine per class; a fork waits for the check, which runs the class's code)
-            found = _engines.get(engine)
-            if found is None:
-                _refuse_hooked(engine)  # (its shape check makes a probe value: a hooked class would record it)
-                found = _engines[engine] = MicrogradEngine(check_shape(engine))
+        engine = MicrogradEngine(check_shape(cls))
+        with registry.lock():
+            found = _engines.setdefault(cls, engine)
     return found
 
 
@@ -100,20 +125,21 @@ def hooked_classes():
     return tuple(engine.cls for engine in registry.installed() if isinstance(engine, MicrogradEngine))
 
 
-def _refuse_hooked(cls):
+def _refuse_relatives(cls):
     for other in hooked_classes():
-        if isinstance(cls, type) and other is not cls and (issubclass(cls, other) or issubclass(other, cls)):
-            raise HookError(f"{other.__qualname__} is hooked and {cls.__qualname__} is it, its subclass or "
-                            "its base: its values would be recorded twice; record one class at a time")
+        if other is not cls and (issubclass(cls, other) or issubclass(other, cls)):
+            raise HookError(f"{other.__qualname__} is hooked and {cls.__qualname__} is its subclass or base: "
+                            "its values would be recorded twice; record one class at a time")
 
 
 def attach(cls, sink):
     """Hook ``cls`` (all or nothing, after checking its shape) and send its events in this context to ``sink``."""
-    engine = engine_for(cls)
-    if any(not isinstance(r, Attachment) for r in registry.recorders_of(engine)):
-        raise HookError(f"{cls.__qualname__} is being recorded by adtrace.record(); attach a sink after it ends")
+    engine = _engines.get(cls) if isinstance(cls, type) else None
+    if engine is None:
+        _refuse_relatives(cls)  # (before its shape check: a probe value of a hooked class would be recorded)
+        engine = _made(cls)
     attachment = Attachment(sink)
-    registry.activate(engine, attachment)
+    registry.activate(engine, attachment, owned=False)
     return attachment
 
 

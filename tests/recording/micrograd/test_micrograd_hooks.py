@@ -3,8 +3,10 @@
 import contextvars
 import copy
 import gc
+import os
 import random
 import threading
+import warnings
 import weakref
 
 import numpy as np
@@ -12,8 +14,9 @@ import pytest
 from micrograd import nn
 from micrograd.engine import Value as MicroValue
 
+import adtrace
+from adtrace.recording import registry
 from adtrace.recording.micrograd import MISSING, HookError, attach, hooked_classes
-from adtrace.recording.micrograd.engine import engine_for
 from value_classes import ArrayValue, BuggyValue, EventLog, MiniValue, SlotValue, Value
 
 CLASSES = [MicroValue, Value, BuggyValue, MiniValue, SlotValue, ArrayValue]
@@ -469,13 +472,13 @@ def test_a_detached_sink_is_not_kept_by_the_context():
         log = EventLog()
         freed = weakref.ref(log)
         attachment = attach(Value, log)
-        active = engine_for(Value).hooks.active
+        active = next(engine.hooks.active for engine in registry.installed() if engine.cls is Value)
         x = Value(3.0)
         (x * x).backward()
         attachment.detach()
         del log, attachment
         assert freed() is None
-        assert contextvars.copy_context().get(active) is None
+        assert active not in contextvars.copy_context()
     finally:
         gc.enable()
 
@@ -586,3 +589,74 @@ def test_a_backward_run_inside_another_before_its_seed_is_seeded_too():
     assert log.of("seeded") == [(d, 0.0, 1.0), (b, 0.0, 1.0)]
     assert not [w for w in log.of("grad_written") if w[0] is None]  # no write outside a _backward
     assert c.grad == 10.0
+
+
+def test_an_attachment_stays_until_detached_after_the_thread_that_made_it_ended():
+    made = {}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        thread = threading.Thread(target=lambda: made.update(attachment=attach(Value, EventLog())))
+        thread.start()
+        thread.join()
+        gc.collect()
+    assert made["attachment"].attached and hooked_classes() == (Value,) and caught == []
+    made["attachment"].detach()
+    assert hooked_classes() == ()
+
+
+def test_an_attachment_made_inside_a_record_stays_after_it():
+    with adtrace.record(engine=MiniValue):
+        attachment = attach(Value, EventLog())
+    x = Value(3.0)
+    (x * x).backward()
+    assert attachment.attached and len(attachment.sink.of("grad_written")) == 2
+    attachment.detach()
+    assert hooked_classes() == ()
+
+
+def test_detach_leaves_an_attribute_the_user_replaced_without_a_word():
+    own = vars(Value)["backward"]
+    attachment = attach(Value, EventLog())
+
+    def mine(self):
+        return "mine"
+
+    try:
+        Value.backward = mine
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            attachment.detach()
+        assert vars(Value)["backward"] is mine and hooked_classes() == ()
+    finally:
+        Value.backward = own
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")  # (3.12+: on purpose)
+def test_a_fork_child_keeps_the_attachments_of_other_threads():
+    """No thread owns an attachment: in a fork child, one made by a thread the child does not have
+    stays attached (and its class hooked) until it is detached there."""
+    from children import wait_for
+
+    made, attached, leave = {}, threading.Event(), threading.Event()
+
+    def keep_attached():
+        made["attachment"] = attach(MiniValue, EventLog())
+        attached.set()
+        leave.wait()
+
+    thread = threading.Thread(target=keep_attached)
+    thread.start()
+    attached.wait()
+    try:
+        pid = os.fork()
+        if pid == 0:
+            kept = made["attachment"].attached and hooked_classes() == (MiniValue,)
+            made["attachment"].detach()
+            os._exit(0 if kept and hooked_classes() == () else 3)
+        status = wait_for(pid, 20)
+    finally:
+        leave.set()
+        thread.join()
+    made["attachment"].detach()
+    assert status == 0 and hooked_classes() == ()

@@ -429,9 +429,9 @@ def test_a_patch_undone_after_the_recording_leaves_the_class_as_it_was_after_the
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
 @pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")  # (3.12+: on purpose)
 def test_fork_while_one_thread_records_and_another_attaches_a_class():
-    """A fork while a thread is inside ``attach()`` (which holds the session's lock while it checks a
-    class, running its ``__init__``) and another records: the fork waits for the lock, and the
-    child restores the recorded class (through that lock) without deadlocking."""
+    """A fork while a thread is inside ``attach()`` (checking a class, running its ``__init__``,
+    outside the session's lock) and another records: the child restores the recorded class
+    (through that lock) without deadlocking."""
     from children import wait_for
 
     checking, go_on, recording, leave = (threading.Event() for _ in range(4))
@@ -439,7 +439,7 @@ def test_fork_while_one_thread_records_and_another_attaches_a_class():
 
     class Gate:
         def __init__(self, data, _children=(), _op=''):
-            if not checking.is_set():  # (attach's shape check makes a leaf: wait there, holding the lock)
+            if not checking.is_set():  # (attach's shape check makes a leaf: wait there)
                 checking.set()
                 go_on.wait()
             self.data, self.grad, self._backward, self._prev, self._op = data, 0.0, lambda: None, set(_children), _op
@@ -460,7 +460,7 @@ def test_fork_while_one_thread_records_and_another_attaches_a_class():
     recording.wait()
     threads[1].start()
     checking.wait()
-    opening = threading.Timer(1.0, go_on.set)  # (lets attach finish: a fork waits for it to leave the lock)
+    opening = threading.Timer(1.0, go_on.set)  # (lets attach finish, should a fork wait for it)
     opening.start()
     try:
         pid = os.fork()
@@ -485,3 +485,90 @@ def test_each_visit_of_the_pass_is_numbered_in_order():
         (a * a + a).backward()
     visits = [e for e in rec.events if e.kind == "toposort"]
     assert [e.position for e in visits] == [0, 1, 2]
+
+
+def test_a_sink_attached_while_a_record_opens_is_one_way_at_a_time(monkeypatch):
+    """A class is hooked by sinks or by ``record()``, one way at a time, decided under the session's
+    lock: a sink attached by another thread after ``record()`` made its recorder, before it opened,
+    makes ``record()`` refuse (the check is not made beforehand, outside the lock)."""
+    from adtrace.recording.micrograd.engine import MicrogradEngine
+
+    engine, attached, make = registry.engine_named(Value), [], MicrogradEngine.recorder
+
+    def make_then_another_thread_attaches(self, *args, **options):
+        recorder = make(self, *args, **options)
+        thread = threading.Thread(target=lambda: attached.append(attach(Value, EventLog())))
+        thread.start()
+        thread.join()
+        return recorder
+
+    monkeypatch.setattr(MicrogradEngine, "recorder", make_then_another_thread_attaches)
+    with pytest.raises(HookError, match="has sinks attached"):
+        with adtrace.record(engine=Value):
+            pass
+    assert registry.recorders_of(engine) == attached and attached[0].attached
+    attached[0].detach()
+    assert hooked_classes() == () and registry.active_recordings() == 0
+
+
+def test_a_record_opened_while_a_sink_attaches_is_one_way_at_a_time(monkeypatch):
+    """The other order: ``record()`` opens on another thread after ``attach()`` made its attachment,
+    before it opened: the attachment is refused, the recording records."""
+    from adtrace.recording.micrograd.engine import Attachment
+
+    opened, leave, init = threading.Event(), threading.Event(), Attachment.__init__
+    recordings = []
+
+    def keep_recording():
+        with adtrace.record(engine=Value) as rec:
+            recordings.append(rec)
+            opened.set()
+            leave.wait()
+            x = Value(3.0)
+            (x * x).backward()
+
+    thread = threading.Thread(target=keep_recording)
+
+    def made_then_another_thread_records(self, sink):
+        init(self, sink)
+        thread.start()
+        opened.wait()
+
+    monkeypatch.setattr(Attachment, "__init__", made_then_another_thread_records)
+    try:
+        with pytest.raises(HookError, match="being recorded by adtrace.record"):
+            attach(Value, EventLog())
+        assert [type(r).__name__ for r in registry.recorders_of(registry.engine_named(Value))] == ["Recorder"]
+    finally:
+        leave.set()
+        thread.join()
+    assert len(recordings[0].of_kind("add_outgrads")) == 2
+    assert hooked_classes() == () and registry.active_recordings() == 0
+
+
+def test_each_refusal_says_which_class_is_hooked_and_how():
+    class Named(MiniValue):
+        pass
+
+    class Fresh(MiniValue):
+        pass
+
+    class Sub(Named):
+        pass
+
+    with adtrace.record(engine=Named):  # (Named's engine is named: it is checked once, before this)
+        with pytest.raises(HookError, match=r"\.Named is being recorded by adtrace.record\(\); attach a sink after "
+                                            r"it ends$"):
+            attach(Named, EventLog())
+    with attach(Named, EventLog()), attach(Fresh, EventLog()):
+        with pytest.raises(HookError, match=r"\.Named has sinks attached \(adtrace.recording.micrograd.attach\); "
+                                            r"detach them before recording it$"):
+            with adtrace.record(engine=Named):
+                pass
+        with pytest.raises(HookError, match=r"\.Fresh is hooked and \S*\.Fresh is it, its subclass or its base: its "
+                                            r"values would be recorded twice; record one class at a time$"):
+            adtrace.record(engine=Fresh)
+        with pytest.raises(HookError, match=r"\.Named is hooked and \S*\.Sub is its subclass or base: its values would "
+                                            r"be recorded twice; record one class at a time$"):
+            attach(Sub, EventLog())
+    assert hooked_classes() == () and registry.active_recordings() == 0
