@@ -1,7 +1,8 @@
 """Mutation testing of every module of adtrace/ (stdlib only).
 
     python .ci/mutation.py [--module PATH ...] [--sample N | --sample-total N] [--seed S]
-                           [--survivors FILE] [--rerun FILE] [--skip FILE] [--golden] [--shard K/N] [--list]
+                           [--survivors FILE] [--rerun FILE] [--skip FILE] [--done FILE] [--golden]
+                           [--shard K/N] [--list]
 
 Each mutant (an operator flipped, a constant changed, a call deleted, ...: ``mutants``) is written
 into its module in place, the tests that cover that module (``TESTS``) run on it, and the module is
@@ -11,7 +12,8 @@ mutant at a time; ``--sample N`` takes N mutants per module, ``--sample-total N`
 drawn across the modules in proportion to each one's mutants (at least one per module that has
 any), the same mutants for the same ``--seed``; ``--rerun FILE`` runs again only the survivors a
 ``--survivors FILE`` listed (after new tests; with or without ``--module``). ``--skip FILE`` leaves out the
-mutants a file lists (what a stopped run killed: the rest of the same sample, on newer code). Tests marked slow
+mutants a file lists (what a stopped run killed: the rest of the same sample, on newer code); ``--done FILE``
+the same after sharding (one shard resumed where it stopped). Tests marked slow
 never run, and the tests that compare committed report bytes (``GOLDEN``) only with ``--golden``:
 a score counts the mutants that tests of behaviour kill.
 """
@@ -452,6 +454,8 @@ def run_tests(files, timeout, cache, golden=False):
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
+    if code == 5:  # pytest: no test collected (a file whose tests are all marked slow)
+        return "empty", time.monotonic() - start
     return ("survived" if code == 0 else "killed"), time.monotonic() - start
 
 
@@ -488,6 +492,9 @@ def main():
     parser.add_argument("--skip", metavar="FILE",
                         help="leave out the mutants this file lists, one label per line (those a stopped run "
                              "already killed: resuming the same sample on newer code)")
+    parser.add_argument("--done", metavar="FILE",
+                        help="leave out the mutants this file lists, after sharding (a shard resumed where it "
+                             "stopped)")
     parser.add_argument("--shard", metavar="K/N", type=shard,
                         help="every N-th mutant of the plan from the K-th (1 <= K <= N): N processes "
                              "(one per core, each in its own checkout) share one sample")
@@ -537,6 +544,9 @@ def plan_mutants(every, args):
         ordered = [(path, m) for path, chosen in every.items() for m in chosen]
         mine = {id(m) for i, (_, m) in enumerate(ordered) if i % n == k - 1}
         every = {path: [m for m in chosen if id(m) in mine] for path, chosen in every.items()}
+    if args.done:  # (after sharding: a shard resumed where it stopped)
+        done = set(Path(args.done).read_text(encoding="utf-8").splitlines())
+        every = {path: [m for m in chosen if m.label() not in done] for path, chosen in every.items()}
     return every
 
 
@@ -563,8 +573,11 @@ def run_plan(plan, args):
             for file in files:
                 if file not in clean:
                     status, clean[file] = run_tests([file], None, cache, args.golden)
-                    if status != "survived":
+                    if status == "empty":
+                        clean[file] = None  # runs no test of behaviour here: left out
+                    elif status != "survived":
                         raise SystemExit(f"mutation: the tests of {path} fail without any mutant: {file}")
+            files = [file for file in files if clean[file] is not None]
             seconds = sum(clean[file] for file in files)
             timeout = args.timeout or 3 * seconds + 30
             # the same number of bytes, raising at import: the tests must see the file as written
@@ -579,6 +592,7 @@ def run_plan(plan, args):
             for m in chosen:
                 text = source[:m.start] + m.replacement + source[m.end:]
                 status, spent = with_source(path, text, lambda: run_tests(files, timeout, cache, args.golden))
+                status = "killed" if status == "empty" else status  # (the mutant left no test to collect)
                 counts[status] += 1
                 taken.append(spent)
                 if status == "survived":

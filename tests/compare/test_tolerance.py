@@ -109,6 +109,7 @@ def test_numbers_from_two_to_the_minus_500_to_two_to_the_500_are_compared_undivi
     for inside in (2.0 ** -500, 1e-100, 1.0, 2.0 ** 500):
         assert power_of_two_unit(np.array([inside]), np.array([0.0])) == 1.0
     assert power_of_two_unit(np.array([2.0 ** -501])) == 2.0 ** -501
+    assert power_of_two_unit(np.array([1.5 * 2.0 ** 500])) == 2.0 ** 500
     assert power_of_two_unit(np.array([3.0 * 2.0 ** 600])) == 2.0 ** 601
 
 

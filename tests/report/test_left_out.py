@@ -23,10 +23,3 @@ def test_state_snapshots_are_said_cut_only_when_passes_are_left_out():
     assert cut.count("### Query") == 2
     assert "State snapshots of 2 of 3 backward passes are shown: `ReportOptions(max_queries=N)`." in cut
 
-
-def test_by_default_the_first_ten_passes_have_their_state_snapshots():
-    with adtrace.record() as rec:
-        jacobian(lambda x: anp.sin(x) * 2.0)(anp.linspace(0.1, 1.1, 11))  # 11 rows: 11 backward passes
-    report = render_recording(rec)
-    assert report.count("### Query") == 10
-    assert "State snapshots of 10 of 11 backward passes are shown" in report

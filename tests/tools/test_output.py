@@ -46,3 +46,25 @@ def test_report_under_an_ascii_terminal(tmp_path):
     to_terminal = adtrace("report", "dot.py:f", "--at", "1.5", cwd=tmp_path, env=ASCII_LOCALE)
     assert to_terminal.returncode == 0, to_terminal.stderr
     assert "x\\xb72" in to_terminal.stdout and "Traceback" not in to_terminal.stderr
+
+
+def test_what_the_program_writes_goes_to_stderr_and_what_came_before_or_after_to_stdout():
+    import os
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "from adtrace.tools.output import program_output_to_stderr\n"
+        "out = sys.stdout\n"
+        "out.write('before ')\n"  # buffered (a pipe): flushed to standard output before the program runs
+        "with program_output_to_stderr():\n"
+        "    print('printed')\n"
+        "    out.write('held ')\n"  # the program kept sys.stdout: still its own output, to stderr
+        "print('result')\n")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # (a pipe: block-buffered)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=REPO, env=env,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "before result\n"
+    assert done.stderr == "printed\nheld "

@@ -89,3 +89,11 @@ def test_arguments_from_forms(tmp_path, monkeypatch):
     assert arguments_from("drivers_for_target:positional_pair") == (((1.0,), {"a": 2.0}), {})
     with pytest.raises(TargetError, match="returned a float"):
         arguments_from("drivers_for_target:scalar")
+
+
+def test_a_value_named_in_a_message_is_its_repr_cut_after_60_characters():
+    from adtrace.tools.targets import _shown
+
+    exactly = "a" * 58  # repr adds the two quotes: 60 characters
+    assert _shown(exactly) == repr(exactly)
+    assert _shown(exactly + "b") == repr(exactly + "b")[:60] + "...'"
