@@ -1,4 +1,4 @@
-"""Recompute adtrace/drift_fingerprints.json from the released autograd wheels.
+"""Recompute adtrace/recording/autograd/drift_fingerprints.json from the released autograd wheels.
 
     python .ci/fingerprints.py [--output FILE] [1.7.0 1.8.0 1.9.0 1.9.1]
 
@@ -42,9 +42,9 @@ def main(argv):
     parser.add_argument("--output", type=Path, default=drift._DATA)
     args = parser.parse_args(argv)
     data = {
-        "how": "sha256 (first 16 hex digits) of drift.canonical(each function's AST): fields sorted "
-               "by name, None and empty fields and docstrings left out; parsed from the release wheel's "
-               "source by .ci/fingerprints.py",
+        "how": "sha256 (first 16 hex digits) of adtrace.recording.autograd.drift.canonical(each function's AST): "
+               "fields sorted by name, None and empty fields and docstrings left out; parsed from the release "
+               "wheel's source by .ci/fingerprints.py",
         "releases": {},
     }
     with tempfile.TemporaryDirectory() as folder:

@@ -6,7 +6,7 @@ A recording of another engine (``record(engine="micrograd")``) has the same even
 ``engine`` names the engine and its ``code`` (``engine_code.EngineCode``) holds the statements of
 that engine's own ``backward()``, which reports and the page show in place of autograd's.
 
-The recorder writes each event's fields into an ``EventLog`` (``adtrace.eventlog``): building a
+The recorder writes each event's fields into an ``EventLog`` (``recording/eventlog.py``): building a
 frozen dataclass per event is a visible share of the hot path on scalar workloads, so events are
 built when first read (``events``), once.
 """

@@ -72,7 +72,7 @@ class Sparse:
 
 
 class Version:
-    """One state of an array autograd accumulates into (``adtrace.history``): the live array until
+    """One state of an array autograd accumulates into (``recording/autograd/copy_on_write.py``): the live array until
     autograd is about to write into it, a copy of it from then on. Kept values in the event log
     hold Versions; built events hold arrays."""
 
@@ -211,7 +211,7 @@ def plain(kept):
 
 def resolve(kept):
     """A kept value as its event shows it (when the event is built): Versions replaced by the arrays
-    they hold, stored forms by their dataclasses (adtrace.values)."""
+    they hold, stored forms by their dataclasses (above)."""
     kind = type(kept)
     if kind is Version:
         return kept.array

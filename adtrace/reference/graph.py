@@ -17,7 +17,7 @@ Worked example, ``f(x) = x * x`` at ``x = 3.0``::
     v0_root      value 3.0   parents ()
     v1_multiply  value 9.0   parents (v0_root, v0_root)   argnums (0, 1)
 
-Labels come from ``adtrace.labels`` in creation order, the order autograd's tracer
+Labels come from ``recording/labels.py`` in creation order, the order autograd's tracer
 creates nodes, so a recording of the same function has the same labels.
 """
 

@@ -31,7 +31,7 @@ def render_recording(recording, options=None, title="adtrace recording"):
 
 
 def render(call, options=None, title=None, intro=None):
-    """The report of one ``TracedCall`` (``adtrace.traced_call``). ``title`` is plain text (escaped
+    """The report of one ``TracedCall`` (``compare/traced_call.py``). ``title`` is plain text (escaped
     here), ``intro`` the caller's own Markdown."""
     options = options or ReportOptions()
     header = f"# {text(title or 'adtrace report: ' + call.name)}"

@@ -2,7 +2,7 @@
 
 An experiment module defines ``run() -> Outcome``: the lines of its numeric summary, its checks
 (each claim computed two independent ways), its Markdown report and the traced call the report is
-about. ``main()`` in the script is ``adtrace.experiment.main(run, __file__)``: print the summary,
+about. ``main()`` in the script is ``adtrace.tools.experiment.main(run, __file__)``: print the summary,
 write ``reports/NAME.md`` and the call's step-through page ``reports/NAME.html``, end with
 ``all checks passed`` or a non-zero exit.
 """

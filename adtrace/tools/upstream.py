@@ -2,7 +2,7 @@
 
 The sdist of the installed autograd version comes from the package index, verified against the
 sha256 the index publishes and cached under ``$ADTRACE_CACHE`` (default ``~/.cache/adtrace``),
-never committed (``adtrace/sdist.py``). Its ``tests/`` run twice, once plain and once with
+never committed (``tools/sdist.py``). Its ``tests/`` run twice, once plain and once with
 ``--adtrace``; the outcome of every test id must be the same. A failed download is an error that
 says so, never a silent skip.
 """

@@ -45,7 +45,7 @@ class ExampleRun:
     nested: int  # passes run inside a node's VJP while the user's pass ran
     overhead: Optional[float]  # time recorded / plain, median of interleaved rounds (None: not timed)
     report_bytes: int
-    checks: list  # the report's checks (adtrace.checks.Check), a reference engine that could not run as skipped
+    checks: list  # the report's checks (compare.checks.Check), a reference engine that could not run as skipped
     node_checks: CheckReport
     widest_line: int = 0  # characters of the report's longest line
 
