@@ -10,9 +10,6 @@ keys below, and carries the engine's operations (``ops``) for the reference and 
 
 from dataclasses import dataclass, field
 
-# the keys of EngineCode.statements: event kinds, and "write" (add_outgrads by backward() itself)
-KEYS = ("node", "backward_start", "toposort", "vjp", "add_outgrads", "write", "backward_end")
-
 
 @dataclass(frozen=True)
 class EngineStatement:
@@ -26,13 +23,13 @@ class EngineCode:
     name: str          # what ran: "Value.backward"
     location: str      # where it is defined, "path:line" (relative) or "module:line"
     lines: tuple       # its source, dedented
-    statements: dict = field(default_factory=dict)  # KEYS -> EngineStatement
+    statements: dict = field(default_factory=dict)  # an event's code_key() -> EngineStatement
     state: str = ".grad"  # what the engine keeps per value during the pass (autograd: outgrads)
     # its operations by the op as nodes name it: ``forward(op, n)``, ``derivatives(op, n)``, ``known``
     ops: object = field(default=None, compare=False, repr=False)
 
     def statement_text(self, key):
-        """The text of the statement under ``key`` (``KEYS``), or None."""
+        """The text of the statement under ``key`` (an event's ``code_key()``), or None."""
         found = self.statements.get(key)
         return None if found is None else found.text
 

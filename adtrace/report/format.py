@@ -6,9 +6,9 @@ Scalars get 6 significant digits (``1.86093``, and ``3`` for 3.0); arrays of at 
 
 Text from the user's program (names, labels, values, messages) can hold anything. Each place it
 goes has its escape: ``text`` for a heading or paragraph, ``cell`` for a table cell, ``code`` for
-inline code, ``comment`` inside an HTML comment (``mermaid.escape`` for a flowchart label). All of
-them show control characters (ANSI escapes, NUL), bidirectional overrides and line separators
-visibly (``visible``), and none lets raw HTML, a link or a line break through.
+inline code (``mermaid.escape`` for a flowchart label). All of them show control characters (ANSI
+escapes, NUL), bidirectional overrides and line separators visibly (``visible``), and none lets raw
+HTML, a link or a line break through.
 """
 
 import re
@@ -158,8 +158,3 @@ def code(value):
     padded = longest or (value.startswith(" ") and value.endswith(" ") and value.strip())
     return f"{fence} {value} {fence}" if padded else f"{fence}{value}{fence}"
 
-
-def comment(value):
-    """Text safe inside an HTML comment (``<!-- ... -->``): it can neither close nor nest one."""
-    value = visible(value).replace("<", "&lt;").replace(">", "&gt;")
-    return re.sub("-(?=-)", "- ", value)

@@ -14,7 +14,7 @@ from html import escape as escape_html
 from adtrace import record
 from adtrace.compare.traced_call import trace_call
 from adtrace.report import render, render_recording
-from adtrace.report.format import cell, code, comment, text, visible
+from adtrace.report.format import cell, code, text, visible
 from adtrace.report.mermaid import escape
 from cli_run import adtrace
 
@@ -101,7 +101,6 @@ def test_each_escape_for_its_place():
     assert cell("open ` only <i>") == "open \\` only \\<i>"
     assert code("a`b") == "`` a`b ``" and code("a``b`") == "``` a``b` ```" and code("plain") == "`plain`"
     assert code("x\ny") == "`x\\ny`"
-    assert comment("a --> b <!-- c ---") == "a - -&gt; b &lt;!- - c - - -"
     assert escape('x"]\n\x1b') == "x#quot;#93;<br/>\\x1b"
 
 
