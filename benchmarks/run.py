@@ -30,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import adtrace  # noqa: E402
 from adtrace.compare.traced_call import trace_call  # noqa: E402
 from adtrace.report import render  # noqa: E402
+from adtrace.report.files import write_file  # noqa: E402
 from adtrace.report.export import events_json  # noqa: E402
 from adtrace.report.tables import table  # noqa: E402
 from adtrace.recording.autograd import capture as autograd_capture  # noqa: E402
@@ -334,7 +335,7 @@ def main(argv=None):
                      "(their range in brackets), and the number of test ids whose outcome differed.", "",
                      table(["plain", "--adtrace", "ratio", "outcomes differing"], upstream_suite(pairs)), ""]
     text = "\n".join(sections)
-    (REPO / "reports" / "benchmarks.md").write_text(text)
+    write_file(REPO / "reports" / "benchmarks.md", text)
     print(text)
 
 

@@ -18,6 +18,7 @@ import zlib
 from pathlib import Path, PurePosixPath
 
 from . import package_index
+from .output import write_file
 
 
 class UpstreamError(RuntimeError):
@@ -94,7 +95,7 @@ def _download(version, archive, indexes):
                             f"{expected}: not kept (cache {archive.parent})")
     os.chmod(partial.name, 0o644)
     os.replace(partial.name, archive)
-    _sha256_file(archive).write_text(f"{expected}  {archive.name}\n")
+    write_file(_sha256_file(archive), f"{expected}  {archive.name}\n")
 
 
 def _sha256_file(archive):

@@ -14,7 +14,7 @@ from ..report.files import write_file
 from .data import page_data
 from .page import render_page
 
-__all__ = ["page_data", "render_page", "recording_page", "call_page", "write_page", "inline_frame"]
+__all__ = ["page_data", "render_page", "recording_page", "call_page", "inline_frame"]
 
 
 def recording_page(recording, title=None):
@@ -27,12 +27,6 @@ def call_page(call, title=None):
     return render_page(page_data(call=call, title=title))
 
 
-def write_page(path, text):
-    """Write the page to ``path`` as every adtrace writer does (``report.files.write_file``)."""
-    write_file(path, text)
-    return path
-
-
 def inline_frame(page, height=640):
     """The page in an ``<iframe srcdoc>`` (Jupyter's ``_repr_html_``): scripts run in the frame
     only, and the notebook's own keys and styles are left alone."""
@@ -43,7 +37,7 @@ def inline_frame(page, height=640):
 def _to_html(recording, path=None, title=None):
     page = recording_page(recording, title=title)
     if path is not None:
-        write_page(path, page)
+        write_file(path, page)
     return page
 
 
