@@ -26,7 +26,7 @@ def render_recording(recording, options=None, title="adtrace recording"):
     if recording.failure:
         header += f"\n\n**The recorder stopped early:** {text(clip(recording.failure, LINE_WIDTH // 2))}."
     nesting = Nesting(recording)
-    return _join([header, *_recorded_sections(recording, nesting, options, None),
+    return _join([header, *_recorded_sections(recording, nesting, options, None), forward_section(recording, options),
                   nested_section(recording, nesting, options), left_out_section(recording, nesting, options)])
 
 
@@ -41,8 +41,8 @@ def render(call, options=None, title=None, intro=None):
     recording = call.recording if call.recording is not None else call.forward_recording
     nesting = Nesting(recording)
     if call.recording is not None:
-        sections += _recorded_sections(call.recording, nesting, options, _reference_counts(call.reference))
-        sections.insert(-1, side_by_side_section(call, options))
+        sections += [*_recorded_sections(call.recording, nesting, options, _reference_counts(call.reference)),
+                     side_by_side_section(call, options), forward_section(call.recording, options)]
     else:
         sections += [work_section(recording, nesting, "fwd"), graph_section(recording, nesting, options, "fwd")]
     if call.forward_recording is not None:
@@ -55,10 +55,11 @@ def render(call, options=None, title=None, intro=None):
 
 
 def _recorded_sections(recording, nesting, options, reference_counts):
+    """The sections read from a recording's backward passes, in order (both kinds of report)."""
     return [work_section(recording, nesting), graph_section(recording, nesting, options),
             levels_section(recording, nesting), call_sequence_section(recording, nesting, options),
             snapshot_section(recording, nesting, options),
-            lecture_mapping_section(recording, nesting, reference_counts), forward_section(recording, options)]
+            lecture_mapping_section(recording, nesting, reference_counts)]
 
 
 def _reference_counts(run):

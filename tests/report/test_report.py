@@ -6,7 +6,7 @@ import re
 import autograd.numpy as anp
 import numpy as np
 from autograd import elementwise_grad as egrad
-from autograd import grad
+from autograd import grad, make_jvp
 from autograd.extend import defvjp, primitive
 
 import adtrace
@@ -215,6 +215,16 @@ def test_the_report_opens_with_the_result_the_checks_and_where_the_work_went():
     headings = [line for line in text.splitlines() if line.startswith("## ")]
     assert headings[:3] == ["## Summary", "## Where the work went", "## Graph"]
     assert text.index("### Checks") < text.index("## Where the work went") < text.index("```mermaid")
+
+
+def test_side_by_side_follows_the_backward_sections_and_precedes_forward_mode():
+    """The reader meets the lecture's side by side right after the backward pass's own sections, and
+    forward mode after it, whether a forward run made it or a jvp inside the function."""
+    inner_jvp = trace_call(lambda x: make_jvp(lambda y: y * y)(x)(1.0)[1] * x, (3.0,))
+    for call in (trace_call(lambda x: x * x + anp.sin(x), (3.0,), mode="both"), inner_jvp):
+        headings = [line for line in render(call).splitlines() if line.startswith("## ")]
+        side_by_side = next(k for k, line in enumerate(headings) if line.startswith("## Side by side"))
+        assert headings[side_by_side - 1:side_by_side + 2:2] == ["## Lecture mapping", "## Forward mode"]
 
 
 def test_recording_renders_itself_in_jupyter():
