@@ -11,8 +11,7 @@ import adtrace
 from adtrace.recording import registry
 from adtrace.recording.autograd import hooks
 from adtrace.recording.interrupts import deferred, restore
-
-ORIGINALS = {p.name: vars(p.owner)[p.attribute] for p in hooks.HOOK_POINTS}
+from restored import ORIGINALS, patched_points
 
 
 @pytest.fixture(autouse=True)
@@ -87,7 +86,7 @@ def test_a_sigint_while_installing_comes_after_it_and_leaves_autograd_as_it_was(
             pytest.fail("the block ran")
     assert len(wrapped) == len(ORIGINALS)  # the install went to its end before the interrupt
     monkeypatch.undo()
-    assert all(vars(p.owner)[p.attribute] is ORIGINALS[p.name] for p in hooks.HOOK_POINTS)
+    assert patched_points() == []
     assert registry.active_recordings() == 0 and core.add_outgrads is ORIGINALS["autograd.core.add_outgrads"]
 
 

@@ -16,14 +16,7 @@ import adtrace
 from adtrace.recording import registry
 from adtrace.recording.autograd import hooks
 from children import fork_while, wait_for
-
-ORIGINALS = {p.name: vars(p.owner)[p.attribute] for p in hooks.HOOK_POINTS}
-
-
-def assert_restored():
-    for point in hooks.HOOK_POINTS:
-        assert vars(point.owner)[point.attribute] is ORIGINALS[point.name], point.name
-    assert registry.active_recordings() == 0
+from restored import ORIGINALS, assert_restored, patched_points
 
 
 def square_events():
@@ -170,7 +163,7 @@ def test_fork_while_another_thread_records():
             grad(lambda x: x * x)(3.0)
 
     def in_child():
-        unpatched = all(vars(p.owner)[p.attribute] is ORIGINALS[p.name] for p in hooks.HOOK_POINTS)
+        unpatched = patched_points() == []
         square_events()
         return unpatched and registry.active_recordings() == 0
 

@@ -14,16 +14,7 @@ from autograd.extend import defvjp, primitive
 
 import adtrace
 from adtrace.recording.autograd import hooks
-from adtrace.recording import registry, session
-
-ORIGINALS = {p.name: vars(p.owner)[p.attribute] for p in hooks.HOOK_POINTS}
-
-
-def assert_restored():
-    for point in hooks.HOOK_POINTS:
-        assert vars(point.owner)[point.attribute] is ORIGINALS[point.name], point.name
-    assert session.active_recordings() == 0
-    assert registry._STACK.get() == ()
+from restored import ORIGINALS, assert_restored, patched_points
 
 
 def test_patched_inside_restored_after():
@@ -173,8 +164,7 @@ def test_leaving_on_another_thread_is_an_error_and_closes_it():
     t.start()
     t.join()
     assert errors and "thread that entered it" in errors[0]
-    for point in hooks.HOOK_POINTS:  # nothing left patched
-        assert vars(point.owner)[point.attribute] is ORIGINALS[point.name], point.name
+    assert patched_points() == []  # nothing left patched
     grad(lambda x: x * x)(3.0)
     assert recording.events == []
     rec.__exit__(None, None, None)  # the entering thread leaves too: harmless

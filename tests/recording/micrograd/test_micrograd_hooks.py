@@ -17,6 +17,7 @@ from micrograd.engine import Value as MicroValue
 import adtrace
 from adtrace.recording import registry
 from adtrace.recording.micrograd import MISSING, HookError, attach, hooked_classes
+from restored import assert_restored
 from value_classes import ArrayValue, BuggyValue, EventLog, MiniValue, SlotValue, Value
 
 CLASSES = [MicroValue, Value, BuggyValue, MiniValue, SlotValue, ArrayValue]
@@ -42,13 +43,6 @@ def graph(root):
             seen[id(v)] = v
             stack.extend(v._prev)
     return list(seen.values())
-
-
-def assert_restored(cls, before):
-    after = dict(vars(cls))
-    assert list(after) == list(before)
-    assert all(after[name] is before[name] for name in before), [n for n in before if after[n] is not before[n]]
-    assert hooked_classes() == ()
 
 
 # ---- what is recorded

@@ -18,6 +18,7 @@ from adtrace.recording import registry
 from adtrace.recording.micrograd import HookError, ShapeError, attach, hooked_classes
 from adtrace.recording.micrograd.recorder import Recorder
 from children import fork_while
+from restored import assert_restored
 from value_classes import ArrayValue, BuggyValue, EventLog, MiniValue, SlotValue, Value
 
 from test_micrograd_hooks import CASES, exact, graph
@@ -32,12 +33,6 @@ def recorded(cls, f, *args, **options):
 
 def kinds(rec):
     return [e.kind for e in rec.events]
-
-
-def assert_restored(cls, before):
-    after = dict(vars(cls))
-    assert list(after) == list(before) and all(after[name] is before[name] for name in before)
-    assert hooked_classes() == () and registry.active_recordings() == 0
 
 
 # ---- what is recorded
