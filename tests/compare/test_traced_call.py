@@ -5,12 +5,11 @@ import gc
 import autograd.numpy as anp
 import numpy as np
 import pytest
-from autograd import grad
-from autograd.extend import defvjp, primitive
 from autograd.misc.fixed_points import fixed_point
 
 from adtrace.recording.callsite import source_location
 from adtrace.compare.traced_call import trace_call
+from primitives import cube
 
 
 def f(x, y):
@@ -82,14 +81,6 @@ def test_only_autograds_warnings_go_into_the_report():
 
 
 # -------------------- backward passes inside a backward pass --------------------
-
-
-@primitive
-def cube(x):
-    return x**3
-
-
-defvjp(cube, lambda ans, x: lambda g: g * grad(lambda y: y**3)(x))  # runs a pass of its own
 
 
 def newton_sqrt(a):

@@ -5,11 +5,11 @@ import autograd.numpy as anp
 import numpy as np
 import pytest
 from autograd.core import SparseObject, vspace
-from autograd.extend import defvjp as autograd_defvjp
 from autograd.extend import primitive
 
 import adtrace.reference as ref
 from adtrace.reference import rules
+from primitives import cube
 
 REQUIRED_OWN = [
     anp.add, anp.subtract, anp.multiply, anp.divide, anp.true_divide, anp.negative, anp.power,
@@ -44,14 +44,6 @@ def test_engine_uses_its_own_rule_not_autograds(monkeypatch):
     monkeypatch.setitem(ref.primitive_vjps, anp.sin, {0: lambda ans, x: lambda g: g * 100.0})
     assert ref.grad(anp.sin)(0.3) == 100.0
     assert autograd.grad(anp.sin)(0.3) == np.cos(0.3)
-
-
-@primitive
-def cube(x):
-    return x**3
-
-
-autograd_defvjp(cube, lambda ans, x: lambda g: 3.0 * g * x**2)
 
 
 def test_primitive_without_own_rule_borrows_autograds():
