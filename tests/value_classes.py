@@ -197,6 +197,18 @@ class MiniValue:
             v._backward()
 
 
+class CubeValue(MiniValue):
+    """``MiniValue`` with ``cube``, an op adtrace knows no rule for."""
+
+    def cube(self):
+        out = type(self)(self.data ** 3, (self,), "cube")
+
+        def _backward():
+            self.grad += 3 * self.data ** 2 * out.grad
+        out._backward = _backward
+        return out
+
+
 class SlotValue:
     __slots__ = ("data", "grad", "_backward", "_prev", "_op")
 

@@ -10,7 +10,7 @@ from adtrace.checker.micrograd import check_engine, check_engine_call
 from adtrace.compare.grad_align import engine_running_grads
 from adtrace.compare.micrograd_call import trace_engine_call
 from adtrace.report import render
-from value_classes import BuggyValue, MiniValue, Value
+from value_classes import BuggyValue, CubeValue, MiniValue, Value
 from view_cases import snapshot_rows
 
 
@@ -121,16 +121,7 @@ def test_a_kink_and_an_unknown_op_are_skipped_with_the_reason():
     relu = next(r for r in report.rows if r.primitive == "ReLU")
     assert relu.status == "skipped" and "kink" in relu.reason and report.passed
 
-    class Cube(MiniValue):
-        def cube(self):
-            out = Cube(self.data ** 3, (self,), "cube")
-
-            def _backward():
-                self.grad += 3 * self.data ** 2 * out.grad
-            out._backward = _backward
-            return out
-
-    report = check_engine(lambda a: a.cube(), 2.0, cls=Cube)
+    report = check_engine(lambda a: a.cube(), 2.0, cls=CubeValue)
     assert [(r.status, r.reason.split(" (")[0]) for r in report.rows] == [
         ("skipped", "op 'cube' is not one adtrace knows")]
 

@@ -8,7 +8,7 @@ from micrograd.engine import Value as MicroValue
 import adtrace
 from adtrace.reference.recorded import run_recorded
 from adtrace.reference.rules import BORROWED, OWN, ROOT
-from value_classes import BuggyValue, MiniValue, Value
+from value_classes import BuggyValue, CubeValue, Value
 
 
 def run(cls, f, *args, capture="auto"):
@@ -54,16 +54,7 @@ def test_every_visited_value_sums_to_the_engines_grad(cls, f, args):
 
 
 def test_an_op_without_a_rule_borrows_the_engines_contributions():
-    class Cube(MiniValue):
-        def cube(self):
-            out = Cube(self.data ** 3, (self,), "cube")
-
-            def _backward():
-                self.grad += 3 * self.data ** 2 * out.grad
-            out._backward = _backward
-            return out
-
-    rec, lecture, (x,) = run(Cube, lambda x: x.cube() * x, 2.0)
+    rec, lecture, (x,) = run(CubeValue, lambda x: x.cube() * x, 2.0)
     steps = {s.label: s for s in lecture.steps}
     assert steps["v1_cube"].rule == BORROWED and steps["v1_cube"].contributions[0].value == 24.0
     assert steps["v0_leaf"].v_i_bar == x.grad == 32.0
