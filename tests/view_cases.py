@@ -13,10 +13,6 @@ HOSTILE = "<img src=x onerror=alert(1)>"
 SCRIPT_END = "</script><script>alert(2)</script>"
 
 
-def square(x):
-    return x * x
-
-
 def fan_out(x):
     s = anp.sin(x)
     return s * (anp.exp(x) * anp.cos(s)) + anp.tanh(s)

@@ -20,6 +20,7 @@ import adtrace
 from adtrace.recording import registry
 from adtrace.recording.autograd import hooks
 from restored import assert_restored
+from seed import is_exact_square, record_square
 
 
 
@@ -60,14 +61,6 @@ def run_interrupted(capture, at):
     return interrupt, False
 
 
-def exact_square_recording():
-    with adtrace.record() as rec:
-        grad(lambda x: x * x)(3.0)
-    adds = rec.of_kind("add_outgrads")
-    return rec.failure is None and len(rec.events) == 11 and \
-        [(float(a.result[0]), a.result[1]) for a in adds] == [(3.0, False), (6.0, True)]
-
-
 @pytest.mark.parametrize("capture", ["auto", "full", "structure"])
 def test_an_interrupt_at_every_function_entry_leaves_autograd_as_it_was(capture):
     run_interrupted(capture, at=0)  # first calls fill caches (primitive names, vector spaces)
@@ -80,7 +73,7 @@ def test_an_interrupt_at_every_function_entry_leaves_autograd_as_it_was(capture)
         assert interrupt.where is not None, f"entry {at} of {total} never came"
         assert interrupted or interrupt.where.endswith(SWALLOWED_BY_AUTOGRAD), (at, interrupt.where)
         assert_restored(at=at)
-        assert exact_square_recording(), f"the recording after an interrupt at entry {at} was not exact"
+        assert is_exact_square(record_square()), f"the recording after an interrupt at entry {at} was not exact"
 
 
 # -------------------- an interrupt at every line of record()'s own code --------------------
@@ -183,7 +176,7 @@ def autograd_engine():
         grad(f)(X)
 
     def recorded_exactly():
-        return exact_square_recording()
+        return is_exact_square(record_square())
 
     return "autograd", owners, body, recorded_exactly
 

@@ -17,15 +17,7 @@ from adtrace.recording import registry
 from adtrace.recording.autograd import hooks
 from children import fork_while, wait_for
 from restored import ORIGINALS, assert_restored, patched_points
-
-
-def square_events():
-    """The exact events of grad(x*x)(3) in a fresh recording."""
-    with adtrace.record() as rec:
-        assert grad(lambda x: x * x)(3.0) == 6.0
-    adds = rec.of_kind("add_outgrads")
-    assert len(rec.events) == 11 and [(float(a.result[0]), a.result[1]) for a in adds] == [(3, False), (6, True)]
-    return rec
+from seed import is_exact_square, record_square
 
 
 # -------------------- logical contexts --------------------
@@ -147,7 +139,7 @@ def test_a_thread_that_ends_inside_record_is_recovered_once():
             time.sleep(0.01)
     assert entered and len([w for w in caught if "thread ended" in str(w.message)]) == 1
     assert_restored()
-    square_events()
+    assert is_exact_square(record_square())
 
 
 # -------------------- fork --------------------
@@ -164,7 +156,7 @@ def test_fork_while_another_thread_records():
 
     def in_child():
         unpatched = patched_points() == []
-        square_events()
+        assert is_exact_square(record_square())
         return unpatched and registry.active_recordings() == 0
 
     statuses = fork_while(keep_recording, in_child)
@@ -228,7 +220,7 @@ def test_a_stale_wrapper_put_back_is_never_wrapped_and_never_records():
     core.add_outgrads = stale  # ... and their undo puts ours back
     try:
         assert grad(lambda x: x * x)(3.0) == 6.0 and registry.active_recordings() == 0  # a pass-through
-        square_events()  # two add_outgrads events, not four
+        assert is_exact_square(record_square())  # two add_outgrads events, not four
         assert core.add_outgrads is ORIGINALS["autograd.core.add_outgrads"]  # the original, not the stale one
         core.add_outgrads = lambda prev, g: stale(prev, g)  # a foreign wrapper around a stale one stays...
         with adtrace.record() as rec:
@@ -299,7 +291,7 @@ def test_installing_is_all_or_nothing(monkeypatch):
             pass
     monkeypatch.undo()
     assert_restored()
-    square_events()
+    assert is_exact_square(record_square())
 
 
 def test_an_engine_whose_undo_fails_is_installed_again_by_the_next_recording(monkeypatch):

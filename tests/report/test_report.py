@@ -15,10 +15,7 @@ from adtrace.report.export import events_json
 from adtrace.report.format import cell, fmt
 from adtrace.report.mermaid import escape
 from adtrace.compare.traced_call import trace_call
-
-
-def square(x):
-    return x * x
+from seed import square
 
 
 def section(text, title):

@@ -23,10 +23,11 @@ from adtrace.view import inline_frame, page_data, render_page
 from adtrace.view.data import NO_REFERENCE, UNRECORDED_VALUE, group_key
 from adtrace.view.page import embed
 import view_cases
+from seed import SNAPSHOT_ROWS, square
 from value_classes import BuggyValue
 from view_cases import (HOSTILE, SCRIPT_END, dict_text, fan_out, first_derivative, forward_tangents,
                         hostile_primitive, jacobian_recording, nested_recording, replay, snapshot_rows,
-                        square, sum_and_sine)
+                        sum_and_sine)
 
 
 def passes(data):
@@ -66,7 +67,7 @@ def test_a_skipped_check_reads_skipped_on_the_page_as_in_the_report():
 def test_the_seed_function_has_the_reports_eleven_rows():
     call = trace_call(square, (3.0,))
     data = page_data(call=call)
-    assert len(data["passes"]) == 1 and len(data["passes"][0]["steps"]["statement"]) == 11
+    assert len(data["passes"]) == 1 and len(data["passes"][0]["steps"]["statement"]) == SNAPSHOT_ROWS
     assert_same_rows(data, render(call))
     steps, texts = data["passes"][0]["steps"], statements(data, data["passes"][0])
     no_parents = [k for k, text in enumerate(texts) if text == NO_PARENTS]

@@ -14,9 +14,10 @@ from adtrace.report import render, render_recording
 from adtrace.compare.traced_call import trace_call
 from adtrace.view import call_page, page_data
 from browser import Page, chromium_for_tests, stop_chromium
+from seed import SNAPSHOT_ROWS, square
 from view_cases import (HOSTILE, autograd_node_made_before, buggy_twice, dict_text, fan_out, first_derivative,
                         forward_tangents, hostile_primitive, jacobian_recording, micrograd_leaves_made_before,
-                        nested_recording, snapshot_rows, square, sum_and_sine)
+                        nested_recording, snapshot_rows, sum_and_sine)
 
 REPO = Path(__file__).resolve().parents[2]
 LOOP_ITERATIONS = 1333  # 1 + 3 * 1333 = 4,000 nodes
@@ -57,14 +58,15 @@ def test_the_seed_function_steps_through_the_reports_eleven_rows(open_page):
     call = trace_call(square, (3.0,))
     rows = snapshot_rows(render(call))[1]
     page = open_page(call_page(call))
-    assert len(rows) == 11
+    n = len(rows)
+    assert n == SNAPSHOT_ROWS
     for k, row in enumerate(rows, 1):
-        assert page.counter() == f"step {k} of 11"
+        assert page.counter() == f"step {k} of {n}"
         assert_row(page, row)
         page.click("next")
-    assert page.counter() == "step 11 of 11"  # next stops at the last step
-    for k in range(11, 0, -1):
-        assert page.counter() == f"step {k} of 11"
+    assert page.counter() == f"step {n} of {n}"  # next stops at the last step
+    for k in range(n, 0, -1):
+        assert page.counter() == f"step {k} of {n}"
         assert_row(page, rows[k - 1])
         page.click("prev")
     assert page.entries("node-to-grad") == [["v1_multiply", "[1]"]]
