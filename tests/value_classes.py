@@ -197,6 +197,18 @@ class MiniValue:
             v._backward()
 
 
+class ZeroingValue(MiniValue):
+    """``MiniValue`` whose ``backward()`` zeroes every gradient before it seeds (a write by no ``_backward``)."""
+
+    def backward(self):
+        topo = self.topological_order()
+        for v in topo:
+            v.grad = 0.0
+        self.grad = 1.0
+        for v in reversed(topo):
+            v._backward()
+
+
 class CubeValue(MiniValue):
     """``MiniValue`` with ``cube``, an op adtrace knows no rule for."""
 

@@ -23,6 +23,7 @@ from adtrace.view import inline_frame, page_data, render_page
 from adtrace.view.data import NO_REFERENCE, UNRECORDED_VALUE, group_key
 from adtrace.view.page import embed
 import view_cases
+from primitives import recorded_from_inside_a_vjp
 from seed import SNAPSHOT_ROWS, square
 from value_classes import BuggyValue
 from view_cases import (HOSTILE, SCRIPT_END, dict_text, fan_out, first_derivative, forward_tangents,
@@ -211,26 +212,7 @@ def test_the_page_says_no_pass_ran_only_when_none_did():
 def test_the_page_says_which_add_outgrads_it_shows_in_no_pass():
     """A recording entered inside a backward pass: its add_outgrads events belong to no pass the
     page shows (their query is None), and the page says so; a whole pass's adds are all steps."""
-    from autograd.extend import defvjp, primitive
-    holder = {}
-
-    @primitive
-    def tap(x):
-        return x
-
-    def rule(ans, x):
-        def vjp(g):
-            holder["record"] = adtrace.record()
-            holder["rec"] = holder["record"].__enter__()
-            return g
-        return vjp
-
-    defvjp(tap, rule)
-    try:
-        grad(lambda x: anp.sin(tap(x) * x) * x)(2.0)
-    finally:
-        holder["record"].__exit__(None, None, None)
-    rec = holder["rec"]
+    rec, _ = recorded_from_inside_a_vjp(lambda x, tap: anp.sin(tap(x) * x) * x)
     outside = [e for e in rec.of_kind("add_outgrads") if e.query is None]
     assert outside and not rec.queries
     notes = [n for n in page_data(rec)["notes"] if "add_outgrads" in n]

@@ -12,6 +12,7 @@ import adtrace
 from adtrace.recording.fanout import guarded
 from adtrace.recording.values import ArraySummary, Boxed, Sparse, plain, kept_arrays
 import seed
+from primitives import recorded_from_inside_a_vjp
 
 
 def record_grad(f, x, **options):
@@ -342,26 +343,9 @@ def test_nodes_created_before_recording_are_named_unrecorded():
 
 
 def test_recording_entered_inside_a_backward_pass_tags_it_reverse():
-    holder = {}
-
-    @primitive
-    def tap(x):
-        return x
-
-    def rule(ans, x):
-        def vjp(g):
-            holder["record"] = adtrace.record()
-            holder["rec"] = holder["record"].__enter__()
-            return g
-        return vjp
-
-    defvjp(tap, rule)
-    try:
-        g = grad(lambda x: anp.sin(tap(x) * x) * x)(2.0)
-    finally:
-        holder["record"].__exit__(None, None, None)
+    rec, g = recorded_from_inside_a_vjp(lambda x, tap: anp.sin(tap(x) * x) * x)
     assert g == grad(lambda x: anp.sin(x * x) * x)(2.0)
-    adds = holder["rec"].of_kind("add_outgrads")
+    adds = rec.of_kind("add_outgrads")
     assert adds and all(e.mode == "rev" and e.query is None for e in adds)
 
 

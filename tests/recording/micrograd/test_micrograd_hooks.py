@@ -18,7 +18,7 @@ import adtrace
 from adtrace.recording import registry
 from adtrace.recording.micrograd import MISSING, HookError, attach, hooked_classes
 from restored import assert_restored
-from value_classes import ArrayValue, BuggyValue, EventLog, MiniValue, SlotValue, Value
+from value_classes import ArrayValue, BuggyValue, EventLog, MiniValue, SlotValue, Value, ZeroingValue
 
 CLASSES = [MicroValue, Value, BuggyValue, MiniValue, SlotValue, ArrayValue]
 
@@ -164,19 +164,10 @@ def test_values_made_before_the_hooks():
 
 
 def test_a_zeroing_backward_writes_without_a_writer():
-    class Zeroing(MiniValue):
-        def backward(self):
-            topo = self.topological_order()
-            for v in topo:
-                v.grad = 0.0
-            self.grad = 1.0
-            for v in reversed(topo):
-                v._backward()
-
     log = EventLog()
-    with attach(Zeroing, log):
-        x = Zeroing(2.0)
-        y = x * Zeroing(3.0)
+    with attach(ZeroingValue, log):
+        x = ZeroingValue(2.0)
+        y = x * ZeroingValue(3.0)
         x.grad = 7.0  # outside backward(): not recorded
         y.backward()
     unattributed = [w for w in log.of("grad_written") if w[0] is None]

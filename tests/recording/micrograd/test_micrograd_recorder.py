@@ -19,7 +19,7 @@ from adtrace.recording.micrograd import HookError, ShapeError, attach, hooked_cl
 from adtrace.recording.micrograd.recorder import Recorder
 from children import fork_while
 from restored import assert_restored
-from value_classes import ArrayValue, BuggyValue, EventLog, MiniValue, SlotValue, Value
+from value_classes import ArrayValue, BuggyValue, EventLog, MiniValue, SlotValue, Value, ZeroingValue
 
 from test_micrograd_hooks import CASES, exact, graph
 
@@ -104,18 +104,9 @@ def test_sites_name_the_users_line_not_the_engines_method():
 
 
 def test_a_zeroing_backward_records_its_writes_around_the_seed():
-    class Zeroing(MiniValue):
-        def backward(self):
-            topo = self.topological_order()
-            for v in topo:
-                v.grad = 0.0
-            self.grad = 1.0
-            for v in reversed(topo):
-                v._backward()
-
-    with adtrace.record(engine=Zeroing) as rec:
-        x = Zeroing(2.0)
-        y = x * Zeroing(3.0)
+    with adtrace.record(engine=ZeroingValue) as rec:
+        x = ZeroingValue(2.0)
+        y = x * ZeroingValue(3.0)
         x.grad = 7.0
         y.backward()
     events = rec.query_events(1)
