@@ -37,3 +37,19 @@ def recorded_from_inside_a_vjp(f):
     finally:
         holder["record"].__exit__(None, None, None)
     return holder["rec"], gradient
+
+
+def fails_in_its_vjp(error):
+    """The identity as a primitive, ``fails``, whose VJP raises ``error``: a backward pass stopped midway."""
+
+    @primitive
+    def fails(x):
+        return x
+
+    def rule(ans, x):
+        def vjp(g):
+            raise error
+        return vjp
+
+    defvjp(fails, rule)
+    return fails

@@ -14,6 +14,7 @@ from autograd.extend import defvjp, primitive
 
 import adtrace
 from adtrace.recording.autograd import hooks
+from primitives import fails_in_its_vjp
 from restored import ORIGINALS, assert_restored, patched_points
 
 
@@ -36,16 +37,7 @@ def test_restored_when_the_body_raises(error):
 
 
 def test_restored_after_an_abandoned_backward_pass():
-    @primitive
-    def interrupt(x):
-        return x
-
-    def rule(ans, x):
-        def vjp(g):
-            raise KeyboardInterrupt
-        return vjp
-
-    defvjp(interrupt, rule)
+    interrupt = fails_in_its_vjp(KeyboardInterrupt)
     with pytest.raises(KeyboardInterrupt):
         with adtrace.record() as rec:
             grad(lambda x: interrupt(x * x) * x)(2.0)

@@ -12,7 +12,7 @@ import adtrace
 from adtrace.recording.fanout import guarded
 from adtrace.recording.values import ArraySummary, Boxed, Sparse, plain, kept_arrays
 import seed
-from primitives import recorded_from_inside_a_vjp
+from primitives import fails_in_its_vjp, recorded_from_inside_a_vjp
 
 
 def record_grad(f, x, **options):
@@ -210,16 +210,7 @@ def test_missing_vjp_rule_propagates_and_events_stay_usable():
 
 
 def test_error_in_a_local_vjp_ends_the_query():
-    @primitive
-    def breaks_backward(x):
-        return x
-
-    def bad_rule(ans, x):
-        def vjp(g):
-            raise FloatingPointError("rule failed")
-        return vjp
-
-    defvjp(breaks_backward, bad_rule)
+    breaks_backward = fails_in_its_vjp(FloatingPointError("rule failed"))
     with adtrace.record() as rec:
         with pytest.raises(FloatingPointError):
             grad(lambda x: breaks_backward(x * 2.0))(1.0)
