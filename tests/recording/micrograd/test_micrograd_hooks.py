@@ -35,6 +35,19 @@ def exact(value):
     return (type(value).__name__, repr(value))
 
 
+def run_unhooked(build):
+    """The graph ``build()`` makes, its ``backward()`` run unhooked, its gradients then put back:
+    ``(root, its nodes, each node's exact (data, grad) after that run)``."""
+    root = build()
+    nodes = graph(root)
+    initial = [copy.copy(v.grad) for v in nodes]
+    root.backward()
+    results = [(exact(v.data), exact(v.grad)) for v in nodes]
+    for v, grad in zip(nodes, initial):
+        v.grad = grad
+    return root, nodes, results
+
+
 def graph(root):
     """Every value reachable from root (through _prev), each once."""
     seen, stack = {}, [root]
@@ -260,13 +273,7 @@ def test_results_bit_identical_with_and_without_hooks(name):
     """One graph, backward() without and with hooks: micrograd's visit order follows the iteration
     order of the _prev sets (by id), so two graphs may sum in different orders; one graph does not."""
     cls, build = CASES[name]
-    root = build()
-    nodes = graph(root)
-    initial = [copy.copy(v.grad) for v in nodes]
-    root.backward()
-    plain = [(exact(v.data), exact(v.grad)) for v in nodes]
-    for v, grad in zip(nodes, initial):
-        v.grad = grad
+    root, nodes, plain = run_unhooked(build)
     with attach(cls, EventLog()) as attachment:
         root.backward()
         rebuilt = build()

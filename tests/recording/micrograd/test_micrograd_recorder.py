@@ -3,7 +3,6 @@ engine's real run; results bit-identical; the class restored exactly; the sessio
 
 import asyncio
 import contextlib
-import copy
 import os
 import sys
 import threading
@@ -22,7 +21,7 @@ from children import fork_while
 from restored import assert_restored
 from value_classes import ArrayValue, BuggyValue, EventLog, MiniValue, SlotValue, Value, ZeroingValue
 
-from test_micrograd_hooks import CASES, exact, graph
+from test_micrograd_hooks import CASES, exact, run_unhooked
 
 
 def recorded(cls, f, *args, **options):
@@ -157,13 +156,7 @@ def test_capture_levels(capture, kept):
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_results_bit_identical_with_and_without_recording(name):
     cls, build = CASES[name]
-    root = build()
-    nodes = graph(root)
-    initial = [copy.copy(v.grad) for v in nodes]
-    root.backward()
-    plain = [(exact(v.data), exact(v.grad)) for v in nodes]
-    for v, grad_ in zip(nodes, initial):
-        v.grad = grad_
+    root, nodes, plain = run_unhooked(build)
     with adtrace.record(engine=cls) as rec:
         root.backward()
     assert rec.failure is None and len(rec.of_kind("toposort")) == len(nodes)
