@@ -38,11 +38,17 @@ def test_class_attributes_restored_exactly():
     assert "inherited" not in vars(Target) and Target.inherited == "base"
 
 
-def test_lifo_and_double_undo():
+def patched_module(ours):
+    """A module ``m`` whose ``f``, ``"original"``, a new patcher has set to ``ours``: ``(m, the patcher)``."""
     module = types.ModuleType("m")
     module.f = "original"
     p = Patcher()
-    p.setattr(module, "f", "first")
+    p.setattr(module, "f", ours)
+    return module, p
+
+
+def test_lifo_and_double_undo():
+    module, p = patched_module("first")
     p.setattr(module, "f", "second")
     assert len(p) == 2
     p.undo()
@@ -57,10 +63,7 @@ def test_missing_attribute_fails_loudly():
 
 
 def test_replaced_meanwhile_is_reported_and_left_as_it_is():
-    module = types.ModuleType("m")
-    module.f = "original"
-    p = Patcher()
-    p.setattr(module, "f", "ours")
+    module, p = patched_module("ours")
     module.f = "theirs"
     assert p.undo() == ["m.f"]
     assert module.f == "theirs"  # no longer ours: not ours to restore
@@ -68,10 +71,7 @@ def test_replaced_meanwhile_is_reported_and_left_as_it_is():
 
 def test_put_back_meanwhile_is_left_and_not_reported():
     """Someone undid our patch (their own undo): the original is in place; nothing to restore or report."""
-    module = types.ModuleType("m")
-    module.f = "original"
-    p = Patcher()
-    p.setattr(module, "f", "ours")
+    module, p = patched_module("ours")
     module.f = "original"
     assert p.undo() == [] and module.f == "original"
 
