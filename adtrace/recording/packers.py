@@ -84,42 +84,41 @@ def inline_writes(cls):
     for function in vars(cls).values():
         if not inspect.isfunction(function):
             continue
-        code = function.__code__
-        definition = _definitions(code.co_filename, function.__globals__).get((code.co_name, code.co_firstlineno))
-        if definition is None or not _writes(definition, function):
-            continue  # (no source, a wrapper made elsewhere, or nothing to inline)
-        tree = _Inliner(function).visit(copy.deepcopy(definition))
-        inlined = _compiled(cls, function, tree)
+        definition = _definition(function)
+        if definition is None:
+            continue  # (no source, or a wrapper made elsewhere)
+        inliner = _Inliner(function)
+        definition = inliner.visit(definition)
+        inlined = _compiled(cls, function, definition) if inliner.inlined else None
         if inlined is not None:
             function.__code__ = inlined
     return cls
 
 
-_PARSED = {}  # file name -> (its source, its functions): a file parsed once, however many methods it has
+_PARSED = {}  # file name -> (its source, its functions not compiled yet): a file parsed once for all its methods
 
 
-def _definitions(filename, module_globals):
-    """``(name, first line) -> FunctionDef`` for every function of ``filename`` (the first line as in
-    ``co_firstlineno``: its first decorator's, if any); empty without its source."""
+def _definition(function):
+    """The ``FunctionDef`` of ``function`` in its file (a tree of its own: the caller may change it), or
+    ``None`` without its source. Found by name and first line (as ``co_firstlineno``: its first decorator's)."""
+    code = function.__code__
+    key = (code.co_name, code.co_firstlineno)
     try:
-        source = "".join(linecache.getlines(filename, module_globals))
-        parsed = _PARSED.get(filename)
-        if parsed is None or parsed[0] != source:
-            found = {}
-            for node in ast.walk(ast.parse(source, filename)):
+        source = "".join(linecache.getlines(code.co_filename, function.__globals__))
+        parsed = _PARSED.get(code.co_filename)
+        if parsed is None or parsed[0] != source or key not in parsed[1]:  # (new, changed, or compiled already)
+            found, statements = {}, list(ast.parse(source, code.co_filename).body)
+            while statements:  # (statements only: a def is one)
+                node = statements.pop()
                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     found[node.name, min([node.lineno] + [d.lineno for d in node.decorator_list])] = node
+                for block in ("body", "orelse", "finalbody", "handlers", "cases"):
+                    statements += getattr(node, block, ())
             _PARSED.clear()  # (a class's methods are in one file: keep only the last file's)
-            parsed = _PARSED[filename] = (source, found)
+            parsed = _PARSED[code.co_filename] = (source, found)
     except (OSError, SyntaxError, ValueError):
-        return {}
-    return parsed[1]
-
-
-def _writes(definition, function):
-    """Whether ``definition`` calls ``write`` (this module's, by the name the function's module gives it)."""
-    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and function.__globals__.get(n.func.id) is write
-               for n in ast.walk(definition))
+        return None
+    return parsed[1].pop(key, None)  # (each taken once: no copy needed)
 
 
 def _compiled(cls, function, definition):
@@ -135,8 +134,7 @@ def _compiled(cls, function, definition):
         wrapper.type_params = []
     original = function.__code__
     try:
-        module = compile(ast.fix_missing_locations(ast.Module(body=[wrapper], type_ignores=[])),
-                         original.co_filename, "exec")
+        module = compile(ast.Module(body=[wrapper], type_ignores=[]), original.co_filename, "exec")
         body = next(c for c in module.co_consts if isinstance(c, type(module)))
         code = next(c for c in body.co_consts if isinstance(c, type(module)) and c.co_name == original.co_name)
         if code.co_freevars != original.co_freevars:  # (a closure over a function's names)
@@ -151,6 +149,7 @@ def _compiled(cls, function, definition):
 class _Inliner(ast.NodeTransformer):
     def __init__(self, function):
         self.function = function
+        self.inlined = 0  # writes replaced
 
     def _resolve(self, node):
         return self.function.__globals__.get(node.id) if isinstance(node, ast.Name) else None
@@ -186,6 +185,7 @@ class _Inliner(ast.NodeTransformer):
         for statement in statements:
             for part in ast.walk(statement):  # the template's own nodes stand at the call's place
                 ast.copy_location(part, node)
+        self.inlined += 1
         return [_Substitute(fields).visit(s) for s in statements]
 
 
