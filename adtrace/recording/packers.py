@@ -4,14 +4,18 @@ A recorder writes an event by name, ``write(values, AddOutgrads, mode="rev", lev
 never as a hand-ordered tuple: the packer puts the fields where the event log reads them
 (``eventlog``), and a field missing or misnamed raises ``TypeError``. A field is given as it is
 stored: a ``PAIR`` as two names (``previous``, ``previous_flag``), ``LABELS`` already joined by
-commas, a ``TAIL`` as a sequence (its count is written for it).
+commas, a ``TAIL`` as a sequence (its count is written for it, in the same ``extend``: an event is
+appended whole). A type's packer is made when it is first written, so a type declared after import
+(a test's throwaway kind) is written like the others.
 
 A call by keywords costs about 1,900 instructions per event (callgrind), a quarter of the
 recorder's own cost on a scalar chain. So the recorder's classes are compiled with their writes
 inlined (``inline_writes``): each ``write(...)`` statement becomes the packer's own statements over
 the call's argument expressions, the same ``values.extend((tag, ...))`` a recorder once wrote by
-hand. The check is made then, at import: the keywords must be the type's, in stored order (the
-order they are evaluated in, as in a call).
+hand. The check is made then, at import of a class so decorated (``write`` called elsewhere checks
+its keywords when it runs): the keywords must be the type's, in stored order (the order they are
+evaluated in, as in a call), a tail given as a name (it is read for its count, then its items) and
+the values appended to as a name or an attribute (``values``, ``self.values``: read with no call).
 """
 
 import ast
