@@ -135,11 +135,14 @@ def test_inlined_writes_evaluate_their_fields_once_in_order(tmp_path):
     ("mode=1, level=2, query=3, position=5, node=4", "in this order"),  # out of order
 ])
 def test_an_inlined_write_that_does_not_match_its_declaration_fails_at_import(tmp_path, keywords, complaint):
-    with pytest.raises(TypeError, match=complaint):
+    with pytest.raises(TypeError, match=complaint) as raised:
         load(tmp_path, f"""
             def go(self, values):
                 write(values, ToposortYielded, {keywords})
         """)
+    lines = (tmp_path / "writers.py").read_text().splitlines()
+    where = f"{tmp_path / 'writers.py'}:{next(n for n, line in enumerate(lines, 1) if 'write(values' in line)}"
+    assert str(raised.value).startswith(where + " (Writer.go): ")  # the file and line, as a traceback says
 
 
 def test_an_inlined_tail_must_be_a_name(tmp_path):
