@@ -81,7 +81,7 @@ def write(values, event_type, **fields):
 
 def inline_writes(cls):
     """Class decorator: each method's ``write(values, EventType, ...)`` statements compiled as the
-    packer's own statements (no call per event). The class's file is parsed once; each method is
+    packer's own statements (no call per event). The class's file is parsed once for it; each method is
     compiled from its own node, at its own line and column, inside a ``class <name>:`` of its own
     (so ``self.__name`` is mangled as in the class). A method whose source cannot be found or compiled
     keeps its calls (slower, the same events); a write that does not match its declaration fails."""
@@ -96,10 +96,11 @@ def inline_writes(cls):
         inlined = _compiled(cls, function, definition) if inliner.inlined else None
         if inlined is not None:
             function.__code__ = inlined
+    _PARSED.clear()  # (its trees would stay alive for good: more objects for every garbage collection to walk)
     return cls
 
 
-_PARSED = {}  # file name -> (its source, its functions not compiled yet): a file parsed once for all its methods
+_PARSED = {}  # file name -> (its source, its functions not compiled yet): parsed once for all a class's methods
 
 
 def _definition(function):
@@ -118,7 +119,7 @@ def _definition(function):
                     found[node.name, min([node.lineno] + [d.lineno for d in node.decorator_list])] = node
                 for block in ("body", "orelse", "finalbody", "handlers", "cases"):
                     statements += getattr(node, block, ())
-            _PARSED.clear()  # (a class's methods are in one file: keep only the last file's)
+            _PARSED.clear()  # (a class's methods are in one file)
             parsed = _PARSED[code.co_filename] = (source, found)
     except (OSError, SyntaxError, ValueError):
         return None
