@@ -4,22 +4,29 @@ A recorder writes an event by name, ``write(values, AddOutgrads, mode="rev", lev
 never as a hand-ordered tuple: the packer puts the fields where the event log reads them
 (``eventlog``), and a field missing or misnamed raises ``TypeError``. A field is given as it is
 stored: a ``PAIR`` as two names (``previous``, ``previous_flag``), ``LABELS`` already joined by
-commas, a ``TAIL`` as a sequence (its count is written for it).
+commas, a ``TAIL`` as a sequence (its count is written for it, in the same ``extend``: an event is
+appended whole). A type's packer is made when it is first written, so a type declared after import
+(a test's throwaway kind) is written like the others.
 
 A call by keywords costs about 1,900 instructions per event (callgrind), a quarter of the
 recorder's own cost on a scalar chain. So the recorder's classes are compiled with their writes
 inlined (``inline_writes``): each ``write(...)`` statement becomes the packer's own statements over
 the call's argument expressions, the same ``values.extend((tag, ...))`` a recorder once wrote by
-hand. The check is made then, at import: the keywords must be the type's, in stored order (the
-order they are evaluated in, as in a call).
+hand. The check is made then, at import of a class so decorated (``write`` called elsewhere checks
+its keywords when it runs): the keywords must be the type's, in stored order (the order they are
+evaluated in, as in a call), a tail given as a name (it is read for its count, then its items) and
+the values appended to as a name or an attribute (``values``, ``self.values``: read with no call).
 """
 
 import ast
 import copy
 import inspect
+import linecache
+import sys
 import textwrap
 
-from .events import EVENT_TYPES, PAIR, TAIL, layout
+from . import events
+from .events import PAIR, TAIL, layout
 
 
 def parameters(event_type):
@@ -32,15 +39,18 @@ def parameters(event_type):
 
 
 def _statements(event_type):
-    """The packer's body, over its own parameter names and ``values``: straight-line code."""
+    """The packer's body, over its own parameter names and ``values``: one ``extend``, straight-line code
+    (a tail's items after their count, in the same call: an event is appended whole)."""
     names = list(parameters(event_type))
-    tail = names.pop() if layout(event_type)[-1][1] == TAIL else None
-    slots = [str(event_type.index), *names] + ([f"len({tail})"] if tail else [])
-    return f"values.extend(({', '.join(slots)},))" + (f"\nvalues.extend({tail})" if tail else "")
+    if layout(event_type)[-1][1] != TAIL:
+        return f"values.extend(({', '.join([str(event_type.index), *names])},))"
+    tail = names.pop()
+    return f"values.extend([{', '.join([str(event_type.index), *names])}, len({tail}), *{tail}])"
 
 
 def _packer(event_type):
-    """``write_<kind>(values, *, <parameters>)``, generated once at import, as ``fanout.guarded`` is."""
+    """``write_<kind>(values, *, <parameters>)``, generated when its type is first
+    written, as ``fanout.guarded`` is."""
     name = f"write_{event_type.kind}"
     source = (f"def {name}(values, *, {', '.join(parameters(event_type))}):\n"
               + textwrap.indent(_statements(event_type), "    ") + "\n")
@@ -50,7 +60,16 @@ def _packer(event_type):
     return namespace[name]
 
 
-PACKERS = tuple(_packer(t) for t in EVENT_TYPES)  # by type tag
+class _Packers(dict):
+    """type tag -> packer, made when a type is first written (as ``eventlog.LAYOUTS``): a type declared
+    after import (a test's throwaway kind) is written like the others."""
+
+    def __missing__(self, tag):
+        made = self[tag] = _packer(events.EVENT_TYPES[tag])
+        return made
+
+
+PACKERS = _Packers()  # by type tag
 
 
 def write(values, event_type, **fields):
@@ -58,65 +77,103 @@ def write(values, event_type, **fields):
     PACKERS[event_type.index](values, **fields)
 
 
-def packed(event_type, **fields):
-    """The slots ``write`` appends, as a tuple: an event kept to be written later."""
-    values = []
-    PACKERS[event_type.index](values, **fields)
-    return tuple(values)
-
-
 # -------------------- writes compiled inline --------------------
 
 def inline_writes(cls):
     """Class decorator: each method's ``write(values, EventType, ...)`` statements compiled as the
-    packer's own statements (no call per event). A method whose source cannot be read keeps its
-    calls (slower, the same events)."""
+    packer's own statements (no call per event). The class's file is parsed once for it; each method is
+    compiled from its own node, at its own line and column, inside a ``class <name>:`` of its own
+    (so ``self.__name`` is mangled as in the class). A method whose source cannot be found or compiled
+    keeps its calls (slower, the same events); a write that does not match its declaration fails."""
     for function in vars(cls).values():
-        if inspect.isfunction(function):
-            try:
-                source = textwrap.dedent(inspect.getsource(function))
-            except (OSError, TypeError):
-                continue
-            if "write(" in source:
-                function.__code__ = _inlined(function, source)
+        if not inspect.isfunction(function):
+            continue
+        definition = _definition(function)
+        if definition is None:
+            continue  # (no source, or a wrapper made elsewhere)
+        inliner = _Inliner(function)
+        definition = inliner.visit(definition)
+        inlined = _compiled(cls, function, definition) if inliner.inlined else None
+        if inlined is not None:
+            function.__code__ = inlined
+    _PARSED.clear()  # (its trees would stay alive for good: more objects for every garbage collection to walk)
     return cls
 
 
-def _inlined(function, source):
-    tree = ast.parse(source)
-    definition = tree.body[0]
-    definition.decorator_list = []  # (applied already)
-    _Inliner(function).visit(tree)
-    ast.increment_lineno(tree, function.__code__.co_firstlineno - 1)
-    module = compile(ast.fix_missing_locations(tree), function.__code__.co_filename, "exec")
-    code = next(c for c in module.co_consts if isinstance(c, type(module)) and c.co_name == function.__name__)
-    if code.co_freevars != function.__code__.co_freevars:  # (a closure, super(): not for this compiler)
-        raise TypeError(f"{function.__qualname__}: cannot inline writes in a function with free variables")
-    if hasattr(code, "co_qualname"):  # (Python 3.11+)
-        code = code.replace(co_qualname=function.__code__.co_qualname)
+_PARSED = {}  # file name -> (its source, its functions not compiled yet): parsed once for all a class's methods
+
+
+def _definition(function):
+    """The ``FunctionDef`` of ``function`` in its file (a tree of its own: the caller may change it), or
+    ``None`` without its source. Found by name and first line (as ``co_firstlineno``: its first decorator's)."""
+    code = function.__code__
+    key = (code.co_name, code.co_firstlineno)
+    try:
+        source = "".join(linecache.getlines(code.co_filename, function.__globals__))
+        parsed = _PARSED.get(code.co_filename)
+        if parsed is None or parsed[0] != source or key not in parsed[1]:  # (new, changed, or compiled already)
+            found, statements = {}, list(ast.parse(source, code.co_filename).body)
+            while statements:  # (statements only: a def is one)
+                node = statements.pop()
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    found[node.name, min([node.lineno] + [d.lineno for d in node.decorator_list])] = node
+                for block in ("body", "orelse", "finalbody", "handlers", "cases"):
+                    statements += getattr(node, block, ())
+            _PARSED.clear()  # (a class's methods are in one file)
+            parsed = _PARSED[code.co_filename] = (source, found)
+    except (OSError, SyntaxError, ValueError):
+        return None
+    return parsed[1].pop(key, None)  # (each taken once: no copy needed)
+
+
+def _compiled(cls, function, definition):
+    """The code of ``definition`` compiled inside ``class <cls.__name__>:`` at its own place in its file,
+    or ``None`` (the function keeps its own code) if it cannot stand for the function's."""
+    if definition.decorator_list:  # (applied already; the code starts at the first, as the function's does)
+        definition.lineno = definition.decorator_list[0].lineno
+        definition.decorator_list = []
+    first = definition.lineno
+    wrapper = ast.ClassDef(name=cls.__name__, bases=[], keywords=[], body=[definition], decorator_list=[],
+                           lineno=first, col_offset=0, end_lineno=definition.end_lineno, end_col_offset=0)
+    if sys.version_info >= (3, 12):
+        wrapper.type_params = []
+    original = function.__code__
+    try:
+        module = compile(ast.Module(body=[wrapper], type_ignores=[]), original.co_filename, "exec")
+        body = next(c for c in module.co_consts if isinstance(c, type(module)))
+        code = next(c for c in body.co_consts if isinstance(c, type(module)) and c.co_name == original.co_name)
+        if code.co_freevars != original.co_freevars:  # (a closure over a function's names)
+            return None
+        if hasattr(code, "co_qualname"):  # (Python 3.11+)
+            code = code.replace(co_qualname=original.co_qualname)
+    except Exception:  # (anything this compiler cannot do: the function keeps its calls)
+        return None
     return code
 
 
 class _Inliner(ast.NodeTransformer):
     def __init__(self, function):
         self.function = function
+        self.inlined = 0  # writes replaced
 
     def _resolve(self, node):
         return self.function.__globals__.get(node.id) if isinstance(node, ast.Name) else None
 
+    def _where(self, node):
+        return f"{self.function.__code__.co_filename}:{node.lineno} ({self.function.__qualname__})"
+
     def visit_Call(self, node):
         if self._resolve(node.func) is write:
-            raise TypeError(f"{self.function.__qualname__}: write(...) is a statement of its own (line "
-                            f"{node.lineno} of its source)")
+            raise TypeError(f"{self._where(node)}: write(...) is a statement of its own")
         return self.generic_visit(node)
 
     def visit_Expr(self, node):
         call = node.value
         if not (isinstance(call, ast.Call) and self._resolve(call.func) is write):
             return self.generic_visit(node)
-        where = f"{self.function.__qualname__} (line {node.lineno} of its source)"
+        where = self._where(node)
         event_type = self._resolve(call.args[1]) if len(call.args) == 2 else None
-        if event_type not in EVENT_TYPES:
+        if event_type not in events.EVENT_TYPES:
             raise TypeError(f"{where}: write(values, EventType, field=...) names its event type")
         given = tuple(k.arg for k in call.keywords)
         if given != parameters(event_type):
@@ -126,11 +183,22 @@ class _Inliner(ast.NodeTransformer):
         if layout(event_type)[-1][1] == TAIL and not isinstance(fields[given[-1]], ast.Name):
             raise TypeError(f"{where}: the tail {given[-1]!r} is read twice: give it as a name")
         fields["values"] = call.args[0]
+        if not _plain(fields["values"]):
+            raise TypeError(f"{where}: the values a write appends to are given as a name or an attribute "
+                            "(values, self.values)")
         statements = ast.parse(_statements(event_type)).body
         for statement in statements:
             for part in ast.walk(statement):  # the template's own nodes stand at the call's place
                 ast.copy_location(part, node)
+        self.inlined += 1
         return [_Substitute(fields).visit(s) for s in statements]
+
+
+def _plain(node):
+    """A name or a chain of attributes of a name (``values``, ``self.values``): read with no call."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name)
 
 
 class _Substitute(ast.NodeTransformer):

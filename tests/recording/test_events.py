@@ -11,8 +11,9 @@ from autograd import grad
 from micrograd.engine import Value as MicroValue
 
 import adtrace
-from adtrace.recording import eventlog, events
+from adtrace.recording import eventlog, events, packers
 from adtrace.recording.events import Event, event
+from adtrace.recording.packers import write
 from adtrace.recording.recording import Recording
 from adtrace.report import ReportOptions, render_recording
 from adtrace.report.export import events_json
@@ -22,7 +23,7 @@ from adtrace.view.data import page_data
 @pytest.fixture
 def noted():
     """A kind no consumer was written for: a note on the node being visited, inside a backward pass.
-    Declared for this test only: afterwards the event types and the event log's layouts are as before."""
+    Declared for this test only: afterwards the event types, the event log's layouts and the packers are as before."""
     before = events.EVENT_TYPES
 
     @event
@@ -36,6 +37,7 @@ def noted():
     yield Noted
     events.EVENT_TYPES = before
     eventlog.LAYOUTS.pop(Noted.index, None)
+    packers.PACKERS.pop(Noted.index, None)
 
 
 def with_notes(recording, noted):
@@ -46,7 +48,7 @@ def with_notes(recording, noted):
     for start, end, e in zip(starts, list(starts[1:]) + [len(values)], recording.events):
         copy.log.values.extend(values[start:end])
         if e.kind == "toposort":
-            copy.log.values.extend((noted.index, e.mode, e.level, e.query, e.node, f"seen {e.node}"))
+            write(copy.log.values, noted, mode=e.mode, level=e.level, query=e.query, node=e.node, text=f"seen {e.node}")
     return copy
 
 

@@ -2,14 +2,19 @@
 field missing, misnamed or out of order fails loudly (inlined writes at import)."""
 
 import importlib.util
+import subprocess
+import sys
 import textwrap
+import traceback
 
 import pytest
 
+from adtrace.recording import eventlog, events, packers
+from adtrace.recording.autograd.backward import BackwardQueries
 from adtrace.recording.eventlog import EventLog
-from adtrace.recording.events import (EVENT_TYPES, LABELS, NO_PREVIOUS, PAIR, TAIL, AddOutgrads, ToposortYielded,
-                                      VJPCalled, layout)
-from adtrace.recording.packers import packed, parameters, write
+from adtrace.recording.events import (EVENT_TYPES, LABELS, NO_PREVIOUS, PAIR, TAIL, AddOutgrads, Event,
+                                      ToposortYielded, VJPCalled, layout)
+from adtrace.recording.packers import parameters, write
 
 
 def sample(event_type, salt=""):
@@ -77,19 +82,20 @@ def test_a_write_with_a_field_missing_or_misnamed_fails(change):
     values = []
     with pytest.raises(TypeError):
         write(values, AddOutgrads, **fields)
-    with pytest.raises(TypeError):
-        packed(AddOutgrads, **fields)
     assert values == []
 
 
-def load(tmp_path, body, name="writers"):
-    """A module whose class ``Writer`` is compiled by ``inline_writes`` (it needs its source in a file)."""
+def load(tmp_path, body, name="writers", indent=True, names=()):
+    """A module whose class ``Writer`` is compiled by ``inline_writes`` (it needs its source in a file);
+    ``body`` indented into the class (or, with ``indent=False``, written as it is), ``names`` its globals."""
     path = tmp_path / f"{name}.py"
     path.write_text("from adtrace.recording.events import *\n"
                     "from adtrace.recording.packers import inline_writes, write\n\n"
-                    "@inline_writes\nclass Writer:\n" + textwrap.indent(textwrap.dedent(body), "    "))
+                    "@inline_writes\nclass Writer:\n"
+                    + (textwrap.indent(textwrap.dedent(body), "    ") if indent else body))
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
+    vars(module).update(names)
     spec.loader.exec_module(module)
     return module.Writer
 
@@ -105,9 +111,10 @@ def test_inlined_writes_are_the_packers_own_statements(tmp_path):
         method = getattr(writer, f"write_{event_type.__name__}")
         assert "write" not in method.__code__.co_names
         fields = by_name(sample(event_type))
-        inlined = []
+        inlined, called = [], []
         method(writer(), inlined, **fields)
-        assert inlined == list(packed(event_type, **fields))
+        write(called, event_type, **fields)
+        assert inlined == called
 
 
 def test_inlined_writes_evaluate_their_fields_once_in_order(tmp_path):
@@ -128,11 +135,14 @@ def test_inlined_writes_evaluate_their_fields_once_in_order(tmp_path):
     ("mode=1, level=2, query=3, position=5, node=4", "in this order"),  # out of order
 ])
 def test_an_inlined_write_that_does_not_match_its_declaration_fails_at_import(tmp_path, keywords, complaint):
-    with pytest.raises(TypeError, match=complaint):
+    with pytest.raises(TypeError, match=complaint) as raised:
         load(tmp_path, f"""
             def go(self, values):
                 write(values, ToposortYielded, {keywords})
         """)
+    lines = (tmp_path / "writers.py").read_text().splitlines()
+    where = f"{tmp_path / 'writers.py'}:{next(n for n, line in enumerate(lines, 1) if 'write(values' in line)}"
+    assert str(raised.value).startswith(where + " (Writer.go): ")  # the file and line, as a traceback says
 
 
 def test_an_inlined_tail_must_be_a_name(tmp_path):
@@ -142,3 +152,200 @@ def test_an_inlined_tail_must_be_a_name(tmp_path):
             def go(self, values, ingrads):
                 write(values, VJPCalled, mode=1, level=2, query=3, node=4, outgrad=5, ingrads=tuple(ingrads))
         """)
+
+
+def test_an_inlined_write_appends_to_a_name_or_an_attribute(tmp_path):
+    """The values a write appends to are read as the tail is: an expression is refused at import."""
+    with pytest.raises(TypeError, match="a name or an attribute"):
+        load(tmp_path, """
+            def go(self, values):
+                write(self.target(values), ToposortYielded, mode=1, level=2, query=3, node=4, position=5)
+        """)
+    writer = load(tmp_path, """
+        def go(self, values, ingrads):
+            self.values = values
+            write(self.values, VJPCalled, mode=1, level=2, query=3, node=4, outgrad=5, ingrads=ingrads)
+    """, name="attribute")
+    values = []
+    writer().go(values, ())
+    assert values == [VJPCalled.index, 1, 2, 3, 4, 5, 0] and "write" not in writer.go.__code__.co_names
+
+
+@pytest.fixture
+def noted():
+    """A kind declared after import, for this test only (the event types, layouts and packers put back)."""
+    before = events.EVENT_TYPES
+
+    @events.event
+    class Noted(Event):
+        kind = "test_packers_noted"
+        node: str
+        texts: tuple = events.stored(TAIL)
+
+    yield Noted
+    events.EVENT_TYPES = before
+    eventlog.LAYOUTS.pop(Noted.index, None)
+    packers.PACKERS.pop(Noted.index, None)
+
+
+def test_a_kind_declared_after_import_is_written_by_name_and_inline(noted, tmp_path):
+    log = EventLog()
+    write(log.values, noted, mode="rev", level=0, query=1, node="v1", texts=("a", "b"))
+    writer = load(tmp_path, """
+        def go(self, values, texts):
+            write(values, Noted, mode="rev", level=0, query=2, node="v2", texts=texts)
+    """, name="noted", names={"Noted": noted})
+    assert "write" not in writer.go.__code__.co_names
+    writer().go(log.values, ("c",))
+    assert [log.event(i) for i in range(len(log))] == [noted("rev", 0, 1, "v1", ("a", "b")),
+                                                      noted("rev", 0, 2, "v2", ("c",))]
+
+
+def test_inlined_code_keeps_its_lines_and_columns(tmp_path):
+    """A traceback through an inlined method names the line and column of the file (its carets)."""
+    writer = load(tmp_path, """
+        def go(self, values):
+            write(values, ToposortYielded, mode=1, level=2, query=3, node=4, position=5)
+            return 1 + values[0].missing
+    """, name="lines")
+    assert "write" not in writer.go.__code__.co_names
+    with pytest.raises(AttributeError) as raised:
+        writer().go([])
+    frame = traceback.extract_tb(raised.value.__traceback__)[-1]
+    lines = (tmp_path / "lines.py").read_text().splitlines()
+    assert frame.lineno == next(n for n, line in enumerate(lines, 1) if "missing" in line)
+    if sys.version_info >= (3, 11):
+        assert frame.colno == lines[frame.lineno - 1].index("values[0].missing")
+
+
+def test_an_inlined_method_keeps_its_private_names_mangled(tmp_path):
+    writer = load(tmp_path, """
+        def go(self, values):
+            self.__secret = 7
+            write(values, ToposortYielded, mode=self.__secret, level=2, query=3, node=4, position=5)
+    """, name="mangled")
+    assert "write" not in writer.go.__code__.co_names
+    values, instance = [], writer()
+    instance.go(values)
+    assert values[1] == 7 and instance._Writer__secret == 7
+
+
+def test_an_inlined_method_may_call_super(tmp_path):
+    writer = load(tmp_path, """
+        def __repr__(self):
+            values = []
+            write(values, ToposortYielded, mode=1, level=2, query=3, node=4, position=5)
+            return super().__repr__() + str(values)
+    """, name="with_super")
+    assert "write" not in writer.__repr__.__code__.co_names
+    assert repr(writer()).endswith(str([ToposortYielded.index, 1, 2, 3, 4, 5]))
+
+
+def test_a_string_at_column_zero_inside_a_method(tmp_path):
+    """A method with a multi-line string whose lines start at column 0 is inlined as the others."""
+    writer = load(tmp_path, (
+        "    def go(self, values):\n"
+        "        text = '''first\n"
+        "second'''\n"
+        "        write(values, ToposortYielded, mode=text, level=2, query=3, node=4, position=5)\n"), indent=False,
+        name="column_zero")
+    values = []
+    writer().go(values)
+    assert values == [ToposortYielded.index, "first\nsecond", 2, 3, 4, 5]
+    assert "write" not in writer.go.__code__.co_names
+
+
+def test_a_decorated_method(tmp_path):
+    """A method a decorator returns as it is, is inlined (its lines kept); one a decorator wraps keeps the
+    wrapper, which calls it with its writes as calls: the same values either way."""
+    writer = load(tmp_path, """
+        def same(method):
+            return method
+
+        def wrapping(method):
+            import functools
+
+            @functools.wraps(method)
+            def wrapper(*args):
+                return method(*args)
+            return wrapper
+
+        @same
+        def kept(self, values):
+            write(values, ToposortYielded, mode=1, level=2, query=3, node=4, position=5)
+            return values[9]
+
+        @wrapping
+        def wrapped(self, values):
+            write(values, ToposortYielded, mode=1, level=2, query=3, node=4, position=5)
+    """, name="decorated")
+    assert "write" not in writer.kept.__code__.co_names
+    values = []
+    with pytest.raises(IndexError) as raised:
+        writer().kept(values)
+    lines = (tmp_path / "decorated.py").read_text().splitlines()
+    assert traceback.extract_tb(raised.value.__traceback__)[-1].lineno == lines.index("        return values[9]") + 1
+    writer().wrapped(values)
+    assert values == [ToposortYielded.index, 1, 2, 3, 4, 5] * 2
+
+
+RECORD = r"""
+import sys, linecache
+if sys.argv[1] == "no-source":  # the recorder modules' source cannot be read: their writes stay calls
+    read = linecache.getlines
+    def getlines(filename, module_globals=None):
+        if "recording/autograd/" in filename.replace("\\", "/"):
+            raise OSError("no source")
+        return read(filename, module_globals)
+    linecache.getlines = getlines
+import autograd.numpy as anp
+from autograd import grad, make_jvp
+import adtrace
+from adtrace.recording.autograd.backward import BackwardQueries
+from adtrace.report.export import events_json
+print("write" in BackwardQueries.on_local_vjp.__code__.co_names)
+with adtrace.record() as rec:
+    grad(grad(lambda x: anp.sin(x) * x))(0.5)
+    grad(lambda x: anp.sum(x * x))(anp.array([1.0, 2.0]))
+    make_jvp(lambda x: anp.tanh(x) * 2.0)(anp.array([1.0, 2.0]))(anp.array([1.0, 1.0]))
+print(events_json(rec))
+"""
+
+
+def test_recorder_modules_without_their_source_write_the_same_events():
+    """The fallback: a method whose source cannot be read keeps its ``write`` calls, and they write
+    what the inlined statements do (each in a fresh interpreter, the recorder modules imported anew)."""
+    runs = {}
+    for how in ("no-source", "source"):
+        done = subprocess.run([sys.executable, "-c", RECORD, how], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        runs[how] = done.stdout.split("\n", 1)
+    assert runs["no-source"][0] == "True" and runs["source"][0] == "False"
+    assert '"kind": "vjp"' in runs["source"][1] and '"kind": "jvp_node"' in runs["source"][1]
+    assert runs["no-source"][1] == runs["source"][1]
+    assert "write" not in BackwardQueries.on_local_vjp.__code__.co_names
+
+
+class Appends(list):
+    """A list that keeps each ``extend`` it is given."""
+
+    def __init__(self):
+        super().__init__()
+        self.extends = []
+
+    def extend(self, items):
+        self.extends.append(list(items))
+        super().extend(items)
+
+
+def test_an_event_with_a_tail_is_appended_by_one_extend(tmp_path):
+    """Its count and items in the same call as its other fields: a reader never sees half of it."""
+    writer = load(tmp_path, """
+        def go(self, values, ingrads):
+            write(values, VJPCalled, mode=1, level=2, query=3, node=4, outgrad=5, ingrads=ingrads)
+    """, name="one_extend")
+    for how in (lambda values: write(values, VJPCalled, mode=1, level=2, query=3, node=4, outgrad=5, ingrads=(6, 7)),
+                lambda values: writer().go(values, (6, 7))):
+        values = Appends()
+        how(values)
+        assert values.extends == [[VJPCalled.index, 1, 2, 3, 4, 5, 2, 6, 7]]

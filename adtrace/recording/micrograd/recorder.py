@@ -32,7 +32,7 @@ import numpy as np
 from ..callsite import user_call_site
 from ..events import NO_PREVIOUS, AddOutgrads, BackwardEnd, BackwardStart, NodeCreated, ToposortYielded, VJPCalled
 from ..fanout import fanout_for, guard_callbacks
-from ..labels import node_label, op_name
+from ..labels import node_label, op_name, unrecorded_label
 from ..packers import write
 from ..recorder import RecorderBase
 from ..values import SCALARS, stored_summary
@@ -195,7 +195,7 @@ class Recorder(RecorderBase):
     def _label(self, value):
         label = self._labels.get(id(value))
         if label is None:  # made before the recording started
-            label = f"u{self._unrecorded}_unrecorded"
+            label = unrecorded_label(self._unrecorded)
             self._unrecorded += 1
             self._name(value, label)
         return label
