@@ -544,3 +544,42 @@ def test_each_refusal_says_which_class_is_hooked_and_how():
                                             r"be recorded twice; record one class at a time$"):
             attach(Sub, EventLog())
     assert hooked_classes() == () and registry.active_recordings() == 0
+
+
+def test_a_node_made_inside_a_pass_run_within_another_belongs_to_the_inner_pass():
+    """A class whose backward() first runs another graph's pass, and a ``_backward`` that makes a
+    value (a learner computing with the class itself): the value is made during the inner pass."""
+    from value_classes import MiniValue
+
+    class Chained(MiniValue):
+        first = ()
+
+        def backward(self):
+            for other in self.first:
+                other.backward()
+            super().backward()
+
+        def __mul__(self, other):
+            out = super().__mul__(other)
+            rule = out._backward
+
+            def _backward():
+                type(self)(0.0)  # a scratch value, made while this rule runs
+                rule()
+            out._backward = _backward
+            return out
+
+    with adtrace.record(engine=Chained) as rec:
+        c = Chained(5.0)
+        d = c * c
+        b = Chained(2.0) + Chained(3.0)
+        b.first = (d,)
+        b.backward()
+    d_label = next(e.label for e in rec.of_kind("node") if e.primitive == "*")
+    ends = {q: rec.query_events(q)[0].end for q in rec.queries}
+    inner = next(q for q, end in ends.items() if end == d_label)
+    outer = next(q for q in ends if q != inner)
+    assert outer < inner  # b's pass began first (its number), d's ran inside it
+    made = [e for e in rec.of_kind("node") if e.query is not None]
+    assert [e.query for e in made] == [inner]
+    assert c.grad == 10.0
