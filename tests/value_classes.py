@@ -197,6 +197,18 @@ class MiniValue:
             v._backward()
 
 
+
+class ChainedValue(MiniValue):
+    """A class whose ``backward()`` first runs the passes of the values in ``first`` (a
+    regularizer's graph, say): a pass run inside another's ``backward()``."""
+
+    first = ()
+
+    def backward(self):
+        for other in self.first:
+            other.backward()
+        super().backward()
+
 class SlotValue:
     __slots__ = ("data", "grad", "_backward", "_prev", "_op")
 
