@@ -221,6 +221,18 @@ class CubeValue(MiniValue):
         return out
 
 
+class ChainedValue(MiniValue):
+    """A class whose ``backward()`` first runs the passes of the values in ``first`` (a
+    regularizer's graph, say): a pass run inside another's ``backward()``."""
+
+    first = ()
+
+    def backward(self):
+        for other in self.first:
+            other.backward()
+        super().backward()
+
+
 class SlotValue:
     __slots__ = ("data", "grad", "_backward", "_prev", "_op")
 

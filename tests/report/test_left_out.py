@@ -22,4 +22,3 @@ def test_state_snapshots_are_said_cut_only_when_passes_are_left_out():
     cut = render_recording(rec, ReportOptions(max_queries=2))
     assert cut.count("### Query") == 2
     assert "State snapshots of 2 of 3 backward passes are shown: `ReportOptions(max_queries=N)`." in cut
-

@@ -30,6 +30,9 @@ def test_parse_arg_nan_inf_negative_and_dtype():
     assert parse_arg("-1.5j") == -1.5j
     assert parse_arg("0.5", np.float32).dtype == np.float32 and parse_arg("3", np.float32) == 3  # an int stays
     assert parse_arg("[1j, 2]", np.float32).dtype == np.complex64
+    # a scalar as a list's elements are: complex64 and float32 under float32; under float64 Python's own numbers stay
+    assert type(parse_arg("1.5j", np.float32)) is np.complex64 and type(parse_arg("2.5", np.float32)) is np.float32
+    assert type(parse_arg("1.5j", np.float64)) is complex and type(parse_arg("2.5", np.float64)) is float
     params = parse_arg("([1, 2], {'b': [[0.5]]})", np.float32)  # lists inside a tuple or dict: arrays too
     assert params[0].dtype == np.float32 and params[1]["b"].shape == (1, 1)
     with pytest.raises(TargetError, match="nest evenly"):

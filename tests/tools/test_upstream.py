@@ -44,3 +44,13 @@ def test_a_suite_that_runs_nothing_proves_nothing(tmp_path, monkeypatch):
     monkeypatch.setattr(upstream, "fetch_sdist", lambda version=None: source)
     with pytest.raises(upstream.UpstreamError, match="did not run cleanly without adtrace"):
         upstream.compare()
+
+
+def test_compare_returns_both_runs_and_the_tests_whose_outcome_differs(tmp_path, monkeypatch):
+    runs = {False: upstream.SuiteRun({"t::a": "passed", "t::b": "passed", "t::c": "skipped"}, 1.0),
+            True: upstream.SuiteRun({"t::a": "passed", "t::b": "failed", "t::d": "passed"}, 1.5)}
+    monkeypatch.setattr(upstream, "fetch_sdist", lambda version=None: tmp_path)
+    monkeypatch.setattr(upstream, "run_suite", lambda source, adtrace=False: runs[adtrace])
+    plain, recorded, differences = upstream.compare()
+    assert (plain, recorded) == (runs[False], runs[True])
+    assert differences == [("t::b", "passed", "failed"), ("t::c", "skipped", "absent"), ("t::d", "absent", "passed")]

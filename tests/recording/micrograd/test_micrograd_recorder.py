@@ -549,16 +549,9 @@ def test_each_refusal_says_which_class_is_hooked_and_how():
 def test_a_node_made_inside_a_pass_run_within_another_belongs_to_the_inner_pass():
     """A class whose backward() first runs another graph's pass, and a ``_backward`` that makes a
     value (a learner computing with the class itself): the value is made during the inner pass."""
-    from value_classes import MiniValue
+    from value_classes import ChainedValue
 
-    class Chained(MiniValue):
-        first = ()
-
-        def backward(self):
-            for other in self.first:
-                other.backward()
-            super().backward()
-
+    class Chained(ChainedValue):
         def __mul__(self, other):
             out = super().__mul__(other)
             rule = out._backward
