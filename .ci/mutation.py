@@ -36,13 +36,13 @@ REPO = Path(__file__).resolve().parents[1]
 
 RECORDER_TESTS = ["test_recorder", "test_history", "test_hooks", "test_session", "test_nesting", "test_registry"]
 CLI_TESTS = ["test_experiments", "test_report", "test_cli_arguments", "test_cli", "test_cli_false_greens"]
-MICROGRAD_TESTS = ["test_micrograd_recorder", "test_micrograd_hooks", "test_micrograd_code",
-                   "test_micrograd_shape", "test_micrograd_tracked", "test_micrograd_call", "test_engines"]
+MICROGRAD_TESTS = ["test_value_class_recorder", "test_value_class_hooks", "test_micrograd_code",
+                   "test_micrograd_shape", "test_value_class_tracked", "test_traced_engine_call", "test_engines"]
 REFERENCE_TESTS = ["test_reference_reverse", "test_reference_forward", "test_reference_graph",
                    "test_reference_jacobian", "test_reference_order", "test_reference_rules", "test_reference_shapes",
                    "test_reference_recorded", "test_reference_corpus", "test_reference_properties", "test_align"]
 REPORT_TESTS = ["test_report", "test_escaping", "test_abbreviate", "test_collapse", "test_fit", "test_nesting",
-                "test_profile", "test_micrograd_call"]
+                "test_profile", "test_traced_engine_call"]
 COMPARE_TESTS = ["test_traced_call", "test_align", "test_checks", "test_report", "test_nesting",
                  "test_cli_false_greens"]
 
@@ -69,37 +69,39 @@ TESTS = {
     "adtrace/recording/autograd/*.py": ["test_capture", "test_sparse", *RECORDER_TESTS, "test_fault_injection",
                                         "test_engines"],
     "adtrace/recording/micrograd/ops.py": ["test_micrograd_ops", "test_reference_recorded", "test_checker",
-                                           "test_micrograd_call"],
+                                           "test_traced_engine_call"],
     "adtrace/recording/micrograd/*.py": MICROGRAD_TESTS + ["test_fault_injection"],
+    "adtrace/recording/value_class/*.py": MICROGRAD_TESTS + ["test_fault_injection"],
     "adtrace/recording/callsite.py": ["test_callsite", "test_traced_call", "test_report"],
-    "adtrace/recording/engine_code.py": ["test_micrograd_code", "test_micrograd_call", "test_view"],
+    "adtrace/recording/engine_code.py": ["test_micrograd_code", "test_traced_engine_call", "test_view"],
     "adtrace/recording/engines.py": ["test_engines"],
     "adtrace/recording/eventlog.py": ["test_eventlog", "test_values", *RECORDER_TESTS],
     "adtrace/recording/events.py": ["test_eventlog", "test_values", *RECORDER_TESTS],
     "adtrace/recording/labels.py": ["test_labels", *RECORDER_TESTS],
     "adtrace/recording/passes.py": ["test_passes", "test_view", *RECORDER_TESTS],
-    "adtrace/recording/patching.py": ["test_patching", "test_session", "test_fault_injection", "test_micrograd_hooks"],
+    "adtrace/recording/patching.py": ["test_patching", "test_session", "test_fault_injection",
+                                      "test_value_class_hooks"],
     "adtrace/recording/recording.py": ["test_recording", "test_snapshots", "test_passes", *RECORDER_TESTS, "test_view"],
     "adtrace/recording/snapshots.py": ["test_snapshots", "test_report", "test_view"],
     "adtrace/recording/values.py": ["test_values", "test_capture", "test_history", "test_align", "test_abbreviate"],
-    "adtrace/recording/session.py": [*RECORDER_TESTS, "test_micrograd_recorder", "test_fault_injection",
+    "adtrace/recording/session.py": [*RECORDER_TESTS, "test_value_class_recorder", "test_fault_injection",
                                      "test_pytest_plugin"],
-    "adtrace/recording/*.py": [*RECORDER_TESTS, "test_micrograd_recorder", "test_fault_injection"],
+    "adtrace/recording/*.py": [*RECORDER_TESTS, "test_value_class_recorder", "test_fault_injection"],
     # the reference engine
-    "adtrace/reference/recorded.py": ["test_reference_recorded", "test_micrograd_call", *REFERENCE_TESTS],
+    "adtrace/reference/recorded.py": ["test_reference_recorded", "test_traced_engine_call", *REFERENCE_TESTS],
     "adtrace/reference/*.py": REFERENCE_TESTS,
     # comparing and checking
-    "adtrace/compare/align.py": ["test_align", "test_micrograd_call", "test_traced_call", "test_report",
+    "adtrace/compare/align.py": ["test_align", "test_traced_engine_call", "test_traced_call", "test_report",
                                  "test_cli_false_greens"],
     "adtrace/compare/checks.py": ["test_checks", "test_align", "test_traced_call", "test_report",
                                   "test_cli_false_greens"],
-    "adtrace/compare/grad_align.py": ["test_micrograd_call", "test_engine_call"],
-    "adtrace/compare/micrograd_call.py": ["test_micrograd_call", "test_view", "test_engine_call"],
+    "adtrace/compare/grad_align.py": ["test_traced_engine_call", "test_engine_call"],
+    "adtrace/compare/traced_engine_call.py": ["test_traced_engine_call", "test_view", "test_engine_call"],
     "adtrace/compare/*.py": COMPARE_TESTS,
-    "adtrace/checker/local.py": ["test_checker", "test_micrograd_call", "test_report", "test_cli"],
+    "adtrace/checker/local.py": ["test_checker", "test_traced_engine_call", "test_report", "test_cli"],
     "adtrace/checker/flags.py": ["test_checker", "test_report"],
-    "adtrace/checker/micrograd.py": ["test_micrograd_call", "test_checker"],
-    "adtrace/checker/*.py": ["test_checker", "test_micrograd_call", "test_cli"],
+    "adtrace/checker/engine_rules.py": ["test_engine_rules", "test_traced_engine_call", "test_checker"],
+    "adtrace/checker/*.py": ["test_checker", "test_traced_engine_call", "test_cli"],
     # the reports and the page
     **{f"adtrace/report/{name}.py": first(f"test_{name}", REPORT_TESTS)
        for name in ("abbreviate", "collapse", "fit", "nesting", "profile")},

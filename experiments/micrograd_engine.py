@@ -13,8 +13,8 @@ import sys
 from autograd import grad
 from micrograd.engine import Value as MicroValue
 
-from adtrace.checker.micrograd import check_engine_call
-from adtrace.compare.micrograd_call import trace_engine_call
+from adtrace.checker.engine_rules import check_engine_call
+from adtrace.compare.traced_engine_call import trace_engine_call
 from adtrace.compare.traced_call import trace_call
 from adtrace.report import render
 from adtrace.report.format import fmt

@@ -11,7 +11,9 @@ from readme import readme
 
 PACKAGE = Path(__file__).resolve().parents[1] / "adtrace"
 STAGES = ["recording", "reference", "compare", "checker", "report", "view", "tools"]  # in pipeline order
-ENGINES = ("recording.autograd", "recording.micrograd")
+# the packages inside recording/: each engine's (autograd/, micrograd/) and value_class/, what engines of a
+# value class configure; a third engine's folder is one more
+ENGINES = tuple(sorted(f"recording.{p.parent.name}" for p in (PACKAGE / "recording").glob("*/__init__.py")))
 # who may reach into an engine package from outside it: the session's registry (it picks the engine),
 # the tools (doctor, the self-test, upstream), and the public surface (its exceptions)
 MAY_NAME_AN_ENGINE = ("recording.registry", "tools", "__init__")
@@ -56,6 +58,10 @@ def test_a_stage_imports_no_later_stage(module, path):
             assert other <= own, f"{module} imports {name}: {STAGES[other]} comes after {STAGES[own]}"
         if name.startswith(ENGINES) and not module.startswith(ENGINES):
             assert module.startswith(MAY_NAME_AN_ENGINE), f"{module} reaches into the engine package {name}"
+
+
+def test_every_package_inside_recording_is_kept_to_itself():
+    assert {"recording.autograd", "recording.micrograd", "recording.value_class"} <= set(ENGINES)
 
 
 def test_the_check_sees_an_upward_import(tmp_path):

@@ -146,7 +146,7 @@ class StrayWriteValue:
 
 def buggy_twice():
     """``a + a`` at 3 through a class whose ``__add__`` backward assigns (the classic bug)."""
-    from adtrace.compare.micrograd_call import trace_engine_call
+    from adtrace.compare.traced_engine_call import trace_engine_call
     from value_classes import BuggyValue
 
     return trace_engine_call(twice, (3.0,), engine=BuggyValue)

@@ -56,7 +56,7 @@ class TracedCall:
     warnings: list = field(default_factory=list)
     reference_warnings: list = field(default_factory=list)  # numpy's warnings in the reference engine's own rules
     node_checks: Any = None  # checker.CheckReport, added by checker.check_call
-    engine: str = "autograd"  # the engine traced (micrograd_call: every argument is a leaf, argnum None)
+    engine: str = "autograd"  # the engine traced (traced_engine_call: every argument is a leaf, argnum None)
 
 
 def trace_call(f, args, argnum=0, mode="rev", capture="auto", root=None, rtol=None):

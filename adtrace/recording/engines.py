@@ -1,11 +1,16 @@
 """What an engine adapter supplies: one protocol, implemented by ``recording/autograd`` (``ENGINE``)
 and ``recording/micrograd`` (one ``MicrogradEngine`` per class of micrograd's shape: its ``Value``
-and a learner's class are configurations of the same adapter). ``registry.engine_named`` picks it.
+and a learner's class are configurations of the same adapter, hooked by ``recording/value_class``).
+``registry.engine_named`` picks it.
 
-The session uses ``admit``, ``install``, ``recorder``, ``fanout`` and ``check_installed``; the
-stages above make values through ``cls``, read a live value through ``data``, ``grad`` and
-``children`` and the engine's own ``backward`` through ``code`` (or through the ``Recording``,
-which keeps ``name`` and ``code``), never the engine's package. A third engine is one package
+Who reads each member: the session (``session.py``, ``registry.py``) ``name``, ``code``,
+``check_installed``, ``admit``, ``install``, ``recorder`` and ``fanout``; the engine's own hooks the
+hook sites ``pass_start``, ``local_backward`` and ``grad_write`` (autograd's ``hooks.HOOK_POINTS``
+rows, ``value_class.hooks.ClassHooks``); the stages above (``compare/traced_engine_call.py``,
+``checker/engine_rules.py``) make and run values through ``cls``, ``leaf``, ``backward`` and read
+them through ``data`` and ``grad``, never the engine's package (a recording keeps ``name`` and
+``code``). A value's children are not read from a live value: the hooks take them as the engine
+passes them, and every stage reads them from the recorded graph. A third engine is one package
 beside these two that supplies every member, and its name in ``registry.engine_named``.
 
 What each member is, per engine (in autograd's words, ``pass_start`` is ``backward_pass``,
@@ -15,14 +20,15 @@ What each member is, per engine (in autograd's words, ``pass_start`` is ``backwa
 member         autograd (``ENGINE``)                       micrograd's shape (one per ``Value`` class)
 ============== =========================================== ===========================================
 name           ``"autograd"``                              ``"micrograd"`` (a learner's class too)
-cls            None (``grad`` makes its ``Box``es)         ``Value``: ``cls(data)`` is a leaf
+cls            None (``grad`` makes its ``Box``es)         ``Value``
 pass_start     ``(autograd.core, "backward_pass")``        ``(Value, "backward")``
 local_backward ``(VJPNode, "__init__")``, makes the vjp    ``(Value, "_backward")``, the closure read
 grad_write     ``(autograd.core, "add_outgrads")``         ``(Value, "grad")``, the descriptor written
 code()         None                                        ``EngineCode`` of ``Value.backward``
+leaf(data)     raises ``TypeError``                        ``Value(data)``
+backward(v)    raises ``TypeError``                        ``v.backward()``
 data(v)        ``v._value`` (``v`` a traced ``Box``)       ``v.data``
 grad(v)        None (gradients live in ``outgrads``)       ``v.grad``
-children(v)    ``v._node.parents``: ``Node``s, not Boxes   ``v._prev``: values (a set's iteration order)
 ============== =========================================== ===========================================
 """
 
@@ -36,26 +42,25 @@ class Engine(Protocol):
     name: str
     """How ``record(engine=...)`` and ``Recording.engine`` name it: ``"autograd"``, ``"micrograd"``."""
 
-    callbacks: type
-    """The ``Protocol`` of the callbacks its hooks make (its recorders implement it, guarded)."""
-
     fanout: type
-    """Serves several nested recorders as one (``fanout.fanout_for(callbacks, ...)``)."""
+    """Serves several nested recorders as one (``fanout.fanout_for`` of the ``Protocol`` of the
+    callbacks its hooks make, which its recorders implement, guarded)."""
 
     cls: Optional[type]
-    """The class a user makes the engine's values with (micrograd's ``Value``: ``cls(3.0)`` is a
-    leaf); None for autograd (its values are the ``Box``es ``grad`` makes while it traces)."""
+    """The class of the engine's values (micrograd's ``Value``): what a function traced through it
+    must return; None for autograd (its values are the ``Box``es ``grad`` makes while it traces)."""
 
     pass_start: Tuple[Any, str]
-    """Where a backward pass starts, as ``(owner, attribute)`` hooked: ``(autograd.core, "backward_pass")``,
-    ``(Value, "backward")``."""
+    """Where a backward pass starts, as the ``(owner, attribute)`` its hooks are installed at:
+    ``(autograd.core, "backward_pass")``, ``(Value, "backward")``."""
 
     local_backward: Tuple[Any, str]
-    """Where a node's local backward call is seen: autograd's ``vjp`` is made in ``VJPNode.__init__``,
-    micrograd's ``_backward`` closure is read from the value."""
+    """Where a node's local backward call is seen, hooked: autograd's ``vjp`` is made in
+    ``VJPNode.__init__``, micrograd's ``_backward`` closure is read from the value (a data descriptor)."""
 
     grad_write: Tuple[Any, str]
-    """Where a gradient is written: ``(autograd.core, "add_outgrads")``, ``(Value, "grad")``."""
+    """Where a gradient is written, hooked: ``(autograd.core, "add_outgrads")``, ``(Value, "grad")``
+    (a data descriptor)."""
 
     def check_installed(self, strict: bool) -> None:
         """Warn (raise when ``strict``) if the installed engine is not one adtrace knows."""
@@ -71,8 +76,8 @@ class Engine(Protocol):
 
     def recorder(self, recording, level: str, inline_size: int, keep_calls: bool = False, keep_sites: bool = False,
                  root=None) -> Any:
-        """A recorder writing this engine's events into ``recording`` (it sets ``recording.engine``
-        and, for an engine with its own ``backward``, ``recording.code``)."""
+        """A recorder writing this engine's events into ``recording`` (the session sets its ``engine``
+        and ``code`` from ``name`` and ``code()``)."""
 
     def code(self, root=None) -> Optional[EngineCode]:
         """The engine's own ``backward`` source, the statement of it each event stands for, and its
@@ -80,17 +85,20 @@ class Engine(Protocol):
         the checker); None for autograd (its ``backward_pass`` statements are fixed: each event class
         names its own, and the reference has its own rules for its primitives)."""
 
+    def leaf(self, data) -> Any:
+        """A new value of the engine holding ``data``, one its backward pass gives a gradient
+        (micrograd: ``Value(data)``); autograd raises ``TypeError`` (it makes values while it traces)."""
+
+    def backward(self, value) -> Any:
+        """Run the engine's backward pass from ``value`` (micrograd: ``value.backward()``, called at
+        ``pass_start``); autograd raises ``TypeError`` (its pass runs inside ``grad(f)(x)``)."""
+
     def data(self, value) -> Any:
         """A live value's data (autograd: a traced ``Box``'s ``_value``; micrograd: ``.data``)."""
 
     def grad(self, value) -> Any:
         """A live value's gradient where the engine keeps it on the value (micrograd's ``.grad``);
         None where it does not (autograd keeps it in ``backward_pass``'s ``outgrads``)."""
-
-    def children(self, value) -> tuple:
-        """What a live value was made from, as the engine links them: autograd gives the ``Node``s of
-        its node's ``parents`` (nodes, not ``Box``es: take a node's ``Box`` from the trace if needed);
-        micrograd gives the values of ``_prev`` (a set: its iteration order, not the argument order)."""
 
 
 MEMBERS = (*Engine.__annotations__, *(n for n, v in vars(Engine).items() if inspect.isfunction(v) and n[0] != "_"))

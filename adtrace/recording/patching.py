@@ -108,6 +108,14 @@ def _undo_entry(entry):
     return []
 
 
+def original_of(function):
+    """``function`` with every adtrace wrapper around it (marked ``__adtrace_hook__``) taken off: a
+    wrapper put back after its installation was undone calls the original, recording nothing."""
+    while hasattr(function, "__adtrace_hook__"):
+        function = function.__wrapped__
+    return function
+
+
 def _stale(value, original):
     """Whether ``value`` is a hook of an earlier installation (marked ``__adtrace_hook__``) around
     ``original``, put back by someone: it calls the original and records nothing; not theirs to keep."""

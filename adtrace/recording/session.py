@@ -65,6 +65,7 @@ class record:
         self._engine.check_installed(self._strict)
         level, inline_size = self._capture
         recording = Recording(level)
+        recording.engine, recording.code = self._engine.name, self._engine.code(self._root)
         recorder = self._engine.recorder(recording, level, inline_size, keep_calls=self._calls, keep_sites=self._sites,
                                          root=self._root)
         generator = _generator_of(sys._getframe(1))

@@ -2,13 +2,13 @@
 
 ``adtrace report FILE.py:f --at 3.0 --engine micrograd`` (or ``--engine FILE.py:Value``, a learner's
 own class) wraps each argument in the engine's ``Value``, calls ``f``, runs ``backward()`` on the
-result and reports it as the autograd reports are made (``compare.micrograd_call``);
-``adtrace check ... --engine`` checks its nodes (``checker.micrograd``). The command line keeps
+result and reports it as the autograd reports are made (``compare.traced_engine_call``);
+``adtrace check ... --engine`` checks its nodes (``checker.engine_rules``). The command line keeps
 its options and exit codes; this module is what differs.
 """
 
-from ..checker.micrograd import check_engine, check_engine_call
-from ..compare.micrograd_call import trace_engine_call
+from ..checker.engine_rules import check_engine, check_engine_call
+from ..compare.traced_engine_call import trace_engine_call
 from ..recording.registry import engine_named
 from .targets import TargetError, load_target
 
@@ -41,4 +41,4 @@ def engine_call(function, values, engine, capture="auto", rtol=None, node_checks
 
 def engine_check(function, values, engine):
     """The ``CheckReport`` of ``check`` through ``engine``."""
-    return check_engine(function, *as_leaves(values), cls=engine_named(engine).cls)
+    return check_engine(function, *as_leaves(values), cls=engine)

@@ -73,7 +73,7 @@ def test_the_section_says_what_was_checked_for_each_kind_of_engine():
     `_backward` wrote into its children's `.grad` (and assignments instead of additions)."""
     from micrograd.engine import Value as MicroValue
 
-    from adtrace.checker.micrograd import check_engine
+    from adtrace.checker.engine_rules import check_engine
     from adtrace.report import ReportOptions
     from adtrace.report.node_checks import node_checks_section
 

@@ -121,7 +121,7 @@ def test_an_engine_of_micrographs_shape_plays_its_own_backward():
 def test_a_write_into_no_child_lights_no_edge():
     """A backward that also writes into its own product's .grad: that write has no child position,
     so the page names no parent for it (no edge to light), and still shows the .grad it wrote."""
-    from adtrace.compare.micrograd_call import trace_engine_call
+    from adtrace.compare.traced_engine_call import trace_engine_call
 
     call = trace_engine_call(lambda a, b: a * b, (2.0, 3.0), engine=view_cases.StrayWriteValue)
     data = page_data(call=call)
@@ -187,7 +187,7 @@ def test_without_a_reference_run_the_page_says_so():
 def test_the_page_opens_on_the_compared_pass_when_the_function_runs_backward_itself():
     """The function's own ``backward()`` is query 1; the page opens on query 2, the caller's pass,
     the one the lecture is compared with (its column filled), not on the first."""
-    from adtrace.compare.micrograd_call import trace_engine_call
+    from adtrace.compare.traced_engine_call import trace_engine_call
 
     call = trace_engine_call(view_cases.backward_inside, (3.0,))
     data = page_data(call=call)
@@ -272,7 +272,7 @@ def test_a_source_not_available_is_said_and_marks_no_line(monkeypatch):
 
 
 def test_a_pass_the_reference_engine_did_not_run_for_says_why():
-    from adtrace.compare.micrograd_call import trace_engine_call
+    from adtrace.compare.traced_engine_call import trace_engine_call
 
     call = trace_engine_call(view_cases.twice, (3.0,), capture="structure")
     (page_pass,) = page_data(call=call)["passes"]

@@ -7,18 +7,16 @@ fan-out. The stages above (recordings, alignment, reports, the checker's tables)
 event vocabulary of ``recording/events.py``.
 """
 
-from autograd import core
-
 from . import drift, hooks
-from .hooks import Callbacks, Fanout
+from .hooks import Fanout
 from .capture import Capture
 from .recorder import Recorder
 
 
 class AutogradEngine:
     """The autograd adapter (``recording/engines.Engine``)."""
-    name, callbacks, fanout, cls = "autograd", Callbacks, Fanout, None
-    pass_start, local_backward, grad_write = (core, "backward_pass"), (core.VJPNode, "__init__"), (core, "add_outgrads")
+    name, fanout, cls = "autograd", Fanout, None
+    pass_start, local_backward, grad_write = hooks.PASS_START, hooks.LOCAL_BACKWARD, hooks.GRAD_WRITE  # (hooked there)
 
     def check_installed(self, strict):
         drift.check_installed(strict=strict)
@@ -43,14 +41,17 @@ class AutogradEngine:
 
     # ---- a live value (a traced Box), read as autograd keeps it
 
+    def leaf(self, data):
+        raise TypeError("autograd makes its values (Boxes) while it traces: differentiate a function, grad(f)(x)")
+
+    def backward(self, value):
+        raise TypeError("autograd runs its backward pass inside grad(f)(x), not from a value")
+
     def data(self, value):
         return value._value
 
     def grad(self, value):
         """None: autograd keeps gradients in ``backward_pass``'s ``outgrads``, not on values."""
-
-    def children(self, value):
-        return tuple(value._node.parents)
 
     def __repr__(self):
         return "<engine autograd>"

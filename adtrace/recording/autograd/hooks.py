@@ -17,6 +17,7 @@ from typing import Any, Callable, Protocol
 import autograd.core as core
 
 from ..fanout import fanout_for
+from ..patching import original_of
 from .wrappers import (recorded_local_vjp, wrap_add_outgrads, wrap_backward_pass, wrap_jvp_initialize_root,
                        wrap_jvp_node_init, wrap_toposort, wrap_trace, wrap_vjp_initialize_root, wrap_vjp_node_init)
 
@@ -39,20 +40,25 @@ class HookPoint:
         return f"{owner}.{self.attribute}"
 
 
+# the engine's hook sites (``recording/engines.Engine``: ``ENGINE.pass_start`` ...), hooked by the table below
+PASS_START = (core, "backward_pass")
+LOCAL_BACKWARD = (core.VJPNode, "__init__")  # where a node's vjp is made (and called by backward_pass)
+GRAD_WRITE = (core, "add_outgrads")
+
 HOOK_POINTS = (
-    HookPoint(core, "add_outgrads", wrap_add_outgrads,
+    HookPoint(*GRAD_WRITE, wrap_add_outgrads,
               "backward_pass and sum_outgrads read this global of autograd.core at call time",
               ("add_outgrads",), "autograd.core:add_outgrads"),
     HookPoint(core, "toposort", wrap_toposort,
               "backward_pass reads autograd.core.toposort; the definition in autograd.util is not seen",
               ("toposort",), "autograd.util:toposort"),
-    HookPoint(core, "backward_pass", wrap_backward_pass,
+    HookPoint(*PASS_START, wrap_backward_pass,
               "make_vjp's vjp closure calls the global autograd.core.backward_pass",
               ("backward_start", "backward_end"), "autograd.core:backward_pass"),
     HookPoint(core, "trace", wrap_trace,
               "make_vjp and make_jvp call autograd.core.trace: the input, the end node, or none",
               ("trace",), "autograd.tracer:trace"),
-    HookPoint(core.VJPNode, "__init__", wrap_vjp_node_init,
+    HookPoint(*LOCAL_BACKWARD, wrap_vjp_node_init,
               "wrapped in place: notrace_primitives is keyed by the exact node type, so no subclass",
               ("node", "vjp"), "autograd.core:VJPNode.__init__"),
     HookPoint(core.VJPNode, "initialize_root", wrap_vjp_initialize_root,
@@ -147,13 +153,6 @@ def install(patcher):
             wrapper.__adtrace_hook__ = point.name
             patcher.setattr(point.owner, point.attribute, wrapper, restore=original)
     return active
-
-
-def original_of(function):
-    """``function`` with every adtrace wrapper around it taken off."""
-    while hasattr(function, "__adtrace_hook__"):
-        function = function.__wrapped__
-    return function
 
 
 def remove_stale():

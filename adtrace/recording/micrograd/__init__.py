@@ -3,17 +3,16 @@
 ``record(engine="micrograd")`` / ``record(engine=MyValue)`` / ``attach(cls, sink)`` go through
 ``engine.py``: one adapter (``recording/engines.Engine``), configured by the class's ``Shape``
 (``shape.py``: ``micrograd.engine.Value`` and a learner's class alike), installed by the session.
-Its hooks (``hooks.py``, with ``descriptors.py`` and ``tracked.py``) call the ``hooks.Sink``
-callbacks as the engine runs; its ``Recorder`` (``recorder.py``) is a sink writing adtrace's
-events (how each callback maps to autograd's vocabulary: its docstring); its ``EngineCode``
-(``code.py``) maps each event to the statement of the class's own ``backward()``, read from its
-source, and carries its operations (``ops.py``: forward and local derivatives by op).
+The hooks and the recorder are the value-class ones (``recording/value_class/``), installed at
+the adapter's hook sites; what is micrograd's own is here: its shape, its ``EngineCode``
+(``code.py``: each event mapped to the statement of the class's own ``backward()``, read from its
+source) and its operations (``ops.py``: forward and local derivatives by op).
 """
 
+from ..value_class.descriptors import MISSING
+from ..value_class.hooks import HookError, Sink
 from .code import Statement, backward_statements
-from .descriptors import MISSING
 from .engine import Attachment, attach, hooked_classes
-from .hooks import HookError, Sink
 from .shape import Shape, ShapeError, check_shape
 
 __all__ = ["MISSING", "Attachment", "HookError", "Shape", "ShapeError", "Sink", "Statement", "attach",

@@ -4,10 +4,11 @@ and ``attach(cls, sink)``: one adapter of micrograd's shape, configured by the c
 One engine object per class (``engine_for``), as ``recording/autograd``'s ``ENGINE`` is one for
 autograd: ``micrograd.engine.Value`` and a learner's class are both a ``Shape`` (``shape.py``,
 checked when the engine is made: a class not of micrograd's shape gets one ``ShapeError`` naming
-what is missing) given to the same hooks, recorder and ``EngineCode``. The session installs the
-hooks once while any recording of that class is open (undone through its ``Patcher``), sets their
-``active`` variable per context (one recorder, or a fan-out of several) and makes one
-``Recorder`` per ``record()`` block.
+what is missing) given to the value-class hooks and recorder (``recording/value_class/``, installed
+at this engine's ``pass_start``, ``local_backward`` and ``grad_write``) and to ``EngineCode``. The
+session installs the hooks once while any recording of that class is open (undone through its
+``Patcher``), sets their ``active`` variable per context (one recorder, or a fan-out of several)
+and makes one ``Recorder`` per ``record()`` block.
 
 ``attach(cls, sink)`` opens a session of the same engine whose recorder is the ``sink`` itself
 (``Attachment``, behind the same guard): the sink gets every ``Sink`` callback in this context;
@@ -25,9 +26,9 @@ import weakref
 
 from .. import registry
 from ..fanout import callbacks_of, guard_callbacks
+from ..value_class.hooks import ClassHooks, HookError, Sink
+from ..value_class.recorder import Fanout, Recorder, keeper
 from .code import ENGINE, engine_code
-from .hooks import ClassHooks, HookError, Sink
-from .recorder import Fanout, Recorder, keeper
 from .shape import check_shape
 
 _engines = weakref.WeakKeyDictionary()  # class -> its MicrogradEngine (made by record() or by attach())
@@ -36,12 +37,12 @@ _named = weakref.WeakSet()  # the classes record() was given, each checked once 
 
 class MicrogradEngine:
     """The micrograd-shaped adapter (``recording/engines.Engine``), configured by a class's ``Shape``."""
-    name, callbacks, fanout = ENGINE, Sink, Fanout
+    name, fanout = ENGINE, Fanout
 
     def __init__(self, shape):
         self.cls, self.shape, self.hooks = shape.cls, shape, None
         self.pass_start, self.local_backward, self.grad_write = (self.cls, "backward"), (self.cls, "_backward"), \
-            (self.cls, "grad")
+            (self.cls, "grad")  # (where ClassHooks installs them)
 
     def check_installed(self, strict):
         """Nothing to check beyond the shape (checked when the engine was made)."""
@@ -59,12 +60,11 @@ class MicrogradEngine:
         """Hook the class (all or nothing); the patcher's undo restores it. Returns the context
         variable its hooks read."""
         _refuse_relatives(self.cls)
-        self.hooks = ClassHooks(self.shape)
+        self.hooks = ClassHooks(self)
         self.hooks.install(patcher)
         return self.hooks.active
 
     def recorder(self, recording, level, inline_size, keep_calls=False, keep_sites=False, root=None):
-        recording.engine, recording.code = ENGINE, self.code(root)
         return Recorder(recording, keeper(level, inline_size), self.cls, keep_sites=keep_sites or keep_calls,
                         root=root)
 
@@ -74,14 +74,18 @@ class MicrogradEngine:
 
     # ---- the values, read as this engine keeps them
 
+    def leaf(self, data):
+        return self.cls(data)
+
+    def backward(self, value):
+        owner, name = self.pass_start
+        return getattr(value, name)()
+
     def data(self, value):
         return value.data
 
     def grad(self, value):
         return value.grad
-
-    def children(self, value):
-        return tuple(value._prev)  # (a set: in its iteration order; the hooks read _children, in argument order)
 
     def __repr__(self):
         return f"<engine micrograd: {self.cls.__qualname__}>"

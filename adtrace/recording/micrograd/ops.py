@@ -1,6 +1,6 @@
 """micrograd's operations, keyed by the op as the class writes it (``_op``): what each computes and
 its local derivatives, for the reference engine's rules (``reference.recorded``) and the checker's
-forward (``checker.micrograd``). Both reach it through the ``EngineCode`` a recording holds (``ops``).
+forward (``checker.engine_rules``). Both reach it through the ``EngineCode`` a recording holds (``ops``).
 
 A rule gives the local derivatives ``dv_i/dv_k`` of one node from its output's value and its
 inputs' values, one per input position; the lecture's partial adjoint is ``v_i_bar * dv_i/dv_k``.

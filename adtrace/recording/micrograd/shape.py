@@ -16,7 +16,8 @@ probe leaf ``cls(0.0)``, made before anything is hooked.
 
 import inspect
 import types
-from dataclasses import dataclass
+
+from ..value_class.hooks import Shape
 
 CHILDREN_PARAMETERS = ("_children", "children")
 PER_INSTANCE = ("data", "grad", "_backward")
@@ -26,15 +27,6 @@ _GUARDS = ("__getattribute__", "__setattr__", "__delattr__")
 
 class ShapeError(TypeError):
     """The class is not of micrograd's shape; the message lists what is missing."""
-
-
-@dataclass(frozen=True)
-class Shape:
-    """What the hooks need to know about a class of micrograd's shape."""
-    cls: type
-    children: str            # the name of __init__'s children parameter
-    children_index: object   # its index among the arguments after self, None if keyword-only
-    children_default: object
 
 
 def check_shape(cls):

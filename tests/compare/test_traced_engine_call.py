@@ -6,9 +6,9 @@ import re
 import pytest
 from micrograd.engine import Value as MicroValue
 
-from adtrace.checker.micrograd import check_engine, check_engine_call
+from adtrace.checker.engine_rules import check_engine, check_engine_call
 from adtrace.compare.grad_align import engine_running_grads
-from adtrace.compare.micrograd_call import trace_engine_call
+from adtrace.compare.traced_engine_call import trace_engine_call
 from adtrace.report import render
 from value_classes import BuggyValue, CubeValue, MiniValue, Value
 from view_cases import snapshot_rows
@@ -53,7 +53,7 @@ def test_the_classic_bug_is_caught_named_and_explained():
         "v0_leaf", (1.0, 1.0), 2.0, (0.0, 1.0, 1.0), 1.0, "differs")
     first = call.node_checks.first_failure
     assert (first.node, first.argnum, first.test, first.site) == (
-        "v1_add", 1, "accumulation", f"tests/compare/test_micrograd_call.py:{twice.__code__.co_firstlineno + 1}")
+        "v1_add", 1, "accumulation", f"tests/compare/test_traced_engine_call.py:{twice.__code__.co_firstlineno + 1}")
 
 
 def test_an_assignment_over_zero_loses_nothing_and_passes_with_a_note():
@@ -110,7 +110,7 @@ def test_a_wrong_derivative_names_the_node_and_argument():
     first = report.first_failure
     assert (first.node, first.primitive, first.argnum, first.test) == ("v3_mul", "*", 0, "local")
     assert first.analytic == 7.0 and first.numeric == pytest.approx(5.0)
-    assert first.site == f"tests/compare/test_micrograd_call.py:{product.__code__.co_firstlineno + 2}"
+    assert first.site == f"tests/compare/test_traced_engine_call.py:{product.__code__.co_firstlineno + 2}"
     assert [(r.node, r.argnum, r.status) for r in report.rows] == [
         ("v2_add", 0, "pass"), ("v2_add", 1, "pass"), ("v3_mul", 0, "FAIL"), ("v3_mul", 1, "pass")]
     assert report.gradient == (7.0, 14.0)  # the engine's: c.grad is 7 (b = 5 is right), into a and b
@@ -141,4 +141,4 @@ def test_the_report_shows_the_engines_own_statements_and_values():
     assert "| `self.grad = 1.0` " in text and "VJPNode" not in text  # the lecture mapping, the call sequence
     assert "**First divergent node: `v0_leaf`**" in text
     assert "| v0_leaf | (leaf) | [1, 1] | 2 | 0 -> 1 -> 1 | 1 | **DIFFERS** | 1 |" in re.sub(" +", " ", text)
-    assert "First failing node: `v1_add` (`+`) argument 1, called at tests/compare/test_micrograd_call.py:" in text
+    assert "First failing node: `v1_add` (`+`) argument 1, called at tests/compare/test_traced_engine_call.py:" in text

@@ -7,7 +7,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from adtrace.recording.micrograd.tracked import Tracked, accumulation, plain, track
+from adtrace.recording.value_class.tracked import Tracked, accumulation, plain, track
 
 
 class State:

@@ -1,10 +1,12 @@
-"""One class's hooks: what its values do, told as ``Sink`` callbacks as it happens.
+"""One value class's hooks: what its values do, told as ``Sink`` callbacks as it happens.
 
 Hook points, each installed on the class itself through the session's ``Patcher`` (an inherited
-one is deleted again on undo; one the user replaced or deleted meanwhile stays as they made it):
-``__init__`` (the children in argument order, from ``_children``: ``_prev`` is a set),
-``backward`` (start and end of a pass), ``grad`` and ``_backward`` (data descriptors,
-``descriptors.py``). The wrappers call the callbacks on whatever ``active`` holds in the calling
+one is deleted again on undo; one the user replaced or deleted meanwhile stays as they made it),
+each where the engine names it (``recording/engines.Engine``): ``__init__`` (the children as the
+``Shape`` says they are passed, in argument order: micrograd's ``_children``, as ``_prev`` is a
+set), the engine's ``pass_start`` (``backward``: start and end of a pass), its ``grad_write``
+and ``local_backward`` (data descriptors, ``descriptors.py``: micrograd's ``grad`` and
+``_backward``). The wrappers call the callbacks on whatever ``active`` holds in the calling
 context (``contextvars``, set by the session: another thread, or a task made before, runs
 unhooked): None (a plain pass-through), one recorder, or a fan-out of several, each behind its
 guard. Inside a callback the hooks are quiet: a recorder reads plain values and what it does is
@@ -18,9 +20,10 @@ import functools
 import inspect
 import threading
 from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Protocol
 
-from ..patching import NOTSET
+from ..patching import NOTSET, original_of
 from .descriptors import MISSING, BackwardDescriptor, GradDescriptor, Storage
 from .tracked import accumulation, plain, trackable
 
@@ -65,32 +68,47 @@ class HookError(RuntimeError):
     """The class cannot be hooked now (a subclass or base class of it is hooked)."""
 
 
+@dataclass(frozen=True)
+class Shape:
+    """What the hooks need to know about a value class beyond the engine's hook sites: how its
+    ``__init__`` is given a value's children."""
+    cls: type
+    children: str            # the name of __init__'s children parameter
+    children_index: object   # its index among the arguments after self, None if keyword-only
+    children_default: object
+
+
 class ClassHooks:
-    def __init__(self, shape):
-        self.cls, self.shape = shape.cls, shape
-        self.active = ContextVar(f"adtrace_micrograd_{self.cls.__qualname__}", default=None)
+    """The hooks of ``engine`` (``recording/engines.Engine``): at its ``pass_start``, ``local_backward``
+    and ``grad_write``, on its ``cls``, configured by its ``shape``."""
+
+    def __init__(self, engine):
+        self.cls, self.shape = engine.cls, engine.shape
+        self.sites = {"pass_start": engine.pass_start, "local_backward": engine.local_backward,
+                      "grad_write": engine.grad_write}
+        self.active = ContextVar(f"adtrace_{engine.name}_{self.cls.__qualname__}", default=None)
         self.local = _ThreadState()
         self.children = {}  # id(node) -> (node, children); keeps the nodes alive, so ids stay unique
-        self.grad = Storage(self.cls, "grad")
+        self.grad = Storage(*engine.grad_write)
 
     def install(self, patcher):
         """Put every hook on the class, or none (a failure undoes what was put); ``patcher.undo()``
         restores the class: its ``__dict__`` entries are the very objects they were, instances keep
         plain numbers and their own closures."""
-        cls = self.cls
-        init, backward = _original(cls.__init__), _original(inspect.getattr_static(cls, "backward"))
-        hooks = {
-            "__init__": (self._wrap_init(init), init),
-            "backward": (self._wrap_backward(backward), backward),
-            "grad": (GradDescriptor(self, self.grad), NOTSET),
-            "_backward": (BackwardDescriptor(self, Storage(cls, "_backward")), NOTSET),
-        }
+        cls, sites = self.cls, self.sites
+        init, backward = original_of(cls.__init__), original_of(inspect.getattr_static(*sites["pass_start"]))
+        hooks = [
+            ((cls, "__init__"), self._wrap_init(init), init),
+            (sites["pass_start"], self._wrap_backward(backward), backward),
+            (sites["grad_write"], GradDescriptor(self, self.grad), NOTSET),
+            (sites["local_backward"], BackwardDescriptor(self, Storage(*sites["local_backward"])), NOTSET),
+        ]
         patcher.on_undo(self.children.clear)
         with patcher.transaction():
-            for name, (hook, original) in hooks.items():
+            for (owner, name), hook, original in hooks:
                 # (a hook of an earlier installation put back by someone's undo: the original goes back)
-                restore = original if hasattr(vars(cls).get(name), "__adtrace_hook__") else NOTSET
-                patcher.setattr(cls, name, hook, restore=restore, raising=False)
+                restore = original if hasattr(vars(owner).get(name), "__adtrace_hook__") else NOTSET
+                patcher.setattr(owner, name, hook, restore=restore, raising=False)
 
     # ---- wrappers
 
@@ -203,14 +221,6 @@ class ClassHooks:
             getattr(sink, callback)(*args)
         finally:
             state.quiet -= 1
-
-
-def _original(function):
-    """``function`` with every wrapper of ours around it taken off (one put back after its
-    installation was undone calls the original, recording nothing)."""
-    while hasattr(function, "__adtrace_hook__"):
-        function = function.__wrapped__
-    return function
 
 
 def _is_iterator(children):

@@ -16,12 +16,12 @@ from micrograd.engine import Value as MicroValue
 import adtrace
 from adtrace.recording import registry
 from adtrace.recording.micrograd import HookError, ShapeError, attach, hooked_classes
-from adtrace.recording.micrograd.recorder import Recorder
+from adtrace.recording.value_class.recorder import Recorder
 from children import fork_while
 from restored import assert_restored
 from value_classes import ArrayValue, BuggyValue, EventLog, MiniValue, SlotValue, Value, ZeroingValue
 
-from test_micrograd_hooks import CASES, exact, run_unhooked
+from test_value_class_hooks import CASES, exact, run_unhooked
 
 
 def recorded(cls, f, *args, **options):
@@ -99,7 +99,7 @@ def test_sites_name_the_users_line_not_the_engines_method():
 
     rec = recorded("micrograd", f, 3.0, sites=True)
     line = f.__code__.co_firstlineno
-    here = "tests/recording/micrograd/test_micrograd_recorder.py:"
+    here = "tests/recording/value_class/test_value_class_recorder.py:"
     assert [e.site for e in rec.of_kind("node")][1:] == [here + str(line + 1)] * 2 + [here + str(line + 2)] * 3
 
 

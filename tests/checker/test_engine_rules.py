@@ -7,7 +7,7 @@ import math
 import pytest
 
 from adtrace.checker import FAIL, PASS
-from adtrace.checker.micrograd import check_engine
+from adtrace.checker.engine_rules import check_engine
 from value_classes import Value
 
 FACTORS = {"2x": 2.0, "1e-4": 1 + 1e-4, "1e-8": 1 + 1e-8}

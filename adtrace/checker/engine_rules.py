@@ -1,8 +1,11 @@
-"""Per-node checks of an engine of micrograd's shape: each node's contributions against its op's
-derivative, and each write into ``.grad`` that threw a contribution away.
+"""Per-node checks of an engine with its own operations (``EngineCode.ops``: micrograd, a learner's
+``Value`` class): each node's contributions against its op's derivative, and each write into
+``.grad`` that threw a contribution away.
 
-``check_engine(f, *args, cls=...)`` wraps each argument in ``cls``, calls ``f``, runs ``backward()``
-under ``record(engine=cls, sites=True)`` and reads the recording (``check_engine_recording``):
+``check_engine(f, *args, cls=...)`` makes each argument a leaf of the engine ``cls`` names
+(``Engine.leaf``, ``recording/engines.py``), calls ``f``, runs the engine's backward pass on the
+result (``Engine.backward``) under ``record(engine=cls, sites=True)`` and reads the recording
+(``check_engine_recording``):
 
 - ``local``: for node ``v = op(a, b)`` visited with ``v.grad = g``, the contribution its
   ``_backward`` wrote into its child at position k against ``g * dv/dk``, the derivative taken by
@@ -32,17 +35,19 @@ RTOL = DEFAULT_RTOL  # Python floats: double precision
 
 
 def check_engine(f, *args, cls, root=None):
-    """Record ``f`` on ``cls`` values made from ``args`` and check it node by node."""
+    """Record ``f`` on leaves of the engine ``cls`` (``record(engine=...)``'s: a ``Value`` class,
+    ``"micrograd"``) made from ``args`` and check it node by node."""
+    engine = engine_named(cls)  # (the engine protocol: recording/engines.py)
     with np.errstate(all="ignore"), record(engine=cls, sites=True, capture="full", root=root) as rec:
-        values = [cls(a) for a in args]
-        f(*values).backward()
+        values = [engine.leaf(a) for a in args]
+        engine.backward(f(*values))
     report = check_engine_recording(rec)
-    report.gradient = tuple(map(engine_named(cls).grad, values))  # (the engine protocol: recording/engines.py)
+    report.gradient = tuple(map(engine.grad, values))
     return report
 
 
 def check_engine_call(call):
-    """Add to a ``TracedCall`` of an engine (``compare.micrograd_call``) the per-node checks of its
+    """Add to a ``TracedCall`` of an engine (``compare.traced_engine_call``) the per-node checks of its
     recording: its ``node_checks`` and one check in its summary."""
     call.node_checks = check_engine_recording(call.recording)
     first = call.node_checks.first_failure

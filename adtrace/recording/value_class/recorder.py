@@ -1,4 +1,4 @@
-"""The recorder of an engine of micrograd's shape: the hooks' callbacks (``hooks.Sink``) as events.
+"""The recorder of a value class (micrograd's shape): the hooks' callbacks (``hooks.Sink``) as events.
 
 The same events as autograd's, in the same order within a pass (``recording/events.py``):
 

@@ -7,6 +7,7 @@ import gc
 import os
 import random
 import threading
+import types
 import warnings
 import weakref
 
@@ -17,7 +18,9 @@ from micrograd.engine import Value as MicroValue
 
 import adtrace
 from adtrace.recording import registry
-from adtrace.recording.micrograd import MISSING, HookError, attach, hooked_classes
+from adtrace.recording.micrograd import MISSING, HookError, attach, check_shape, hooked_classes
+from adtrace.recording.patching import Patcher
+from adtrace.recording.value_class.hooks import ClassHooks
 from restored import assert_restored
 from value_classes import ArrayValue, BuggyValue, ChainedValue, EventLog, MiniValue, SlotValue, Value, ZeroingValue
 
@@ -641,3 +644,32 @@ def test_a_fork_child_keeps_the_attachments_of_other_threads():
         thread.join()
     made["attachment"].detach()
     assert status == 0 and hooked_classes() == ()
+
+
+def test_the_hooks_are_installed_where_the_engine_names_its_sites():
+    """``ClassHooks`` reads the engine's ``pass_start``, ``local_backward`` and ``grad_write``: an
+    engine whose pass starts at ``backprop`` records ``backprop()`` and leaves ``backward()`` alone."""
+
+    class Backprop(MiniValue):
+        def backprop(self):  # the same pass under another name
+            return MiniValue.backward(self)
+
+    engine = types.SimpleNamespace(name="test", cls=Backprop, shape=check_shape(Backprop),
+                                   pass_start=(Backprop, "backprop"), local_backward=(Backprop, "_backward"),
+                                   grad_write=(Backprop, "grad"))
+    hooks, patcher, log = ClassHooks(engine), Patcher(), EventLog()
+    original = vars(Backprop)["backprop"]
+    hooks.install(patcher)
+    token = hooks.active.set(log)
+    try:
+        assert vars(Backprop)["backprop"] is not original and "backward" not in vars(Backprop)
+        x = Backprop(3.0)
+        (x * x).backward()
+        assert "backward_started" not in log.kinds() and x.grad == 6.0
+        x.grad = 0.0
+        (x * x).backprop()
+        assert log.kinds().count("backward_started") == 1 and len(log.of("grad_written")) == 2 and x.grad == 6.0
+    finally:
+        hooks.active.reset(token)
+        patcher.undo()
+    assert vars(Backprop)["backprop"] is original and "grad" not in vars(Backprop)

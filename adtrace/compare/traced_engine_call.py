@@ -1,12 +1,15 @@
-"""Trace one call of a user's function through an engine of micrograd's shape, the lecture beside it.
+"""Trace one call of a user's function through an engine whose values keep their gradient
+(micrograd, a learner's ``Value`` class), the lecture beside it, by the engine protocol
+(``recording/engines.py``).
 
-``trace_engine_call(f, args, engine)`` wraps each argument in the engine's ``Value`` (each is a
-leaf: every one gets its ``.grad``), calls ``f``, and runs ``backward()`` on the result inside
-``record(engine=...)``: the engine's real run, recorded. The ``TracedCall`` it returns holds what
-``trace_call`` holds for autograd: the recording, the lecture's run over the recorded graph
-(``reference.recorded``), the alignment of its ``node_to_grad`` with the engine's running ``.grad``
-(``grad_align``), and the checks: the lecture agrees per node, both orders are valid, every write
-into ``.grad`` adds, and central finite differences of ``f`` through the engine itself.
+``trace_engine_call(f, args, engine)`` makes each argument a leaf of the engine (``Engine.leaf``:
+every one gets its gradient), calls ``f``, and runs the engine's backward pass on the result
+(``Engine.backward``) inside ``record(engine=...)``: the engine's real run, recorded. The
+``TracedCall`` it returns holds what ``trace_call`` holds for autograd: the recording, the
+lecture's run over the recorded graph (``reference.recorded``), the alignment of its
+``node_to_grad`` with the engine's running ``.grad`` (``grad_align``), and the checks: the lecture
+agrees per node, both orders are valid, every write into ``.grad`` adds, and central finite
+differences of ``f`` through the engine itself.
 """
 
 import numpy as np
@@ -25,15 +28,14 @@ def trace_engine_call(f, args, engine="micrograd", capture="auto", root=None, rt
     """``engine``: ``"micrograd"`` or a ``Value`` class of its shape; ``root``: the folder source
     locations are relative to; ``rtol``: the relative tolerance of central differences."""
     adapter = engine_named(engine)  # (the engine protocol: recording/engines.py)
-    cls = adapter.cls
     call = TracedCall(_name(f), source_location(f, root), tuple(args), None, "rev", capture)
-    with record(engine=cls, capture=capture, sites=True, root=root) as rec:
-        values = [cls(a) for a in args]
+    with record(engine=engine, capture=capture, sites=True, root=root) as rec:
+        values = [adapter.leaf(a) for a in args]
         out = f(*values)
-        if not isinstance(out, cls):
-            raise TypeError(f"{call.name} returned a {type(out).__name__}, not a {cls.__qualname__}: "
+        if not isinstance(out, adapter.cls):
+            raise TypeError(f"{call.name} returned a {type(out).__name__}, not a {adapter.cls.__qualname__}: "
                             "nothing to call backward() on")
-        out.backward()
+        adapter.backward(out)
     grads = tuple(adapter.grad(v) for v in values)
     call.engine, call.recording, call.output = rec.engine, rec, adapter.data(out)
     call.gradient = grads[0] if len(grads) == 1 else grads
@@ -79,15 +81,15 @@ def _where(event):
 
 def _finite_differences(f, adapter, args, out, gradient, rtol):
     """Central differences of ``f`` through the engine itself (unrecorded), along a fixed direction."""
-    cls = adapter.cls
+    leaf = adapter.leaf
 
     def data(value):
         return np.asarray(adapter.data(value), dtype=float)
 
     seed = np.ones_like(data(out))
     if len(args) == 1:
-        return finite_differences(lambda x: data(f(cls(x))), args[0], seed, gradient, rtol=rtol)
-    return finite_differences(lambda xs: data(f(*map(cls, xs))), tuple(args), seed, gradient, rtol=rtol)
+        return finite_differences(lambda x: data(f(leaf(x))), args[0], seed, gradient, rtol=rtol)
+    return finite_differences(lambda xs: data(f(*map(leaf, xs))), tuple(args), seed, gradient, rtol=rtol)
 
 
 def _nonzero(value):
