@@ -5,8 +5,8 @@ entry of the owner's own ``__dict__`` (``NOTSET`` when the name was only inherit
 class gets back exactly its own attribute and an inherited one is deleted again. ``undo()`` walks
 the stack in reverse and empties it, so a second call is harmless. Patching a missing attribute
 fails loudly: a hook point that does not exist means autograd changed. ``transaction()`` makes a
-group of patches all-or-nothing. An engine that installs its hooks itself (micrograd's class
-descriptors) registers its own undo with ``on_undo``, in the same stack.
+group of patches all-or-nothing. An engine that keeps state of its own beside its hooks (the
+value-class hooks' children table) registers its own undo with ``on_undo``, in the same stack.
 
 What is no longer ours is not ours to restore: an attribute someone replaced while patched (the
 user's own patch, or their undo of one made before) is left as they made it, and reported; but a

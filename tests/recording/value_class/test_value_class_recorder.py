@@ -4,7 +4,6 @@ engine's real run; results bit-identical; the class restored exactly; the sessio
 import asyncio
 import contextlib
 import os
-import sys
 import threading
 import warnings
 
@@ -15,11 +14,11 @@ from micrograd.engine import Value as MicroValue
 
 import adtrace
 from adtrace.recording import registry
-from adtrace.recording.micrograd import HookError, ShapeError, attach, hooked_classes
+from adtrace.recording.micrograd import hooked_classes
 from adtrace.recording.value_class.recorder import Recorder
 from children import fork_while
 from restored import assert_restored
-from value_classes import ArrayValue, BuggyValue, EventLog, MiniValue, SlotValue, Value, ZeroingValue
+from value_classes import ArrayValue, BuggyValue, SlotValue, Value, ZeroingValue
 
 from test_value_class_hooks import CASES, exact, run_unhooked
 
@@ -298,51 +297,6 @@ def test_a_failing_recorder_warns_and_the_engine_runs_on(monkeypatch):
     assert kinds(rec)[-1] == "toposort"  # what it recorded before it failed
 
 
-def test_a_class_not_of_micrographs_shape_is_refused_with_what_it_lacks():
-    class NoBackward:
-        def __init__(self, data):
-            self.data = data
-
-    with pytest.raises(ShapeError, match="no backward"):
-        adtrace.record(engine=NoBackward)
-    with pytest.raises(ValueError, match="'autograd', 'micrograd'"):
-        adtrace.record(engine="tinygrad")
-
-
-def test_a_subclass_of_a_recorded_class_is_refused_and_nothing_is_left_hooked():
-    class Sub(MiniValue):
-        pass
-
-    before = dict(vars(Sub))
-    with adtrace.record(engine=MiniValue) as rec:
-        with pytest.raises(HookError, match="recorded twice"):
-            with adtrace.record(engine=Sub):
-                pass
-        x = MiniValue(2.0)
-        (x * x).backward()
-    assert [e.label for e in rec.of_kind("node")] == ["v0_leaf", "v1_mul"]  # no probe of Sub's shape recorded
-    assert len(rec.of_kind("add_outgrads")) == 2 and dict(vars(Sub)) == before
-    assert hooked_classes() == () and registry.active_recordings() == 0
-
-
-def test_without_micrograd_installed_the_error_says_how_to_get_it(monkeypatch):
-    monkeypatch.setitem(sys.modules, "micrograd.engine", None)  # (an import of it raises ImportError)
-    with pytest.raises(ValueError, match=r"pip install 'adtrace\[micrograd\]'"):
-        adtrace.record(engine="micrograd")
-    assert len(recorded(Value, lambda x: x * x, 2.0).of_kind("add_outgrads")) == 2  # a class of its own needs nothing
-
-
-def test_hooks_attached_directly_and_a_recording_exclude_each_other():
-    with attach(Value, EventLog()):
-        with pytest.raises(HookError, match="detach"):
-            with adtrace.record(engine=Value):
-                pass
-    with adtrace.record(engine=Value):
-        with pytest.raises(HookError, match="being recorded"):
-            attach(Value, EventLog())
-    assert hooked_classes() == ()
-
-
 def test_warnings_as_errors_do_not_break_a_clean_recording():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -398,55 +352,6 @@ def test_a_patch_undone_after_the_recording_leaves_the_class_as_it_was_after_the
     assert registry.active_recordings() == 0
 
 
-@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
-@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")  # (3.12+: on purpose)
-def test_fork_while_one_thread_records_and_another_attaches_a_class():
-    """A fork while a thread is inside ``attach()`` (checking a class, running its ``__init__``,
-    outside the session's lock) and another records: the child restores the recorded class
-    (through that lock) without deadlocking."""
-    from children import wait_for
-
-    checking, go_on, recording, leave = (threading.Event() for _ in range(4))
-    own_backward = vars(Value)["backward"]
-
-    class Gate:
-        def __init__(self, data, _children=(), _op=''):
-            if not checking.is_set():  # (attach's shape check makes a leaf: wait there)
-                checking.set()
-                go_on.wait()
-            self.data, self.grad, self._backward, self._prev, self._op = data, 0.0, lambda: None, set(_children), _op
-
-        def backward(self):
-            self.grad = 1.0
-
-    def record_value():
-        with adtrace.record(engine=Value):
-            recording.set()
-            leave.wait()
-
-    def attach_gate():
-        attach(Gate, EventLog()).detach()
-
-    threads = [threading.Thread(target=record_value), threading.Thread(target=attach_gate)]
-    threads[0].start()
-    recording.wait()
-    threads[1].start()
-    checking.wait()
-    opening = threading.Timer(1.0, go_on.set)  # (lets attach finish, should a fork wait for it)
-    opening.start()
-    try:
-        pid = os.fork()
-        if pid == 0:  # the child: the other threads' recording dropped, Value restored
-            os._exit(0 if vars(Value)["backward"] is own_backward else 3)
-        status = wait_for(pid, 20)
-    finally:
-        go_on.set()
-        leave.set()
-        opening.join()
-        for thread in threads:
-            thread.join()
-    assert status == 0
-
 def test_each_visit_of_the_pass_is_numbered_in_order():
     """``for v in reversed(topo)``: the k-th node visited is at position k (the call sequence's
     "position k"), as autograd's toposort events are."""
@@ -457,93 +362,6 @@ def test_each_visit_of_the_pass_is_numbered_in_order():
         (a * a + a).backward()
     visits = [e for e in rec.events if e.kind == "toposort"]
     assert [e.position for e in visits] == [0, 1, 2]
-
-
-def test_a_sink_attached_while_a_record_opens_is_one_way_at_a_time(monkeypatch):
-    """A class is hooked by sinks or by ``record()``, one way at a time, decided under the session's
-    lock: a sink attached by another thread after ``record()`` made its recorder, before it opened,
-    makes ``record()`` refuse (the check is not made beforehand, outside the lock)."""
-    from adtrace.recording.micrograd.engine import MicrogradEngine
-
-    engine, attached, make = registry.engine_named(Value), [], MicrogradEngine.recorder
-
-    def make_then_another_thread_attaches(self, *args, **options):
-        recorder = make(self, *args, **options)
-        thread = threading.Thread(target=lambda: attached.append(attach(Value, EventLog())))
-        thread.start()
-        thread.join()
-        return recorder
-
-    monkeypatch.setattr(MicrogradEngine, "recorder", make_then_another_thread_attaches)
-    with pytest.raises(HookError, match="has sinks attached"):
-        with adtrace.record(engine=Value):
-            pass
-    assert registry.recorders_of(engine) == attached and attached[0].attached
-    attached[0].detach()
-    assert hooked_classes() == () and registry.active_recordings() == 0
-
-
-def test_a_record_opened_while_a_sink_attaches_is_one_way_at_a_time(monkeypatch):
-    """The other order: ``record()`` opens on another thread after ``attach()`` made its attachment,
-    before it opened: the attachment is refused, the recording records."""
-    from adtrace.recording.micrograd.engine import Attachment
-
-    opened, leave, init = threading.Event(), threading.Event(), Attachment.__init__
-    recordings = []
-
-    def keep_recording():
-        with adtrace.record(engine=Value) as rec:
-            recordings.append(rec)
-            opened.set()
-            leave.wait()
-            x = Value(3.0)
-            (x * x).backward()
-
-    thread = threading.Thread(target=keep_recording)
-
-    def made_then_another_thread_records(self, sink):
-        init(self, sink)
-        thread.start()
-        opened.wait()
-
-    monkeypatch.setattr(Attachment, "__init__", made_then_another_thread_records)
-    try:
-        with pytest.raises(HookError, match="being recorded by adtrace.record"):
-            attach(Value, EventLog())
-        assert [type(r).__name__ for r in registry.recorders_of(registry.engine_named(Value))] == ["Recorder"]
-    finally:
-        leave.set()
-        thread.join()
-    assert len(recordings[0].of_kind("add_outgrads")) == 2
-    assert hooked_classes() == () and registry.active_recordings() == 0
-
-
-def test_each_refusal_says_which_class_is_hooked_and_how():
-    class Named(MiniValue):
-        pass
-
-    class Fresh(MiniValue):
-        pass
-
-    class Sub(Named):
-        pass
-
-    with adtrace.record(engine=Named):  # (Named's engine is named: it is checked once, before this)
-        with pytest.raises(HookError, match=r"\.Named is being recorded by adtrace.record\(\); attach a sink after "
-                                            r"it ends$"):
-            attach(Named, EventLog())
-    with attach(Named, EventLog()), attach(Fresh, EventLog()):
-        with pytest.raises(HookError, match=r"\.Named has sinks attached \(adtrace.recording.micrograd.attach\); "
-                                            r"detach them before recording it$"):
-            with adtrace.record(engine=Named):
-                pass
-        with pytest.raises(HookError, match=r"\.Fresh is hooked and \S*\.Fresh is it, its subclass or its base: its "
-                                            r"values would be recorded twice; record one class at a time$"):
-            adtrace.record(engine=Fresh)
-        with pytest.raises(HookError, match=r"\.Named is hooked and \S*\.Sub is its subclass or base: its values would "
-                                            r"be recorded twice; record one class at a time$"):
-            attach(Sub, EventLog())
-    assert hooked_classes() == () and registry.active_recordings() == 0
 
 
 def test_a_node_made_inside_a_pass_run_within_another_belongs_to_the_inner_pass():

@@ -1,0 +1,57 @@
+"""The data descriptors of a hooked value class (``recording/value_class/descriptors.py``): the
+attribute kept where the class keeps it (``__slots__`` or ``__dict__``), always as a plain number,
+and a ``.grad`` never set read as ``MISSING``."""
+
+from adtrace.recording.micrograd import MISSING, attach
+from restored import assert_restored
+from value_classes import EventLog, MiniValue, SlotValue
+
+from test_value_class_hooks import exact
+
+
+def test_slots_class_is_recorded_in_its_slots():
+    before = dict(vars(SlotValue))
+    log = EventLog()
+    with attach(SlotValue, log):
+        x = SlotValue(3.0)
+        y = x * x
+        y.backward()
+    assert_restored(SlotValue, before)
+    assert log.of("node_created") == [(x, (), "", 3.0), (y, (x, x), "*", 9.0)]
+    assert [w[3:] for w in log.of("grad_written")] == [(0, 3.0, 3.0, True), (3.0, 3.0, 6.0, True)]
+    assert exact(x.grad) == exact(6.0)
+
+
+def test_a_closure_assigning_out_grad_itself_stores_the_plain_number():
+    class Identity(MiniValue):
+        def identity(self):
+            out = Identity(self.data, (self,), 'id')
+
+            def _backward():
+                self.grad = out.grad
+            out._backward = _backward
+            return out
+
+    log = EventLog()
+    with attach(Identity, log):
+        x = Identity(3.0)
+        x.identity().backward()
+    assert type(vars(x)["grad"]) is float and x.grad == 1.0
+    (written,) = log.of("grad_written")
+    assert written[2:] == (0, 0.0, 1.0, 1.0, False) and type(written[4]) is float
+
+
+def test_missing_previous_grad():
+    class Late(MiniValue):
+        def __init__(self, data, _children=(), _op=''):
+            super().__init__(data, _children, _op)
+            if _children:
+                del self.grad  # a value that gets its grad only in backward
+
+    log = EventLog()
+    with attach(Late, log):
+        x = Late(3.0)
+        y = x * Late(2.0)
+        y.backward()
+    assert log.of("seeded") == [(y, MISSING, 1.0)]
+    assert repr(log.of("seeded")[0][1]) == "MISSING"  # what a sink that prints its calls shows
