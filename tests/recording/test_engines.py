@@ -1,7 +1,9 @@
 """The engine protocol's contract: every registered engine supplies every member, and a learner's
 class is a configuration of the micrograd-shaped adapter, not a path of its own."""
 
+import ast
 import inspect
+from pathlib import Path
 
 import pytest
 from autograd import grad
@@ -94,3 +96,35 @@ def test_a_sink_attached_to_a_class_is_a_recorder_of_the_same_engine():
     with attach(MiniValue, EventLog()) as attachment:
         assert engine in registry.installed() and registry.recorders_of(engine) == [attachment]
     assert engine not in registry.installed() and registry.recorders_of(engine) == []
+
+
+def engine_reads(inside_engines):
+    """``{member: modules}``: what adtrace's code reads off an engine object (named ``engine``,
+    ``adapter`` or ``_engine``), outside ``engines.py``; only in the engines' own packages if
+    ``inside_engines``, only outside them if not."""
+    package = Path(adtrace.__file__).parent
+    own = ("recording/autograd/", "recording/micrograd/", "recording/value_class/")
+    found = {}
+    for path in package.rglob("*.py"):
+        name = path.relative_to(package).as_posix()
+        if name == "recording/engines.py" or name.startswith(own) != inside_engines:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+                receiver = node.value
+                held = receiver.id if isinstance(receiver, ast.Name) else getattr(receiver, "attr", None)
+                if held in ("engine", "adapter", "_engine"):
+                    found.setdefault(node.attr, set()).add(name)
+    return found
+
+
+def test_the_protocol_is_exactly_what_the_code_reads_of_an_engine():
+    """Every member is read by adtrace's code (no declaration only tests read), and the session and
+    the stages above read nothing else of an engine."""
+    outside, inside = engine_reads(False), engine_reads(True)
+    assert [m for m in MEMBERS if m not in outside and m not in inside] == []
+    assert sorted(set(outside) - set(MEMBERS)) == []
+    hooks = {"recording/value_class/hooks.py"}  # (autograd's table and ENGINE read the same hooks.PASS_START ...)
+    assert inside["pass_start"] == inside["local_backward"] == inside["grad_write"] == hooks
+    assert {"leaf", "backward", "data", "grad"} <= set(outside)
+    assert outside["leaf"] == {"compare/traced_engine_call.py", "checker/engine_rules.py"}
