@@ -36,8 +36,9 @@ REPO = Path(__file__).resolve().parents[1]
 
 RECORDER_TESTS = ["test_recorder", "test_history", "test_hooks", "test_session", "test_nesting", "test_registry"]
 CLI_TESTS = ["test_experiments", "test_report", "test_cli_arguments", "test_cli", "test_cli_false_greens"]
-MICROGRAD_TESTS = ["test_value_class_recorder", "test_value_class_hooks", "test_micrograd_code",
-                   "test_micrograd_shape", "test_value_class_tracked", "test_traced_engine_call", "test_engines"]
+MICROGRAD_TESTS = ["test_value_class_recorder", "test_value_class_hooks", "test_micrograd_engine",
+                   "test_value_class_descriptors", "test_micrograd_code", "test_micrograd_shape",
+                   "test_value_class_tracked", "test_traced_engine_call", "test_engines"]
 REFERENCE_TESTS = ["test_reference_reverse", "test_reference_forward", "test_reference_graph",
                    "test_reference_jacobian", "test_reference_order", "test_reference_rules", "test_reference_shapes",
                    "test_reference_recorded", "test_reference_corpus", "test_reference_properties", "test_align"]
