@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from ..callsite import source_location
 from ..engine_code import EngineCode, EngineStatement
 from .ops import OPS
+from .shape import GRAD_WRITE, LOCAL_BACKWARD, PASS_START
 
 ENGINE = "micrograd"
 
@@ -97,7 +98,7 @@ def backward_statements(cls):
 
 
 def _backward_of(cls):
-    return inspect.unwrap(inspect.getattr_static(cls, "backward"))
+    return inspect.unwrap(inspect.getattr_static(cls, PASS_START))
 
 
 def _read(function):
@@ -164,10 +165,10 @@ def _text(statement, nested, source):
 def _callbacks(header, self_name):
     callbacks = ()
     for node in (inner for part in header for inner in ast.walk(part)):
-        if isinstance(node, ast.Attribute) and node.attr == "grad" and isinstance(node.ctx, ast.Store):
+        if isinstance(node, ast.Attribute) and node.attr == GRAD_WRITE and isinstance(node.ctx, ast.Store):
             is_self = isinstance(node.value, ast.Name) and node.value.id == self_name
             callbacks = _merge(callbacks, SEED if is_self else WRITE)
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "_backward":
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == LOCAL_BACKWARD:
             callbacks = _merge(callbacks, VISIT)
     return callbacks
 

@@ -29,7 +29,7 @@ from ..fanout import callbacks_of, guard_callbacks
 from ..value_class.hooks import ClassHooks, HookError, Sink
 from ..value_class.recorder import Fanout, Recorder, keeper
 from .code import ENGINE, engine_code
-from .shape import check_shape
+from .shape import GRAD_WRITE, LOCAL_BACKWARD, PASS_START, check_shape
 
 _engines = weakref.WeakKeyDictionary()  # class -> its MicrogradEngine (made by record() or by attach())
 _named = weakref.WeakSet()  # the classes record() was given, each checked once against the hooked classes
@@ -41,8 +41,9 @@ class MicrogradEngine:
 
     def __init__(self, shape):
         self.cls, self.shape, self.hooks = shape.cls, shape, None
-        self.pass_start, self.local_backward, self.grad_write = (self.cls, "backward"), (self.cls, "_backward"), \
-            (self.cls, "grad")  # (where ClassHooks installs them)
+        # the engine's hook sites: ClassHooks installs its hooks there
+        self.pass_start, self.local_backward = (shape.cls, PASS_START), (shape.cls, LOCAL_BACKWARD)
+        self.grad_write = (shape.cls, GRAD_WRITE)
 
     def check_installed(self, strict):
         """Nothing to check beyond the shape (checked when the engine was made)."""

@@ -20,8 +20,10 @@ import types
 from ..value_class.hooks import Shape
 
 CHILDREN_PARAMETERS = ("_children", "children")
-PER_INSTANCE = ("data", "grad", "_backward")
-HOOKED_ATTRIBUTES = ("grad", "_backward")
+# the attributes of micrograd's shape that are the engine's hook sites (``recording/engines.Engine``)
+PASS_START, LOCAL_BACKWARD, GRAD_WRITE = "backward", "_backward", "grad"
+PER_INSTANCE = ("data", GRAD_WRITE, LOCAL_BACKWARD)
+HOOKED_ATTRIBUTES = (GRAD_WRITE, LOCAL_BACKWARD)
 _GUARDS = ("__getattribute__", "__setattr__", "__delattr__")
 
 
@@ -71,7 +73,7 @@ def _children_parameter(cls, missing):
 
 
 def _check_backward(cls, missing):
-    backward = inspect.getattr_static(cls, "backward", None)
+    backward = inspect.getattr_static(cls, PASS_START, None)
     if backward is None:
         missing.append("no backward() method")
     elif not isinstance(backward, types.FunctionType):
@@ -103,7 +105,7 @@ def _check_probe(cls, missing, skip):
     for name in PER_INSTANCE:
         if name not in skip and name not in own and not _in_slot(probe, _slot(cls, name)):
             missing.append(f"no per-instance {name} (set self.{name} in __init__)")
-    if "_backward" in own or _in_slot(probe, _slot(cls, "_backward")):
+    if LOCAL_BACKWARD in own or _in_slot(probe, _slot(cls, LOCAL_BACKWARD)):
         if not callable(probe._backward):
             missing.append("_backward of a leaf is not callable")
     if not hasattr(probe, "_op"):
