@@ -119,11 +119,9 @@ TESTED_THROUGH = {
     "tools/commands/upstream.py": ("tests/tools/test_upstream.py", "the command, run"),
     "tools/experiment.py": ("tests/tools/test_experiments.py", "the harness, running every experiment"),
     "tools/options.py": ("tests/tools/test_cli_arguments.py", "the options, parsed"),
-    # view/: one page made of all four
-    "view/data.py": ("tests/view/test_view.py", "the page's data"),
-    "view/page.py": ("tests/view/test_view.py", "the page written"),
-    "view/passes.py": ("tests/view/test_view.py", "the steps the page plays"),
-    "view/source.py": ("tests/view/test_view.py", "the code panels"),
+    # view/
+    "view/data.py": ("tests/view/test_view.py", "the page's data, read as the page reads it"),
+    "view/passes.py": ("tests/view/test_view.py", "the steps the page plays, in the page's data"),
 }
 
 
