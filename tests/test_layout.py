@@ -101,7 +101,6 @@ TESTED_THROUGH = {
     "reference/steps.py": ("tests/reference/test_reference_reverse.py", "the step log run_gradient returns"),
     # compare/
     "compare/arguments.py": ("tests/compare/test_traced_call.py", "the differentiated argument of a traced call"),
-    "compare/grad_align.py": ("tests/compare/test_micrograd_call.py", "the .grad alignment of a micrograd call"),
     # report/: its sections are read in whole reports
     "report/compared.py": ("tests/report/test_report.py", "the summary and side-by-side sections of a report"),
     "report/document.py": ("tests/report/test_report.py", "the report's sections, in order"),
