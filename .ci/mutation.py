@@ -34,7 +34,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 
-RECORDER_TESTS = ["test_recorder", "test_history", "test_hooks", "test_session", "test_nesting", "test_registry"]
+RECORDER_TESTS = ["test_recorder", "test_copy_on_write", "test_hooks", "test_session", "test_nesting", "test_registry"]
 CLI_TESTS = ["test_experiments", "test_report", "test_cli_arguments", "test_cli", "test_cli_false_greens"]
 MICROGRAD_TESTS = ["test_value_class_recorder", "test_value_class_hooks", "test_micrograd_engine",
                    "test_value_class_descriptors", "test_micrograd_code", "test_micrograd_shape",
@@ -84,7 +84,7 @@ TESTS = {
                                       "test_value_class_hooks"],
     "adtrace/recording/recording.py": ["test_recording", "test_snapshots", "test_passes", *RECORDER_TESTS, "test_view"],
     "adtrace/recording/snapshots.py": ["test_snapshots", "test_report", "test_view"],
-    "adtrace/recording/values.py": ["test_values", "test_capture", "test_history", "test_align", "test_abbreviate"],
+    "adtrace/recording/values.py": ["test_values", "test_capture", "test_copy_on_write", "test_align", "test_abbreviate"],
     "adtrace/recording/session.py": [*RECORDER_TESTS, "test_value_class_recorder", "test_fault_injection",
                                      "test_pytest_plugin"],
     "adtrace/recording/*.py": [*RECORDER_TESTS, "test_value_class_recorder", "test_fault_injection"],

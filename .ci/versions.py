@@ -19,7 +19,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 RELEASES = ("1.7.0", "1.8.0", "1.9.0", "1.9.1")
-RECORDER_TESTS = ("recording/autograd/test_recorder.py", "recording/autograd/test_history.py",
+RECORDER_TESTS = ("recording/autograd/test_recorder.py", "recording/autograd/test_copy_on_write.py",
                   "recording/test_session.py", "recording/autograd/test_hooks.py", "recording/test_snapshots.py",
                   "recording/test_values.py", "recording/test_recording.py", "recording/test_patching.py",
                   "recording/test_labels.py", "recording/autograd/test_pinned.py", "tools/test_selftest.py",

@@ -10,6 +10,7 @@ import pytest
 from readme import readme
 
 PACKAGE = Path(__file__).resolve().parents[1] / "adtrace"
+TESTS = Path(__file__).resolve().parent
 STAGES = ["recording", "reference", "compare", "checker", "report", "view", "tools"]  # in pipeline order
 # the packages inside recording/: each engine's (autograd/, micrograd/) and value_class/, what engines of a
 # value class configure; a third engine's folder is one more
@@ -83,6 +84,66 @@ def test_the_tests_mirror_the_package():
     assert at_top == ["test_layout.py", "test_lint.py"], "a test of one stage belongs in its folder"
     names = [p.name for p in tests.rglob("test_*.py")]
     assert len(names) == len(set(names)), "test file names are unique (the folders have no __init__.py)"
+
+
+# A module whose tests are in another module's file, as it is tested through that module: the file, and why.
+# Every other module has its mirror file (see mirror_files).
+TESTED_THROUGH = {
+    # recording/
+    "recording/autograd/backward.py": ("tests/recording/autograd/test_recorder.py", "the Recorder's reverse mode"),
+    "recording/autograd/forward.py": ("tests/recording/autograd/test_recorder.py", "the Recorder's forward mode"),
+    "recording/autograd/nodes.py": ("tests/recording/autograd/test_recorder.py", "the Recorder's node mixin"),
+    "recording/autograd/state.py": ("tests/recording/autograd/test_recorder.py", "the trace levels the wrappers keep"),
+    "recording/autograd/wrappers.py": ("tests/recording/autograd/test_hooks.py", "what each hook point puts there"),
+    "recording/engine_code.py": ("tests/recording/micrograd/test_micrograd_code.py", "an engine's own backward()"),
+    "recording/fanout.py": ("tests/recording/test_session.py", "nested recordings fanned out, guarded callbacks"),
+    "recording/recorder.py": ("tests/recording/test_engines.py", "what every engine's recorder shares"),
+    # reference/
+    "reference/jvp_rules.py": ("tests/reference/test_reference_corpus.py", "each own rule, run on the corpus"),
+    "reference/vjp_rules.py": ("tests/reference/test_reference_corpus.py", "each own rule, run on the corpus"),
+    "reference/steps.py": ("tests/reference/test_reference_reverse.py", "the step log run_gradient returns"),
+    # compare/
+    "compare/arguments.py": ("tests/compare/test_traced_call.py", "the differentiated argument of a traced call"),
+    # report/: its sections are read in whole reports
+    "report/compared.py": ("tests/report/test_report.py", "the summary and side-by-side sections of a report"),
+    "report/document.py": ("tests/report/test_report.py", "the report's sections, in order"),
+    "report/graph.py": ("tests/report/test_report.py", "the graph section of a report"),
+    "report/mermaid.py": ("tests/report/test_escaping.py", "labels escaped in the Mermaid graph"),
+    "report/tables.py": ("tests/report/test_fit.py", "tables with cells fitted"),
+    # tools/
+    "tools/autograd_examples/drivers.py": ("tests/tools/test_autograd_examples.py", "each example run"),
+    "tools/autograd_examples/more_drivers.py": ("tests/tools/test_autograd_examples.py", "each example run"),
+    "tools/autograd_examples/load.py": ("tests/tools/test_autograd_examples.py", "the examples loaded from the sdist"),
+    "tools/autograd_examples/registry.py": ("tests/tools/test_autograd_examples.py", "the examples' table"),
+    "tools/commands/doctor.py": ("tests/tools/test_cli.py", "the command, run"),
+    "tools/commands/experiments.py": ("tests/tools/test_cli.py", "the command, run"),
+    "tools/commands/files.py": ("tests/tools/test_cli_arguments.py", "the output files the commands refuse or write"),
+    "tools/commands/upstream.py": ("tests/tools/test_upstream.py", "the command, run"),
+    "tools/experiment.py": ("tests/tools/test_experiments.py", "the harness, running every experiment"),
+    "tools/options.py": ("tests/tools/test_cli_arguments.py", "the options, parsed"),
+    # view/
+    "view/data.py": ("tests/view/test_view.py", "the page's data, read as the page reads it"),
+    "view/passes.py": ("tests/view/test_view.py", "the steps the page plays, in the page's data"),
+}
+
+
+def mirror_files(module):
+    """Where the tests of ``adtrace/<path>/<module>.py`` go: ``tests/<path>/test_<module>.py``, or
+    ``test_<package>_<module>.py`` where another module's tests have that name (file names are unique)."""
+    folder = TESTS / module.parent
+    return folder / f"test_{module.stem}.py", folder / f"test_{module.parent.name}_{module.stem}.py"
+
+
+def test_every_module_has_its_test_file_or_is_declared_tested_through_another():
+    modules = [p.relative_to(PACKAGE) for p in sorted(PACKAGE.rglob("*.py"))
+               if p.name not in ("__init__.py", "__main__.py")]
+    missing = [m.as_posix() for m in modules
+               if not any(f.exists() for f in mirror_files(m)) and m.as_posix() not in TESTED_THROUGH]
+    assert missing == [], "a module without tests/<stage>/test_<module>.py: write it, or declare it in TESTED_THROUGH"
+    for module, (test_file, reason) in TESTED_THROUGH.items():
+        assert (PACKAGE / module).exists(), f"TESTED_THROUGH names {module}: gone"
+        assert not any(f.exists() for f in mirror_files(Path(module))), f"{module} has its own test file now"
+        assert (TESTS.parent / test_file).exists() and reason, f"{module}: {test_file}"
 
 
 def test_every_file_the_readme_names_exists():

@@ -7,7 +7,6 @@ import pytest
 from micrograd.engine import Value as MicroValue
 
 from adtrace.checker.engine_rules import check_engine, check_engine_call
-from adtrace.compare.grad_align import engine_running_grads
 from adtrace.compare.traced_engine_call import trace_engine_call
 from adtrace.report import render
 from value_classes import BuggyValue, CubeValue, MiniValue, Value
@@ -76,13 +75,6 @@ def test_gradients_of_several_arguments_and_central_differences():
 def test_a_function_that_returns_no_value_is_refused():
     with pytest.raises(TypeError, match="returned a float, not a Value"):
         trace_engine_call(lambda a: a.data, (1.0,), engine=Value)
-
-
-def test_running_grads_start_before_the_first_write():
-    call = trace_engine_call(lambda a: a * a * a, (2.0,), engine=MiniValue)
-    running, read = engine_running_grads(call.recording.query_events(1))
-    assert running["v0_leaf"] == [0.0, 4.0, 8.0, 12.0] and read["v0_leaf"] == 12.0
-    assert running["v2_mul"] == [1.0]  # the output: its seed
 
 
 # ---- the per-node checker

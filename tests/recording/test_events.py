@@ -3,7 +3,9 @@ throwaway kind, declared in this file, runs through the event log, the JSON expo
 sections, the snapshots and the page's data; each shows it or says it does not, and no count or
 cap goes wrong."""
 
+import dataclasses
 import json
+import re
 from typing import ClassVar
 
 import pytest
@@ -18,6 +20,7 @@ from adtrace.recording.recording import Recording
 from adtrace.report import ReportOptions, render_recording
 from adtrace.report.export import events_json
 from adtrace.view.data import page_data
+from readme import readme
 
 
 @pytest.fixture
@@ -128,3 +131,26 @@ def test_the_kind_constants_are_read_from_the_classes(noted):
         "backward_start", "toposort", "vjp", "add_outgrads", "backward_end", "test_noted")
     from adtrace.events import BACKWARD_PASS_KINDS
     assert BACKWARD_PASS_KINDS[-1] == "test_noted"
+
+
+def readme_event_table():
+    """The README's event table: ``{kind: [its fields]}`` in its order (the names in backquotes
+    outside parentheses: what follows a field in parentheses describes it)."""
+    table = readme().split("| kind | emitted by | fields |\n", 1)[1].split("\n\n", 1)[0]
+    rows = [line.split(" | ") for line in table.splitlines()[1:]]
+    fields = {}
+    for kind, _, cell in rows:
+        while re.search(r"\([^()]*\)", cell):
+            cell = re.sub(r"\([^()]*\)", "", cell)
+        fields[kind.strip("| `")] = re.findall(r"`(\w+)`", cell)
+    return fields
+
+
+def test_the_readme_lists_every_event_kind_with_its_fields():
+    """Every declared kind, in declaration order, with its fields; the fields every event has are
+    said once above the table."""
+    common = [f.name for f in dataclasses.fields(Event)]
+    assert re.search(r"Every event has `kind`, " + r" .*?, ".join(f"`{name}`" for name in common[:-1])
+                     + rf" .*? and `{common[-1]}`", " ".join(readme().split()))
+    declared = {t.kind: [f.name for f in dataclasses.fields(t)][len(common):] for t in events.EVENT_TYPES}
+    assert list(readme_event_table().items()) == list(declared.items())

@@ -1,5 +1,6 @@
 """Value snapshots under each capture level."""
 
+import re
 from collections import namedtuple
 
 import numpy as np
@@ -10,7 +11,9 @@ from autograd.numpy.numpy_vjps import untake
 
 from adtrace.recording.values import resolve
 from adtrace.recording.autograd.capture import Capture, array_leaves
-from adtrace.recording.values import ArraySummary, Boxed, ContainerSummary, Sparse, holds_reference, plain, summarize
+from adtrace.recording.values import (CAPTURE_LEVELS, ArraySummary, Boxed, ContainerSummary, Sparse, holds_reference,
+                                      plain, summarize)
+from readme import readme
 
 
 def test_auto_keeps_small_arrays_exactly_and_summarizes_large():
@@ -236,3 +239,10 @@ def test_a_kept_container_summary_cannot_be_changed():
     assert isinstance(kept, ContainerSummary) and kept.length == 3
     with pytest.raises(dataclasses.FrozenInstanceError):
         kept.length = 0
+
+
+def test_the_readme_lists_the_capture_levels():
+    """"Values and capture levels": one item per level, in order, the default first."""
+    section = readme().split("\n### Values and capture levels\n", 1)[1].split("\n\n", 1)[0]
+    assert re.findall(r"^- `(\w+)`", section, re.M) == list(CAPTURE_LEVELS)
+    assert "`auto` (default)" in section and CAPTURE_LEVELS[0] == "auto"

@@ -7,6 +7,7 @@ forward mode agrees with reverse mode by the dot-product test. Tuple and dict in
 differentiated along autograd's flattening of their vector space (``autograd.misc.flatten``).
 """
 
+import re
 import warnings
 
 import numpy as np
@@ -17,7 +18,7 @@ from autograd.util import toposort
 
 import adtrace.reference as ref
 from corpus import CASES, bit_identical, flatten, run
-from readme import stated
+from readme import readme, stated
 from reference_corpus import ALL_CASES, EXTRA_CASES, numeric_result, run_reference
 
 FIRST_ORDER_REVERSE = ("grad", "elementwise_grad", "jacobian")
@@ -140,3 +141,11 @@ def test_borrowed_share_on_corpus(record_property):
     warnings.warn(message, UserWarning)  # shows in the warnings summary without -s
     assert tally.own > 0 and tally.borrowed > 0
     assert share < BORROWED_SHARE_BOUND
+
+
+def test_the_readme_states_the_borrowed_share():
+    """"(N% borrowed on the test corpus)": N is the share this corpus measures, to its one decimal."""
+    with ref.tally_rules() as tally:
+        exercise_corpus()
+    stated_share = re.findall(r"\((\d+\.\d)% borrowed on the test corpus\)", " ".join(readme().split()))
+    assert stated_share == [f"{tally.borrowed_share:.1%}"[:-1]]

@@ -1,5 +1,7 @@
 """The engine's rule table: own rules, borrowing autograd's, clear errors, counting."""
 
+import re
+
 import autograd
 import autograd.numpy as anp
 import numpy as np
@@ -10,6 +12,7 @@ from autograd.extend import primitive
 import adtrace.reference as ref
 from adtrace.reference import rules
 from primitives import cube
+from readme import readme
 
 REQUIRED_OWN = [
     anp.add, anp.subtract, anp.multiply, anp.divide, anp.true_divide, anp.negative, anp.power,
@@ -23,6 +26,25 @@ REQUIRED_OWN = [
 def test_required_primitives_have_own_rules_in_both_modes(fun):
     assert fun in ref.primitive_vjps and fun in ref.primitive_jvps
     assert rules.vjp_source(fun) == rules.jvp_source(fun) == "own"
+
+
+def own_rule_names(table):
+    return {f.__name__.strip("_") for f in table}
+
+
+def test_the_readme_lists_the_own_rules():
+    """The README's list of the engine's own rules is the rule table, both ways."""
+    text = " ".join(readme().split())
+    (listed,) = re.findall(r"`matrix_rules.py`\) covers (.+?), with its own unbroadcast", text)
+    names = re.split(r", | and ", re.sub(r" \(.*?\)", "", listed))
+    assert len(names) == len(set(names)) and set(names) == own_rule_names(ref.primitive_vjps)
+
+
+def test_every_own_vjp_rule_has_its_own_jvp_rule():
+    """An own VJP without an own JVP would borrow autograd's in forward mode, unseen (the corpus test
+    asks only that each own rule present be exercised)."""
+    assert own_rule_names(ref.primitive_vjps) == own_rule_names(ref.primitive_jvps)
+    assert set(ref.primitive_vjps) == set(ref.primitive_jvps)
 
 
 def test_rule_table_is_a_dict_beside_its_defvjp():

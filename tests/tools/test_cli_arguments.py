@@ -8,6 +8,8 @@ import re
 import pytest
 
 from adtrace import __version__
+from adtrace.recording.values import CAPTURE_LEVELS
+from adtrace.tools import commands
 from adtrace.tools.cli import build_parser
 from cli_run import adtrace
 from readme import readme
@@ -274,3 +276,32 @@ def test_an_empty_file_name_is_the_options_error(command, capsys):
     with pytest.raises(SystemExit) as exit_:
         build_parser().parse_args([*command, ""])
     assert exit_.value.code == 2 and "must be a file name, got ''" in capsys.readouterr().err
+
+
+def exit_codes(text):
+    """``{code: meaning}`` from a list ``0 every check passed, 1 ...`` (parentheses left out)."""
+    return {int(code): meaning.strip() for code, meaning in re.findall(r"\b(\d) ([a-z][^,;(]*)", text)}
+
+
+def test_the_readme_exit_codes_are_the_commands_own():
+    """The README's exit codes say what ``--help`` says, and are the codes the commands return."""
+    (stated,) = re.findall(r"Exit codes of `report`, `view` and `check`: (.*?)\. ", " ".join(readme().split()))
+    assert exit_codes(stated) == exit_codes(commands.EXIT_CODES)
+    assert exit_codes(stated) == {commands.PASSED: "every check passed", commands.FAILED: "a check failed",
+                                  commands.USAGE: "the command line or the target is wrong",
+                                  commands.NOTHING_CHECKED: "nothing was checked"}
+
+
+def test_the_capture_option_offers_every_capture_level():
+    """``--capture``'s choices (the README's synopsis shows them) are the recorder's levels, the first the default."""
+    for name in ("report", "view"):
+        command = build_parser().parse_args([name, "model.py:square", "-o", "out"])
+        assert command.capture == CAPTURE_LEVELS[0]
+    choices = {tuple(a.choices) for c in ("report", "view") for a in subcommand(c)._actions if "--capture" in
+               a.option_strings}
+    assert choices == {CAPTURE_LEVELS}
+
+
+def subcommand(name):
+    parser = build_parser()
+    return next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices[name]

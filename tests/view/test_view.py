@@ -1,4 +1,5 @@
-"""The viewer's data and page, without a browser (tests/view/test_view_browser.py drives the page)."""
+"""The viewer's data, its passes' steps and the page's writers, without a browser (``test_page.py``: the page's
+escaping; ``test_source.py``: the code panels; ``test_view_browser.py`` drives the page)."""
 
 import html
 import inspect
@@ -19,16 +20,14 @@ from adtrace.report import files, render, render_recording
 from adtrace.recording.snapshots import ADD, NO_PARENTS, VJP, YIELD
 from adtrace.compare.checks import skipped
 from adtrace.compare.traced_call import trace_call
-from adtrace.view import inline_frame, page_data, render_page
+from adtrace.view import inline_frame, page_data
 from adtrace.view.data import NO_REFERENCE, UNRECORDED_VALUE, group_key
-from adtrace.view.page import embed
 import view_cases
 from primitives import recorded_from_inside_a_vjp
 from seed import SNAPSHOT_ROWS, square
 from value_classes import BuggyValue
-from view_cases import (HOSTILE, SCRIPT_END, dict_text, fan_out, first_derivative, forward_tangents,
-                        hostile_primitive, jacobian_recording, nested_recording, replay, snapshot_rows,
-                        sum_and_sine)
+from view_cases import (dict_text, fan_out, first_derivative, forward_tangents, jacobian_recording, nested_recording,
+                        replay, snapshot_rows, sum_and_sine)
 
 
 def passes(data):
@@ -236,17 +235,6 @@ def test_a_forward_pass_holds_its_own_events_only():
     assert forward["steps"] == passes(page_data(alone))["f1"]["steps"]
 
 
-def test_each_statement_marks_its_line_of_autograds_source_and_the_lecture():
-    from adtrace.view.source import FORWARD_LINES, REVERSE_LINES
-
-    code = page_data(call=trace_call(sum_and_sine, (3.0,), mode="both"))["code"]
-    for mode, lines in (("rev", REVERSE_LINES), ("fwd", FORWARD_LINES)):
-        panel = code[mode]
-        marked = {s["text"]: (panel["autograd"]["lines"][s["autograd"]].strip(),
-                              panel["lecture"]["lines"][s["lecture"]].strip()) for s in panel["statements"]}
-        assert marked == lines, mode
-
-
 def test_a_forward_pass_without_lecture_tangents_says_why():
     """An output independent of the input: the reference engine has no tangent to show, and the
     forward pass's lecture column says so instead of passing for compared."""
@@ -257,18 +245,6 @@ def test_a_forward_pass_without_lecture_tangents_says_why():
     assert forward["reference"] and not any(forward["steps"]["lecture"])
     assert len(forward["steps"]["statement"]) == 1  # the root's tangent only
     assert forward["level"] == 0 and forward["name"] == "forward 1 (make_jvp, level 0)"
-
-
-def test_a_source_not_available_is_said_and_marks_no_line(monkeypatch):
-    """An autograd installed without its source (a zipped install): the panel says so."""
-    import autograd.core
-
-    from adtrace.view.source import code_panels
-
-    monkeypatch.setattr(autograd.core, "backward_pass", len)  # a builtin: inspect finds no source
-    panel = code_panels()["rev"]
-    assert panel["autograd"]["lines"] == ["# source of len not available"]
-    assert all(s["autograd"] is None for s in panel["statements"]) and panel["statements"][0]["lecture"] == 1
 
 
 def test_a_pass_the_reference_engine_did_not_run_for_says_why():
@@ -357,60 +333,6 @@ def test_a_pass_nested_in_a_vjp_the_recording_ended_in_returns_to_the_parents_la
     assert inner["parent"]["step"] == last and names[outer["steps"]["node"][last]] == "v1_cut_rule"
 
 
-def test_the_page_is_deterministic_and_has_no_paths():
-    first = render_page(page_data(call=trace_call(fan_out, (0.7,))))
-    second = render_page(page_data(call=trace_call(fan_out, (0.7,))))
-    assert first == second
-    assert os.getcwd() not in first and os.path.expanduser("~") + "/" not in first
-    assert not re.search(r"0x[0-9a-f]{6,}", first)
-
-
-@pytest.mark.parametrize("name", [HOSTILE, SCRIPT_END])
-def test_labels_and_values_cannot_become_markup(name):
-    double = hostile_primitive(name)
-    with adtrace.record() as rec:
-        grad(lambda x: double(x) * x)(3.0)
-    data = page_data(rec, title=name)
-    page = render_page(data)
-    assert "<img" not in page.replace("&lt;img", "")  # the title is escaped, the data inert
-    assert page.count("</script>") == 2  # the data's element and the scripts' element
-    found = re.search(r'<script type="application/json" id="adtrace-data">(.*?)</script>', page, re.S)
-    assert json.loads(found.group(1)) == data  # and it reads back whole
-    assert name in data["graphs"][0]["nodes"]["primitive"]
-
-
-def test_control_and_bidi_characters_in_the_title_are_shown_as_escapes():
-    """A function's name with an ANSI escape, a right-to-left override and a line break: the page's
-    <title> and <h1> show them as escapes, and hold none of them raw."""
-    def f(x):
-        return x * x
-
-    f.__name__ = f.__qualname__ = "red\x1b[31m\u202egnp.exe\nsecond line"
-    page = render_page(page_data(call=trace_call(f, (3.0,))))
-    head = re.search(r"<title>(.*)</title>", page).group(1)
-    heading = re.search(r'<h1 data-testid="title">(.*)</h1>', page).group(1)
-    assert head == heading
-    assert html.unescape(heading) == "adtrace: red\\x1b[31m\\u202egnp.exe\\nsecond line"
-    assert "\x1b" not in page and "\u202e" not in page  # (the data's JSON is ASCII: escaped there too)
-    shown = json.loads(re.search(r'id="adtrace-data">(.*?)</script>', page, re.S).group(1))
-    assert dict(shown["summary"])["function"] == "red\\x1b[31m\\u202egnp.exe\\nsecond line"
-    assert shown["code"] == page_data(call=trace_call(f, (3.0,)))["code"]
-
-
-def test_text_in_the_page_data_is_shown_with_escapes_and_code_keeps_its_tabs():
-    double = hostile_primitive("dbl\u202e\x1b")
-    with adtrace.record() as rec:
-        grad(lambda x: double(x) * x)(3.0)
-    data = page_data(rec)
-    data["code"]["rev"]["autograd"]["lines"][0] += "\t# a tab"
-    found = re.search(r'id="adtrace-data">(.*?)</script>', render_page(data), re.S).group(1)
-    shown = json.loads(found)
-    assert "dbl\\u202e\\x1b" in shown["graphs"][0]["nodes"]["primitive"]
-    assert shown["code"]["rev"]["autograd"]["lines"][0].endswith("\t# a tab")
-    plain = page_data(call=trace_call(square, (3.0,)))
-    assert embed(plain) in render_page(plain)  # text with nothing to escape is embedded as it is
-
-
 def test_recording_to_html_and_the_jupyter_frame(tmp_path):
     with adtrace.record() as rec:
         grad(square)(3.0)
@@ -445,9 +367,3 @@ def test_recording_to_html_writes_as_every_writer_does(tmp_path, monkeypatch):
     assert stat.S_IMODE(target.stat().st_mode) == 0o600
     with pytest.raises(IsADirectoryError):
         rec.to_html(tmp_path)
-
-
-def test_embedded_json_escapes_what_ends_a_script():
-    text = embed({"a": "</script><!-- & -->"})
-    assert "<" not in text and ">" not in text and "&" not in text
-    assert json.loads(text) == {"a": "</script><!-- & -->"}

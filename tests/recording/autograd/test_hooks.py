@@ -1,5 +1,7 @@
 """The hook points: recording changes no result, and each is patched where autograd looks."""
 
+import ast
+import inspect
 import warnings
 
 import autograd.core as core
@@ -9,7 +11,8 @@ from autograd import grad
 
 import adtrace
 from adtrace.compare.align import EXACT, compare
-from adtrace.recording.autograd import hooks
+from adtrace.recording import events
+from adtrace.recording.autograd import hooks, wrappers
 from adtrace.recording.values import plain
 from corpus import CASES, bit_identical, run
 
@@ -72,6 +75,35 @@ def test_each_hook_point_has_a_reason_and_exists():
     assert len({p.name for p in hooks.HOOK_POINTS}) == len(hooks.HOOK_POINTS)
     for point in hooks.HOOK_POINTS:
         assert point.reason and point.attribute in vars(point.owner)
+
+
+def test_every_hook_point_has_its_wrapper_in_wrappers_and_every_wrapper_a_hook_point():
+    made = {name for name, f in vars(wrappers).items() if name.startswith("wrap_") and inspect.isfunction(f)}
+    assert all(point.wrap.__module__ == wrappers.__name__ for point in hooks.HOOK_POINTS)
+    assert sorted(point.wrap.__name__ for point in hooks.HOOK_POINTS) == sorted(made)
+
+
+def test_every_callback_is_called_by_a_wrapper():
+    """A callback declared in ``Callbacks`` (the recorder implements it, the fan-out relays it) that no
+    wrapper calls records nothing, and nothing else fails."""
+    declared = {name for name, f in vars(hooks.Callbacks).items() if inspect.isfunction(f) and not name.startswith("_")}
+    called = {node.attr for node in ast.walk(ast.parse(inspect.getsource(wrappers)))
+              if isinstance(node, ast.Attribute)}  # (called, or handed on: recorder.on_toposort)
+    assert declared and declared - called == set()
+
+
+def test_every_event_kind_comes_from_one_hook_point():
+    """The self-test expects each hook point's kinds: a point declaring none would pass it vacuously, a
+    kind no point declares is never expected."""
+    kinds = [kind for point in hooks.HOOK_POINTS for kind in point.events]
+    assert all(point.events for point in hooks.HOOK_POINTS)
+    assert len(kinds) == len(set(kinds)) and set(kinds) == {t.kind for t in events.EVENT_TYPES}
+
+
+def test_a_function_is_hooked_or_relied_on_not_both():
+    """Drift watches each once: a function that becomes a hook point leaves ``RELIED_ON``."""
+    hooked = {point.defined for point in hooks.HOOK_POINTS}
+    assert hooked & {defined for defined, _ in hooks.RELIED_ON} == set()
 
 
 def test_toposort_must_be_patched_in_core_not_util(monkeypatch):

@@ -1,10 +1,13 @@
 """micrograd's operations (``recording/micrograd/ops.py``): each forward and its local derivatives."""
 
 import math
+import re
 
 import pytest
 
+from adtrace.recording.micrograd import ops
 from adtrace.recording.micrograd.ops import OPS, power
+from readme import readme
 
 
 @pytest.mark.parametrize("op, inputs, out", [
@@ -32,3 +35,12 @@ def test_rules_are_keyed_by_op_and_arity():
     assert OPS.derivatives("*", 1) is None and OPS.derivatives("**2", 2) is None
     assert OPS.derivatives("sigmoid", 1) is None and OPS.forward("sigmoid", 1) is None and OPS.forward("+", 1) is None
     assert power("**3") == 3 and power("**x") is None and power("*") is None
+
+
+def test_the_readme_lists_the_ops_with_rules():
+    """The README's ``own rules for `+ - * / **k ...``` are the ops with a rule (``relu`` spelled either
+    way, ``**k`` any power), as the error message names them."""
+    (listed,) = re.findall(r"own rules for `([^`]+)`", " ".join(readme().split()))
+    ruled = [op for op in ops._OPS if op != "relu"]
+    assert ops._OPS["relu"] is ops._OPS["ReLU"]
+    assert sorted(listed.split()) == sorted(ruled + ["**k"]) == sorted(OPS.known.split(", "))
