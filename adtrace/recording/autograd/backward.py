@@ -29,7 +29,7 @@ class Query:
         self.visited, self.parents, self.label, self.argnums, self.position = 0, (), None, (), 0
         # parent label -> (live value, kept value): outgrads[parent], kept only when values are captured
         self.entries = {}
-        self.held = []  # id(live value), position of an event holding it by reference, ... (history.hold)
+        self.held = []  # id(live value), position of an event holding it by reference, ... (copy_on_write.hold)
         self.popped = None  # the entry the current node popped
         self.ingrads, self.kept_ingrads = (), ()  # the current node's vjp output, live and captured
         self.seed = None  # the caller's g, protected while the pass runs (capture full only)
@@ -71,7 +71,7 @@ class BackwardQueries:
         write(self.values, BackwardEnd, mode="rev", level=query.level, query=query.number, end=query.end, result=kept,
               error=error_name)
         if error is None and self.by_reference and holds_reference(kept):  # the user gets the array these events hold
-            self.history.detach(self.recording, query.held, result, also=(position,))
+            self.copy_on_write.detach(self.recording, query.held, result, also=(position,))
 
     def on_toposort(self, node):
         query = self.query
@@ -112,7 +112,7 @@ class BackwardQueries:
             count = len(ingrads)
             outgrad, kept_ingrads = None, _NONES[count] if count < 64 else (None,) * count
         values = self.values
-        position = len(values)  # where this event starts (history.hold notes positions)
+        position = len(values)  # where this event starts (copy_on_write.hold notes positions)
         if query is not None:
             query.ingrads, query.kept_ingrads = ingrads, kept_ingrads
             if self.by_reference:
@@ -139,10 +139,10 @@ class BackwardQueries:
         if kept is None:
             kept = self.capture(value)
             if mutable and self.by_reference and holds_reference(kept):
-                kept = self.history.share(kept, value)
+                kept = self.copy_on_write.share(kept, value)
         # (Versions exist only under capture full: its copy-on-write)
-        if mutable and self.by_reference and self.history.live:  # autograd writes into (part of) `value` next
-            self.history.before_writing(written_leaves(value, g))
+        if mutable and self.by_reference and self.copy_on_write.live:  # autograd writes into (part of) `value` next
+            self.copy_on_write.before_writing(written_leaves(value, g))
         return kept
 
     def after_add_outgrads(self, prev_g_flagged, previous, g, result):
@@ -187,7 +187,7 @@ class BackwardQueries:
                 kept = self.capture(value)
         if self.by_reference:
             if mutable and holds_reference(kept):  # autograd may write into it later
-                kept = self.history.share(kept, value)
+                kept = self.copy_on_write.share(kept, value)
             if type(contribution) not in NO_REFERENCE or type(kept) not in NO_REFERENCE or previous is not None:
                 # (len(values): where this event starts)
                 hold_accumulation(frame.held, len(values), prev_g_flagged, previous, g, contribution, value, kept)
@@ -204,7 +204,7 @@ class BackwardQueries:
         contribution = self.capture(g)
         kept = contribution if value is g else self.capture(value)
         if mutable and self.by_reference and holds_reference(kept):
-            kept = self.history.share(kept, value)
+            kept = self.copy_on_write.share(kept, value)
         write(self.values, AddOutgrads, mode="rev", level=self.nodes.current_level(), query=None, node=None, position=0,
               parent=None, argnum=None, previous=previous,
               previous_flag=prev_g_flagged[1] if prev_g_flagged else NO_PREVIOUS, contribution=contribution,

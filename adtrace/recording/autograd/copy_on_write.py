@@ -18,7 +18,7 @@ recorder notes which events hold which live value by reference (``hold``, per qu
 trace) and ``detach`` gives those events their own copy. The user's seeds are copied wherever a
 pass carries them (``Capture.protect``). A rule that writes into the cotangent it received is not
 seen here: under ``full`` the events holding that cotangent show what it wrote (``auto`` records
-such a rule truthfully: adtrace.recorder.backward).
+such a rule truthfully: backward.py).
 """
 
 

@@ -105,7 +105,7 @@ class ForwardMode:
                 tangent = frame.last_kept  # sum_outgrads returned it: already a copy
             else:
                 tangent = self.capture(g)
-        else:  # copy a tangent that is (part of) an argument (make_jvp's seed is protected: adtrace.values)
+        else:  # copy a tangent that is (part of) an argument (make_jvp's seed is protected: Capture.protect)
             kept = self.keep_node_value(frame.level, frame.fun, value, args)
             tangent = self.capture(node.g, type(node.g) is np.ndarray and is_part_of(node.g, args))
             if type(tangent) not in NO_REFERENCE:  # make_jvp gives the end node's tangent to the user
@@ -130,7 +130,7 @@ class ForwardMode:
             kept = contribution if value is g else self.capture(value)
             if self.by_reference:
                 if mutable and holds_reference(kept):
-                    kept = self.history.share(kept, value)
+                    kept = self.copy_on_write.share(kept, value)
                 # a tangent being summed may be the one make_jvp returns
                 hold_accumulation(self.held_in_trace(frame.level), len(self.values), prev_g_flagged, previous,
                                   g, contribution, value, kept)

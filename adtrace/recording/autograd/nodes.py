@@ -98,13 +98,13 @@ class Nodes:
             copy = isinstance(value, (tuple, list, dict)) and any(is_part_of(a, args) for a in array_leaves(value))
         kept = self.capture(value, copy)
         if fun in _ACCUMULATORS and holds_reference(kept):  # the next mut_add writes into it
-            kept = self.history.share(kept, value)
+            kept = self.copy_on_write.share(kept, value)
         if type(kept) not in NO_REFERENCE:  # on_trace may give it (or a view of it) to the user
             hold(self.held_in_trace(level), value, kept, len(self.values), leaves=True)
         return kept
 
     def held_in_trace(self, level):
-        """Where ``history.hold`` notes the values recorded by reference in the trace open at
+        """Where ``copy_on_write.hold`` notes the values recorded by reference in the trace open at
         ``level``: node values, and forward mode's tangents."""
         held = self.trace_holders.get(level)
         if held is None:
@@ -136,9 +136,9 @@ class Nodes:
             return
         held = self.trace_holders.pop(level, [])
         if end_node is not None:  # make_vjp / make_jvp give these to the user, who may write into them
-            self.history.detach(self.recording, held, end_value)
+            self.copy_on_write.detach(self.recording, held, end_value)
             if mode == "fwd":
-                self.history.detach(self.recording, held, end_node.g)
+                self.copy_on_write.detach(self.recording, held, end_node.g)
         if level in self.jvp_seeds:
             self.capturer.unprotect(self.jvp_seeds.pop(level))
 
