@@ -31,9 +31,9 @@ from .local import FAIL, PASS, SKIPPED, NodeCheck, kink_reason
 RTOL = DEFAULT_RTOL  # Python floats: double precision
 
 
-def check_engine(f, *args, cls, root=None):
+def check_engine(f, *args, cls, relative_to=None):
     """Record ``f`` on ``cls`` values made from ``args`` and check it node by node."""
-    with np.errstate(all="ignore"), record(engine=cls, sites=True, capture="full", root=root) as rec:
+    with np.errstate(all="ignore"), record(engine=cls, sites=True, capture="full", relative_to=relative_to) as rec:
         values = [cls(a) for a in args]
         f(*values).backward()
     report = check_engine_recording(rec)

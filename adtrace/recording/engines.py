@@ -69,12 +69,12 @@ class Engine(Protocol):
         """Put every hook in through ``patcher`` (its undo restores the engine), all or none; returns
         the context variable the hooks read (what the session sets per context: a recorder or a fan-out)."""
 
-    def recorder(self, recording, level: str, inline_size: int, keep_calls: bool = False, keep_sites: bool = False,
-                 root=None) -> Any:
+    def recorder(self, recording, capture: str, inline_size: int, keep_calls: bool = False, keep_sites: bool = False,
+                 relative_to=None) -> Any:
         """A recorder writing this engine's events into ``recording`` (it sets ``recording.engine``
         and, for an engine with its own ``backward``, ``recording.code``)."""
 
-    def code(self, root=None) -> Optional[EngineCode]:
+    def code(self, relative_to=None) -> Optional[EngineCode]:
         """The engine's own ``backward`` source, the statement of it each event stands for, and its
         operations (``EngineCode.ops``: forward and local derivatives by op, for the reference and
         the checker); None for autograd (its ``backward_pass`` statements are fixed: each event class

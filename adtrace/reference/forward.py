@@ -22,6 +22,7 @@ from autograd.core import vspace
 from autograd.tracer import getval
 from autograd.wrap_util import unary_to_nary
 
+from ..recording.events import FWD
 from ..recording.labels import primitive_name
 
 from .graph import capture
@@ -37,7 +38,7 @@ def tangents(graph, x_dot):
             continue
         input_tangents = [node_to_tangent[k] for k in i.parents]
         shares = tangent_shares(i, input_tangents)
-        note_visit(i.fun, jvp_source(i.fun), "forward")
+        note_visit(i.fun, jvp_source(i.fun), FWD)
         node_to_tangent[i] = reduce(operator.add, shares)
     return node_to_tangent
 

@@ -32,6 +32,7 @@ from autograd.numpy.numpy_boxes import ArrayBox
 from autograd.tracer import Box, getval
 from autograd.wrap_util import unary_to_nary
 
+from ..recording.events import REV
 from ..recording.labels import ROOT_NAME, primitive_name
 
 from .graph import capture, parent_labels
@@ -71,7 +72,7 @@ def record_step(i, partials, v_i_bar, v_k_to_i_bars):
     """The visit of node ``i`` as a ``Step`` of raw values."""
     rule = ROOT if not i.parents else vjp_source(i.fun)
     if i.parents:
-        note_visit(i.fun, rule, "reverse")
+        note_visit(i.fun, rule, REV)
     contributions = tuple(
         Contribution(k, i.argnums[k], v_k.label, getval(v_k_to_i_bar))
         for k, (v_k, v_k_to_i_bar) in enumerate(zip(i.parents, v_k_to_i_bars))

@@ -39,7 +39,7 @@ class Query:
 class BackwardQueries:
     """The Recorder's backward-pass events (a mixin of ``Recorder``).
 
-    Hot path: the per-node methods (on_toposort, on_local_vjp, after_add_outgrads) write their
+    Hot path: the per-node methods (on_toposort, on_vjp_called, after_add_outgrads) write their
     event straight into the log and look nodes up inline; helpers are called only off the common
     path (a node from before the recording, a value to capture).
     """
@@ -49,11 +49,11 @@ class BackwardQueries:
         end = self.nodes.label(end_node)
         level = self.nodes.levels[id(end_node)]
         query = Query(self.queries, level, end)
-        seed = self.capture(g, copy=True)  # the caller's array: they may change it afterwards
+        seed = self.keep(g, copy=True)  # the caller's array: they may change it afterwards
         if self.keeps_values:
             query.entries[end] = (g, seed)
         if self.by_reference:
-            self.capturer.protect(g)  # and wherever the pass carries it (parts of it, x[i] of it)
+            self.keeper.protect(g)  # and wherever the pass carries it (parts of it, x[i] of it)
             query.seed = g
         self.push(query)
         write(self.values, BackwardStart, mode="rev", level=level, query=query.number, end=end, seed=seed)
@@ -64,7 +64,7 @@ class BackwardQueries:
             return
         self.pop(query)
         if query.seed is not None:
-            self.capturer.unprotect(query.seed)
+            self.keeper.unprotect(query.seed)
         kept = None if error is not None else self.kept(query.popped, result)
         error_name = None if error is None else type(error).__name__
         position = len(self.values)
@@ -86,7 +86,7 @@ class BackwardQueries:
               position=query.visited)
         query.visited += 1
 
-    def on_local_vjp(self, node_id, g, ingrads):
+    def on_vjp_called(self, node_id, g, ingrads):
         query = self.query
         label = self.nodes.labels.get(node_id)
         if query is None:  # a vjp called by hand, outside backward_pass
@@ -95,7 +95,7 @@ class BackwardQueries:
             level, number, label = query.level, query.number, label or query.label
         if self.keeps_values:
             popped = query and query.popped
-            outgrad = popped[1] if popped and popped[0] is g else self.capture(g)
+            outgrad = popped[1] if popped and popped[0] is g else self.keep(g)
             # A rule that passes g through (add, unbroadcast of a same-shape g) reuses its kept value
             # when g cannot have changed: an ingrad is what the rule returned, and a rule may
             # write into an array g (np.clip(g, out=g)). Under full the kept value is g itself.
@@ -107,7 +107,7 @@ class BackwardQueries:
                 elif i is g and (self.by_reference or is_immutable(g)):
                     kept_ingrads.append(outgrad)
                 else:
-                    kept_ingrads.append(self.capture(i))
+                    kept_ingrads.append(self.keep(i))
         else:
             count = len(ingrads)
             outgrad, kept_ingrads = None, _NONES[count] if count < 64 else (None,) * count
@@ -137,7 +137,7 @@ class BackwardQueries:
             if seen is not None and seen[0] is value:
                 kept = seen[1]  # still true: a copy, or (full) held through Versions
         if kept is None:
-            kept = self.capture(value)
+            kept = self.keep(value)
             if mutable and self.by_reference and holds_reference(kept):
                 kept = self.copy_on_write.share(kept, value)
         # (Versions exist only under capture full: its copy-on-write)
@@ -172,7 +172,7 @@ class BackwardQueries:
             return
         ingrads = frame.ingrads
         contribution = frame.kept_ingrads[position] if position < len(ingrads) and ingrads[position] is g \
-            else self.capture(g)
+            else self.keep(g)
         if value is g:
             kept = contribution
         elif type(value) in SCALARS:
@@ -184,7 +184,7 @@ class BackwardQueries:
                 if seen is not None and prev_g_flagged and prev_g_flagged[0] is seen[0]:
                     kept = summary_after_sparse_add(seen[0], seen[1], value, g)
             if kept is None:
-                kept = self.capture(value)
+                kept = self.keep(value)
         if self.by_reference:
             if mutable and holds_reference(kept):  # autograd may write into it later
                 kept = self.copy_on_write.share(kept, value)
@@ -201,8 +201,8 @@ class BackwardQueries:
         """``add_outgrads`` with no frame open: a backward pass that began before this recording
         (reverse mode, its query and node unknown)."""
         value, mutable = result
-        contribution = self.capture(g)
-        kept = contribution if value is g else self.capture(value)
+        contribution = self.keep(g)
+        kept = contribution if value is g else self.keep(value)
         if mutable and self.by_reference and holds_reference(kept):
             kept = self.copy_on_write.share(kept, value)
         write(self.values, AddOutgrads, mode="rev", level=self.nodes.current_level(), query=None, node=None, position=0,

@@ -16,7 +16,7 @@ What autograd hands to the user (the gradient a query returns, make_vjp's end va
 value and tangent) belongs to the user, who may change it in place, through a view too: the
 recorder notes which events hold which live value by reference (``hold``, per query and per open
 trace) and ``detach`` gives those events their own copy. The user's seeds are copied wherever a
-pass carries them (``Capture.protect``). A rule that writes into the cotangent it received is not
+pass carries them (``Keeper.protect``). A rule that writes into the cotangent it received is not
 seen here: under ``full`` the events holding that cotangent show what it wrote (``auto`` records
 such a rule truthfully: backward.py).
 """

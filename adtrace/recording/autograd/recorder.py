@@ -29,18 +29,18 @@ class Recorder(RecorderBase, Nodes, BackwardQueries, ForwardMode):
     """Hot path: one method call per hooked call, each writing its event's fields into the
     Recording's ``EventLog``; node identities through one dict lookup each."""
 
-    def __init__(self, recording, capture, keep_calls, keep_sites, root=None):
+    def __init__(self, recording, keeper, keep_calls, keep_sites, relative_to=None):
         super().__init__(recording)
-        self.capture = capture.__call__  # a bound method: cheaper to call than the Capture itself
-        self.capturer = capture  # (its protect / unprotect, under capture full)
-        self.keep_calls, self.root = keep_calls, root
+        self.keep = keeper.__call__  # a bound method: cheaper to call than the Keeper itself
+        self.keeper = keeper  # (its protect / unprotect, under capture full)
+        self.keep_calls, self.relative_to = keep_calls, relative_to
         self.keep_sites = keep_sites or keep_calls  # each node's user line (a stack walk per node)
-        self.keeps_values = capture.keeps_values  # False under capture "structure"
-        self.by_reference = capture.by_reference  # True under "full": copy-on-write (copy_on_write.py)
+        self.keeps_values = keeper.keeps_values  # False under capture "structure"
+        self.by_reference = keeper.by_reference  # True under "full": copy-on-write (copy_on_write.py)
         self.values = recording.log.values  # where events are written (recording/eventlog.py)
         self.frames = []  # open Query and JVPFrame objects, innermost last
         self.nodes = NodeTable(self.frames)  # every node met: id(node) -> label, level, argnums
-        capture.box_level = box_levels(self.nodes.levels)  # (no reference back to the recorder: see box_levels)
+        keeper.box_level = box_levels(self.nodes.levels)  # (no reference back to the recorder: see box_levels)
         self.top = None  # the innermost of them
         self.query = None  # the innermost open Query
         self.queries = 0  # backward passes begun
@@ -87,4 +87,4 @@ class Recorder(RecorderBase, Nodes, BackwardQueries, ForwardMode):
         from this query, never written into since), or a new one."""
         if seen is not None and seen[0] is value:
             return seen[1]
-        return self.capture(value)
+        return self.keep(value)

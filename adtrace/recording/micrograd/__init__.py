@@ -3,8 +3,8 @@
 ``record(engine="micrograd")`` / ``record(engine=MyValue)`` / ``attach(cls, sink)`` go through
 ``engine.py``: one adapter (``recording/engines.Engine``), configured by the class's ``Shape``
 (``shape.py``: ``micrograd.engine.Value`` and a learner's class alike), installed by the session.
-Its hooks (``hooks.py``, with ``descriptors.py`` and ``tracked.py``) call the ``hooks.Sink``
-callbacks as the engine runs; its ``Recorder`` (``recorder.py``) is a sink writing adtrace's
+Its hooks (``hooks.py``, with ``descriptors.py`` and ``tracked.py``) call the ``hooks.Callbacks``
+(exported as ``Sink``) as the engine runs; its ``Recorder`` (``recorder.py``) is a sink writing adtrace's
 events (how each callback maps to autograd's vocabulary: its docstring); its ``EngineCode``
 (``code.py``) maps each event to the statement of the class's own ``backward()``, read from its
 source, and carries its operations (``ops.py``: forward and local derivatives by op).

@@ -1,4 +1,4 @@
-"""The recorder of an engine of micrograd's shape: the hooks' callbacks (``hooks.Sink``) as events.
+"""The recorder of an engine of micrograd's shape: the hooks' callbacks (``hooks.Callbacks``) as events.
 
 The same events as autograd's, in the same order within a pass (``recording/events.py``):
 
@@ -37,18 +37,18 @@ from ..packers import write
 from ..recorder import RecorderBase
 from ..values import SCALARS, stored_summary
 from .descriptors import MISSING
-from .hooks import Sink
+from .hooks import Callbacks
 
-Fanout = fanout_for(Sink, {})
+Fanout = fanout_for(Callbacks, {})
 
 
-def keeper(level, inline_size):
+def keeper(capture, inline_size):
     """What an event keeps of a live value under a capture level: arrays copied (the engine may add
     into them in place), above ``inline_size`` elements summarized under ``auto``; any other value
     (a number) as it is; nothing under ``structure``."""
-    if level == "structure":
+    if capture == "structure":
         return lambda value: None
-    limit = inline_size if level == "auto" else None
+    limit = inline_size if capture == "auto" else None
 
     def keep(value):
         if type(value) is not np.ndarray:
@@ -58,12 +58,12 @@ def keeper(level, inline_size):
     return keep
 
 
-@guard_callbacks(Sink)
+@guard_callbacks(Callbacks)
 class Recorder(RecorderBase):
 
-    def __init__(self, recording, keep, cls, keep_sites=False, root=None):
+    def __init__(self, recording, keep, cls, keep_sites=False, relative_to=None):
         super().__init__(recording)
-        self.keep, self.keep_sites, self.root = keep, keep_sites, root
+        self.keep, self.keep_sites, self.relative_to = keep, keep_sites, relative_to
         self._own_code = _code_of(cls)  # the class's methods: a node's site is the line that called them
         self._values = recording.log.values
         self._labels = {}  # id(value) -> label
@@ -84,7 +84,7 @@ class Recorder(RecorderBase):
         self._name(node, label)
         self._children[id(node)] = len(children)
         parents = ",".join(self._label(child) for child in children)
-        site = user_call_site(self.root, self._own_code) if self.keep_sites else None
+        site = user_call_site(self.relative_to, self._own_code) if self.keep_sites else None
         self._emit(NodeCreated, query=self._query(), label=label, primitive="" if op is None else str(op),
                    argnums=tuple(range(len(children))), parents=parents, value=self.keep(data), site=site)
 
