@@ -169,7 +169,7 @@ def memory():
 
             peak, kept = _traced(go)
             rec = recordings[0]
-            events = len(rec.log)
+            events = len(rec.events)
             largest = max((a.size for e in rec.events for a in kept_arrays(e)), default=0)
             rows.append((name, capture, events, f"{(peak - plain_peak) / events * 1e4 / 1024:.0f} KiB",
                          f"{kept / events:.0f} B", largest))

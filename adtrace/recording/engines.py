@@ -2,7 +2,8 @@
 and ``recording/micrograd`` (one ``MicrogradEngine`` per class of micrograd's shape: its ``Value``
 and a learner's class are configurations of the same adapter). ``registry.engine_named`` picks it.
 
-The session uses ``admit``, ``install``, ``recorder``, ``fanout`` and ``check_installed``; the
+The session uses ``admit``, ``install``, ``recorder``, ``fanout`` and ``check_installed`` (and ``name``,
+``code`` for the ``Recording`` it makes); the
 stages above make values through ``cls``, read a live value through ``data``, ``grad`` and
 ``children`` and the engine's own ``backward`` through ``code`` (or through the ``Recording``,
 which keeps ``name`` and ``code``), never the engine's package. A third engine is one package
@@ -69,10 +70,10 @@ class Engine(Protocol):
         """Put every hook in through ``patcher`` (its undo restores the engine), all or none; returns
         the context variable the hooks read (what the session sets per context: a recorder or a fan-out)."""
 
-    def recorder(self, recording, capture: str, inline_size: int, keep_calls: bool = False, keep_sites: bool = False,
+    def recorder(self, writer, capture: str, inline_size: int, keep_calls: bool = False, keep_sites: bool = False,
                  relative_to=None) -> Any:
-        """A recorder writing this engine's events into ``recording`` (it sets ``recording.engine``
-        and, for an engine with its own ``backward``, ``recording.code``)."""
+        """A recorder writing this engine's events through ``writer`` (``recording.RecordingWriter``:
+        the session made the recording with this engine's ``name`` and ``code(relative_to)``)."""
 
     def code(self, relative_to=None) -> Optional[EngineCode]:
         """The engine's own ``backward`` source, the statement of it each event stands for, and its

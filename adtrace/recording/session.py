@@ -29,7 +29,7 @@ import threading
 
 from . import interrupts, registry
 from .registry import PatchConflictWarning, RecordingOrderError, active_recordings
-from .recording import Recording
+from .recording import Recording, RecordingWriter
 from .values import DEFAULT_INLINE_SIZE, capture_options
 
 __all__ = ["record", "RecordingOrderError", "PatchConflictWarning", "active_recordings"]
@@ -65,9 +65,10 @@ class record:
             raise RuntimeError("this record() was already entered; use a new record() per block")
         self._engine.check_installed(self._strict)
         capture, inline_size = self._capture_options
-        recording = Recording(capture)
-        recorder = self._engine.recorder(recording, capture, inline_size, keep_calls=self._calls,
-                                         keep_sites=self._sites, relative_to=self._relative_to)
+        engine = self._engine
+        recording = Recording(capture, engine=engine.name, code=engine.code(self._relative_to))
+        recorder = engine.recorder(RecordingWriter(recording), capture, inline_size, keep_calls=self._calls,
+                                   keep_sites=self._sites, relative_to=self._relative_to)
         generator = _generator_of(sys._getframe(1))
         if generator is not None:
             registry.follow_generator(recorder, generator)

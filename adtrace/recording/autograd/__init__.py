@@ -34,8 +34,8 @@ class AutogradEngine:
         """Take off wrappers of an earlier installation someone put back (see ``hooks.remove_stale``)."""
         return hooks.remove_stale()
 
-    def recorder(self, recording, capture, inline_size, keep_calls=False, keep_sites=False, relative_to=None):
-        return Recorder(recording, Keeper(capture, inline_size), keep_calls=keep_calls, keep_sites=keep_sites,
+    def recorder(self, writer, capture, inline_size, keep_calls=False, keep_sites=False, relative_to=None):
+        return Recorder(writer, Keeper(capture, inline_size), keep_calls=keep_calls, keep_sites=keep_sites,
                         relative_to=relative_to)
 
     def code(self, relative_to=None):

@@ -71,7 +71,7 @@ class BackwardQueries:
         write(self.values, BackwardEnd, mode="rev", level=query.level, query=query.number, end=query.end, result=kept,
               error=error_name)
         if error is None and self.by_reference and holds_reference(kept):  # the user gets the array these events hold
-            self.copy_on_write.detach(self.recording, query.held, result, also=(position,))
+            self.copy_on_write.detach(self.writer, query.held, result, also=(position,))
 
     def on_toposort(self, node):
         query = self.query

@@ -70,16 +70,16 @@ class CopyOnWrite:
             version.array = version.array.copy()
         self._live.clear()
 
-    def copy_held(self, recording, held):
+    def copy_held(self, writer, held):
         """Every event ``held`` notes keeps copies of the arrays it holds by reference (the
         recorder stops while a pass or trace is open: nothing will detach them later)."""
         def copy(stored):
             return stored.copy() if type(stored) is np.ndarray else map_arrays(stored, lambda a: a.copy())
 
         for position in sorted(set(held[1::2])):
-            recording.update(position, copy)
+            writer.update(position, copy)
 
-    def detach(self, recording, held, result, also=()):
+    def detach(self, writer, held, result, also=()):
         """``result`` goes to the user: the events ``held`` (``hold``) says hold it, a container
         of it or the arrays it is a view of (the user writes into those through it), plus the events
         starting at positions ``also``, keep copies; so does every Version of those arrays."""
@@ -99,7 +99,7 @@ class CopyOnWrite:
             return map_arrays(stored, lambda a: copies.get(id(a), a))
 
         for position in sorted(set(positions)):
-            recording.update(position, swap)
+            writer.update(position, swap)
 
 
 def exposed_arrays(value):

@@ -72,7 +72,7 @@ class Nodes:
         if self.keep_sites:
             site = user_call_site(self.relative_to)
             if self.keep_calls:
-                self.recording.calls[label] = NodeCall(fun, args, kwargs, argnums, site)
+                self.writer.add_call(label, NodeCall(fun, args, kwargs, argnums, site))
         if not self.keeps_values:
             kept = None
         elif type(value) in SCALARS:  # most values of a scalar program: no call
@@ -136,9 +136,9 @@ class Nodes:
             return
         held = self.trace_holders.pop(level, [])
         if end_node is not None:  # make_vjp / make_jvp give these to the user, who may write into them
-            self.copy_on_write.detach(self.recording, held, end_value)
+            self.copy_on_write.detach(self.writer, held, end_value)
             if mode == "fwd":
-                self.copy_on_write.detach(self.recording, held, end_node.g)
+                self.copy_on_write.detach(self.writer, held, end_node.g)
         if level in self.jvp_seeds:
             self.keeper.unprotect(self.jvp_seeds.pop(level))
 

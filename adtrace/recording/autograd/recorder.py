@@ -29,15 +29,14 @@ class Recorder(RecorderBase, Nodes, BackwardQueries, ForwardMode):
     """Hot path: one method call per hooked call, each writing its event's fields into the
     Recording's ``EventLog``; node identities through one dict lookup each."""
 
-    def __init__(self, recording, keeper, keep_calls, keep_sites, relative_to=None):
-        super().__init__(recording)
+    def __init__(self, writer, keeper, keep_calls, keep_sites, relative_to=None):
+        super().__init__(writer)
         self.keep = keeper.__call__  # a bound method: cheaper to call than the Keeper itself
         self.keeper = keeper  # (its protect / unprotect, under capture full)
         self.keep_calls, self.relative_to = keep_calls, relative_to
         self.keep_sites = keep_sites or keep_calls  # each node's user line (a stack walk per node)
         self.keeps_values = keeper.keeps_values  # False under capture "structure"
         self.by_reference = keeper.by_reference  # True under "full": copy-on-write (copy_on_write.py)
-        self.values = recording.log.values  # where events are written (recording/eventlog.py)
         self.frames = []  # open Query and JVPFrame objects, innermost last
         self.nodes = NodeTable(self.frames)  # every node met: id(node) -> label, level, argnums
         keeper.box_level = box_levels(self.nodes.levels)  # (no reference back to the recorder: see box_levels)
@@ -47,7 +46,7 @@ class Recorder(RecorderBase, Nodes, BackwardQueries, ForwardMode):
         self.copy_on_write = CopyOnWrite()
         self.jvp_seeds = {}  # level -> make_jvp's tangent seed, while its forward trace is open
         self.trace_holders = {}  # level -> the values the open trace holds by reference (Nodes.held_in_trace)
-        recording.before_read = self.copy_on_write.freeze_all  # events read mid-recording stay true
+        writer.before_read(self.copy_on_write.freeze_all)  # events read mid-recording stay true
 
     def _release(self):
         """The recorder stops: the arrays its events hold by reference are autograd's (or the
@@ -57,10 +56,10 @@ class Recorder(RecorderBase, Nodes, BackwardQueries, ForwardMode):
         if self.by_reference:
             for frame in self.frames:
                 if type(frame) is Query:
-                    self.copy_on_write.copy_held(self.recording, frame.held)
+                    self.copy_on_write.copy_held(self.writer, frame.held)
             for held in self.trace_holders.values():
-                self.copy_on_write.copy_held(self.recording, held)
-        self.recording.before_read = None
+                self.copy_on_write.copy_held(self.writer, held)
+        self.writer.before_read(None)
 
     def push(self, frame):
         self.frames.append(frame)

@@ -63,9 +63,8 @@ class MicrogradEngine:
         self.hooks.install(patcher)
         return self.hooks.active
 
-    def recorder(self, recording, capture, inline_size, keep_calls=False, keep_sites=False, relative_to=None):
-        recording.engine, recording.code = ENGINE, self.code(relative_to)
-        return Recorder(recording, keeper(capture, inline_size), self.cls, keep_sites=keep_sites or keep_calls,
+    def recorder(self, writer, capture, inline_size, keep_calls=False, keep_sites=False, relative_to=None):
+        return Recorder(writer, keeper(capture, inline_size), self.cls, keep_sites=keep_sites or keep_calls,
                         relative_to=relative_to)
 
     def code(self, relative_to=None):

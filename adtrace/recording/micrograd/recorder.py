@@ -61,11 +61,11 @@ def keeper(capture, inline_size):
 @guard_callbacks(Callbacks)
 class Recorder(RecorderBase):
 
-    def __init__(self, recording, keep, cls, keep_sites=False, relative_to=None):
-        super().__init__(recording)
+    def __init__(self, writer, keep, cls, keep_sites=False, relative_to=None):
+        super().__init__(writer)
         self.keep, self.keep_sites, self.relative_to = keep, keep_sites, relative_to
         self._own_code = _code_of(cls)  # the class's methods: a node's site is the line that called them
-        self._values = recording.log.values
+        self._values = writer.values
         self._labels = {}  # id(value) -> label
         self._children = {}  # id(value) -> how many children it was made with
         self._alive = []  # every value labelled, so that its id stays its own while recording
