@@ -20,9 +20,9 @@ from .events import BackwardEnd, BackwardStart, ToposortYielded, event_types
 from .passes import backward_passes, user_query
 from .snapshots import state_snapshots, tally
 
-# How a Recording shows itself (Jupyter's _repr_*_ methods): the stages that render register their
-# functions here, so this stage never imports them.
-RENDERERS = {}
+# How a Recording shows itself (Jupyter's _repr_*_ methods, to_html): the stages that render are
+# later ones, which this stage never imports; adtrace/__init__.py declares them here, all in one place.
+RENDERERS = {}  # "markdown", "html" (to_html), "html_inline"
 
 
 class Recording:

@@ -73,3 +73,19 @@ def test_no_stage_after_recording_reaches_the_write_side():
              for path in sorted((package / stage).rglob("*.py"))
              for n, line in enumerate(path.read_text().splitlines(), 1) if reaching.search(line)]
     assert found == []
+
+
+def test_every_renderer_a_recording_calls_is_declared_in_one_place():
+    """How a Recording renders itself is declared in adtrace/__init__.py alone, not by importing a stage."""
+    from adtrace.recording.recording import RENDERERS
+
+    source = Path(adtrace.recording.recording.__file__).read_text()
+    called = set(re.findall(r'RENDERERS(?:\.get\(|\[)"(\w+)"', source))
+    assert called == set(RENDERERS) == {"markdown", "html", "html_inline"}
+    package = Path(adtrace.__file__).parent
+    declaring = sorted(str(path.relative_to(package)) for path in package.rglob("*.py")
+                       if re.search(r"RENDERERS(\[[^]]+\]\s*=|\.update\()", path.read_text()))
+    assert declaring == ["__init__.py"]
+    with adtrace.record() as rec:
+        grad(lambda x: x * x)(3.0)
+    assert rec._repr_markdown_().startswith("# adtrace recording") and "<iframe srcdoc=" in rec._repr_html_()
