@@ -17,15 +17,20 @@ before it. This module is the public surface.
 
 import sys
 
-from . import report, view  # noqa: F401  (they register how a Recording renders itself)
 from .checker import check
 from .recording import events
 from .recording.autograd.drift import UnknownAutogradError, UnknownAutogradWarning
 from .recording.recorder import RecorderWarning
-from .recording.recording import Recording
+from .recording.recording import RENDERERS, Recording
 from .recording.session import PatchConflictWarning, RecordingOrderError, record
 from .recording.snapshots import StateSnapshot
 from .recording.values import ArraySummary, Boxed, ContainerSummary, Sparse
+from .report import render_recording
+from .view import inline_recording_page, write_recording_page
+
+# How a Recording renders itself (recording/ never imports the stages that render): every renderer,
+# declared here and only here (tests/recording/test_recording.py checks).
+RENDERERS.update(markdown=render_recording, html=write_recording_page, html_inline=inline_recording_page)
 
 sys.modules[__name__ + ".events"] = events  # `adtrace.events`, the public name of the event classes
 

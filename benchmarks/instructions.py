@@ -5,7 +5,7 @@
 
 ``forward`` is ``make_jvp`` through a chain of small-array operations: the JVP nodes that
 autograd's ``check_grads`` makes as many of as VJP nodes. ``systematic`` runs every 20th test of
-autograd's own ``tests/test_systematic.py`` (7 tests, from the sdist ``adtrace.upstream`` fetches),
+autograd's own ``tests/test_systematic.py`` (7 tests, from the sdist ``adtrace.tools.upstream`` fetches),
 each in its own ``record()`` as ``--adtrace`` runs them: a realistic mix of forward and reverse
 mode, higher order, boxes, containers and sparse values, counted per run rather than per node.
 

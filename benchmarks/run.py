@@ -79,7 +79,7 @@ def traced(run):
 # own cost: the floor of any recorder that keeps no values behind these hook points (one that keeps
 # values is also called before each accumulation, and at the end of each JVP node).
 HOOKED_METHODS = ("on_vjp_node", "on_vjp_root", "on_jvp_root", "on_trace", "begin_query", "end_query", "on_toposort",
-                  "on_local_vjp", "before_add_outgrads", "after_add_outgrads", "begin_jvp_node")
+                  "on_vjp_called", "before_add_outgrads", "after_add_outgrads", "begin_jvp_node")
 BREAKDOWN = ("wrappers only", "auto, no statistics")
 MAIN = 1 + len(CAPTURES) + 1  # an overhead row: the workload, the capture levels, settrace; then BREAKDOWN
 NAN = float("nan")
@@ -169,7 +169,7 @@ def memory():
 
             peak, kept = _traced(go)
             rec = recordings[0]
-            events = len(rec.log)
+            events = len(rec.events)
             largest = max((a.size for e in rec.events for a in kept_arrays(e)), default=0)
             rows.append((name, capture, events, f"{(peak - plain_peak) / events * 1e4 / 1024:.0f} KiB",
                          f"{kept / events:.0f} B", largest))

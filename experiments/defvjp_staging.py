@@ -99,7 +99,7 @@ def record_two_queries(seeds):
 def run():
     seeds = (1.0, 2.0)
     rec, gradients, maker_runs, closure_runs = record_two_queries(seeds)
-    call = trace_call(loss, (X,), capture="full", root=repo_root(__file__))
+    call = trace_call(loss, (X,), capture="full", relative_to=repo_root(__file__))
     node = next(e for e in rec.of_kind("node") if e.primitive == "logsumexp")
     at = {id(e): i for i, e in enumerate(rec.events)}
     starts = {e.query: at[id(e)] for e in rec.of_kind("backward_start")}

@@ -53,7 +53,7 @@ def child_counts(graph, end):
 
 def run():
     x = 0.7
-    call = trace_call(fan_out, (x,), root=repo_root(__file__))
+    call = trace_call(fan_out, (x,), relative_to=repo_root(__file__))
     rec = call.recording
     events = rec.query_events(1)
     end = events[0].end

@@ -47,7 +47,7 @@ def closed_form_shares(x):
 
 
 def run():
-    call = trace_call(f, (X,), mode="both", capture="full", root=repo_root(__file__))
+    call = trace_call(f, (X,), mode="both", capture="full", relative_to=repo_root(__file__))
     rec = call.forward_recording
     nodes = rec.of_kind("jvp_root", "jvp_node")
     built = rec.of_kind("jvp_node")

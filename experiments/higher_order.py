@@ -52,7 +52,7 @@ def open_traces(rec, index):
 
 
 def run():
-    call = trace_call(first_derivative, (X,), capture="full", root=repo_root(__file__))
+    call = trace_call(first_derivative, (X,), capture="full", relative_to=repo_root(__file__))
     rec = call.recording
     inner, outer = rec.queries
     starts = {e.query: (i, e) for i, e in enumerate(rec.events) if e.kind == "backward_start"}

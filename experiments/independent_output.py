@@ -73,7 +73,7 @@ def finite_differences(f, x, h=1e-6):
 
 def run():
     runs = {f.__name__: recorded_vjp(f, X) for f in FUNCTIONS}
-    calls = {f.__name__: trace_call(f, (X,), root=repo_root(__file__)) for f in FUNCTIONS}
+    calls = {f.__name__: trace_call(f, (X,), relative_to=repo_root(__file__)) for f in FUNCTIONS}
     independent = [f.__name__ for f in INDEPENDENT]
     lines = [f"{name}: warnings {r['warnings']}, trace end {r['rec'].of_kind('trace')[0].end}, "
              f"{len(r['rec'].nodes)} nodes, {len(r['rec'].queries)} backward queries, gradient {fmt(r['gradient'])}"

@@ -64,7 +64,7 @@ def record_columns(x):
 
 
 def run():
-    call = trace_call(f, (X,), mode="both", capture="full", root=repo_root(__file__))
+    call = trace_call(f, (X,), mode="both", capture="full", relative_to=repo_root(__file__))
     rev, jac = record_rows(X)
     fwd, jac_columns = record_columns(X)
     m, n = np.size(f(X)), X.size

@@ -92,10 +92,10 @@ def twice(a):
 
 def run():
     root = repo_root(__file__)
-    micro = check_engine_call(trace_engine_call(square, (X,), engine="micrograd", root=root))
-    auto = trace_call(square, (X,), root=root)
-    buggy = check_engine_call(trace_engine_call(twice, (X,), engine=BuggyValue, root=root))
-    fixed = check_engine_call(trace_engine_call(twice, (X,), engine=FixedValue, root=root))
+    micro = check_engine_call(trace_engine_call(square, (X,), engine="micrograd", relative_to=root))
+    auto = trace_call(square, (X,), relative_to=root)
+    buggy = check_engine_call(trace_engine_call(twice, (X,), engine=BuggyValue, relative_to=root))
+    fixed = check_engine_call(trace_engine_call(twice, (X,), engine=FixedValue, relative_to=root))
     writes = micro.recording.of_kind("add_outgrads")
     adds = auto.recording.of_kind("add_outgrads")
     lost = buggy.node_checks.first_failure

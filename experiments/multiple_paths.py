@@ -25,7 +25,7 @@ def square(x):
 
 def run():
     x = 3.0
-    call = trace_call(square, (x,), root=repo_root(__file__))
+    call = trace_call(square, (x,), relative_to=repo_root(__file__))
     rec = call.recording
     calls = rec.of_kind("add_outgrads")
     contributions = [float(c.contribution) for c in calls]

@@ -47,7 +47,7 @@ def branch(event):
 
 def run():
     x = np.array([2.0, 5.0])
-    call = trace_call(indexed, (x,), capture="full", root=repo_root(__file__))
+    call = trace_call(indexed, (x,), capture="full", relative_to=repo_root(__file__))
     rec = call.recording
     adds = rec.of_kind("add_outgrads")
     sparse = [a for a in adds if type(a.contribution) is Sparse]

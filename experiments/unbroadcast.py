@@ -41,7 +41,7 @@ def closed_form(M):
 
 def run():
     M = np.arange(1.0, 7.0).reshape(2, 3)
-    call = trace_call(broadcasting, (M,), capture="full", root=repo_root(__file__))
+    call = trace_call(broadcasting, (M,), capture="full", relative_to=repo_root(__file__))
     rec = call.recording
     nodes, adds, vjps = rec.nodes, rec.of_kind("add_outgrads"), {e.node: e for e in rec.of_kind("vjp")}
     root = rec.of_kind("root")[0].label

@@ -92,7 +92,7 @@ def notebook_order(rec):
 
 def run():
     root = repo_root(__file__)
-    calls = {(name, argnum): trace_call({"f": f, "g": g}[name], point, argnum=argnum, root=root)
+    calls = {(name, argnum): trace_call({"f": f, "g": g}[name], point, argnum=argnum, relative_to=root)
              for name, point in FUNCTIONS.items() for argnum in (0, 1)}
     grads = {name: tuple(float(calls[name, a].gradient) for a in (0, 1)) for name in FUNCTIONS}
     refs = {name: tuple(float(calls[name, a].reference.adjoint) for a in (0, 1)) for name in FUNCTIONS}

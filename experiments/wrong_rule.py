@@ -80,7 +80,8 @@ def trace_with_correct_reference(x):
     had, previous = double in ref.primitive_vjps, ref.primitive_vjps.get(double)
     ref.defvjp(double, lambda ans, x: lambda g: RIGHT * g)
     try:
-        return check_call(trace_call(h, (x,), capture="full", root=repo_root(__file__)), h, root=repo_root(__file__))
+        folder = repo_root(__file__)
+        return check_call(trace_call(h, (x,), capture="full", relative_to=folder), h, relative_to=folder)
     finally:
         if had:
             ref.primitive_vjps[double] = previous

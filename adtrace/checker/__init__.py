@@ -48,13 +48,13 @@ class CheckReport:
         return self.first_failure is None
 
 
-def check(f, *args, argnum=0, max_nodes=None, sample=None, root=None, rtol=None):
+def check(f, *args, argnum=0, max_nodes=None, sample=None, relative_to=None, rtol=None):
     """Record ``f``'s VJP with a seed of ones with respect to argument ``argnum`` and check it node
     by node. ``max_nodes`` / ``sample`` bound the cost on large graphs (the first N nodes, or a
     fixed pseudo-random sample of N); ``rtol`` replaces the relative tolerance the dtype sets,
     for rules approximate by design (``fixed_point``'s iterative solve)."""
     x = differentiated(args, argnum)
-    with np.errstate(all="ignore"), record(capture="full", calls=True, root=root) as rec:
+    with np.errstate(all="ignore"), record(capture="full", calls=True, relative_to=relative_to) as rec:
         vjp, ans = make_vjp(unary(f, args, argnum))(x)
         gradient = vjp(vspace(ans).ones())
     report = check_recording(rec, max_nodes=max_nodes, sample=sample, rtol=rtol)
@@ -62,10 +62,10 @@ def check(f, *args, argnum=0, max_nodes=None, sample=None, root=None, rtol=None)
     return report
 
 
-def check_call(call, f, root=None, rtol=None):
+def check_call(call, f, relative_to=None, rtol=None):
     """Add to a ``TracedCall`` of ``f`` the per-node checks at its point: its ``node_checks`` (a
     report's "Checks per node") and one check in its summary."""
-    report = call.node_checks = check(f, *call.args, argnum=call.argnum, root=root, rtol=rtol)
+    report = call.node_checks = check(f, *call.args, argnum=call.argnum, relative_to=relative_to, rtol=rtol)
     first, tested = report.first_failure, {r.node for r in report.rows if r.status != SKIPPED}
     if first is not None:
         call.checks.append(Check("per-node local rules", False, f"first failing node: {first.node}"))

@@ -34,11 +34,11 @@ from .local import FAIL, PASS, SKIPPED, NodeCheck, kink_reason
 RTOL = DEFAULT_RTOL  # Python floats: double precision
 
 
-def check_engine(f, *args, cls, root=None):
+def check_engine(f, *args, cls, relative_to=None):
     """Record ``f`` on leaves of the engine ``cls`` (``record(engine=...)``'s: a ``Value`` class,
     ``"micrograd"``) made from ``args`` and check it node by node."""
     engine = engine_named(cls)  # (the engine protocol: recording/engines.py)
-    with np.errstate(all="ignore"), record(engine=cls, sites=True, capture="full", root=root) as rec:
+    with np.errstate(all="ignore"), record(engine=cls, sites=True, capture="full", relative_to=relative_to) as rec:
         values = [engine.leaf(a) for a in args]
         engine.backward(f(*values))
     report = check_engine_recording(rec)

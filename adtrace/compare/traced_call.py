@@ -19,7 +19,7 @@ from autograd import make_jvp, make_vjp
 from autograd.core import vspace
 
 from .. import reference
-from ..recording.events import NodeCreated
+from ..recording.events import FWD, REV, NodeCreated
 from .align import align, relabel
 from .arguments import differentiated, unary
 from ..recording.callsite import source_location
@@ -29,7 +29,7 @@ from ..recording.passes import user_query
 from ..recording.session import record
 from ..recording.values import ArraySummary, plain
 
-MODES = ("rev", "fwd", "both")
+MODES = (REV, FWD, "both")  # (the command line's --mode)
 TANGENT_RTOL = 1e-9  # the same rules in the same order: rounding-level agreement (a rule 1e-7 off differs)
 _AUTOGRAD_DIR = str(Path(autograd.__file__).resolve().parent)
 _REFERENCE_DIR = str(Path(reference.__file__).resolve().parent)
@@ -59,21 +59,21 @@ class TracedCall:
     engine: str = "autograd"  # the engine traced (traced_engine_call: every argument is a leaf, argnum None)
 
 
-def trace_call(f, args, argnum=0, mode="rev", capture="auto", root=None, rtol=None):
-    """``root``: the folder source locations are relative to (default: the working one); ``rtol``: the
+def trace_call(f, args, argnum=0, mode="rev", capture="auto", relative_to=None, rtol=None):
+    """``relative_to``: the folder source locations are relative to (default: the working one); ``rtol``: the
     relative tolerance of the numerical checks (central differences, per node), when the user
     accepts more than the default (a rule approximate by design, as ``fixed_point``'s)."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}; got {mode!r}")
     x = differentiated(args, argnum)
     of_x = unary(f, args, argnum)
-    call = TracedCall(_name(f), source_location(f, root), tuple(args), argnum, mode, capture)
+    call = TracedCall(_name(f), source_location(f, relative_to), tuple(args), argnum, mode, capture)
     with warnings.catch_warnings(record=True) as caught, _collector_paused():
         warnings.simplefilter("always")
-        if mode in ("rev", "both"):
-            _reverse(call, of_x, x, capture, rtol, root)
-        if mode in ("fwd", "both"):
-            _forward(call, of_x, x, capture, root)
+        if mode in (REV, "both"):
+            _reverse(call, of_x, x, capture, rtol, relative_to)
+        if mode in (FWD, "both"):
+            _forward(call, of_x, x, capture, relative_to)
     call.warnings, call.reference_warnings = _sorted_warnings(caught)
     return call
 
@@ -110,8 +110,9 @@ def _sorted_warnings(caught):
     return sorted(own), sorted(reference - own)
 
 
-def _reverse(call, f, x, capture, rtol, root):
-    with record(capture=capture, sites=True, root=root) as rec:  # sites: the report's lines of the user's code
+def _reverse(call, f, x, capture, rtol, relative_to):
+    # sites: the report's lines of the user's code
+    with record(capture=capture, sites=True, relative_to=relative_to) as rec:
         vjp, output = make_vjp(f)(x)
         seed = vspace(output).ones()
         call.gradient = vjp(seed)
@@ -143,9 +144,9 @@ def _reference_run(f, x, seed, output, recording):
         return None, str(exc)
 
 
-def _forward(call, f, x, capture, root):
+def _forward(call, f, x, capture, relative_to):
     tangent_in = vspace(x).ones()
-    with record(capture=capture, sites=True, root=root) as rec:
+    with record(capture=capture, sites=True, relative_to=relative_to) as rec:
         output, call.tangent = make_jvp(f)(x)(tangent_in)
     call.output, call.forward_recording = output, rec
     try:

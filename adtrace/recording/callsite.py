@@ -1,6 +1,6 @@
-"""Where in the user's code something happened, as ``path:line`` relative to a root folder.
+"""Where in the user's code something happened, as ``path:line`` relative to a folder (``relative_to``).
 
-Never an absolute path: code outside the root is named by its module (``module:line``), or, for a
+Never an absolute path: code outside that folder is named by its module (``module:line``), or, for a
 file the user named by its path (a command line's ``../models/f.py:loss``), as the user named it.
 """
 
@@ -24,36 +24,36 @@ _MACHINERY = tuple(str(Path(m.__file__).resolve().parent) + os.sep for m in (aut
 )
 
 
-_NAMED = {}  # absolute path -> how the user named that file (outside the root: shown so, not by its module)
+_NAMED = {}  # absolute path -> how the user named that file (outside the folder: shown so, not by its module)
 
 
 def name_file(path, shown):
-    """Show the file ``path``, where it is outside the root, as ``shown``."""
+    """Show the file ``path``, where it is outside the folder sites are relative to, as ``shown``."""
     _NAMED[os.path.abspath(path)] = shown
     _location.cache_clear()
 
 
-def relative_location(path, line, module, root=None):
-    """``path:line`` relative to ``root`` (the working directory by default) or ``module:line``
+def relative_location(path, line, module, relative_to=None):
+    """``path:line`` relative to ``relative_to`` (the working directory by default) or ``module:line``
     outside it, and for an installed package wherever it is (a venv inside the project too)."""
-    return _location(path, line, module, root, os.getcwd())
+    return _location(path, line, module, relative_to, os.getcwd())
 
 
 @functools.lru_cache(maxsize=4096)  # a site per node: os.path.relpath was most of its cost, and one string per line
-def _location(path, line, module, root, cwd):
-    relative = os.path.relpath(path, root or cwd) if path else None  # (a relative path is read against cwd)
+def _location(path, line, module, relative_to, cwd):
+    relative = os.path.relpath(path, relative_to or cwd) if path else None  # (a relative path is read against cwd)
     if relative is None or relative.startswith("..") or _INSTALLED.intersection(Path(relative).parts):
         return f"{(path and _NAMED.get(os.path.abspath(path))) or module or 'unknown'}:{line}"
     return f"{relative.replace(os.sep, '/')}:{line}"
 
 
-def source_location(f, root=None):
+def source_location(f, relative_to=None):
     """Where a function is defined."""
     try:
         path, line = inspect.getsourcefile(f), inspect.getsourcelines(f)[1]
     except (TypeError, OSError):
         return getattr(f, "__module__", None) or "unknown"
-    return relative_location(path, line, getattr(f, "__module__", None), root)
+    return relative_location(path, line, getattr(f, "__module__", None), relative_to)
 
 
 def user_frame(skip=frozenset()):
@@ -70,13 +70,13 @@ def user_frame(skip=frozenset()):
     return None
 
 
-def user_call_site(root=None, skip=frozenset()):
+def user_call_site(relative_to=None, skip=frozenset()):
     """The line of the user's code that called the primitive being recorded, as ``path:line``
     (``None`` if there is none); ``skip`` as for ``user_frame``."""
     frame = user_frame(skip)
     if frame is None:
         return None
-    return relative_location(frame.f_code.co_filename, frame.f_lineno, frame.f_globals.get("__name__"), root)
+    return relative_location(frame.f_code.co_filename, frame.f_lineno, frame.f_globals.get("__name__"), relative_to)
 
 
 def warn_at_user(warning):

@@ -74,12 +74,12 @@ class Engine(Protocol):
         """Put every hook in through ``patcher`` (its undo restores the engine), all or none; returns
         the context variable the hooks read (what the session sets per context: a recorder or a fan-out)."""
 
-    def recorder(self, recording, level: str, inline_size: int, keep_calls: bool = False, keep_sites: bool = False,
-                 root=None) -> Any:
-        """A recorder writing this engine's events into ``recording`` (the session sets its ``engine``
-        and ``code`` from ``name`` and ``code()``)."""
+    def recorder(self, writer, capture: str, inline_size: int, keep_calls: bool = False, keep_sites: bool = False,
+                 relative_to=None) -> Any:
+        """A recorder writing this engine's events through ``writer`` (``recording.RecordingWriter``:
+        the session made the recording with this engine's ``name`` and ``code(relative_to)``)."""
 
-    def code(self, root=None) -> Optional[EngineCode]:
+    def code(self, relative_to=None) -> Optional[EngineCode]:
         """The engine's own ``backward`` source, the statement of it each event stands for, and its
         operations (``EngineCode.ops``: forward and local derivatives by op, for the reference and
         the checker); None for autograd (its ``backward_pass`` statements are fixed: each event class

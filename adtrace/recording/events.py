@@ -11,7 +11,7 @@ all read from here; consumers tell events apart by class (``isinstance``, or ``t
 loop over every event), never by comparing ``kind`` strings, which are for users
 (``Recording.of_kind``, ``event_types``, ``NODE_KINDS``, ``BACKWARD_PASS_KINDS``) and the JSON export.
 
-Every event carries ``mode`` (``"rev"`` or ``"fwd"``), ``level`` (0 for the outermost trace, 1 for
+Every event carries ``mode`` (``REV`` or ``FWD``: ``"rev"`` or ``"fwd"``), ``level`` (0 for the outermost trace, 1 for
 the inner one under ``grad(grad(f))``) and ``query`` (the ``backward_pass`` run it belongs to, from
 1; ``None`` outside any backward pass). Nodes are named by label (``labels.py``), never by a live
 ``Node`` or an ``id()``. Values are captured under the recording's capture level (``values.py``):
@@ -29,6 +29,8 @@ PAIR = "pair"  # autograd's (value, mutable) pair as two slots; NO_PREVIOUS in t
 LABELS = "labels"  # a tuple of node labels as one comma-separated string (labels hold no commas)
 TAIL = "tail"  # the last field: a tuple stored as its length followed by its items
 NO_PREVIOUS = None  # the flag slot of a PAIR that was None (add_outgrads' first contribution)
+
+REV, FWD = "rev", "fwd"  # an event's mode: reverse (backward_pass, VJPs) or forward (JVPs); the only spellings
 
 
 def stored(how):

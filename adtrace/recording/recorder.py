@@ -1,7 +1,8 @@
 """What every engine's recorder shares: its life (live, closed, failed) and how it reports failing.
 
-A recorder turns one engine's hooked calls into events in a ``Recording`` (it never formats
-anything). Its callbacks are guarded (``fanout.guard_callbacks``): an internal error calls
+A recorder turns one engine's hooked calls into events in a ``Recording``, written through the
+recording's ``RecordingWriter`` (``values``: the event log the hot path appends to); it never formats
+anything. Its callbacks are guarded (``fanout.guard_callbacks``): an internal error calls
 ``fail``, which switches this recorder off with a ``RecorderWarning`` while the traced program
 runs on. Where warnings are errors, that warning is not raised inside the engine's call (the
 program must get its result): it is raised when the ``record()`` block ends (``pending``).
@@ -17,8 +18,9 @@ class RecorderWarning(UserWarning):
 
 
 class RecorderBase:
-    def __init__(self, recording):
-        self.recording = recording
+    def __init__(self, writer):
+        self.writer = writer  # the RecordingWriter of the recording this recorder fills
+        self.values = writer.values  # where events are written (packers.write; recording/eventlog.py)
         self.live = True  # False once closed or failed: the guards skip it
         self.closed = False  # left (its record() block ended, or it was closed out of order)
         self.failure = None  # the traceback of the internal error that stopped it, as text
@@ -31,7 +33,7 @@ class RecorderBase:
         try:
             self._release()
         except Exception:  # the recorder is already broken: the traced program must go on
-            self.recording.before_read = None
+            self.writer.before_read(None)
         self.warn(RecorderWarning(f"adtrace stopped recording after an internal error: {exc!r}; "
                                   "the traced program is unaffected"))
 
@@ -42,7 +44,7 @@ class RecorderBase:
         try:
             self._release()
         except Exception as exc:
-            self.recording.before_read = None
+            self.writer.before_read(None)
             if self.failure is None:
                 self._note_failure(exc)
                 self.warn(RecorderWarning(f"adtrace could not finish the recording: {exc!r}; autograd is restored"))
@@ -62,7 +64,7 @@ class RecorderBase:
         # As text: the exception object would hold this recorder (through its traceback's frames,
         # an AttributeError's obj...), a reference cycle keeping the recording alive.
         self.failure = "".join(traceback.format_exception(exc))
-        self.recording.failure = f"{type(exc).__name__}: {exc}"
+        self.writer.fail(f"{type(exc).__name__}: {exc}")
 
     def _release(self):
         """The engine-specific work of stopping (copies the recording still needs)."""

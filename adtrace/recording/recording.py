@@ -6,10 +6,13 @@ A recording of another engine (``record(engine="micrograd")``) has the same even
 ``engine`` names the engine and its ``code`` (``engine_code.EngineCode``) holds the statements of
 that engine's own ``backward()``, which reports and the page show in place of autograd's.
 
-The recorder writes each event's fields into an ``EventLog`` (``recording/eventlog.py``): building a
-frozen dataclass per event is a visible share of the hot path on scalar workloads, so events are
-built when first read (``events``), once.
+A ``Recording`` is read-only: its recorder writes through a ``RecordingWriter`` the session makes
+for it (and hands to the engine's ``recorder(...)``). The writer appends each event's fields to an
+``EventLog`` (``recording/eventlog.py``): building a frozen dataclass per event is a visible share
+of the hot path on scalar workloads, so events are built when first read (``events``), once.
 """
+
+from types import MappingProxyType
 
 from .eventlog import EventLog
 from . import events
@@ -17,30 +20,55 @@ from .events import BackwardEnd, BackwardStart, ToposortYielded, event_types
 from .passes import backward_passes, user_query
 from .snapshots import state_snapshots, tally
 
-# How a Recording shows itself (Jupyter's _repr_*_ methods): the stages that render register their
-# functions here, so this stage never imports them.
-RENDERERS = {}
+# How a Recording shows itself (Jupyter's _repr_*_ methods, to_html): the stages that render are
+# later ones, which this stage never imports; adtrace/__init__.py declares them here, all in one place.
+RENDERERS = {}  # "markdown", "html" (to_html), "html_inline"
 
 
 class Recording:
-    def __init__(self, capture):
-        self.capture = capture  # the capture level the values were taken under
-        self.log = EventLog()  # what the recorder writes
+    def __init__(self, capture, engine="autograd", code=None):
+        self._capture = capture
+        self._engine = engine
+        self._code = code
+        self._log = EventLog()  # what the recorder writes (through its RecordingWriter)
         self._events = []  # the first len(_events) events of the log, built
         self._built = 0  # where the first event not built yet starts in the log
         self._nodes = {}  # label -> RootCreated | NodeCreated | JVPRoot | JVPNodeCreated
-        self.failure = None  # set when the recorder stopped after an internal error
-        self.calls = {}  # label -> NodeCall, under record(calls=True) only
-        self.before_read = None  # set by the recorder while it records
-        self.engine = "autograd"  # the engine recorded
-        self.code = None  # EngineCode of an engine with its own backward() (None: autograd's backward_pass)
+        self._failure = None  # set when the recorder stopped after an internal error
+        self._calls = {}  # label -> NodeCall, under record(calls=True) only
+        self._before_read = None  # set by the recorder while it records
+
+    @property
+    def capture(self):
+        """The capture level the values were taken under: ``auto``, ``full`` or ``structure``."""
+        return self._capture
+
+    @property
+    def engine(self):
+        """The engine recorded: ``"autograd"``, or ``"micrograd"`` for a class of micrograd's shape."""
+        return self._engine
+
+    @property
+    def code(self):
+        """``EngineCode`` of an engine with its own ``backward()`` (None: autograd's ``backward_pass``)."""
+        return self._code
+
+    @property
+    def failure(self):
+        """``"Type: message"`` of the internal error that stopped the recorder early, else None."""
+        return self._failure
+
+    @property
+    def calls(self):
+        """``label -> NodeCall`` (each node's primitive call), under ``record(calls=True)`` only."""
+        return MappingProxyType(self._calls)
 
     @property
     def events(self):
         """Every event, in the order autograd emitted them."""
-        if self.before_read is not None and len(self._events) < len(self.log):
-            self.before_read()
-        events, log = self._events, self.log
+        if self._before_read is not None and len(self._events) < len(self._log):
+            self._before_read()
+        events, log = self._events, self._log
         for index in range(len(events), len(log)):
             event = log.event(index)
             events.append(event)
@@ -55,23 +83,9 @@ class Recording:
         self.events
         return self._nodes
 
-    def event(self, index):
-        """Event ``index``, built (without building the others; for the recorder's own use)."""
-        return self._events[index] if index < len(self._events) else self.log.event(index)
-
     def __repr__(self):
         return (f"<Recording capture={self.capture!r}: {len(self.events)} events, "
                 f"{len(self.nodes)} nodes, {len(self.queries)} backward queries>")
-
-    def update(self, start, change):
-        """Correct the stored fields of the event starting at ``start`` in the log (copy-on-write),
-        and the event if already built."""
-        self.log.update(start, change)
-        if start < self._built:
-            index = self.log.index_at(start)
-            event = self._events[index] = self.log.event(index)
-            if event.is_node:
-                self._nodes[event.label] = event
 
     def _repr_markdown_(self):
         """Jupyter shows a recording as its report (the report stage registers the renderer)."""
@@ -101,7 +115,7 @@ class Recording:
 
     def query_events(self, query):
         """The backward-pass events of one query, in order (nested queries excluded)."""
-        return [e for e in self.events if e.query == query and e.mode == "rev" and e.in_backward_pass]
+        return [e for e in self.events if e.query == query and e.mode == events.REV and e.in_backward_pass]
 
     def visit_order(self, query):
         """The labels ``toposort`` yielded in this query."""
@@ -116,7 +130,7 @@ class Recording:
         """``label -> parent labels by argument position`` for reverse-mode nodes; with ``end``,
         only the nodes ``end`` depends on (the graph ``toposort(end)`` walks)."""
         graph = {label: getattr(node, "parents", ()) for label, node in self.nodes.items()
-                 if node.mode == "rev"}
+                 if node.mode == events.REV}
         if end is None:
             return graph
         reached, stack = {}, [end]
@@ -157,7 +171,51 @@ class Recording:
         own = self.code.statement(event) if self.code is not None else None
         if own is not None:
             return own
-        if event.mode == "fwd" and event.forward_statement:
+        if event.mode == events.FWD and event.forward_statement:
             return event.forward_statement
         return event.statement
 
+
+
+class RecordingWriter:
+    """The write side of one ``Recording``, for its recorder alone: the session makes it and hands it
+    to the engine's ``recorder(...)``; readers (report, view, compare, checker, tools) never see it.
+
+    ``values`` is the event log's list itself: the hot path appends to it through a local reference
+    (``packers.write``), as it did before the writer existed."""
+
+    __slots__ = ("_recording", "values")
+
+    def __init__(self, recording):
+        self._recording = recording
+        self.values = recording._log.values  # [type tag, slot, ..., type tag, slot, ...]
+
+    @property
+    def log(self):
+        """The ``EventLog`` written to (its stored form: for tests of the layout)."""
+        return self._recording._log
+
+    def update(self, start, change):
+        """Correct the stored fields of the event starting at ``start`` in the log (copy-on-write),
+        and the event if already built."""
+        recording = self._recording
+        log = recording._log
+        log.update(start, change)
+        if start < recording._built:
+            index = log.index_at(start)
+            event = recording._events[index] = log.event(index)
+            if event.is_node:
+                recording._nodes[event.label] = event
+
+    def add_call(self, label, call):
+        """Keep the primitive call that made node ``label`` (``record(calls=True)``)."""
+        self._recording._calls[label] = call
+
+    def before_read(self, callback):
+        """Call ``callback`` before events are built while recording (events read mid-recording
+        stay true); None: no more."""
+        self._recording._before_read = callback
+
+    def fail(self, failure):
+        """The recorder stopped after an internal error (``failure``: ``"Type: message"``)."""
+        self._recording._failure = failure

@@ -29,7 +29,7 @@ import threading
 
 from . import interrupts, registry
 from .registry import PatchConflictWarning, RecordingOrderError, active_recordings
-from .recording import Recording
+from .recording import Recording, RecordingWriter
 from .values import DEFAULT_INLINE_SIZE, capture_options
 
 __all__ = ["record", "RecordingOrderError", "PatchConflictWarning", "active_recordings"]
@@ -44,17 +44,18 @@ class record:
     knows. ``calls=True`` also keeps each node's primitive call and the user's line that made it
     (``Recording.calls``), for per-node checks; it keeps the inputs alive, so it is off by default.
     ``sites=True`` gives each node event the user's line that made it (``site``): a stack walk per
-    node (``calls=True`` implies it). ``root``: the folder call sites are relative to.
+    node (``calls=True`` implies it). ``relative_to``: the folder call sites are relative to (default:
+    the working directory).
 
     ``engine``: ``"autograd"`` (default), ``"micrograd"`` (``micrograd.engine.Value``) or a
     ``Value`` class of micrograd's shape, recorded with the same events (``recording/micrograd``).
     """
 
     def __init__(self, capture="auto", inline_size=DEFAULT_INLINE_SIZE, strict=False, calls=False, sites=False,
-                 root=None, engine="autograd"):
-        self._capture = capture_options(capture, inline_size)
+                 relative_to=None, engine="autograd"):
+        self._capture_options = capture_options(capture, inline_size)
         self._strict = strict
-        self._calls, self._sites, self._root = calls, sites, root
+        self._calls, self._sites, self._relative_to = calls, sites, relative_to
         self._engine = registry.engine_named(engine)
         self._recorder = None
         self._thread = None
@@ -63,11 +64,11 @@ class record:
         if self._recorder is not None:
             raise RuntimeError("this record() was already entered; use a new record() per block")
         self._engine.check_installed(self._strict)
-        level, inline_size = self._capture
-        recording = Recording(level)
-        recording.engine, recording.code = self._engine.name, self._engine.code(self._root)
-        recorder = self._engine.recorder(recording, level, inline_size, keep_calls=self._calls, keep_sites=self._sites,
-                                         root=self._root)
+        capture, inline_size = self._capture_options
+        engine = self._engine
+        recording = Recording(capture, engine=engine.name, code=engine.code(self._relative_to))
+        recorder = engine.recorder(RecordingWriter(recording), capture, inline_size, keep_calls=self._calls,
+                                   keep_sites=self._sites, relative_to=self._relative_to)
         generator = _generator_of(sys._getframe(1))
         if generator is not None:
             registry.follow_generator(recorder, generator)

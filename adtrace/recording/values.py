@@ -19,7 +19,7 @@ import numpy as np
 
 CAPTURE_LEVELS = ("auto", "full", "structure")
 DEFAULT_INLINE_SIZE = 64
-# values kept as they are (immutable); hot callers test this themselves before calling a Capture
+# values kept as they are (immutable); hot callers test this themselves before calling a Keeper
 SCALARS = frozenset({float, int, complex, bool, type(None), str, np.float64, np.float32, np.complex128})
 
 # The tags of the stored forms: strings made at run time, so no value a program holds is one of
@@ -249,10 +249,10 @@ def map_arrays(kept, change):
     return kept
 
 
-def capture_options(level, inline_size):
-    """``(level, inline_size)`` checked: a capture level and a non-negative element count."""
-    if level not in CAPTURE_LEVELS:
-        raise ValueError(f"capture must be one of {', '.join(CAPTURE_LEVELS)}; got {level!r}")
+def capture_options(capture, inline_size):
+    """``(capture, inline_size)`` checked: a capture level and a non-negative element count."""
+    if capture not in CAPTURE_LEVELS:
+        raise ValueError(f"capture must be one of {', '.join(CAPTURE_LEVELS)}; got {capture!r}")
     if not isinstance(inline_size, int) or isinstance(inline_size, bool) or inline_size < 0:
         raise ValueError(f"inline_size must be a non-negative int; got {inline_size!r}")
-    return level, inline_size
+    return capture, inline_size

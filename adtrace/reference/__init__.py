@@ -1,5 +1,5 @@
 """adtrace's reference engine: the lecture's reverse-mode algorithm and forward mode,
-reimplemented over a graph captured with autograd's tracer, and checked against
+reimplemented over a graph traced with autograd's tracer, and checked against
 autograd.
 
 It shares autograd's *tracer* (boxes, primitives, ``trace``) but none of its
@@ -10,7 +10,7 @@ order (``order``), its own table of local rules (``rules``, ``vjp_rules``,
 
 Worked example, ``f(x) = x * x`` at ``x = 3.0``:
 
-1. ``capture`` runs f once with a boxed input. The tracer creates one node per
+1. ``trace_graph`` runs f once with a boxed input. The tracer creates one node per
    primitive call: ``v0_root`` (the input) and ``v1_multiply`` with inputs
    ``(v0_root, v0_root)``: the root sits in *both* argument positions.
 2. ``gradient`` seeds ``node_to_grad = {v1_multiply: [1.0]}`` and visits
@@ -26,14 +26,14 @@ Worked example, ``f(x) = x * x`` at ``x = 3.0``:
     ['v1_multiply', 'v0_root']
 
 Because the local rules are written with ``autograd.numpy``, the adjoint
-computation of an inner ``grad`` is itself traced by an outer capture ("reverse
+computation of an inner ``grad`` is itself traced by an outer trace ("reverse
 mode AD by extending the computational graph"), so ``grad(grad(f))`` works.
 Primitives without an own rule borrow autograd's; steps say which (``rule``).
 """
 
 from . import jvp_rules, matrix_rules, vjp_rules  # noqa: F401  (fill the rule tables)
 from .forward import TangentStep, make_jvp, run_tangents, tangents
-from .graph import Graph, ReferenceNode, capture, parent_labels
+from .graph import Graph, ReferenceNode, parent_labels, trace_graph
 from .jacobian import hessian, jacobian, jacobian_forward
 from .order import is_reverse_topological, reverse_topo_order, topo_order
 from .reverse import elementwise_grad, grad, gradient, make_vjp, run_gradient
@@ -48,7 +48,7 @@ __all__ = [
     "RuleTally",
     "Step",
     "TangentStep",
-    "capture",
+    "trace_graph",
     "defjvp",
     "defvjp",
     "elementwise_grad",

@@ -1,4 +1,4 @@
-"""Forward mode: push a tangent through the captured graph, node by node.
+"""Forward mode: push a tangent through the traced graph, node by node.
 
 Where reverse mode visits the graph output-first and carries adjoints ``v_i_bar``,
 forward mode visits it input-first (``topo_order``) and carries tangents
@@ -22,9 +22,10 @@ from autograd.core import vspace
 from autograd.tracer import getval
 from autograd.wrap_util import unary_to_nary
 
+from ..recording.events import FWD
 from ..recording.labels import primitive_name
 
-from .graph import capture
+from .graph import trace_graph
 from .order import topo_order
 from .rules import jvp_source, note_visit, tangent_shares
 
@@ -37,13 +38,13 @@ def tangents(graph, x_dot):
             continue
         input_tangents = [node_to_tangent[k] for k in i.parents]
         shares = tangent_shares(i, input_tangents)
-        note_visit(i.fun, jvp_source(i.fun), "forward")
+        note_visit(i.fun, jvp_source(i.fun), FWD)
         node_to_tangent[i] = reduce(operator.add, shares)
     return node_to_tangent
 
 
 def jvp_of(graph):
-    """The function ``x_dot -> (value, output tangent)`` over one captured graph."""
+    """The function ``x_dot -> (value, output tangent)`` over one traced graph."""
 
     def jvp(x_dot):
         if graph.out is None:  # output independent of the input
@@ -54,7 +55,7 @@ def jvp_of(graph):
 
 
 def _make_jvp(fun, x):
-    return jvp_of(capture(fun, x))
+    return jvp_of(trace_graph(fun, x))
 
 
 make_jvp = unary_to_nary(_make_jvp)
@@ -73,7 +74,7 @@ class TangentStep:
 
 def run_tangents(fun, x, x_dot):
     """Capture ``fun`` at ``x``, push ``x_dot`` through, and log every node's tangent."""
-    graph = capture(fun, x)
+    graph = trace_graph(fun, x)
     if graph.out is None:
         return ()
     node_to_tangent = tangents(graph, x_dot)

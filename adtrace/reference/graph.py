@@ -1,4 +1,4 @@
-"""Graph capture: run the user's function once and keep its computational graph.
+"""Graph tracing: run the user's function once and keep its computational graph.
 
 The reference engine does not build its own tracer. It hands autograd's tracer
 (``autograd.tracer.trace``) a Node type of its own, exactly as autograd's
@@ -31,12 +31,12 @@ from ..recording.labels import ROOT_NAME, node_label, primitive_name
 
 @dataclass(eq=False)
 class Graph:
-    """One capture: every node in creation order, the root (input) and the output."""
+    """One traced graph: every node in creation order, the root (input) and the output."""
 
     nodes: list = field(default_factory=list)
     root: "ReferenceNode" = None
     out: "ReferenceNode" = None  # None when the output does not depend on the input
-    value: object = None  # the output's value (a box if an outer capture is tracing)
+    value: object = None  # the output's value (a box if an outer trace is tracing)
 
     def add(self, node):
         node.label = node_label(len(self.nodes), primitive_name(node.fun) if self.nodes else ROOT_NAME)
@@ -79,7 +79,7 @@ def check_input(x):
                         "(give a float, an array, or a tuple/list/dict of them)")
 
 
-def capture(fun, x):
+def trace_graph(fun, x):
     """Trace ``fun`` at ``x`` with autograd's tracer and return its ``Graph``."""
     check_input(x)
     graph = Graph()
@@ -103,7 +103,7 @@ def parent_labels(graph, only_reachable=True):
     """``label -> tuple of parent labels by argument position`` (the recorder's format).
 
     By default only the nodes the output depends on (those a backward pass visits);
-    ``only_reachable=False`` gives every captured node.
+    ``only_reachable=False`` gives every traced node.
     """
     keep = reachable(graph.out) if only_reachable else set(graph.nodes)
     return {n.label: tuple(p.label for p in n.parents) for n in graph.nodes if n in keep}

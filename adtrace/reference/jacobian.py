@@ -3,7 +3,7 @@
 For ``f: R^n -> R^m`` the Jacobian ``J`` is ``m x n``. One reverse pass seeded with
 the basis vector ``e_r`` of the output space returns ``e_r^T J``, row r; one forward
 pass with the basis vector ``e_c`` of the input space returns ``J e_c``, column c.
-Both engines run over a single captured graph: the capture happens once, the passes
+Both engines run over a single traced graph: the tracing happens once, the passes
 (``gradient`` or ``tangents``) as many times as there are rows or columns, each with
 its own ``node_to_grad`` / tangent table. Example, ``f(x) = [x0 * x1, sin(x2)]``::
 

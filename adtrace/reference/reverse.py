@@ -9,7 +9,7 @@
                 append v_k_to_i_bar to node_to_grad[k]    # propagate to input
         return adjoint of input v_input_bar
 
-``gradient`` below is that loop over a graph captured by ``graph.capture``; the
+``gradient`` below is that loop over a graph traced by ``graph.trace_graph``; the
 partial adjoints come from the local rules in ``rules.partial_adjoints``. For
 ``f(x) = x * x`` at 3.0 (graph ``v1_multiply = multiply(v0_root, v0_root)``)::
 
@@ -32,9 +32,10 @@ from autograd.numpy.numpy_boxes import ArrayBox
 from autograd.tracer import Box, getval
 from autograd.wrap_util import unary_to_nary
 
+from ..recording.events import REV
 from ..recording.labels import ROOT_NAME, primitive_name
 
-from .graph import capture, parent_labels
+from .graph import parent_labels, trace_graph
 from .order import reverse_topo_order
 from .rules import ROOT, note_visit, partial_adjoints, vjp_source
 from .steps import Contribution, GradientRun, Step
@@ -71,7 +72,7 @@ def record_step(i, partials, v_i_bar, v_k_to_i_bars):
     """The visit of node ``i`` as a ``Step`` of raw values."""
     rule = ROOT if not i.parents else vjp_source(i.fun)
     if i.parents:
-        note_visit(i.fun, rule, "reverse")
+        note_visit(i.fun, rule, REV)
     contributions = tuple(
         Contribution(k, i.argnums[k], v_k.label, getval(v_k_to_i_bar))
         for k, (v_k, v_k_to_i_bar) in enumerate(zip(i.parents, v_k_to_i_bars))
@@ -95,7 +96,7 @@ def vjp_of(graph, x):
 
 
 def _make_vjp(fun, x):
-    graph = capture(fun, x)
+    graph = trace_graph(fun, x)
     return vjp_of(graph, x), graph.value
 
 
@@ -123,7 +124,7 @@ def run_gradient(fun, x, seed=None):
     """Capture ``fun`` at ``x`` and run ``gradient`` once, keeping everything: the
     ``GradientRun`` has the step log, the visit order, the graph as parent labels
     and the own/borrowed counts. ``seed`` defaults to ones of the output's space."""
-    graph = capture(fun, x)
+    graph = trace_graph(fun, x)
     seed = vspace(graph.value).ones() if seed is None else seed
     if graph.out is None:
         adjoint, steps = vspace(x).zeros(), []

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import autograd.core as autograd_core
 from autograd.core import SparseObject
 
+from ..recording.events import REV
 from ..recording.labels import primitive_name
 
 OWN, BORROWED, ROOT = "own", "borrowed", "root"
@@ -142,10 +143,10 @@ def tally_rules():
 
 
 def note_visit(fun, source, mode):
-    """Called by the engines once per visited (non-root) node."""
+    """Called by the engines once per visited (non-root) node; ``mode``: ``REV`` or ``FWD`` (``events``)."""
     for tally in _active_tallies:
         if source == OWN:
             tally.own += 1
-            (tally.own_vjps_used if mode == "reverse" else tally.own_jvps_used).add(fun)
+            (tally.own_vjps_used if mode == REV else tally.own_jvps_used).add(fun)
         else:
             tally.borrowed += 1

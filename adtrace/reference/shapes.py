@@ -9,7 +9,7 @@ so ``x + y`` with ``x`` of shape ``(3,)`` and ``y`` of shape ``(2, 3)`` uses eac
 
 Indexing ``A[idx]`` picks entries; its adjoint puts the adjoint back where the
 entries came from, adding where an index repeats (``untake``). Everything is
-written with ``autograd.numpy`` so that, under an outer capture, these operations
+written with ``autograd.numpy`` so that, under an outer trace, these operations
 become nodes of the outer graph (reverse mode by extending the graph).
 """
 

@@ -42,7 +42,7 @@ class Step:
 
 @dataclass(frozen=True)
 class GradientRun:
-    """One reverse-mode query over one captured graph, for inspection and alignment."""
+    """One reverse-mode query over one traced graph, for inspection and alignment."""
 
     value: Any  # the output's value
     seed: Any  # node_to_grad = {out: [seed]}
@@ -50,7 +50,7 @@ class GradientRun:
     order: tuple  # labels in visit order (reverse_topo_order)
     steps: tuple  # of Step, in visit order
     parents: Mapping  # label -> tuple of parent labels by argument position
-    labels: tuple  # every captured node's label, in creation order
+    labels: tuple  # every traced node's label, in creation order
 
     @property
     def own(self):

@@ -9,7 +9,7 @@ node is visited and returns ``lambda g: ...``, a function of the adjoint
 The formulas are the textbook derivatives, written in the same arithmetic order as
 autograd's rules so that where both engines sum the same partial adjoints in the
 same order the gradients agree bit for bit. They use ``autograd.numpy`` so that an
-outer capture records them (``grad(grad(f))``). Binary operations broadcast, so
+outer trace records them (``grad(grad(f))``). Binary operations broadcast, so
 their rules end with ``unbroadcast``.
 """
 

@@ -8,10 +8,7 @@ size: long values abbreviated, tables capped, a large graph grouped by source li
 inside a node's VJP folded into an appendix; the JSON export (``export.py``) keeps everything.
 """
 
-from ..recording.recording import RENDERERS
 from .document import render, render_recording
 from .options import ReportOptions
-
-RENDERERS["markdown"] = render_recording
 
 __all__ = ["ReportOptions", "render", "render_recording"]

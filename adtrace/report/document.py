@@ -1,6 +1,9 @@
-"""Whole reports assembled from sections, in the order a reader needs them: the result and the
-checks, where the work went, the picture, then the detail sections; the appendix of nested passes
-and what the report left out close it."""
+"""Whole reports assembled from sections, declared once, in order (``SECTIONS``): both kinds of
+report (a ``Recording``'s, a ``TracedCall``'s) are that list, each section called with what it reads
+or left out where its report has no such input."""
+
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
 
 from .options import ReportOptions
 from .abbreviate import clip
@@ -17,49 +20,87 @@ from .lecture import lecture_mapping_section
 from .recorded import call_sequence_section, forward_section, levels_section, snapshot_section
 
 
+@dataclass(frozen=True)
+class Inputs:
+    """What a section may read. ``recording``: the call's reverse-mode recording, else its forward one
+    (``reverse`` says which); ``call`` None in a recording's report."""
+
+    recording: Any
+    nesting: Nesting
+    options: ReportOptions
+    reverse: bool = True
+    call: Any = None
+    reference_counts: Optional[list] = None  # the reference engine's count per lecture line (a call's)
+
+    @property
+    def mode(self):
+        return "rev" if self.reverse else "fwd"
+
+
+@dataclass(frozen=True)
+class Section:
+    name: str  # what the tests and CONTRIBUTING call it
+    render: Callable  # the section function: Markdown, "" when it has nothing to show
+    reads: Callable  # Inputs -> its arguments, or None where this report has no such section
+
+
+# The report's order, in one place (CONTRIBUTING's recipe names it; tests/report/test_document.py holds
+# it): the result and the checks, where the work went, the picture; then the backward pass in detail
+# (levels, every call, the state after each statement, the lecture's lines), the two engines side by
+# side right after it, then forward mode; the per-node checks; the appendix of nested passes and what
+# the report left out close it.
+SECTIONS = (
+    Section("summary", summary_section, lambda i: i.call and (i.call,)),
+    Section("work", work_section, lambda i: (i.recording, i.nesting, i.mode)),
+    Section("graph", graph_section, lambda i: (i.recording, i.nesting, i.options, i.mode)),
+    Section("levels", levels_section, lambda i: i.reverse and (i.recording, i.nesting)),
+    Section("call sequence", call_sequence_section, lambda i: i.reverse and (i.recording, i.nesting, i.options)),
+    Section("snapshots", snapshot_section, lambda i: i.reverse and (i.recording, i.nesting, i.options)),
+    Section("lecture mapping", lecture_mapping_section,
+            lambda i: i.reverse and (i.recording, i.nesting, i.reference_counts)),
+    Section("side by side", side_by_side_section, lambda i: i.call and i.reverse and (i.call, i.options)),
+    Section("forward mode", forward_section, lambda i: i.reverse and (i.recording, i.options)),  # (jvps inside)
+    Section("forward run", forward_section,
+            lambda i: i.call and i.call.forward_recording is not None and (i.call.forward_recording, i.options)),
+    Section("forward comparison", forward_comparison_section,
+            lambda i: i.call and i.call.forward_recording is not None and (i.call, i.options)),
+    Section("node checks", node_checks_section,
+            lambda i: i.call and i.call.node_checks is not None and (i.call.node_checks, i.options)),
+    Section("nested passes", nested_section, lambda i: (i.recording, i.nesting, i.options)),
+    Section("left out", left_out_section,
+            lambda i: (i.recording, i.nesting, i.options, *((i.call.alignment,) if i.call else ()))),
+)
+
+
 def render_recording(recording, options=None, title="adtrace recording"):
     """A report of a ``Recording`` alone (what ``Recording._repr_markdown_`` shows); ``title`` is
     plain text (escaped here)."""
-    options = options or ReportOptions()
     header = (f"# {text(title)}\n\nCapture level: `{recording.capture}`. {len(recording.events)} events, "
               f"{len(recording.nodes)} nodes, {len(recording.queries)} backward queries.")
     if recording.failure:
         header += f"\n\n**The recorder stopped early:** {text(clip(recording.failure, LINE_WIDTH // 2))}."
-    nesting = Nesting(recording)
-    return _join([header, *_recorded_sections(recording, nesting, options, None), forward_section(recording, options),
-                  nested_section(recording, nesting, options), left_out_section(recording, nesting, options)])
+    return _document(header, Inputs(recording, Nesting(recording), options or ReportOptions()))
 
 
 def render(call, options=None, title=None, intro=None):
     """The report of one ``TracedCall`` (``compare/traced_call.py``). ``title`` is plain text (escaped
     here), ``intro`` the caller's own Markdown."""
-    options = options or ReportOptions()
     header = f"# {text(title or 'adtrace report: ' + call.name)}"
     if intro:
         header += f"\n\n{intro.strip()}"
-    sections = [header, summary_section(call)]
     recording = call.recording if call.recording is not None else call.forward_recording
-    nesting = Nesting(recording)
-    if call.recording is not None:
-        sections += [*_recorded_sections(call.recording, nesting, options, _reference_counts(call.reference)),
-                     side_by_side_section(call, options), forward_section(call.recording, options)]
-    else:
-        sections += [work_section(recording, nesting, "fwd"), graph_section(recording, nesting, options, "fwd")]
-    if call.forward_recording is not None:
-        sections += [forward_section(call.forward_recording, options), forward_comparison_section(call, options)]
-    if call.node_checks is not None:
-        sections.append(node_checks_section(call.node_checks, options))
-    sections += [nested_section(recording, nesting, options),
-                 left_out_section(recording, nesting, options, call.alignment)]
-    return _join(sections)
+    return _document(header, Inputs(recording, Nesting(recording), options or ReportOptions(),
+                                    reverse=call.recording is not None, call=call,
+                                    reference_counts=_reference_counts(call.reference)))
 
 
-def _recorded_sections(recording, nesting, options, reference_counts):
-    """The sections read from a recording's backward passes, in order (both kinds of report)."""
-    return [work_section(recording, nesting), graph_section(recording, nesting, options),
-            levels_section(recording, nesting), call_sequence_section(recording, nesting, options),
-            snapshot_section(recording, nesting, options),
-            lecture_mapping_section(recording, nesting, reference_counts)]
+def _document(header, inputs):
+    sections = [header]
+    for section in SECTIONS:
+        arguments = section.reads(inputs)
+        if arguments:
+            sections.append(section.render(*arguments))
+    return "\n\n".join(s for s in sections if s) + "\n"
 
 
 def _reference_counts(run):
@@ -71,7 +112,3 @@ def _reference_counts(run):
     visits = len(run.steps)
     appended = sum(len(step.contributions) for step in run.steps)
     return [1, visits, visits, appended, appended, appended, 1]
-
-
-def _join(sections):
-    return "\n\n".join(s for s in sections if s) + "\n"

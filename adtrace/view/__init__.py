@@ -9,12 +9,12 @@ use them.
 
 import html
 
-from ..recording.recording import RENDERERS
 from ..report.files import write_file
 from .data import page_data
 from .page import render_page
 
-__all__ = ["page_data", "render_page", "recording_page", "call_page", "inline_frame"]
+__all__ = ["page_data", "render_page", "recording_page", "call_page", "inline_frame", "write_recording_page",
+           "inline_recording_page"]
 
 
 def recording_page(recording, title=None):
@@ -34,12 +34,14 @@ def inline_frame(page, height=640):
             f'style="width: 100%; height: {height}px; border: 1px solid #ddd"></iframe>')
 
 
-def _to_html(recording, path=None, title=None):
+def write_recording_page(recording, path=None, title=None):
+    """The page of a ``Recording`` (``Recording.to_html``), written to ``path`` if given."""
     page = recording_page(recording, title=title)
     if path is not None:
         write_file(path, page)
     return page
 
 
-RENDERERS["html"] = _to_html
-RENDERERS["html_inline"] = lambda recording: inline_frame(recording_page(recording))
+def inline_recording_page(recording):
+    """The page of a ``Recording`` in its frame (``Recording._repr_html_``)."""
+    return inline_frame(recording_page(recording))

@@ -123,18 +123,18 @@ def test_container_gradients_align_with_the_reference_engine():
 
 
 def test_a_container_summary_is_compared_leaf_by_leaf():
-    from adtrace.recording.autograd.capture import Capture
+    from adtrace.recording.autograd.capture import Keeper
     from adtrace.recording.values import resolve
 
     params = [(np.arange(6.0).reshape(2, 3), np.ones(3)), (np.ones((3, 2)), np.zeros(2))]
-    kept = resolve(Capture("auto", 4)(params))
+    kept = resolve(Keeper("auto", 4)(params))
     assert compare(kept, params)[0] == CLOSE
     changed = [(params[0][0], params[0][1]), (params[1][0] * 2, params[1][1])]
     assert compare(kept, changed)[0] == DIFFERS  # one leaf's statistics differ
     assert compare(kept, params[:1])[0] == DIFFERS  # another structure
     assert compare(kept, {"a": params})[0] == DIFFERS
     many = [np.full(2, float(i)) for i in range(80)]
-    assert compare(resolve(Capture("auto", 4)(many)), many)[0] == NOT_COMPARED  # 16 leaves past the limit
+    assert compare(resolve(Keeper("auto", 4)(many)), many)[0] == NOT_COMPARED  # 16 leaves past the limit
 
 
 def test_real_scalars_compare_as_their_arrays_do():
@@ -168,11 +168,11 @@ def test_a_container_summary_names_its_leaves_and_keeps_other_leaves_by_type():
     """A summarized container's leaves are matched by count and path (another nesting or another
     key differs), and a leaf that is not a number is kept by its type only: the same type is not
     compared, another type differs."""
-    from adtrace.recording.autograd.capture import Capture
+    from adtrace.recording.autograd.capture import Keeper
     from adtrace.recording.values import resolve
 
     params = {"a": np.ones(3), "b": np.zeros(3), "activation": "relu"}
-    kept = resolve(Capture("auto", 4)(params))
+    kept = resolve(Keeper("auto", 4)(params))
     assert compare(kept, params)[0] == NOT_COMPARED
     assert compare(kept, {"a": np.ones(3), "b": (np.zeros(3), 0.0), "activation": "relu"}) == (DIFFERS, None)
     assert compare(kept, {"a": np.ones(3), "c": np.zeros(3), "activation": "relu"}) == (DIFFERS, None)

@@ -50,8 +50,8 @@ def test_source_location_is_relative_or_a_module(tmp_path):
 
     line = f.__code__.co_firstlineno
     repo = Path(__file__).resolve().parents[2]
-    assert source_location(f, root=repo) == f"tests/compare/test_traced_call.py:{line}"
-    assert source_location(f, root=tmp_path) == f"{f.__module__}:{line}"  # outside root: no path at all
+    assert source_location(f, relative_to=repo) == f"tests/compare/test_traced_call.py:{line}"
+    assert source_location(f, relative_to=tmp_path) == f"{f.__module__}:{line}"  # outside it: no path at all
     assert source_location(len) == "builtins"
 
 

@@ -12,8 +12,8 @@ def test_a_location_is_relative_to_the_working_folder_of_each_call(tmp_path, mon
     assert relative_location(path, 7, "model") == "pkg/model.py:7"
     monkeypatch.chdir(tmp_path / "pkg")  # the same call, another working folder: not an answer kept from before
     assert relative_location(path, 7, "model") == "model.py:7"
-    assert relative_location(path, 7, "model", root=str(tmp_path)) == "pkg/model.py:7"
-    assert relative_location(os.sep + "elsewhere.py", 3, "other") == "other:3"  # outside the root: by module
+    assert relative_location(path, 7, "model", relative_to=str(tmp_path)) == "pkg/model.py:7"
+    assert relative_location(os.sep + "elsewhere.py", 3, "other") == "other:3"  # outside the folder: by module
     assert relative_location(None, 3, None) == "unknown:3"
 
 
@@ -22,9 +22,9 @@ def test_an_installed_package_is_named_by_module_even_inside_the_project(tmp_pat
     from adtrace.recording.callsite import relative_location
 
     engine = tmp_path / ".venv" / "lib" / "python3.11" / "site-packages" / "micrograd" / "engine.py"
-    assert relative_location(str(engine), 54, "micrograd.engine", root=str(tmp_path)) == "micrograd.engine:54"
+    assert relative_location(str(engine), 54, "micrograd.engine", relative_to=str(tmp_path)) == "micrograd.engine:54"
     mine = tmp_path / "model.py"
-    assert relative_location(str(mine), 3, "model", root=str(tmp_path)) == "model.py:3"
+    assert relative_location(str(mine), 3, "model", relative_to=str(tmp_path)) == "model.py:3"
 
 
 def test_a_warning_through_an_exit_stack_points_at_the_users_line():

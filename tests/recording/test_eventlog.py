@@ -8,6 +8,7 @@ from autograd.extend import defvjp, primitive
 
 import adtrace
 from adtrace.recording.events import AddOutgrads, NodeCreated, VJPCalled
+from adtrace.recording.recording import RecordingWriter
 
 
 def recorded(f, x, capture="full"):
@@ -33,9 +34,10 @@ def test_update_changes_stored_fields_and_rebuilds_a_built_event():
     index = next(i for i, e in enumerate(rec.events) if e.kind == "backward_end")
     before = rec.events[index].result
     replacement = np.array([-1.0, -1.0])
-    rec.update(rec.log.starts[index], lambda stored: replacement if stored is before else stored)
+    writer = RecordingWriter(rec)
+    writer.update(writer.log.starts[index], lambda stored: replacement if stored is before else stored)
     assert rec.events[index].result is replacement  # the built event was rebuilt
-    assert rec.log.event(index).result is replacement  # and the stored field changed
+    assert writer.log.event(index).result is replacement  # and the stored field changed
     assert rec.events[index].end == "v2_sum"  # the other fields are untouched
 
 
@@ -57,7 +59,8 @@ def test_every_event_type_is_found_where_it_starts():
             except ZeroDivisionError:
                 pass
     assert {type(e) for e in rec.events} == set(EVENT_TYPES)
-    starts, values = rec.log.starts, rec.log.values
+    log = RecordingWriter(rec).log
+    starts, values = log.starts, log.values
     assert len(starts) == len(rec.events) and starts[0] == 0
     assert all(values[start] == EVENT_TYPES.index(type(e)) for start, e in zip(starts, rec.events))
     assert starts[-1] + LAYOUTS[values[starts[-1]]].size == len(values)  # the last event: backward_end
@@ -131,13 +134,13 @@ def test_every_tuple_the_recorder_writes_matches_its_declared_layout(capture):
             run(case)
         grad(lambda x: 3.0)(1.0)  # independent output: a trace and no pass
     assert {type(e) for e in rec.events} == set(EVENT_TYPES)  # every kind written
-    assert _check_layout(rec.log.values) == len(rec.events) > 1000
+    assert _check_layout(RecordingWriter(rec).log.values) == len(rec.events) > 1000
 
 
 def test_the_layout_check_catches_a_slot_too_many():
     with adtrace.record() as rec:
         grad(lambda x: x * x)(3.0)
-    values = list(rec.log.values)
+    values = list(RecordingWriter(rec).log.values)
     add = values.index(AddOutgrads.index)
     with pytest.raises(AssertionError):
         _check_layout(values[:add + 5] + ["extra"] + values[add + 5:])

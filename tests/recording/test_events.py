@@ -16,7 +16,7 @@ import adtrace
 from adtrace.recording import eventlog, events, packers
 from adtrace.recording.events import Event, event
 from adtrace.recording.packers import write
-from adtrace.recording.recording import Recording
+from adtrace.recording.recording import Recording, RecordingWriter
 from adtrace.report import ReportOptions, render_recording
 from adtrace.report.export import events_json
 from adtrace.view.data import page_data
@@ -45,13 +45,13 @@ def noted():
 
 def with_notes(recording, noted):
     """A copy of ``recording`` whose event log has a ``Noted`` after each visit (``toposort``)."""
-    copy = Recording(recording.capture)
-    copy.engine, copy.code = recording.engine, recording.code
-    values, starts = recording.log.values, recording.log.starts
+    copy = Recording(recording.capture, engine=recording.engine, code=recording.code)
+    log, written = RecordingWriter(recording).log, RecordingWriter(copy).values
+    values, starts = log.values, log.starts
     for start, end, e in zip(starts, list(starts[1:]) + [len(values)], recording.events):
-        copy.log.values.extend(values[start:end])
+        written.extend(values[start:end])
         if e.kind == "toposort":
-            write(copy.log.values, noted, mode=e.mode, level=e.level, query=e.query, node=e.node, text=f"seen {e.node}")
+            write(written, noted, mode=e.mode, level=e.level, query=e.query, node=e.node, text=f"seen {e.node}")
     return copy
 
 

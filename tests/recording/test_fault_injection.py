@@ -19,6 +19,7 @@ from autograd import grad
 import adtrace
 from adtrace.recording import registry
 from adtrace.recording.autograd import hooks
+from adtrace.recording.recording import RecordingWriter
 from restored import assert_restored
 from seed import is_exact_square, record_square
 
@@ -119,11 +120,11 @@ def traced(interrupt, method, *args):
 
 def record_interrupted(engine, body, at):
     """``with record(engine=engine): body()``, its ``__enter__`` and ``__exit__`` traced by one
-    ``LineInterrupt(at)``; whether the interrupt came out of the block, and the block's recording
-    (the ``record()`` itself is let go: an interrupt at the first line of ``__exit__``, before any
+    ``LineInterrupt(at)``; whether the interrupt came out of the block, and the writer of the block's
+    recording (the ``record()`` itself is let go: an interrupt at the first line of ``__exit__``, before any
     handler, is finished when it goes)."""
     interrupt, block = LineInterrupt(at), adtrace.record(engine=engine)
-    return (*_enter_and_exit(interrupt, block, body), block._recorder and block._recorder.recording)
+    return (*_enter_and_exit(interrupt, block, body), block._recorder and block._recorder.writer)
 
 
 def _enter_and_exit(interrupt, block, body):
@@ -141,11 +142,11 @@ def _enter_and_exit(interrupt, block, body):
     return interrupt, False
 
 
-def records_nothing_more(recording, body):
+def records_nothing_more(writer, body):
     """Whether a plain run of ``body`` after the block adds nothing to the block's recording."""
-    size = len(recording.log) if recording is not None else 0
+    size = len(writer.log) if writer is not None else 0
     body()
-    return recording is None or len(recording.log) == size
+    return writer is None or len(writer.log) == size
 
 
 def own_entries(owners):
@@ -214,9 +215,9 @@ def test_an_interrupt_at_every_line_of_a_nested_record_leaves_the_outer_one_reco
     with adtrace.record() as outer:
         outer_hooks = own_entries(autograd_owners)
         failures, total = sweep(engine, owners, body, recorded_exactly, open_before=1)
-        size = len(outer.log)
+        size = len(RecordingWriter(outer).log)
         autograd_body()
-        assert len(outer.log) > size and own_entries(autograd_owners) == outer_hooks
+        assert len(RecordingWriter(outer).log) > size and own_entries(autograd_owners) == outer_hooks
     assert not failures, f"{len(failures)} of {total} points: {failures[:10]}"
 
 
@@ -229,7 +230,7 @@ def sweep(engine, owners, body, recorded_exactly, open_before):
     assert not interrupted and total > 100
     failures = []
     for at in range(1, total + 1):
-        interrupt, interrupted, recording = record_interrupted(engine, body, at)
+        interrupt, interrupted, writer = record_interrupted(engine, body, at)
         where = (at, interrupt.where)
         if not interrupted and not interrupt.in_finalizer:  # (Python ignores what a finalizer raises)
             failures.append((where, "the interrupt did not come out of the block"))
@@ -239,7 +240,7 @@ def sweep(engine, owners, body, recorded_exactly, open_before):
             failures.append((where, "a recording left open"))
         if not free(registry._lock):
             failures.append((where, "a lock left held"))
-        if not records_nothing_more(recording, body):
+        if not records_nothing_more(writer, body):
             failures.append((where, "a plain call after it recorded"))
         if signal.getsignal(signal.SIGINT) is not sigint:
             failures.append((where, "SIGINT's handler left replaced"))

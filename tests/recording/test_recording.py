@@ -1,9 +1,14 @@
 """Recording: nodes table, queries, graph."""
 
+import re
+from pathlib import Path
+
 import autograd.numpy as anp
+import pytest
 from autograd import grad
 
 import adtrace
+from adtrace.recording.recording import RecordingWriter
 
 
 def test_nodes_table_and_graph():
@@ -39,3 +44,48 @@ def test_an_engine_of_micrographs_shape_names_the_statements_of_its_own_backward
     assert named["backward_start"] == "self.grad = 1"
     assert named["toposort"] == "for v in reversed(topo):"
     assert named["vjp"] == named["add_outgrads"] == "v._backward()"
+
+
+def test_a_recording_is_read_only_and_its_recorder_writes_through_the_writer():
+    with adtrace.record(calls=True) as rec:
+        grad(lambda x: x * x)(3.0)
+    for internal in ("log", "update", "event", "before_read", "values", "add_call", "fail"):
+        assert not hasattr(rec, internal), internal  # the write side is RecordingWriter's
+    for name in ("capture", "engine", "code", "failure", "calls"):
+        with pytest.raises(AttributeError):
+            setattr(rec, name, None)
+    with pytest.raises(TypeError):
+        rec.calls["v9_made_up"] = None
+    assert set(rec.calls) == {"v1_multiply"} and rec.engine == "autograd" and rec.failure is None
+
+    writer = RecordingWriter(rec)  # (what the session hands to the engine's recorder)
+    writer.fail("ValueError: made up")
+    assert rec.failure == "ValueError: made up"
+    assert writer.values is writer.log.values  # the hot path appends to the log's own list
+
+
+def test_no_stage_after_recording_reaches_the_write_side():
+    """report/, view/, compare/, checker/, tools/ read a Recording through its read API only."""
+    package = Path(adtrace.__file__).parent
+    reaching = re.compile(r"RecordingWriter|\.writer\b|\b_log\b|\._events\b|\._nodes\b|\.before_read\b")
+    stages = ("reference", "compare", "checker", "report", "view", "tools")
+    found = [f"{path.relative_to(package)}:{n}" for stage in stages
+             for path in sorted((package / stage).rglob("*.py"))
+             for n, line in enumerate(path.read_text().splitlines(), 1) if reaching.search(line)]
+    assert found == []
+
+
+def test_every_renderer_a_recording_calls_is_declared_in_one_place():
+    """How a Recording renders itself is declared in adtrace/__init__.py alone, not by importing a stage."""
+    from adtrace.recording.recording import RENDERERS
+
+    source = Path(adtrace.recording.recording.__file__).read_text()
+    called = set(re.findall(r'RENDERERS(?:\.get\(|\[)"(\w+)"', source))
+    assert called == set(RENDERERS) == {"markdown", "html", "html_inline"}
+    package = Path(adtrace.__file__).parent
+    declaring = sorted(str(path.relative_to(package)) for path in package.rglob("*.py")
+                       if re.search(r"RENDERERS(\[[^]]+\]\s*=|\.update\()", path.read_text()))
+    assert declaring == ["__init__.py"]
+    with adtrace.record() as rec:
+        grad(lambda x: x * x)(3.0)
+    assert rec._repr_markdown_().startswith("# adtrace recording") and "<iframe srcdoc=" in rec._repr_html_()

@@ -258,7 +258,7 @@ def test_a_recording_is_freed_with_its_last_reference(capture):
         with adtrace.record(capture=capture) as rec:
             grad(lambda x: anp.sum(anp.sin(x) * x))(np.array([0.5, 1.5]))
             make_jvp(lambda x: anp.sin(x) * x, 0.5)(1.0)
-            grad(grad(lambda x: anp.sin(x) * x))(0.5)  # boxes of an outer trace: Capture.box_level
+            grad(grad(lambda x: anp.sin(x) * x))(0.5)  # boxes of an outer trace: Keeper.box_level
         assert rec.of_kind("backward_end")
         alive = weakref.ref(rec)
         del rec

@@ -10,20 +10,20 @@ from autograd.numpy.numpy_boxes import ArrayBox
 from autograd.numpy.numpy_vjps import untake
 
 from adtrace.recording.values import resolve
-from adtrace.recording.autograd.capture import Capture, array_leaves
+from adtrace.recording.autograd.capture import Keeper, array_leaves
 from adtrace.recording.values import (CAPTURE_LEVELS, ArraySummary, Boxed, ContainerSummary, Sparse, holds_reference,
                                       plain, summarize)
 from readme import readme
 
 
 def test_auto_keeps_small_arrays_exactly_and_summarizes_large():
-    capture = Capture("auto", inline_size=4)
+    capture = Keeper("auto", inline_size=4)
     small = np.arange(4.0)
     kept = capture(small)
     assert kept is not small and np.array_equal(kept, small)  # a copy: nothing to keep true later
     small[0] = 7.0
     assert kept[0] == 0.0
-    assert Capture("full")(small) is small  # by reference: copy-on-write keeps it true
+    assert Keeper("full")(small) is small  # by reference: copy-on-write keeps it true
     big = np.arange(10.0)
     assert resolve(capture(big)) == ArraySummary((10,), "float64", 0.0, 9.0, 4.5)
     assert capture(3.5) == 3.5
@@ -31,34 +31,34 @@ def test_auto_keeps_small_arrays_exactly_and_summarizes_large():
 
 def test_views_are_copied_at_once():
     base = np.arange(4.0)
-    snap = Capture("full")(base.reshape(2, 2))
+    snap = Keeper("full")(base.reshape(2, 2))
     base[:] = 0
     assert snap.tolist() == [[0, 1], [2, 3]]
 
 
 def test_copy_flag_and_structure():
     a = np.ones(3)
-    copied = Capture("full")(a, copy=True)
+    copied = Keeper("full")(a, copy=True)
     assert copied is not a and np.array_equal(copied, a)
-    assert Capture("structure")(a) is None
+    assert Keeper("structure")(a) is None
 
 
 def test_sparse_densified_without_mutation():
     vs = vspace(np.zeros(3))
     sparse = untake(2.0, 1, vs)
-    snap = resolve(Capture("auto")(sparse))
+    snap = resolve(Keeper("auto")(sparse))
     assert isinstance(snap, Sparse) and snap.dense.tolist() == [0, 2, 0]
     assert snap.vspace == "ArrayVSpace(shape=(3,), dtype=float64)"
-    assert resolve(Capture("auto")(sparse)).dense.tolist() == [0, 2, 0]  # applying it twice: nothing accumulated
+    assert resolve(Keeper("auto")(sparse)).dense.tolist() == [0, 2, 0]  # applying it twice: nothing accumulated
 
 
 def test_boxes_and_containers():
     from autograd.numpy.numpy_boxes import ArrayBox
 
     box = ArrayBox(np.array([1.0, 2.0]), 7, None)
-    snap = resolve(Capture("auto", box_level=lambda b: b._trace - 7)(box))
+    snap = resolve(Keeper("auto", box_level=lambda b: b._trace - 7)(box))
     assert isinstance(snap, Boxed) and snap.level == 0 and snap.value.tolist() == [1, 2]
-    nested = resolve(Capture("auto")({"a": (box, 2.0), "b": [np.zeros(2)]}))
+    nested = resolve(Keeper("auto")({"a": (box, 2.0), "b": [np.zeros(2)]}))
     assert plain(nested)["a"][0].tolist() == [1, 2]
     assert len(array_leaves({"a": (box, 2.0), "b": [np.zeros(2)]})) == 2
     assert holds_reference(nested) and not holds_reference(summarize(np.zeros(100)))
@@ -93,9 +93,9 @@ def test_float64_summaries_match_the_general_path():
 
 def test_invalid_options():
     with pytest.raises(ValueError, match="inline_size"):
-        Capture("auto", inline_size=-1)
+        Keeper("auto", inline_size=-1)
     with pytest.raises(ValueError, match="capture must be one of"):
-        Capture("some")
+        Keeper("some")
 
 
 def test_snapshot_arrays_walks_events_and_snapshots():
@@ -123,7 +123,7 @@ def test_snapshot_arrays_walks_events_and_snapshots():
 def test_containers_over_the_inline_size_are_summarized(value, summarized):
     from adtrace.recording.values import ContainerSummary
 
-    kept = resolve(Capture("auto", inline_size=4)(value))
+    kept = resolve(Keeper("auto", inline_size=4)(value))
     assert isinstance(kept, ContainerSummary) == summarized
     if not summarized:
         assert type(kept) is type(value)
@@ -131,7 +131,7 @@ def test_containers_over_the_inline_size_are_summarized(value, summarized):
 
 def test_flat_containers_under_auto_are_copied_in_one_pass():
     a, b = np.array([1.0, 2.0]), np.array([3.0])
-    capture = Capture("auto", inline_size=4)
+    capture = Keeper("auto", inline_size=4)
     pair = capture((a, 2.0, b))
     assert type(pair) is tuple and pair[1] == 2.0
     assert all(np.array_equal(s, v) and not np.shares_memory(s, v) for s, v in ((pair[0], a), (pair[2], b)))
@@ -150,9 +150,9 @@ class Tagged(np.ndarray):
 
 def test_an_ndarray_subclass_in_a_container_counts_its_elements():
     tagged = np.ones((2, 3)).view(Tagged)
-    summary = resolve(Capture("auto", inline_size=4)((tagged,)))
+    summary = resolve(Keeper("auto", inline_size=4)((tagged,)))
     assert (summary.type, summary.length, summary.leaves[0][1].shape) == ("tuple", 1, (2, 3))
-    kept = Capture("auto", inline_size=6)((tagged,))
+    kept = Keeper("auto", inline_size=6)((tagged,))
     assert type(kept[0]) is Tagged and not np.shares_memory(kept[0], tagged)
 
 
@@ -164,14 +164,14 @@ def test_auto_stores_boxes_sparse_values_and_summaries_as_tuples_the_collector_d
     from autograd.numpy.numpy_boxes import ArrayBox
 
     box = ArrayBox(np.array([1.0, 2.0]), 0, None)
-    capture = Capture("auto", inline_size=4)
+    capture = Keeper("auto", inline_size=4)
     stored = [capture(box), capture(untake(2.0, 1, vspace(np.zeros(3)))), capture(np.arange(10.0)), capture([1.0] * 5)]
     assert all(type(s) is tuple for s in stored)
     for _ in range(4):  # (each collection untracks one more level of nested tuples: a container summary has four)
         gc.collect()
     assert not any(gc.is_tracked(s) for s in stored)
     assert [type(resolve(s)) for s in stored] == [Boxed, Sparse, ArraySummary, ContainerSummary]
-    assert type(Capture("full")(box)) is Boxed  # under full the recorder's copy-on-write reads the dataclasses
+    assert type(Keeper("full")(box)) is Boxed  # under full the recorder's copy-on-write reads the dataclasses
 
 
 def test_a_user_tuple_that_looks_like_a_stored_form_stays_a_tuple():
@@ -179,13 +179,13 @@ def test_a_user_tuple_that_looks_like_a_stored_form_stays_a_tuple():
 
     value = ("<adtrace Boxed>", np.ones(1), 0)  # equal to the tag, not the tag itself
     assert value[0] == BOXED
-    shown = resolve(Capture("auto")(value))
+    shown = resolve(Keeper("auto")(value))
     assert type(shown) is tuple and shown[0] == "<adtrace Boxed>"
 
 
 def test_a_namedtuple_snapshot_shows_the_boxes_and_sparse_values_it_holds():
     Pair = namedtuple("Pair", "boxed sparse")
-    shown = resolve(Capture("auto")(Pair(ArrayBox(np.ones(2), 0, None), untake(2.0, 1, vspace(np.zeros(3))))))
+    shown = resolve(Keeper("auto")(Pair(ArrayBox(np.ones(2), 0, None), untake(2.0, 1, vspace(np.zeros(3))))))
     assert type(shown) is Pair and type(shown.boxed) is Boxed and shown.sparse.dense.tolist() == [0, 2, 0]
 
 
@@ -209,11 +209,11 @@ def test_a_namedtuple_is_rebuilt_without_running_its_own_new():
 def test_a_container_above_the_inline_size_is_summarized_leaf_by_leaf():
     """Real models pass lists of (W, b) and dicts of arrays: each leaf keeps its path, shape,
     dtype and statistics (issue 17: not the type and length alone)."""
-    from adtrace.recording.autograd.capture import Capture
+    from adtrace.recording.autograd.capture import Keeper
     from adtrace.recording.values import resolve
 
     params = {"layers": [(np.arange(12.0).reshape(3, 4), np.zeros(4))], "scale": 2.5, "name": "mlp"}
-    kept = resolve(Capture("auto", 8)(params))
+    kept = resolve(Keeper("auto", 8)(params))
     assert isinstance(kept, ContainerSummary) and (kept.type, kept.length, kept.more) == ("dict", 3, 0)
     paths = [path for path, _ in kept.leaves]
     assert paths == ["['layers'][0][0]", "['layers'][0][1]", "['scale']", "['name']"]
@@ -224,18 +224,18 @@ def test_a_container_above_the_inline_size_is_summarized_leaf_by_leaf():
 
 
 def test_a_container_summary_keeps_a_bounded_number_of_leaves():
-    from adtrace.recording.autograd.capture import Capture
+    from adtrace.recording.autograd.capture import Keeper
     from adtrace.recording.values import MAX_LEAVES, resolve
 
     many = [np.full(2, float(i)) for i in range(MAX_LEAVES + 5)]
-    kept = resolve(Capture("auto", 8)(many))
+    kept = resolve(Keeper("auto", 8)(many))
     assert len(kept.leaves) == MAX_LEAVES and kept.more == 5 and kept.leaves[-1][0] == f"[{MAX_LEAVES - 1}]"
 
 
 def test_a_kept_container_summary_cannot_be_changed():
     import dataclasses
 
-    kept = resolve(Capture("auto", inline_size=2)([np.arange(3.0), 1.0, 2.0]))
+    kept = resolve(Keeper("auto", inline_size=2)([np.arange(3.0), 1.0, 2.0]))
     assert isinstance(kept, ContainerSummary) and kept.length == 3
     with pytest.raises(dataclasses.FrozenInstanceError):
         kept.length = 0

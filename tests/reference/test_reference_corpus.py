@@ -31,7 +31,7 @@ def case_params():
 
 def same_visit_order(case):
     """Whether the lecture's order and autograd's toposort agree on the case's graph."""
-    graph = ref.capture(case.fun, case.x)
+    graph = ref.trace_graph(case.fun, case.x)
     return [n.label for n in ref.reverse_topo_order(graph.out)] == [n.label for n in toposort(graph.out)]
 
 

@@ -44,7 +44,7 @@ def test_output_independent_of_input_has_zero_tangent():
 
 
 def test_one_capture_many_tangents():
-    graph = ref.capture(lambda x: anp.sin(x) * x, np.array([0.2, 0.4]))
+    graph = ref.trace_graph(lambda x: anp.sin(x) * x, np.array([0.2, 0.4]))
     t1 = ref.tangents(graph, np.array([1.0, 0.0]))[graph.out]
     t2 = ref.tangents(graph, np.array([0.0, 1.0]))[graph.out]
     expected = autograd.jacobian(lambda x: anp.sin(x) * x)(np.array([0.2, 0.4]))

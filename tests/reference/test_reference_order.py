@@ -37,7 +37,7 @@ def test_long_chain_needs_no_recursion():
 
 
 def test_only_nodes_the_output_depends_on_are_visited():
-    graph = ref.capture(lambda x: (anp.cos(x), anp.sin(x) * 2.0)[1], 0.1)
+    graph = ref.trace_graph(lambda x: (anp.cos(x), anp.sin(x) * 2.0)[1], 0.1)
     assert labels(ref.reverse_topo_order(graph.out)) == ["v3_multiply", "v2_sin", "v0_root"]
 
 
@@ -72,7 +72,7 @@ def test_both_orders_valid_where_they_differ():
     """On ``orders_differ`` autograd's toposort visits sin before x*x; the lecture's
     depth-first order visits x*x first. Both are valid reverse topological orders."""
     case = next(c for c in EXTRA_CASES if c.name == "orders_differ")
-    graph = ref.capture(case.fun, case.x)
+    graph = ref.trace_graph(case.fun, case.x)
     mine = labels(ref.reverse_topo_order(graph.out))
     parents, autograds, _ = autograd_graph(case.fun, case.x)
     assert mine != autograds

@@ -9,7 +9,7 @@ import pytest
 from autograd.tracer import isbox
 
 import adtrace.reference as ref
-from adtrace.reference.graph import capture
+from adtrace.reference.graph import trace_graph
 from adtrace.reference.reverse import gradient, sum_partial_adjoints
 
 
@@ -92,7 +92,7 @@ def test_sum_partial_adjoints_keeps_the_first_value_exactly():
 
 
 def test_gradient_is_callable_many_times_on_one_graph():
-    graph = capture(lambda x: anp.sin(x) * x, np.array([0.5, 1.0]))
+    graph = trace_graph(lambda x: anp.sin(x) * x, np.array([0.5, 1.0]))
     first, _ = gradient(graph, np.array([1.0, 0.0]))
     second, _ = gradient(graph, np.array([0.0, 1.0]))
     expected = autograd.jacobian(lambda x: anp.sin(x) * x)(np.array([0.5, 1.0]))

@@ -276,7 +276,7 @@ def test_forward_mode_tangents_are_the_reports():
 
 
 def test_nodes_are_grouped_by_source_line_when_the_recording_knows_it():
-    with adtrace.record(sites=True, root=Path(view_cases.__file__).parent) as rec:
+    with adtrace.record(sites=True, relative_to=Path(view_cases.__file__).parent) as rec:
         grad(fan_out)(0.7)
     first = inspect.getsourcelines(fan_out)[1]  # def fan_out(x): then its two lines
     keys = {label: group_key(rec, label) for label in rec.nodes}

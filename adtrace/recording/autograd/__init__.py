@@ -9,7 +9,7 @@ event vocabulary of ``recording/events.py``.
 
 from . import drift, hooks
 from .hooks import Fanout
-from .capture import Capture
+from .capture import Keeper
 from .recorder import Recorder
 
 
@@ -32,11 +32,11 @@ class AutogradEngine:
         """Take off wrappers of an earlier installation someone put back (see ``hooks.remove_stale``)."""
         return hooks.remove_stale()
 
-    def recorder(self, recording, level, inline_size, keep_calls=False, keep_sites=False, root=None):
-        return Recorder(recording, Capture(level, inline_size), keep_calls=keep_calls, keep_sites=keep_sites,
-                        root=root)
+    def recorder(self, writer, capture, inline_size, keep_calls=False, keep_sites=False, relative_to=None):
+        return Recorder(writer, Keeper(capture, inline_size), keep_calls=keep_calls, keep_sites=keep_sites,
+                        relative_to=relative_to)
 
-    def code(self, root=None):
+    def code(self, relative_to=None):
         """None: ``backward_pass``'s statements are fixed, each event class names its own."""
 
     # ---- a live value (a traced Box), read as autograd keeps it

@@ -29,7 +29,7 @@ class Query:
         self.visited, self.parents, self.label, self.argnums, self.position = 0, (), None, (), 0
         # parent label -> (live value, kept value): outgrads[parent], kept only when values are captured
         self.entries = {}
-        self.held = []  # id(live value), position of an event holding it by reference, ... (history.hold)
+        self.held = []  # id(live value), position of an event holding it by reference, ... (copy_on_write.hold)
         self.popped = None  # the entry the current node popped
         self.ingrads, self.kept_ingrads = (), ()  # the current node's vjp output, live and captured
         self.seed = None  # the caller's g, protected while the pass runs (capture full only)
@@ -39,7 +39,7 @@ class Query:
 class BackwardQueries:
     """The Recorder's backward-pass events (a mixin of ``Recorder``).
 
-    Hot path: the per-node methods (on_toposort, on_local_vjp, after_add_outgrads) write their
+    Hot path: the per-node methods (on_toposort, on_vjp_called, after_add_outgrads) write their
     event straight into the log and look nodes up inline; helpers are called only off the common
     path (a node from before the recording, a value to capture).
     """
@@ -49,11 +49,11 @@ class BackwardQueries:
         end = self.nodes.label(end_node)
         level = self.nodes.levels[id(end_node)]
         query = Query(self.queries, level, end)
-        seed = self.capture(g, copy=True)  # the caller's array: they may change it afterwards
+        seed = self.keep(g, copy=True)  # the caller's array: they may change it afterwards
         if self.keeps_values:
             query.entries[end] = (g, seed)
         if self.by_reference:
-            self.capturer.protect(g)  # and wherever the pass carries it (parts of it, x[i] of it)
+            self.keeper.protect(g)  # and wherever the pass carries it (parts of it, x[i] of it)
             query.seed = g
         self.push(query)
         write(self.values, BackwardStart, mode="rev", level=level, query=query.number, end=end, seed=seed)
@@ -64,14 +64,14 @@ class BackwardQueries:
             return
         self.pop(query)
         if query.seed is not None:
-            self.capturer.unprotect(query.seed)
+            self.keeper.unprotect(query.seed)
         kept = None if error is not None else self.kept(query.popped, result)
         error_name = None if error is None else type(error).__name__
         position = len(self.values)
         write(self.values, BackwardEnd, mode="rev", level=query.level, query=query.number, end=query.end, result=kept,
               error=error_name)
         if error is None and self.by_reference and holds_reference(kept):  # the user gets the array these events hold
-            self.history.detach(self.recording, query.held, result, also=(position,))
+            self.copy_on_write.detach(self.writer, query.held, result, also=(position,))
 
     def on_toposort(self, node):
         query = self.query
@@ -86,7 +86,7 @@ class BackwardQueries:
               position=query.visited)
         query.visited += 1
 
-    def on_local_vjp(self, node_id, g, ingrads):
+    def on_vjp_called(self, node_id, g, ingrads):
         query = self.query
         label = self.nodes.labels.get(node_id)
         if query is None:  # a vjp called by hand, outside backward_pass
@@ -95,7 +95,7 @@ class BackwardQueries:
             level, number, label = query.level, query.number, label or query.label
         if self.keeps_values:
             popped = query and query.popped
-            outgrad = popped[1] if popped and popped[0] is g else self.capture(g)
+            outgrad = popped[1] if popped and popped[0] is g else self.keep(g)
             # A rule that passes g through (add, unbroadcast of a same-shape g) reuses its kept value
             # when g cannot have changed: an ingrad is what the rule returned, and a rule may
             # write into an array g (np.clip(g, out=g)). Under full the kept value is g itself.
@@ -107,12 +107,12 @@ class BackwardQueries:
                 elif i is g and (self.by_reference or is_immutable(g)):
                     kept_ingrads.append(outgrad)
                 else:
-                    kept_ingrads.append(self.capture(i))
+                    kept_ingrads.append(self.keep(i))
         else:
             count = len(ingrads)
             outgrad, kept_ingrads = None, _NONES[count] if count < 64 else (None,) * count
         values = self.values
-        position = len(values)  # where this event starts (history.hold notes positions)
+        position = len(values)  # where this event starts (copy_on_write.hold notes positions)
         if query is not None:
             query.ingrads, query.kept_ingrads = ingrads, kept_ingrads
             if self.by_reference:
@@ -137,12 +137,12 @@ class BackwardQueries:
             if seen is not None and seen[0] is value:
                 kept = seen[1]  # still true: a copy, or (full) held through Versions
         if kept is None:
-            kept = self.capture(value)
+            kept = self.keep(value)
             if mutable and self.by_reference and holds_reference(kept):
-                kept = self.history.share(kept, value)
+                kept = self.copy_on_write.share(kept, value)
         # (Versions exist only under capture full: its copy-on-write)
-        if mutable and self.by_reference and self.history.live:  # autograd writes into (part of) `value` next
-            self.history.before_writing(written_leaves(value, g))
+        if mutable and self.by_reference and self.copy_on_write.live:  # autograd writes into (part of) `value` next
+            self.copy_on_write.before_writing(written_leaves(value, g))
         return kept
 
     def after_add_outgrads(self, prev_g_flagged, previous, g, result):
@@ -172,7 +172,7 @@ class BackwardQueries:
             return
         ingrads = frame.ingrads
         contribution = frame.kept_ingrads[position] if position < len(ingrads) and ingrads[position] is g \
-            else self.capture(g)
+            else self.keep(g)
         if value is g:
             kept = contribution
         elif type(value) in SCALARS:
@@ -184,10 +184,10 @@ class BackwardQueries:
                 if seen is not None and prev_g_flagged and prev_g_flagged[0] is seen[0]:
                     kept = summary_after_sparse_add(seen[0], seen[1], value, g)
             if kept is None:
-                kept = self.capture(value)
+                kept = self.keep(value)
         if self.by_reference:
             if mutable and holds_reference(kept):  # autograd may write into it later
-                kept = self.history.share(kept, value)
+                kept = self.copy_on_write.share(kept, value)
             if type(contribution) not in NO_REFERENCE or type(kept) not in NO_REFERENCE or previous is not None:
                 # (len(values): where this event starts)
                 hold_accumulation(frame.held, len(values), prev_g_flagged, previous, g, contribution, value, kept)
@@ -201,10 +201,10 @@ class BackwardQueries:
         """``add_outgrads`` with no frame open: a backward pass that began before this recording
         (reverse mode, its query and node unknown)."""
         value, mutable = result
-        contribution = self.capture(g)
-        kept = contribution if value is g else self.capture(value)
+        contribution = self.keep(g)
+        kept = contribution if value is g else self.keep(value)
         if mutable and self.by_reference and holds_reference(kept):
-            kept = self.history.share(kept, value)
+            kept = self.copy_on_write.share(kept, value)
         write(self.values, AddOutgrads, mode="rev", level=self.nodes.current_level(), query=None, node=None, position=0,
               parent=None, argnum=None, previous=previous,
               previous_flag=prev_g_flagged[1] if prev_g_flagged else NO_PREVIOUS, contribution=contribution,

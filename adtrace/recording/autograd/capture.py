@@ -15,7 +15,7 @@ with arrays autograd does not own (``x.T`` of the user's input). Sparse cotangen
 (``SparseObject``, from ``x[i]``) are densified into fresh zeros, which mutates nothing else;
 values boxed by an outer trace (under ``grad(grad(f))``) become ``Boxed(value, level)``.
 
-Under ``auto`` a ``Capture`` returns ``Boxed``, ``Sparse``, ``ArraySummary`` and
+Under ``auto`` a ``Keeper`` returns ``Boxed``, ``Sparse``, ``ArraySummary`` and
 ``ContainerSummary`` in their stored forms (plain tagged tuples, ``values.built``): Python's
 garbage collector stops tracking such a tuple at its first collection, and would track a
 dataclass instance for as long as it lives.
@@ -30,18 +30,18 @@ from ..values import (ARRAY_SUMMARY, BOXED, CONTAINER_SUMMARY, DEFAULT_INLINE_SI
 from .sparse import _densifiable, densify, describe_index, describe_vspace, sparse_parts
 
 
-class Capture:
-    """Turns live autograd values into captured values (``recording/values.py``) for one capture level."""
+class Keeper:
+    """Turns live autograd values into kept values (``recording/values.py``) for one capture level."""
 
-    def __init__(self, level="auto", inline_size=DEFAULT_INLINE_SIZE, box_level=None):
-        self.level, inline_size = capture_options(level, inline_size)
-        self.keeps_values = level != "structure"
+    def __init__(self, capture="auto", inline_size=DEFAULT_INLINE_SIZE, box_level=None):
+        self.capture, inline_size = capture_options(capture, inline_size)
+        self.keeps_values = capture != "structure"
         # "full" keeps arrays by reference (copy_on_write keeps them true); "auto" copies the
         # small arrays it keeps exactly: cheaper than following references it would have to correct
-        self.by_reference = level == "full"
-        self.stored = level == "auto"  # kept values in their stored forms (see the module's docstring)
+        self.by_reference = capture == "full"
+        self.stored = capture == "auto"  # kept values in their stored forms (see the module's docstring)
         self._protected = {}  # id(array) -> count: the user's arrays (seeds), copied wherever seen
-        self.limit = None if level == "full" else inline_size
+        self.limit = None if capture == "full" else inline_size
         # a box's level; the recorder sets it to the level of the box's node
         self.box_level = box_level or (lambda box: box._trace)
 
@@ -165,13 +165,13 @@ def is_part_of(value, args):
 
 
 class _OverTheLimit(Exception):
-    """A container holds more than the inline size (``Capture._part``)."""
+    """A container holds more than the inline size (``Keeper._part``)."""
 
 
 def _flat_copy(value, limit):
     """The ``auto`` kept value of a plain tuple or list of arrays and scalars: copies of its arrays,
     or a ``ContainerSummary`` (stored form) above ``limit`` elements; ``None`` when it holds anything else
-    (boxes, containers, sparse values: ``Capture`` walks those)."""
+    (boxes, containers, sparse values: ``Keeper`` walks those)."""
     left = limit
     items = []  # (a loop: before Python 3.12 a comprehension builds and calls a function)
     for v in value:  # one pass: each array sized before it is copied

@@ -16,9 +16,9 @@ What autograd hands to the user (the gradient a query returns, make_vjp's end va
 value and tangent) belongs to the user, who may change it in place, through a view too: the
 recorder notes which events hold which live value by reference (``hold``, per query and per open
 trace) and ``detach`` gives those events their own copy. The user's seeds are copied wherever a
-pass carries them (``Capture.protect``). A rule that writes into the cotangent it received is not
+pass carries them (``Keeper.protect``). A rule that writes into the cotangent it received is not
 seen here: under ``full`` the events holding that cotangent show what it wrote (``auto`` records
-such a rule truthfully: adtrace.recorder.backward).
+such a rule truthfully: backward.py).
 """
 
 
@@ -70,16 +70,16 @@ class CopyOnWrite:
             version.array = version.array.copy()
         self._live.clear()
 
-    def copy_held(self, recording, held):
+    def copy_held(self, writer, held):
         """Every event ``held`` notes keeps copies of the arrays it holds by reference (the
         recorder stops while a pass or trace is open: nothing will detach them later)."""
         def copy(stored):
             return stored.copy() if type(stored) is np.ndarray else map_arrays(stored, lambda a: a.copy())
 
         for position in sorted(set(held[1::2])):
-            recording.update(position, copy)
+            writer.update(position, copy)
 
-    def detach(self, recording, held, result, also=()):
+    def detach(self, writer, held, result, also=()):
         """``result`` goes to the user: the events ``held`` (``hold``) says hold it, a container
         of it or the arrays it is a view of (the user writes into those through it), plus the events
         starting at positions ``also``, keep copies; so does every Version of those arrays."""
@@ -99,7 +99,7 @@ class CopyOnWrite:
             return map_arrays(stored, lambda a: copies.get(id(a), a))
 
         for position in sorted(set(positions)):
-            recording.update(position, swap)
+            writer.update(position, swap)
 
 
 def exposed_arrays(value):

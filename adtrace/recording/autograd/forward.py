@@ -99,19 +99,19 @@ class ForwardMode:
         if not self.keeps_values:
             kept = tangent = None
         elif not self.by_reference:  # capture "auto" copies what it keeps
-            kept = value if type(value) in SCALARS else self.capture(value)
+            kept = value if type(value) in SCALARS else self.keep(value)
             g = node.g
             if frame.sums and frame.position and g is frame.last_value:
                 tangent = frame.last_kept  # sum_outgrads returned it: already a copy
             else:
-                tangent = self.capture(g)
-        else:  # copy a tangent that is (part of) an argument (make_jvp's seed is protected: adtrace.values)
+                tangent = self.keep(g)
+        else:  # copy a tangent that is (part of) an argument (make_jvp's seed is protected: Keeper.protect)
             kept = self.keep_node_value(frame.level, frame.fun, value, args)
-            tangent = self.capture(node.g, type(node.g) is np.ndarray and is_part_of(node.g, args))
+            tangent = self.keep(node.g, type(node.g) is np.ndarray and is_part_of(node.g, args))
             if type(tangent) not in NO_REFERENCE:  # make_jvp gives the end node's tangent to the user
                 hold(self.held_in_trace(frame.level), node.g, tangent, len(self.values))
         query = self.query
-        site = user_call_site(self.root) if self.keep_sites else None
+        site = user_call_site(self.relative_to) if self.keep_sites else None
         write(self.values, JVPNodeCreated, mode="fwd", level=frame.level, query=query and query.number,
               label=frame.label, primitive=frame.name, argnums=frame.argnums, parents=",".join(frame.parents),
               value=kept, tangent=tangent, site=site)
@@ -126,11 +126,11 @@ class ForwardMode:
         if not self.keeps_values:
             contribution = kept = None
         else:
-            contribution = self.capture(g)
-            kept = contribution if value is g else self.capture(value)
+            contribution = self.keep(g)
+            kept = contribution if value is g else self.keep(value)
             if self.by_reference:
                 if mutable and holds_reference(kept):
-                    kept = self.history.share(kept, value)
+                    kept = self.copy_on_write.share(kept, value)
                 # a tangent being summed may be the one make_jvp returns
                 hold_accumulation(self.held_in_trace(frame.level), len(self.values), prev_g_flagged, previous,
                                   g, contribution, value, kept)

@@ -18,11 +18,11 @@ import autograd.core as core
 
 from ..fanout import fanout_for
 from ..patching import original_of
-from .wrappers import (recorded_local_vjp, wrap_add_outgrads, wrap_backward_pass, wrap_jvp_initialize_root,
+from .wrappers import (recorded_vjp, wrap_add_outgrads, wrap_backward_pass, wrap_jvp_initialize_root,
                        wrap_jvp_node_init, wrap_toposort, wrap_trace, wrap_vjp_initialize_root, wrap_vjp_node_init)
 
 __all__ = ["HOOK_POINTS", "RELIED_ON", "HookPoint", "Callbacks", "Fanout", "install", "is_patched", "remove_stale",
-           "recorded_local_vjp", "original_of"]
+           "recorded_vjp", "original_of"]
 
 
 @dataclass(frozen=True)
@@ -106,7 +106,7 @@ class Callbacks(Protocol):
     def on_toposort(self, node) -> None:
         """``toposort`` yielded ``node``: the pass visits it next."""
 
-    def on_local_vjp(self, node_id, g, ingrads) -> None:
+    def on_vjp_called(self, node_id, g, ingrads) -> None:
         """The local VJP of the node ``id(node) == node_id`` turned ``g`` into ``ingrads`` (a tuple)."""
 
     def before_add_outgrads(self, prev_g_flagged, g) -> Any:

@@ -76,10 +76,10 @@ _ROOT = label_name(ROOT_NAME)
 
 
 def box_levels(levels):
-    """``Capture.box_level`` for the node table's ``levels`` (``id(node) -> level``): a box's level is
+    """``Keeper.box_level`` for the node table's ``levels`` (``id(node) -> level``): a box's level is
     its node's (autograd's own trace numbers are global across threads).
 
-    A function of the table, not a method of the Recorder: the Recorder holds its Capture, and a
+    A function of the table, not a method of the Recorder: the Recorder holds its Keeper, and a
     bound method there would be a reference cycle that kept each recording (its events, its node
     table) alive after its last use, until Python's cyclic collector ran."""
     get = levels.get

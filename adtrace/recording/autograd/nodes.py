@@ -70,15 +70,15 @@ class Nodes:
         labels[key], levels[key], nodes.argnums[key] = label, level, argnums  # (NodeTable.add written out)
         site = None
         if self.keep_sites:
-            site = user_call_site(self.root)
+            site = user_call_site(self.relative_to)
             if self.keep_calls:
-                self.recording.calls[label] = NodeCall(fun, args, kwargs, argnums, site)
+                self.writer.add_call(label, NodeCall(fun, args, kwargs, argnums, site))
         if not self.keeps_values:
             kept = None
         elif type(value) in SCALARS:  # most values of a scalar program: no call
             kept = value
         elif not self.by_reference:  # capture "auto" copies what it keeps
-            kept = self.capture(value)
+            kept = self.keep(value)
         else:
             kept = self.keep_node_value(level, fun, value, args)
         query = self.query
@@ -87,7 +87,7 @@ class Nodes:
 
     def keep_node_value(self, level, fun, value, args):
         """The kept value of a new node's value under capture ``full``, written next into the log (VJP
-        and JVP nodes; capture ``auto`` copies what it keeps, through ``self.capture`` alone)."""
+        and JVP nodes; capture ``auto`` copies what it keeps, through ``self.keep`` alone)."""
         # Copy at once a value that is, or holds, (part of) one of the call's own arguments
         # (np.atleast_1d(x) is x, t[0] an element of the user's tuple: the caller may change
         # them) or the zeros vs.mut_add(None, prev) made, which sparse_add fills in place within
@@ -96,15 +96,15 @@ class Nodes:
             copy = is_part_of(value, args) or (fun is core.VSpace.mut_add and args[1] is None)
         else:  # a container holding (part of) an argument: alist([x, 2 * x]) holds the user's x
             copy = isinstance(value, (tuple, list, dict)) and any(is_part_of(a, args) for a in array_leaves(value))
-        kept = self.capture(value, copy)
+        kept = self.keep(value, copy)
         if fun in _ACCUMULATORS and holds_reference(kept):  # the next mut_add writes into it
-            kept = self.history.share(kept, value)
+            kept = self.copy_on_write.share(kept, value)
         if type(kept) not in NO_REFERENCE:  # on_trace may give it (or a view of it) to the user
             hold(self.held_in_trace(level), value, kept, len(self.values), leaves=True)
         return kept
 
     def held_in_trace(self, level):
-        """Where ``history.hold`` notes the values recorded by reference in the trace open at
+        """Where ``copy_on_write.hold`` notes the values recorded by reference in the trace open at
         ``level``: node values, and forward mode's tangents."""
         held = self.trace_holders.get(level)
         if held is None:
@@ -120,9 +120,9 @@ class Nodes:
         label, level = self._new_root(node)
         if self.by_reference:  # the user's tangent: copied wherever the trace carries it
             self.jvp_seeds[level] = g
-            self.capturer.protect(g)
+            self.keeper.protect(g)
         write(self.values, JVPRoot, mode="fwd", level=level, query=self.query and self.query.number, label=label,
-              tangent=self.capture(g, copy=True))
+              tangent=self.keep(g, copy=True))
 
     def on_trace(self, start_node, x, end_value, end_node):
         mode = "fwd" if isinstance(start_node, core.JVPNode) else "rev"
@@ -130,17 +130,17 @@ class Nodes:
         root, level = nodes.label(start_node), nodes.levels[id(start_node)]
         end = None if end_node is None else nodes.label(end_node)
         write(self.values, TraceReturned, mode=mode, level=level, query=self.query and self.query.number, root=root,
-              end=end, input=self.capture(x, copy=True), output=self.capture(end_value, copy=True),
+              end=end, input=self.keep(x, copy=True), output=self.keep(end_value, copy=True),
               independent=end_node is None)
         if not self.by_reference:
             return
         held = self.trace_holders.pop(level, [])
         if end_node is not None:  # make_vjp / make_jvp give these to the user, who may write into them
-            self.history.detach(self.recording, held, end_value)
+            self.copy_on_write.detach(self.writer, held, end_value)
             if mode == "fwd":
-                self.history.detach(self.recording, held, end_node.g)
+                self.copy_on_write.detach(self.writer, held, end_node.g)
         if level in self.jvp_seeds:
-            self.capturer.unprotect(self.jvp_seeds.pop(level))
+            self.keeper.unprotect(self.jvp_seeds.pop(level))
 
     def _new_root(self, node):
         level = state.depth  # make_vjp / make_jvp create the root just before trace() opens

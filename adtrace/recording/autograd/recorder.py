@@ -29,38 +29,37 @@ class Recorder(RecorderBase, Nodes, BackwardQueries, ForwardMode):
     """Hot path: one method call per hooked call, each writing its event's fields into the
     Recording's ``EventLog``; node identities through one dict lookup each."""
 
-    def __init__(self, recording, capture, keep_calls, keep_sites, root=None):
-        super().__init__(recording)
-        self.capture = capture.__call__  # a bound method: cheaper to call than the Capture itself
-        self.capturer = capture  # (its protect / unprotect, under capture full)
-        self.keep_calls, self.root = keep_calls, root
+    def __init__(self, writer, keeper, keep_calls, keep_sites, relative_to=None):
+        super().__init__(writer)
+        self.keep = keeper.__call__  # a bound method: cheaper to call than the Keeper itself
+        self.keeper = keeper  # (its protect / unprotect, under capture full)
+        self.keep_calls, self.relative_to = keep_calls, relative_to
         self.keep_sites = keep_sites or keep_calls  # each node's user line (a stack walk per node)
-        self.keeps_values = capture.keeps_values  # False under capture "structure"
-        self.by_reference = capture.by_reference  # True under "full": copy-on-write (adtrace.history)
-        self.values = recording.log.values  # where events are written (adtrace.eventlog)
+        self.keeps_values = keeper.keeps_values  # False under capture "structure"
+        self.by_reference = keeper.by_reference  # True under "full": copy-on-write (copy_on_write.py)
         self.frames = []  # open Query and JVPFrame objects, innermost last
         self.nodes = NodeTable(self.frames)  # every node met: id(node) -> label, level, argnums
-        capture.box_level = box_levels(self.nodes.levels)  # (no reference back to the recorder: see box_levels)
+        keeper.box_level = box_levels(self.nodes.levels)  # (no reference back to the recorder: see box_levels)
         self.top = None  # the innermost of them
         self.query = None  # the innermost open Query
         self.queries = 0  # backward passes begun
-        self.history = CopyOnWrite()
+        self.copy_on_write = CopyOnWrite()
         self.jvp_seeds = {}  # level -> make_jvp's tangent seed, while its forward trace is open
         self.trace_holders = {}  # level -> the values the open trace holds by reference (Nodes.held_in_trace)
-        recording.before_read = self.history.freeze_all  # events read mid-recording stay true
+        writer.before_read(self.copy_on_write.freeze_all)  # events read mid-recording stay true
 
     def _release(self):
         """The recorder stops: the arrays its events hold by reference are autograd's (or the
         user's) from now on. Versions keep copies; so do the events of a pass or trace still open,
         which would have been detached at its end."""
-        self.history.freeze_all()
+        self.copy_on_write.freeze_all()
         if self.by_reference:
             for frame in self.frames:
                 if type(frame) is Query:
-                    self.history.copy_held(self.recording, frame.held)
+                    self.copy_on_write.copy_held(self.writer, frame.held)
             for held in self.trace_holders.values():
-                self.history.copy_held(self.recording, held)
-        self.recording.before_read = None
+                self.copy_on_write.copy_held(self.writer, held)
+        self.writer.before_read(None)
 
     def push(self, frame):
         self.frames.append(frame)
@@ -87,4 +86,4 @@ class Recorder(RecorderBase, Nodes, BackwardQueries, ForwardMode):
         from this query, never written into since), or a new one."""
         if seen is not None and seen[0] is value:
             return seen[1]
-        return self.capture(value)
+        return self.keep(value)

@@ -91,7 +91,7 @@ def wrap_vjp_node_init(original, active):
         recorder = active.get()
         if recorder is not None:
             recorder.on_vjp_node(self, value, fun, args, kwargs, parent_argnums, parents)
-            self.vjp = MethodType(recorded_local_vjp, (id(self), self.vjp, active))  # (see recorded_local_vjp)
+            self.vjp = MethodType(recorded_vjp, (id(self), self.vjp, active))  # (see recorded_vjp)
 
     return __init__
 
@@ -103,12 +103,12 @@ def wrap_vjp_initialize_root(original, active):
         recorder = active.get()
         if recorder is not None:
             recorder.on_vjp_root(self)
-            self.vjp = MethodType(recorded_local_vjp, (id(self), self.vjp, active))  # (see recorded_local_vjp)
+            self.vjp = MethodType(recorded_vjp, (id(self), self.vjp, active))  # (see recorded_vjp)
 
     return initialize_root
 
 
-def recorded_local_vjp(node_vjp, g):
+def recorded_vjp(node_vjp, g):
     """A node's local VJP, recorded when called while a recorder is active; bound to
     ``node_vjp = (id(node), vjp, active)`` (a method bound to a tuple: cheaper per node than a
     closure; ``active``: the context variable of the hooks' installation that made the node).
@@ -124,7 +124,7 @@ def recorded_local_vjp(node_vjp, g):
     ingrads = vjp(g)
     if type(ingrads) is not tuple:
         ingrads = tuple(ingrads)
-    recorder.on_local_vjp(node_id, g, ingrads)
+    recorder.on_vjp_called(node_id, g, ingrads)
     return ingrads
 
 

@@ -1,4 +1,4 @@
-"""The class's own ``backward()``, read from its source: each statement with the ``Sink`` callbacks it
+"""The class's own ``backward()``, read from its source: each statement with the ``Callbacks`` calls it
 makes, and its ``EngineCode`` (``recording/engine_code.py``): the statement each event stands for.
 For micrograd 0.1.0::
 
@@ -42,10 +42,10 @@ _BLOCKS = ("body", "handlers", "cases", "orelse", "finalbody")
 _NESTED = (ast.stmt, ast.excepthandler) + ((ast.match_case,) if hasattr(ast, "match_case") else ())
 
 
-def engine_code(cls, root=None):
-    """``cls``'s ``EngineCode``; ``root``: the folder its location is relative to."""
+def engine_code(cls, relative_to=None):
+    """``cls``'s ``EngineCode``; ``relative_to``: the folder its location is relative to."""
     function = _backward_of(cls)
-    name, location = f"{cls.__qualname__}.backward", source_location(function, root)
+    name, location = f"{cls.__qualname__}.backward", source_location(function, relative_to)
     made = {"node": EngineStatement(f"{cls.__qualname__}(data, _children, _op)", None)}
     try:
         lines, start, statements = _read(function)
@@ -88,7 +88,7 @@ class Statement:
     line: int          # its first line in the engine's source file
     depth: int         # 0: the def line; 1: backward()'s body; 2: inside a loop or nested function ...
     text: str          # its source; the header line of a compound statement
-    callbacks: tuple   # the Sink callbacks it makes, in the order they come
+    callbacks: tuple   # the callbacks (``hooks.Callbacks``) it makes, in the order they come
 
 
 def backward_statements(cls):

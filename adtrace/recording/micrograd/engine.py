@@ -11,7 +11,7 @@ session installs the hooks once while any recording of that class is open (undon
 and makes one ``Recorder`` per ``record()`` block.
 
 ``attach(cls, sink)`` opens a session of the same engine whose recorder is the ``sink`` itself
-(``Attachment``, behind the same guard): the sink gets every ``Sink`` callback in this context;
+(``Attachment``, behind the same guard): the sink gets every ``Callbacks`` call in this context;
 one that raises gets no more and its exception is kept in ``Attachment.failure``, the engine
 runs on. No thread owns an attachment: it stays open until ``detach()`` (from any thread), also
 after its thread ended, in a fork child, or after a ``record()`` it was made inside. Several
@@ -26,7 +26,7 @@ import weakref
 
 from .. import registry
 from ..fanout import callbacks_of, guard_callbacks
-from ..value_class.hooks import ClassHooks, HookError, Sink
+from ..value_class.hooks import Callbacks, ClassHooks, HookError
 from ..value_class.recorder import Fanout, Recorder, keeper
 from .code import ENGINE, engine_code
 from .shape import GRAD_WRITE, LOCAL_BACKWARD, PASS_START, check_shape
@@ -65,13 +65,13 @@ class MicrogradEngine:
         self.hooks.install(patcher)
         return self.hooks.active
 
-    def recorder(self, recording, level, inline_size, keep_calls=False, keep_sites=False, root=None):
-        return Recorder(recording, keeper(level, inline_size), self.cls, keep_sites=keep_sites or keep_calls,
-                        root=root)
+    def recorder(self, writer, capture, inline_size, keep_calls=False, keep_sites=False, relative_to=None):
+        return Recorder(writer, keeper(capture, inline_size), self.cls, keep_sites=keep_sites or keep_calls,
+                        relative_to=relative_to)
 
-    def code(self, root=None):
+    def code(self, relative_to=None):
         """The class's own ``backward()`` and the statement each event stands for."""
-        return engine_code(self.cls, root)
+        return engine_code(self.cls, relative_to)
 
     # ---- the values, read as this engine keeps them
 
@@ -152,12 +152,12 @@ def _forwarding(name):
     def forward(self, *args):
         getattr(self.sink, name)(*args)
 
-    forward.__name__, forward.__signature__ = name, inspect.signature(getattr(Sink, name))
+    forward.__name__, forward.__signature__ = name, inspect.signature(getattr(Callbacks, name))
     return forward
 
 
-@guard_callbacks(Sink)
-class Attachment(type("Forwarding", (), {name: _forwarding(name) for name in callbacks_of(Sink)})):
+@guard_callbacks(Callbacks)
+class Attachment(type("Forwarding", (), {name: _forwarding(name) for name in callbacks_of(Callbacks)})):
     """One sink attached to a hooked class in one context: the session's recorder is the sink."""
 
     def __init__(self, sink):

@@ -6,6 +6,6 @@ An engine adapter of such a class (``recording/micrograd/engine.py``) configures
 ``grad_write`` (``recording/engines.Engine``) and on ``__init__`` as its ``Shape`` says, the
 wrappers and data descriptors (``descriptors.py``: the attribute kept in the instance ``__dict__``
 or its ``__slots__`` entry; ``tracked.py``: the numbers a local backward reads, so that ``+=`` is
-seen) that tell the ``hooks.Sink`` callbacks as the engine runs; ``recorder.Recorder`` is a sink
+seen) that tell the ``hooks.Callbacks`` as the engine runs; ``recorder.Recorder`` is a sink
 writing adtrace's events (how each callback maps to autograd's vocabulary: its docstring).
 """

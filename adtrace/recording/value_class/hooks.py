@@ -1,4 +1,4 @@
-"""One value class's hooks: what its values do, told as ``Sink`` callbacks as it happens.
+"""One class's hooks: what its values do, told as ``Callbacks`` to a sink as it happens.
 
 Hook points, each installed on the class itself through the session's ``Patcher`` (an inherited
 one is deleted again on undo; one the user replaced or deleted meanwhile stays as they made it),
@@ -28,8 +28,9 @@ from .descriptors import MISSING, BackwardDescriptor, GradDescriptor, Storage
 from .tracked import accumulation, plain, trackable
 
 
-class Sink(Protocol):
-    """What a hooked class tells, in the order it happens. ``node`` arguments are the live values."""
+class Callbacks(Protocol):
+    """What a hooked class tells, in the order it happens, to a sink (a recorder, or the object given to
+    ``attach``). ``node`` arguments are the live values."""
 
     def node_created(self, node, children: tuple, op: str, data) -> None:
         """``__init__`` returned: ``children`` as passed in ``_children`` (``x*x``: ``(x, x)``;
@@ -62,6 +63,9 @@ class Sink(Protocol):
 
     def backward_ended(self, root, error) -> None:
         """``root.backward()`` returned, or raised ``error`` (else None)."""
+
+
+Sink = Callbacks  # the public name: what ``attach(cls, sink)``'s sink implements
 
 
 class HookError(RuntimeError):

@@ -1,4 +1,4 @@
-"""The recorder of a value class (micrograd's shape): the hooks' callbacks (``hooks.Sink``) as events.
+"""The recorder of a value class (micrograd's shape): the hooks' callbacks (``hooks.Callbacks``) as events.
 
 The same events as autograd's, in the same order within a pass (``recording/events.py``):
 
@@ -30,25 +30,25 @@ import types
 import numpy as np
 
 from ..callsite import user_call_site
-from ..events import NO_PREVIOUS, AddOutgrads, BackwardEnd, BackwardStart, NodeCreated, ToposortYielded, VJPCalled
+from ..events import NO_PREVIOUS, REV, AddOutgrads, BackwardEnd, BackwardStart, NodeCreated, ToposortYielded, VJPCalled
 from ..fanout import fanout_for, guard_callbacks
 from ..labels import node_label, op_name, unrecorded_label
 from ..packers import write
 from ..recorder import RecorderBase
 from ..values import SCALARS, stored_summary
 from .descriptors import MISSING
-from .hooks import Sink
+from .hooks import Callbacks
 
-Fanout = fanout_for(Sink, {})
+Fanout = fanout_for(Callbacks, {})
 
 
-def keeper(level, inline_size):
+def keeper(capture, inline_size):
     """What an event keeps of a live value under a capture level: arrays copied (the engine may add
     into them in place), above ``inline_size`` elements summarized under ``auto``; any other value
     (a number) as it is; nothing under ``structure``."""
-    if level == "structure":
+    if capture == "structure":
         return lambda value: None
-    limit = inline_size if level == "auto" else None
+    limit = inline_size if capture == "auto" else None
 
     def keep(value):
         if type(value) is not np.ndarray:
@@ -58,14 +58,13 @@ def keeper(level, inline_size):
     return keep
 
 
-@guard_callbacks(Sink)
+@guard_callbacks(Callbacks)
 class Recorder(RecorderBase):
 
-    def __init__(self, recording, keep, cls, keep_sites=False, root=None):
-        super().__init__(recording)
-        self.keep, self.keep_sites, self.root = keep, keep_sites, root
+    def __init__(self, writer, keep, cls, keep_sites=False, relative_to=None):
+        super().__init__(writer)
+        self.keep, self.keep_sites, self.relative_to = keep, keep_sites, relative_to
         self._own_code = _code_of(cls)  # the class's methods: a node's site is the line that called them
-        self._values = recording.log.values
         self._labels = {}  # id(value) -> label
         self._children = {}  # id(value) -> how many children it was made with
         self._alive = []  # every value labelled, so that its id stays its own while recording
@@ -84,7 +83,7 @@ class Recorder(RecorderBase):
         self._name(node, label)
         self._children[id(node)] = len(children)
         parents = ",".join(self._label(child) for child in children)
-        site = user_call_site(self.root, self._own_code) if self.keep_sites else None
+        site = user_call_site(self.relative_to, self._own_code) if self.keep_sites else None
         self._emit(NodeCreated, query=self._query(), label=label, primitive="" if op is None else str(op),
                    argnums=tuple(range(len(children))), parents=parents, value=self.keep(data), site=site)
 
@@ -147,7 +146,7 @@ class Recorder(RecorderBase):
     # ---- helpers
 
     def _emit(self, event_type, **fields):
-        write(self._values, event_type, mode="rev", level=0, **fields)
+        write(self.values, event_type, mode=REV, level=0, **fields)
 
     def _query(self):
         return self._passes[-1].number if self._passes else None

@@ -96,7 +96,7 @@ def test_the_list_is_summarized_again_only_where_it_changed(monkeypatch):
 def test_an_array_seeding_two_open_passes_stays_protected_until_both_end():
     """Under capture full a seed the user owns is kept as a copy while a pass it seeds runs; an
     array seeding two passes at once (an outer and a nested one) stays so after the inner one ends."""
-    keep = capture.Capture("full")
+    keep = capture.Keeper("full")
     seed = np.ones(3)
     assert keep(seed) is seed  # not a seed: kept by reference
     keep.protect(seed)

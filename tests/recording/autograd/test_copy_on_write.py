@@ -352,7 +352,7 @@ def test_auto_holds_copies_only(case):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             result = run(case)
-        versions_live = session._recorder.history.live  # before close() freezes them
+        versions_live = session._recorder.copy_on_write.live  # before close() freezes them
     kept = [a for event in rec.events for a in kept_arrays(event)]
     assert kept, "the case records no exact array"
     assert not any(np.shares_memory(a, b) for a in kept for b in array_leaves((case.x, result)))
