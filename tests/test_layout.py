@@ -106,7 +106,6 @@ TESTED_THROUGH = {
     "compare/arguments.py": ("tests/compare/test_traced_call.py", "the differentiated argument of a traced call"),
     # report/: its sections are read in whole reports
     "report/compared.py": ("tests/report/test_report.py", "the summary and side-by-side sections of a report"),
-    "report/document.py": ("tests/report/test_report.py", "the report's sections, in order"),
     "report/graph.py": ("tests/report/test_report.py", "the graph section of a report"),
     "report/mermaid.py": ("tests/report/test_escaping.py", "labels escaped in the Mermaid graph"),
     "report/tables.py": ("tests/report/test_fit.py", "tables with cells fitted"),
