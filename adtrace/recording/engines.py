@@ -11,7 +11,10 @@ rows, ``value_class.hooks.ClassHooks``); the stages above (``compare/traced_engi
 them through ``data`` and ``grad``, never the engine's package (a recording keeps ``name`` and
 ``code``). A value's children are not read from a live value: the hooks take them as the engine
 passes them, and every stage reads them from the recorded graph. A third engine is one package
-beside these two that supplies every member, and its name in ``registry.engine_named``.
+beside these two whose adapter supplies every member: ``record(engine=...)`` takes the adapter
+object itself (``registry.engine_named``, ``is_engine``), so it needs no name there unless users
+should name it by a string; its tests add it to ``ENGINES`` in ``tests/recording/test_engines.py``
+(a test fails for a package of ``recording/`` no engine there comes from).
 
 What each member is, per engine (in autograd's words, ``pass_start`` is ``backward_pass``,
 ``local_backward`` a node's ``vjp``, ``grad_write`` ``add_outgrads``: CONTRIBUTING's Words):
@@ -102,3 +105,9 @@ class Engine(Protocol):
 
 
 MEMBERS = (*Engine.__annotations__, *(n for n, v in vars(Engine).items() if inspect.isfunction(v) and n[0] != "_"))
+
+
+def is_engine(candidate):
+    """Whether ``candidate`` is an engine adapter (an object supplying every member), which
+    ``record(engine=...)`` takes as it is: a name (``"autograd"``) or a class is not one."""
+    return not isinstance(candidate, (str, type)) and all(hasattr(candidate, member) for member in MEMBERS)

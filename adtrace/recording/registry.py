@@ -19,6 +19,7 @@ import weakref
 from contextvars import ContextVar
 
 from .callsite import warn_at_user
+from .engines import is_engine
 from .patching import Patcher
 from .recorder import RecorderWarning
 
@@ -47,8 +48,11 @@ class _Install:
 
 
 def engine_named(engine):
-    """The engine a ``record(engine=...)`` names: ``"autograd"``, ``"micrograd"``, or a ``Value``
-    class of micrograd's shape (a ``ShapeError`` says what such a class lacks)."""
+    """The engine a ``record(engine=...)`` names: ``"autograd"``, ``"micrograd"``, a ``Value``
+    class of micrograd's shape (a ``ShapeError`` says what such a class lacks), or an engine
+    adapter itself (``engines.is_engine``: one a third engine's package made, kept as it is)."""
+    if is_engine(engine):
+        return engine
     if engine == "autograd":
         from .autograd import ENGINE
 

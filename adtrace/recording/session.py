@@ -48,7 +48,8 @@ class record:
     the working directory).
 
     ``engine``: ``"autograd"`` (default), ``"micrograd"`` (``micrograd.engine.Value``) or a
-    ``Value`` class of micrograd's shape, recorded with the same events (``recording/micrograd``).
+    ``Value`` class of micrograd's shape, recorded with the same events (``recording/micrograd``),
+    or an engine adapter itself (``recording/engines.py``: another engine's package made it).
     """
 
     def __init__(self, capture="auto", inline_size=DEFAULT_INLINE_SIZE, strict=False, calls=False, sites=False,

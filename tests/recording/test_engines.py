@@ -1,5 +1,7 @@
-"""The engine protocol's contract: every registered engine supplies every member, and a learner's
-class is a configuration of the micrograd-shaped adapter, not a path of its own."""
+"""The engine protocol's contract: every engine supplies every member, and a learner's class is a
+configuration of the micrograd-shaped adapter, not a path of its own. ``ENGINES`` lists one engine
+of each engine package in ``recording/`` (a package none of them comes from fails the first test:
+a new engine adds one line here, its own tests being in ``tests/recording/<engine>/``)."""
 
 import ast
 import inspect
@@ -13,12 +15,26 @@ import adtrace
 from adtrace.recording import registry
 from adtrace.recording.autograd.hooks import Callbacks
 from adtrace.recording.engine_code import EngineCode
-from adtrace.recording.engines import MEMBERS, Engine
+from adtrace.recording.autograd import ENGINE
+from adtrace.recording.engines import MEMBERS, Engine, is_engine
 from adtrace.recording.fanout import callbacks_of
 from adtrace.recording.micrograd import Sink, attach
+from adtrace.recording.recording import Recording, RecordingWriter
+from adtrace.recording.values import DEFAULT_INLINE_SIZE
 from value_classes import EventLog, MiniValue, SlotValue
 
-ENGINES = ["autograd", "micrograd", MiniValue, SlotValue]
+ENGINES = {"autograd": "autograd", "micrograd": "micrograd", "MiniValue": MiniValue, "SlotValue": SlotValue}
+RECORDING = Path(adtrace.__file__).parent / "recording"
+PACKAGES = sorted(p.parent.name for p in RECORDING.glob("*/__init__.py"))  # every package inside recording/
+NOT_AN_ENGINE = {"value_class": "hooks a value class for an engine that configures it (micrograd/)"}
+
+
+def test_every_engine_package_has_an_engine_here():
+    """A package of ``recording/`` is an engine's (or declared in ``NOT_AN_ENGINE``, with why), and
+    ``ENGINES`` names an engine of it: so the tests below check a new engine against the protocol."""
+    assert set(NOT_AN_ENGINE) <= set(PACKAGES)
+    checked = {type(registry.engine_named(named)).__module__.split(".")[2] for named in ENGINES.values()}
+    assert sorted(set(PACKAGES) - set(NOT_AN_ENGINE) - checked) == [], "add an engine of it to ENGINES"
 
 
 def test_the_protocol_declares_what_the_issue_names():
@@ -28,7 +44,7 @@ def test_the_protocol_declares_what_the_issue_names():
     assert "children" not in MEMBERS  # (no stage reads a live value's children: the recorded graph has them)
 
 
-@pytest.mark.parametrize("named", ENGINES, ids=["autograd", "micrograd", "MiniValue", "SlotValue"])
+@pytest.mark.parametrize("named", ENGINES.values(), ids=ENGINES.keys())
 def test_every_engine_supplies_every_member(named):
     engine = registry.engine_named(named)
     for member in MEMBERS:
@@ -40,14 +56,42 @@ def test_every_engine_supplies_every_member(named):
     assert callbacks and all(callable(getattr(engine.fanout, c)) for c in callbacks)
 
 
-@pytest.mark.parametrize("named", ENGINES, ids=["autograd", "micrograd", "MiniValue", "SlotValue"])
+@pytest.mark.parametrize("named", ENGINES.values(), ids=ENGINES.keys())
+def test_every_engine_is_taken_as_it_is_and_its_recorder_is_guarded(named):
+    """``record(engine=...)`` takes an engine adapter itself (a third engine's, made from the user's
+    classes, needs no name in the registry); each callback its fan-out forwards is, on the recorder
+    it makes, behind the guard (an internal error stops the recorder, never the program)."""
+    engine = registry.engine_named(named)
+    assert is_engine(engine) and registry.engine_named(engine) is engine
+    recorder = engine.recorder(RecordingWriter(Recording("auto", engine=engine.name)), "auto", DEFAULT_INLINE_SIZE)
+    callbacks = callbacks_of(engine.fanout)
+    assert callbacks
+    for callback in callbacks:
+        code = getattr(type(recorder), callback).__code__
+        assert "(guard of " in code.co_filename, f"{engine!r}: {callback} is not guarded (fanout.guard_callbacks)"
+
+
+def test_a_name_or_a_class_is_not_an_engine_and_an_object_lacking_a_member_is_refused():
+    assert not is_engine("autograd") and not is_engine(MiniValue) and not is_engine(MiniValue(1.0))
+    partial = type("Partial", (), {m: getattr(ENGINE, m) for m in MEMBERS if m != "grad_write"})()
+    assert is_engine(type("Whole", (), {m: getattr(ENGINE, m) for m in MEMBERS})())
+    assert not is_engine(partial)
+    with pytest.raises(ValueError, match="engine must be"):
+        registry.engine_named(partial)
+
+
+@pytest.mark.parametrize("named", ENGINES.values(), ids=ENGINES.keys())
 def test_the_hook_sites_it_names_are_hooked_while_recording_and_restored_after(named):
     engine = registry.engine_named(named)
     sites = (engine.pass_start, engine.local_backward, engine.grad_write)
     before = [vars(owner).get(attribute) for owner, attribute in sites]
+    owners = {id(owner): owner for owner, _ in sites}.values()
+    every = [dict(vars(owner)) for owner in owners]  # (and whatever else it hooks on them: a class's __init__)
     with adtrace.record(engine=named):
         assert all(vars(owner).get(attribute) is not entry for (owner, attribute), entry in zip(sites, before))
     assert [vars(owner).get(attribute) for owner, attribute in sites] == before
+    for owner, entries in zip(owners, every):
+        assert {k: v for k, v in vars(owner).items() if v is not entries.get(k)} == {}, owner
 
 
 def test_autograd_reads_a_traced_value_and_keeps_no_gradient_on_it():
@@ -103,7 +147,7 @@ def engine_reads(inside_engines):
     ``adapter`` or ``_engine``), outside ``engines.py``; only in the engines' own packages if
     ``inside_engines``, only outside them if not."""
     package = Path(adtrace.__file__).parent
-    own = ("recording/autograd/", "recording/micrograd/", "recording/value_class/")
+    own = tuple(f"recording/{name}/" for name in PACKAGES)  # every engine's package, and value_class/
     found = {}
     for path in package.rglob("*.py"):
         name = path.relative_to(package).as_posix()
