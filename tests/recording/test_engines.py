@@ -26,6 +26,9 @@ from value_classes import EventLog, MiniValue, SlotValue
 ENGINES = {"autograd": "autograd", "micrograd": "micrograd", "MiniValue": MiniValue, "SlotValue": SlotValue}
 RECORDING = Path(adtrace.__file__).parent / "recording"
 PACKAGES = sorted(p.parent.name for p in RECORDING.glob("*/__init__.py"))  # every package inside recording/
+# the Protocol each engine's hooks call (another engine's: the callbacks its fan-out forwards, each of which its
+# recorder implements behind the guard: test_every_engine_is_taken_as_it_is_and_its_recorder_is_guarded)
+HOOKS_CALL = {"autograd": Callbacks, "micrograd": Sink}
 NOT_AN_ENGINE = {"value_class": "hooks a value class for an engine that configures it (micrograd/)"}
 
 
@@ -52,7 +55,7 @@ def test_every_engine_supplies_every_member(named):
         if inspect.isfunction(getattr(Engine, member, None)):
             declared = list(inspect.signature(getattr(Engine, member)).parameters)[1:]
             assert list(inspect.signature(getattr(engine, member)).parameters) == declared, member
-    callbacks = callbacks_of(Callbacks if engine.name == "autograd" else Sink)  # what its hooks call
+    callbacks = callbacks_of(HOOKS_CALL.get(engine.name, engine.fanout))  # what its hooks call
     assert callbacks and all(callable(getattr(engine.fanout, c)) for c in callbacks)
 
 
