@@ -97,6 +97,25 @@ def test_the_hook_sites_it_names_are_hooked_while_recording_and_restored_after(n
         assert {k: v for k, v in vars(owner).items() if v is not entries.get(k)} == {}, owner
 
 
+@pytest.mark.parametrize("named", ENGINES.values(), ids=ENGINES.keys())
+def test_every_engine_gives_each_node_the_users_line_when_asked(named):
+    """``record(sites=True)`` is every engine's recorder's to honour (a recorder may take the
+    parameter and drop it): each node made on a user's line says that line, and none without it."""
+    engine = registry.engine_named(named)
+
+    def run():
+        if engine.name == "autograd":
+            return grad(lambda x: x * x)(3.0)
+        x = engine.leaf(3.0)
+        engine.backward(x * x)  # (the line each node names)
+
+    for sites in (True, False):
+        with adtrace.record(engine=named, sites=sites, relative_to=Path(__file__).parent) as rec:
+            run()
+        made = [e.site for e in rec.events if e.is_node and "site" in e.__dataclass_fields__]
+        assert made and all((site or "").startswith("test_engines.py:") == sites for site in made), made
+
+
 def test_autograd_reads_a_traced_value_and_keeps_no_gradient_on_it():
     engine, seen = registry.engine_named("autograd"), {}
 
