@@ -18,10 +18,17 @@ EVENTS = ("root", "node", "trace", "backward_start", "toposort", "vjp", "add_out
 SNAPSHOT_ROWS = 11
 
 
-def record_square():
-    """``grad(square)(3.0)`` in a fresh recording (its gradient checked)."""
-    with adtrace.record() as rec:
-        assert grad(square)(3.0) == 6.0
+def record_square(engine="autograd"):
+    """``grad(square)(3.0)`` in a fresh recording (its gradient checked); ``engine="micrograd"``: the
+    same with micrograd's ``Value`` (``(x * x).backward()``)."""
+    with adtrace.record(engine=engine) as rec:
+        if engine == "autograd":
+            assert grad(square)(3.0) == 6.0
+        else:
+            from micrograd.engine import Value
+            x = Value(3.0)
+            square(x).backward()
+            assert x.grad == 6.0
     return rec
 
 

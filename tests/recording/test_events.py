@@ -6,14 +6,13 @@ cap goes wrong."""
 import dataclasses
 import json
 import re
+from collections import Counter
 from typing import ClassVar
 
 import pytest
-from autograd import grad
-from micrograd.engine import Value as MicroValue
 
 import adtrace
-from adtrace.recording import eventlog, events, packers
+from adtrace.recording import eventlog, events, packers, snapshots
 from adtrace.recording.events import Event, event
 from adtrace.recording.packers import write
 from adtrace.recording.recording import Recording, RecordingWriter
@@ -21,6 +20,7 @@ from adtrace.report import ReportOptions, render_recording
 from adtrace.report.export import events_json
 from adtrace.view.data import page_data
 from readme import readme
+from seed import record_square
 
 
 @pytest.fixture
@@ -55,19 +55,9 @@ def with_notes(recording, noted):
     return copy
 
 
-def x_times_x(engine):
-    with adtrace.record(engine=engine) as rec:
-        if engine == "autograd":
-            grad(lambda x: x * x)(3.0)
-        else:
-            x = MicroValue(3.0)
-            (x * x).backward()
-    return rec
-
-
 @pytest.mark.parametrize("engine", ["autograd", "micrograd"])
 def test_a_new_event_kind_runs_through_every_consumer(noted, engine):
-    plain = x_times_x(engine)
+    plain = record_square(engine)
     rec = with_notes(plain, noted)
     notes = rec.of_kind("test_noted")
 
@@ -119,7 +109,7 @@ def table_lines(text):
 
 
 def test_of_kind_takes_kind_strings_and_classes():
-    rec = x_times_x("autograd")
+    rec = record_square("autograd")
     assert rec.of_kind("node") == rec.of_kind(events.NodeCreated) == [e for e in rec.events if e.kind == "node"]
     assert rec.of_kind("root", "node") == [e for e in rec.events if e.is_node]
     assert rec.of_kind("no such kind") == []
@@ -131,6 +121,15 @@ def test_the_kind_constants_are_read_from_the_classes(noted):
         "backward_start", "toposort", "vjp", "add_outgrads", "backward_end", "test_noted")
     from adtrace.events import BACKWARD_PASS_KINDS
     assert BACKWARD_PASS_KINDS[-1] == "test_noted"
+
+
+def test_each_statement_of_backward_pass_is_a_step_of_one_kind():
+    """A kind that stands for a statement (its ``steps``) takes it from the kind that had it (a new
+    ``pop`` kind takes ``POP`` from ``toposort``): two kinds declaring one statement would make two
+    snapshot rows for one run of it. (``NO_PARENTS`` is a row of ``vjp``'s, made when ``ingrads`` is ``()``.)"""
+    declared = Counter(statement for t in events.EVENT_TYPES for statement in t.steps)
+    assert [statement for statement, kinds in declared.items() if kinds > 1] == []
+    assert set(declared) | {snapshots.NO_PARENTS} == set(snapshots.STATEMENTS)
 
 
 def readme_event_table():

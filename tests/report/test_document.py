@@ -6,14 +6,16 @@ import re
 from pathlib import Path
 
 import autograd.numpy as anp
+import pytest
 from autograd import make_jvp
 
 import adtrace.report
 from adtrace.checker import check_call
 from adtrace.compare.traced_call import trace_call
-from adtrace.report import ReportOptions, render
+from adtrace.report import ReportOptions, render, render_recording
 from adtrace.report.document import SECTIONS, Inputs, _reference_counts
 from adtrace.report.nesting import Nesting
+from seed import record_square
 
 CONTRIBUTING = Path(__file__).resolve().parents[2] / "CONTRIBUTING.md"
 
@@ -52,4 +54,17 @@ def test_a_report_shows_every_section_it_has_in_the_declared_order():
             found = text.find(part, position)
             assert found >= position, f"{section.name} is not where the declaration puts it"
             position, shown = found + len(part), shown + [section.name]
-    assert shown[:3] == ["summary", "work", "graph"] and {"side by side", "forward run", "node checks"} <= set(shown)
+    # (the order is the positions above: a section declared anywhere needs no change here)
+    assert {"summary", "work", "graph", "side by side", "forward run", "node checks"} <= set(shown)
+
+
+@pytest.mark.parametrize("engine", ["autograd", "micrograd"])
+def test_no_section_shows_a_nameless_cell(engine):
+    """A section reads what every engine records, not only autograd's: a micrograd leaf's primitive is
+    ``''`` (``profile.primitive_of`` names it ``(leaf)``), a root has none. No table cell of a report
+    is empty or an empty code span (what a section written against autograd alone prints)."""
+    report = render_recording(record_square(engine), ReportOptions())
+    rows = [line for line in report.splitlines() if line.startswith("| ") and not line.startswith("|--")]
+    cells = [cell.strip() for row in rows for cell in row.strip("|").split(" | ")]
+    assert len(rows) > 10
+    assert [cell for cell in cells if cell in ("", "``", "\\`\\`")] == []
