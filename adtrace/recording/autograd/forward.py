@@ -10,7 +10,6 @@ from .copy_on_write import hold, hold_accumulation
 from ..values import NO_REFERENCE, SCALARS, holds_reference
 from .capture import is_part_of
 from ..callsite import user_call_site
-from ..labels import label_for
 from ..events import NO_PREVIOUS, AddOutgrads, JVPNodeCreated
 from ..packers import inline_writes, write
 
@@ -76,7 +75,8 @@ class ForwardMode:
         sums = self.keeps_values and not self.by_reference and \
             id(getattr(core.primitive_jvps.get(fun), "__code__", None)) in _SUMMING_IDS
         argnums = nodes.distinct_argnums.setdefault(argnums, argnums)  # (see NodeTable.distinct_argnums)
-        frame = JVPFrame(fun, label_for(number, names[1]), names[0], level, argnums, labels, sums)
+        label = f"v{number}_{names[1]}"  # (labels.label_for written out, as in Nodes.on_vjp_node)
+        frame = JVPFrame(fun, label, names[0], level, argnums, labels, sums)
         self.frames.append(frame)
         self.top = frame
         return frame

@@ -11,7 +11,6 @@ import numpy as np
 
 from .state import state
 from ..callsite import user_call_site
-from ..labels import label_for
 from .copy_on_write import hold
 from ..values import NO_REFERENCE, SCALARS, holds_reference
 from .capture import array_leaves, is_part_of
@@ -49,7 +48,7 @@ class Nodes:
         number = nodes.made
         nodes.made = number + 1
         names = nodes.names.get(fun) or nodes.name_of(fun)
-        label = label_for(number, names[1])
+        label = f"v{number}_{names[1]}"  # (labels.label_for written out: a call is 320 instructions)
         argnums = nodes.distinct_argnums.setdefault(argnums, argnums)  # (see NodeTable.distinct_argnums)
         labels, levels = nodes.labels, nodes.levels
         if len(parents) == 1:  # most nodes

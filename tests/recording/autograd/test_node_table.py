@@ -1,7 +1,7 @@
 """The node table: one place where nodes get their labels (labels.py's form), levels and argnums."""
 
 import autograd.numpy as anp
-from autograd import grad
+from autograd import grad, make_jvp
 
 import adtrace
 from adtrace.recording.autograd.node_table import NodeTable
@@ -44,8 +44,11 @@ def test_parent_labels_join_and_take_the_first_parents_level():
 
 
 def test_a_recordings_labels_are_the_reference_engines_form():
-    """The recorder's labels come out as ``labels.node_label`` makes them (numbered in creation order)."""
-    with adtrace.record(capture="structure") as rec:
-        grad(lambda x: anp.sin(x) * x)(0.5)
-    nodes = [e for e in rec.events if e.is_node]
-    assert [e.label for e in nodes] == [node_label(i, getattr(e, "primitive", "root")) for i, e in enumerate(nodes)]
+    """The recorder's labels come out as ``labels.node_label`` makes them (numbered in creation order),
+    in reverse and in forward mode (each hot path writes the form out)."""
+    for differentiate in (grad, lambda f: lambda x: make_jvp(f)(x)(1.0)):
+        with adtrace.record(capture="structure") as rec:
+            differentiate(lambda x: anp.sin(x) * x)(0.5)
+        nodes = [e for e in rec.events if e.is_node]
+        assert len(nodes) == 3
+        assert [e.label for e in nodes] == [node_label(i, getattr(e, "primitive", "root")) for i, e in enumerate(nodes)]
