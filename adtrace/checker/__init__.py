@@ -16,6 +16,7 @@ from autograd.core import vspace
 
 from ..compare.arguments import differentiated, unary
 from ..compare.checks import Check, skipped
+from ..recording.callsite import relative_to_given
 from ..recording.passes import user_query
 from ..recording.session import record
 from .flags import nonfinite_origin, vspace_flags
@@ -48,11 +49,13 @@ class CheckReport:
         return self.first_failure is None
 
 
-def check(f, *args, argnum=0, max_nodes=None, sample=None, relative_to=None, rtol=None):
+def check(f, *args, argnum=0, max_nodes=None, sample=None, relative_to=None, rtol=None, root=None):
     """Record ``f``'s VJP with a seed of ones with respect to argument ``argnum`` and check it node
     by node. ``max_nodes`` / ``sample`` bound the cost on large graphs (the first N nodes, or a
     fixed pseudo-random sample of N); ``rtol`` replaces the relative tolerance the dtype sets,
-    for rules approximate by design (``fixed_point``'s iterative solve)."""
+    for rules approximate by design (``fixed_point``'s iterative solve). ``relative_to``: the folder
+    the user's lines are named relative to (``root=``, its former name, warns)."""
+    relative_to = relative_to_given(relative_to, root)
     x = differentiated(args, argnum)
     with np.errstate(all="ignore"), record(capture="full", calls=True, relative_to=relative_to) as rec:
         vjp, ans = make_vjp(unary(f, args, argnum))(x)

@@ -89,3 +89,15 @@ def warn_at_user(warning):
     registry = frame.f_globals.setdefault("__warningregistry__", {}) if module in sys.modules else None
     warnings.warn_explicit(warning, type(warning), frame.f_code.co_filename, frame.f_lineno, module=module,
                            registry=registry)
+
+
+def relative_to_given(relative_to, root, stacklevel=3):
+    """``relative_to``, or ``root``: its name before issue 25 (``root`` now names only the input node),
+    still accepted with a ``DeprecationWarning``."""
+    if root is None:
+        return relative_to
+    if relative_to is not None:
+        raise TypeError("give relative_to= alone (root= is its old name)")
+    warnings.warn("root= is now relative_to= (the folder the user's lines are named relative to)",
+                  DeprecationWarning, stacklevel=stacklevel)
+    return root

@@ -28,6 +28,7 @@ import sys
 import threading
 
 from . import interrupts, registry
+from .callsite import relative_to_given
 from .registry import PatchConflictWarning, RecordingOrderError, active_recordings
 from .recording import Recording, RecordingWriter
 from .values import DEFAULT_INLINE_SIZE, capture_options
@@ -45,7 +46,7 @@ class record:
     (``Recording.calls``), for per-node checks; it keeps the inputs alive, so it is off by default.
     ``sites=True`` gives each node event the user's line that made it (``site``): a stack walk per
     node (``calls=True`` implies it). ``relative_to``: the folder call sites are relative to (default:
-    the working directory).
+    the working directory; ``root=``, its former name, still works with a ``DeprecationWarning``).
 
     ``engine``: ``"autograd"`` (default), ``"micrograd"`` (``micrograd.engine.Value``) or a
     ``Value`` class of micrograd's shape, recorded with the same events (``recording/micrograd``),
@@ -53,7 +54,8 @@ class record:
     """
 
     def __init__(self, capture="auto", inline_size=DEFAULT_INLINE_SIZE, strict=False, calls=False, sites=False,
-                 relative_to=None, engine="autograd"):
+                 relative_to=None, engine="autograd", root=None):
+        relative_to = relative_to_given(relative_to, root)
         self._capture_options = capture_options(capture, inline_size)
         self._strict = strict
         self._calls, self._sites, self._relative_to = calls, sites, relative_to

@@ -31,6 +31,8 @@ mode AD by extending the computational graph"), so ``grad(grad(f))`` works.
 Primitives without an own rule borrow autograd's; steps say which (``rule``).
 """
 
+import warnings
+
 from . import jvp_rules, matrix_rules, vjp_rules  # noqa: F401  (fill the rule tables)
 from .forward import TangentStep, make_jvp, run_tangents, tangents
 from .graph import Graph, ReferenceNode, parent_labels, trace_graph
@@ -39,6 +41,13 @@ from .order import is_reverse_topological, reverse_topo_order, topo_order
 from .reverse import elementwise_grad, grad, gradient, make_vjp, run_gradient
 from .rules import RuleTally, defjvp, defvjp, primitive_jvps, primitive_vjps, tally_rules
 from .steps import Contribution, GradientRun, Step
+
+
+def capture(fun, x):
+    """The former name of ``trace_graph`` (before issue 25: "capture" names only the capture level)."""
+    warnings.warn("adtrace.reference.capture is now trace_graph", DeprecationWarning, stacklevel=2)
+    return trace_graph(fun, x)
+
 
 __all__ = [
     "Contribution",

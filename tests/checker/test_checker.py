@@ -452,3 +452,9 @@ def test_values_numpy_cannot_test_for_finiteness_raise_no_flag():
     report = adtrace.check(lambda x: pair_sum(make_pair(x)) * x, 1.5)
     assert not [r for r in report.rows if r.test == "nonfinite"], report.rows
     assert report.passed
+
+
+def test_check_takes_root_the_former_name_of_relative_to_with_a_warning(tmp_path):
+    with pytest.warns(DeprecationWarning, match="relative_to"):
+        report = adtrace.check(lambda x: anp.sin(x) * x, 0.5, root=str(tmp_path))
+    assert report.passed

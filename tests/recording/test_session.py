@@ -2,7 +2,9 @@
 
 import gc
 import threading
+import warnings
 import weakref
+from pathlib import Path
 
 import autograd.core as core
 import autograd.numpy as anp
@@ -265,3 +267,19 @@ def test_a_recording_is_freed_with_its_last_reference(capture):
         assert alive() is None
     finally:
         gc.enable()
+
+
+def test_root_is_the_former_name_of_relative_to_and_still_works_with_a_warning():
+    folder = str(Path(__file__).resolve().parents[1])  # tests/: sites read recording/test_session.py:<line>
+    sites = {}
+    for keyword in ("relative_to", "root"):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with adtrace.record(sites=True, **{keyword: folder}) as rec:
+                grad(lambda x: x * x)(3.0)
+        sites[keyword] = [e.site for e in rec.of_kind("node")]
+        deprecations = [w for w in caught if issubclass(w.category, DeprecationWarning)]
+        assert len(deprecations) == (keyword == "root"), [str(w.message) for w in caught]
+    assert sites["root"] == sites["relative_to"] and sites["root"][0].startswith("recording/test_session.py:")
+    with pytest.raises(TypeError, match="relative_to= alone"):
+        adtrace.record(relative_to=folder, root=folder)

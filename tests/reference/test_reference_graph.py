@@ -90,3 +90,11 @@ def test_nested_captures_keep_their_own_nodes():
         assert all(n.graph is graph for n in graph.nodes)
         assert [n.label for n in graph.nodes] == ["v0_root", "v1_sin", "v2_multiply"]
     assert isbox(graphs["inner"].root.value) and not isbox(graphs["outer"].root.value)
+
+
+def test_capture_is_the_former_name_of_trace_graph_and_warns():
+    with pytest.warns(DeprecationWarning, match="trace_graph"):
+        graph = ref.capture(lambda x: x * x, 3.0)
+    traced = ref.trace_graph(lambda x: x * x, 3.0)
+    labels = [[n.label for n in ref.reverse_topo_order(g.out)] for g in (graph, traced)]
+    assert labels[0] == labels[1] == ["v1_multiply", "v0_root"]
