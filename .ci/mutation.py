@@ -42,8 +42,8 @@ MICROGRAD_TESTS = ["test_value_class_recorder", "test_value_class_hooks", "test_
 REFERENCE_TESTS = ["test_reference_reverse", "test_reference_forward", "test_reference_graph",
                    "test_reference_jacobian", "test_reference_order", "test_reference_rules", "test_reference_shapes",
                    "test_reference_recorded", "test_reference_corpus", "test_reference_properties", "test_align"]
-REPORT_TESTS = ["test_report", "test_escaping", "test_abbreviate", "test_collapse", "test_fit", "test_nesting",
-                "test_profile", "test_traced_engine_call"]
+REPORT_TESTS = ["test_report", "test_document", "test_escaping", "test_abbreviate", "test_collapse", "test_fit",
+                "test_nesting", "test_profile", "test_traced_engine_call"]
 COMPARE_TESTS = ["test_traced_call", "test_align", "test_checks", "test_report", "test_nesting",
                  "test_cli_false_greens"]
 
@@ -97,7 +97,7 @@ TESTS = {
                                  "test_cli_false_greens"],
     "adtrace/compare/checks.py": ["test_checks", "test_align", "test_traced_call", "test_report",
                                   "test_cli_false_greens"],
-    "adtrace/compare/grad_align.py": ["test_traced_engine_call", "test_engine_call"],
+    "adtrace/compare/grad_align.py": ["test_grad_align", "test_traced_engine_call", "test_engine_call"],
     "adtrace/compare/traced_engine_call.py": ["test_traced_engine_call", "test_view", "test_engine_call"],
     "adtrace/compare/*.py": COMPARE_TESTS,
     "adtrace/checker/local.py": ["test_checker", "test_traced_engine_call", "test_report", "test_cli"],
@@ -109,7 +109,9 @@ TESTS = {
        for name in ("abbreviate", "collapse", "fit", "nesting", "profile")},
     "adtrace/report/format.py": first("test_escaping", REPORT_TESTS) + ["test_view"],
     "adtrace/report/*.py": REPORT_TESTS,
-    "adtrace/view/*.py": ["test_view", "test_view_browser"],
+    "adtrace/view/page.py": ["test_page", "test_view", "test_view_browser"],
+    "adtrace/view/source.py": ["test_source", "test_view", "test_view_browser"],
+    "adtrace/view/*.py": ["test_view", "test_page", "test_source", "test_view_browser"],
     # the command line and the tools
     "adtrace/tools/cli.py": CLI_TESTS,
     # (the upstream command's own test runs one example, 4 s; the rest of its file takes minutes)

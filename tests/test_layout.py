@@ -1,5 +1,6 @@
 """The package's layout is its pipeline: a stage imports only the stages before it, and only the
-recording stage's engine packages (and the tools) know an engine."""
+recording stage's engine packages (and the tools) know an engine, each its own (and value_class/, which knows
+none)."""
 
 import ast
 import re
@@ -18,6 +19,9 @@ ENGINES = tuple(sorted(f"recording.{p.parent.name}" for p in (PACKAGE / "recordi
 # who may reach into an engine package from outside it: the session's registry (it picks the engine),
 # the tools (doctor, the self-test, upstream), and the public surface (its exceptions)
 MAY_NAME_AN_ENGINE = ("recording.registry", "tools", "__init__")
+# the packages inside recording/ that engines share: they import no engine package, and an engine package imports
+# no other engine's but these
+SHARED = ("recording.value_class",)
 
 
 def modules():
@@ -45,6 +49,12 @@ def imported(module, path):
             yield from (a.name[len("adtrace."):] for a in node.names if a.name.startswith("adtrace."))
 
 
+def engine_package(name):
+    """The package inside recording/ that ``name`` is in (None: none)."""
+    package = ".".join(name.split(".")[:2])
+    return package if package in ENGINES else None
+
+
 def stage(name):
     head = name.split(".")[0]
     return STAGES.index(head) if head in STAGES else None
@@ -57,12 +67,16 @@ def test_a_stage_imports_no_later_stage(module, path):
         other = stage(name)
         if own is not None and other is not None:
             assert other <= own, f"{module} imports {name}: {STAGES[other]} comes after {STAGES[own]}"
-        if name.startswith(ENGINES) and not module.startswith(ENGINES):
+        inside, reached = engine_package(module), engine_package(name)
+        if reached is not None and inside is None:
             assert module.startswith(MAY_NAME_AN_ENGINE), f"{module} reaches into the engine package {name}"
+        if inside is not None and reached not in (None, inside):
+            assert reached in SHARED and inside not in SHARED, f"{module} reaches into another engine's {name}"
 
 
 def test_every_package_inside_recording_is_kept_to_itself():
     assert {"recording.autograd", "recording.micrograd", "recording.value_class"} <= set(ENGINES)
+    assert set(SHARED) <= set(ENGINES)
 
 
 def test_the_check_sees_an_upward_import(tmp_path):

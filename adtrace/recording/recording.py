@@ -60,14 +60,16 @@ class Recording:
 
     @property
     def calls(self):
-        """``label -> NodeCall`` (each node's primitive call), under ``record(calls=True)`` only."""
+        """``label -> NodeCall`` (each node's primitive call), under ``record(calls=True)`` only: a
+        read-only mapping (``types.MappingProxyType``; ``dict(recording.calls)`` for a copy)."""
         return MappingProxyType(self._calls)
 
     @property
     def events(self):
         """Every event, in the order autograd emitted them."""
-        if self._before_read is not None and len(self._events) < len(self._log):
-            self._before_read()
+        before_read = self._before_read
+        if before_read is not None and len(self._events) < len(self._log):
+            before_read()
         events, log = self._events, self._log
         for index in range(len(events), len(log)):
             event = log.event(index)
@@ -88,13 +90,13 @@ class Recording:
                 f"{len(self.nodes)} nodes, {len(self.queries)} backward queries>")
 
     def _repr_markdown_(self):
-        """Jupyter shows a recording as its report (the report stage registers the renderer)."""
+        """Jupyter shows a recording as its report (its renderer is declared in ``adtrace/__init__.py``)."""
         render = RENDERERS.get("markdown")
         return render(self) if render is not None else None
 
     def to_html(self, path=None, title=None):
-        """The step-through page of this recording (the view stage registers it), written to
-        ``path`` if given; returns the page."""
+        """The step-through page of this recording, written to ``path`` if given; returns the page (its
+        renderer is declared in ``adtrace/__init__.py``)."""
         return RENDERERS["html"](self, path=path, title=title)
 
     def _repr_html_(self):
@@ -174,7 +176,6 @@ class Recording:
         if event.mode == events.FWD and event.forward_statement:
             return event.forward_statement
         return event.statement
-
 
 
 class RecordingWriter:

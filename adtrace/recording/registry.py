@@ -61,7 +61,8 @@ def engine_named(engine):
         from .micrograd.engine import engine_for
 
         return engine_for(engine)
-    raise ValueError(f"engine must be 'autograd', 'micrograd' or a Value class of micrograd's shape; got {engine!r}")
+    raise ValueError("engine must be 'autograd', 'micrograd', a Value class of micrograd's shape or an engine object "
+                     f"(every member of recording/engines.Engine); got {engine!r}")
 
 
 def lock():

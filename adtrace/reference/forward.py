@@ -73,7 +73,7 @@ class TangentStep:
 
 
 def run_tangents(fun, x, x_dot):
-    """Capture ``fun`` at ``x``, push ``x_dot`` through, and log every node's tangent."""
+    """Trace ``fun`` at ``x``, push ``x_dot`` through, and log every node's tangent."""
     graph = trace_graph(fun, x)
     if graph.out is None:
         return ()

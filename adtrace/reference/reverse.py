@@ -121,7 +121,7 @@ def elementwise_grad(fun, x):
 
 
 def run_gradient(fun, x, seed=None):
-    """Capture ``fun`` at ``x`` and run ``gradient`` once, keeping everything: the
+    """Trace ``fun`` at ``x`` and run ``gradient`` once, keeping everything: the
     ``GradientRun`` has the step log, the visit order, the graph as parent labels
     and the own/borrowed counts. ``seed`` defaults to ones of the output's space."""
     graph = trace_graph(fun, x)

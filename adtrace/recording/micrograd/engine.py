@@ -79,8 +79,7 @@ class MicrogradEngine:
         return self.cls(data)
 
     def backward(self, value):
-        owner, name = self.pass_start
-        return getattr(value, name)()
+        return getattr(value, self.pass_start[1])()
 
     def data(self, value):
         return value.data

@@ -84,7 +84,7 @@ class GradDescriptor:
     def __set__(self, value, grad):
         grad = plain(grad)
         state = self.hooks.local
-        if not state.roots or state.quiet:
+        if not state.ends or state.quiet:
             self.storage.store(value, grad)
             return
         previous = self.storage.load_or_missing(value)
@@ -108,7 +108,7 @@ class BackwardDescriptor:
             return self
         closure = self.storage.load(value)
         state = self.hooks.local
-        if state.roots and not state.quiet:
+        if state.ends and not state.quiet:
             return self.hooks.recorded_local_backward(value, closure)
         return closure
 

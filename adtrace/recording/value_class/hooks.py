@@ -36,11 +36,11 @@ class Callbacks(Protocol):
         """``__init__`` returned: ``children`` as passed in ``_children`` (``x*x``: ``(x, x)``;
         a leaf: ``()``), ``op`` the value's ``_op`` (``'+'``, ``'**2'``, ``'tanh'``)."""
 
-    def backward_started(self, root) -> None:
-        """``root.backward()`` was called."""
+    def backward_started(self, end) -> None:
+        """``end.backward()`` was called (``end``: the value a pass starts from, autograd's word)."""
 
-    def seeded(self, root, previous, value) -> None:
-        """``backward()`` wrote ``root.grad = value`` outside any ``_backward``: the seed."""
+    def seeded(self, end, previous, value) -> None:
+        """``backward()`` wrote ``end.grad = value`` outside any ``_backward``: the seed."""
 
     def local_backward_started(self, node, grad) -> None:
         """``backward()`` calls ``node._backward()`` (the visit order); ``grad`` is ``node.grad``, its input."""
@@ -61,8 +61,8 @@ class Callbacks(Protocol):
     def local_backward_ended(self, node, error) -> None:
         """``node._backward()`` returned, or raised ``error`` (else None)."""
 
-    def backward_ended(self, root, error) -> None:
-        """``root.backward()`` returned, or raised ``error`` (else None)."""
+    def backward_ended(self, end, error) -> None:
+        """``end.backward()`` returned, or raised ``error`` (else None)."""
 
 
 Sink = Callbacks  # the public name: what ``attach(cls, sink)``'s sink implements
@@ -141,21 +141,21 @@ class ClassHooks:
         hooks = self
 
         @functools.wraps(original)
-        def backward(root, *args, **kwargs):
+        def backward(end, *args, **kwargs):
             if not hooks.listening():
-                return original(root, *args, **kwargs)
+                return original(end, *args, **kwargs)
             state, error = hooks.local, None
-            hooks.notify("backward_started", root)
-            state.roots.append(root)
+            hooks.notify("backward_started", end)
+            state.ends.append(end)
             try:
-                return original(root, *args, **kwargs)
+                return original(end, *args, **kwargs)
             except BaseException as exc:
                 error = exc
                 raise
             finally:
-                state.roots.pop()
+                state.ends.pop()
                 state.addition = None
-                hooks.notify("backward_ended", root, error)
+                hooks.notify("backward_ended", end, error)
                 error = None  # no cycle through this frame's traceback
 
         backward.__adtrace_hook__ = "backward"
@@ -199,7 +199,7 @@ class ClassHooks:
     def grad_written(self, target, previous, result, addition):
         state = self.local
         if not state.frames:
-            if target is state.roots[-1]:
+            if target is state.ends[-1]:
                 self.notify("seeded", target, previous, result)
             else:
                 self.notify("grad_written", None, target, None, previous, None, result, None)
@@ -236,7 +236,7 @@ def _is_iterator(children):
 
 class _ThreadState(threading.local):
     def __init__(self):
-        self.roots = []       # values whose hooked backward() runs, innermost last
+        self.ends = []        # values whose hooked backward() runs, innermost last
         self.frames = []      # a _Frame per running _backward, innermost last
         self.addition = None  # the last addition of a tracked number: (sum, left, right)
         self.quiet = 0        # > 0 while a sink is called

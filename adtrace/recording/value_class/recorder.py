@@ -89,16 +89,16 @@ class Recorder(RecorderBase):
 
     # ---- a backward() call
 
-    def backward_started(self, root):
+    def backward_started(self, end):
         self._queries += 1
-        self._passes.append(_Pass(self._queries, self._label(root)))
+        self._passes.append(_Pass(self._queries, self._label(end)))
 
-    def seeded(self, root, previous, value):
+    def seeded(self, end, previous, value):
         run = self._run()
         if run is not None and not run.started:
-            run.pending.append((root, previous, value, True))
-        elif run is not None:  # the root's .grad written again by backward() itself
-            self._emit(AddOutgrads, **self._write(run, None, root, None, previous, None, value, None))
+            run.pending.append((end, previous, value, True))
+        elif run is not None:  # the end's .grad written again by backward() itself
+            self._emit(AddOutgrads, **self._write(run, None, end, None, previous, None, value, None))
 
     def local_backward_started(self, node, grad):
         run = self._started()
@@ -134,7 +134,7 @@ class Recorder(RecorderBase):
         for fields in visit.writes:
             self._emit(AddOutgrads, **fields)
 
-    def backward_ended(self, root, error):
+    def backward_ended(self, end, error):
         run = self._run()
         if run is None:
             return
