@@ -171,3 +171,10 @@ def test_every_file_the_readme_names_exists():
     missing = [path for path, before in named
                if before != "autograd's " and "NAME" not in path and not (repo / path).exists()]
     assert missing == []
+
+
+@pytest.mark.parametrize("module, path", list(modules()), ids=lambda v: v if isinstance(v, str) else "")
+def test_a_module_takes_no_private_name_of_another(module, path):
+    """What a module shares is public (no leading underscore); its privates stay in its file."""
+    private = [name for name in imported(module, path) if re.match(r"_(?!_)", name.rsplit(".", 1)[-1])]
+    assert not private, f"{module} imports private names of other modules: {private}"

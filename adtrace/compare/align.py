@@ -71,7 +71,7 @@ def align(recording, query, run):
                                   None if step is None else step.partial_adjoints,
                                   None if step is None else step.v_i_bar,
                                   tuple(running.get(label, [None])), popped.get(label), status, difference,
-                                  _summarized(popped.get(label))))
+                                  summarized(popped.get(label))))
     return rows
 
 
@@ -247,15 +247,15 @@ def _compare_in_vspace(recorded, reference, atol):
     return (CLOSE if norm <= RTOL * scale + atol else DIFFERS), norm
 
 
-def _summarized(value):
+def summarized(value):
     """Whether ``value`` holds statistics (or only the length) in place of some array it had."""
     value = plain(value)
     if isinstance(value, (ArraySummary, ContainerSummary)):
         return True
     if isinstance(value, (tuple, list)):
-        return any(_summarized(v) for v in value)
+        return any(summarized(v) for v in value)
     if isinstance(value, dict):
-        return any(_summarized(v) for v in value.values())
+        return any(summarized(v) for v in value.values())
     return False
 
 

@@ -8,7 +8,7 @@ For the buggy ``a + a`` at 3, ``v0_leaf`` reads ``[1, 1]``, sum 2, against ``0 -
 """
 
 from ..recording.events import AddOutgrads, BackwardStart, VJPCalled
-from .align import MISSING, NodeAlignment, _summarized, compare, magnitude
+from .align import MISSING, NodeAlignment, compare, magnitude, summarized
 
 
 def engine_running_grads(query_events):
@@ -41,5 +41,5 @@ def align_grads(recording, query, run):
                                   None if step is None else step.partial_adjoints,
                                   None if step is None else step.v_i_bar,
                                   tuple(running.get(label, ())), read.get(label), status, difference,
-                                  _summarized(read.get(label))))
+                                  summarized(read.get(label))))
     return rows

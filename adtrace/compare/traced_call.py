@@ -67,7 +67,7 @@ def trace_call(f, args, argnum=0, mode="rev", capture="auto", relative_to=None, 
         raise ValueError(f"mode must be one of {', '.join(MODES)}; got {mode!r}")
     x = differentiated(args, argnum)
     of_x = unary(f, args, argnum)
-    call = TracedCall(_name(f), source_location(f, relative_to), tuple(args), argnum, mode, capture)
+    call = TracedCall(function_name(f), source_location(f, relative_to), tuple(args), argnum, mode, capture)
     with warnings.catch_warnings(record=True) as caught, _collector_paused():
         warnings.simplefilter("always")
         if mode in (REV, "both"):
@@ -171,5 +171,5 @@ def _is_complex(value):
         return False
 
 
-def _name(f):
+def function_name(f):
     return getattr(f, "__qualname__", None) or getattr(f, "__name__", None) or type(f).__name__

@@ -21,14 +21,14 @@ from ..recording.session import record
 from ..reference.recorded import run_recorded
 from .checks import Check, engines_agree, finite_differences, orders_valid
 from .grad_align import align_grads
-from .traced_call import TracedCall, _name
+from .traced_call import TracedCall, function_name
 
 
 def trace_engine_call(f, args, engine="micrograd", capture="auto", relative_to=None, rtol=None):
     """``engine``: ``"micrograd"`` or a ``Value`` class of its shape; ``relative_to``: the folder source
     locations are relative to; ``rtol``: the relative tolerance of central differences."""
     adapter = engine_named(engine)  # (the engine protocol: recording/engines.py)
-    call = TracedCall(_name(f), source_location(f, relative_to), tuple(args), None, "rev", capture)
+    call = TracedCall(function_name(f), source_location(f, relative_to), tuple(args), None, "rev", capture)
     with record(engine=engine, capture=capture, sites=True, relative_to=relative_to) as rec:
         values = [adapter.leaf(a) for a in args]
         out = f(*values)

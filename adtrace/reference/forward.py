@@ -54,11 +54,11 @@ def jvp_of(graph):
     return jvp
 
 
-def _make_jvp(fun, x):
+def unary_make_jvp(fun, x):
     return jvp_of(trace_graph(fun, x))
 
 
-make_jvp = unary_to_nary(_make_jvp)
+make_jvp = unary_to_nary(unary_make_jvp)
 make_jvp.__doc__ = "Like ``autograd.make_jvp``: ``make_jvp(fun, argnum)(*args)(x_dot) -> (ans, J x_dot)``."
 
 

@@ -21,14 +21,14 @@ import autograd.numpy as anp
 from autograd.core import vspace
 from autograd.wrap_util import unary_to_nary
 
-from .forward import _make_jvp
-from .reverse import _make_vjp, grad
+from .forward import unary_make_jvp
+from .reverse import grad, unary_make_vjp
 
 
 @unary_to_nary
 def jacobian(fun, x):
     """Like ``autograd.jacobian``: stacked rows ``e_r^T J``, one reverse pass each."""
-    vjp, ans = _make_vjp(fun, x)
+    vjp, ans = unary_make_vjp(fun, x)
     out_space = vspace(ans)
     rows = [vjp(e_r) for e_r in out_space.standard_basis()]
     return anp.reshape(anp.stack(rows), out_space.shape + vspace(x).shape)
@@ -37,7 +37,7 @@ def jacobian(fun, x):
 @unary_to_nary
 def jacobian_forward(fun, x):
     """The same Jacobian from columns ``J e_c``, one forward pass each."""
-    jvp = _make_jvp(fun, x)
+    jvp = unary_make_jvp(fun, x)
     in_space = vspace(x)
     columns = [jvp(e_c)[1] for e_c in in_space.standard_basis()]
     out_shape = anp.shape(jvp(in_space.zeros())[0])

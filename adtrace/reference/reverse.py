@@ -95,19 +95,19 @@ def vjp_of(graph, x):
     return vjp
 
 
-def _make_vjp(fun, x):
+def unary_make_vjp(fun, x):
     graph = trace_graph(fun, x)
     return vjp_of(graph, x), graph.value
 
 
-make_vjp = unary_to_nary(_make_vjp)
+make_vjp = unary_to_nary(unary_make_vjp)
 make_vjp.__doc__ = "Like ``autograd.make_vjp``: ``make_vjp(fun, argnum)(*args) -> (vjp, ans)``."
 
 
 @unary_to_nary
 def grad(fun, x):
     """Like ``autograd.grad``: the gradient of a scalar-valued ``fun`` wrt argument ``argnum``."""
-    vjp, ans = _make_vjp(fun, x)
+    vjp, ans = unary_make_vjp(fun, x)
     if not vspace(ans).size == 1:
         raise TypeError("reference engine: grad only applies to scalar-output functions")
     return vjp(vspace(ans).ones())
@@ -116,7 +116,7 @@ def grad(fun, x):
 @unary_to_nary
 def elementwise_grad(fun, x):
     """Like ``autograd.elementwise_grad``: the VJP with a seed of ones."""
-    vjp, ans = _make_vjp(fun, x)
+    vjp, ans = unary_make_vjp(fun, x)
     return vjp(vspace(ans).ones())
 
 

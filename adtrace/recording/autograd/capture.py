@@ -27,7 +27,7 @@ from autograd.tracer import box_types, getval
 
 from ..values import (ARRAY_SUMMARY, BOXED, CONTAINER_SUMMARY, DEFAULT_INLINE_SIZE, MAX_LEAVES, SCALARS, SPARSE,
                       Boxed, Sparse, capture_options, leaf_paths, stored_summary)
-from .sparse import _densifiable, densify, describe_index, describe_vspace, sparse_parts
+from .sparse import densifiable, densify, describe_index, describe_vspace, sparse_parts
 
 
 class Keeper:
@@ -70,7 +70,7 @@ class Keeper:
         if isinstance(value, SparseObject):
             parts = sparse_parts(value)
             index, part = (describe_index(parts[0]), self(parts[1], copy)) if parts else (None, None)
-            dense = densify(value) if _densifiable(value.vs, self.limit) else None  # fresh zeros: ours
+            dense = densify(value) if densifiable(value.vs, self.limit) else None  # fresh zeros: ours
             if self.stored:
                 return SPARSE, describe_vspace(value.vs), index, part, dense
             return Sparse(describe_vspace(value.vs), index, part, dense)

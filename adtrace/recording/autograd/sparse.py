@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 
-def _densifiable(vs, limit):
+def densifiable(vs, limit):
     """Arrays up to ``limit`` elements (any size under ``full``); containers never: densifying one
     costs a copy of every element, and index and value already say everything."""
     return getattr(vs, "dtype", None) is not None and (limit is None or math.prod(vs.shape) <= limit)
