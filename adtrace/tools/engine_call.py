@@ -7,8 +7,13 @@ result and reports it as the autograd reports are made (``compare.traced_engine_
 its options and exit codes; this module is what differs.
 """
 
+import inspect
+from contextlib import contextmanager
+
 from ..checker.engine_rules import check_engine, check_engine_call
+from ..compare.traced_call import function_name
 from ..compare.traced_engine_call import trace_engine_call
+from ..recording.callsite import source_location
 from ..recording.registry import engine_named
 from .targets import TargetError, load_target
 
@@ -35,10 +40,67 @@ def as_leaves(values):
 
 def engine_call(function, values, engine, capture="auto", rtol=None, node_checks=False):
     """The ``TracedCall`` of ``report`` and ``view`` through ``engine``."""
-    call = trace_engine_call(function, as_leaves(values), engine=engine, capture=capture, rtol=rtol)
+    with one_class(function, engine):
+        call = trace_engine_call(function, as_leaves(values), engine=engine, capture=capture, rtol=rtol)
     return check_engine_call(call) if node_checks else call
 
 
 def engine_check(function, values, engine):
     """The ``CheckReport`` of ``check`` through ``engine``."""
-    return check_engine(function, *as_leaves(values), cls=engine)
+    cls = engine_named(engine).cls
+
+    def through_engine(*args):
+        out = function(*args)
+        if _twin(type(out), cls):  # (backward() would run on the other class: nothing recorded; named below)
+            raise TypeError(f"returned a {type(out).__qualname__} of another class")
+        return out
+
+    with one_class(function, engine):
+        return check_engine(through_engine, *as_leaves(values), cls=engine)
+
+
+@contextmanager
+def one_class(function, engine):
+    """What ``function`` raised, when it built values of another class of the engine's name (a second
+    copy of the class: another file, or one file loaded twice), as a ``TargetError`` naming both
+    classes and where each is defined, not as an error of the function."""
+    try:
+        yield
+    except Exception as exc:
+        cls = engine_named(engine).cls
+        other = _other_class(exc, cls) or _other_class_in(inspect.unwrap(function), cls)
+        if other is None:
+            raise
+        raise TargetError(f"{function_name(function)} built values of {_origin(other)}, not of the engine's "
+                          f"{_origin(cls)}: two classes, one name; make both use one class (import it from "
+                          "one file)") from exc
+
+
+def _twin(kind, cls):
+    return (isinstance(kind, type) and kind.__name__ == cls.__name__ and not issubclass(kind, cls)
+            and not issubclass(cls, kind))
+
+
+def _other_class(exc, cls):
+    """The other class of a value (or the class itself) held by a frame the error went through."""
+    tb = exc.__traceback__
+    while tb is not None:
+        for value in tb.tb_frame.f_locals.values():
+            for kind in (type(value), value):
+                if _twin(kind, cls):
+                    return kind
+        tb = tb.tb_next
+    return None
+
+
+def _other_class_in(function, cls):
+    """The other class the function's module names (``Value`` or ``module.Value``)."""
+    for value in getattr(function, "__globals__", {}).values():
+        for kind in (value, getattr(value, cls.__name__, None) if inspect.ismodule(value) else None):
+            if _twin(kind, cls):
+                return kind
+    return None
+
+
+def _origin(cls):
+    return f"{cls.__qualname__} of module {cls.__module__} ({source_location(cls)})"

@@ -6,6 +6,7 @@ import ast
 import importlib
 import importlib.machinery
 import importlib.util
+import keyword
 import math
 import os
 import sys
@@ -72,21 +73,71 @@ def _import(module):
 
 
 def _load_file(path):
+    """The module of the file ``path``, loaded once: a file an import (or an earlier target) already
+    loaded is that module, so a function and its engine share one ``Value`` class however they name
+    it. A new file is loaded under the name ``import`` gives it with its folder first on ``sys.path``
+    (its stem; ``adtrace_target_STEM`` where that name is another module's) and kept in
+    ``sys.modules`` as an import keeps it, the file's own imports with it; the folder is on
+    ``sys.path`` while the file loads, then removed."""
     file = Path(path)
     if not file.is_file():
         raise TargetError(f"no such file: {path}")
     # outside the working folder, shown as given (never absolute: an absolute path by its file name)
     name_file(file, file.name if file.is_absolute() else file.as_posix())
-    spec = importlib.util.spec_from_file_location(f"adtrace_target_{file.stem}", file)
+    loaded = _module_of(file)
+    if loaded is not None:
+        return loaded
+    name = _import_name(file)
+    spec = importlib.util.spec_from_file_location(name, file.absolute())
     module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # before it runs, as an import does (its neighbours may import it back)
     sys.path.insert(0, str(file.parent))  # the file's own imports of its neighbours
     try:
         spec.loader.exec_module(module)
     except (Exception, SystemExit) as exc:
-        raise TargetError(_while_loading(path, exc)) from exc
+        if sys.modules.get(name) is module:
+            del sys.modules[name]
+        raise TargetError(_while_loading(path, exc) + _package_hint(file, exc)) from exc
     finally:
         sys.path.remove(str(file.parent))
     return module
+
+
+def _module_of(file):
+    """The module in ``sys.modules`` loaded from ``file`` (``None`` if none is)."""
+    wanted = os.path.realpath(file)
+    for module in list(sys.modules.values()):
+        origin = getattr(module, "__file__", None)
+        if isinstance(origin, str) and os.path.basename(origin) == file.name and os.path.realpath(origin) == wanted:
+            return module
+    return None
+
+
+def _import_name(file):
+    """``file``'s stem if ``import STEM`` from its folder would give this file and the name is free (not a
+    module already loaded or found elsewhere on ``sys.path``, e.g. the standard library's)."""
+    name = file.stem
+    if name.isidentifier() and not keyword.iskeyword(name) and name not in sys.modules:
+        try:
+            found = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            found = False
+        if found is None or (found and found.has_location and found.origin
+                             and os.path.realpath(found.origin) == os.path.realpath(file)):
+            return name
+    return f"adtrace_target_{name}"
+
+
+def _package_hint(file, exc):
+    """A file of a package that imports its neighbours relatively loads as a module of its package."""
+    if not (isinstance(exc, ImportError) and "relative import" in str(exc) and (file.parent / "__init__.py").is_file()):
+        return ""
+    parts, folder = [file.stem], file.absolute().parent
+    while (folder / "__init__.py").is_file():
+        parts.insert(0, folder.name)
+        folder = folder.parent
+    where = "" if folder == Path.cwd() else f", run from {os.path.relpath(folder)}"
+    return f" (a module of package {parts[0]}: give it as {'.'.join(parts)}:NAME{where})"
 
 
 def _while_loading(what, exc):

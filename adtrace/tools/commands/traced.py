@@ -16,7 +16,7 @@ import numpy as np
 from ...recording.callsite import source_location
 from ..engine_call import engine_call, engine_check, engine_of
 from ..output import program_output_to_stderr, show
-from ..targets import arguments_from, load_target, parse_arg, parse_keyword, source_file
+from ..targets import TargetError, arguments_from, load_target, parse_arg, parse_keyword, source_file
 from . import FAILED, NOTHING_CHECKED, PASSED, UserError
 from .files import outputs, write, write_all
 
@@ -186,6 +186,8 @@ def _user_errors(args):
     """Turn what differentiating the user's function can raise into one-line errors."""
     try:
         yield
+    except TargetError:  # (already one line: an engine's class built twice, tools/engine_call.py)
+        raise
     except NotImplementedError as exc:
         if _MISSING_RULE.match(str(exc)):  # autograd: "VJP of f wrt argnums (0,) not defined"
             raise UserError(f"autograd has no rule for a primitive {args.target} uses: {exc}") from exc
