@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_run import adtrace as run, one_error_line
 
 TESTS = Path(__file__).resolve().parents[1]
 FUNCS = '''
@@ -111,3 +112,75 @@ def test_a_function_that_returns_no_value_and_the_limits_of_check(project):
     assert out.returncode == 2 and "returned a float, not a Value" in out.stderr
     out = adtrace("check", "funcs.py:twice", "--at", "3", "--engine", "micrograd", "--max-nodes", "1", cwd=project)
     assert out.returncode == 2 and "with --engine every node is checked" in out.stderr
+
+
+# -------------------- --engine FILE.py:Value with the function's file: one class --------------------
+
+ENGINE = (TESTS / "value_classes.py").read_text()  # its `Value`: the course's class
+LOSS = '''
+
+def loss(x):
+    w = {value}(-3.0)  # a value the function builds itself: it must be of the engine's class
+    return (x * w + 0.5).tanh()
+'''
+LAYOUTS = {  # name: the files, the target, --engine
+    "one file": ({"f.py": ENGINE + LOSS.format(value="Value")}, "f.py:loss", "f.py:Value"),
+    "from my_engine import Value": ({"my_engine.py": ENGINE, "f.py": "from my_engine import Value\n" +
+                                    LOSS.format(value="Value")}, "f.py:loss", "my_engine.py:Value"),
+    "import my_engine": ({"my_engine.py": ENGINE, "f.py": "import my_engine\n" + LOSS.format(value="my_engine.Value")},
+                         "f.py:loss", "my_engine.py:Value"),
+    "another folder": ({"lab/my_engine.py": ENGINE, "lab/f.py": "from my_engine import Value\n" +
+                        LOSS.format(value="Value")}, "lab/f.py:loss", "lab/my_engine.py:Value"),
+    "engine as a module": ({"my_engine.py": ENGINE, "f.py": "from my_engine import Value\n" +
+                            LOSS.format(value="Value")}, "f.py:loss", "my_engine:Value"),
+    "package, engine file": ({"pkg/__init__.py": "", "pkg/engine.py": ENGINE, "pkg/model.py": "from .engine import "
+                              "Value\n" + LOSS.format(value="Value")}, "pkg.model:loss", "pkg/engine.py:Value"),
+    "package, engine module": ({"pkg/__init__.py": "", "pkg/engine.py": ENGINE, "pkg/model.py": "from .engine import "
+                                "Value\n" + LOSS.format(value="Value")}, "pkg.model:loss", "pkg.engine:Value"),
+}
+
+
+def written(folder, files):
+    for name, text in files.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text)
+    return folder
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_the_function_and_the_engine_share_one_class_in_every_layout(tmp_path, layout):
+    files, target, engine = LAYOUTS[layout]
+    written(tmp_path, files)
+    out = run("check", target, "--at", "2", "--engine", engine, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.rstrip().endswith("3 of 3 nodes tested, all pass."), out.stdout  # w's * and + recorded
+
+
+@pytest.mark.parametrize("layout", ["one file", "from my_engine import Value"])
+def test_a_report_through_the_engine_the_function_imports(tmp_path, layout):
+    files, target, engine = LAYOUTS[layout]
+    out = run("report", target, "--at", "2", "--engine", engine, "--check-nodes", cwd=written(tmp_path, files))
+    assert out.returncode == 0, out.stderr
+    assert "| per-node local rules | pass |" in " ".join(out.stdout.split())
+    text = " ".join(out.stdout.split())
+    assert "6 nodes recorded" in text  # x, w and 0.5 the leaves, then *, + and tanh
+    assert "| gradient (.grad of each argument after backward()) | -0.000200414 |" in text  # -3 (1 - tanh(-5.5)^2)
+
+
+def test_a_second_class_of_the_engine_name_is_told_in_one_line(tmp_path):
+    written(tmp_path, {"my_engine.py": ENGINE, "copy_of_engine.py": ENGINE,
+                       "f.py": "from copy_of_engine import Value\n" + LOSS.format(value="Value"),
+                       "g.py": "from copy_of_engine import Value\n\n\ndef loss(x):\n    return Value(2.0) * 3\n"})
+    for command, target in [("check", "f.py:loss"), ("report", "f.py:loss"), ("check", "g.py:loss"),
+                            ("report", "g.py:loss")]:
+        out = run(command, target, "--at", "2", "--engine", "my_engine.py:Value", cwd=tmp_path)
+        one_error_line(out, "adtrace: loss built values of Value of module copy_of_engine (copy_of_engine.py:15), "
+                            "not of the engine's Value of module my_engine (my_engine.py:15)")
+        assert "raised" not in out.stderr
+
+
+def test_a_file_of_a_package_is_told_its_module_form(tmp_path):
+    files, _, _ = LAYOUTS["package, engine file"]
+    out = run("check", "pkg/model.py:loss", "--at", "2", "--engine", "pkg/engine.py:Value",
+              cwd=written(tmp_path, files))
+    one_error_line(out, "attempted relative import", "(a module of package pkg: give it as pkg.model:NAME)")

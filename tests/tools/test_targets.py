@@ -1,5 +1,7 @@
 """Command-line targets and arguments."""
 
+import sys
+
 import numpy as np
 import pytest
 
@@ -23,6 +25,34 @@ def test_load_target_by_module_and_path(tmp_path, monkeypatch):
     assert load_target(f"{tmp_path}/mod_for_target.py:K.f")(3.0) == 3.0
     with pytest.raises(TargetError, match="has no attribute"):
         load_target("mod_for_target:g")
+
+
+@pytest.fixture
+def unloaded(tmp_path):
+    """``tmp_path``; the modules loaded from it are taken out of ``sys.modules`` after the test."""
+    yield tmp_path
+    for name, module in list(sys.modules.items()):
+        if str(getattr(module, "__file__", None) or "").startswith(str(tmp_path)):
+            del sys.modules[name]
+
+
+@pytest.mark.parametrize("engine_first", [False, True])
+def test_a_file_is_loaded_once_whichever_loads_it_first(unloaded, engine_first):
+    (unloaded / "engine_once.py").write_text("class Value:\n    pass\n")
+    (unloaded / "model_once.py").write_text("from engine_once import Value\n\ndef made():\n    return Value\n")
+    path = list(sys.path)
+    engine = load_target(f"{unloaded}/engine_once.py:Value") if engine_first else None
+    made = load_target(f"{unloaded}/model_once.py:made")
+    engine = engine or load_target(f"{unloaded}/engine_once.py:Value")
+    assert made() is engine and load_target(f"{unloaded}/model_once.py:made") is made  # one module per file
+    assert sys.path == path  # the files' folder was on it while they loaded
+
+
+def test_a_file_named_as_a_standard_module_does_not_take_its_name(unloaded):
+    assert "tabnanny" not in sys.modules  # (a standard module nothing here imports)
+    (unloaded / "tabnanny.py").write_text("def f():\n    return 1\n")
+    assert load_target(f"{unloaded}/tabnanny.py:f").__module__ == "adtrace_target_tabnanny"
+    assert "tabnanny" not in sys.modules  # `import tabnanny` still gives the standard library's
 
 
 def test_parse_arg_nan_inf_negative_and_dtype():
