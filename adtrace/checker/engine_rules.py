@@ -159,12 +159,12 @@ def _compare_arrays(row, k, forward, inputs, outgrad, contribution):
 def _accumulation(rec, add):
     node = rec.nodes.get(add.node)
     previous = None if add.previous is None else add.previous[0]
-    lost = previous is not None and _is_number(previous) and previous != 0
+    lost = previous is not None and (_is_number(previous) or _is_float_array(previous)) and bool(np.any(previous != 0))
     row = dict(node=add.node, primitive=getattr(node, "primitive", "?"), argnum=add.argnum,
                site=getattr(node, "site", None), test="accumulation", analytic=_float(add.result[0]),
                numeric=_float(_sum(previous, add.contribution)))
     if lost:
-        return NodeCheck(**row, status=FAIL, difference=abs(float(previous)), reason=(
+        return NodeCheck(**row, status=FAIL, difference=float(np.max(np.abs(previous))), reason=(
             f"{add.parent}.grad = {_text(add.contribution)} replaced {_text(previous)} instead of adding to it: "
             f"the contribution {_text(previous)} already there is lost (write it with +=)"))
     return NodeCheck(**row, status=PASS, reason=(
