@@ -4,10 +4,10 @@ gradient back to the input's shape: ``unbroadcast``), ``@``, ``sum()``, ``relu``
 
 ``Tensor`` is correct; ``NoTransposeTensor``'s ``@`` backward forgets a transpose
 (``self.grad += out.grad @ other.data``, right only for a symmetric ``other``);
-``MeanTensor`` has a ``mean()`` whose op adtrace has no rule for (its backward is correct).
-Each class is written whole, as a learner writes it (no shared base). As in micrograd, ``.grad``
-starts as the number 0 and becomes an array at the first ``+=`` (``tests/value_classes.ArrayValue``
-starts it as an array of zeros and adds in place).
+``MeanTensor`` has a ``mean()`` whose op adtrace has no rule for (its backward is correct), and
+starts ``.grad`` as an array of zeros that ``+=`` adds into in place.
+Each class is written whole, as a learner writes it (no shared base). In the first two, as in
+micrograd, ``.grad`` starts as the number 0 and becomes an array at the first ``+=``.
 """
 
 import numpy as np
@@ -166,7 +166,7 @@ class MeanTensor:
 
     def __init__(self, data, _children=(), _op=''):
         self.data = np.asarray(data, dtype=float)
-        self.grad = 0.0  # a number until the first write adds an array to it (as micrograd starts it)
+        self.grad = np.zeros_like(self.data)
         self._backward = lambda: None
         self._prev = set(_children)
         self._op = _op
