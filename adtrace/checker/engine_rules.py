@@ -11,7 +11,10 @@ result (``Engine.backward``) under ``record(engine=cls, sites=True)`` and reads 
   ``_backward`` wrote into its child at position k against ``g * dv/dk``, the derivative taken by
   central differences of the op's forward function (``Recording.code.ops``, keyed by the op as the
   class writes it) at the recorded values: independent of the analytic derivatives; the
-  verdict by ``compare.tolerance.agree`` at rtol 1e-5 (scale-safe, no absolute floor);
+  verdict by ``compare.tolerance.agree`` at rtol 1e-5 (scale-safe, no absolute floor). For an
+  array node (a learner's tensor engine) by a random-direction inner product, as ``checker.local``
+  does for autograd: ``<contribution, w>`` against ``<v.grad, J w>``, ``J w`` by central differences
+  of the op's forward along a fixed random ``w`` of the input's shape;
 - ``accumulation``: a write that assigned (``child.grad = c``) where ``child.grad`` already held a
   contribution lost it: the classic bug. An assignment over 0 loses nothing (noted, passes).
 

@@ -5,7 +5,10 @@ The graph is the recording's nodes (labels, parents by position, values); the lo
 the engine's own (``recording.code.ops``: ``recording/micrograd/ops.py``), keyed by the op as the
 class writes it. A node whose op has no rule there
 *borrows* the engine's own contributions as recorded (its ``vjp`` event), so the lecture can go on
-past it; its step says ``borrowed``. For the buggy ``a + a`` at 3 (``__add__``'s backward assigns)::
+past it; its step says ``borrowed``. A contribution neither ruled nor recorded (an array ``.grad``
+added into in place) is None, and so is every sum it enters: not known, never a guess. Values may
+be numpy arrays (a learner's tensor engine): the rules give each partial adjoint in its input's
+shape. For the buggy ``a + a`` at 3 (``__add__``'s backward assigns)::
 
     i = v1_add    node_to_grad[i] = [1]      v_i_bar = 1   append 1, 1 to node_to_grad[v0_leaf]
     i = v0_leaf   node_to_grad[i] = [1, 1]   v_i_bar = 2   (the engine's .grad there: 1)
