@@ -1,6 +1,7 @@
 """Tensor-valued classes of micrograd's shape, written as a tutorial writes them: numpy arrays as
 ``data`` and ``grad``, elementwise ``+`` and ``*`` with broadcasting (the backward sums the
-gradient back to the input's shape: ``unbroadcast``), ``@``, ``sum()``, ``relu`` and ``tanh``.
+gradient back to the input's shape: ``unbroadcast``), ``@``, ``sum()`` (``Tensor``'s along an axis
+too, still written ``'sum'``), ``relu`` and ``tanh``.
 
 ``Tensor`` is correct; ``NoTransposeTensor``'s ``@`` backward forgets a transpose
 (``self.grad += out.grad @ other.data``, right only for a symmetric ``other``);
@@ -61,11 +62,12 @@ class Tensor:
         out._backward = _backward
         return out
 
-    def sum(self):
-        out = Tensor(self.data.sum(), (self,), 'sum')
+    def sum(self, axis=None):
+        out = Tensor(self.data.sum(axis=axis), (self,), 'sum')
 
         def _backward():
-            self.grad += np.ones_like(self.data) * out.grad
+            g = out.grad if axis is None else np.expand_dims(out.grad, axis)
+            self.grad += np.ones_like(self.data) * g
         out._backward = _backward
         return out
 

@@ -91,8 +91,13 @@ def _local(rec, vjp):
             rows.append(_compare(row, k, forward, inputs, vjp.outgrad, contribution))
             continue
         elif all(_is_float_array(v) for v in [contribution, vjp.outgrad, *inputs]):
-            rows.append(_compare_arrays(row, k, forward, inputs, vjp.outgrad, contribution))
-            continue
+            if not rec.code.ops.fits(node.primitive, node.value, inputs):
+                reason = (f"op {node.primitive!r} here is not the one adtrace knows (its value has shape "
+                          f"{getattr(node.value, 'shape', np.shape(node.value))}; adtrace's {node.primitive!r} of "
+                          "these inputs has another)")
+            else:
+                rows.append(_compare_arrays(row, k, forward, inputs, vjp.outgrad, contribution))
+                continue
         else:
             reason = "contribution not known (a value is neither a number nor a float array kept whole)"
         rows.append(NodeCheck(**row, argnum=k, status=SKIPPED, reason=reason))

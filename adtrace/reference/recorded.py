@@ -65,9 +65,11 @@ def _partials(ops, event, i, values, v_i_bar, recorded):
     """``(rule, partial adjoints by input position)`` of node ``i``."""
     if not i.parents:
         return ROOT, ()
-    rule = ops.vjp(getattr(event, "primitive", None), len(i.parents))
+    op = getattr(event, "primitive", None)
+    rule = ops.vjp(op, len(i.parents))
     inputs = [values[p.label] for p in i.parents]
-    if rule is not None and all(_number(v) for v in [v_i_bar, values[i.label], *inputs]):
+    if (rule is not None and all(_number(v) for v in [v_i_bar, values[i.label], *inputs])
+            and ops.fits(op, values[i.label], inputs)):
         return OWN, tuple(rule(v_i_bar, values[i.label], *inputs))
     return BORROWED, tuple(recorded) if recorded is not None else (None,) * len(i.parents)
 

@@ -166,3 +166,14 @@ def test_a_contribution_of_the_wrong_shape_fails_at_its_node():
     report = check_engine(lambda w, x: (w @ x).sum(), LAYER_ARGS[0], np.array([0.3, -0.4]), cls=NoTransposeTensor)
     first = report.first_failure
     assert (first.node, first.argnum) == ("v2_matmul", 0) and "shape ()" in first.reason, report.rows
+
+
+def test_an_op_named_as_adtrace_s_but_computing_another_is_not_checked_by_its_rule():
+    """``x.sum(axis=1)`` written ``'sum'`` (adtrace's ``sum`` adds every element): its row says so, and
+    the nodes around it are checked (no false alarm)."""
+    report = check_engine(lambda x: (x.sum(axis=1) * 2.0).sum(), np.arange(6.0).reshape(2, 3), cls=Tensor)
+    rows = {(r.node, r.argnum): r for r in report.rows}
+    assert rows[("v1_sum", 0)].status == SKIPPED and rows[("v1_sum", 0)].reason.startswith(
+        "op 'sum' here is not the one adtrace knows (its value has shape (2,)")
+    assert [rows[key].status for key in [("v3_mul", 0), ("v3_mul", 1), ("v4_sum", 0)]] == [PASS] * 3
+    assert report.first_failure is None

@@ -96,3 +96,13 @@ def test_a_contribution_not_known_leaves_the_sums_it_feeds_not_known():
     assert steps["v2_mean"].rule == BORROWED and steps["v2_mean"].partial_adjoints == (np.array(1.0),)
     assert steps["v1_mul"].partial_adjoints == (None,) and steps["v1_mul"].v_i_bar is None
     assert steps["v0_leaf"].v_i_bar is None and lecture.order == ("v2_mean", "v1_mul", "v0_leaf")
+
+
+def test_an_op_named_as_a_rule_but_computing_another_borrows():
+    """``x.sum(axis=1)`` written ``'sum'``: the rule for all elements does not apply (it raised a
+    broadcasting ValueError); the engine's recorded contribution is borrowed."""
+    rec, lecture, (x,) = run(Tensor, lambda x: (x.sum(axis=1) * 2.0).sum(), np.arange(6.0).reshape(2, 3),
+                             capture="full")
+    steps = {s.label: s for s in lecture.steps}
+    assert steps["v1_sum"].rule == BORROWED and steps["v3_mul"].rule == OWN
+    np.testing.assert_array_equal(steps["v0_leaf"].v_i_bar, x.grad)

@@ -92,6 +92,17 @@ class Ops:
         pair = _pair(op, inputs)
         return None if pair is None else pair[0]
 
+    def fits(self, op, out, inputs):
+        """Whether ``op``'s forward at ``inputs`` has the shape of the recorded ``out`` (a class's
+        ``sum(axis=1)`` written ``'sum'`` is not this ``sum``: its rule would not apply). Numbers fit."""
+        if all(np.ndim(v) == 0 for v in (out, *inputs)):
+            return True
+        try:
+            with np.errstate(all="ignore"):
+                return np.shape(self.forward(op, len(inputs))(*inputs)) == getattr(out, "shape", np.shape(out))
+        except (TypeError, ValueError):  # (operands numpy cannot broadcast or multiply)
+            return False
+
     def vjp(self, op, inputs):
         """``rule(g, out, *inputs) -> (partial adjoint, ...)`` of ``op`` for this many inputs (one per
         input, in its shape), or None."""
