@@ -385,7 +385,7 @@ def test_a_tensor_engine_plays_its_arrays_and_names_its_wrong_node():
     (page_pass,) = data["passes"]
     names = labels(data, page_pass)
     visits = [names[state[1]] for state in page_pass["steps"]["state"] if state and state[0] == "visit"]
-    assert visits[:4] == ["v6_sum", "v5_tanh", "v4_add", "v3_matmul"] and sorted(visits) == sorted(names)
+    assert visits[:3] == ["v6_sum", "v5_tanh", "v4_add"] and sorted(visits) == sorted(names)  # then a set's order
     *_, (grads, lecture) = replay(page_pass, names)
     grads = dict(grads)
     assert grads["v2_leaf"] == "[1.77651 1.0646]" and lecture["v2_leaf"] == (["[1.77651 1.0646]"], "[1.77651 1.0646]")
