@@ -167,7 +167,7 @@ def _compare_arrays(row, k, forward, inputs, outgrad, contribution):
 def _accumulation(rec, add):
     node = rec.nodes.get(add.node)
     previous = None if add.previous is None else add.previous[0]
-    lost = previous is not None and (_is_number(previous) or _is_float_array(previous)) and bool(np.any(previous != 0))
+    lost = previous is not None and _is_float_array(previous) and bool(np.any(previous != 0))
     row = dict(node=add.node, primitive=getattr(node, "primitive", "?"), argnum=add.argnum,
                site=getattr(node, "site", None), test="accumulation", analytic=_float(add.result[0]),
                numeric=_float(_sum(previous, add.contribution)))
@@ -205,7 +205,8 @@ def _is_number(value):
 
 
 def _is_float_array(value):
-    return isinstance(value, np.ndarray) and value.dtype.kind == "f" or _is_number(value)
+    """A float array or a number (``_is_number``)."""
+    return (isinstance(value, np.ndarray) and value.dtype.kind == "f") or _is_number(value)
 
 
 def _sum(previous, contribution):
