@@ -177,3 +177,11 @@ def test_an_op_named_as_adtrace_s_but_computing_another_is_not_checked_by_its_ru
         "op 'sum' here is not the one adtrace knows (its value has shape (2,)")
     assert [rows[key].status for key in [("v3_mul", 0), ("v3_mul", 1), ("v4_sum", 0)]] == [PASS] * 3
     assert report.first_failure is None
+
+
+def test_relu_of_an_array_passes_off_its_kink_and_is_skipped_at_it():
+    report = check_engine(lambda x: x.relu().sum(), np.array([-1.0, 0.5, 2.0]), cls=Tensor)
+    assert [(r.primitive, r.status) for r in report.rows] == [("ReLU", PASS), ("sum", PASS)], report.rows
+    report = check_engine(lambda x: x.relu().sum(), np.array([-1.0, 0.0, 2.0]), cls=Tensor)
+    relu = next(r for r in report.rows if r.primitive == "ReLU")
+    assert relu.status == SKIPPED and "kink" in relu.reason and report.first_failure is None
