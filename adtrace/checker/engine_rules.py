@@ -11,7 +11,10 @@ result (``Engine.backward``) under ``record(engine=cls, sites=True)`` and reads 
   ``_backward`` wrote into its child at position k against ``g * dv/dk``, the derivative taken by
   central differences of the op's forward function (``Recording.code.ops``, keyed by the op as the
   class writes it) at the recorded values: independent of the analytic derivatives; the
-  verdict by ``compare.tolerance.agree`` at rtol 1e-5 (scale-safe, no absolute floor);
+  verdict by ``compare.tolerance.agree`` at rtol 1e-5 (scale-safe, no absolute floor). For an
+  array node (a learner's tensor engine) by a random-direction inner product, as ``checker.local``
+  does for autograd: ``<contribution, w>`` against ``<v.grad, J w>``, ``J w`` by central differences
+  of the op's forward along a fixed random ``w`` of the input's shape;
 - ``accumulation``: a write that assigned (``child.grad = c``) where ``child.grad`` already held a
   contribution lost it: the classic bug. An assignment over 0 loses nothing (noted, passes).
 
@@ -24,7 +27,7 @@ import numpy as np
 
 from ..compare.checks import Check
 from ..compare.differences import along
-from ..compare.tolerance import DEFAULT_RTOL, agree
+from ..compare.tolerance import DEFAULT_RTOL, agree, norm, power_of_two_unit, rtol_for
 from ..recording.events import AddOutgrads, VJPCalled
 from ..recording.registry import engine_named
 from ..recording.session import record
@@ -82,11 +85,21 @@ def _local(rec, vjp):
     for k, contribution in enumerate(vjp.ingrads):
         if forward is None:
             reason = f"op {node.primitive!r} is not one adtrace knows ({rec.code.ops.known})"
-        elif contribution is None or not all(_is_number(v) for v in [vjp.outgrad, *inputs]):
-            reason = "contribution not known (the .grad is not an int or float)"
-        else:
+        elif contribution is None:
+            reason = "contribution not known (the write into .grad was not read as grad + c)"
+        elif all(_is_number(v) for v in [contribution, vjp.outgrad, *inputs]):
             rows.append(_compare(row, k, forward, inputs, vjp.outgrad, contribution))
             continue
+        elif all(_is_float_array(v) for v in [contribution, vjp.outgrad, *inputs]):
+            if not rec.code.ops.fits(node.primitive, node.value, inputs):
+                reason = (f"op {node.primitive!r} here is not the one adtrace knows (its value has shape "
+                          f"{getattr(node.value, 'shape', np.shape(node.value))}; adtrace's {node.primitive!r} of "
+                          "these inputs has another)")
+            else:
+                rows.append(_compare_arrays(row, k, forward, inputs, vjp.outgrad, contribution))
+                continue
+        else:
+            reason = "contribution not known (a value is neither a number nor a float array kept whole)"
         rows.append(NodeCheck(**row, argnum=k, status=SKIPPED, reason=reason))
     return rows
 
@@ -111,15 +124,55 @@ def _compare(row, k, forward, inputs, outgrad, contribution):
                      difference=verdict.difference, tolerance=verdict.tolerance, reason=reason)
 
 
+def _compare_arrays(row, k, forward, inputs, outgrad, contribution):
+    """``<contribution, w>`` against ``<outgrad, J w>`` for a fixed random direction ``w`` of input
+    k, ``J w`` by central differences of the op's forward (as ``checker.local`` does for autograd,
+    with the engine's own ``.grad`` as the output's direction)."""
+    a = np.asarray(inputs[k], dtype=np.float64)
+    if np.shape(contribution) != a.shape:
+        return NodeCheck(**row, argnum=k, status=FAIL, reason=(
+            f"wrote shape {np.shape(contribution)} into argument {k} of shape {a.shape} "
+            "(a broadcast contribution not summed back to the input's shape?)"))
+    point = [np.asarray(v, dtype=np.float64) for v in inputs]
+    rng = np.random.default_rng(k)
+    w = rng.standard_normal(a.shape)
+    w = w / max(float(np.max(np.abs(w), initial=0.0)), 1.0)
+
+    def at(x):
+        return np.asarray(forward(*point[:k], x, *point[k + 1:]), dtype=np.float64)
+
+    with np.errstate(all="ignore"):
+        differences = along(a, w, at)
+    if differences is None:
+        return NodeCheck(**row, argnum=k, status=SKIPPED, reason="no step moves the point")
+    u = np.asarray(outgrad, dtype=np.float64)
+    unit = power_of_two_unit(contribution, differences.estimate, u)
+    with np.errstate(all="ignore"):
+        numeric = float(np.sum(u * (differences.estimate / unit)))
+        analytic = float(np.sum(np.asarray(contribution, dtype=np.float64) / unit * differences.direction))
+    kink = kink_reason(differences)
+    if kink:
+        return NodeCheck(**row, argnum=k, status=SKIPPED, numeric=numeric * unit, reason=kink)
+    terms, error = norm(u) * norm(differences.estimate / unit), differences.error(u) / unit
+    verdict = agree(analytic, numeric, rtol_for(np.result_type(contribution)), terms, error)
+    status = {PASS: PASS, FAIL: FAIL}.get(verdict.status, SKIPPED)
+    reason = verdict.describe()
+    if status == FAIL:
+        reason = (f"wrote into argument {k} a contribution whose inner product with a random direction w is "
+                  f"{analytic * unit:.6g}; .grad times the op's derivative along w is {numeric * unit:.6g}: {reason}")
+    return NodeCheck(**row, argnum=k, status=status, analytic=analytic * unit, numeric=numeric * unit,
+                     difference=verdict.difference * unit, tolerance=verdict.tolerance * unit, reason=reason)
+
+
 def _accumulation(rec, add):
     node = rec.nodes.get(add.node)
     previous = None if add.previous is None else add.previous[0]
-    lost = previous is not None and _is_number(previous) and previous != 0
+    lost = previous is not None and _is_float_array(previous) and bool(np.any(previous != 0))
     row = dict(node=add.node, primitive=getattr(node, "primitive", "?"), argnum=add.argnum,
                site=getattr(node, "site", None), test="accumulation", analytic=_float(add.result[0]),
                numeric=_float(_sum(previous, add.contribution)))
     if lost:
-        return NodeCheck(**row, status=FAIL, difference=abs(float(previous)), reason=(
+        return NodeCheck(**row, status=FAIL, difference=float(np.max(np.abs(previous))), reason=(
             f"{add.parent}.grad = {_text(add.contribution)} replaced {_text(previous)} instead of adding to it: "
             f"the contribution {_text(previous)} already there is lost (write it with +=)"))
     return NodeCheck(**row, status=PASS, reason=(
@@ -149,6 +202,11 @@ def _derivative(forward, inputs, k):
 
 def _is_number(value):
     return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+
+
+def _is_float_array(value):
+    """A float array or a number (``_is_number``)."""
+    return (isinstance(value, np.ndarray) and value.dtype.kind == "f") or _is_number(value)
 
 
 def _sum(previous, contribution):

@@ -38,7 +38,11 @@ def engines_agree(rows, engine="autograd"):
     summarized = sum(r.summarized and r.status != NOT_COMPARED for r in rows)
     if summarized:
         detail += f" ({summarized} compared by summary statistics only: capture them with capture='full')"
-    uncompared = sum(r.status == NOT_COMPARED for r in rows)
+    unknown = sum(r.status == NOT_COMPARED and r.partial_adjoints is not None and r.v_i_bar is None for r in rows)
+    if unknown:
+        detail += (f"; {unknown} not compared (the lecture's sum is not known: a contribution into it came from "
+                   "an op adtrace has no rule for and was not recorded)")
+    uncompared = sum(r.status == NOT_COMPARED for r in rows) - unknown
     if uncompared:
         detail += (f"; {uncompared} not compared (containers above the inline size, kept as type and length: "
                    "capture them with capture='full')")

@@ -8,7 +8,7 @@ For the buggy ``a + a`` at 3, ``v0_leaf`` reads ``[1, 1]``, sum 2, against ``0 -
 """
 
 from ..recording.events import AddOutgrads, BackwardStart, VJPCalled
-from .align import MISSING, NodeAlignment, compare, magnitude, summarized
+from .align import MISSING, NOT_COMPARED, NodeAlignment, compare, magnitude, summarized
 
 
 def engine_running_grads(query_events):
@@ -35,8 +35,12 @@ def align_grads(recording, query, run):
     rows = []
     for label in recording.visit_order(query):
         step = steps.get(label)
-        status, difference = (MISSING, None) if step is None else compare(read.get(label), step.v_i_bar,
-                                                                          magnitude(step.partial_adjoints))
+        if step is None:
+            status, difference = MISSING, None
+        elif step.v_i_bar is None:  # a contribution into it is not known (an op without a rule, not recorded)
+            status, difference = NOT_COMPARED, None
+        else:
+            status, difference = compare(read.get(label), step.v_i_bar, magnitude(step.partial_adjoints))
         rows.append(NodeAlignment(label, getattr(recording.nodes.get(label), "primitive", "(unrecorded)"),
                                   None if step is None else step.partial_adjoints,
                                   None if step is None else step.v_i_bar,

@@ -25,7 +25,7 @@ class EngineCode:
     lines: tuple       # its source, dedented
     statements: dict = field(default_factory=dict)  # an event's code_key() -> EngineStatement
     state: str = ".grad"  # what the engine keeps per value during the pass (autograd: outgrads)
-    # its operations by the op as nodes name it: ``forward(op, n)``, ``derivatives(op, n)``, ``known``
+    # its operations by the op as nodes name it: ``forward(op, n)``, ``derivatives(op, n)``, ``vjp(op, n)``, ``known``
     ops: object = field(default=None, compare=False, repr=False)
 
     def statement_text(self, key):

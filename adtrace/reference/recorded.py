@@ -5,7 +5,10 @@ The graph is the recording's nodes (labels, parents by position, values); the lo
 the engine's own (``recording.code.ops``: ``recording/micrograd/ops.py``), keyed by the op as the
 class writes it. A node whose op has no rule there
 *borrows* the engine's own contributions as recorded (its ``vjp`` event), so the lecture can go on
-past it; its step says ``borrowed``. For the buggy ``a + a`` at 3 (``__add__``'s backward assigns)::
+past it; its step says ``borrowed``. A contribution neither ruled nor recorded (an array ``.grad``
+added into in place) is None, and so is every sum it enters: not known, never a guess. Values may
+be numpy arrays (a learner's tensor engine): the rules give each partial adjoint in its input's
+shape. For the buggy ``a + a`` at 3 (``__add__``'s backward assigns)::
 
     i = v1_add    node_to_grad[i] = [1]      v_i_bar = 1   append 1, 1 to node_to_grad[v0_leaf]
     i = v0_leaf   node_to_grad[i] = [1, 1]   v_i_bar = 2   (the engine's .grad there: 1)
@@ -44,13 +47,13 @@ def run_recorded(recording, query):
     node_to_grad = {start.end: [start.seed]}
     steps = []
     for i in reverse_topo_order(nodes[start.end]):
-        v_i_bar = reduce(operator.add, node_to_grad[i.label])  # sum(node_to_grad[i]), left to right
+        # sum(node_to_grad[i]), left to right; not known (None) when a contribution into it was not
+        v_i_bar = _sum(node_to_grad.get(i.label, [None]))
         rule, partials = _partials(recording.code.ops, recording.nodes.get(i.label), i, values, v_i_bar,
                                    recorded.get(i.label))
         for v_k, partial in zip(i.parents, partials):
-            if partial is not None:
-                node_to_grad.setdefault(v_k.label, []).append(partial)
-        steps.append(Step(i.label, _primitive(recording, i.label), rule, tuple(node_to_grad[i.label]), v_i_bar,
+            node_to_grad.setdefault(v_k.label, []).append(partial)
+        steps.append(Step(i.label, _primitive(recording, i.label), rule, tuple(node_to_grad.get(i.label, ())), v_i_bar,
                           tuple(Contribution(k, k, v_k.label, partial)
                                 for k, (v_k, partial) in enumerate(zip(i.parents, partials)))))
     return GradientRun(value=values.get(start.end), seed=start.seed, adjoint=None,
@@ -62,14 +65,21 @@ def _partials(ops, event, i, values, v_i_bar, recorded):
     """``(rule, partial adjoints by input position)`` of node ``i``."""
     if not i.parents:
         return ROOT, ()
-    rule = ops.derivatives(getattr(event, "primitive", None), len(i.parents))
+    op = getattr(event, "primitive", None)
+    rule = ops.vjp(op, len(i.parents))
     inputs = [values[p.label] for p in i.parents]
-    if rule is not None and all(_number(v) for v in [values[i.label], *inputs]):
-        return OWN, tuple(v_i_bar * d for d in rule(values[i.label], *inputs))
+    if (rule is not None and all(_number(v) for v in [v_i_bar, values[i.label], *inputs])
+            and ops.fits(op, values[i.label], inputs)):
+        return OWN, tuple(rule(v_i_bar, values[i.label], *inputs))
     return BORROWED, tuple(recorded) if recorded is not None else (None,) * len(i.parents)
 
 
+def _sum(partials):
+    return None if any(p is None for p in partials) else reduce(operator.add, partials)
+
+
 def _number(value):
+    """A number or an array of numbers (not a value kept as a summary: capture ``auto`` of a large array)."""
     return value is not None and hasattr(value, "__mul__") and not isinstance(value, tuple)
 
 

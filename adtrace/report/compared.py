@@ -54,7 +54,8 @@ def side_by_side_section(call, options):
     if not call.alignment:
         return None
     rows = [(r.label, r.primitive or "(leaf)", "-" if r.partial_adjoints is None else Short(list(r.partial_adjoints)),
-             Short(r.v_i_bar), Short(r.running, series), Short(r.popped),
+             "not known" if r.v_i_bar is None and r.partial_adjoints is not None else Short(r.v_i_bar),
+             Short(r.running, series), Short(r.popped),
              r.status if r.status != "differs" else "**DIFFERS**",
              "-" if r.difference is None else f"{r.difference:.3g}") for r in call.alignment[:options.max_rows]]
     if _own_code(call) is not None:

@@ -4,10 +4,12 @@ fails, off by 1e-8 passes (rtol 1e-5), for derivatives and inputs of about 1e-30
 
 import math
 
+import numpy as np
 import pytest
 
-from adtrace.checker import FAIL, PASS
+from adtrace.checker import FAIL, PASS, SKIPPED
 from adtrace.checker.engine_rules import check_engine
+from learner_arrays import MeanTensor, NoTransposeTensor, Tensor
 from value_classes import Value
 
 FACTORS = {"2x": 2.0, "1e-4": 1 + 1e-4, "1e-8": 1 + 1e-8}
@@ -120,3 +122,66 @@ def test_a_power_next_to_zero_is_checked():
 
     report = check_engine(lambda a: a ** 0.5, 1e-300, cls=Value)
     assert statuses(report) == [PASS], report.rows
+
+
+# ---- a tensor-valued engine: each array node by a random-direction inner product
+
+def layer(w, x, b):
+    return ((w @ x + b).tanh()).sum()
+
+
+LAYER_ARGS = (np.array([[0.5, -1.0], [0.2, 0.4]]), np.array([[1.0, 2.0], [0.5, -1.0]]), np.array([0.1, -0.2]))
+
+
+def test_a_right_tensor_engine_passes_every_array_node():
+    """``@``, a row broadcast in ``+`` (summed back in the backward), ``tanh``, ``sum``: no false alarm."""
+    report = check_engine(layer, *LAYER_ARGS, cls=Tensor)
+    assert [(r.primitive, r.argnum, r.status) for r in report.rows] == [
+        ("@", 0, PASS), ("@", 1, PASS), ("+", 0, PASS), ("+", 1, PASS), ("tanh", 0, PASS), ("sum", 0, PASS)]
+    assert all(r.difference <= r.tolerance for r in report.rows) and report.passed
+
+
+def test_a_matmul_backward_missing_a_transpose_is_named():
+    report = check_engine(layer, *LAYER_ARGS, cls=NoTransposeTensor)
+    first = report.first_failure
+    assert (first.node, first.primitive, first.argnum, first.test) == ("v3_matmul", "@", 0, "local")
+    assert first.site == f"tests/checker/test_engine_rules.py:{layer.__code__.co_firstlineno + 1}"
+    assert "random direction" in first.reason and first.difference > first.tolerance
+    assert [r.node for r in report.rows if r.status == FAIL] == ["v3_matmul"]
+
+
+def test_an_op_without_a_rule_and_an_unknown_contribution_are_skipped_with_the_reason():
+    """``mean`` has no rule here; ``x * x`` adds into an array ``.grad`` in place (not read as
+    ``grad + c``), so its contributions are not known: nothing to check, nothing wrongly failed."""
+    report = check_engine(lambda x: (x * x).mean(), np.array([1.0, 2.0, 3.0]), cls=MeanTensor)
+    assert [(r.primitive, r.argnum, r.status, r.reason.split(" (")[0]) for r in report.rows] == [
+        ("*", 0, SKIPPED, "contribution not known"), ("*", 1, SKIPPED, "contribution not known"),
+        ("mean", 0, SKIPPED, "op 'mean' is not one adtrace knows")]
+    assert report.first_failure is None
+
+
+def test_a_contribution_of_the_wrong_shape_fails_at_its_node():
+    """``@`` into a 2x2 ``w`` from a vector ``x``: without the transpose the learner's ``g @ x`` is a
+    number, which ``+=`` broadcasts over ``w.grad`` silently."""
+    report = check_engine(lambda w, x: (w @ x).sum(), LAYER_ARGS[0], np.array([0.3, -0.4]), cls=NoTransposeTensor)
+    first = report.first_failure
+    assert (first.node, first.argnum) == ("v2_matmul", 0) and "shape ()" in first.reason, report.rows
+
+
+def test_an_op_named_as_adtrace_s_but_computing_another_is_not_checked_by_its_rule():
+    """``x.sum(axis=1)`` written ``'sum'`` (adtrace's ``sum`` adds every element): its row says so, and
+    the nodes around it are checked (no false alarm)."""
+    report = check_engine(lambda x: (x.sum(axis=1) * 2.0).sum(), np.arange(6.0).reshape(2, 3), cls=Tensor)
+    rows = {(r.node, r.argnum): r for r in report.rows}
+    assert rows[("v1_sum", 0)].status == SKIPPED and rows[("v1_sum", 0)].reason.startswith(
+        "op 'sum' here is not the one adtrace knows (its value has shape (2,)")
+    assert [rows[key].status for key in [("v3_mul", 0), ("v3_mul", 1), ("v4_sum", 0)]] == [PASS] * 3
+    assert report.first_failure is None
+
+
+def test_relu_of_an_array_passes_off_its_kink_and_is_skipped_at_it():
+    report = check_engine(lambda x: x.relu().sum(), np.array([-1.0, 0.5, 2.0]), cls=Tensor)
+    assert [(r.primitive, r.status) for r in report.rows] == [("ReLU", PASS), ("sum", PASS)], report.rows
+    report = check_engine(lambda x: x.relu().sum(), np.array([-1.0, 0.0, 2.0]), cls=Tensor)
+    relu = next(r for r in report.rows if r.primitive == "ReLU")
+    assert relu.status == SKIPPED and "kink" in relu.reason and report.first_failure is None

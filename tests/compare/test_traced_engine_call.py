@@ -3,12 +3,14 @@ the per-node checker, and the report that reads the engine's own statements."""
 
 import re
 
+import numpy as np
 import pytest
 from micrograd.engine import Value as MicroValue
 
 from adtrace.checker.engine_rules import check_engine, check_engine_call
 from adtrace.compare.traced_engine_call import trace_engine_call
 from adtrace.report import render
+from learner_arrays import MeanTensor, NoTransposeTensor, Tensor
 from value_classes import BuggyValue, CubeValue, MiniValue, Value
 from view_cases import snapshot_rows
 
@@ -134,3 +136,49 @@ def test_the_report_shows_the_engines_own_statements_and_values():
     assert "**First divergent node: `v0_leaf`**" in text
     assert "| v0_leaf | (leaf) | [1, 1] | 2 | 0 -> 1 -> 1 | 1 | **DIFFERS** | 1 |" in re.sub(" +", " ", text)
     assert "First failing node: `v1_add` (`+`) argument 1, called at tests/compare/test_traced_engine_call.py:" in text
+
+
+# ---- a tensor-valued engine (numpy data and grad, @, sum, broadcasting)
+
+def dense(w, x, b):
+    return ((w @ x + b).tanh()).sum()
+
+
+DENSE_ARGS = (np.array([[0.5, -1.0], [0.2, 0.4]]), np.array([[1.0, 2.0], [0.5, -1.0]]), np.array([0.1, -0.2]))
+
+
+def test_a_right_tensor_engine_passes_every_check_and_reports():
+    call = check_engine_call(trace_engine_call(dense, DENSE_ARGS, engine=Tensor, capture="full"))
+    assert all(passed(call).values()) and len(call.checks) == 5, call.checks
+    assert {r.status for r in call.alignment} == {"exact"}
+    assert [np.shape(g) for g in call.gradient] == [(2, 2), (2, 2), (2,)]
+    text = render(call)
+    assert "## State snapshot per statement of `Tensor.backward`" in text and "| v3_matmul " in text
+
+
+def test_x_times_x_summed_reports_under_every_capture():
+    """The crash the issue found (``KeyError: 'v1_mul'``), at every capture: under ``auto`` a large
+    array is kept as a summary (the lecture borrows, nothing divergent), under ``structure`` no values."""
+    for capture, x in [("auto", np.arange(100.0)), ("full", np.arange(3.0)), ("structure", np.arange(3.0))]:
+        call = check_engine_call(trace_engine_call(lambda x: (x * x).sum(), (x,), engine=Tensor, capture=capture))
+        checks = passed(call)
+        assert checks["central finite differences"] and checks["per-node local rules"], (capture, call.checks)
+        assert "raised" not in render(call)
+        np.testing.assert_array_equal(call.gradient, 2 * x)
+
+
+def test_a_tensor_engine_missing_a_transpose_is_named_in_the_report():
+    call = check_engine_call(trace_engine_call(dense, DENSE_ARGS, engine=NoTransposeTensor, capture="full"))
+    checks = passed(call)
+    assert not checks["per-node local rules"] and not checks["central finite differences"]
+    assert call.node_checks.first_failure.node == "v3_matmul" and call.node_checks.first_failure.argnum == 0
+    assert "First failing node: `v3_matmul` (`@`) argument 0" in render(call)
+
+
+def test_an_op_without_a_rule_is_reported_as_such():
+    call = check_engine_call(trace_engine_call(lambda x: (x * x).mean(), (np.array([1.0, 2.0]),), engine=MeanTensor))
+    agree = next(c for c in call.checks if c.name.startswith("reference engine"))
+    assert agree.passed and "2 not compared (the lecture's sum is not known" in agree.detail, agree.detail
+    text = render(call)
+    assert "op 'mean' is not one adtrace knows" in text
+    assert "| v0_leaf | (leaf) | [None, None] | not known |" in re.sub(" +", " ", text)

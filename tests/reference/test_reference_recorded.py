@@ -2,12 +2,14 @@
 
 import math
 
+import numpy as np
 import pytest
 from micrograd.engine import Value as MicroValue
 
 import adtrace
 from adtrace.reference.recorded import run_recorded
 from adtrace.reference.rules import BORROWED, OWN, ROOT
+from learner_arrays import MeanTensor, Tensor
 from value_classes import BuggyValue, CubeValue, Value
 
 
@@ -63,3 +65,44 @@ def test_an_op_without_a_rule_borrows_the_engines_contributions():
 def test_no_values_no_run():
     rec, lecture, _ = run(MicroValue, lambda x: x * x, 3.0, capture="structure")
     assert lecture is None
+
+
+# ---- arrays: a learner's tensor engine
+
+def test_the_classic_crash_x_times_x_summed_runs_over_arrays():
+    """``(x*x).sum()`` with an array ``x`` (raised KeyError: 'v1_mul' when ``sum`` had no rule)."""
+    rec, lecture, (x,) = run(Tensor, lambda x: (x * x).sum(), np.array([1.0, 2.0, 3.0]), capture="full")
+    assert lecture.order == ("v2_sum", "v1_mul", "v0_leaf")
+    assert all(step.rule in (OWN, ROOT) for step in lecture.steps)
+    np.testing.assert_array_equal(lecture.steps[-1].v_i_bar, x.grad)
+    np.testing.assert_array_equal(x.grad, [2.0, 4.0, 6.0])
+
+
+def test_a_broadcast_is_summed_back_to_each_input_and_matmul_transposes():
+    w, x, b = np.array([[0.5, -1.0, 0.3], [0.2, 0.4, -0.7]]), np.array([[1.0, 2.0], [0.5, -1.0], [0.3, 0.1]]), [0.1]
+    rec, lecture, values = run(Tensor, lambda w, x, b: ((w @ x + b).tanh()).sum(), w, x, np.array(b), capture="full")
+    read = {e.node: e.outgrad for e in rec.of_kind("vjp")}
+    assert {step.primitive for step in lecture.steps} == {"@", "+", "tanh", "sum", ""}
+    for step in lecture.steps:
+        np.testing.assert_allclose(step.v_i_bar, read[step.label], rtol=1e-12, err_msg=step.label)
+        assert np.shape(step.v_i_bar) == np.shape(rec.nodes[step.label].value), step.label
+
+
+def test_a_contribution_not_known_leaves_the_sums_it_feeds_not_known():
+    """``mean`` has no rule, and its write into ``v1_mul``'s array ``.grad`` is in place (not read as
+    ``grad + c``): its contribution is not known, so neither is any sum below it (no KeyError)."""
+    rec, lecture, (x,) = run(MeanTensor, lambda x: (x * x).mean(), np.array([1.0, 2.0]), capture="full")
+    steps = {s.label: s for s in lecture.steps}
+    assert steps["v2_mean"].rule == BORROWED and steps["v2_mean"].partial_adjoints == (np.array(1.0),)
+    assert steps["v1_mul"].partial_adjoints == (None,) and steps["v1_mul"].v_i_bar is None
+    assert steps["v0_leaf"].v_i_bar is None and lecture.order == ("v2_mean", "v1_mul", "v0_leaf")
+
+
+def test_an_op_named_as_a_rule_but_computing_another_borrows():
+    """``x.sum(axis=1)`` written ``'sum'``: the rule for all elements does not apply (it raised a
+    broadcasting ValueError); the engine's recorded contribution is borrowed."""
+    rec, lecture, (x,) = run(Tensor, lambda x: (x.sum(axis=1) * 2.0).sum(), np.arange(6.0).reshape(2, 3),
+                             capture="full")
+    steps = {s.label: s for s in lecture.steps}
+    assert steps["v1_sum"].rule == BORROWED and steps["v3_mul"].rule == OWN
+    np.testing.assert_array_equal(steps["v0_leaf"].v_i_bar, x.grad)

@@ -184,3 +184,27 @@ def test_a_file_of_a_package_is_told_its_module_form(tmp_path):
     out = run("check", "pkg/model.py:loss", "--at", "2", "--engine", "pkg/engine.py:Value",
               cwd=written(tmp_path, files))
     one_error_line(out, "attempted relative import", "(a module of package pkg: give it as pkg.model:NAME)")
+def test_a_tensor_engine_through_report_check_and_view(tmp_path):
+    """A learner's numpy ``Tensor`` (``@``, a broadcast ``+``, ``tanh``, ``sum``), the arguments from a
+    function: a right class passes everything, one whose ``@`` backward forgets a transpose exits 1
+    naming ``v3_matmul`` argument 0 and its line; ``(x * x).sum()`` (it crashed) reports and checks."""
+    shutil.copy(TESTS / "learner_arrays.py", tmp_path / "learner_arrays.py")
+    (tmp_path / "layer.py").write_text(
+        "import numpy as np\n\n\ndef layer(w, x, b):\n    return ((w @ x + b).tanh()).sum()\n\n\n"
+        "def square_sum(x):\n    return (x * x).sum()\n\n\n"
+        "def layer_args():\n    return np.array([[0.5, -1.0], [0.2, 0.4]]), np.array([[1.0, 2.0], [0.5, -1.0]]), "
+        "np.array([0.1, -0.2])\n")
+    args = ("layer.py:layer", "--args-from", "layer.py:layer_args")
+    right = adtrace("report", *args, "--engine", "learner_arrays.py:Tensor", "--check-nodes", "-o", "r.md",
+                    "--html", "r.html", cwd=tmp_path)
+    assert right.returncode == 0, right.stderr
+    assert "FAIL" not in (tmp_path / "r.md").read_text() and (tmp_path / "r.html").read_text().startswith("<!DOCTYPE")
+    wrong = adtrace("check", *args, "--engine", "learner_arrays.py:NoTransposeTensor", cwd=tmp_path)
+    assert wrong.returncode == 1 and "First failing node: `v3_matmul` (`@`) argument 0, called at layer.py:5" in (
+        wrong.stdout), wrong.stdout + wrong.stderr
+    view = adtrace("view", *args, "--engine", "learner_arrays.py:NoTransposeTensor", "-o", "p.html", cwd=tmp_path)
+    assert view.returncode == 1 and view.stderr.endswith("wrote p.html\n"), view.stderr
+    for command in ("report", "check"):
+        out = adtrace(command, "layer.py:square_sum", "--at", "[1.0, 2.0, 3.0]", "--engine", "learner_arrays.py:Tensor",
+                      *(["-o", "s.md"] if command == "report" else []), cwd=tmp_path)
+        assert out.returncode == 0 and "Traceback" not in out.stderr, out.stdout + out.stderr

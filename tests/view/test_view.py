@@ -367,3 +367,28 @@ def test_recording_to_html_writes_as_every_writer_does(tmp_path, monkeypatch):
     assert stat.S_IMODE(target.stat().st_mode) == 0o600
     with pytest.raises(IsADirectoryError):
         rec.to_html(tmp_path)
+
+
+def test_a_tensor_engine_plays_its_arrays_and_names_its_wrong_node():
+    """A layer of numpy arrays (``@``, a row broadcast in ``+``, ``tanh``, ``sum``) whose ``@`` backward
+    forgets a transpose: the page plays the class's own visits, the lecture's sums beside the engine's
+    ``.grad`` as arrays (the bias's summed back to its shape), and the failing node in its checks."""
+    import numpy as np
+    from adtrace.checker.engine_rules import check_engine_call
+    from adtrace.compare.traced_engine_call import trace_engine_call
+    from learner_arrays import NoTransposeTensor
+
+    args = (np.array([[0.5, -1.0], [0.2, 0.4]]), np.array([[1.0, 2.0], [0.5, -1.0]]), np.array([0.1, -0.2]))
+    call = check_engine_call(trace_engine_call(lambda w, x, b: ((w @ x + b).tanh()).sum(), args,
+                                               engine=NoTransposeTensor))
+    data = page_data(call=call)
+    (page_pass,) = data["passes"]
+    names = labels(data, page_pass)
+    visits = [names[state[1]] for state in page_pass["steps"]["state"] if state and state[0] == "visit"]
+    assert visits[:3] == ["v6_sum", "v5_tanh", "v4_add"] and sorted(visits) == sorted(names)  # then a set's order
+    *_, (grads, lecture) = replay(page_pass, names)
+    grads = dict(grads)
+    assert grads["v2_leaf"] == "[1.77651 1.0646]" and lecture["v2_leaf"] == (["[1.77651 1.0646]"], "[1.77651 1.0646]")
+    assert all(lecture[label][1] == grads[label] for label in ("v6_sum", "v5_tanh", "v4_add", "v3_matmul"))
+    checks = {name: (result, detail) for name, result, detail in data["checks"]}
+    assert checks["per-node local rules"] == ("FAIL", "first failing node: v3_matmul argument 0")

@@ -8,6 +8,11 @@ micrograd's reversed forms (``__radd__``, ``__rmul__``, ``__rsub__``, ``__rtrued
 ``__sub__``, ``__truediv__``) build their nodes from ``+``, ``*`` and ``**k``, so these rules cover
 them; a learner's class that writes ``-`` or ``/`` nodes of its own is covered too. For
 ``x*x`` at 3: ``'*'`` gives ``(3, 3)`` for the inputs ``(x, x)``.
+
+A class of numpy arrays (a learner's tensor engine) also has ``'@'`` and ``'sum'`` (all elements),
+which are not elementwise: their rules are partial adjoints, ``vjp(g, out, *inputs)``. An
+elementwise op's partial adjoint ``g * dv_i/dv_k`` is summed back to the input's shape where numpy
+broadcast it (``unbroadcast``); a number's is the product as it is.
 """
 
 import numpy as np
@@ -24,6 +29,30 @@ _OPS = {  # op -> (forward(*inputs), derivatives(out, *inputs))
     "log": (np.log, lambda out, a: (1.0 / a,)),
 }
 _OPS["relu"] = _OPS["ReLU"]
+
+
+def _matmul_vjp(g, out, a, b):
+    """``(g @ b.T, a.T @ g)``, a 1-D side taken as a row (``a``) or a column (``b``), as numpy's ``@`` does."""
+    a2, b2 = np.atleast_2d(a), (np.asarray(b)[:, None] if np.ndim(b) == 1 else np.asarray(b))
+    g2 = np.reshape(g, np.shape(a2 @ b2))
+    return (np.reshape(unbroadcast(g2 @ np.swapaxes(b2, -1, -2), a2.shape), np.shape(a)),
+            np.reshape(unbroadcast(np.swapaxes(a2, -1, -2) @ g2, b2.shape), np.shape(b)))
+
+
+_STRUCTURAL = {  # op -> (inputs, forward(*inputs), vjp(g, out, *inputs))
+    "@": (2, lambda a, b: a @ b, _matmul_vjp),
+    "sum": (1, np.sum, lambda g, out, a: (g * np.ones_like(a),)),
+}
+
+
+def unbroadcast(partial, shape):
+    """``partial`` summed over the axes numpy broadcast an input of ``shape`` along (numpy's rule:
+    leading axes added, axes of length 1 stretched); ``partial`` itself when the shapes agree."""
+    if np.shape(partial) == tuple(shape):
+        return partial
+    partial = np.sum(partial, axis=tuple(range(np.ndim(partial) - len(shape))))
+    stretched = tuple(axis for axis, n in enumerate(shape) if n == 1 and np.shape(partial)[axis] != 1)
+    return np.sum(partial, axis=stretched, keepdims=True) if stretched else partial
 
 
 def power(op):
@@ -46,13 +75,42 @@ def _pair(op, inputs):
     return pair if pair is not None and inputs == (2 if op in _BINARY else 1) else None
 
 
+def _elementwise_vjp(derivatives):
+    def vjp(g, out, *inputs):
+        return tuple(unbroadcast(g * d, np.shape(a)) for d, a in zip(derivatives(out, *inputs), inputs))
+    return vjp
+
+
 class Ops:
-    known = "+, -, *, /, **k, ReLU, tanh, exp, log"  # (as a message names them)
+    known = "+, -, *, /, **k, ReLU, tanh, exp, log, @, sum"  # (as a message names them)
 
     def forward(self, op, inputs):
         """``forward(*inputs)`` of ``op`` for this many inputs, or None."""
+        structural = _STRUCTURAL.get(op) if isinstance(op, str) else None
+        if structural is not None:
+            return structural[1] if inputs == structural[0] else None
         pair = _pair(op, inputs)
         return None if pair is None else pair[0]
+
+    def fits(self, op, out, inputs):
+        """Whether ``op``'s forward at ``inputs`` has the shape of the recorded ``out`` (a class's
+        ``sum(axis=1)`` written ``'sum'`` is not this ``sum``: its rule would not apply). Numbers fit."""
+        if all(np.ndim(v) == 0 for v in (out, *inputs)):
+            return True
+        try:
+            with np.errstate(all="ignore"):
+                return np.shape(self.forward(op, len(inputs))(*inputs)) == getattr(out, "shape", np.shape(out))
+        except (TypeError, ValueError):  # (operands numpy cannot broadcast or multiply)
+            return False
+
+    def vjp(self, op, inputs):
+        """``rule(g, out, *inputs) -> (partial adjoint, ...)`` of ``op`` for this many inputs (one per
+        input, in its shape), or None."""
+        structural = _STRUCTURAL.get(op) if isinstance(op, str) else None
+        if structural is not None:
+            return structural[2] if inputs == structural[0] else None
+        pair = _pair(op, inputs)
+        return None if pair is None else _elementwise_vjp(pair[1])
 
     def derivatives(self, op, inputs):
         """``rule(out, *inputs) -> (dv_i/dv_k, ...)`` of ``op`` for this many inputs, or None."""

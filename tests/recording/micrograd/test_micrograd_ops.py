@@ -3,6 +3,7 @@
 import math
 import re
 
+import numpy as np
 import pytest
 
 from adtrace.recording.micrograd import ops
@@ -41,6 +42,40 @@ def test_the_readme_lists_the_ops_with_rules():
     """The README's ``own rules for `+ - * / **k ...``` are the ops with a rule (``relu`` spelled either
     way, ``**k`` any power), as the error message names them."""
     (listed,) = re.findall(r"own rules for `([^`]+)`", " ".join(readme().split()))
-    ruled = [op for op in ops._OPS if op != "relu"]
+    ruled = [op for op in {**ops._OPS, **ops._STRUCTURAL} if op != "relu"]
     assert ops._OPS["relu"] is ops._OPS["ReLU"]
     assert sorted(listed.split()) == sorted(ruled + ["**k"]) == sorted(OPS.known.split(", "))
+
+
+@pytest.mark.parametrize("op, inputs", [
+    ("@", (np.array([[0.5, -1.0, 0.3], [0.2, 0.4, -0.7]]), np.array([[1.0, 2.0], [0.5, -1.0], [0.3, 0.1]]))),
+    ("@", (np.array([0.5, -1.0, 0.3]), np.array([[1.0, 2.0], [0.5, -1.0], [0.3, 0.1]]))),
+    ("@", (np.array([[1.0, 2.0], [0.5, -1.0]]), np.array([0.3, -0.4]))),
+    ("@", (np.array([0.5, -1.0]), np.array([0.3, -0.4]))),
+    ("sum", (np.array([[1.0, 2.0], [0.5, -1.0]]),)),
+    ("+", (np.array([[1.0, 2.0], [0.5, -1.0]]), np.array([0.3, -0.4]))),
+    ("*", (np.array([[1.0], [0.5]]), np.array([0.3, -0.4, 2.0]))),
+    ("*", (np.array([1.0, 0.5]), 3.0)),
+])
+def test_each_vjp_of_arrays_is_the_transposed_derivative(op, inputs):
+    """<vjp(g), w> = <g, J w> for random g and w, J w by central differences (the rules are linear in
+    w for these ops: exact up to rounding); each partial adjoint has its input's shape (broadcast
+    summed back)."""
+    rng = np.random.default_rng(0)
+    forward = OPS.forward(op, len(inputs))
+    out = forward(*inputs)
+    g = rng.standard_normal(np.shape(out))
+    partials = OPS.vjp(op, len(inputs))(g, out, *inputs)
+    for k, (a, partial) in enumerate(zip(inputs, partials)):
+        assert np.shape(partial) == np.shape(a), (op, k)
+        w = rng.standard_normal(np.shape(a))
+        h = 1e-6
+        moved = [list(inputs), list(inputs)]
+        moved[0][k], moved[1][k] = a + h * w, a - h * w
+        numeric = np.sum(g * (forward(*moved[0]) - forward(*moved[1])) / (2 * h))
+        assert np.sum(partial * w) == pytest.approx(numeric, rel=1e-7), (op, k)
+
+
+def test_a_number_s_partial_adjoint_is_the_plain_product():
+    assert OPS.vjp("*", 2)(2.0, 6.0, 3.0, 2.0) == (4.0, 6.0) and type(OPS.vjp("+", 2)(1, 2, 1, 1)[0]) is float
+    assert OPS.vjp("@", 1) is None and OPS.vjp("sum", 2) is None and OPS.vjp("mean", 1) is None
