@@ -8,6 +8,8 @@ import pytest
 
 from adtrace.checker import FAIL, PASS
 from adtrace.checker.engine_rules import check_engine
+import learner_shapes
+from restored import assert_restored
 from value_classes import Value
 
 FACTORS = {"2x": 2.0, "1e-4": 1 + 1e-4, "1e-8": 1 + 1e-8}
@@ -120,3 +122,36 @@ def test_a_power_next_to_zero_is_checked():
 
     report = check_engine(lambda a: a ** 0.5, 1e-300, cls=Value)
     assert statuses(report) == [PASS], report.rows
+
+
+# ---- learners' classes of every common shape (tests/learner_shapes.py), recorded with no configuration
+
+def reused(a, b):
+    """``a`` reaches the result twice: an assignment in ``__add__``'s backward loses ``mul``'s contribution."""
+    return (a + b) * a
+
+
+@pytest.mark.parametrize("cls", learner_shapes.SHAPES, ids=lambda c: c.__name__)
+def test_each_learners_shape_is_recorded_reported_and_checked_and_its_bug_named(cls):
+    from adtrace.compare.traced_engine_call import trace_engine_call
+    from adtrace.checker.engine_rules import check_engine_call
+    from adtrace.report import render
+
+    for engine, right in ((cls, True), (learner_shapes.BUGGY[cls], False)):
+        before = dict(vars(engine))
+        call = check_engine_call(trace_engine_call(reused, (3.0, 4.0), engine=engine))
+        assert_restored(engine, before)
+        checks = {c.name: c.passed for c in call.checks}
+        assert checks["both visit orders are reverse topological"], call.checks  # every value visited once
+        assert all(checks.values()) == right and checks["every write into .grad adds"] == right, call.checks
+        assert call.gradient == ((10.0, 3.0) if right else (3.0, 3.0))
+        assert [e.node for e in call.recording.of_kind("toposort")][:2] == ["v3_mul", "v2_add"]
+        assert "every write into .grad adds" in render(call)
+        report = check_engine(reused, 3.0, 4.0, cls=engine)
+        assert_restored(engine, before)
+        first = report.first_failure
+        if right:
+            assert first is None and {r.status for r in report.rows} == {PASS} and len(report.rows) == 4
+        else:
+            assert (first.node, first.test, first.site) == (
+                "v2_add", "accumulation", f"tests/checker/test_engine_rules.py:{reused.__code__.co_firstlineno + 2}")

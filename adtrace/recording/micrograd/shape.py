@@ -1,17 +1,21 @@
 """The shape of a micrograd-like engine, checked before anything is hooked.
 
 adtrace records a class of micrograd's shape: every value holds its own ``data`` and ``grad`` and
-the ``_backward`` closure of the operation that made it, ``__init__(data, _children=(), _op='')``
-receives the operation's inputs in argument order, and ``backward()`` calls the closures. A class
-that is not of that shape gets one ``ShapeError`` listing everything that is missing.
+the local backward of the operation that made it, ``__init__`` receives the operation's inputs in
+argument order (``__init__(data, _children=(), _op='')``), and ``backward()`` calls the local
+backwards. A class that is not of that shape gets one ``ShapeError`` listing everything that is
+missing.
 
-Supported: ``grad``, ``data`` and ``_backward`` stored in the instance ``__dict__`` or in
-``__slots__`` (the hooks delegate to the slot); ``backward``/``__init__`` inherited from a base.
+Supported, as learners write them: ``grad``, ``data`` and ``_backward`` stored in the instance
+``__dict__`` or in ``__slots__`` (the hooks delegate to the slot), a ``@dataclass(eq=False)``'s
+fields; the children under any of ``CHILDREN_PARAMETERS`` (a set, tuple or list); ``_backward`` a
+closure per value (a leaf's None, or none at all) or one method dispatching on ``self._op``;
+``backward``/``__init__`` inherited from a base, ``backward(self, grad=1.0)`` with a seed.
 Refused: ``grad`` or ``_backward`` as a property or another data descriptor (it may store or
-compute the value elsewhere: what is read would not be what the engine holds), ``_backward`` as a
-method instead of a per-value closure, and custom ``__getattribute__``/``__setattr__``/
-``__delattr__`` (writes could bypass the hooks). The per-instance attributes are checked on a
-probe leaf ``cls(0.0)``, made before anything is hooked.
+compute the value elsewhere: what is read would not be what the engine holds), and custom
+``__getattribute__``/``__setattr__``/``__delattr__`` (writes could bypass the hooks). The
+per-instance attributes are checked on a probe leaf ``cls(0.0)`` (and the value ``probe * probe``
+makes), made before anything is hooked.
 """
 
 import inspect
@@ -19,10 +23,11 @@ import types
 
 from ..value_class.hooks import Shape
 
-CHILDREN_PARAMETERS = ("_children", "children")
+# the names learners give __init__'s children (a dataclass's field among them: ``_prev``), first match wins
+CHILDREN_PARAMETERS = ("_children", "children", "_prev", "prev", "parents", "inputs")
 # the attributes of micrograd's shape that are the engine's hook sites (``recording/engines.Engine``)
 PASS_START, LOCAL_BACKWARD, GRAD_WRITE = "backward", "_backward", "grad"
-PER_INSTANCE = ("data", GRAD_WRITE, LOCAL_BACKWARD)
+PER_INSTANCE = ("data", GRAD_WRITE)
 HOOKED_ATTRIBUTES = (GRAD_WRITE, LOCAL_BACKWARD)
 _GUARDS = ("__getattribute__", "__setattr__", "__delattr__")
 
@@ -65,11 +70,16 @@ def _children_parameter(cls, missing):
     for index, parameter in enumerate(parameters):
         if parameter.name in CHILDREN_PARAMETERS and parameter.kind in usable:
             keyword_only = parameter.kind is inspect.Parameter.KEYWORD_ONLY
-            default = () if parameter.default is inspect.Parameter.empty else parameter.default
-            return parameter.name, None if keyword_only else index, default
-    missing.append("__init__ takes no children: it needs a parameter `_children` (or `children`), "
+            return parameter.name, None if keyword_only else index, _children_default(parameter.default)
+    missing.append(f"__init__ takes no children: it needs a parameter named one of {', '.join(CHILDREN_PARAMETERS)}, "
                    "the operation's inputs in argument order")
     return None
+
+
+def _children_default(default):
+    """What a value made without children was given: a dataclass's ``default_factory`` (its
+    signature shows a sentinel) or no default is no children."""
+    return default if isinstance(default, (tuple, list, set, frozenset)) else ()
 
 
 def _check_backward(cls, missing):
@@ -101,32 +111,52 @@ def _check_probe(cls, missing, skip):
         missing.append(f"could not make a leaf {cls.__qualname__}(0.0) to check its attributes: "
                        f"{type(exc).__name__}: {exc}")
         return
-    own = getattr(probe, "__dict__", {})
     for name in PER_INSTANCE:
-        if name not in skip and name not in own and not _in_slot(probe, _slot(cls, name)):
+        if name not in skip and not _has_own(probe, name):
             missing.append(f"no per-instance {name} (set self.{name} in __init__)")
-    if LOCAL_BACKWARD in own or _in_slot(probe, _slot(cls, LOCAL_BACKWARD)):
-        if not callable(probe._backward):
-            missing.append("_backward of a leaf is not callable")
+    operations = []
+    made = _check_operations(cls, probe, operations)
+    if LOCAL_BACKWARD not in skip:
+        _check_local_backward(cls, probe, made, missing)
     if not hasattr(probe, "_op"):
         missing.append("no _op (the operation's name, e.g. '+')")
-    _check_operations(cls, probe, missing)
+    missing += operations
+
+
+def _check_local_backward(cls, probe, made, missing):
+    """A closure per value (a leaf's may be None, or absent when an operation's value has one), or
+    one method of the class (dispatching on ``_op``)."""
+    if isinstance(inspect.getattr_static(cls, LOCAL_BACKWARD, None), types.FunctionType):
+        return  # a method: backward() calls it on each value
+    if _has_own(probe, LOCAL_BACKWARD):
+        if probe._backward is not None and not callable(probe._backward):
+            missing.append("_backward of a leaf is neither callable nor None")
+    elif made is None or not _has_own(made, LOCAL_BACKWARD):
+        missing.append("no per-instance _backward (a closure set by each operation, out._backward = ...) "
+                       "nor a _backward method")
+
+
+def _has_own(value, name):
+    return name in getattr(value, "__dict__", {}) or _in_slot(value, _slot(type(value), name))
 
 
 def _check_operations(cls, probe, missing):
     """Refuse a subclass whose operations (inherited) make values of its base class: those values
-    would not be recorded, only the leaves made as the subclass."""
+    would not be recorded, only the leaves made as the subclass. Returns a value an operation
+    made (None if none could be made)."""
     for operation in ("__mul__", "__add__"):
         if callable(getattr(cls, operation, None)):
             try:
-                made = type(getattr(probe, operation)(probe))
+                value = getattr(probe, operation)(probe)
             except Exception:  # (an operation that needs other operands: nothing to learn here)
                 continue
+            made = type(value)
             if made is not cls and issubclass(cls, made):
                 missing.append(f"its operations make {made.__name__} values, not {cls.__name__} ones: "
                                f"record(engine={made.__module__}.{made.__qualname__}) records them, the "
                                f"{cls.__name__} values included")
-            return
+            return value
+    return None
 
 
 def _slot(cls, name):

@@ -97,8 +97,8 @@ class GradDescriptor:
 
 
 class BackwardDescriptor:
-    """``value._backward``: the value's own closure, read as a recorded wrapper inside a recorded
-    ``backward()`` (that is where ``backward()`` reads it to call it)."""
+    """``value._backward``: the value's own closure (or the class's method, bound), read as a recorded
+    wrapper inside a recorded ``backward()`` (that is where ``backward()`` reads it to call it)."""
 
     def __init__(self, hooks, storage):
         self.hooks, self.storage = hooks, storage
@@ -106,9 +106,18 @@ class BackwardDescriptor:
     def __get__(self, value, owner=None):
         if value is None:
             return self
-        closure = self.storage.load(value)
         state = self.hooks.local
-        if state.ends and not state.quiet:
+        listening = state.ends and not state.quiet
+        try:
+            closure = self.storage.load(value)
+        except AttributeError:  # a leaf without one (``hasattr(v, "_backward")``)
+            if listening:
+                self.hooks.no_local_backward(value)
+            raise
+        if listening:
+            if closure is None:  # a leaf's None: backward() has nothing to call
+                self.hooks.no_local_backward(value)
+                return None
             return self.hooks.recorded_local_backward(value, closure)
         return closure
 

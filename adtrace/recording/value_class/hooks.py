@@ -147,6 +147,7 @@ class ClassHooks:
             state, error = hooks.local, None
             hooks.notify("backward_started", end)
             state.ends.append(end)
+            state.bare.append({})
             try:
                 return original(end, *args, **kwargs)
             except BaseException as exc:
@@ -154,6 +155,7 @@ class ClassHooks:
                 raise
             finally:
                 state.ends.pop()
+                state.bare.pop()
                 state.addition = None
                 hooks.notify("backward_ended", end, error)
                 error = None  # no cycle through this frame's traceback
@@ -186,6 +188,16 @@ class ClassHooks:
 
         recorded.__wrapped__ = closure
         return recorded
+
+    def no_local_backward(self, node):
+        """``backward()`` read ``node._backward`` and found none (a leaf's None, or no attribute): the
+        visit of a value with nothing to propagate, told once per pass as micrograd's no-op closure's is."""
+        state = self.local
+        if state.frames or id(node) in state.bare[-1]:
+            return
+        state.bare[-1][id(node)] = node
+        self.notify("local_backward_started", node, self.grad.load_or_missing(node))
+        self.notify("local_backward_ended", node, None)
 
     # ---- what happened, told to the sinks
 
@@ -237,6 +249,7 @@ def _is_iterator(children):
 class _ThreadState(threading.local):
     def __init__(self):
         self.ends = []        # values whose hooked backward() runs, innermost last
+        self.bare = []        # per running backward(): id -> value found without a local backward
         self.frames = []      # a _Frame per running _backward, innermost last
         self.addition = None  # the last addition of a tracked number: (sum, left, right)
         self.quiet = 0        # > 0 while a sink is called

@@ -4,6 +4,8 @@ import pytest
 from micrograd.engine import Value as MicroValue
 
 from adtrace.recording.micrograd import ShapeError, attach, check_shape, hooked_classes
+import learner_shapes
+from restored import assert_restored
 from value_classes import ArrayValue, BuggyValue, EventLog, MiniValue, SlotValue, Value
 
 
@@ -38,8 +40,13 @@ class NoBackward:
 
 
 class NoLocalBackward(MiniValue):
+    """No _backward on a leaf nor on what an operation makes, and no method: nothing to call."""
+
     def __init__(self, data, _children=(), _op=''):
         self.data, self.grad, self._prev, self._op = data, 0, set(_children), _op
+
+    def __mul__(self, other):
+        return NoLocalBackward(self.data * other.data, (self, other), '*')
 
 
 class NoChildren(MiniValue):
@@ -83,14 +90,6 @@ class SlotsWithoutGrad:
         pass
 
 
-class MethodBackward(MiniValue):
-    def __init__(self, data, _children=(), _op=''):
-        self.data, self.grad, self._prev, self._op = data, 0, set(_children), _op
-
-    def _backward(self):  # one method for all values: not the closure of the operation
-        pass
-
-
 class NoOp(MiniValue):
     def __init__(self, data, _children=()):
         self.data, self.grad, self._backward, self._prev = data, 0, lambda: None, set(_children)
@@ -105,7 +104,6 @@ class NoOp(MiniValue):
     (CustomSetattr, ["a custom __setattr__"]),
     (NeedsScale, ["could not make a leaf NeedsScale(0.0)", "TypeError"]),
     (SlotsWithoutGrad, ["no per-instance grad"]),
-    (MethodBackward, ["no per-instance _backward"]),
     (NoOp, ["no _op"]),
 ], ids=lambda v: v.__name__ if isinstance(v, type) else "")
 def test_a_class_not_of_the_shape_gets_one_error_naming_what_is_missing(cls, missing):
@@ -212,3 +210,67 @@ def test_a_subclass_whose_operations_make_its_base_is_refused_saying_what_to_pas
         x = Own(3.0)
         (x * x).backward()
     assert len(rec.of_kind("node")) == 2 and x.grad == 6.0
+
+
+# ---- learners' classes of every common shape (tests/learner_shapes.py), with no configuration
+
+@pytest.mark.parametrize("cls, children, index", [
+    (learner_shapes.SlotsValue, "_children", 1), (learner_shapes.ParentsValue, "parents", 1),
+    (learner_shapes.DataclassValue, "_prev", 3), (learner_shapes.MethodValue, "inputs", 1),
+    (learner_shapes.SeedValue, "prev", 1)], ids=lambda v: v.__name__ if isinstance(v, type) else "")
+def test_every_common_shape_is_accepted_with_its_children_parameter(cls, children, index):
+    shape = check_shape(cls)
+    assert (shape.children, shape.children_index, shape.children_default) == (children, index, ())
+    assert check_shape(learner_shapes.BUGGY[cls]).children == children
+
+
+def events_of(cls, f, *args):
+    """What ``record(engine=cls)`` records of ``f(*args).backward()``, order-free where siblings may
+    come in either order (a set's iteration): the kinds in order, every node, visit and write."""
+    import adtrace
+
+    before = dict(vars(cls))
+    with adtrace.record(engine=cls) as rec:
+        leaves = [cls(a) for a in args]
+        f(*leaves).backward()
+    assert_restored(cls, before)
+    return ([e.kind for e in rec.events],
+            sorted((e.label, e.primitive, len(e.argnums), e.value) for e in rec.of_kind("node")),
+            sorted((e.node, e.outgrad, tuple(sorted(e.ingrads))) for e in rec.of_kind("vjp")),
+            sorted((e.node, e.parent, e.previous, e.contribution, e.result, e.replaced)
+                   for e in rec.of_kind("add_outgrads")),
+            [(e.end, e.seed) for e in rec.of_kind("backward_start")]), [leaf.grad for leaf in leaves]
+
+
+@pytest.mark.parametrize("cls", learner_shapes.SHAPES, ids=lambda c: c.__name__)
+def test_every_common_shape_is_recorded_with_micrographs_events(cls):
+    def f(a, b):  # one valid order only (up to the leaves); no value twice in one op (a set keeps it once)
+        return (a + b) * a
+
+    expected, grads = events_of(Value, f, 3.0, 4.0)
+    assert events_of(cls, f, 3.0, 4.0) == (expected, grads) and grads == [10.0, 3.0]
+    buggy, _ = events_of(learner_shapes.BUGGY[cls], f, 3.0, 4.0)
+    assert [w[-1] for w in buggy[3]] == [True, False, False, False]  # v2_add's write into v0_leaf replaced
+
+
+def test_a_leaf_without_a_local_backward_is_visited_once_per_pass():
+    """``backward()`` reads a leaf's ``_backward`` (None, or no attribute) and calls nothing: one
+    visit with nothing written, as micrograd's no-op closure makes; however many times it is read."""
+    import adtrace
+
+    class ReadTwice(MiniValue):
+        def __init__(self, data, _children=(), _op=''):
+            super().__init__(data, _children, _op)
+            self._backward = None
+
+        def backward(self):
+            self.grad = 1.0
+            for v in (self, *self._prev, *self._prev):
+                if v._backward is not None and v._backward is not None:
+                    v._backward()
+
+    with adtrace.record(engine=ReadTwice) as rec:
+        x = ReadTwice(3.0)
+        (x + x).backward()
+    assert rec.visit_order(1) == ["v1_add", "v0_leaf"] and x.grad == 2.0
+    assert [e.ingrads for e in rec.of_kind("vjp")] == [(1.0, 1.0), ()]
