@@ -11,7 +11,10 @@ Each is recorded with no configuration (``record(engine=cls)``):
   the children passed as ``inputs``, a tuple;
 - ``SeedValue``: ``backward(self, grad=1.0)`` seeds with its argument; the children passed as ``prev``.
 
-Their ``Buggy...`` twins differ in one line, marked ``# the bug``. Independent of the micrograd package.
+Their ``Buggy...`` twins differ in one line, marked ``# the bug``. ``Scalar`` keeps everything under
+names of its own (``value``, ``g``, ``kids``, ``backprop``, ``kind``, ``backpropagate()``): adtrace cannot
+read it, a declaration describes it (``SCALAR_NAMES``: ``declare(Scalar, **SCALAR_NAMES)``).
+Independent of the micrograd package.
 """
 
 from dataclasses import dataclass, field
@@ -437,6 +440,93 @@ class BuggySeedValue:
         for v in reversed(topo):
             v._backward()
 
+
+class Scalar:
+
+    def __init__(self, value, kids=(), kind=''):
+        self.value = value
+        self.g = 0.0
+        self.backprop = lambda: None
+        self.kids = tuple(kids)
+        self.kind = kind
+
+    def __add__(self, other):
+        out = Scalar(self.value + other.value, (self, other), '+')
+
+        def backprop():
+            self.g += out.g
+            other.g += out.g
+        out.backprop = backprop
+        return out
+
+    def __mul__(self, other):
+        out = Scalar(self.value * other.value, (self, other), '*')
+
+        def backprop():
+            self.g += other.value * out.g
+            other.g += self.value * out.g
+        out.backprop = backprop
+        return out
+
+    def backpropagate(self):
+        topo, visited = [], set()
+
+        def build(v):
+            if v not in visited:
+                visited.add(v)
+                for kid in v.kids:
+                    build(kid)
+                topo.append(v)
+        build(self)
+        self.g = 1.0
+        for v in reversed(topo):
+            v.backprop()
+
+
+class BuggyScalar:
+
+    def __init__(self, value, kids=(), kind=''):
+        self.value = value
+        self.g = 0.0
+        self.backprop = lambda: None
+        self.kids = tuple(kids)
+        self.kind = kind
+
+    def __add__(self, other):
+        out = BuggyScalar(self.value + other.value, (self, other), '+')
+
+        def backprop():
+            self.g = out.g  # the bug
+            other.g += out.g
+        out.backprop = backprop
+        return out
+
+    def __mul__(self, other):
+        out = BuggyScalar(self.value * other.value, (self, other), '*')
+
+        def backprop():
+            self.g += other.value * out.g
+            other.g += self.value * out.g
+        out.backprop = backprop
+        return out
+
+    def backpropagate(self):
+        topo, visited = [], set()
+
+        def build(v):
+            if v not in visited:
+                visited.add(v)
+                for kid in v.kids:
+                    build(kid)
+                topo.append(v)
+        build(self)
+        self.g = 1.0
+        for v in reversed(topo):
+            v.backprop()
+
+
+SCALAR_NAMES = dict(data="value", grad="g", children="kids", local_backward="backprop", backward="backpropagate",
+                    op="kind")
 
 SHAPES = [SlotsValue, ParentsValue, DataclassValue, MethodValue, SeedValue]  # each with no configuration
 BUGGY = {SlotsValue: BuggySlotsValue, ParentsValue: BuggyParentsValue, DataclassValue: BuggyDataclassValue,

@@ -131,24 +131,38 @@ def reused(a, b):
     return (a + b) * a
 
 
-@pytest.mark.parametrize("cls", learner_shapes.SHAPES, ids=lambda c: c.__name__)
-def test_each_learners_shape_is_recorded_reported_and_checked_and_its_bug_named(cls):
-    from adtrace.compare.traced_engine_call import trace_engine_call
+def declared(cls):
+    from adtrace.recording.micrograd import declare
+
+    return declare(cls, **learner_shapes.SCALAR_NAMES)
+
+
+@pytest.mark.parametrize("good, bad", [(cls, learner_shapes.BUGGY[cls]) for cls in learner_shapes.SHAPES] + [
+    (lambda: declared(learner_shapes.Scalar), lambda: declared(learner_shapes.BuggyScalar))],
+    ids=[cls.__name__ for cls in learner_shapes.SHAPES] + ["declared Scalar"])
+def test_each_learners_shape_is_recorded_reported_and_checked_and_its_bug_named(good, bad):
     from adtrace.checker.engine_rules import check_engine_call
+    from adtrace.compare.traced_engine_call import trace_engine_call
     from adtrace.report import render
 
-    for engine, right in ((cls, True), (learner_shapes.BUGGY[cls], False)):
-        before = dict(vars(engine))
+    for engine, right in ((good, True), (bad, False)):
+        engine = engine if isinstance(engine, type) else engine()
+        cls = engine if isinstance(engine, type) else engine.cls
+        before = dict(vars(cls))
         call = check_engine_call(trace_engine_call(reused, (3.0, 4.0), engine=engine))
-        assert_restored(engine, before)
+        assert_restored(cls, before)
         checks = {c.name: c.passed for c in call.checks}
         assert checks["both visit orders are reverse topological"], call.checks  # every value visited once
         assert all(checks.values()) == right and checks["every write into .grad adds"] == right, call.checks
         assert call.gradient == ((10.0, 3.0) if right else (3.0, 3.0))
         assert [e.node for e in call.recording.of_kind("toposort")][:2] == ["v3_mul", "v2_add"]
         assert "every write into .grad adds" in render(call)
+        rec = call.recording  # each event mapped to the statement of the class's own backward()
+        assert rec.statement(rec.of_kind("vjp")[0]) in ("v._backward()", "v.backprop()")
+        assert rec.statement(rec.of_kind("backward_start")[0]) in ("self.grad = 1.0", "self.grad = 1",
+                                                                    "self.grad = grad", "self.g = 1.0")
         report = check_engine(reused, 3.0, 4.0, cls=engine)
-        assert_restored(engine, before)
+        assert_restored(cls, before)
         first = report.first_failure
         if right:
             assert first is None and {r.status for r in report.rows} == {PASS} and len(report.rows) == 4

@@ -74,12 +74,18 @@ class HookError(RuntimeError):
 
 @dataclass(frozen=True)
 class Shape:
-    """What the hooks need to know about a value class beyond the engine's hook sites: how its
-    ``__init__`` is given a value's children."""
+    """What the hooks need to know about a value class: how its ``__init__`` is given a value's
+    children, and the attributes holding each value's data, gradient, local backward and op, and
+    the pass's method (micrograd's names unless the class was declared otherwise)."""
     cls: type
     children: str            # the name of __init__'s children parameter
     children_index: object   # its index among the arguments after self, None if keyword-only
     children_default: object
+    data: str = "data"
+    grad: str = "grad"
+    local_backward: str = "_backward"
+    backward: str = "backward"
+    op: str = "_op"
 
 
 class ClassHooks:
@@ -206,7 +212,8 @@ class ClassHooks:
 
     def node_created(self, node, children):
         self.children[id(node)] = (node, children)
-        self.notify("node_created", node, children, getattr(node, "_op", None), getattr(node, "data", None))
+        self.notify("node_created", node, children, getattr(node, self.shape.op, None),
+                    getattr(node, self.shape.data, None))
 
     def grad_written(self, target, previous, result, addition):
         state = self.local
