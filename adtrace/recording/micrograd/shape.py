@@ -176,9 +176,23 @@ def _check_local_backward(cls, name, probe, made, missing, unfound):
         if closure is not None and not callable(closure):
             missing.append(f"{name} of a leaf is neither callable nor None")
     elif made is None or not _has_own(made, name):
+        edges = _edges(cls, made)
+        if edges is not None:  # (a declaration would not help: say what the class does instead)
+            missing.append(f"no {name}: its values keep (value, local derivative) pairs in {edges} and "
+                           "backward() multiplies along them (the edge style): not recorded yet")
+            return
         missing.append(f"no per-instance {name} (a closure set by each operation, out.{name} = ...) "
                        f"nor a {name} method")
         unfound.add("local_backward")
+
+
+def _edges(cls, made):
+    """The attribute of ``made`` holding ``(value, local derivative)`` pairs, if any."""
+    for attribute, held in getattr(made, "__dict__", {}).items():
+        if isinstance(held, (list, tuple)) and held and all(
+                isinstance(pair, tuple) and len(pair) == 2 and isinstance(pair[0], cls) for pair in held):
+            return attribute
+    return None
 
 
 def _has_own(value, name):

@@ -337,3 +337,25 @@ def test_the_readme_declares_the_class_as_the_tests_do():
 
     keywords = re.search(r"engine = declare\(Scalar, (.*?)\)", " ".join(readme().split())).group(1)
     assert eval(f"dict({keywords})") == learner_shapes.SCALAR_NAMES
+
+
+def test_the_edge_style_is_named_as_what_it_is_without_a_declaration_that_would_not_help():
+    """The autodidact's style: ``parents`` holds ``(value, local derivative)`` pairs, no closures."""
+
+    class Var:
+        def __init__(self, data, parents=(), _op=''):
+            self.data, self.grad, self.parents, self._op = data, 0.0, list(parents), _op
+
+        def __mul__(self, other):
+            return Var(self.data * other.data, [(self, other.data), (other, self.data)], '*')
+
+        def backward(self):
+            self.grad = 1.0
+            for parent, local in self.parents:
+                parent.grad += local * self.grad
+
+    with pytest.raises(ShapeError) as error:
+        check_shape(Var)
+    assert str(error.value).splitlines()[1:] == [
+        "  - no _backward: its values keep (value, local derivative) pairs in parents and backward() multiplies "
+        "along them (the edge style): not recorded yet"]
