@@ -9,7 +9,9 @@ Each is recorded with no configuration (``record(engine=cls)``):
 - ``DataclassValue``: a ``@dataclass(eq=False)`` whose ``_prev`` field is given a set;
 - ``MethodValue``: ``_backward`` one method dispatching on ``self._op`` (no closure per value);
   the children passed as ``inputs``, a tuple;
-- ``SeedValue``: ``backward(self, grad=1.0)`` seeds with its argument; the children passed as ``prev``.
+- ``SeedValue``: ``backward(self, grad=1.0)`` seeds with its argument; the children passed as ``prev``;
+- ``EdgeValue``: the autodidact's edge style, ``parents`` holding ``(value, local derivative)`` pairs and
+  ``backward()`` multiplying along them (no closures).
 
 Their ``Buggy...`` twins differ in one line, marked ``# the bug``. ``Scalar`` keeps everything under
 names of its own (``value``, ``g``, ``kids``, ``backprop``, ``kind``, ``backpropagate()``): adtrace cannot
@@ -528,6 +530,70 @@ class BuggyScalar:
 SCALAR_NAMES = dict(data="value", grad="g", children="kids", local_backward="backprop", backward="backpropagate",
                     op="kind")
 
-SHAPES = [SlotsValue, ParentsValue, DataclassValue, MethodValue, SeedValue]  # each with no configuration
+
+
+class EdgeValue:
+    """The autodidact's style: each value keeps its ``parents`` as ``(value, local derivative)`` pairs,
+    ``backward()`` multiplies along them; no closures."""
+
+    def __init__(self, data, parents=(), _op=''):
+        self.data = data
+        self.grad = 0.0
+        self.parents = list(parents)
+        self._op = _op
+
+    def __add__(self, other):
+        return EdgeValue(self.data + other.data, [(self, 1.0), (other, 1.0)], '+')
+
+    def __mul__(self, other):
+        return EdgeValue(self.data * other.data, [(self, other.data), (other, self.data)], '*')
+
+    def backward(self):
+        topo, visited = [], set()
+
+        def build(v):
+            if v not in visited:
+                visited.add(v)
+                for parent, _ in v.parents:
+                    build(parent)
+                topo.append(v)
+        build(self)
+        self.grad = 1.0
+        for v in reversed(topo):
+            for parent, local in v.parents:
+                parent.grad += local * v.grad
+
+
+class BuggyEdgeValue:
+
+    def __init__(self, data, parents=(), _op=''):
+        self.data = data
+        self.grad = 0.0
+        self.parents = list(parents)
+        self._op = _op
+
+    def __add__(self, other):
+        return BuggyEdgeValue(self.data + other.data, [(self, 1.0), (other, 1.0)], '+')
+
+    def __mul__(self, other):
+        return BuggyEdgeValue(self.data * other.data, [(self, other.data), (other, self.data)], '*')
+
+    def backward(self):
+        topo, visited = [], set()
+
+        def build(v):
+            if v not in visited:
+                visited.add(v)
+                for parent, _ in v.parents:
+                    build(parent)
+                topo.append(v)
+        build(self)
+        self.grad = 1.0
+        for v in reversed(topo):
+            for parent, local in v.parents:
+                parent.grad = local * v.grad  # the bug (here in every op's edges)
+
+
+SHAPES = [SlotsValue, ParentsValue, DataclassValue, MethodValue, SeedValue, EdgeValue]  # each with no configuration
 BUGGY = {SlotsValue: BuggySlotsValue, ParentsValue: BuggyParentsValue, DataclassValue: BuggyDataclassValue,
-         MethodValue: BuggyMethodValue, SeedValue: BuggySeedValue}
+         MethodValue: BuggyMethodValue, SeedValue: BuggySeedValue, EdgeValue: BuggyEdgeValue}

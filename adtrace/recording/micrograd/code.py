@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from ..callsite import source_location
 from ..engine_code import EngineCode, EngineStatement
 from .ops import OPS
-from .shape import GRAD_WRITE, LOCAL_BACKWARD, PASS_START
+from .shape import GRAD_WRITE, LOCAL_BACKWARD, PASS_START, edge_loop
 
 ENGINE = "micrograd"
 
@@ -101,10 +101,11 @@ def backward_statements(cls, shape=None):
 
 
 def _names(shape):
-    """``(backward, local backward, grad)``: the names the class's ``backward()`` is read with."""
+    """``(backward, local backward, grad, edges)``: the names the class's ``backward()`` is read with
+    (``edges``: the edge style's pairs, whose loop writing ``.grad`` is the visit; else None)."""
     if shape is None:
-        return PASS_START, LOCAL_BACKWARD, GRAD_WRITE
-    return shape.backward, shape.local_backward, shape.grad
+        return PASS_START, LOCAL_BACKWARD, GRAD_WRITE, None
+    return shape.backward, shape.local_backward, shape.grad, shape.edges
 
 
 def _backward_of(cls, names):
@@ -146,8 +147,10 @@ def _self_name(function):
 def _statements(body, depth, source, offset, self_name, names):
     for statement in body:
         header, nested = _split(statement)
-        yield Statement(offset + statement.lineno, depth, _text(statement, nested, source),
-                        _callbacks(header, self_name, names))
+        callbacks = _callbacks(header, self_name, names)
+        if names[3] and edge_loop(statement, names[3], names[2]):
+            callbacks = _merge(callbacks, VISIT)
+        yield Statement(offset + statement.lineno, depth, _text(statement, nested, source), callbacks)
         for block in nested:
             yield from _statements(block, depth + 1, source, offset, self_name, names)
 
@@ -173,7 +176,7 @@ def _text(statement, nested, source):
 
 
 def _callbacks(header, self_name, names):
-    _, local_backward, grad = names
+    _, local_backward, grad, _ = names
     callbacks = ()
     for node in (inner for part in header for inner in ast.walk(part)):
         if isinstance(node, ast.Attribute) and node.attr == grad and isinstance(node.ctx, ast.Store):

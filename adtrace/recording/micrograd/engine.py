@@ -42,7 +42,8 @@ class MicrogradEngine:
     def __init__(self, shape):
         self.cls, self.shape, self.hooks = shape.cls, shape, None
         # the engine's hook sites: ClassHooks installs its hooks there
-        self.pass_start, self.local_backward = (shape.cls, shape.backward), (shape.cls, shape.local_backward)
+        self.pass_start = (shape.cls, shape.backward)
+        self.local_backward = (shape.cls, shape.edges or shape.local_backward)  # (the edge style: its pairs)
         self.grad_write = (shape.cls, shape.grad)
 
     def check_installed(self, strict):

@@ -9,7 +9,9 @@ missing.
 Supported, as learners write them: ``grad``, ``data`` and ``_backward`` stored in the instance
 ``__dict__`` or in ``__slots__`` (the hooks delegate to the slot), a ``@dataclass(eq=False)``'s
 fields; the children under any of ``CHILDREN_PARAMETERS`` (a set, tuple or list); ``_backward`` a
-closure per value (a leaf's None, or none at all) or one method dispatching on ``self._op``;
+closure per value (a leaf's None, or none at all) or one method dispatching on ``self._op``, or none:
+the edge style (children kept as ``(value, local derivative)`` pairs, a loop of ``backward()`` over
+them writing ``.grad``: ``Shape.visits``, found in its source);
 ``backward``/``__init__`` inherited from a base, ``backward(self, grad=1.0)`` with a seed.
 Refused: ``grad`` or ``_backward`` as a property or another data descriptor (it may store or
 compute the value elsewhere: what is read would not be what the engine holds), and custom
@@ -18,7 +20,9 @@ per-instance attributes are checked on a probe leaf ``cls(0.0)`` (and the value 
 makes), made before anything is hooked.
 """
 
+import ast
 import inspect
+import textwrap
 import types
 
 from ..value_class.hooks import Shape
@@ -54,9 +58,9 @@ def check_shape(cls, **declared):
     for name in _GUARDS:
         if _defines(cls, name):
             missing.append(f"a custom {name} (writes into .grad could bypass the hooks): not supported")
-    probe = None
+    probe = edges = None
     if cls.__init__ is not object.__init__:
-        probe = _check_probe(cls, names, missing, unfound, skip=refused)
+        probe, edges = _check_probe(cls, names, missing, unfound, skip=refused)
     if missing:
         raise ShapeError(f"{cls.__qualname__} is not of micrograd's shape (data, grad and a _backward closure "
                          "per value, __init__(data, _children, _op), backward()):\n"
@@ -64,7 +68,8 @@ def check_shape(cls, **declared):
                          + _declaration(cls, names, children, unfound, probe))
     name, index, default = children
     return Shape(cls, name, index, default, data=names["data"], grad=names["grad"],
-                 local_backward=names["local_backward"], backward=names["backward"], op=names["op"])
+                 local_backward=names["local_backward"], backward=names["backward"], op=names["op"],
+                 edges=edges, visits=_visits(cls, names["backward"], edges, names["grad"]) if edges else frozenset())
 
 
 def _declaration(cls, names, children, unfound, probe):
@@ -149,26 +154,29 @@ def _check_probe(cls, names, missing, unfound, skip):
     except Exception as exc:
         missing.append(f"could not make a leaf {cls.__qualname__}(0.0) to check its attributes: "
                        f"{type(exc).__name__}: {exc}")
-        return None
+        return None, None
     for key in ("data", "grad"):
         name = names[key]
         if name not in skip and not _has_own(probe, name):
             missing.append(f"no per-instance {name} (set self.{name} in __init__)")
             unfound.add(key)
-    operations = []
+    operations, edges = [], None
     made = _check_operations(cls, probe, operations)
     if names["local_backward"] not in skip:
-        _check_local_backward(cls, names["local_backward"], probe, made, missing, unfound)
+        edges = _check_local_backward(cls, names, probe, made, missing, unfound)
     if not hasattr(probe, names["op"]):
         missing.append(f"no {names['op']} (the operation's name, e.g. '+')")
         unfound.add("op")
     missing += operations
-    return probe
+    return probe, edges
 
 
-def _check_local_backward(cls, name, probe, made, missing, unfound):
+def _check_local_backward(cls, names, probe, made, missing, unfound):
     """A closure per value (a leaf's may be None, or absent when an operation's value has one), or
-    one method of the class (dispatching on ``_op``)."""
+    one method of the class (dispatching on ``_op``), or none: the edge style, whose values keep
+    ``(value, local derivative)`` pairs that a loop of ``backward()`` multiplies along (returns the
+    attribute holding them)."""
+    name = names["local_backward"]
     if isinstance(inspect.getattr_static(cls, name, None), types.FunctionType):
         return  # a method: backward() calls it on each value
     if _has_own(probe, name):
@@ -178,12 +186,35 @@ def _check_local_backward(cls, name, probe, made, missing, unfound):
     elif made is None or not _has_own(made, name):
         edges = _edges(cls, made)
         if edges is not None:  # (a declaration would not help: say what the class does instead)
-            missing.append(f"no {name}: its values keep (value, local derivative) pairs in {edges} and "
-                           "backward() multiplies along them (the edge style): not recorded yet")
-            return
+            try:
+                if _visits(cls, names["backward"], edges, names["grad"]):
+                    return edges
+            except (OSError, TypeError, SyntaxError):
+                pass
+            missing.append(f"no {name}: its values keep (value, local derivative) pairs in {edges}, and no loop "
+                           f"of a readable {names['backward']}() over v.{edges} writes a .{names['grad']}")
+            return None
         missing.append(f"no per-instance {name} (a closure set by each operation, out.{name} = ...) "
                        f"nor a {name} method")
         unfound.add("local_backward")
+
+
+def edge_loop(statement, edges, grad):
+    """Whether ``statement`` (ast) is the edge style's visit: ``for ... in v.<edges>:`` writing a ``.grad``."""
+    return (isinstance(statement, (ast.For, ast.AsyncFor)) and isinstance(statement.iter, ast.Attribute)
+            and statement.iter.attr == edges
+            and any(isinstance(node, ast.Attribute) and node.attr == grad and isinstance(node.ctx, ast.Store)
+                    for inner in statement.body for node in ast.walk(inner)))
+
+
+def _visits(cls, backward, edges, grad):
+    """``(file, line)`` of each edge loop of the class's ``backward()``: a read of ``v.<edges>`` there
+    is the visit of ``v``."""
+    function = inspect.unwrap(inspect.getattr_static(cls, backward))
+    lines, start = inspect.getsourcelines(function)
+    tree = ast.parse(textwrap.dedent("".join(lines)))
+    return frozenset((function.__code__.co_filename, start + node.lineno - 1) for node in ast.walk(tree)
+                     if edge_loop(node, edges, grad))
 
 
 def _edges(cls, made):

@@ -217,7 +217,8 @@ def test_a_subclass_whose_operations_make_its_base_is_refused_saying_what_to_pas
 @pytest.mark.parametrize("cls, children, index", [
     (learner_shapes.SlotsValue, "_children", 1), (learner_shapes.ParentsValue, "parents", 1),
     (learner_shapes.DataclassValue, "_prev", 3), (learner_shapes.MethodValue, "inputs", 1),
-    (learner_shapes.SeedValue, "prev", 1)], ids=lambda v: v.__name__ if isinstance(v, type) else "")
+    (learner_shapes.SeedValue, "prev", 1),
+    (learner_shapes.EdgeValue, "parents", 1)], ids=lambda v: v.__name__ if isinstance(v, type) else "")
 def test_every_common_shape_is_accepted_with_its_children_parameter(cls, children, index):
     shape = check_shape(cls)
     assert (shape.children, shape.children_index, shape.children_default) == (children, index, ())
@@ -253,7 +254,10 @@ def test_every_common_shape_is_recorded_with_micrographs_events(cls):
     expected, grads = events_of(Value, f, 3.0, 4.0)
     assert events_of(cls, f, 3.0, 4.0) == (expected, grads) and grads == [10.0, 3.0]
     buggy, _ = events_of(learner_shapes.BUGGY[cls], f, 3.0, 4.0)
-    assert [w[-1] for w in buggy[3]] == [True, False, False, False]  # v2_add's write into v0_leaf replaced
+    # v2_add's write into v0_leaf replaced (the edge style's bug is in its one loop: every write assigns)
+    assert [w[-1] for w in buggy[3]] == [True] * (4 if cls is learner_shapes.EdgeValue else 1) + [False] * (
+        0 if cls is learner_shapes.EdgeValue else 3)
+    assert buggy[3][0][:2] == ("v2_add", "v0_leaf")
 
 
 def test_a_leaf_without_a_local_backward_is_visited_once_per_pass():
@@ -339,23 +343,26 @@ def test_the_readme_declares_the_class_as_the_tests_do():
     assert eval(f"dict({keywords})") == learner_shapes.SCALAR_NAMES
 
 
-def test_the_edge_style_is_named_as_what_it_is_without_a_declaration_that_would_not_help():
-    """The autodidact's style: ``parents`` holds ``(value, local derivative)`` pairs, no closures."""
+def test_the_edge_style_whose_loop_cannot_be_read_is_named_as_what_it_is():
+    """The autodidact's style (``parents`` of ``(value, local derivative)`` pairs) is recorded when a loop
+    of ``backward()`` over ``v.parents`` writes ``.grad``: the read of ``v.parents`` there is ``v``'s visit.
+    Without one (the multiplying done elsewhere) it is refused, without a declaration that would not help."""
 
-    class Var:
-        def __init__(self, data, parents=(), _op=''):
-            self.data, self.grad, self.parents, self._op = data, 0.0, list(parents), _op
+    def propagate(v):
+        for parent, local in v.parents:
+            parent.grad += local * v.grad
 
+    class Var(learner_shapes.EdgeValue):
         def __mul__(self, other):
             return Var(self.data * other.data, [(self, other.data), (other, self.data)], '*')
 
         def backward(self):
             self.grad = 1.0
-            for parent, local in self.parents:
-                parent.grad += local * self.grad
+            propagate(self)
 
     with pytest.raises(ShapeError) as error:
         check_shape(Var)
     assert str(error.value).splitlines()[1:] == [
-        "  - no _backward: its values keep (value, local derivative) pairs in parents and backward() multiplies "
-        "along them (the edge style): not recorded yet"]
+        "  - no _backward: its values keep (value, local derivative) pairs in parents, and no loop of a readable "
+        "backward() over v.parents writes a .grad"]
+    assert check_shape(learner_shapes.EdgeValue).edges == "parents"
