@@ -140,10 +140,11 @@ def declared(cls):
 @pytest.mark.parametrize("good, bad", [(cls, learner_shapes.BUGGY[cls]) for cls in learner_shapes.SHAPES] + [
     (lambda: declared(learner_shapes.Scalar), lambda: declared(learner_shapes.BuggyScalar))],
     ids=[cls.__name__ for cls in learner_shapes.SHAPES] + ["declared Scalar"])
-def test_each_learners_shape_is_recorded_reported_and_checked_and_its_bug_named(good, bad):
+def test_each_learners_shape_is_recorded_reported_viewed_and_checked_and_its_bug_named(good, bad):
     from adtrace.checker.engine_rules import check_engine_call
     from adtrace.compare.traced_engine_call import trace_engine_call
     from adtrace.report import render
+    from adtrace.view import call_page
 
     for engine, right in ((good, True), (bad, False)):
         engine = engine if isinstance(engine, type) else engine()
@@ -156,7 +157,7 @@ def test_each_learners_shape_is_recorded_reported_and_checked_and_its_bug_named(
         assert all(checks.values()) == right and checks["every write into .grad adds"] == right, call.checks
         assert call.gradient == ((10.0, 3.0) if right else (3.0, 3.0))
         assert [e.node for e in call.recording.of_kind("toposort")][:2] == ["v3_mul", "v2_add"]
-        assert "every write into .grad adds" in render(call)
+        assert "every write into .grad adds" in render(call) and "v2_add" in call_page(call)
         rec = call.recording  # each event mapped to the statement of the class's own backward()
         assert rec.statement(rec.of_kind("vjp")[0]) in ("v._backward()", "v.backprop()",
                                                         "for parent, local in v.parents:")
