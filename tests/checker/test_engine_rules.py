@@ -10,6 +10,8 @@ import pytest
 from adtrace.checker import FAIL, PASS, SKIPPED
 from adtrace.checker.engine_rules import check_engine
 from learner_arrays import MeanTensor, NoTransposeTensor, Tensor
+import learner_shapes
+from restored import assert_restored
 from value_classes import Value
 
 FACTORS = {"2x": 2.0, "1e-4": 1 + 1e-4, "1e-8": 1 + 1e-8}
@@ -185,3 +187,50 @@ def test_relu_of_an_array_passes_off_its_kink_and_is_skipped_at_it():
     report = check_engine(lambda x: x.relu().sum(), np.array([-1.0, 0.0, 2.0]), cls=Tensor)
     relu = next(r for r in report.rows if r.primitive == "ReLU")
     assert relu.status == SKIPPED and "kink" in relu.reason and report.first_failure is None
+# ---- learners' classes of every common shape (tests/learner_shapes.py), recorded with no configuration
+
+def reused(a, b):
+    """``a`` reaches the result twice: an assignment in ``__add__``'s backward loses ``mul``'s contribution."""
+    return (a + b) * a
+
+
+def declared(cls):
+    from adtrace.recording.micrograd import declare
+
+    return declare(cls, **learner_shapes.SCALAR_NAMES)
+
+
+@pytest.mark.parametrize("good, bad", [(cls, learner_shapes.BUGGY[cls]) for cls in learner_shapes.SHAPES] + [
+    (lambda: declared(learner_shapes.Scalar), lambda: declared(learner_shapes.BuggyScalar))],
+    ids=[cls.__name__ for cls in learner_shapes.SHAPES] + ["declared Scalar"])
+def test_each_learners_shape_is_recorded_reported_viewed_and_checked_and_its_bug_named(good, bad):
+    from adtrace.checker.engine_rules import check_engine_call
+    from adtrace.compare.traced_engine_call import trace_engine_call
+    from adtrace.report import render
+    from adtrace.view import call_page
+
+    for engine, right in ((good, True), (bad, False)):
+        engine = engine if isinstance(engine, type) else engine()
+        cls = engine if isinstance(engine, type) else engine.cls
+        before = dict(vars(cls))
+        call = check_engine_call(trace_engine_call(reused, (3.0, 4.0), engine=engine))
+        assert_restored(cls, before)
+        checks = {c.name: c.passed for c in call.checks}
+        assert checks["both visit orders are reverse topological"], call.checks  # every value visited once
+        assert all(checks.values()) == right and checks["every write into .grad adds"] == right, call.checks
+        assert call.gradient == ((10.0, 3.0) if right else (3.0, 3.0))
+        assert [e.node for e in call.recording.of_kind("toposort")][:2] == ["v3_mul", "v2_add"]
+        assert "every write into .grad adds" in render(call) and "v2_add" in call_page(call)
+        rec = call.recording  # each event mapped to the statement of the class's own backward()
+        assert rec.statement(rec.of_kind("vjp")[0]) in ("v._backward()", "v.backprop()",
+                                                        "for parent, local in v.parents:")
+        assert rec.statement(rec.of_kind("backward_start")[0]) in ("self.grad = 1.0", "self.grad = 1",
+                                                                    "self.grad = grad", "self.g = 1.0")
+        report = check_engine(reused, 3.0, 4.0, cls=engine)
+        assert_restored(cls, before)
+        first = report.first_failure
+        if right:
+            assert first is None and {r.status for r in report.rows} == {PASS} and len(report.rows) == 4
+        else:
+            assert (first.node, first.test, first.site) == (
+                "v2_add", "accumulation", f"tests/checker/test_engine_rules.py:{reused.__code__.co_firstlineno + 2}")

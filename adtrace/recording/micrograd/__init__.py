@@ -12,8 +12,8 @@ source) and its operations (``ops.py``: forward and local derivatives by op).
 from ..value_class.descriptors import MISSING
 from ..value_class.hooks import HookError, Sink
 from .code import Statement, backward_statements
-from .engine import Attachment, attach, hooked_classes
+from .engine import Attachment, attach, declare, hooked_classes
 from .shape import Shape, ShapeError, check_shape
 
 __all__ = ["MISSING", "Attachment", "HookError", "Shape", "ShapeError", "Sink", "Statement", "attach",
-           "backward_statements", "check_shape", "hooked_classes"]
+           "backward_statements", "check_shape", "declare", "hooked_classes"]

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from ..callsite import source_location
 from ..engine_code import EngineCode, EngineStatement
 from .ops import OPS
-from .shape import GRAD_WRITE, LOCAL_BACKWARD, PASS_START
+from .shape import GRAD_WRITE, LOCAL_BACKWARD, PASS_START, edge_loop
 
 ENGINE = "micrograd"
 
@@ -42,13 +42,15 @@ _BLOCKS = ("body", "handlers", "cases", "orelse", "finalbody")
 _NESTED = (ast.stmt, ast.excepthandler) + ((ast.match_case,) if hasattr(ast, "match_case") else ())
 
 
-def engine_code(cls, relative_to=None):
-    """``cls``'s ``EngineCode``; ``relative_to``: the folder its location is relative to."""
-    function = _backward_of(cls)
-    name, location = f"{cls.__qualname__}.backward", source_location(function, relative_to)
+def engine_code(cls, relative_to=None, shape=None):
+    """``cls``'s ``EngineCode``; ``relative_to``: the folder its location is relative to; ``shape``: the
+    names the class uses (``Shape``: a declared class's), micrograd's when None."""
+    names = _names(shape)
+    function = _backward_of(cls, names)
+    name, location = f"{cls.__qualname__}.{names[0]}", source_location(function, relative_to)
     made = {"node": EngineStatement(f"{cls.__qualname__}(data, _children, _op)", None)}
     try:
-        lines, start, statements = _read(function)
+        lines, start, statements = _read(function, names)
     except (OSError, TypeError, SyntaxError):
         usual = {key: EngineStatement(text, None) for key, text in USUAL.items()}
         return EngineCode(ENGINE, name, location, (f"# the source of {name} is not available",), {**made, **usual},
@@ -91,40 +93,49 @@ class Statement:
     callbacks: tuple   # the callbacks (``hooks.Callbacks``) it makes, in the order they come
 
 
-def backward_statements(cls):
+def backward_statements(cls, shape=None):
     """The def line of ``cls.backward`` and every statement inside it, in source order.
     Raises OSError when the source cannot be read (a class made in the interactive shell)."""
-    return _read(_backward_of(cls))[2]
+    names = _names(shape)
+    return _read(_backward_of(cls, names), names)[2]
 
 
-def _backward_of(cls):
-    return inspect.unwrap(inspect.getattr_static(cls, PASS_START))
+def _names(shape):
+    """``(backward, local backward, grad, edges)``: the names the class's ``backward()`` is read with
+    (``edges``: the edge style's pairs, whose loop writing ``.grad`` is the visit; else None)."""
+    if shape is None:
+        return PASS_START, LOCAL_BACKWARD, GRAD_WRITE, None
+    return shape.backward, shape.local_backward, shape.grad, shape.edges
 
 
-def _read(function):
+def _backward_of(cls, names):
+    return inspect.unwrap(inspect.getattr_static(cls, names[0]))
+
+
+def _read(function, names):
     """``(source lines, first line, statements)`` of ``function``."""
     lines, start = inspect.getsourcelines(function)
-    return lines, start, list(_parse(lines, start))
+    return lines, start, list(_parse(lines, start, names))
 
 
-def _parse(lines, start):
+def _parse(lines, start, names):
     source = textwrap.dedent("".join(lines))
     definition = ast.parse(source).body[0]
     if not isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)):  # backward = lambda self: ...
-        yield _lambda_statement(definition, source, start)
+        yield _lambda_statement(definition, source, start, names)
         return
     text = source.splitlines()[definition.lineno - 1].strip()
     yield Statement(start + definition.lineno - 1, 0, text, PASS)
-    yield from _statements(definition.body, 1, source, start - 1, _self_name(definition))
+    yield from _statements(definition.body, 1, source, start - 1, _self_name(definition), names)
 
 
-def _lambda_statement(assignment, source, start):
+def _lambda_statement(assignment, source, start, names):
     """A ``backward`` written as a lambda: one statement, the def line and its body at once."""
     function = next((node for node in ast.walk(assignment) if isinstance(node, ast.Lambda)), None)
     if function is None:
         raise TypeError("backward's source is neither a def nor a lambda")
     text = " ".join(part.strip() for part in ast.get_source_segment(source, assignment).splitlines())
-    callbacks = _merge(PASS, _callbacks([function.body], _self_name(function)))
+    callbacks = _merge(PASS, _callbacks([function.body], _self_name(function), names))
     return Statement(start + assignment.lineno - 1, 0, text, callbacks)
 
 
@@ -133,13 +144,15 @@ def _self_name(function):
     return arguments[0].arg if arguments else None
 
 
-def _statements(body, depth, source, offset, self_name):
+def _statements(body, depth, source, offset, self_name, names):
     for statement in body:
         header, nested = _split(statement)
-        yield Statement(offset + statement.lineno, depth, _text(statement, nested, source),
-                        _callbacks(header, self_name))
+        callbacks = _callbacks(header, self_name, names)
+        if names[3] and edge_loop(statement, names[3], names[2]):
+            callbacks = _merge(callbacks, VISIT)
+        yield Statement(offset + statement.lineno, depth, _text(statement, nested, source), callbacks)
         for block in nested:
-            yield from _statements(block, depth + 1, source, offset, self_name)
+            yield from _statements(block, depth + 1, source, offset, self_name, names)
 
 
 def _split(statement):
@@ -162,13 +175,14 @@ def _text(statement, nested, source):
     return " ".join(part.strip() for part in segment.splitlines())
 
 
-def _callbacks(header, self_name):
+def _callbacks(header, self_name, names):
+    _, local_backward, grad, _ = names
     callbacks = ()
     for node in (inner for part in header for inner in ast.walk(part)):
-        if isinstance(node, ast.Attribute) and node.attr == GRAD_WRITE and isinstance(node.ctx, ast.Store):
+        if isinstance(node, ast.Attribute) and node.attr == grad and isinstance(node.ctx, ast.Store):
             is_self = isinstance(node.value, ast.Name) and node.value.id == self_name
             callbacks = _merge(callbacks, SEED if is_self else WRITE)
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == LOCAL_BACKWARD:
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == local_backward:
             callbacks = _merge(callbacks, VISIT)
     return callbacks
 

@@ -29,7 +29,7 @@ from ..fanout import callbacks_of, guard_callbacks
 from ..value_class.hooks import Callbacks, ClassHooks, HookError
 from ..value_class.recorder import Fanout, Recorder, keeper
 from .code import ENGINE, engine_code
-from .shape import GRAD_WRITE, LOCAL_BACKWARD, PASS_START, check_shape
+from .shape import check_shape
 
 _engines = weakref.WeakKeyDictionary()  # class -> its MicrogradEngine (made by record() or by attach())
 _named = weakref.WeakSet()  # the classes record() was given, each checked once against the hooked classes
@@ -42,8 +42,9 @@ class MicrogradEngine:
     def __init__(self, shape):
         self.cls, self.shape, self.hooks = shape.cls, shape, None
         # the engine's hook sites: ClassHooks installs its hooks there
-        self.pass_start, self.local_backward = (shape.cls, PASS_START), (shape.cls, LOCAL_BACKWARD)
-        self.grad_write = (shape.cls, GRAD_WRITE)
+        self.pass_start = (shape.cls, shape.backward)
+        self.local_backward = (shape.cls, shape.edges or shape.local_backward)  # (the edge style: its pairs)
+        self.grad_write = (shape.cls, shape.grad)
 
     def check_installed(self, strict):
         """Nothing to check beyond the shape (checked when the engine was made)."""
@@ -71,7 +72,7 @@ class MicrogradEngine:
 
     def code(self, relative_to=None):
         """The class's own ``backward()`` and the statement each event stands for."""
-        return engine_code(self.cls, relative_to)
+        return engine_code(self.cls, relative_to, self.shape)
 
     # ---- the values, read as this engine keeps them
 
@@ -82,10 +83,10 @@ class MicrogradEngine:
         return getattr(value, self.pass_start[1])()
 
     def data(self, value):
-        return value.data
+        return getattr(value, self.shape.data)
 
     def grad(self, value):
-        return value.grad
+        return getattr(value, self.shape.grad)
 
     def __repr__(self):
         return f"<engine micrograd: {self.cls.__qualname__}>"
@@ -104,13 +105,39 @@ def engine_for(engine):
         engine = Value
     if engine in _named:
         return _engines[engine]
-    for other in hooked_classes():
-        if isinstance(engine, type) and (issubclass(engine, other) or issubclass(other, engine)):
-            raise HookError(f"{other.__qualname__} is hooked and {engine.__qualname__} is it, its subclass or "
-                            "its base: its values would be recorded twice; record one class at a time")
+    if isinstance(engine, type):
+        _refuse_hooked(engine)
     found = _made(engine)
     _named.add(engine)
     return found
+
+
+def declare(cls, *, data="data", grad="grad", children=None, local_backward="_backward", backward="backward",
+            op="_op"):
+    """The engine of a value class that keeps what micrograd keeps under other names, described in a
+    few lines: the attributes holding each value's ``data``, gradient (``grad``), local backward
+    (``local_backward``: a closure per value or one method) and op (``op``), the method running the
+    pass (``backward``), and ``__init__``'s parameter taking the operation's inputs (``children``;
+    None: one of micrograd's usual names). Give it to ``record(engine=...)`` (and ``check_engine``'s
+    ``cls=``, ``trace_engine_call``'s ``engine=``); from then on ``record(engine=cls)`` records the
+    class as declared. The class is checked as any other (a ``ShapeError`` names what is still missing)."""
+    if isinstance(cls, type):
+        _refuse_hooked(cls)
+    engine = MicrogradEngine(check_shape(cls, data=data, grad=grad, children=children, local_backward=local_backward,
+                                         backward=backward, op=op))
+    with registry.lock():
+        if cls in hooked_classes():
+            raise HookError(f"{cls.__qualname__} is hooked: declare it before recording it")
+        _engines[cls] = engine
+    _named.add(cls)
+    return engine
+
+
+def _refuse_hooked(cls):
+    for other in hooked_classes():
+        if issubclass(cls, other) or issubclass(other, cls):
+            raise HookError(f"{other.__qualname__} is hooked and {cls.__qualname__} is it, its subclass or "
+                            "its base: its values would be recorded twice; record one class at a time")
 
 
 def _made(cls):

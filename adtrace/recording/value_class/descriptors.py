@@ -8,6 +8,7 @@ assigned: once the descriptors are removed, instances hold exactly what they wou
 """
 
 import inspect
+import sys
 import types
 
 from .tracked import plain, track
@@ -97,8 +98,8 @@ class GradDescriptor:
 
 
 class BackwardDescriptor:
-    """``value._backward``: the value's own closure, read as a recorded wrapper inside a recorded
-    ``backward()`` (that is where ``backward()`` reads it to call it)."""
+    """``value._backward``: the value's own closure (or the class's method, bound), read as a recorded
+    wrapper inside a recorded ``backward()`` (that is where ``backward()`` reads it to call it)."""
 
     def __init__(self, hooks, storage):
         self.hooks, self.storage = hooks, storage
@@ -106,14 +107,48 @@ class BackwardDescriptor:
     def __get__(self, value, owner=None):
         if value is None:
             return self
-        closure = self.storage.load(value)
         state = self.hooks.local
-        if state.ends and not state.quiet:
+        listening = state.ends and not state.quiet
+        try:
+            closure = self.storage.load(value)
+        except AttributeError:  # a leaf without one (``hasattr(v, "_backward")``)
+            if listening:
+                self.hooks.no_local_backward(value)
+            raise
+        if listening:
+            if closure is None:  # a leaf's None: backward() has nothing to call
+                self.hooks.no_local_backward(value)
+                return None
             return self.hooks.recorded_local_backward(value, closure)
         return closure
 
     def __set__(self, value, closure):
         self.storage.store(value, closure)
+
+    def __delete__(self, value):
+        self.storage.delete(value)
+
+
+class EdgesDescriptor:
+    """``value.parents`` of the edge style (``(value, local derivative)`` pairs, no closures): read
+    by one of ``backward()``'s loops that multiply along them (``Shape.visits``), the visit of ``value``."""
+
+    def __init__(self, hooks, storage):
+        self.hooks, self.storage, self.visits = hooks, storage, hooks.shape.visits
+
+    def __get__(self, value, owner=None):
+        if value is None:
+            return self
+        edges = self.storage.load(value)
+        state = self.hooks.local
+        if state.ends and not state.quiet:
+            caller = sys._getframe(1)
+            if (caller.f_code.co_filename, caller.f_lineno) in self.visits:
+                self.hooks.edge_visit(value)
+        return edges
+
+    def __set__(self, value, edges):
+        self.storage.store(value, edges)
 
     def __delete__(self, value):
         self.storage.delete(value)

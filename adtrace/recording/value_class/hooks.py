@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from ..patching import NOTSET, original_of
-from .descriptors import MISSING, BackwardDescriptor, GradDescriptor, Storage
+from .descriptors import MISSING, BackwardDescriptor, EdgesDescriptor, GradDescriptor, Storage
 from .tracked import accumulation, plain, trackable
 
 
@@ -74,12 +74,20 @@ class HookError(RuntimeError):
 
 @dataclass(frozen=True)
 class Shape:
-    """What the hooks need to know about a value class beyond the engine's hook sites: how its
-    ``__init__`` is given a value's children."""
+    """What the hooks need to know about a value class: how its ``__init__`` is given a value's
+    children, and the attributes holding each value's data, gradient, local backward and op, and
+    the pass's method (micrograd's names unless the class was declared otherwise)."""
     cls: type
     children: str            # the name of __init__'s children parameter
     children_index: object   # its index among the arguments after self, None if keyword-only
     children_default: object
+    data: str = "data"
+    grad: str = "grad"
+    local_backward: str = "_backward"
+    backward: str = "backward"
+    op: str = "_op"
+    edges: object = None          # the edge style: the attribute holding (value, local derivative) pairs
+    visits: frozenset = frozenset()  # (file, line) of backward()'s loops over them: a read there is a visit
 
 
 class ClassHooks:
@@ -101,11 +109,12 @@ class ClassHooks:
         plain numbers and their own closures."""
         cls, sites = self.cls, self.sites
         init, backward = original_of(cls.__init__), original_of(inspect.getattr_static(*sites["pass_start"]))
+        local = EdgesDescriptor if self.shape.edges else BackwardDescriptor
         hooks = [
             ((cls, "__init__"), self._wrap_init(init), init),
             (sites["pass_start"], self._wrap_backward(backward), backward),
             (sites["grad_write"], GradDescriptor(self, self.grad), NOTSET),
-            (sites["local_backward"], BackwardDescriptor(self, Storage(*sites["local_backward"])), NOTSET),
+            (sites["local_backward"], local(self, Storage(*sites["local_backward"])), NOTSET),
         ]
         patcher.on_undo(self.children.clear)
         with patcher.transaction():
@@ -118,6 +127,7 @@ class ClassHooks:
 
     def _wrap_init(self, original):
         hooks, name, index, default = self, self.shape.children, self.shape.children_index, self.shape.children_default
+        edges = self.shape.edges
 
         @functools.wraps(original)
         def __init__(node, *args, **kwargs):
@@ -132,7 +142,7 @@ class ClassHooks:
                 else:
                     kwargs[name] = children
             original(node, *args, **kwargs)
-            hooks.node_created(node, tuple(children))
+            hooks.node_created(node, tuple(pair[0] for pair in children) if edges else tuple(children))
 
         __init__.__adtrace_hook__ = "__init__"
         return __init__
@@ -147,13 +157,18 @@ class ClassHooks:
             state, error = hooks.local, None
             hooks.notify("backward_started", end)
             state.ends.append(end)
+            state.bare.append({})
+            state.edge_visits.append(None)
             try:
                 return original(end, *args, **kwargs)
             except BaseException as exc:
                 error = exc
                 raise
             finally:
+                hooks.edge_visit_ended(error)
                 state.ends.pop()
+                state.bare.pop()
+                state.edge_visits.pop()
                 state.addition = None
                 hooks.notify("backward_ended", end, error)
                 error = None  # no cycle through this frame's traceback
@@ -187,6 +202,38 @@ class ClassHooks:
         recorded.__wrapped__ = closure
         return recorded
 
+    def no_local_backward(self, node):
+        """``backward()`` read ``node._backward`` and found none (a leaf's None, or no attribute): the
+        visit of a value with nothing to propagate, told once per pass as micrograd's no-op closure's is."""
+        state = self.local
+        if state.frames or id(node) in state.bare[-1]:
+            return
+        state.bare[-1][id(node)] = node
+        self.notify("local_backward_started", node, self.grad.load_or_missing(node))
+        self.notify("local_backward_ended", node, None)
+
+    def edge_visit(self, node):
+        """The edge style: ``backward()``'s loop read ``node``'s pairs to multiply along them: the visit of
+        ``node`` begins (the one before ends); its writes into ``.grad`` until the next are its own."""
+        state = self.local
+        if state.frames and state.frames[-1] is not state.edge_visits[-1]:
+            return  # (read inside a local backward of another kind)
+        self.edge_visit_ended(None)
+        self.notify("local_backward_started", node, self.grad.load_or_missing(node))
+        entry = self.children.get(id(node))
+        frame = _Frame(node, entry[1] if entry and entry[0] is node else None)
+        state.frames.append(frame)
+        state.edge_visits[-1], state.addition = frame, None
+
+    def edge_visit_ended(self, error):
+        state = self.local
+        frame = state.edge_visits[-1] if state.edge_visits else None
+        if frame is None or not state.frames or state.frames[-1] is not frame:
+            return
+        state.frames.pop()
+        state.edge_visits[-1], state.addition = None, None
+        self.notify("local_backward_ended", frame.node, error)
+
     # ---- what happened, told to the sinks
 
     def listening(self):
@@ -194,7 +241,8 @@ class ClassHooks:
 
     def node_created(self, node, children):
         self.children[id(node)] = (node, children)
-        self.notify("node_created", node, children, getattr(node, "_op", None), getattr(node, "data", None))
+        self.notify("node_created", node, children, getattr(node, self.shape.op, None),
+                    getattr(node, self.shape.data, None))
 
     def grad_written(self, target, previous, result, addition):
         state = self.local
@@ -237,6 +285,8 @@ def _is_iterator(children):
 class _ThreadState(threading.local):
     def __init__(self):
         self.ends = []        # values whose hooked backward() runs, innermost last
+        self.bare = []        # per running backward(): id -> value found without a local backward
+        self.edge_visits = []  # per running backward(): the _Frame of the edge style's visit open, else None
         self.frames = []      # a _Frame per running _backward, innermost last
         self.addition = None  # the last addition of a tracked number: (sum, left, right)
         self.quiet = 0        # > 0 while a sink is called
