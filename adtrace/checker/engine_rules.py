@@ -13,7 +13,8 @@ result (``Engine.backward``) under ``record(engine=cls, sites=True)`` and reads 
   class writes it) at the recorded values: independent of the analytic derivatives; the
   verdict by ``compare.tolerance.agree`` at rtol 1e-5 (scale-safe, no absolute floor);
 - ``accumulation``: a write that assigned (``child.grad = c``) where ``child.grad`` already held a
-  contribution lost it: the classic bug. An assignment over 0 loses nothing (noted, passes).
+  contribution lost it: the classic bug. An assignment over 0 loses nothing (noted, passes). A
+  write adtrace cannot tell (``replaced`` None: added or assigned?) is skipped as not known.
 
 Each row names the node, the argument and the line of ``f`` that made the node (its ``site``).
 """
@@ -64,7 +65,7 @@ def check_engine_recording(rec):
     for event in events:
         if isinstance(event, VJPCalled):
             rows += _local(rec, event)
-        elif isinstance(event, AddOutgrads) and event.replaced:
+        elif isinstance(event, AddOutgrads) and event.node is not None and event.replaced is not False:
             rows.append(_accumulation(rec, event))
     order = {label: i for i, label in enumerate(rec.nodes)}
     rows.sort(key=lambda r: (order.get(r.node, -1), r.argnum if r.argnum is not None else -1, r.test != "local"))
@@ -118,6 +119,10 @@ def _accumulation(rec, add):
     row = dict(node=add.node, primitive=getattr(node, "primitive", "?"), argnum=add.argnum,
                site=getattr(node, "site", None), test="accumulation", analytic=_float(add.result[0]),
                numeric=_float(_sum(previous, add.contribution)))
+    if add.replaced is None:
+        return NodeCheck(**row, status=SKIPPED, reason=(
+            f"not known whether this write added to {add.parent}.grad or replaced it (a .grad that is not an int "
+            "or float, read before it was written)"))
     if lost:
         return NodeCheck(**row, status=FAIL, difference=abs(float(previous)), reason=(
             f"{add.parent}.grad = {_text(add.contribution)} replaced {_text(previous)} instead of adding to it: "

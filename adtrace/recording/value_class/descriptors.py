@@ -78,7 +78,10 @@ class GradDescriptor:
         grad = self.storage.load(value)
         state = self.hooks.local
         if state.frames and not state.quiet:
-            return track(grad, value, state)
+            tracked = track(grad, value, state)
+            if tracked is grad:  # not tracked: which values' .grad the _backward read (hooks.grad_written)
+                state.frames[-1].read.add(id(value))
+            return tracked
         return grad
 
     def __set__(self, value, grad):

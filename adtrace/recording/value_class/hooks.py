@@ -23,6 +23,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Protocol
 
+import numpy as np
+
 from ..patching import NOTSET, original_of
 from .descriptors import MISSING, BackwardDescriptor, GradDescriptor, Storage
 from .tracked import accumulation, plain, trackable
@@ -51,11 +53,14 @@ class Callbacks(Protocol):
         ``node``: the value whose ``_backward`` wrote it (None: written by ``backward()`` itself).
         ``position``: which of ``node``'s children ``target`` is, the first not yet written
         (``x*x``: 0 then 1); None if ``target`` is not among them or ``node`` was made before the
-        hooks. ``accumulated``: True for ``grad += c`` (``result`` is the sum ``previous + c``,
-        ``contribution`` is ``c`` exactly), False for an assignment that replaces (``grad = c``,
-        ``contribution`` is ``c``), None when unknown (a ``.grad`` that is not an int or float, or a
-        write by ``backward()`` itself): then ``contribution`` is None, and a value updated in place
-        (an ndarray's ``+=``) is the same object as ``previous``.
+        hooks. ``accumulated``: True for ``grad += c`` or ``grad -= c`` (``result`` is ``previous + c``,
+        ``contribution`` is ``c``, or ``-c``, exactly), False for an assignment that replaces (``grad = c``,
+        ``contribution`` is ``c``), None when unknown: then ``contribution`` is None. A ``.grad`` that
+        is not an int or float is not tracked (``tracked.py``): a value updated in place (an ndarray's
+        ``+=``: ``result`` is ``previous``) adds, its contribution not known; a new value replaces
+        when the ``_backward`` never read the target's ``.grad`` (it cannot hold the previous value),
+        and is unknown when it did (``grad = grad + c`` or ``grad = c``?), as a write by
+        ``backward()`` itself is.
         """
 
     def local_backward_ended(self, node, error) -> None:
@@ -179,7 +184,9 @@ class ClassHooks:
                 error = exc
                 raise
             finally:
-                state.frames.pop()
+                frame = state.frames.pop()
+                if state.frames:  # (a _backward called from another's: what it read, its caller read)
+                    state.frames[-1].read |= frame.read
                 state.addition = None
                 hooks.notify("local_backward_ended", node, error)
                 error = None
@@ -210,6 +217,10 @@ class ClassHooks:
             contribution, accumulated = added[0], True
         elif trackable(previous) or previous is MISSING:  # read tracked: no addition noted, so none made
             contribution, accumulated = result, False
+        elif result is previous and isinstance(result, np.ndarray):  # updated in place: an ndarray's +=
+            contribution, accumulated = None, True
+        elif id(target) not in frame.read:  # the previous value never read here: the write drops it
+            contribution, accumulated = result, False
         else:
             contribution, accumulated = None, None
         self.notify("grad_written", frame.node, target, frame.position(target), previous, contribution,
@@ -238,17 +249,18 @@ class _ThreadState(threading.local):
     def __init__(self):
         self.ends = []        # values whose hooked backward() runs, innermost last
         self.frames = []      # a _Frame per running _backward, innermost last
-        self.addition = None  # the last addition of a tracked number: (sum, left, right)
+        self.addition = None  # the last addition of a tracked number: (sum, left, right, sign)
         self.quiet = 0        # > 0 while a sink is called
 
 
 class _Frame:
     """A running ``_backward``: its value and which child positions it has not written yet."""
-    __slots__ = ("node", "children", "unwritten")
+    __slots__ = ("node", "children", "unwritten", "read")
 
     def __init__(self, node, children):
         self.node, self.children = node, children
         self.unwritten = list(range(len(children))) if children else []
+        self.read = set()  # id of each value whose untracked .grad (an ndarray, a numpy scalar) it read
 
     def position(self, target):
         for position in self.unwritten:

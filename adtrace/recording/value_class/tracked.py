@@ -4,16 +4,18 @@ A closure's ``self.grad += c`` reads ``self.grad``, adds ``c`` and stores the su
 shows the previous value and the result, not ``c`` (``result - previous`` rounds). So while a
 recorded ``_backward`` runs, reading the ``.grad`` of an ``int`` or ``float`` returns a tracked copy
 of that number: its ``+`` notes the addition (the sum and both operands) on the thread's state and
-returns the plain sum. Every operator, comparison and numpy ufunc of a tracked number is computed
+returns the plain sum, and its ``-`` (``grad - c``, ``grad -= c``) notes the subtraction, whose
+contribution is ``-c`` (exact: ``p - c`` is ``p + (-c)`` in IEEE arithmetic). Every operator, comparison and numpy ufunc of a tracked number is computed
 on the plain operands by the same operator, so the result is bit for bit and type for type what the
 engine computes without recording (numpy's promotion sees a plain Python number, a "weak" scalar).
 
 Only exact ``int`` and ``float`` are tracked; other ``.grad`` values (numpy scalars and arrays,
-``Fraction``, ``bool``) are returned as they are: their writes are recorded without a contribution.
+``Fraction``, ``bool``) are returned as they are: how their writes are read is in ``hooks.py``.
 A tracked number is ``isinstance`` of its plain type but not ``type(...) is float``; it unwraps
 itself when stored into ``.grad`` or pickled, but a closure that keeps it elsewhere keeps it.
-An accumulation is seen when the value written is ``grad + c`` or ``c + grad`` (``+=`` included);
-written another way (``grad = sum([grad, c])``, ``grad = grad * 1 + c``) it reads as an assignment.
+An accumulation is seen when the value written is ``grad + c``, ``c + grad`` or ``grad - c``
+(``+=``, ``-=`` included); written another way (``grad = sum([grad, c])``, ``grad = grad * 1 + c``,
+``grad = c - grad``) it reads as an assignment.
 """
 
 import operator
@@ -28,10 +30,19 @@ class Tracked:
     def __radd__(self, other):
         return _note(other, self, operator.add(plain(other), self._plain))
 
+    def __sub__(self, other):
+        return _note(self, other, operator.sub(self._plain, plain(other)), SUBTRACTED)
+
+    def __rsub__(self, other):  # c - grad: not an accumulation
+        return operator.sub(plain(other), self._plain)
+
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         result = getattr(ufunc, method)(*map(plain, inputs), **kwargs)
-        if ufunc.__name__ == "add" and method == "__call__" and len(inputs) == 2 and not kwargs:
-            _note(*inputs, result)  # an ndarray or numpy scalar plus this number
+        if method == "__call__" and len(inputs) == 2 and not kwargs:  # an ndarray or numpy scalar and this number
+            if ufunc.__name__ == "add":
+                _note(*inputs, result)
+            elif ufunc.__name__ == "subtract" and inputs[0] is self:
+                _note(*inputs, result, SUBTRACTED)
         return result
 
     def __array_function__(self, func, types, args, kwargs):
@@ -66,7 +77,7 @@ def _rpow(self, other, modulo=None):
     return pow(plain(other), self._plain) if modulo is None else pow(plain(other), self._plain, modulo)
 
 
-for _name, _function in [("sub", operator.sub), ("mul", operator.mul), ("truediv", operator.truediv),
+for _name, _function in [("mul", operator.mul), ("truediv", operator.truediv),
                          ("floordiv", operator.floordiv), ("mod", operator.mod), ("divmod", divmod),
                          ("matmul", operator.matmul), ("lshift", operator.lshift),
                          ("rshift", operator.rshift), ("and", operator.and_), ("or", operator.or_),
@@ -109,22 +120,33 @@ def plain(value):
 
 
 def accumulation(addition, target, previous, result):
-    """If ``result`` is the last addition's sum ``previous + c``, ``previous`` read from
-    ``target.grad``: ``(c,)``; else None (the write replaced the value: an assignment)."""
+    """If ``result`` is the last addition's sum ``previous + c`` (or difference ``previous - c``),
+    ``previous`` read from ``target.grad``: ``(c,)`` (``(-c,)``; ``(None,)`` where ``-c`` is not
+    exact: numpy integers wrap); else None (the write replaced the value: an assignment)."""
     if addition is None or addition[0] is not result:
         return None
-    _, left, right = addition
-    for mine, other in ((left, right), (right, left)):
+    _, left, right, sign = addition
+    pairs = ((left, right),) if sign is SUBTRACTED else ((left, right), (right, left))
+    for mine, other in pairs:
         if isinstance(mine, Tracked) and mine._owner is target and mine._plain is previous:
-            return (plain(other),)
+            return (plain(other),) if sign is not SUBTRACTED else (_negative(plain(other)),)
     return None
 
 
-def _note(left, right, result):
+SUBTRACTED = "-"  # the sign of a noted difference ``grad - c``; an addition's is "+"
+
+
+def _negative(value):
+    if getattr(getattr(value, "dtype", None), "kind", "f") in "biu":  # -int8(-128) wraps: not the contribution
+        return None
+    return -value
+
+
+def _note(left, right, result, sign="+"):
     for operand in (left, right):
         if isinstance(operand, Tracked):
             if not operand._state.quiet:
-                operand._state.addition = (result, left, right)
+                operand._state.addition = (result, left, right, sign)
             break
     return result
 

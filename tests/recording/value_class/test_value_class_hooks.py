@@ -192,7 +192,7 @@ def test_a_zeroing_backward_writes_without_a_writer():
 
 # ---- grads that are not int or float
 
-def test_numpy_arrays_accumulated_in_place_fall_back():
+def test_numpy_arrays_accumulated_in_place_add_their_contribution_not_known():
     log = EventLog()
     with attach(ArrayValue, log):
         x = ArrayValue([1.0, 2.0])
@@ -200,7 +200,7 @@ def test_numpy_arrays_accumulated_in_place_fall_back():
         y.backward()
     assert np.array_equal(x.grad, [2.0, 4.0])
     written = log.of("grad_written")
-    assert [(w[2], w[4], w[6]) for w in written] == [(0, None, None), (1, None, None)]
+    assert [(w[2], w[4], w[6]) for w in written] == [(0, None, True), (1, None, True)]
     assert all(w[3] is w[5] is x.grad for w in written)  # updated in place: previous is the result
 
 
