@@ -115,7 +115,7 @@ def _compare(row, k, forward, inputs, outgrad, contribution):
 def _accumulation(rec, add):
     node = rec.nodes.get(add.node)
     previous = None if add.previous is None else add.previous[0]
-    lost = previous is not None and _is_number(previous) and previous != 0
+    lost = previous is not None and _nonzero(previous)
     row = dict(node=add.node, primitive=getattr(node, "primitive", "?"), argnum=add.argnum,
                site=getattr(node, "site", None), test="accumulation", analytic=_float(add.result[0]),
                numeric=_float(_sum(previous, add.contribution)))
@@ -124,7 +124,7 @@ def _accumulation(rec, add):
             f"not known whether this write added to {add.parent}.grad or replaced it (a .grad that is not an int "
             "or float, read before it was written)"))
     if lost:
-        return NodeCheck(**row, status=FAIL, difference=abs(float(previous)), reason=(
+        return NodeCheck(**row, status=FAIL, difference=float(np.max(np.abs(previous))), reason=(
             f"{add.parent}.grad = {_text(add.contribution)} replaced {_text(previous)} instead of adding to it: "
             f"the contribution {_text(previous)} already there is lost (write it with +=)"))
     return NodeCheck(**row, status=PASS, reason=(
@@ -154,6 +154,13 @@ def _derivative(forward, inputs, k):
 
 def _is_number(value):
     return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+
+
+def _nonzero(value):
+    """A number or a numeric array (a ``.grad`` of numpy arrays) that holds something other than 0."""
+    if isinstance(value, np.ndarray):
+        return value.dtype.kind in "biufc" and bool(np.any(value != 0))
+    return _is_number(value) and value != 0
 
 
 def _sum(previous, contribution):

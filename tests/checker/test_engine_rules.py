@@ -3,10 +3,11 @@ fails, off by 1e-8 passes (rtol 1e-5), for derivatives and inputs of about 1e-30
 1e300; the step scales with the input."""
 
 import math
+import re
 
 import pytest
 
-from adtrace.checker import FAIL, PASS
+from adtrace.checker import FAIL, PASS, SKIPPED
 from adtrace.checker.engine_rules import check_engine
 from value_classes import Value
 
@@ -120,3 +121,42 @@ def test_a_power_next_to_zero_is_checked():
 
     report = check_engine(lambda a: a ** 0.5, 1e-300, cls=Value)
     assert statuses(report) == [PASS], report.rows
+
+
+# ---- each way of writing an accumulation (tests/learner_writes.py)
+
+def signed(x):
+    return (0.1 - (x * x - x)) + x
+
+
+def test_every_form_of_accumulation_passes_with_no_false_alarm():
+    """``grad -= c`` in ``__sub__`` was read as an assignment: "replaced 1 by 0" for ``x - x``."""
+    from learner_writes import SignedValue
+
+    for f, x in [(signed, 0.7), (lambda a: a - a, 2.0)]:
+        report = check_engine(f, x, cls=SignedValue)
+        assert report.passed and statuses(report) == [PASS], report.rows
+        assert [r for r in report.rows if r.test == "accumulation"] == []
+
+
+@pytest.mark.parametrize("cls, x", [("AssignValue", 3.0), ("AssignArray", [3.0, 2.0])])
+def test_the_assignment_bug_is_named_on_numbers_and_arrays(cls, x):
+    import learner_writes
+
+    report = check_engine(lambda a: a * a - a, x, cls=getattr(learner_writes, cls))
+    lost = [r for r in report.rows if r.test == "accumulation" and r.status == FAIL]
+    assert [(r.node, r.argnum) for r in lost] == [("v1_mul", 0), ("v1_mul", 1)], report.rows  # over -1, then 3
+    assert re.match(r"v0_leaf\.grad = \[?3\.? .*replaced \[?-1\.? .*instead of adding to it", lost[0].reason)
+    assert [(r.node, r.argnum, r.status) for r in report.rows if r.test == "accumulation" and r.status != FAIL] == [
+        ("v2_sub", 0, PASS), ("v2_sub", 1, PASS)]  # assignments over 0: nothing lost
+
+
+def test_a_write_adtrace_cannot_tell_is_not_known_never_a_pass():
+    """``grad = grad + c`` on a new array read from ``.grad``: added or replaced? Skipped, saying so."""
+    from learner_writes import SignedArray
+
+    report = check_engine(signed, [0.7, -0.3], cls=SignedArray)
+    unknown = [r for r in report.rows if r.test == "accumulation"]
+    assert [(r.node, r.argnum) for r in unknown] == [("v4_sub", 0), ("v4_sub", 1), ("v5_add", 1)]  # 0.1 is v3
+    assert {r.status for r in unknown} == {SKIPPED} and all(r.reason.startswith("not known") for r in unknown)
+    assert report.failures == [] and PASS not in {r.status for r in report.rows}

@@ -7,6 +7,7 @@ import pytest
 from micrograd.engine import Value as MicroValue
 
 from adtrace.checker.engine_rules import check_engine, check_engine_call
+from adtrace.compare.checks import verdict
 from adtrace.compare.traced_engine_call import trace_engine_call
 from adtrace.report import render
 from value_classes import BuggyValue, CubeValue, MiniValue, Value
@@ -134,3 +135,51 @@ def test_the_report_shows_the_engines_own_statements_and_values():
     assert "**First divergent node: `v0_leaf`**" in text
     assert "| v0_leaf | (leaf) | [1, 1] | 2 | 0 -> 1 -> 1 | 1 | **DIFFERS** | 1 |" in re.sub(" +", " ", text)
     assert "First failing node: `v1_add` (`+`) argument 1, called at tests/compare/test_traced_engine_call.py:" in text
+
+
+# ---- each way of writing an accumulation (tests/learner_writes.py)
+
+def signed(x):
+    return (0.1 - (x * x - x)) + x
+
+
+def writes_check(call):
+    return next(c for c in call.checks if c.name == "every write into .grad adds")
+
+
+def test_every_form_of_accumulation_adds():
+    """``grad -= c`` (``x - x``: was "v1_sub's write into v0_leaf.grad (argument 1) replaced 1 by 0"),
+    ``grad = grad - c``, ``grad = c + grad``, ``grad = grad + c``, ``grad += c``."""
+    from learner_writes import SignedValue
+
+    for f, x in [(lambda a: a - a, 2.0), (signed, 0.7)]:
+        call = check_engine_call(trace_engine_call(f, (x,), engine=SignedValue))
+        assert all(passed(call).values()), call.checks
+        writes = writes_check(call)
+        assert verdict(writes) == "pass" and re.fullmatch(r"(\d+) writes, \1 add", writes.detail), writes
+
+
+def test_writes_adtrace_cannot_tell_are_not_known_never_a_pass():
+    """A tensor engine's ``grad = grad + c`` (a new array from the ``.grad`` read): the writes check,
+    the report and the page say "not known"; the in-place ``+=``/``-=`` add."""
+    from adtrace.view import page_data
+    from learner_writes import SignedArray
+
+    call = trace_engine_call(signed, ([0.7, -0.3],), engine=SignedArray)
+    writes = writes_check(call)
+    assert verdict(writes) == "not known" and writes.skipped, writes
+    assert writes.detail.startswith("8 writes, 5 add; 3 not known: added or replaced (first: v5_add's write into "
+                                    "v0_leaf.grad (argument 1)"), writes.detail
+    assert "| every write into .grad adds | not known | 8 writes" in re.sub(" +", " ", render(call))
+    assert render(call).count(" (not known: added or replaced)") == 2 * 3  # the call sequence and the snapshots
+    (page_pass,) = page_data(call=call)["passes"]
+    assert sum("(not known: added or replaced)" in r for r in page_pass["steps"]["result"] if r) == 3
+
+
+def test_the_assignment_bug_on_arrays_is_named():
+    from learner_writes import AssignArray
+
+    call = trace_engine_call(lambda a: a * a - a, ([3.0, 2.0],), engine=AssignArray)
+    writes = writes_check(call)
+    assert verdict(writes) == "FAIL" and writes.detail.startswith(
+        "2 of 4 writes lost a contribution; first: v1_mul's write into v0_leaf.grad (argument 0) replaced"), writes

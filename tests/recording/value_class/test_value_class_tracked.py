@@ -109,3 +109,32 @@ def test_no_note_while_quiet_and_pickling_gives_the_plain_number():
     assert state.addition is None
     copy = pickle.loads(pickle.dumps(number))
     assert type(copy) is float and copy == 2.5
+
+
+def test_a_subtraction_is_noted_with_the_negated_contribution():
+    """``grad - c`` (``grad -= c``) adds ``-c``: ``p - c`` is ``p + (-c)`` bit for bit, so ``-c`` is exact."""
+    state, owner = State(), Owner()
+    for previous, contribution in [(1e16, 1e-16), (0.0, 0.0), (-0.0, 0.0), (3, 5), (0.5, np.float32(0.25)),
+                                   (0.5, np.array([1.0, -2.0]))]:
+        result = track(previous, owner, state) - contribution
+        assert exact(result) == exact(previous - contribution)
+        (added,) = accumulation(state.addition, owner, previous, result)
+        assert exact(added) == exact(-contribution) and exact(previous + added) == exact(result)
+    array = np.array([1.0, 2.0])
+    result = np.subtract(track(0.5, owner, state), array)  # numpy's path: the tracked number on the left
+    assert exact(accumulation(state.addition, owner, 0.5, result)[0]) == exact(-array)
+
+
+def test_what_is_subtracted_from_is_not_an_accumulation():
+    """``c - grad`` keeps the previous value with the wrong sign: no accumulation, by Python's or numpy's path."""
+    state, owner = State(), Owner()
+    for result in (2.0 - track(0.5, owner, state), np.float32(2.0) - track(0.5, owner, state),
+                   np.array([2.0]) - track(0.5, owner, state)):
+        assert accumulation(state.addition, owner, 0.5, result) is None
+
+
+def test_a_negated_numpy_integer_that_wraps_is_no_contribution():
+    """``grad - int8(-128)`` adds 128; ``-int8(-128)`` wraps to -128: the write adds, its contribution not known."""
+    state, owner = State(), Owner()
+    result = track(0.5, owner, state) - np.int8(-128)
+    assert result == 128.5 and accumulation(state.addition, owner, 0.5, result) == (None,)
