@@ -166,8 +166,9 @@ def _own_snapshot_row(r):
     elif r.stands_for == VJP:
         read, written = Short(r.outgrad), Short(r.ingrads)
     elif r.stands_for == ADD:
-        written = Short(r.ingrads, suffix=f" -> {r.parent}" + (" (replaced)" if r.replaced else " (not known: added "
-                                                               "or replaced)" if r.replaced is None and r.event.node else ""))
+        unknown = r.replaced is None and r.event.node is not None
+        written = Short(r.ingrads, suffix=f" -> {r.parent}" + (" (replaced)" if r.replaced else
+                                                               " (not known: added or replaced)" if unknown else ""))
         previous = Short(r.previous)
     return (f"{r.step}. {code(r.statement)}", r.node or "-", read, written, previous,
             Short(r.outgrads, brief_outgrads, OUTGRADS_WIDTH))

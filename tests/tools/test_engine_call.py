@@ -111,3 +111,17 @@ def test_a_function_that_returns_no_value_and_the_limits_of_check(project):
     assert out.returncode == 2 and "returned a float, not a Value" in out.stderr
     out = adtrace("check", "funcs.py:twice", "--at", "3", "--engine", "micrograd", "--max-nodes", "1", cwd=project)
     assert out.returncode == 2 and "with --engine every node is checked" in out.stderr
+
+
+def test_a_subtraction_written_with_minus_equals_passes(tmp_path):
+    """``other.grad -= out.grad`` in ``__sub__`` (correct) was read as an assignment: "v1_sub's write into
+    v0_leaf.grad (argument 1) replaced 1 by 0", exit 1. The engine and the function in one file."""
+    (tmp_path / "engine.py").write_text((TESTS / "learner_writes.py").read_text()
+                                        + "\n\ndef f(x):\n    return x - x\n")
+    check = adtrace("check", "engine.py:f", "--at", "2", "--engine", "engine.py:SignedValue", cwd=tmp_path)
+    assert check.returncode == 0, (check.stdout, check.stderr)
+    assert check.stdout.rstrip().splitlines()[-1] == "1 of 1 nodes tested, all pass."
+    report = adtrace("report", "engine.py:f", "--at", "2", "--engine", "engine.py:SignedValue", "--check-nodes",
+                     cwd=tmp_path)
+    assert report.returncode == 0, (report.stdout[-2000:], report.stderr)
+    assert "| every write into .grad adds | pass | 2 writes, 2 add |" in " ".join(report.stdout.split())

@@ -5,9 +5,10 @@ shows the previous value and the result, not ``c`` (``result - previous`` rounds
 recorded ``_backward`` runs, reading the ``.grad`` of an ``int`` or ``float`` returns a tracked copy
 of that number: its ``+`` notes the addition (the sum and both operands) on the thread's state and
 returns the plain sum, and its ``-`` (``grad - c``, ``grad -= c``) notes the subtraction, whose
-contribution is ``-c`` (exact: ``p - c`` is ``p + (-c)`` in IEEE arithmetic). Every operator, comparison and numpy ufunc of a tracked number is computed
-on the plain operands by the same operator, so the result is bit for bit and type for type what the
-engine computes without recording (numpy's promotion sees a plain Python number, a "weak" scalar).
+contribution is ``-c`` (exact: ``p - c`` is ``p + (-c)`` in IEEE arithmetic). Every operator,
+comparison and numpy ufunc of a tracked number is computed on the plain operands by the same
+operator, so the result is bit for bit and type for type what the engine computes without recording
+(numpy's promotion sees a plain Python number, a "weak" scalar).
 
 Only exact ``int`` and ``float`` are tracked; other ``.grad`` values (numpy scalars and arrays,
 ``Fraction``, ``bool``) are returned as they are: how their writes are read is in ``hooks.py``.
