@@ -105,6 +105,8 @@ def _nonzero(value):
 
 
 def _text(value):
+    if isinstance(value, np.ndarray) and value.ndim and value.dtype.kind in "biuf":  # (a tensor engine's .grad)
+        return np.array2string(value, precision=6, threshold=6, separator=", ")
     try:
         return f"{float(value):.6g}"
     except (TypeError, ValueError):

@@ -182,4 +182,5 @@ def test_the_assignment_bug_on_arrays_is_named():
     call = trace_engine_call(lambda a: a * a - a, ([3.0, 2.0],), engine=AssignArray)
     writes = writes_check(call)
     assert verdict(writes) == "FAIL" and writes.detail.startswith(
-        "2 of 4 writes lost a contribution; first: v1_mul's write into v0_leaf.grad (argument 0) replaced"), writes
+        "2 of 4 writes lost a contribution; first: v1_mul's write into v0_leaf.grad (argument 0) replaced "
+        "[-1., -1.] by [3., 2.]"), writes
