@@ -69,7 +69,8 @@ def writes_add(recording, query, run):
             detail += f"; {len(assigned)} assign over a .grad of 0 (nothing lost here; first: {_where(assigned[0])})"
         if unknown:
             return not_known(name, f"{detail}; {len(unknown)} not known: added or replaced (first: "
-                                   f"{_where(unknown[0])}, a .grad that is not an int or float, read before written)")
+                                   f"{_where(unknown[0])}: read, then written other than as grad + c or grad - c "
+                                   "of an int, float or ndarray)")
         return Check(name, True, detail)
     first = lost[0]
     step = next((s for s in run.steps if s.label == first.parent), None) if run is not None else None

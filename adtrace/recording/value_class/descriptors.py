@@ -78,10 +78,8 @@ class GradDescriptor:
         grad = self.storage.load(value)
         state = self.hooks.local
         if state.frames and not state.quiet:
-            tracked = track(grad, value, state)
-            if tracked is grad:  # not tracked: which values' .grad the _backward read (hooks.grad_written)
-                state.frames[-1].read.add(id(value))
-            return tracked
+            state.frames[-1].read.add(id(value))  # (hooks.grad_written: a .grad never read cannot be added to)
+            return track(grad, value, state)
         return grad
 
     def __set__(self, value, grad):

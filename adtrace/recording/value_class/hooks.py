@@ -23,11 +23,9 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Protocol
 
-import numpy as np
-
 from ..patching import NOTSET, original_of
 from .descriptors import MISSING, BackwardDescriptor, GradDescriptor, Storage
-from .tracked import accumulation, plain, trackable
+from .tracked import accumulation, plain
 
 
 class Callbacks(Protocol):
@@ -53,14 +51,13 @@ class Callbacks(Protocol):
         ``node``: the value whose ``_backward`` wrote it (None: written by ``backward()`` itself).
         ``position``: which of ``node``'s children ``target`` is, the first not yet written
         (``x*x``: 0 then 1); None if ``target`` is not among them or ``node`` was made before the
-        hooks. ``accumulated``: True for ``grad += c`` or ``grad -= c`` (``result`` is ``previous + c``,
-        ``contribution`` is ``c``, or ``-c``, exactly), False for an assignment that replaces (``grad = c``,
-        ``contribution`` is ``c``), None when unknown: then ``contribution`` is None. A ``.grad`` that
-        is not an int or float is not tracked (``tracked.py``): a value updated in place (an ndarray's
-        ``+=``: ``result`` is ``previous``) adds, its contribution not known; a new value replaces
-        when the ``_backward`` never read the target's ``.grad`` (it cannot hold the previous value),
-        and is unknown when it did (``grad = grad + c`` or ``grad = c``?), as a write by
-        ``backward()`` itself is.
+        hooks. ``accumulated``: True for ``grad += c``, ``grad = c + grad`` or ``grad -= c`` of an int,
+        float or ndarray ``.grad`` (``result`` is ``previous + c``, ``contribution`` is ``c``, or ``-c``,
+        exactly; ``tracked.py``; an ndarray's ``+=`` in place: ``result`` is ``previous``), False for
+        an assignment that replaces (``grad = c``, ``contribution`` is ``c``: the ``_backward`` never
+        read the target's ``.grad``, so the value written cannot hold it), None when unknown (read,
+        then written otherwise: ``grad = grad * 1 + c``, a numpy scalar's ``+=``; a write by
+        ``backward()`` itself): then ``contribution`` is None.
         """
 
     def local_backward_ended(self, node, error) -> None:
@@ -215,13 +212,9 @@ class ClassHooks:
         added = accumulation(addition, target, previous, result)
         if added is not None:
             contribution, accumulated = added[0], True
-        elif trackable(previous) or previous is MISSING:  # read tracked: no addition noted, so none made
+        elif previous is MISSING or id(target) not in frame.read:  # never read here: the write drops it
             contribution, accumulated = result, False
-        elif result is previous and isinstance(result, np.ndarray):  # updated in place: an ndarray's +=
-            contribution, accumulated = None, True
-        elif id(target) not in frame.read:  # the previous value never read here: the write drops it
-            contribution, accumulated = result, False
-        else:
+        else:  # read, and written otherwise than by adding to it (grad = grad * 1 + c, an in-place *=)
             contribution, accumulated = None, None
         self.notify("grad_written", frame.node, target, frame.position(target), previous, contribution,
                     result, accumulated)
@@ -260,7 +253,7 @@ class _Frame:
     def __init__(self, node, children):
         self.node, self.children = node, children
         self.unwritten = list(range(len(children))) if children else []
-        self.read = set()  # id of each value whose untracked .grad (an ndarray, a numpy scalar) it read
+        self.read = set()  # id of each value whose .grad it read
 
     def position(self, target):
         for position in self.unwritten:

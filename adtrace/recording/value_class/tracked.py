@@ -1,4 +1,4 @@
-"""Tracked numbers: what reading ``.grad`` gives inside a recorded ``_backward``.
+"""Tracked numbers and arrays: what reading ``.grad`` gives inside a recorded ``_backward``.
 
 A closure's ``self.grad += c`` reads ``self.grad``, adds ``c`` and stores the sum. The store alone
 shows the previous value and the result, not ``c`` (``result - previous`` rounds). So while a
@@ -10,16 +10,20 @@ comparison and numpy ufunc of a tracked number is computed on the plain operands
 operator, so the result is bit for bit and type for type what the engine computes without recording
 (numpy's promotion sees a plain Python number, a "weak" scalar).
 
-Only exact ``int`` and ``float`` are tracked; other ``.grad`` values (numpy scalars and arrays,
-``Fraction``, ``bool``) are returned as they are: how their writes are read is in ``hooks.py``.
-A tracked number is ``isinstance`` of its plain type but not ``type(...) is float``; it unwraps
+An exact ``ndarray`` is read as a ``TrackedArray`` view of it, whose ufuncs do the same on the
+plain arrays (``grad += c`` updates the array itself in place, as unrecorded). Other ``.grad``
+values (numpy scalars, ``Fraction``, ``bool``, an ndarray subclass) are returned as they are.
+A tracked value is ``isinstance`` of its plain type but not ``type(...) is float``; it unwraps
 itself when stored into ``.grad`` or pickled, but a closure that keeps it elsewhere keeps it.
 An accumulation is seen when the value written is ``grad + c``, ``c + grad`` or ``grad - c``
-(``+=``, ``-=`` included); written another way (``grad = sum([grad, c])``, ``grad = grad * 1 + c``,
-``grad = c - grad``) it reads as an assignment.
+(``+=``, ``-=`` included); written another way after reading ``.grad`` (``grad = sum([grad, c])``,
+``grad = grad * 1 + c``, ``grad = c - grad``, a numpy scalar's ``+=``) it is not known
+(``hooks.py``: only a ``.grad`` the ``_backward`` never read is known to be replaced).
 """
 
 import operator
+
+import numpy as np
 
 
 class Tracked:
@@ -99,25 +103,77 @@ class TrackedFloat(Tracked, float):
     pass
 
 
+class TrackedArray(np.ndarray):
+    """A view of the ndarray ``owner.grad`` held (``plain``): every ufunc (``+``, ``+=``, ``@``,
+    ``.sum()``) and numpy function is computed on the plain arrays and returns what they return;
+    ``+`` and ``-`` are noted as a tracked number's. A view derived from it (``.T``, a slice) is
+    plain again where it is stored or computed with."""
+
+    def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
+        if out is not None:
+            kwargs["out"] = tuple(map(plain, out))
+        result = getattr(ufunc, method)(*map(plain, inputs), **kwargs)
+        if method == "__call__" and len(inputs) == 2 and (out is None or out[0] is inputs[0]):
+            if ufunc is np.add:
+                _note(*inputs, result)
+            elif ufunc is np.subtract:
+                _note(*inputs, result, SUBTRACTED)
+        return result
+
+    def __array_function__(self, func, types, args, kwargs):
+        return func(*_plain_all(args), **_plain_all(kwargs))
+
+    def __getitem__(self, key):
+        return plain(self)[key]
+
+    def __reduce__(self):
+        return plain(self).__reduce__()
+
+    def __repr__(self):
+        return repr(plain(self))
+
+
+def _of_plain(name):
+    return lambda self, *args, **kwargs: getattr(plain(self), name)(*args, **kwargs)
+
+
+for _name in ("copy", "astype", "reshape", "transpose", "ravel", "flatten", "squeeze", "dot", "view", "__copy__",
+              "__deepcopy__", "__iter__", "round", "tolist"):  # (what would return a TrackedArray: an ndarray)
+    setattr(TrackedArray, _name, _of_plain(_name))
+TrackedArray.T = property(lambda self: plain(self).T)
+
+
 _TRACKED = {int: TrackedInt, float: TrackedFloat}
 
 
 def track(value, owner, state):
-    """``value`` read from ``owner.grad``: tracked if it is an exact int or float, else itself."""
+    """``value`` read from ``owner.grad``: tracked if it is an exact int, float or ndarray, else itself."""
     kind = _TRACKED.get(type(value))
-    if kind is None:
+    if kind is not None:
+        number = kind(value)
+    elif type(value) is np.ndarray:
+        number = value.view(TrackedArray)
+    else:
         return value
-    number = kind(value)
     number._plain, number._owner, number._state = value, owner, state
     return number
 
 
-def trackable(value):
-    return type(value) in _TRACKED
-
-
 def plain(value):
-    return value._plain if isinstance(value, Tracked) else value
+    if isinstance(value, Tracked):
+        return value._plain
+    if isinstance(value, TrackedArray):  # (one derived from it, as .T, has no _plain: an ndarray view of it)
+        held = value.__dict__.get("_plain")
+        return np.ndarray.view(value, np.ndarray) if held is None else held
+    return value
+
+
+def _plain_all(value):
+    if type(value) in (list, tuple):
+        return type(value)(map(_plain_all, value))
+    if type(value) is dict:
+        return {key: _plain_all(item) for key, item in value.items()}
+    return plain(value)
 
 
 def accumulation(addition, target, previous, result):
@@ -129,7 +185,8 @@ def accumulation(addition, target, previous, result):
     _, left, right, sign = addition
     pairs = ((left, right),) if sign is SUBTRACTED else ((left, right), (right, left))
     for mine, other in pairs:
-        if isinstance(mine, Tracked) and mine._owner is target and mine._plain is previous:
+        if isinstance(mine, (Tracked, TrackedArray)) and getattr(mine, "_owner", None) is target \
+                and plain(mine) is previous:
             return (plain(other),) if sign is not SUBTRACTED else (_negative(plain(other)),)
     return None
 
@@ -145,7 +202,7 @@ def _negative(value):
 
 def _note(left, right, result, sign="+"):
     for operand in (left, right):
-        if isinstance(operand, Tracked):
+        if isinstance(operand, Tracked) or "_state" in getattr(operand, "__dict__", ()):
             if not operand._state.quiet:
                 operand._state.addition = (result, left, right, sign)
             break

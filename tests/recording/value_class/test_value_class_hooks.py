@@ -193,15 +193,16 @@ def test_a_zeroing_backward_writes_without_a_writer():
 
 # ---- grads that are not int or float
 
-def test_numpy_arrays_accumulated_in_place_add_their_contribution_not_known():
+def test_numpy_arrays_accumulated_in_place_add_their_exact_contribution():
     log = EventLog()
     with attach(ArrayValue, log):
         x = ArrayValue([1.0, 2.0])
         y = x * x
         y.backward()
-    assert np.array_equal(x.grad, [2.0, 4.0])
+    assert np.array_equal(x.grad, [2.0, 4.0]) and type(x.grad) is np.ndarray
     written = log.of("grad_written")
-    assert [(w[2], w[4], w[6]) for w in written] == [(0, None, True), (1, None, True)]
+    assert [(w[2], w[4].tolist(), type(w[4]), w[6]) for w in written] == [(0, [1.0, 2.0], np.ndarray, True),
+                                                                         (1, [1.0, 2.0], np.ndarray, True)]
     assert all(w[3] is w[5] is x.grad for w in written)  # updated in place: previous is the result
 
 
@@ -256,16 +257,16 @@ def test_the_assignment_bug_on_numbers_replaces():
         ("-", 0, 0.0, 1.0, False), ("-", 1, 0.0, -1.0, False), ("*", 0, -1.0, 3.0, False), ("*", 1, 3.0, 3.0, False)]
 
 
-def test_arrays_in_place_add_a_new_array_is_not_known_when_the_grad_was_read():
-    """An ndarray ``.grad`` is not tracked: ``+=``/``-=`` update it in place (an accumulation, the
-    contribution not known exactly); ``grad = grad + c`` makes a new array from a ``.grad`` the
-    closure read: added or replaced, adtrace cannot tell (the constant 0.1 is a 0-d array: ``+`` makes a new one)."""
+def test_every_form_of_accumulation_on_arrays_adds_its_signed_contribution():
+    """An ndarray ``.grad`` read inside a ``_backward`` is a view whose ufuncs note ``+`` and ``-`` as
+    a tracked number's: in place (``+=``, ``-=``: the same array) or a new one (``grad = grad + c``)."""
     x, writes = signed_writes(SignedArray, [3.0, 2.0])
-    assert writes == [("+", 0, None, True), ("+", 1, None, None),
-                      ("-", 0, None, None), ("-", 1, None, None),
-                      ("-", 0, None, True), ("-", 1, None, True),
-                      ("*", 0, None, True), ("*", 1, None, True)]
-    assert np.array_equal(x.grad, [1 - (2 * 3.0 - 1), 1 - (2 * 2.0 - 1)])
+    assert [(op, position, added.tolist(), accumulated) for op, position, added, accumulated in writes] == [
+        ("+", 0, [1.0, 1.0], True), ("+", 1, [1.0, 1.0], True),
+        ("-", 0, [1.0, 1.0], True), ("-", 1, [-1.0, -1.0], True),
+        ("-", 0, [-1.0, -1.0], True), ("-", 1, [1.0, 1.0], True),
+        ("*", 0, [-3.0, -2.0], True), ("*", 1, [-3.0, -2.0], True)]
+    assert np.array_equal(x.grad, [1 - (2 * 3.0 - 1), 1 - (2 * 2.0 - 1)]) and type(x.grad) is np.ndarray
 
 
 def test_an_array_the_closure_never_read_is_replaced():
@@ -297,8 +298,8 @@ def test_numpy_scalar_grads_replaced_unread_not_known_when_read():
 
 
 def test_a_read_inside_a_nested_backward_counts_for_its_caller():
-    """A ``_backward`` that calls a helper closure reading ``.grad`` before it writes a new array:
-    what the helper read, the caller read (not known, never replaced)."""
+    """A ``_backward`` that calls a helper closure reading ``.grad`` before it writes a new array
+    otherwise than by adding to it: what the helper read, the caller read (not known, never replaced)."""
 
     class Helped(SignedArray):
         def __mul__(self, other):
@@ -308,8 +309,8 @@ def test_a_read_inside_a_nested_backward_counts_for_its_caller():
 
             def _backward():
                 previous = reads._backward()
-                self.grad = previous[0] + other.data * out.grad
-                other.grad = previous[1] + self.data * out.grad
+                self.grad = previous[0] * 1.0 + other.data * out.grad  # (no addition to the array read)
+                other.grad = previous[1] * 1.0 + self.data * out.grad
             out._backward = _backward
             return out
 

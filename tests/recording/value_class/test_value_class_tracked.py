@@ -70,9 +70,11 @@ def test_functions_of_a_tracked_number_equal_plain(function):
         assert outcome(function, track(number, Owner(), State())) == outcome(function, number)
 
 
-def test_only_exact_int_and_float_are_tracked():
-    for value in (True, np.float64(1.0), np.array([1.0]), Fraction(1, 2), None):
+def test_only_exact_int_float_and_ndarray_are_tracked():
+    for value in (True, np.float64(1.0), np.float32(1.0), np.ma.masked_array([1.0]), Fraction(1, 2), None):
         assert track(value, Owner(), State()) is value
+    array = np.array([1.0])
+    assert plain(track(array, Owner(), State())) is array
     number = track(1.5, Owner(), State())
     assert isinstance(number, (Tracked, float)) and plain(number) == 1.5 and type(plain(number)) is float
 
@@ -138,3 +140,52 @@ def test_a_negated_numpy_integer_that_wraps_is_no_contribution():
     state, owner = State(), Owner()
     result = track(0.5, owner, state) - np.int8(-128)
     assert result == 128.5 and accumulation(state.addition, owner, 0.5, result) == (None,)
+
+
+ARRAY_FUNCTIONS = {
+    "add": lambda g: g + np.float32(0.1), "radd": lambda g: 0.1 + g, "sub": lambda g: g - 1, "rsub": lambda g: 1 - g,
+    "mul": lambda g: g * np.array([[2.0], [3.0]]), "matmul": lambda g: g @ g.T, "pow": lambda g: g ** 2,
+    "neg": lambda g: -g, "sum": lambda g: g.sum(), "sum_axis": lambda g: g.sum(axis=0, keepdims=True),
+    "np_sum": lambda g: np.sum(g, axis=1), "mean": lambda g: g.mean(), "max": lambda g: g.max(),
+    "T": lambda g: g.T, "reshape": lambda g: g.reshape(-1), "copy": lambda g: g.copy(),
+    "astype": lambda g: g.astype(int),
+    "index": lambda g: g[0], "item": lambda g: g[0, 1], "slice": lambda g: g[:, 1:], "iter": lambda g: list(g),
+    "dot": lambda g: g.dot(g.T), "np_dot": lambda g: np.dot(g, g.T), "outer": lambda g: np.outer(g, g),
+    "where": lambda g: np.where(g > 0, g, 0.0), "ones_like": lambda g: np.ones_like(g), "tanh": np.tanh,
+    "broadcast": lambda g: g + np.zeros((3, 1, 3)), "concatenate": lambda g: np.concatenate([g, g]),
+    "compare": lambda g: g == g, "asarray": np.asarray, "tolist": lambda g: g.tolist(), "repr": repr, "str": str,
+    "pickle": lambda g: pickle.loads(pickle.dumps(g)), "clip": lambda g: g.clip(-1, 1), "round": lambda g: g.round(1),
+}
+
+
+def deep(value):
+    """What a result is, exactly: its type, and an array's dtype, shape and bytes."""
+    if isinstance(value, list):
+        return [deep(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return (type(value), value.dtype.str, value.shape, value.tobytes())
+    return (type(value), repr(value))
+
+
+@pytest.mark.parametrize("name", sorted(ARRAY_FUNCTIONS))
+def test_what_is_computed_from_a_tracked_array_equals_plain(name):
+    function = ARRAY_FUNCTIONS[name]
+    array = np.array([[0.1, -2.0, 3.0], [4.0, 0.5, -0.25]])
+    assert deep(function(track(array, Owner(), State()))) == deep(function(array))
+
+
+def test_additions_to_a_tracked_array_are_noted_in_place_or_not():
+    state, owner = State(), Owner()
+    array, contribution = np.array([1.0, 2.0]), np.array([0.1, 0.2])
+    grad = track(array, owner, state)
+    grad += contribution
+    assert grad is array and array.tolist() == [1.1, 2.2]  # in place: the array itself, as without tracking
+    assert accumulation(state.addition, owner, array, grad) == (contribution,)
+    for write, added in [(lambda g: g + contribution, contribution), (lambda g: contribution + g, contribution),
+                         (lambda g: g - contribution, -contribution),
+                         (lambda g: np.add(g, contribution), contribution)]:
+        result = write(track(array, owner, state))
+        assert type(result) is np.ndarray
+        assert exact(accumulation(state.addition, owner, array, result)[0]) == exact(added)
+    result = contribution - track(array, owner, state)
+    assert accumulation(state.addition, owner, array, result) is None
