@@ -122,7 +122,7 @@ def _accumulation(rec, add):
     if add.replaced is None:
         return NodeCheck(**row, status=SKIPPED, reason=(
             f"not known whether this write added to {add.parent}.grad or replaced it (read, then written other than "
-            "as grad + c or grad - c of an int, float or ndarray: a numpy scalar's +=, grad = grad * 1 + c)"))
+            "as grad + c or grad - c of an int, float or ndarray: a float32's +=, grad = grad * 1 + c)"))
     if lost:
         return NodeCheck(**row, status=FAIL, difference=float(np.max(np.abs(previous))), reason=(
             f"{add.parent}.grad = {_text(add.contribution)} replaced {_text(previous)} instead of adding to it: "

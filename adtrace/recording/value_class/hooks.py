@@ -56,7 +56,7 @@ class Callbacks(Protocol):
         exactly; ``tracked.py``; an ndarray's ``+=`` in place: ``result`` is ``previous``), False for
         an assignment that replaces (``grad = c``, ``contribution`` is ``c``: the ``_backward`` never
         read the target's ``.grad``, so the value written cannot hold it), None when unknown (read,
-        then written otherwise: ``grad = grad * 1 + c``, a numpy scalar's ``+=``; a write by
+        then written otherwise: ``grad = grad * 1 + c``, a float32's ``+=``; a write by
         ``backward()`` itself): then ``contribution`` is None.
         """
 

@@ -10,14 +10,16 @@ comparison and numpy ufunc of a tracked number is computed on the plain operands
 operator, so the result is bit for bit and type for type what the engine computes without recording
 (numpy's promotion sees a plain Python number, a "weak" scalar).
 
-An exact ``ndarray`` is read as a ``TrackedArray`` view of it, whose ufuncs do the same on the
-plain arrays (``grad += c`` updates the array itself in place, as unrecorded). Other ``.grad``
-values (numpy scalars, ``Fraction``, ``bool``, an ndarray subclass) are returned as they are.
-A tracked value is ``isinstance`` of its plain type but not ``type(...) is float``; it unwraps
+A ``numpy.float64`` (a ``float``: data taken from numpy arrays) is tracked as a float is, its
+operators computing on the float64 (its attributes read from it: ``.dtype``, ``.item()``). An exact
+``ndarray`` is read as a ``TrackedArray`` view of it, whose ufuncs do the same on the plain arrays
+(``grad += c`` updates the array itself in place, as unrecorded). Other ``.grad`` values (other
+numpy scalars, ``Fraction``, ``bool``, an ndarray subclass) are returned as they are.
+A tracked value is ``isinstance`` of int, float or ndarray but not ``type(...) is float``; it unwraps
 itself when stored into ``.grad`` or pickled, but a closure that keeps it elsewhere keeps it.
 An accumulation is seen when the value written is ``grad + c``, ``c + grad`` or ``grad - c``
 (``+=``, ``-=`` included); written another way after reading ``.grad`` (``grad = sum([grad, c])``,
-``grad = grad * 1 + c``, ``grad = c - grad``, a numpy scalar's ``+=``) it is not known
+``grad = grad * 1 + c``, ``grad = c - grad``, a float32's ``+=``) it is not known
 (``hooks.py``: only a ``.grad`` the ``_backward`` never read is known to be replaced).
 """
 
@@ -42,7 +44,10 @@ class Tracked:
         return operator.sub(plain(other), self._plain)
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        result = getattr(ufunc, method)(*map(plain, inputs), **kwargs)
+        if ufunc is np.power and method == "__call__" and not kwargs and not any(map(_is_array, inputs)):
+            result = operator.pow(*map(plain, inputs))  # float32 ** float64: numpy's scalar pow, not the ufunc's
+        else:
+            result = getattr(ufunc, method)(*map(plain, inputs), **kwargs)
         if method == "__call__" and len(inputs) == 2 and not kwargs:  # an ndarray or numpy scalar and this number
             if ufunc.__name__ == "add":
                 _note(*inputs, result)
@@ -55,6 +60,20 @@ class Tracked:
 
     def __hash__(self):
         return hash(self._plain)
+
+    def __repr__(self):
+        return repr(self._plain)
+
+    def __str__(self):
+        return str(self._plain)
+
+    real = property(lambda self: self._plain.real)
+    imag = property(lambda self: self._plain.imag)
+
+    def __getattr__(self, name):  # what a float64 has and a float has not (.dtype, .item())
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self.__dict__["_plain"], name)
 
     def __reduce__(self):
         return _identity, (self._plain,)
@@ -92,6 +111,8 @@ for _name, _function in [("mul", operator.mul), ("truediv", operator.truediv),
     setattr(Tracked, f"__r{_name}__", _reflected)
 for _name in ("eq", "ne", "lt", "le", "gt", "ge"):
     setattr(Tracked, f"__{_name}__", _comparison(getattr(operator, _name)))
+for _name in ("neg", "pos", "abs", "round", "trunc", "floor", "ceil"):  # (a float64's give float64s)
+    setattr(Tracked, f"__{_name}__", lambda self, *args, _name=_name: getattr(self._plain, f"__{_name}__")(*args))
 Tracked.__pow__, Tracked.__rpow__ = _pow, _rpow
 
 
@@ -143,7 +164,7 @@ for _name in ("copy", "astype", "reshape", "transpose", "ravel", "flatten", "squ
 TrackedArray.T = property(lambda self: plain(self).T)
 
 
-_TRACKED = {int: TrackedInt, float: TrackedFloat}
+_TRACKED = {int: TrackedInt, float: TrackedFloat, np.float64: TrackedFloat}  # (a float64 is a float)
 
 
 def track(value, owner, state):
@@ -166,6 +187,10 @@ def plain(value):
         held = value.__dict__.get("_plain")
         return np.ndarray.view(value, np.ndarray) if held is None else held
     return value
+
+
+def _is_array(value):
+    return isinstance(value, np.ndarray)
 
 
 def _plain_all(value):

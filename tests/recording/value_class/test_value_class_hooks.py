@@ -284,17 +284,20 @@ def test_an_array_the_closure_never_read_is_replaced():
     assert np.array_equal(writes[-1][3], [3.0, 2.0]) and np.array_equal(x.grad, [3.0, 2.0])
 
 
-def test_numpy_scalar_grads_replaced_unread_not_known_when_read():
-    """numpy scalar ``.grad`` values (untracked, as arrays): the ``=`` bug's write into a ``.grad`` it
-    never read replaces; ``grad += c`` after one is not known (``tracked.py`` tracks Python numbers only)."""
+def test_numpy_scalar_grads_float64_tracked_float32_replaced_unread_not_known_when_read():
+    """A float64 ``.grad`` (data from numpy arrays) is tracked as a float: every form adds. A float32
+    one is not tracked: the ``=`` bug's write into a ``.grad`` it never read replaces; ``grad += c``
+    after reading one is not known."""
+    x, writes = signed_writes(SignedValue, np.float64(3.0))
+    assert [accumulated for *_, accumulated in writes] == [True] * 8 and type(x.grad) is np.float64
     log = EventLog()
     with attach(AssignValue, log):
-        x = AssignValue(np.float64(3.0))
+        x = AssignValue(np.float32(3.0))
         (x * x - x).backward()
     last = log.of("grad_written")[-1]
-    assert type(last[3]) is np.float64 and (last[4], last[6]) == (last[5], False)
-    x, writes = signed_writes(SignedValue, np.float64(3.0))
-    assert [accumulated for *_, accumulated in writes] == [True] * 7 + [None]  # x.grad a float64 after the 7th
+    assert type(last[3]) is np.float32 and (last[4], last[6]) == (last[5], False)
+    x, writes = signed_writes(SignedValue, np.float32(3.0))
+    assert [accumulated for *_, accumulated in writes][-1] is None and type(x.grad) is np.float32
 
 
 def test_a_read_inside_a_nested_backward_counts_for_its_caller():

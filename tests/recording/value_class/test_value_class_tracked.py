@@ -33,7 +33,8 @@ def outcome(function, *operands):
         return type(exc)
 
 
-NUMBERS = [0.1, -3.5, 0.0, -0.0, 3, 0, -7, 2**53 + 1, float("inf")]
+NUMBERS = [0.1, -3.5, 0.0, -0.0, 3, 0, -7, 2**53 + 1, float("inf"), np.float64(0.1), np.float64(-0.0),
+           np.float64(-3.5), np.float64("inf")]
 OTHERS = [2, 0.1, True, 1e308, 2**53 + 1, Fraction(1, 3), 1j, np.float16(0.1), np.float32(0.1), np.float64(0.1),
           np.int8(3), np.int64(3), np.uint8(200), np.array([0.1, 2.0], np.float32), np.array([1, 2], np.int8),
           np.array(0.3, np.float32)]
@@ -62,17 +63,22 @@ def test_arithmetic_equals_plain_arithmetic_bit_and_type(number):
 
 @pytest.mark.parametrize("function", [np.tanh, np.exp, lambda g: np.clip(g, -1, 1), lambda g: np.where(True, g, 0),
                                       lambda g: np.maximum(np.float32(0.5), g), abs, round, float, int, hash, str,
-                                      lambda g: -g, lambda g: f"{g:.3f}", lambda g: np.asarray(g)],
+                                      lambda g: -g, lambda g: f"{g:.3f}", lambda g: np.asarray(g), repr,
+                                      lambda g: round(g, 1), lambda g: +g,
+                                      lambda g: g.item() if hasattr(g, "dtype") else 0,
+                                      lambda g: getattr(g, "dtype", None)],
                          ids=["tanh", "exp", "clip", "where", "maximum", "abs", "round", "float", "int", "hash",
-                              "str", "neg", "format", "asarray"])
+                              "str", "neg", "format", "asarray", "repr", "round1", "pos", "item", "dtype"])
 def test_functions_of_a_tracked_number_equal_plain(function):
-    for number in (0.7, 3):
+    for number in (0.7, 3, np.float64(0.7)):
         assert outcome(function, track(number, Owner(), State())) == outcome(function, number)
 
 
-def test_only_exact_int_float_and_ndarray_are_tracked():
-    for value in (True, np.float64(1.0), np.float32(1.0), np.ma.masked_array([1.0]), Fraction(1, 2), None):
+def test_only_exact_int_float_float64_and_ndarray_are_tracked():
+    for value in (True, np.float32(1.0), np.int64(1), np.ma.masked_array([1.0]), Fraction(1, 2), None):
         assert track(value, Owner(), State()) is value
+    for value in (np.float64(1.5), 2**70):
+        assert plain(track(value, Owner(), State())) is value
     array = np.array([1.0])
     assert plain(track(array, Owner(), State())) is array
     number = track(1.5, Owner(), State())
