@@ -326,10 +326,10 @@ def test_a_read_inside_a_nested_backward_counts_for_its_caller():
 
 # ---- bit-identical results
 
-def micrograd_mlp():
+def micrograd_mlp(kind=float):
     random.seed(0)
     model = nn.MLP(2, [8, 8, 1])
-    xs = [[2.0, 3.0], [3.0, -1.0], [0.5, 1.0], [1.0, -1.5]]
+    xs = [list(map(kind, x)) for x in [[2.0, 3.0], [3.0, -1.0], [0.5, 1.0], [1.0, -1.5]]]
     ys = [1.0, -1.0, -1.0, 1.0]
     scores = [model(list(map(MicroValue, x))) for x in xs]
     loss = sum((1 + -y * s).relu() for y, s in zip(ys, scores)) * (1.0 / len(ys))
@@ -347,6 +347,7 @@ def video_neuron(x1=2.0, x2=0.0):
 
 CASES = {
     "micrograd_mlp": (MicroValue, micrograd_mlp),
+    "micrograd_mlp_float64": (MicroValue, lambda: micrograd_mlp(np.float64)),  # (the demo's data: numpy rows)
     "video_neuron": (Value, video_neuron),
     "video_neuron_float32": (Value, lambda: video_neuron(np.float32(2.0), np.float32(0.25))),
     "buggy": (BuggyValue, lambda: (lambda a: a + a + a * a)(BuggyValue(3.0))),
