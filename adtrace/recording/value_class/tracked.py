@@ -227,7 +227,7 @@ def _negative(value):
 
 def _note(left, right, result, sign="+"):
     for operand in (left, right):
-        if isinstance(operand, Tracked) or "_state" in getattr(operand, "__dict__", ()):
+        if isinstance(operand, Tracked) or isinstance(operand, TrackedArray) and "_state" in operand.__dict__:
             if not operand._state.quiet:
                 operand._state.addition = (result, left, right, sign)
             break
