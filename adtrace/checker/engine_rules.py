@@ -16,7 +16,8 @@ result (``Engine.backward``) under ``record(engine=cls, sites=True)`` and reads 
   does for autograd: ``<contribution, w>`` against ``<v.grad, J w>``, ``J w`` by central differences
   of the op's forward along a fixed random ``w`` of the input's shape;
 - ``accumulation``: a write that assigned (``child.grad = c``) where ``child.grad`` already held a
-  contribution lost it: the classic bug. An assignment over 0 loses nothing (noted, passes).
+  contribution lost it: the classic bug. An assignment over 0 loses nothing (noted, passes). A
+  write adtrace cannot tell (``replaced`` None: added or assigned?) is skipped as not known.
 
 Each row names the node, the argument and the line of ``f`` that made the node (its ``site``).
 """
@@ -67,7 +68,7 @@ def check_engine_recording(rec):
     for event in events:
         if isinstance(event, VJPCalled):
             rows += _local(rec, event)
-        elif isinstance(event, AddOutgrads) and event.replaced:
+        elif isinstance(event, AddOutgrads) and event.node is not None and event.replaced is not False:
             rows.append(_accumulation(rec, event))
     order = {label: i for i, label in enumerate(rec.nodes)}
     rows.sort(key=lambda r: (order.get(r.node, -1), r.argnum if r.argnum is not None else -1, r.test != "local"))
@@ -167,10 +168,14 @@ def _compare_arrays(row, k, forward, inputs, outgrad, contribution):
 def _accumulation(rec, add):
     node = rec.nodes.get(add.node)
     previous = None if add.previous is None else add.previous[0]
-    lost = previous is not None and _is_float_array(previous) and bool(np.any(previous != 0))
+    lost = previous is not None and _nonzero(previous)
     row = dict(node=add.node, primitive=getattr(node, "primitive", "?"), argnum=add.argnum,
                site=getattr(node, "site", None), test="accumulation", analytic=_float(add.result[0]),
                numeric=_float(_sum(previous, add.contribution)))
+    if add.replaced is None:
+        return NodeCheck(**row, status=SKIPPED, reason=(
+            f"not known whether this write added to {add.parent}.grad or replaced it (read, then written other than "
+            "as grad + c or grad - c of an int, float or ndarray: a float32's +=, grad = grad * 1 + c)"))
     if lost:
         return NodeCheck(**row, status=FAIL, difference=float(np.max(np.abs(previous))), reason=(
             f"{add.parent}.grad = {_text(add.contribution)} replaced {_text(previous)} instead of adding to it: "
@@ -204,6 +209,11 @@ def _is_number(value):
     return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
 
 
+def _nonzero(value):
+    """A number or a numeric array (a ``.grad`` of numpy arrays) that holds something other than 0."""
+    if isinstance(value, np.ndarray):
+        return value.dtype.kind in "biufc" and bool(np.any(value != 0))
+    return _is_number(value) and value != 0
 def _is_float_array(value):
     """A float array or a number (``_is_number``)."""
     return (isinstance(value, np.ndarray) and value.dtype.kind == "f") or _is_number(value)

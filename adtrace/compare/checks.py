@@ -19,15 +19,21 @@ class Check:
     passed: bool  # True when skipped: a check that could not run fails nothing, and says why
     detail: str
     skipped: bool = False
+    known: bool = True  # False: it ran, and cannot tell (skipped too: it fails nothing, and is no pass)
 
 
 def skipped(name, reason):
     return Check(name, True, reason, skipped=True)
 
 
+def not_known(name, reason):
+    return Check(name, True, reason, skipped=True, known=False)
+
+
 def verdict(check):
-    """What a check's row says: ``skipped`` (it could not run; it fails nothing), ``pass`` or ``FAIL``."""
-    return "skipped" if check.skipped else "pass" if check.passed else "FAIL"
+    """What a check's row says: ``not known`` (it ran and cannot tell), ``skipped`` (it could not run;
+    either fails nothing), ``pass`` or ``FAIL``."""
+    return "not known" if not check.known else "skipped" if check.skipped else "pass" if check.passed else "FAIL"
 
 
 def engines_agree(rows, engine="autograd"):

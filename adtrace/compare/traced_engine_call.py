@@ -19,7 +19,7 @@ from ..recording.events import AddOutgrads, BackwardStart
 from ..recording.registry import engine_named
 from ..recording.session import record
 from ..reference.recorded import run_recorded
-from .checks import Check, engines_agree, finite_differences, orders_valid
+from .checks import Check, engines_agree, finite_differences, not_known, orders_valid
 from .grad_align import align_grads
 from .traced_call import TracedCall, function_name
 
@@ -56,15 +56,21 @@ def trace_engine_call(f, args, engine="micrograd", capture="auto", relative_to=N
 
 def writes_add(recording, query, run):
     """Every write a ``_backward`` made into ``.grad`` added its contribution; the first that
-    replaced a value already there is named, with what the lecture kept for that value."""
+    replaced a value already there is named, with what the lecture kept for that value. A write
+    adtrace cannot tell (``replaced`` None) makes the check ``not known``, never a pass."""
     name = "every write into .grad adds"
     writes = [e for e in recording.query_events(query) if isinstance(e, AddOutgrads) and e.node is not None]
     assigned = [e for e in writes if e.replaced]
+    unknown = [e for e in writes if e.replaced is None]
     lost = [e for e in assigned if e.previous is not None and _nonzero(e.previous[0])]
     if not lost:
-        detail = f"{len(writes)} writes, {len(writes) - len(assigned)} add"
+        detail = f"{len(writes)} writes, {len(writes) - len(assigned) - len(unknown)} add"
         if assigned:
             detail += f"; {len(assigned)} assign over a .grad of 0 (nothing lost here; first: {_where(assigned[0])})"
+        if unknown:
+            return not_known(name, f"{detail}; {len(unknown)} not known: added or replaced (first: "
+                                   f"{_where(unknown[0])}: read, then written other than as grad + c or grad - c "
+                                   "of an int, float or ndarray)")
         return Check(name, True, detail)
     first = lost[0]
     step = next((s for s in run.steps if s.label == first.parent), None) if run is not None else None
@@ -100,6 +106,8 @@ def _nonzero(value):
 
 
 def _text(value):
+    if isinstance(value, np.ndarray) and value.ndim and value.dtype.kind in "biuf":  # (a tensor engine's .grad)
+        return np.array2string(value, precision=6, threshold=6, separator=", ")
     try:
         return f"{float(value):.6g}"
     except (TypeError, ValueError):

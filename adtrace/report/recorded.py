@@ -57,7 +57,8 @@ def _call_cells(e, own=False):
     writes show the ``.grad`` values (not autograd's ``(value, mutable)`` pairs)."""
     if own and isinstance(e, AddOutgrads):
         previous = "-" if e.previous is None else e.previous[0]
-        out = Short(e.result[0], suffix=" (replaced: the previous value is lost)" if e.replaced else "")
+        out = Short(e.result[0], suffix=" (replaced: the previous value is lost)" if e.replaced else
+                    " (not known: added or replaced)" if e.replaced is None and e.node is not None else "")
         return f"{e.node or 'backward()'} -> {e.parent}", Short((previous, e.contribution), each), out
     cells = CALL_CELLS.get(type(e))
     return _declared_cells(e) if cells is None else cells(e)
@@ -165,7 +166,9 @@ def _own_snapshot_row(r):
     elif r.stands_for == VJP:
         read, written = Short(r.outgrad), Short(r.ingrads)
     elif r.stands_for == ADD:
-        written = Short(r.ingrads, suffix=f" -> {r.parent}" + (" (replaced)" if r.replaced else ""))
+        unknown = r.replaced is None and r.event.node is not None
+        written = Short(r.ingrads, suffix=f" -> {r.parent}" + (" (replaced)" if r.replaced else
+                                                               " (not known: added or replaced)" if unknown else ""))
         previous = Short(r.previous)
     return (f"{r.step}. {code(r.statement)}", r.node or "-", read, written, previous,
             Short(r.outgrads, brief_outgrads, OUTGRADS_WIDTH))

@@ -100,7 +100,9 @@ def engine_steps(rows, node_index, run=None):
             known = node is not None and e.position is not None  # (an edge of the graph the page can light)
             steps.add(key, node=node, parent=row.parent if known else None, position=e.position if known else None,
                       ingrads=fmt(row.ingrads), previous="-" if e.previous is None else fmt(e.previous[0]),
-                      result=fmt(e.result[0]) + (" (replaced: the previous value is lost)" if e.replaced else ""),
+                      result=fmt(e.result[0]) + (" (replaced: the previous value is lost)" if e.replaced else
+                                                 " (not known: added or replaced)" if e.replaced is None and e.node
+                                                 else ""),
                       state=steps.delta("set", row.parent, fmt(e.result[0])),
                       lecture=lecture.append(steps, e) if known else None)
         elif statement == RETURN:

@@ -3,6 +3,7 @@ fails, off by 1e-8 passes (rtol 1e-5), for derivatives and inputs of about 1e-30
 1e300; the step scales with the input."""
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -234,3 +235,50 @@ def test_each_learners_shape_is_recorded_reported_viewed_and_checked_and_its_bug
         else:
             assert (first.node, first.test, first.site) == (
                 "v2_add", "accumulation", f"tests/checker/test_engine_rules.py:{reused.__code__.co_firstlineno + 2}")
+# ---- each way of writing an accumulation (tests/learner_writes.py)
+
+def signed(x):
+    return (0.1 - (x * x - x)) + x
+
+
+def test_every_form_of_accumulation_passes_with_no_false_alarm():
+    """``grad -= c`` in ``__sub__`` was read as an assignment: "replaced 1 by 0" for ``x - x``."""
+    from learner_writes import SignedValue
+
+    for f, x in [(signed, 0.7), (lambda a: a - a, 2.0)]:
+        report = check_engine(f, x, cls=SignedValue)
+        assert report.passed and statuses(report) == [PASS], report.rows
+        assert [r for r in report.rows if r.test == "accumulation"] == []
+
+
+@pytest.mark.parametrize("cls, x", [("AssignValue", 3.0), ("AssignArray", [3.0, 2.0])])
+def test_the_assignment_bug_is_named_on_numbers_and_arrays(cls, x):
+    import learner_writes
+
+    report = check_engine(lambda a: a * a - a, x, cls=getattr(learner_writes, cls))
+    lost = [r for r in report.rows if r.test == "accumulation" and r.status == FAIL]
+    assert [(r.node, r.argnum) for r in lost] == [("v1_mul", 0), ("v1_mul", 1)], report.rows  # over -1, then 3
+    assert re.match(r"v0_leaf\.grad = \[?3\.? .*replaced \[?-1\.? .*instead of adding to it", lost[0].reason)
+    assert [(r.node, r.argnum, r.status) for r in report.rows if r.test == "accumulation" and r.status != FAIL] == [
+        ("v2_sub", 0, PASS), ("v2_sub", 1, PASS)]  # assignments over 0: nothing lost
+
+
+def test_every_form_on_arrays_is_an_accumulation():
+    from learner_writes import SignedArray
+
+    report = check_engine(signed, [0.7, -0.3], cls=SignedArray)
+    assert report.failures == [] and [r for r in report.rows if r.test == "accumulation"] == [], report.rows
+
+
+def test_a_write_adtrace_cannot_tell_is_not_known_never_a_pass():
+    """numpy float32 data: x.grad is a float32 after the first write (0.0 + float32), and float32 is not
+    tracked: the second ``+=`` added or replaced? Skipped, saying so; the other argument is checked."""
+    import numpy as np
+    from learner_writes import SignedValue
+
+    report = check_engine(lambda a: a * a, np.float32(3.0), cls=SignedValue)
+    (unknown,) = [r for r in report.rows if r.test == "accumulation"]
+    assert (unknown.node, unknown.argnum, unknown.status) == ("v1_mul", 1, SKIPPED)
+    assert unknown.reason.startswith("not known whether this write added to v0_leaf.grad or replaced it")
+    assert report.failures == [] and [(r.argnum, r.status) for r in report.rows if r.test == "local"] == [
+        (0, PASS), (1, SKIPPED)]

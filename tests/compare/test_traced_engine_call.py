@@ -8,6 +8,7 @@ import pytest
 from micrograd.engine import Value as MicroValue
 
 from adtrace.checker.engine_rules import check_engine, check_engine_call
+from adtrace.compare.checks import verdict
 from adtrace.compare.traced_engine_call import trace_engine_call
 from adtrace.report import render
 from learner_arrays import MeanTensor, NoTransposeTensor, Tensor
@@ -182,3 +183,55 @@ def test_an_op_without_a_rule_is_reported_as_such():
     text = render(call)
     assert "op 'mean' is not one adtrace knows" in text
     assert "| v0_leaf | (leaf) | [None, None] | not known |" in re.sub(" +", " ", text)
+# ---- each way of writing an accumulation (tests/learner_writes.py)
+
+def signed(x):
+    return (0.1 - (x * x - x)) + x
+
+
+def writes_check(call):
+    return next(c for c in call.checks if c.name == "every write into .grad adds")
+
+
+def test_every_form_of_accumulation_adds():
+    """``grad -= c`` (``x - x``: was "v1_sub's write into v0_leaf.grad (argument 1) replaced 1 by 0"),
+    ``grad = grad - c``, ``grad = c + grad``, ``grad = grad + c``, ``grad += c``; on numbers and arrays."""
+    from learner_writes import SignedArray, SignedValue
+
+    for engine, f, x in [(SignedValue, lambda a: a - a, 2.0), (SignedValue, signed, 0.7),
+                         (SignedArray, signed, [0.7, -0.3])]:
+        call = trace_engine_call(f, (x,), engine=engine)
+        writes = writes_check(call)
+        assert verdict(writes) == "pass" and re.fullmatch(r"(\d+) writes, \1 add", writes.detail), writes
+        if engine is SignedValue:
+            call = check_engine_call(call)
+            assert all(passed(call).values()), call.checks
+
+
+def test_writes_adtrace_cannot_tell_are_not_known_never_a_pass():
+    """numpy float32 data: the second ``+=`` into ``x.grad``, a float32 (not tracked), added or replaced?
+    The writes check, the report and the page say "not known"."""
+    import numpy as np
+
+    from adtrace.view import page_data
+    from learner_writes import SignedValue
+
+    call = trace_engine_call(lambda a: a * a, (np.float32(3.0),), engine=SignedValue)
+    writes = writes_check(call)
+    assert verdict(writes) == "not known" and writes.skipped, writes
+    assert writes.detail.startswith("2 writes, 1 add; 1 not known: added or replaced (first: v1_mul's write into "
+                                    "v0_leaf.grad (argument 1)"), writes.detail
+    assert "| every write into .grad adds | not known | 2 writes" in re.sub(" +", " ", render(call))
+    assert render(call).count(" (not known: added or replaced)") == 2  # the call sequence and the snapshots
+    (page_pass,) = page_data(call=call)["passes"]
+    assert sum("(not known: added or replaced)" in r for r in page_pass["steps"]["result"] if r) == 1
+
+
+def test_the_assignment_bug_on_arrays_is_named():
+    from learner_writes import AssignArray
+
+    call = trace_engine_call(lambda a: a * a - a, ([3.0, 2.0],), engine=AssignArray)
+    writes = writes_check(call)
+    assert verdict(writes) == "FAIL" and writes.detail.startswith(
+        "2 of 4 writes lost a contribution; first: v1_mul's write into v0_leaf.grad (argument 0) replaced "
+        "[-1., -1.] by [3., 2.]"), writes

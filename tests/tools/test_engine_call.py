@@ -208,3 +208,15 @@ def test_a_tensor_engine_through_report_check_and_view(tmp_path):
         out = adtrace(command, "layer.py:square_sum", "--at", "[1.0, 2.0, 3.0]", "--engine", "learner_arrays.py:Tensor",
                       *(["-o", "s.md"] if command == "report" else []), cwd=tmp_path)
         assert out.returncode == 0 and "Traceback" not in out.stderr, out.stdout + out.stderr
+def test_a_subtraction_written_with_minus_equals_passes(tmp_path):
+    """``other.grad -= out.grad`` in ``__sub__`` (correct) was read as an assignment: "v1_sub's write into
+    v0_leaf.grad (argument 1) replaced 1 by 0", exit 1. The engine and the function in one file."""
+    (tmp_path / "engine.py").write_text((TESTS / "learner_writes.py").read_text()
+                                        + "\n\ndef f(x):\n    return x - x\n")
+    check = adtrace("check", "engine.py:f", "--at", "2", "--engine", "engine.py:SignedValue", cwd=tmp_path)
+    assert check.returncode == 0, (check.stdout, check.stderr)
+    assert check.stdout.rstrip().splitlines()[-1] == "1 of 1 nodes tested, all pass."
+    report = adtrace("report", "engine.py:f", "--at", "2", "--engine", "engine.py:SignedValue", "--check-nodes",
+                     cwd=tmp_path)
+    assert report.returncode == 0, (report.stdout[-2000:], report.stderr)
+    assert "| every write into .grad adds | pass | 2 writes, 2 add |" in " ".join(report.stdout.split())

@@ -79,6 +79,7 @@ class GradDescriptor:
         grad = self.storage.load(value)
         state = self.hooks.local
         if state.frames and not state.quiet:
+            state.frames[-1].read.add(id(value))  # (hooks.grad_written: a .grad never read cannot be added to)
             return track(grad, value, state)
         return grad
 

@@ -25,7 +25,7 @@ from typing import Protocol
 
 from ..patching import NOTSET, original_of
 from .descriptors import MISSING, BackwardDescriptor, EdgesDescriptor, GradDescriptor, Storage
-from .tracked import accumulation, plain, trackable
+from .tracked import accumulation, plain
 
 
 class Callbacks(Protocol):
@@ -51,11 +51,13 @@ class Callbacks(Protocol):
         ``node``: the value whose ``_backward`` wrote it (None: written by ``backward()`` itself).
         ``position``: which of ``node``'s children ``target`` is, the first not yet written
         (``x*x``: 0 then 1); None if ``target`` is not among them or ``node`` was made before the
-        hooks. ``accumulated``: True for ``grad += c`` (``result`` is the sum ``previous + c``,
-        ``contribution`` is ``c`` exactly), False for an assignment that replaces (``grad = c``,
-        ``contribution`` is ``c``), None when unknown (a ``.grad`` that is not an int or float, or a
-        write by ``backward()`` itself): then ``contribution`` is None, and a value updated in place
-        (an ndarray's ``+=``) is the same object as ``previous``.
+        hooks. ``accumulated``: True for ``grad += c``, ``grad = c + grad`` or ``grad -= c`` of an int,
+        float or ndarray ``.grad`` (``result`` is ``previous + c``, ``contribution`` is ``c``, or ``-c``,
+        exactly; ``tracked.py``; an ndarray's ``+=`` in place: ``result`` is ``previous``), False for
+        an assignment that replaces (``grad = c``, ``contribution`` is ``c``: the ``_backward`` never
+        read the target's ``.grad``, so the value written cannot hold it), None when unknown (read,
+        then written otherwise: ``grad = grad * 1 + c``, a float32's ``+=``; a write by
+        ``backward()`` itself): then ``contribution`` is None.
         """
 
     def local_backward_ended(self, node, error) -> None:
@@ -194,7 +196,9 @@ class ClassHooks:
                 error = exc
                 raise
             finally:
-                state.frames.pop()
+                frame = state.frames.pop()
+                if state.frames:  # (a _backward called from another's: what it read, its caller read)
+                    state.frames[-1].read |= frame.read
                 state.addition = None
                 hooks.notify("local_backward_ended", node, error)
                 error = None
@@ -256,9 +260,9 @@ class ClassHooks:
         added = accumulation(addition, target, previous, result)
         if added is not None:
             contribution, accumulated = added[0], True
-        elif trackable(previous) or previous is MISSING:  # read tracked: no addition noted, so none made
+        elif previous is MISSING or id(target) not in frame.read:  # never read here: the write drops it
             contribution, accumulated = result, False
-        else:
+        else:  # read, and written otherwise than by adding to it (grad = grad * 1 + c, an in-place *=)
             contribution, accumulated = None, None
         self.notify("grad_written", frame.node, target, frame.position(target), previous, contribution,
                     result, accumulated)
@@ -288,17 +292,18 @@ class _ThreadState(threading.local):
         self.bare = []        # per running backward(): id -> value found without a local backward
         self.edge_visits = []  # per running backward(): the _Frame of the edge style's visit open, else None
         self.frames = []      # a _Frame per running _backward, innermost last
-        self.addition = None  # the last addition of a tracked number: (sum, left, right)
+        self.addition = None  # the last addition of a tracked number: (sum, left, right, sign)
         self.quiet = 0        # > 0 while a sink is called
 
 
 class _Frame:
     """A running ``_backward``: its value and which child positions it has not written yet."""
-    __slots__ = ("node", "children", "unwritten")
+    __slots__ = ("node", "children", "unwritten", "read")
 
     def __init__(self, node, children):
         self.node, self.children = node, children
         self.unwritten = list(range(len(children))) if children else []
+        self.read = set()  # id of each value whose .grad it read
 
     def position(self, target):
         for position in self.unwritten:

@@ -1,22 +1,31 @@
-"""Tracked numbers: what reading ``.grad`` gives inside a recorded ``_backward``.
+"""Tracked numbers and arrays: what reading ``.grad`` gives inside a recorded ``_backward``.
 
 A closure's ``self.grad += c`` reads ``self.grad``, adds ``c`` and stores the sum. The store alone
 shows the previous value and the result, not ``c`` (``result - previous`` rounds). So while a
 recorded ``_backward`` runs, reading the ``.grad`` of an ``int`` or ``float`` returns a tracked copy
 of that number: its ``+`` notes the addition (the sum and both operands) on the thread's state and
-returns the plain sum. Every operator, comparison and numpy ufunc of a tracked number is computed
-on the plain operands by the same operator, so the result is bit for bit and type for type what the
-engine computes without recording (numpy's promotion sees a plain Python number, a "weak" scalar).
+returns the plain sum, and its ``-`` (``grad - c``, ``grad -= c``) notes the subtraction, whose
+contribution is ``-c`` (exact: ``p - c`` is ``p + (-c)`` in IEEE arithmetic). Every operator,
+comparison and numpy ufunc of a tracked number is computed on the plain operands by the same
+operator, so the result is bit for bit and type for type what the engine computes without recording
+(numpy's promotion sees a plain Python number, a "weak" scalar).
 
-Only exact ``int`` and ``float`` are tracked; other ``.grad`` values (numpy scalars and arrays,
-``Fraction``, ``bool``) are returned as they are: their writes are recorded without a contribution.
-A tracked number is ``isinstance`` of its plain type but not ``type(...) is float``; it unwraps
+A ``numpy.float64`` (a ``float``: data taken from numpy arrays) is tracked as a float is, its
+operators computing on the float64 (its attributes read from it: ``.dtype``, ``.item()``). An exact
+``ndarray`` is read as a ``TrackedArray`` view of it, whose ufuncs do the same on the plain arrays
+(``grad += c`` updates the array itself in place, as unrecorded). Other ``.grad`` values (other
+numpy scalars, ``Fraction``, ``bool``, an ndarray subclass) are returned as they are.
+A tracked value is ``isinstance`` of int, float or ndarray but not ``type(...) is float``; it unwraps
 itself when stored into ``.grad`` or pickled, but a closure that keeps it elsewhere keeps it.
-An accumulation is seen when the value written is ``grad + c`` or ``c + grad`` (``+=`` included);
-written another way (``grad = sum([grad, c])``, ``grad = grad * 1 + c``) it reads as an assignment.
+An accumulation is seen when the value written is ``grad + c``, ``c + grad`` or ``grad - c``
+(``+=``, ``-=`` included); written another way after reading ``.grad`` (``grad = sum([grad, c])``,
+``grad = grad * 1 + c``, ``grad = c - grad``, a float32's ``+=``) it is not known
+(``hooks.py``: only a ``.grad`` the ``_backward`` never read is known to be replaced).
 """
 
 import operator
+
+import numpy as np
 
 
 class Tracked:
@@ -28,10 +37,22 @@ class Tracked:
     def __radd__(self, other):
         return _note(other, self, operator.add(plain(other), self._plain))
 
+    def __sub__(self, other):
+        return _note(self, other, operator.sub(self._plain, plain(other)), SUBTRACTED)
+
+    def __rsub__(self, other):  # c - grad: not an accumulation
+        return operator.sub(plain(other), self._plain)
+
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        result = getattr(ufunc, method)(*map(plain, inputs), **kwargs)
-        if ufunc.__name__ == "add" and method == "__call__" and len(inputs) == 2 and not kwargs:
-            _note(*inputs, result)  # an ndarray or numpy scalar plus this number
+        if ufunc is np.power and method == "__call__" and not kwargs and not any(map(_is_array, inputs)):
+            result = operator.pow(*map(plain, inputs))  # float32 ** float64: numpy's scalar pow, not the ufunc's
+        else:
+            result = getattr(ufunc, method)(*map(plain, inputs), **kwargs)
+        if method == "__call__" and len(inputs) == 2 and not kwargs:  # an ndarray or numpy scalar and this number
+            if ufunc.__name__ == "add":
+                _note(*inputs, result)
+            elif ufunc.__name__ == "subtract" and inputs[0] is self:
+                _note(*inputs, result, SUBTRACTED)
         return result
 
     def __array_function__(self, func, types, args, kwargs):
@@ -39,6 +60,20 @@ class Tracked:
 
     def __hash__(self):
         return hash(self._plain)
+
+    def __repr__(self):
+        return repr(self._plain)
+
+    def __str__(self):
+        return str(self._plain)
+
+    real = property(lambda self: self._plain.real)
+    imag = property(lambda self: self._plain.imag)
+
+    def __getattr__(self, name):  # what a float64 has and a float has not (.dtype, .item())
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self.__dict__["_plain"], name)
 
     def __reduce__(self):
         return _identity, (self._plain,)
@@ -66,7 +101,7 @@ def _rpow(self, other, modulo=None):
     return pow(plain(other), self._plain) if modulo is None else pow(plain(other), self._plain, modulo)
 
 
-for _name, _function in [("sub", operator.sub), ("mul", operator.mul), ("truediv", operator.truediv),
+for _name, _function in [("mul", operator.mul), ("truediv", operator.truediv),
                          ("floordiv", operator.floordiv), ("mod", operator.mod), ("divmod", divmod),
                          ("matmul", operator.matmul), ("lshift", operator.lshift),
                          ("rshift", operator.rshift), ("and", operator.and_), ("or", operator.or_),
@@ -76,6 +111,8 @@ for _name, _function in [("sub", operator.sub), ("mul", operator.mul), ("truediv
     setattr(Tracked, f"__r{_name}__", _reflected)
 for _name in ("eq", "ne", "lt", "le", "gt", "ge"):
     setattr(Tracked, f"__{_name}__", _comparison(getattr(operator, _name)))
+for _name in ("neg", "pos", "abs", "round", "trunc", "floor", "ceil"):  # (a float64's give float64s)
+    setattr(Tracked, f"__{_name}__", lambda self, *args, _name=_name: getattr(self._plain, f"__{_name}__")(*args))
 Tracked.__pow__, Tracked.__rpow__ = _pow, _rpow
 
 
@@ -87,44 +124,112 @@ class TrackedFloat(Tracked, float):
     pass
 
 
-_TRACKED = {int: TrackedInt, float: TrackedFloat}
+class TrackedArray(np.ndarray):
+    """A view of the ndarray ``owner.grad`` held (``plain``): every ufunc (``+``, ``+=``, ``@``,
+    ``.sum()``) and numpy function is computed on the plain arrays and returns what they return;
+    ``+`` and ``-`` are noted as a tracked number's. A view derived from it (``.T``, a slice) is
+    plain again where it is stored or computed with."""
+
+    def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
+        if out is not None:
+            kwargs["out"] = tuple(map(plain, out))
+        result = getattr(ufunc, method)(*map(plain, inputs), **kwargs)
+        if method == "__call__" and len(inputs) == 2 and (out is None or out[0] is inputs[0]):
+            if ufunc is np.add:
+                _note(*inputs, result)
+            elif ufunc is np.subtract:
+                _note(*inputs, result, SUBTRACTED)
+        return result
+
+    def __array_function__(self, func, types, args, kwargs):
+        return func(*_plain_all(args), **_plain_all(kwargs))
+
+    def __getitem__(self, key):
+        return plain(self)[key]
+
+    def __reduce__(self):
+        return plain(self).__reduce__()
+
+    def __repr__(self):
+        return repr(plain(self))
+
+
+def _of_plain(name):
+    return lambda self, *args, **kwargs: getattr(plain(self), name)(*args, **kwargs)
+
+
+for _name in ("copy", "astype", "reshape", "transpose", "ravel", "flatten", "squeeze", "dot", "view", "__copy__",
+              "__deepcopy__", "__iter__", "round", "tolist"):  # (what would return a TrackedArray: an ndarray)
+    setattr(TrackedArray, _name, _of_plain(_name))
+TrackedArray.T = property(lambda self: plain(self).T)
+
+
+_TRACKED = {int: TrackedInt, float: TrackedFloat, np.float64: TrackedFloat}  # (a float64 is a float)
 
 
 def track(value, owner, state):
-    """``value`` read from ``owner.grad``: tracked if it is an exact int or float, else itself."""
+    """``value`` read from ``owner.grad``: tracked if it is an exact int, float or ndarray, else itself."""
     kind = _TRACKED.get(type(value))
-    if kind is None:
+    if kind is not None:
+        number = kind(value)
+    elif type(value) is np.ndarray:
+        number = value.view(TrackedArray)
+    else:
         return value
-    number = kind(value)
     number._plain, number._owner, number._state = value, owner, state
     return number
 
 
-def trackable(value):
-    return type(value) in _TRACKED
-
-
 def plain(value):
-    return value._plain if isinstance(value, Tracked) else value
+    if isinstance(value, Tracked):
+        return value._plain
+    if isinstance(value, TrackedArray):  # (one derived from it, as .T, has no _plain: an ndarray view of it)
+        held = value.__dict__.get("_plain")
+        return np.ndarray.view(value, np.ndarray) if held is None else held
+    return value
+
+
+def _is_array(value):
+    return isinstance(value, np.ndarray)
+
+
+def _plain_all(value):
+    if type(value) in (list, tuple):
+        return type(value)(map(_plain_all, value))
+    if type(value) is dict:
+        return {key: _plain_all(item) for key, item in value.items()}
+    return plain(value)
 
 
 def accumulation(addition, target, previous, result):
-    """If ``result`` is the last addition's sum ``previous + c``, ``previous`` read from
-    ``target.grad``: ``(c,)``; else None (the write replaced the value: an assignment)."""
+    """If ``result`` is the last addition's sum ``previous + c`` (or difference ``previous - c``),
+    ``previous`` read from ``target.grad``: ``(c,)`` (``(-c,)``; ``(None,)`` where ``-c`` is not
+    exact: numpy integers wrap); else None (the write replaced the value: an assignment)."""
     if addition is None or addition[0] is not result:
         return None
-    _, left, right = addition
-    for mine, other in ((left, right), (right, left)):
-        if isinstance(mine, Tracked) and mine._owner is target and mine._plain is previous:
-            return (plain(other),)
+    _, left, right, sign = addition
+    pairs = ((left, right),) if sign is SUBTRACTED else ((left, right), (right, left))
+    for mine, other in pairs:
+        if isinstance(mine, (Tracked, TrackedArray)) and getattr(mine, "_owner", None) is target \
+                and plain(mine) is previous:
+            return (plain(other),) if sign is not SUBTRACTED else (_negative(plain(other)),)
     return None
 
 
-def _note(left, right, result):
+SUBTRACTED = "-"  # the sign of a noted difference ``grad - c``; an addition's is "+"
+
+
+def _negative(value):
+    if getattr(getattr(value, "dtype", None), "kind", "f") in "biu":  # -int8(-128) wraps: not the contribution
+        return None
+    return -value
+
+
+def _note(left, right, result, sign="+"):
     for operand in (left, right):
-        if isinstance(operand, Tracked):
+        if isinstance(operand, Tracked) or isinstance(operand, TrackedArray) and "_state" in operand.__dict__:
             if not operand._state.quiet:
-                operand._state.addition = (result, left, right)
+                operand._state.addition = (result, left, right, sign)
             break
     return result
 

@@ -17,6 +17,7 @@ from micrograd.engine import Value as MicroValue
 from adtrace.recording.micrograd import attach, check_shape
 from adtrace.recording.patching import Patcher
 from adtrace.recording.value_class.hooks import ClassHooks
+from learner_writes import AssignArray, AssignValue, SignedArray, SignedValue
 from restored import assert_restored
 from value_classes import ArrayValue, BuggyValue, ChainedValue, EventLog, MiniValue, SlotValue, Value, ZeroingValue
 
@@ -192,15 +193,16 @@ def test_a_zeroing_backward_writes_without_a_writer():
 
 # ---- grads that are not int or float
 
-def test_numpy_arrays_accumulated_in_place_fall_back():
+def test_numpy_arrays_accumulated_in_place_add_their_exact_contribution():
     log = EventLog()
     with attach(ArrayValue, log):
         x = ArrayValue([1.0, 2.0])
         y = x * x
         y.backward()
-    assert np.array_equal(x.grad, [2.0, 4.0])
+    assert np.array_equal(x.grad, [2.0, 4.0]) and type(x.grad) is np.ndarray
     written = log.of("grad_written")
-    assert [(w[2], w[4], w[6]) for w in written] == [(0, None, None), (1, None, None)]
+    assert [(w[2], w[4].tolist(), type(w[4]), w[6]) for w in written] == [(0, [1.0, 2.0], np.ndarray, True),
+                                                                         (1, [1.0, 2.0], np.ndarray, True)]
     assert all(w[3] is w[5] is x.grad for w in written)  # updated in place: previous is the result
 
 
@@ -222,12 +224,112 @@ def test_numpy_float32_data_first_write_exact_then_unknown():
     assert exact(x.grad) == exact(unrecorded.grad) and type(x.grad) is type(contribution)
 
 
+# ---- each way of writing an accumulation (tests/learner_writes.py)
+
+def signed_writes(cls, x):
+    """``(0.1 - (x*x - x)) + x``: every form of write once, ``x`` read back at the end."""
+    log = EventLog()
+    with attach(cls, log):
+        x = cls(x)
+        y = (0.1 - (x * x - x)) + x
+        y.backward()
+    return x, [(w[0]._op, w[2], w[4], w[6]) for w in log.of("grad_written")]
+
+
+def test_every_form_of_accumulation_on_numbers_adds_its_signed_contribution():
+    """``grad += c``, ``grad = c + grad``, ``grad -= c``, ``grad = grad + c``, ``grad = grad - c``:
+    all accumulations; a subtraction's contribution is ``-c``, what the op's derivative -1 gives."""
+    x, writes = signed_writes(SignedValue, 3.0)
+    assert writes == [("+", 0, 1.0, True), ("+", 1, 1.0, True),     # self.grad +=, other.grad = out.grad + other.grad
+                      ("-", 0, 1.0, True), ("-", 1, -1.0, True),    # __rsub__: grad = grad + c, grad = grad - c
+                      ("-", 0, -1.0, True), ("-", 1, 1.0, True),    # __sub__: self.grad += c, other.grad -= c
+                      ("*", 0, -3.0, True), ("*", 1, -3.0, True)]
+    assert x.grad == 1 - (2 * 3.0 - 1)
+
+
+def test_the_assignment_bug_on_numbers_replaces():
+    log = EventLog()
+    with attach(AssignValue, log):
+        x = AssignValue(3.0)
+        y = x * x - x
+        y.backward()
+    assert [(w[0]._op, w[2], w[3], w[4], w[6]) for w in log.of("grad_written")] == [
+        ("-", 0, 0.0, 1.0, False), ("-", 1, 0.0, -1.0, False), ("*", 0, -1.0, 3.0, False), ("*", 1, 3.0, 3.0, False)]
+
+
+def test_every_form_of_accumulation_on_arrays_adds_its_signed_contribution():
+    """An ndarray ``.grad`` read inside a ``_backward`` is a view whose ufuncs note ``+`` and ``-`` as
+    a tracked number's: in place (``+=``, ``-=``: the same array) or a new one (``grad = grad + c``)."""
+    x, writes = signed_writes(SignedArray, [3.0, 2.0])
+    assert [(op, position, added.tolist(), accumulated) for op, position, added, accumulated in writes] == [
+        ("+", 0, [1.0, 1.0], True), ("+", 1, [1.0, 1.0], True),
+        ("-", 0, [1.0, 1.0], True), ("-", 1, [-1.0, -1.0], True),
+        ("-", 0, [-1.0, -1.0], True), ("-", 1, [1.0, 1.0], True),
+        ("*", 0, [-3.0, -2.0], True), ("*", 1, [-3.0, -2.0], True)]
+    assert np.array_equal(x.grad, [1 - (2 * 3.0 - 1), 1 - (2 * 2.0 - 1)]) and type(x.grad) is np.ndarray
+
+
+def test_an_array_the_closure_never_read_is_replaced():
+    """``other.grad = self.data * out.grad`` makes a new array without reading ``other.grad``: the
+    previous value is dropped, whatever it held (the ``=`` bug: ``x*x`` keeps only the second product)."""
+    log = EventLog()
+    with attach(AssignArray, log):
+        x = AssignArray([3.0, 2.0])
+        y = x * x - x
+        y.backward()
+    writes = log.of("grad_written")
+    assert [(w[0]._op, w[2], w[6]) for w in writes] == [("-", 0, False), ("-", 1, False), ("*", 0, False),
+                                                        ("*", 1, False)]
+    assert all(w[4] is w[5] for w in writes)  # the contribution is the array written
+    assert np.array_equal(writes[-1][3], [3.0, 2.0]) and np.array_equal(x.grad, [3.0, 2.0])
+
+
+def test_numpy_scalar_grads_float64_tracked_float32_replaced_unread_not_known_when_read():
+    """A float64 ``.grad`` (data from numpy arrays) is tracked as a float: every form adds. A float32
+    one is not tracked: the ``=`` bug's write into a ``.grad`` it never read replaces; ``grad += c``
+    after reading one is not known."""
+    x, writes = signed_writes(SignedValue, np.float64(3.0))
+    assert [accumulated for *_, accumulated in writes] == [True] * 8 and type(x.grad) is np.float64
+    log = EventLog()
+    with attach(AssignValue, log):
+        x = AssignValue(np.float32(3.0))
+        (x * x - x).backward()
+    last = log.of("grad_written")[-1]
+    assert type(last[3]) is np.float32 and (last[4], last[6]) == (last[5], False)
+    x, writes = signed_writes(SignedValue, np.float32(3.0))
+    assert [accumulated for *_, accumulated in writes][-1] is None and type(x.grad) is np.float32
+
+
+def test_a_read_inside_a_nested_backward_counts_for_its_caller():
+    """A ``_backward`` that calls a helper closure reading ``.grad`` before it writes a new array
+    otherwise than by adding to it: what the helper read, the caller read (not known, never replaced)."""
+
+    class Helped(SignedArray):
+        def __mul__(self, other):
+            out = Helped(self.data * other.data, (self, other), '*')
+            reads = Helped([0.0])
+            reads._backward = lambda: (self.grad, other.grad)
+
+            def _backward():
+                previous = reads._backward()
+                self.grad = previous[0] * 1.0 + other.data * out.grad  # (no addition to the array read)
+                other.grad = previous[1] * 1.0 + self.data * out.grad
+            out._backward = _backward
+            return out
+
+    log = EventLog()
+    with attach(Helped, log):
+        x, w = Helped([3.0]), Helped([2.0])
+        (x * w).backward()
+    assert [(w[2], w[6]) for w in log.of("grad_written")] == [(0, None), (1, None)]
+
+
 # ---- bit-identical results
 
-def micrograd_mlp():
+def micrograd_mlp(kind=float):
     random.seed(0)
     model = nn.MLP(2, [8, 8, 1])
-    xs = [[2.0, 3.0], [3.0, -1.0], [0.5, 1.0], [1.0, -1.5]]
+    xs = [list(map(kind, x)) for x in [[2.0, 3.0], [3.0, -1.0], [0.5, 1.0], [1.0, -1.5]]]
     ys = [1.0, -1.0, -1.0, 1.0]
     scores = [model(list(map(MicroValue, x))) for x in xs]
     loss = sum((1 + -y * s).relu() for y, s in zip(ys, scores)) * (1.0 / len(ys))
@@ -245,12 +347,16 @@ def video_neuron(x1=2.0, x2=0.0):
 
 CASES = {
     "micrograd_mlp": (MicroValue, micrograd_mlp),
+    "micrograd_mlp_float64": (MicroValue, lambda: micrograd_mlp(np.float64)),  # (the demo's data: numpy rows)
     "video_neuron": (Value, video_neuron),
     "video_neuron_float32": (Value, lambda: video_neuron(np.float32(2.0), np.float32(0.25))),
     "buggy": (BuggyValue, lambda: (lambda a: a + a + a * a)(BuggyValue(3.0))),
     "mini": (MiniValue, lambda: (lambda a: a * a + a)(MiniValue(3.0))),
     "slots": (SlotValue, lambda: (lambda x: (x * x + x) * x)(SlotValue(1.5))),
     "arrays": (ArrayValue, lambda: (lambda x: (x * x) * x)(ArrayValue([0.3, -1.0]))),
+    "signed": (SignedValue, lambda: (lambda x: (0.1 - (x * x - x)) + x)(SignedValue(0.7))),
+    "signed_arrays": (SignedArray, lambda: (lambda x: (0.1 - (x * x - x)) + x)(SignedArray([0.7, -0.3]))),
+    "assigned_arrays": (AssignArray, lambda: (lambda x: x * x - x)(AssignArray([0.7, -0.3]))),
 }
 
 

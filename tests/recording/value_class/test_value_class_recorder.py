@@ -91,6 +91,31 @@ def test_an_assignment_is_recorded_as_replacing(cls, replaced, grad):
     assert rec.snapshots(1)[-1].outgrads["v0_leaf"] == grad
 
 
+@pytest.mark.parametrize("cls, x, replaced", [
+    ("SignedValue", 3.0, [False] * 8), ("SignedArray", [3.0], [False] * 8),  # every form adds
+    ("AssignValue", 3.0, [True] * 4), ("AssignArray", [3.0], [True] * 4),    # the = bug in every op
+    ("SignedValue", np.float64(3.0), [False] * 8),  # a float64 .grad is tracked as a float is
+    ("SignedValue", np.float32(3.0), [False] * 7 + [None]),  # x.grad a float32 (untracked), read
+])
+def test_each_write_recorded_as_it_is(cls, x, replaced):
+    """``(0.1 - (x*x - x)) + x`` (``x*x - x`` for the Assign classes): each write's ``replaced``, and
+    its contribution the ``.grad`` difference it made (``-c`` for ``grad -= c``), None when not known."""
+    import learner_writes
+
+    engine = getattr(learner_writes, cls)
+    f = (lambda a: a * a - a) if cls.startswith("Assign") else (lambda a: (0.1 - (a * a - a)) + a)
+    rec = recorded(engine, f, x)
+    adds = [a for a in rec.of_kind("add_outgrads") if a.node is not None]
+    assert [a.replaced for a in adds] == replaced
+    for a in adds:
+        if a.replaced is None:
+            assert a.contribution is None
+        elif a.replaced:
+            assert np.array_equal(a.contribution, a.result[0])
+        elif a.previous[0] is not None:  # (an array's first write in place: the recorder kept no copy before it)
+            assert np.array_equal(np.add(a.previous[0], a.contribution), a.result[0])
+
+
 def test_sites_name_the_users_line_not_the_engines_method():
     def f(a):
         b = a * 2.0
@@ -135,7 +160,7 @@ def test_arrays_updated_in_place_keep_their_history():
     assert [a.result[0].tolist() for a in into_x] == [[1.0, 4.0], [2.0, 8.0], [3.0, 12.0]]
     assert [None if a.previous[0] is None else a.previous[0].tolist() for a in into_x] == [
         None, [1.0, 4.0], [2.0, 8.0]]  # the first: the zeros micrograd made, mutated before it was seen
-    assert [a.contribution for a in into_x] == [None] * 3  # not known for arrays
+    assert [a.contribution.tolist() for a in into_x] == [[1.0, 4.0]] * 3  # exactly what each += added
 
 
 @pytest.mark.parametrize("capture, kept", [("structure", None), ("auto", "summary"), ("full", "array")])

@@ -33,7 +33,8 @@ def outcome(function, *operands):
         return type(exc)
 
 
-NUMBERS = [0.1, -3.5, 0.0, -0.0, 3, 0, -7, 2**53 + 1, float("inf")]
+NUMBERS = [0.1, -3.5, 0.0, -0.0, 3, 0, -7, 2**53 + 1, float("inf"), np.float64(0.1), np.float64(-0.0),
+           np.float64(-3.5), np.float64("inf")]
 OTHERS = [2, 0.1, True, 1e308, 2**53 + 1, Fraction(1, 3), 1j, np.float16(0.1), np.float32(0.1), np.float64(0.1),
           np.int8(3), np.int64(3), np.uint8(200), np.array([0.1, 2.0], np.float32), np.array([1, 2], np.int8),
           np.array(0.3, np.float32)]
@@ -62,17 +63,24 @@ def test_arithmetic_equals_plain_arithmetic_bit_and_type(number):
 
 @pytest.mark.parametrize("function", [np.tanh, np.exp, lambda g: np.clip(g, -1, 1), lambda g: np.where(True, g, 0),
                                       lambda g: np.maximum(np.float32(0.5), g), abs, round, float, int, hash, str,
-                                      lambda g: -g, lambda g: f"{g:.3f}", lambda g: np.asarray(g)],
+                                      lambda g: -g, lambda g: f"{g:.3f}", lambda g: np.asarray(g), repr,
+                                      lambda g: round(g, 1), lambda g: +g,
+                                      lambda g: g.item() if hasattr(g, "dtype") else 0,
+                                      lambda g: getattr(g, "dtype", None)],
                          ids=["tanh", "exp", "clip", "where", "maximum", "abs", "round", "float", "int", "hash",
-                              "str", "neg", "format", "asarray"])
+                              "str", "neg", "format", "asarray", "repr", "round1", "pos", "item", "dtype"])
 def test_functions_of_a_tracked_number_equal_plain(function):
-    for number in (0.7, 3):
+    for number in (0.7, 3, np.float64(0.7)):
         assert outcome(function, track(number, Owner(), State())) == outcome(function, number)
 
 
-def test_only_exact_int_and_float_are_tracked():
-    for value in (True, np.float64(1.0), np.array([1.0]), Fraction(1, 2), None):
+def test_only_exact_int_float_float64_and_ndarray_are_tracked():
+    for value in (True, np.float32(1.0), np.int64(1), np.ma.masked_array([1.0]), Fraction(1, 2), None):
         assert track(value, Owner(), State()) is value
+    for value in (np.float64(1.5), 2**70):
+        assert plain(track(value, Owner(), State())) is value
+    array = np.array([1.0])
+    assert plain(track(array, Owner(), State())) is array
     number = track(1.5, Owner(), State())
     assert isinstance(number, (Tracked, float)) and plain(number) == 1.5 and type(plain(number)) is float
 
@@ -109,3 +117,81 @@ def test_no_note_while_quiet_and_pickling_gives_the_plain_number():
     assert state.addition is None
     copy = pickle.loads(pickle.dumps(number))
     assert type(copy) is float and copy == 2.5
+
+
+def test_a_subtraction_is_noted_with_the_negated_contribution():
+    """``grad - c`` (``grad -= c``) adds ``-c``: ``p - c`` is ``p + (-c)`` bit for bit, so ``-c`` is exact."""
+    state, owner = State(), Owner()
+    for previous, contribution in [(1e16, 1e-16), (0.0, 0.0), (-0.0, 0.0), (3, 5), (0.5, np.float32(0.25)),
+                                   (0.5, np.array([1.0, -2.0]))]:
+        result = track(previous, owner, state) - contribution
+        assert exact(result) == exact(previous - contribution)
+        (added,) = accumulation(state.addition, owner, previous, result)
+        assert exact(added) == exact(-contribution) and exact(previous + added) == exact(result)
+    array = np.array([1.0, 2.0])
+    result = np.subtract(track(0.5, owner, state), array)  # numpy's path: the tracked number on the left
+    assert exact(accumulation(state.addition, owner, 0.5, result)[0]) == exact(-array)
+
+
+def test_what_is_subtracted_from_is_not_an_accumulation():
+    """``c - grad`` keeps the previous value with the wrong sign: no accumulation, by Python's or numpy's path."""
+    state, owner = State(), Owner()
+    for result in (2.0 - track(0.5, owner, state), np.float32(2.0) - track(0.5, owner, state),
+                   np.array([2.0]) - track(0.5, owner, state)):
+        assert accumulation(state.addition, owner, 0.5, result) is None
+
+
+def test_a_negated_numpy_integer_that_wraps_is_no_contribution():
+    """``grad - int8(-128)`` adds 128; ``-int8(-128)`` wraps to -128: the write adds, its contribution not known."""
+    state, owner = State(), Owner()
+    result = track(0.5, owner, state) - np.int8(-128)
+    assert result == 128.5 and accumulation(state.addition, owner, 0.5, result) == (None,)
+
+
+ARRAY_FUNCTIONS = {
+    "add": lambda g: g + np.float32(0.1), "radd": lambda g: 0.1 + g, "sub": lambda g: g - 1, "rsub": lambda g: 1 - g,
+    "mul": lambda g: g * np.array([[2.0], [3.0]]), "matmul": lambda g: g @ g.T, "pow": lambda g: g ** 2,
+    "neg": lambda g: -g, "sum": lambda g: g.sum(), "sum_axis": lambda g: g.sum(axis=0, keepdims=True),
+    "np_sum": lambda g: np.sum(g, axis=1), "mean": lambda g: g.mean(), "max": lambda g: g.max(),
+    "T": lambda g: g.T, "reshape": lambda g: g.reshape(-1), "copy": lambda g: g.copy(),
+    "astype": lambda g: g.astype(int),
+    "index": lambda g: g[0], "item": lambda g: g[0, 1], "slice": lambda g: g[:, 1:], "iter": lambda g: list(g),
+    "dot": lambda g: g.dot(g.T), "np_dot": lambda g: np.dot(g, g.T), "outer": lambda g: np.outer(g, g),
+    "where": lambda g: np.where(g > 0, g, 0.0), "ones_like": lambda g: np.ones_like(g), "tanh": np.tanh,
+    "broadcast": lambda g: g + np.zeros((3, 1, 3)), "concatenate": lambda g: np.concatenate([g, g]),
+    "compare": lambda g: g == g, "asarray": np.asarray, "tolist": lambda g: g.tolist(), "repr": repr, "str": str,
+    "pickle": lambda g: pickle.loads(pickle.dumps(g)), "clip": lambda g: g.clip(-1, 1), "round": lambda g: g.round(1),
+}
+
+
+def deep(value):
+    """What a result is, exactly: its type, and an array's dtype, shape and bytes."""
+    if isinstance(value, list):
+        return [deep(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return (type(value), value.dtype.str, value.shape, value.tobytes())
+    return (type(value), repr(value))
+
+
+@pytest.mark.parametrize("name", sorted(ARRAY_FUNCTIONS))
+def test_what_is_computed_from_a_tracked_array_equals_plain(name):
+    function = ARRAY_FUNCTIONS[name]
+    array = np.array([[0.1, -2.0, 3.0], [4.0, 0.5, -0.25]])
+    assert deep(function(track(array, Owner(), State()))) == deep(function(array))
+
+
+def test_additions_to_a_tracked_array_are_noted_in_place_or_not():
+    state, owner = State(), Owner()
+    array, contribution = np.array([1.0, 2.0]), np.array([0.1, 0.2])
+    grad = track(array, owner, state)
+    grad += contribution
+    assert grad is array and array.tolist() == [1.1, 2.2]  # in place: the array itself, as without tracking
+    assert accumulation(state.addition, owner, array, grad) == (contribution,)
+    for write, added in [(lambda g: g + contribution, contribution), (lambda g: contribution + g, contribution),
+                         (lambda g: g - contribution, -contribution),
+                         (lambda g: np.add(g, contribution), contribution)]:
+        result = write(track(array, owner, state))
+        assert type(result) is np.ndarray
+        assert exact(accumulation(state.addition, owner, array, result)[0]) == exact(added)
+    result = contribution - track(array, owner, state)
+    assert accumulation(state.addition, owner, array, result) is None
