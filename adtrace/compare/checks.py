@@ -47,7 +47,8 @@ def engines_agree(rows, engine="autograd"):
     unknown = sum(r.status == NOT_COMPARED and r.partial_adjoints is not None and r.v_i_bar is None for r in rows)
     if unknown:
         detail += (f"; {unknown} not compared (the lecture's sum is not known: a contribution into it came from "
-                   "an op adtrace has no rule for and was not recorded)")
+                   "an op whose rule adtrace could not apply (it has none, or its values were kept as summaries) and "
+                   "the engine's own contribution was not known, or kept only as a summary)")
     uncompared = sum(r.status == NOT_COMPARED for r in rows) - unknown
     if uncompared:
         detail += (f"; {uncompared} not compared (containers above the inline size, kept as type and length: "

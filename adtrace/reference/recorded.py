@@ -5,8 +5,9 @@ The graph is the recording's nodes (labels, parents by position, values); the lo
 the engine's own (``recording.code.ops``: ``recording/micrograd/ops.py``), keyed by the op as the
 class writes it. A node whose op has no rule there
 *borrows* the engine's own contributions as recorded (its ``vjp`` event), so the lecture can go on
-past it; its step says ``borrowed``. A contribution neither ruled nor recorded (an array ``.grad``
-added into in place) is None, and so is every sum it enters: not known, never a guess. Values may
+past it; its step says ``borrowed``. A contribution neither ruled nor recorded (a write into ``.grad``
+not read as ``grad + c``), or recorded only as a summary (capture ``auto`` of a large array), is None,
+and so is every sum it enters: not known, never a guess. Values may
 be numpy arrays (a learner's tensor engine): the rules give each partial adjoint in its input's
 shape. For the buggy ``a + a`` at 3 (``__add__``'s backward assigns)::
 
@@ -71,11 +72,13 @@ def _partials(ops, event, i, values, v_i_bar, recorded):
     if (rule is not None and all(_number(v) for v in [v_i_bar, values[i.label], *inputs])
             and ops.fits(op, values[i.label], inputs)):
         return OWN, tuple(rule(v_i_bar, values[i.label], *inputs))
-    return BORROWED, tuple(recorded) if recorded is not None else (None,) * len(i.parents)
+    if recorded is None:
+        return BORROWED, (None,) * len(i.parents)
+    return BORROWED, tuple(p if _number(p) else None for p in recorded)  # (a summary is not known)
 
 
 def _sum(partials):
-    return None if any(p is None for p in partials) else reduce(operator.add, partials)
+    return None if not all(map(_number, partials)) else reduce(operator.add, partials)
 
 
 def _number(value):
