@@ -6,7 +6,8 @@ too, still written ``'sum'``), ``relu`` and ``tanh``.
 ``Tensor`` is correct; ``NoTransposeTensor``'s ``@`` backward forgets a transpose
 (``self.grad += out.grad @ other.data``, right only for a symmetric ``other``);
 ``MeanTensor`` has a ``mean()`` whose op adtrace has no rule for (its backward is correct), and
-starts ``.grad`` as an array of zeros that ``+=`` adds into in place.
+keeps each ``.grad`` in its data's dtype: ``grad = (grad + c).astype(dtype)``, a new array that is
+not ``grad + c`` itself, so adtrace cannot tell what the write added (not known).
 Each class is written whole, as a learner writes it (no shared base). In the first two, as in
 micrograd, ``.grad`` starts as the number 0 and becomes an array at the first ``+=``.
 """
@@ -164,7 +165,8 @@ class NoTransposeTensor:
 
 
 class MeanTensor:
-    """Elementwise ``*`` and a ``mean()``: an op adtrace has no rule for."""
+    """Elementwise ``*`` and a ``mean()``: an op adtrace has no rule for. Each write keeps ``.grad`` in
+    the data's dtype (a copy of the sum: what it added is not known to adtrace)."""
 
     def __init__(self, data, _children=(), _op=''):
         self.data = np.asarray(data, dtype=float)
@@ -177,8 +179,8 @@ class MeanTensor:
         out = MeanTensor(self.data * other.data, (self, other), '*')
 
         def _backward():
-            self.grad += other.data * out.grad
-            other.grad += self.data * out.grad
+            self.grad = (self.grad + other.data * out.grad).astype(self.data.dtype)
+            other.grad = (other.grad + self.data * out.grad).astype(other.data.dtype)
         out._backward = _backward
         return out
 
@@ -186,7 +188,7 @@ class MeanTensor:
         out = MeanTensor(self.data.mean(), (self,), 'mean')
 
         def _backward():
-            self.grad += np.ones_like(self.data) * out.grad / self.data.size
+            self.grad = (self.grad + np.ones_like(self.data) * out.grad / self.data.size).astype(self.data.dtype)
         out._backward = _backward
         return out
 

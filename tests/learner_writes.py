@@ -3,8 +3,9 @@
 ``SignedValue`` (Python floats) and ``SignedArray`` (numpy arrays) accumulate correctly in every
 form: ``grad += c`` (``*``), ``grad = c + grad`` (``+``'s second argument), ``grad -= c``
 (``-``'s), ``grad = grad + c`` and ``grad = grad - c`` (``__rsub__``, ``2.0 - x``); ``SignedArray``
-updates in place where the form is augmented (``+=``, ``-=``) and makes a new array where it is not. ``AssignValue`` and
-``AssignArray`` have the ``=`` bug in every op: each write assigns its contribution.
+updates in place where the form is augmented (``+=``, ``-=``) and makes a new array where it is not;
+its ops take arrays of one shape (``2.0 - x`` makes the number an array of ``x``'s shape).
+``AssignValue`` and ``AssignArray`` have the ``=`` bug in every op: each write assigns its contribution.
 """
 
 import numpy as np
@@ -107,8 +108,8 @@ class SignedArray:
         out._backward = _backward
         return out
 
-    def __rsub__(self, other):  # other - self, other a number
-        other = SignedArray(other)
+    def __rsub__(self, other):  # other - self, other a number: an array of self's shape (no broadcast to undo)
+        other = SignedArray(np.full_like(self.data, other))
         out = SignedArray(other.data - self.data, (other, self), '-')
 
         def _backward():

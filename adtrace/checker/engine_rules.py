@@ -87,7 +87,7 @@ def _local(rec, vjp):
         if forward is None:
             reason = f"op {node.primitive!r} is not one adtrace knows ({rec.code.ops.known})"
         elif contribution is None:
-            reason = "contribution not known (the write into .grad was not read as grad + c)"
+            reason = "contribution not known (the write into .grad was not read as grad + c or grad - c)"
         elif all(_is_number(v) for v in [contribution, vjp.outgrad, *inputs]):
             rows.append(_compare(row, k, forward, inputs, vjp.outgrad, contribution))
             continue

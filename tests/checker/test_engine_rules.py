@@ -154,13 +154,17 @@ def test_a_matmul_backward_missing_a_transpose_is_named():
 
 
 def test_an_op_without_a_rule_and_an_unknown_contribution_are_skipped_with_the_reason():
-    """``mean`` has no rule here; ``x * x`` adds into an array ``.grad`` in place (not read as
+    """``mean`` has no rule here; every write copies ``grad + c`` (``.astype``: not read as
     ``grad + c``), so its contributions are not known: nothing to check, nothing wrongly failed."""
     report = check_engine(lambda x: (x * x).mean(), np.array([1.0, 2.0, 3.0]), cls=MeanTensor)
-    assert [(r.primitive, r.argnum, r.status, r.reason.split(" (")[0]) for r in report.rows] == [
-        ("*", 0, SKIPPED, "contribution not known"), ("*", 1, SKIPPED, "contribution not known"),
-        ("mean", 0, SKIPPED, "op 'mean' is not one adtrace knows")]
+    assert [(r.primitive, r.argnum, r.test, r.status) for r in report.rows] == [
+        (op, k, test, SKIPPED) for op, k in [("*", 0), ("*", 1), ("mean", 0)] for test in ("local", "accumulation")]
+    assert [r.reason.split(" (")[0] for r in report.rows if r.test == "local"] == [
+        "contribution not known", "contribution not known", "op 'mean' is not one adtrace knows"]
+    assert all(r.reason.startswith("not known whether this write added to") for r in report.rows
+               if r.test == "accumulation")
     assert report.first_failure is None
+    np.testing.assert_allclose(report.gradient[0], [2 / 3, 4 / 3, 2.0])
 
 
 def test_a_contribution_of_the_wrong_shape_fails_at_its_node():
@@ -264,10 +268,12 @@ def test_the_assignment_bug_is_named_on_numbers_and_arrays(cls, x):
 
 
 def test_every_form_on_arrays_is_an_accumulation():
+    """In place and not: each contribution known exactly, so every node is checked (none skipped)."""
     from learner_writes import SignedArray
 
     report = check_engine(signed, [0.7, -0.3], cls=SignedArray)
-    assert report.failures == [] and [r for r in report.rows if r.test == "accumulation"] == [], report.rows
+    assert report.passed and statuses(report) == [PASS] and len(report.rows) == 8, report.rows
+    assert [r for r in report.rows if r.test == "accumulation"] == [], report.rows
 
 
 def test_a_write_adtrace_cannot_tell_is_not_known_never_a_pass():
