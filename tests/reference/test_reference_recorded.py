@@ -89,8 +89,9 @@ def test_a_broadcast_is_summed_back_to_each_input_and_matmul_transposes():
 
 
 def test_a_contribution_not_known_leaves_the_sums_it_feeds_not_known():
-    """``mean`` has no rule, and its write into ``v1_mul``'s array ``.grad`` is in place (not read as
-    ``grad + c``): its contribution is not known, so neither is any sum below it (no KeyError)."""
+    """``mean`` has no rule, and its write into ``v1_mul``'s array ``.grad`` is a copy of the sum
+    (``.astype``: not read as ``grad + c``): its contribution is not known, so neither is any sum
+    below it (no KeyError, no guess)."""
     rec, lecture, (x,) = run(MeanTensor, lambda x: (x * x).mean(), np.array([1.0, 2.0]), capture="full")
     steps = {s.label: s for s in lecture.steps}
     assert steps["v2_mean"].rule == BORROWED and steps["v2_mean"].partial_adjoints == (np.array(1.0),)
