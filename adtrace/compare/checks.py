@@ -62,13 +62,17 @@ def _short(x):
     return f"{x:g}".replace("e-0", "e-")
 
 
-def orders_valid(autograd_order, autograd_graph, reference_order, reference_graph, walk="autograd's toposort"):
-    """``walk``: what made the engine's order (another engine: "micrograd's build_topo")."""
-    ok_autograd = is_reverse_topological(autograd_order, autograd_graph)
+def orders_valid(autograd_order, autograd_graph, reference_order, reference_graph, walk="autograd's toposort",
+                 early=None):
+    """``walk``: what made the engine's order (another engine: "micrograd's build_topo"); ``early``: the
+    node whose local backward ran before a consumer added into it, as ``pass_checks`` names it."""
+    ok_autograd = is_reverse_topological(autograd_order, autograd_graph) and early is None
     ok_reference = is_reverse_topological(reference_order, reference_graph)
     same = list(autograd_order) == list(reference_order)
     detail = (f"{walk}: {'valid' if ok_autograd else 'INVALID'}; lecture's DFS order: "
               f"{'valid' if ok_reference else 'INVALID'}; {'same order' if same else 'different orders'}")
+    if early:
+        detail += f"; {early}"
     return Check("both visit orders are reverse topological", ok_autograd and ok_reference, detail)
 
 

@@ -56,6 +56,7 @@ class TracedCall:
     warnings: list = field(default_factory=list)
     reference_warnings: list = field(default_factory=list)  # numpy's warnings in the reference engine's own rules
     node_checks: Any = None  # checker.CheckReport, added by checker.check_call
+    pass_findings: list = field(default_factory=list)  # compare.pass_checks.PassFinding: bugs of the whole pass
     engine: str = "autograd"  # the engine traced (traced_engine_call: every argument is a leaf, argnum None)
 
 

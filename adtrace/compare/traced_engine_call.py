@@ -21,6 +21,7 @@ from ..recording.session import record
 from ..reference.recorded import run_recorded
 from .checks import Check, engines_agree, finite_differences, not_known, orders_valid
 from .grad_align import align_grads
+from .pass_checks import ONE_PASS, REVERSE_TOPOLOGICAL, ZERO_AT_START, pass_findings
 from .traced_call import TracedCall, function_name
 
 
@@ -43,12 +44,20 @@ def trace_engine_call(f, args, engine="micrograd", capture="auto", relative_to=N
     call.reference = run_recorded(rec, query) if query is not None else None
     if call.reference is None:
         call.reference_note = "reference engine: no values were recorded (capture 'structure')"
-    else:
+    call.pass_findings = pass_findings(rec, query)
+    found = {f.test: f for f in reversed(call.pass_findings)}  # (the first of each)
+    if call.reference is not None:
         call.alignment = align_grads(rec, query, call.reference)
         end = next(e.end for e in rec.query_events(query) if isinstance(e, BackwardStart))
+        early = found.get(REVERSE_TOPOLOGICAL)
         call.checks += [engines_agree(call.alignment, engine=rec.engine),
                         orders_valid(rec.visit_order(query), rec.graph(end), call.reference.order,
-                                     call.reference.parents, walk=f"{rec.code.name}'s order")]
+                                     call.reference.parents, walk=f"{rec.code.name}'s order",
+                                     early=early and early.reason)]
+    for test, name in ((ONE_PASS, "backward() ran once over the graph"),
+                       (ZERO_AT_START, "every .grad was 0 when the pass began")):
+        if test in found:  # (only when found: a right engine's report keeps its checks)
+            call.checks.append(Check(name, False, found[test].reason))
     call.checks.append(writes_add(rec, query, call.reference))
     call.checks.append(_finite_differences(f, adapter, args, out, call.gradient, rtol))
     return call

@@ -33,6 +33,9 @@ def summary_section(call):
         parts.append("_No check could run._")
     if call.capture == "structure":
         parts += ["", STRUCTURE]
+    for finding in call.pass_findings:  # bugs of the whole backward pass (compare/pass_checks.py), named first
+        parts += ["", f"**The backward pass is wrong: {text(finding.title)}**, at {code(finding.node)} (made at "
+                      f"{text(finding.site or 'an unknown line')}): {text(finding.reason)}."]
     divergent = first_divergence(call.alignment)
     if divergent and own is None:
         parts += ["", f"**First divergent node: {code(divergent)}** (autograd's visit order): the reference "
