@@ -288,3 +288,34 @@ def test_a_write_adtrace_cannot_tell_is_not_known_never_a_pass():
     assert unknown.reason.startswith("not known whether this write added to v0_leaf.grad or replaced it")
     assert report.failures == [] and [(r.argnum, r.status) for r in report.rows if r.test == "local"] == [
         (0, PASS), (1, SKIPPED)]
+
+
+# ---- bugs of the whole pass (tests/learner_passes.py): every local rule right, the gradient wrong
+
+@pytest.mark.parametrize("f, cls, test, node, gradient", [
+    ("squares", "QueueValue", "reverse topological", "v1_mul", 2.0),
+    ("backward_twice", "Value", "one pass", "v3_mul", 4.2),
+    ("not_zeroed", "Value", "zero at start", "v0_leaf", 4.4),
+])
+def test_a_bug_of_the_whole_pass_is_the_first_failure_and_every_local_rule_still_passes(f, cls, test, node, gradient):
+    import learner_passes
+
+    report = check_engine(getattr(learner_passes, f), 1.0, cls=getattr(learner_passes, cls))
+    first = report.first_failure
+    assert (first.test, first.node, first.status, first.argnum) == (test, node, FAIL, None)
+    assert statuses(report) == [PASS] and report.gradient[0] == pytest.approx(gradient)
+    assert [r.test for r in report.failures] == [test]
+
+
+def test_a_lost_contribution_is_still_named_beside_a_gradient_not_zeroed():
+    """The ``=`` bug in ``+`` and ``x.grad`` left by a first pass: both rows, the pass's first."""
+    from value_classes import BuggyValue
+
+    def second_loss(x):
+        first = x * 3.0
+        first.backward()
+        h = x * 2.0
+        return h + h
+
+    report = check_engine(second_loss, 3.0, cls=BuggyValue)
+    assert [(r.test, r.node) for r in report.failures] == [("zero at start", "v0_leaf"), ("accumulation", "v5_add")]

@@ -220,3 +220,35 @@ def test_a_subtraction_written_with_minus_equals_passes(tmp_path):
                      cwd=tmp_path)
     assert report.returncode == 0, (report.stdout[-2000:], report.stderr)
     assert "| every write into .grad adds | pass | 2 writes, 2 add |" in " ".join(report.stdout.split())
+
+
+@pytest.mark.parametrize("function, engine, title, node, line", [
+    ("squares", "QueueValue", "the visit order is not reverse topological", "v1_mul", 2),
+    ("backward_twice", "Value", "backward() ran twice over the same graph", "v3_mul", 2),
+    ("not_zeroed", "Value", "a gradient was not zero when the pass began", "v0_leaf", None),
+])
+def test_a_bug_of_the_whole_pass_fails_check_and_report_with_its_name_and_line(tmp_path, function, engine, title,
+                                                                               node, line):
+    """Every local rule right, the gradient wrong: ``check`` exited 0 ("all pass")."""
+    import learner_passes
+
+    shutil.copy(TESTS / "learner_passes.py", tmp_path / "learner_passes.py")
+    target = (f"learner_passes.py:{function}", "--at", "1", "--engine", f"learner_passes.py:{engine}")
+    check = adtrace("check", *target, cwd=tmp_path)
+    assert check.returncode == 1, (check.stdout, check.stderr)
+    verdict = check.stdout.rstrip().splitlines()[-1]
+    assert verdict.startswith(f"The backward pass is wrong: {title}, at `{node}` (made at "), verdict
+    if line is not None:
+        first = getattr(learner_passes, function).__code__.co_firstlineno
+        assert f"(made at learner_passes.py:{first + line})" in verdict
+    report = adtrace("report", *target, "-o", "r.md", cwd=tmp_path)
+    assert report.returncode == 1, report.stderr
+    summary = (tmp_path / "r.md").read_text().split("\n## ")[1]  # (the report's first section)
+    assert summary.startswith("Summary") and f"**The backward pass is wrong: {title}**, at `{node}`" in summary
+
+
+def test_a_right_pass_after_zeroing_passes_check(tmp_path):
+    shutil.copy(TESTS / "learner_passes.py", tmp_path / "learner_passes.py")
+    check = adtrace("check", "learner_passes.py:zeroed", "--at", "1", "--engine", "learner_passes.py:Value",
+                    cwd=tmp_path)
+    assert check.returncode == 0 and check.stdout.rstrip().endswith("all pass."), (check.stdout, check.stderr)
