@@ -17,7 +17,7 @@ from .nesting import Nesting
 from .node_checks import node_checks_section
 from .profile import work_section
 from .lecture import lecture_mapping_section
-from .recorded import call_sequence_section, forward_section, levels_section, snapshot_section
+from .recorded import call_sequence_section, forward_section, levels_section, never_computed_line, snapshot_section
 
 
 @dataclass(frozen=True)
@@ -79,6 +79,9 @@ def render_recording(recording, options=None, title="adtrace recording"):
               f"{len(recording.nodes)} nodes, {len(recording.queries)} backward queries.")
     if recording.failure:
         header += f"\n\n**The recorder stopped early:** {text(clip(recording.failure, LINE_WIDTH // 2))}."
+    never = never_computed_line(recording)
+    if never:
+        header += f"\n\n{never}"
     return _document(header, Inputs(recording, Nesting(recording), options or ReportOptions()))
 
 

@@ -21,6 +21,33 @@ from .fit import Short, fit
 from .format import code, fmt, text
 from .tables import table
 
+# -------------------- gradients never computed --------------------
+
+
+def never_computed_line(recording, shown=5):
+    """For an engine with its own ``backward()``: the values no backward pass computed a gradient for
+    (no pass ran, or none reached them: made after the last, or not on the path to its output), whose
+    ``.grad`` is still what ``__init__`` set (a graph drawn before ``backward()`` shows zeros); "" when none."""
+    if recording.code is None or not recording.nodes:
+        return ""
+    if not recording.queries:
+        return (f"**No backward pass ran: no value's gradient was computed.** The `.grad` of each of the "
+                f"{len(recording.nodes)} values is what `__init__` set (0), not a gradient: a graph drawn before "
+                "`backward()` shows zeros.")
+    reached = set()
+    for query in recording.queries:
+        end = next((e.end for e in recording.query_events(query) if type(e) is BackwardStart), None)
+        reached.update(recording.graph(end) if end is not None else ())
+    never = [label for label in recording.nodes if label not in reached]
+    if not never:
+        return ""
+    names = ", ".join(code(label) for label in never[:shown]) + (f", ... ({len(never)} in all)"
+                                                                 if len(never) > shown else "")
+    return (f"**{len(never)} of {len(recording.nodes)} values' gradients were never computed:** no backward pass "
+            f"reached them (made after the last pass, or not on the path to its output): {names}. Their `.grad` "
+            "is what `__init__` set, not a gradient.")
+
+
 # -------------------- call sequence --------------------
 
 

@@ -36,3 +36,30 @@ def test_the_levels_table_counts_each_levels_nodes():
             if line.startswith("| ") and not line.startswith("| level")]
     nodes = {int(cells[0]): int(cells[1]) for cells in rows}
     assert nodes == {0: 9, 1: 3} == {level: sum(n.level == level for n in rec.nodes.values()) for level in (0, 1)}
+
+
+def test_a_report_of_values_whose_gradients_were_never_computed_says_so():
+    """draw_dot before backward(): every .grad is 0, and the report says no gradient was computed; a value
+    made after the pass is named; a recording whose pass reached every value says nothing; autograd's
+    recordings (no values keeping a .grad) say nothing."""
+    from learner_passes import Value
+
+    from adtrace.report import render_recording
+
+    with adtrace.record(engine=Value) as rec:
+        x = Value(2.0)
+        x * x + x
+    assert "**No backward pass ran: no value's gradient was computed.**" in render_recording(rec)
+    with adtrace.record(engine=Value) as rec:
+        x = Value(2.0)
+        y = x * x + x
+        y.backward()
+        y * x
+    text = render_recording(rec).split("\n## ")[0]
+    assert "**1 of 4 values' gradients were never computed:**" in text and "`v3_mul`" in text
+    with adtrace.record(engine=Value) as rec:
+        (Value(2.0) * 3.0).backward()
+    assert "never computed" not in render_recording(rec) and "No backward pass ran" not in render_recording(rec)
+    with adtrace.record() as rec:
+        grad(lambda x: x * x)(3.0)
+    assert "never computed" not in render_recording(rec)

@@ -254,3 +254,17 @@ def test_the_command_line_sets_the_collapse_threshold(tmp_path, capsys, monkeypa
     graph = section(capsys.readouterr().out, "## Graph")
     assert 'n1["f.py:4<br/>2 nodes: sin x1, multiply x1<br/>1 edge inside"]' in graph
     assert "`adtrace report --collapse-above 3`" in graph
+
+
+def test_a_bug_of_the_whole_pass_is_named_in_the_summary_and_a_right_pass_says_nothing():
+    """A breadth-first ``backward()``: the summary names the node run before its consumer added into it."""
+    import learner_passes
+    from adtrace.compare.traced_engine_call import trace_engine_call
+
+    wrong = render(trace_engine_call(learner_passes.squares, (1.0,), engine=learner_passes.QueueValue))
+    summary = wrong.split("\n## ")[1]
+    assert summary.startswith("Summary")
+    assert "**The backward pass is wrong: the visit order is not reverse topological**, at `v1_mul`" in summary
+    assert "before its consumer v3_mul had added into it" in summary
+    right = render(trace_engine_call(learner_passes.squares, (1.0,), engine=learner_passes.Value))
+    assert "The backward pass is wrong" not in right
