@@ -52,8 +52,20 @@ def pass_findings(recording, query):
     if earlier is not None and stale:
         findings = [_twice(recording, query, events, earlier, stale)]
     else:
-        findings = [_not_zeroed(recording, query, label, found) for label, found in stale.items()]
-    return findings + _out_of_order(recording, events)
+        made = {label: i for i, label in enumerate(recording.nodes)}  # (in the order the values were made)
+        findings = [_not_zeroed(recording, query, label, stale[label])
+                    for label in sorted(stale, key=lambda label: made.get(label, -1))]
+    return _first(findings, "held a gradient when the pass began") + _first(_out_of_order(recording, events),
+                                                                           "ran early too")
+
+
+def _first(findings, what, shown=3):
+    """The first finding, the others counted in its reason (a network not zeroed: one line, not hundreds)."""
+    if len(findings) < 2:
+        return findings
+    first, others = findings[0], [f.node for f in findings[1:]]
+    names = ", ".join(others[:shown]) + (", ..." if len(others) > shown else "")
+    return [PassFinding(first.test, first.node, first.site, f"{first.reason}; {len(others)} more {what}: {names}")]
 
 
 def _stale_at_start(recording, query, events):

@@ -139,3 +139,15 @@ def test_declared_scalar_has_no_finding():
         out = reused(learner_shapes.Scalar(1.5))
         out.backpropagate()
     assert rec.user_query() is not None and pass_findings(rec, rec.user_query()) == []
+
+
+def test_many_values_not_zeroed_are_one_finding_naming_the_first_and_counting_the_others():
+    def layer(x):
+        weights = [learner_passes.Value(0.1 * i) for i in range(6)]
+        first = sum((w * x for w in weights), learner_passes.Value(0.0))
+        first.backward()  # every weight's .grad is x now
+        return sum((w * w for w in weights), learner_passes.Value(0.0))
+
+    found = findings(layer, 2.0, cls=learner_passes.Value)
+    assert [f.test for f in found] == [ZERO_AT_START]
+    assert found[0].reason.endswith("; 5 more held a gradient when the pass began: v2_leaf, v3_leaf, v4_leaf, ...")
