@@ -74,8 +74,9 @@ def check_engine_recording(rec):
     order = {label: i for i, label in enumerate(rec.nodes)}
     rows.sort(key=lambda r: (order.get(r.node, -1), r.argnum if r.argnum is not None else -1, r.test != "local"))
     # (a bug of the whole pass first: every local rule may pass under it)
-    passes = [NodeCheck(node=f.node, primitive=getattr(rec.nodes.get(f.node), "primitive", "?"), argnum=None,
-                        site=f.site, test=f.test, status=FAIL, reason=f.reason) for f in pass_findings(rec, query)]
+    passes = [NodeCheck(node=f.node, primitive=getattr(rec.nodes.get(f.node), "primitive", "") or "(leaf)",
+                        argnum=None, site=f.site, test=f.test, status=FAIL, reason=f.reason)
+              for f in pass_findings(rec, query)]
     return CheckReport(passes + rows, recording=rec)
 
 

@@ -68,6 +68,10 @@ def node_checks_section(report, options):
         intro = ("Each node's contributions (what its `_backward` wrote into each child's `.grad`) against its "
                  "`.grad` times the op's derivative, taken by central differences of the op at the recorded "
                  "values (`local`); each write that assigned instead of adding (`accumulation`).")
+    passes = sorted({r.test for r in report.rows} & set(TITLES))
+    if passes:  # (rows only a wrong pass has)
+        intro += (" First, what went wrong in the whole backward pass, where every local rule may pass ("
+                  + ", ".join(f"`{test}`: {TITLES[test]}" for test in passes) + ").")
     return "\n".join(["## Checks per node", "", intro, "", verdict_line(report), "",
                       node_checks_table(report, options.max_rows)])
 

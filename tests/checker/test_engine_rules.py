@@ -303,6 +303,7 @@ def test_a_bug_of_the_whole_pass_is_the_first_failure_and_every_local_rule_still
     report = check_engine(getattr(learner_passes, f), 1.0, cls=getattr(learner_passes, cls))
     first = report.first_failure
     assert (first.test, first.node, first.status, first.argnum) == (test, node, FAIL, None)
+    assert first.primitive == {"v0_leaf": "(leaf)"}.get(node, "*")  # (no empty cell)
     assert statuses(report) == [PASS] and report.gradient[0] == pytest.approx(gradient)
     assert [r.test for r in report.failures] == [test]
 

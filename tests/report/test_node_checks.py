@@ -84,3 +84,17 @@ def test_the_section_says_what_was_checked_for_each_kind_of_engine():
     assert intro(autograd_report).startswith("Each node's local VJP")
     micrograd_report = check_engine(lambda a: a * a, 3.0, cls=MicroValue)
     assert intro(micrograd_report).startswith("Each node's contributions (what its `_backward` wrote")
+
+
+def test_a_report_s_node_checks_name_the_bug_of_the_whole_pass_first():
+    import learner_passes
+    from adtrace.checker.engine_rules import check_engine_call
+    from adtrace.compare.traced_engine_call import trace_engine_call
+    from adtrace.report import render
+
+    call = check_engine_call(trace_engine_call(learner_passes.not_zeroed, (1.0,), engine=learner_passes.Value))
+    section = render(call).split("\n## Checks per node")[1]
+    assert "(`zero at start`: a gradient was not zero when the pass began)" in section
+    assert "The backward pass is wrong: a gradient was not zero when the pass began, at `v0_leaf`" in section
+    right = check_engine_call(trace_engine_call(learner_passes.zeroed, (1.0,), engine=learner_passes.Value))
+    assert "whole backward pass" not in render(right)
