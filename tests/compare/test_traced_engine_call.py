@@ -240,3 +240,22 @@ def test_the_assignment_bug_on_arrays_is_named():
     assert verdict(writes) == "FAIL" and writes.detail.startswith(
         "2 of 4 writes lost a contribution; first: v1_mul's write into v0_leaf.grad (argument 0) replaced "
         "[-1., -1.] by [3., 2.]"), writes
+
+
+def test_a_bug_of_the_whole_pass_fails_a_check_named_by_it_and_a_right_pass_adds_no_check():
+    import learner_passes
+
+    def checks(f, cls):
+        return {c.name: c for c in trace_engine_call(getattr(learner_passes, f), (1.0,), engine=cls).checks}
+
+    order = checks("squares", learner_passes.QueueValue)["both visit orders are reverse topological"]
+    assert not order.passed and "v1_mul's local backward ran (visit 1, .grad 1) before its consumer v3_mul" in (
+        order.detail)
+    twice = checks("backward_twice", learner_passes.Value)["backward() ran once over the graph"]
+    assert not twice.passed and "pass 2 seeds v3_mul again after pass 1" in twice.detail
+    zero = checks("not_zeroed", learner_passes.Value)["every .grad was 0 when the pass began"]
+    assert not zero.passed and "v0_leaf.grad was 3 when pass 2 began" in zero.detail
+    right = checks("squares", learner_passes.Value)
+    assert list(right) == ["reference engine vs micrograd, per node", "both visit orders are reverse topological",
+                           "every write into .grad adds", "central finite differences"]
+    assert all(c.passed for c in right.values())
