@@ -36,6 +36,7 @@ from . import CheckReport
 from .local import FAIL, PASS, SKIPPED, NodeCheck, kink_reason
 
 RTOL = DEFAULT_RTOL  # Python floats: double precision
+ORDER_LOST = "not known (children given as a set: argument order lost)"
 
 
 def check_engine(f, *args, cls, relative_to=None):
@@ -84,7 +85,9 @@ def _local(rec, vjp):
     inputs = [getattr(rec.nodes.get(p), "value", None) for p in node.parents]
     rows = []
     for k, contribution in enumerate(vjp.ingrads):
-        if forward is None:
+        if None in node.argnums:
+            reason = ORDER_LOST
+        elif forward is None:
             reason = f"op {node.primitive!r} is not one adtrace knows ({rec.code.ops.known})"
         elif contribution is None:
             reason = "contribution not known (the write into .grad was not read as grad + c or grad - c)"

@@ -288,3 +288,32 @@ def test_a_write_adtrace_cannot_tell_is_not_known_never_a_pass():
     assert unknown.reason.startswith("not known whether this write added to v0_leaf.grad or replaced it")
     assert report.failures == [] and [(r.argnum, r.status) for r in report.rows if r.test == "local"] == [
         (0, PASS), (1, SKIPPED)]
+
+
+def _set_children(x, y):
+    a = x - y
+    b = y / x
+    c = a - b
+    d = (c / a) - (b / y)
+    e = d - x
+    return (e / b) * (a - c) - (y / e)
+
+
+def test_children_given_as_a_set_are_checked_in_argument_order():
+    """``{self, other}`` for ``-`` and ``/``: each node's children put back in argument order (the
+    set's order swaps them at random: 10 such nodes), every row checked and passing."""
+    cls = learner_shapes.SetChildrenValue
+    before = dict(vars(cls))
+    report = check_engine(_set_children, 0.4, 1.3, cls=cls)
+    assert_restored(cls, before)
+    local = [r for r in report.rows if r.test == "local"]
+    assert len(local) == 24 and {r.status for r in local} == {PASS}, [r.reason for r in local if r.status != PASS]
+
+
+def test_a_set_whose_argument_order_is_not_decidable_is_not_known_never_a_fail():
+    """At ``x == y`` both ``x - y`` and ``y - x`` give 0: that node's order is lost, said, not failed."""
+    report = check_engine(lambda x, y: (x - y) * x, 1.5, 1.5, cls=learner_shapes.SetChildrenValue)
+    rows = {(r.node, r.argnum): r for r in report.rows if r.test == "local"}
+    assert [rows[("v2_sub", k)].status for k in (0, 1)] == [SKIPPED, SKIPPED]
+    assert rows[("v2_sub", 0)].reason == "not known (children given as a set: argument order lost)"
+    assert report.first_failure is None and [rows[("v3_mul", k)].status for k in (0, 1)] == [PASS, PASS]

@@ -19,6 +19,7 @@ Writes into ``.grad`` are seen only inside a hooked ``backward()`` (not in ``__i
 import functools
 import inspect
 import threading
+from collections.abc import Set as AbstractSet
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Protocol
@@ -34,7 +35,9 @@ class Callbacks(Protocol):
 
     def node_created(self, node, children: tuple, op: str, data) -> None:
         """``__init__`` returned: ``children`` as passed in ``_children`` (``x*x``: ``(x, x)``;
-        a leaf: ``()``), ``op`` the value's ``_op`` (``'+'``, ``'**2'``, ``'tanh'``)."""
+        a leaf: ``()``), ``op`` the value's ``_op`` (``'+'``, ``'**2'``, ``'tanh'``). Children given as a
+        set are put in argument order where the op's forward decides it (``Shape.order``), else come
+        as an ``Unordered`` tuple: the order is lost."""
 
     def backward_started(self, end) -> None:
         """``end.backward()`` was called (``end``: the value a pass starts from, autograd's word)."""
@@ -90,6 +93,7 @@ class Shape:
     op: str = "_op"
     edges: object = None          # the edge style: the attribute holding (value, local derivative) pairs
     visits: frozenset = frozenset()  # (file, line) of backward()'s loops over them: a read there is a visit
+    order: object = None  # order(op, data, a, b): a set's two children in argument order, or None (not known)
 
 
 class ClassHooks:
@@ -144,7 +148,9 @@ class ClassHooks:
                 else:
                     kwargs[name] = children
             original(node, *args, **kwargs)
-            hooks.node_created(node, tuple(pair[0] for pair in children) if edges else tuple(children))
+            if edges:
+                children = tuple(pair[0] for pair in children)
+            hooks.node_created(node, children if isinstance(children, AbstractSet) else tuple(children))
 
         __init__.__adtrace_hook__ = "__init__"
         return __init__
@@ -244,9 +250,24 @@ class ClassHooks:
         return self.active.get() is not None and not self.local.quiet
 
     def node_created(self, node, children):
-        self.children[id(node)] = (node, children)
-        self.notify("node_created", node, children, getattr(node, self.shape.op, None),
-                    getattr(node, self.shape.data, None))
+        op, data = getattr(node, self.shape.op, ""), getattr(node, self.shape.data, None)
+        if isinstance(children, AbstractSet):  # (a set: its order is not the arguments')
+            children = self._ordered(op, data, tuple(children))
+        self.children[id(node)] = (node, tuple(children))
+        self.notify("node_created", node, children, op, data)
+
+    def _ordered(self, op, data, children):
+        """A set's children in argument order where the op's forward decides it (a tuple), else the
+        set's order as a frozenset: the argument order is lost."""
+        if len(children) < 2:
+            return children
+        ordered = None
+        if len(children) == 2 and self.shape.order is not None:
+            a, b = children
+            ordered = self.shape.order(op, data, getattr(a, self.shape.data, None), getattr(b, self.shape.data, None))
+            if ordered is not None:
+                ordered = children if ordered[0] is getattr(a, self.shape.data, None) else children[::-1]
+        return Unordered(children) if ordered is None else tuple(ordered)
 
     def grad_written(self, target, previous, result, addition):
         state = self.local
@@ -277,6 +298,11 @@ class ClassHooks:
             getattr(sink, callback)(*args)
         finally:
             state.quiet -= 1
+
+
+class Unordered(tuple):
+    """Children whose argument order is lost (given as a set, and the op's forward does not decide
+    it): a tuple in the set's order that says so."""
 
 
 def _is_iterator(children):

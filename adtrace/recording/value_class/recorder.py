@@ -37,7 +37,7 @@ from ..packers import write
 from ..recorder import RecorderBase
 from ..values import SCALARS, stored_summary
 from .descriptors import MISSING
-from .hooks import Callbacks
+from .hooks import Callbacks, Unordered
 
 Fanout = fanout_for(Callbacks, {})
 
@@ -85,7 +85,7 @@ class Recorder(RecorderBase):
         parents = ",".join(self._label(child) for child in children)
         site = user_call_site(self.relative_to, self._own_code) if self.keep_sites else None
         self._emit(NodeCreated, query=self._query(), label=label, primitive="" if op is None else str(op),
-                   argnums=tuple(range(len(children))), parents=parents, value=self.keep(data), site=site)
+                   argnums=_argnums(children), parents=parents, value=self.keep(data), site=site)
 
     # ---- a backward() call
 
@@ -234,6 +234,11 @@ class _Visit:
         if self.children is None:
             return tuple(fields["contribution"] for fields in self.writes)
         return tuple(self.by_position.get(position) for position in range(self.children))
+
+
+def _argnums(children):
+    """Each child's argument position; None where it is not known (children given as a set)."""
+    return (None,) * len(children) if isinstance(children, Unordered) else tuple(range(len(children)))
 
 
 def _code_of(cls):
