@@ -231,4 +231,9 @@ def _float(value):
 
 
 def _text(value):
-    return f"{float(value):.6g}" if _is_number(value) else str(value)
+    """A number as ``.6g``; an array on one line (its rows ``[...], [...]``), abbreviated past 6 elements."""
+    if _is_number(value):
+        return f"{float(value):.6g}"
+    if isinstance(value, np.ndarray):
+        return " ".join(np.array2string(value, precision=6, threshold=6, separator=", ").split())
+    return str(value)

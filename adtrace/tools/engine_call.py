@@ -61,7 +61,12 @@ def engine_check(function, values, engine):
         return out
 
     with one_class(function, engine):
-        return check_engine(through_engine, *as_leaves(values), cls=engine)
+        report = check_engine(through_engine, *as_leaves(values), cls=engine)
+    other = next((type(node.value) for node in report.recording.nodes.values()
+                  if _twin(type(getattr(node, "value", None)), cls)), None)
+    if other is not None:  # (wrapped as the data of the engine's values: nothing raised, nothing checkable)
+        raise TargetError(_two_classes(function, other, cls))
+    return report
 
 
 @contextmanager
@@ -76,9 +81,12 @@ def one_class(function, engine):
         other = _other_class(exc, cls) or _other_class_in(inspect.unwrap(function), cls)
         if other is None:
             raise
-        raise TargetError(f"{function_name(function)} built values of {_origin(other)}, not of the engine's "
-                          f"{_origin(cls)}: two classes, one name; make both use one class (import it from "
-                          "one file)") from exc
+        raise TargetError(_two_classes(function, other, cls)) from exc
+
+
+def _two_classes(function, other, cls):
+    return (f"{function_name(function)} built values of {_origin(other)}, not of the engine's {_origin(cls)}: two "
+            "classes, one name; make both use one class (import it from one file)")
 
 
 def _twin(kind, cls):

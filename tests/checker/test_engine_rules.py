@@ -262,9 +262,19 @@ def test_the_assignment_bug_is_named_on_numbers_and_arrays(cls, x):
     report = check_engine(lambda a: a * a - a, x, cls=getattr(learner_writes, cls))
     lost = [r for r in report.rows if r.test == "accumulation" and r.status == FAIL]
     assert [(r.node, r.argnum) for r in lost] == [("v1_mul", 0), ("v1_mul", 1)], report.rows  # over -1, then 3
-    assert re.match(r"v0_leaf\.grad = \[?3\.? .*replaced \[?-1\.? .*instead of adding to it", lost[0].reason)
+    assert re.match(r"v0_leaf\.grad = \[?3\.?,? .*replaced \[?-1\.?,? .*instead of adding to it", lost[0].reason)
     assert [(r.node, r.argnum, r.status) for r in report.rows if r.test == "accumulation" and r.status != FAIL] == [
         ("v2_sub", 0, PASS), ("v2_sub", 1, PASS)]  # assignments over 0: nothing lost
+
+
+def test_an_array_the_assignment_bug_dropped_is_named_on_one_line():
+    """A 2-D ``.grad``: its rows side by side (``str(array)`` put a newline between them)."""
+    import learner_writes
+
+    report = check_engine(lambda a: a * a - a, np.array([[3.0, 2.0], [1.0, 4.0]]), cls=learner_writes.AssignArray)
+    first = report.first_failure
+    assert first.test == "accumulation" and "\n" not in first.reason, first.reason
+    assert first.reason.startswith("v0_leaf.grad = [[3., 2.], [1., 4.]] replaced [[-1., -1.], [-1., -1.]]")
 
 
 def test_every_form_on_arrays_is_an_accumulation():

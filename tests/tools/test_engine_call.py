@@ -189,9 +189,11 @@ def test_a_report_through_the_engine_the_function_imports(tmp_path, layout):
 def test_a_second_class_of_the_engine_name_is_told_in_one_line(tmp_path):
     written(tmp_path, {"my_engine.py": ENGINE, "copy_of_engine.py": ENGINE,
                        "f.py": "from copy_of_engine import Value\n" + LOSS.format(value="Value"),
-                       "g.py": "from copy_of_engine import Value\n\n\ndef loss(x):\n    return Value(2.0) * 3\n"})
+                       "g.py": "from copy_of_engine import Value\n\n\ndef loss(x):\n    return Value(2.0) * 3\n",
+                       # (the engine's * wraps the other class's value as the data of one of its own: nothing raises)
+                       "h.py": "from copy_of_engine import Value\n\n\ndef loss(x):\n    return x * Value(2.0) + x\n"})
     for command, target in [("check", "f.py:loss"), ("report", "f.py:loss"), ("check", "g.py:loss"),
-                            ("report", "g.py:loss")]:
+                            ("report", "g.py:loss"), ("check", "h.py:loss"), ("report", "h.py:loss")]:
         out = run(command, target, "--at", "2", "--engine", "my_engine.py:Value", cwd=tmp_path)
         one_error_line(out, "adtrace: loss built values of Value of module copy_of_engine (copy_of_engine.py:15), "
                             "not of the engine's Value of module my_engine (my_engine.py:15)")
