@@ -131,6 +131,16 @@ def test_a_pass_that_zeroes_the_gradients_before_seeding_is_played_from_its_seed
     assert dict(grads)["v0_leaf"] == f"{2 * 0.4 * 1.3:g}" and lecture["v3_mul"][1] == "1"
 
 
+def test_children_whose_argument_order_is_lost_are_arg_question_mark_on_the_page():
+    """``{self, other}`` at ``x == y``: ``x - y`` is 0 either way, its edges say ``arg ?``."""
+    from adtrace.compare.traced_engine_call import trace_engine_call
+    from learner_shapes import SetChildrenValue
+
+    data = page_data(call=trace_engine_call(lambda x, y: (x - y) * x, (1.5, 1.5), engine=SetChildrenValue))
+    parents = data["graphs"][0]["nodes"]["parents"]
+    assert [argnum for node in parents for argnum, _ in node] == ["?", "?", 0, 1]
+
+
 def test_a_write_into_no_child_lights_no_edge():
     """A backward that also writes into its own product's .grad: that write has no child position,
     so the page names no parent for it (no edge to light), and still shows the .grad it wrote."""

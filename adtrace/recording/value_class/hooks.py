@@ -252,22 +252,25 @@ class ClassHooks:
     def node_created(self, node, children):
         op, data = getattr(node, self.shape.op, ""), getattr(node, self.shape.data, None)
         if isinstance(children, AbstractSet):  # (a set: its order is not the arguments')
-            children = self._ordered(op, data, tuple(children))
+            self.local.quiet += 1  # (the op's forward on the children's data: nothing of it recorded)
+            try:
+                children = self._ordered(op, data, tuple(children))
+            finally:
+                self.local.quiet -= 1
         self.children[id(node)] = (node, tuple(children))
         self.notify("node_created", node, children, op, data)
 
     def _ordered(self, op, data, children):
-        """A set's children in argument order where the op's forward decides it (a tuple), else the
-        set's order as a frozenset: the argument order is lost."""
+        """A set's children in argument order where the op's forward decides it (a tuple), else in the
+        set's order as an ``Unordered`` tuple: the argument order is lost."""
         if len(children) < 2:
             return children
-        ordered = None
         if len(children) == 2 and self.shape.order is not None:
-            a, b = children
-            ordered = self.shape.order(op, data, getattr(a, self.shape.data, None), getattr(b, self.shape.data, None))
+            first = getattr(children[0], self.shape.data, None)
+            ordered = self.shape.order(op, data, first, getattr(children[1], self.shape.data, None))
             if ordered is not None:
-                ordered = children if ordered[0] is getattr(a, self.shape.data, None) else children[::-1]
-        return Unordered(children) if ordered is None else tuple(ordered)
+                return children if ordered[0] is first else children[::-1]
+        return Unordered(children)
 
     def grad_written(self, target, previous, result, addition):
         state = self.local
