@@ -150,7 +150,7 @@ class ClassHooks:
             original(node, *args, **kwargs)
             if edges:
                 children = tuple(pair[0] for pair in children)
-            hooks.node_created(node, children if isinstance(children, AbstractSet) else tuple(children))
+            hooks.node_created(node, tuple(children), _unordered(children))
 
         __init__.__adtrace_hook__ = "__init__"
         return __init__
@@ -249,12 +249,13 @@ class ClassHooks:
     def listening(self):
         return self.active.get() is not None and not self.local.quiet
 
-    def node_created(self, node, children):
-        op, data = getattr(node, self.shape.op, ""), getattr(node, self.shape.data, None)
-        if isinstance(children, AbstractSet):  # (a set: its order is not the arguments')
+    def node_created(self, node, children, unordered=False):
+        """``unordered``: the children came as a set, whose order is not the arguments'."""
+        op, data = getattr(node, self.shape.op, ""), getattr(node, self.shape.data, None)  # (no _op: '')
+        if unordered:
             self.local.quiet += 1  # (the op's forward on the children's data: nothing of it recorded)
             try:
-                children = self._ordered(op, data, tuple(children))
+                children = self._ordered(op, data, children)
             finally:
                 self.local.quiet -= 1
         self.children[id(node)] = (node, tuple(children))
@@ -306,6 +307,12 @@ class ClassHooks:
 class Unordered(tuple):
     """Children whose argument order is lost (given as a set, and the op's forward does not decide
     it): a tuple in the set's order that says so."""
+
+
+def _unordered(children):
+    """A set, or any other unordered collection (cheap for micrograd's tuple and a list)."""
+    kind = type(children)
+    return kind is not tuple and kind is not list and isinstance(children, AbstractSet)
 
 
 def _is_iterator(children):
