@@ -5,8 +5,9 @@ The same events as autograd's, in the same order within a pass (``recording/even
 - ``node`` per value made (``v<i>_<op>``, ``labels.op_name``: ``v1_mul`` for ``'*'``; the op as
   the class writes it stays in ``primitive``). A value without children (an input, a weight, a
   constant ``a + 5`` wraps) is a node too, ``v<i>_leaf`` with primitive ``''``: micrograd has no
-  single input as autograd's ``root``, and every leaf gets a gradient. Values made before the
-  recording are ``u<j>_unrecorded`` when a pass meets them.
+  single input as autograd's ``root``, and every leaf gets a gradient. Children given as a set whose
+  order the op's forward does not decide (``hooks.Unordered``) have ``argnums`` None: position not
+  known. Values made before the recording are ``u<j>_unrecorded`` when a pass meets them.
 - ``backward_start`` per ``backward()``: the seed ``self.grad = 1`` (a pass that writes ``.grad``
   before seeding, a zeroing loop, has those writes recorded before it, in order).
 - ``toposort`` per ``_backward`` call, in the order ``backward()`` makes them (the visit order);
