@@ -288,3 +288,25 @@ def test_a_write_adtrace_cannot_tell_is_not_known_never_a_pass():
     assert unknown.reason.startswith("not known whether this write added to v0_leaf.grad or replaced it")
     assert report.failures == [] and [(r.argnum, r.status) for r in report.rows if r.test == "local"] == [
         (0, PASS), (1, SKIPPED)]
+
+
+# ---- writes without .grad = (tests/learner_in_place.py)
+
+def test_the_assignment_through_a_slice_is_not_known_never_a_pass():
+    """``self.grad[:] = out.grad`` in ``+`` drops what was there: its writes are said not known
+    (the contributions unseen before: the check passed them)."""
+    from learner_in_place import SliceBugTensor
+
+    report = check_engine(lambda x, y: (x * y + x).sum(), [0.5, -1.0, 2.0], [1.5, 0.25, -0.75], cls=SliceBugTensor)
+    unknown = [(r.node, r.argnum) for r in report.rows if r.test == "accumulation" and r.status == SKIPPED]
+    assert unknown == [("v3_add", 0), ("v3_add", 1)], report.rows
+    assert all(r.status != PASS for r in report.rows if r.node == "v3_add"), report.rows
+
+
+def test_a_grad_that_starts_as_none_is_accumulated_every_node_checked():
+    """``if self.grad is None: self.grad = g.copy() else: self.grad = self.grad + g``: every write adds
+    (the first to nothing), so every node is checked and none is skipped."""
+    from learner_in_place import LazyTensor
+
+    report = check_engine(lambda x, y: (x * y + x).sum(), [0.5, -1.0, 2.0], [1.5, 0.25, -0.75], cls=LazyTensor)
+    assert report.passed and statuses(report) == [PASS] and len(report.rows) == 5, report.rows
