@@ -53,11 +53,14 @@ class Callbacks(Protocol):
         (``x*x``: 0 then 1); None if ``target`` is not among them or ``node`` was made before the
         hooks. ``accumulated``: True for ``grad += c``, ``grad = c + grad`` or ``grad -= c`` of an int,
         float or ndarray ``.grad`` (``result`` is ``previous + c``, ``contribution`` is ``c``, or ``-c``,
-        exactly; ``tracked.py``; an ndarray's ``+=`` in place: ``result`` is ``previous``), False for
+        exactly; ``tracked.py``; an ndarray's ``+=`` or ``np.add(grad, c, out=grad)`` in place:
+        ``result`` is ``previous``), and for a write into a ``.grad`` holding None or unset
+        (``contribution`` is ``result``: nothing there to drop), False for
         an assignment that replaces (``grad = c``, ``contribution`` is ``c``: the ``_backward`` never
         read the target's ``.grad``, so the value written cannot hold it), None when unknown (read,
-        then written otherwise: ``grad = grad * 1 + c``, a float32's ``+=``; a write by
-        ``backward()`` itself): then ``contribution`` is None.
+        then written otherwise: ``grad = grad * 1 + c``, a float32's ``+=``; into the array in place
+        without ``.grad =``: ``grad[i] += c``, ``grad[:] = c``, ``np.add.at``, another ufunc's ``out=``;
+        a write by ``backward()`` itself): then ``contribution`` is None.
         """
 
     def local_backward_ended(self, node, error) -> None:

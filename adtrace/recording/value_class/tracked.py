@@ -10,17 +10,26 @@ comparison and numpy ufunc of a tracked number is computed on the plain operands
 operator, so the result is bit for bit and type for type what the engine computes without recording
 (numpy's promotion sees a plain Python number, a "weak" scalar).
 
-A ``numpy.float64`` (a ``float``: data taken from numpy arrays) is tracked as a float is, its
-operators computing on the float64 (its attributes read from it: ``.dtype``, ``.item()``). An exact
-``ndarray`` is read as a ``TrackedArray`` view of it, whose ufuncs do the same on the plain arrays
-(``grad += c`` updates the array itself in place, as unrecorded). Other ``.grad`` values (other
-numpy scalars, ``Fraction``, ``bool``, an ndarray subclass) are returned as they are.
-A tracked value is ``isinstance`` of int, float or ndarray but not ``type(...) is float``; it unwraps
-itself when stored into ``.grad`` or pickled, but a closure that keeps it elsewhere keeps it.
+A ``numpy.float64`` (a ``float``: data taken from numpy arrays) is tracked by ``TrackedFloat64``, a
+subclass of ``np.float64`` (``isinstance`` of ``np.floating``, its own methods: ``.conjugate()``,
+``.dtype``), its operators those of a tracked number. An exact ``ndarray`` is read as a
+``TrackedArray`` view of it, whose ufuncs do the same on the plain arrays (``grad += c`` updates the
+array itself in place, as unrecorded) and whose every method and property is the plain array's: what
+is derived from it (``.T``, ``.repeat(2)``, ``.real``, a slice) is a plain ndarray. Other ``.grad``
+values (other numpy scalars, ``Fraction``, ``bool``, an ndarray subclass) are returned as they are.
+What cannot be made the same: a tracked value is ``isinstance`` of int, float, float64 or ndarray but
+``type(g)`` is its tracked class (``type(g) is np.ndarray`` is False), and ``np.asanyarray(g)`` (which
+passes any ndarray subclass through) is ``g`` itself. It unwraps itself when stored into ``.grad`` or
+pickled, and when its ``_backward`` returns it is detached (``detach``: no owner, no state): one the
+closure kept elsewhere keeps no graph alive and notes nothing.
 An accumulation is seen when the value written is ``grad + c``, ``c + grad`` or ``grad - c``
-(``+=``, ``-=`` included); written another way after reading ``.grad`` (``grad = sum([grad, c])``,
-``grad = grad * 1 + c``, ``grad = c - grad``, a float32's ``+=``) it is not known
-(``hooks.py``: only a ``.grad`` the ``_backward`` never read is known to be replaced).
+(``+=``, ``-=``, ``np.add(grad, c, out=grad)`` included); written another way after reading ``.grad``
+(``grad = sum([grad, c])``, ``grad = grad * 1 + c``, ``grad = c - grad``, a float32's ``+=``) it is
+not known (``hooks.py``: only a ``.grad`` the ``_backward`` never read is known to be replaced). A
+write into a tracked array without ``.grad =`` (a ufunc's ``out=``, ``np.add.at``, an item or slice
+assigned, ``.fill``) is told to the state's ``written`` as it happens: a write into the owner's
+``.grad``, not known unless it is one of those additions. A write through a view derived from it
+(``grad.T[...] = c``) or by a numpy function (``np.copyto(grad, c)``) is not seen.
 """
 
 import operator

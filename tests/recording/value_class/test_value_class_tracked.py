@@ -221,10 +221,12 @@ def test_an_array_derived_from_a_tracked_array_is_plain(name):
 
 
 def test_a_tracked_array_reads_as_its_plain_array():
-    """Flags, base and data are the plain array's (the view's own would say it does not own its data)."""
+    """Flags, base and data are the plain array's (the view's own would say it does not own its data);
+    only its type and ``np.asanyarray`` (it passes an ndarray subclass through) tell it apart."""
     array = np.array([1.0, 2.0])
     grad = track(array, Owner(), State())
     assert grad.base is None and grad.flags.owndata and grad.ctypes.data == array.ctypes.data
+    assert np.asanyarray(grad) is grad and type(grad) is not np.ndarray  # (what cannot be made the same)
 
 
 def test_a_tracked_float64_is_a_numpy_float64():
