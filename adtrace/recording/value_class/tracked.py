@@ -282,7 +282,8 @@ def _written(array, accumulated=False):
 def accumulation(addition, target, previous, result):
     """If ``result`` is the last addition's sum ``previous + c`` (or difference ``previous - c``),
     ``previous`` read from ``target.grad``: ``(c,)`` (``(-c,)``; ``(None,)`` where ``-c`` is not
-    exact: numpy integers wrap); else None (the write replaced the value: an assignment)."""
+    exact: numpy integers wrap, or ``c`` shares the memory the sum was written into: ``grad += grad``);
+    else None (the write replaced the value: an assignment)."""
     if addition is None or addition[0] is not result:
         return None
     _, left, right, sign = addition
@@ -290,7 +291,10 @@ def accumulation(addition, target, previous, result):
     for mine, other in pairs:
         if isinstance(mine, (*_NUMBERS, TrackedArray)) and mine.__dict__.get("_owner") is target \
                 and plain(mine) is previous:
-            return (plain(other),) if sign is not SUBTRACTED else (_negative(plain(other)),)
+            other = plain(other)
+            if result is previous and isinstance(other, np.ndarray) and np.may_share_memory(other, result):
+                return (None,)  # (in place: c is now what was written, not what was added)
+            return (other,) if sign is not SUBTRACTED else (_negative(other),)
     return None
 
 

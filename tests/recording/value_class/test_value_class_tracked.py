@@ -273,3 +273,14 @@ def test_a_write_into_a_tracked_array_is_told_an_addition_only_when_it_adds(writ
     [(target, written, addition)] = writes
     assert target is owner and written is array and exact(array) == exact(expected)
     assert (accumulation(addition, owner, array, array) is not None) is accumulates
+
+
+def test_an_in_place_addition_of_its_own_memory_adds_an_unknown_contribution():
+    """``grad += grad`` (or a view of it): once written, ``c`` holds the sum, not what was added."""
+    for write in (lambda g: g.__iadd__(g), lambda g: np.add(g, g[::-1], out=g)):
+        state, owner, array = State(), Owner(), np.array([1.0, 2.0])
+        writes = []
+        state.written = lambda *told: writes.append(told)
+        write(track(array, owner, state))
+        [(_, written, addition)] = writes
+        assert accumulation(addition, owner, array, array) == (None,)
