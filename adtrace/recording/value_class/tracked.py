@@ -27,9 +27,9 @@ An accumulation is seen when the value written is ``grad + c``, ``c + grad`` or 
 (``grad = sum([grad, c])``, ``grad = grad * 1 + c``, ``grad = c - grad``, a float32's ``+=``) it is
 not known (``hooks.py``: only a ``.grad`` the ``_backward`` never read is known to be replaced). A
 write into a tracked array without ``.grad =`` (a ufunc's ``out=``, ``np.add.at``, an item or slice
-assigned, ``.fill``) is told to the state's ``written`` as it happens: a write into the owner's
+assigned, ``.fill``, ``np.copyto``) is told to the state's ``written`` as it happens: a write into the owner's
 ``.grad``, not known unless it is one of those additions. A write through a view derived from it
-(``grad.T[...] = c``) or by a numpy function (``np.copyto(grad, c)``) is not seen.
+(``grad.T[...] = c``, ``grad[0][...] = c``) is not seen.
 """
 
 import operator
@@ -161,7 +161,10 @@ class TrackedArray(np.ndarray):
         return result
 
     def __array_function__(self, func, types, args, kwargs):
-        return func(*_plain_all(args), **_plain_all(kwargs))
+        result = func(*_plain_all(args), **_plain_all(kwargs))
+        if func in _WRITING_FUNCTIONS and args:  # (np.copyto(grad, c): a write into its first argument)
+            _written(args[0])
+        return result
 
     def __array_wrap__(self, array, context=None, return_scalar=False):
         array = np.asarray(array)
@@ -198,6 +201,7 @@ def _property_of_plain(name):
                     lambda self, value: setattr(plain(self), name, plain(value)))
 
 
+_WRITING_FUNCTIONS = {np.copyto, np.put, np.place, np.putmask, np.fill_diagonal, np.put_along_axis}
 _IN_PLACE = {"fill", "put", "sort", "partition", "resize", "setfield", "itemset"}  # (methods that write into it)
 for _name, _attribute in vars(np.ndarray).items():
     if _name.startswith("__") or _name in vars(TrackedArray):

@@ -260,7 +260,8 @@ def test_a_detached_value_is_no_longer_tracked():
     (lambda g, c: np.multiply(g, c, out=g), False), (lambda g, c: np.add(c, c, out=g), False),
     (lambda g, c: g.__setitem__(slice(None), c), False), (lambda g, c: np.add.at(g, [0, 0], c[0]), False),
     (lambda g, c: g.__setitem__(0, g[0] + c[0]), False), (lambda g, c: g.fill(0.0), False),
-], ids=["add", "radd", "sub", "rsub", "mul", "other", "slice", "add_at", "item", "fill"])
+    (lambda g, c: np.copyto(g, c), False), (lambda g, c: np.put(g, [1], c[0]), False),
+], ids=["add", "radd", "sub", "rsub", "mul", "other", "slice", "add_at", "item", "fill", "copyto", "put"])
 def test_a_write_into_a_tracked_array_is_told_an_addition_only_when_it_adds(write, accumulates):
     """The out array of a ufunc, ``np.add.at``, an item or a slice assigned: a write into ``.grad``,
     told once; an accumulation only where the out array is ``grad + c`` (or ``c + grad``, ``grad - c``)."""
