@@ -238,8 +238,9 @@ def test_a_tracked_float64_is_a_numpy_float64():
     for function in (lambda g: g.conjugate(), lambda g: g.real, lambda g: copy.copy(g), lambda g: g.astype(float),
                      lambda g: g.item(), lambda g: round(g, 2), lambda g: g.as_integer_ratio()):
         assert exact(function(grad)) == exact(function(np.float64(-1.25)))
-    made = type(grad)(0)
-    assert repr(made) == repr(np.float64(0)) and exact(made + 1.0) == exact(np.float64(0) + 1.0)
+    for value in (np.float64(-1.25), -1.25, 3):
+        made = type(track(value, Owner(), State()))(0)
+        assert repr(made) == repr(type(value)(0)) and exact(made + 1.0) == exact(type(value)(0) + 1.0)
 
 
 def test_a_detached_value_is_no_longer_tracked():
