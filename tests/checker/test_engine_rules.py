@@ -311,7 +311,7 @@ def _set_children(x, y):
 
 def test_children_given_as_a_set_are_checked_in_argument_order():
     """``{self, other}`` for ``-`` and ``/``: each node's children put back in argument order (the
-    set's order swaps them at random: 10 such nodes), every row checked and passing."""
+    set's order swaps them at random: 11 such nodes), every row checked and passing."""
     cls = learner_shapes.SetChildrenValue
     before = dict(vars(cls))
     report = check_engine(_set_children, 0.4, 1.3, cls=cls)
@@ -328,3 +328,25 @@ def test_a_set_whose_argument_order_is_not_decidable_is_not_known_never_a_fail()
     assert rows[("v2_sub", 0)].reason == "not known (children given as a set: argument order lost)"
     assert report.recording.nodes["v2_sub"].argnums == (None, None)
     assert report.first_failure is None and [rows[("v3_mul", k)].status for k in (0, 1)] == [PASS, PASS]
+
+
+# ---- writes without .grad = (tests/learner_in_place.py)
+
+def test_the_assignment_through_a_slice_is_not_known_never_a_pass():
+    """``self.grad[:] = out.grad`` in ``+`` drops what was there: its writes are said not known
+    (the contributions unseen before: the check passed them)."""
+    from learner_in_place import SliceBugTensor
+
+    report = check_engine(lambda x, y: (x * y + x).sum(), [0.5, -1.0, 2.0], [1.5, 0.25, -0.75], cls=SliceBugTensor)
+    unknown = [(r.node, r.argnum) for r in report.rows if r.test == "accumulation" and r.status == SKIPPED]
+    assert unknown == [("v3_add", 0), ("v3_add", 1)], report.rows
+    assert all(r.status != PASS for r in report.rows if r.node == "v3_add"), report.rows
+
+
+def test_a_grad_that_starts_as_none_is_accumulated_every_node_checked():
+    """``if self.grad is None: self.grad = g.copy() else: self.grad = self.grad + g``: every write adds
+    (the first to nothing), so every node is checked and none is skipped."""
+    from learner_in_place import LazyTensor
+
+    report = check_engine(lambda x, y: (x * y + x).sum(), [0.5, -1.0, 2.0], [1.5, 0.25, -0.75], cls=LazyTensor)
+    assert report.passed and statuses(report) == [PASS] and len(report.rows) == 5, report.rows
