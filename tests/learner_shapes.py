@@ -13,6 +13,9 @@ Each is recorded with no configuration (``record(engine=cls)``):
 - ``EdgeValue``: the autodidact's edge style, ``parents`` holding ``(value, local derivative)`` pairs and
   ``backward()`` multiplying along them (no closures).
 
+Beside them: ``SetChildrenValue`` passes the children of ``-`` and ``/`` as a set (``{self, other}``), and
+``OplessEdgeValue`` is the edge style with no ``_op``.
+
 Their ``Buggy...`` twins differ in one line, marked ``# the bug``. ``Scalar`` keeps everything under
 names of its own (``value``, ``g``, ``kids``, ``backprop``, ``kind``, ``backpropagate()``): adtrace cannot
 read it, a declaration describes it (``SCALAR_NAMES``: ``declare(Scalar, **SCALAR_NAMES)``).
@@ -592,6 +595,90 @@ class BuggyEdgeValue:
         for v in reversed(topo):
             for parent, local in v.parents:
                 parent.grad = local * v.grad  # the bug (here in every op's edges)
+
+
+class SetChildrenValue:
+    """Children passed as a set, ``{self, other}``, for ``-`` and ``/``: the set's order is not the
+    arguments' (adtrace puts them back in order by the op's forward)."""
+
+    def __init__(self, data, _children=(), _op=''):
+        self.data = data
+        self.grad = 0.0
+        self._backward = lambda: None
+        self._prev = set(_children)
+        self._op = _op
+
+    def __sub__(self, other):
+        out = SetChildrenValue(self.data - other.data, {self, other}, '-')
+
+        def _backward():
+            self.grad += out.grad
+            other.grad -= out.grad
+        out._backward = _backward
+        return out
+
+    def __truediv__(self, other):
+        out = SetChildrenValue(self.data / other.data, {self, other}, '/')
+
+        def _backward():
+            self.grad += out.grad / other.data
+            other.grad -= out.grad * self.data / other.data ** 2
+        out._backward = _backward
+        return out
+
+    def __mul__(self, other):
+        out = SetChildrenValue(self.data * other.data, (self, other), '*')
+
+        def _backward():
+            self.grad += other.data * out.grad
+            other.grad += self.data * out.grad
+        out._backward = _backward
+        return out
+
+    def backward(self):
+        topo, visited = [], set()
+
+        def build(v):
+            if v not in visited:
+                visited.add(v)
+                for child in v._prev:
+                    build(child)
+                topo.append(v)
+        build(self)
+        self.grad = 1.0
+        for v in reversed(topo):
+            v._backward()
+
+
+class OplessEdgeValue:
+    """The edge style with no ``_op`` at all: values keep only data, gradient and their ``(value,
+    local derivative)`` pairs."""
+
+    def __init__(self, data, parents=()):
+        self.data = data
+        self.parents = parents
+        self.grad = 0.0
+
+    def __add__(self, other):
+        return OplessEdgeValue(self.data + other.data, [(self, 1.0), (other, 1.0)])
+
+    def __mul__(self, other):
+        return OplessEdgeValue(self.data * other.data, [(self, other.data), (other, self.data)])
+
+    def backward(self):
+        order, seen = [], set()
+
+        def topo(v):
+            if id(v) not in seen:
+                seen.add(id(v))
+                for parent, _ in v.parents:
+                    topo(parent)
+                order.append(v)
+        topo(self)
+        self.grad = 1.0
+        for v in reversed(order):
+            for parent, local in v.parents:
+                parent.grad += local * v.grad
 
 
 SHAPES = [SlotsValue, ParentsValue, DataclassValue, MethodValue, SeedValue, EdgeValue]  # each with no configuration

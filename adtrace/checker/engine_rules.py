@@ -37,6 +37,7 @@ from . import CheckReport
 from .local import FAIL, PASS, SKIPPED, NodeCheck, kink_reason
 
 RTOL = DEFAULT_RTOL  # Python floats: double precision
+ORDER_LOST = "not known (children given as a set: argument order lost)"
 
 
 def check_engine(f, *args, cls, relative_to=None):
@@ -89,7 +90,9 @@ def _local(rec, vjp):
     inputs = [getattr(rec.nodes.get(p), "value", None) for p in node.parents]
     rows = []
     for k, contribution in enumerate(vjp.ingrads):
-        if forward is None:
+        if None in node.argnums:
+            reason = ORDER_LOST
+        elif forward is None:
             reason = f"op {node.primitive!r} is not one adtrace knows ({rec.code.ops.known})"
         elif contribution is None:
             reason = "contribution not known (the write into .grad was not read as grad + c or grad - c)"
@@ -233,4 +236,9 @@ def _float(value):
 
 
 def _text(value):
-    return f"{float(value):.6g}" if _is_number(value) else str(value)
+    """A number as ``.6g``; an array on one line (its rows ``[...], [...]``), abbreviated past 6 elements."""
+    if _is_number(value):
+        return f"{float(value):.6g}"
+    if isinstance(value, np.ndarray):
+        return " ".join(np.array2string(value, precision=6, threshold=6, separator=", ").split())
+    return str(value)

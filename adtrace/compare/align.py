@@ -37,6 +37,7 @@ class NodeAlignment:
     status: str  # exact | close | differs | missing
     difference: Optional[float]  # largest absolute difference, when comparable
     summarized: bool = False  # autograd's value (or a part) was kept as a summary: compared by statistics
+    borrowed: Optional[str] = None  # not compared: the lecture's sum holds the engine's own contributions (why)
 
 
 def autograd_running_entries(query_events):

@@ -8,6 +8,7 @@ For the buggy ``a + a`` at 3, ``v0_leaf`` reads ``[1, 1]``, sum 2, against ``0 -
 """
 
 from ..recording.events import AddOutgrads, BackwardStart, VJPCalled
+from ..reference.rules import BORROWED
 from .align import MISSING, NOT_COMPARED, NodeAlignment, compare, magnitude, summarized
 
 
@@ -32,6 +33,7 @@ def align_grads(recording, query, run):
     the lecture's ``run`` over the recorded graph (``reference.recorded.run_recorded``)."""
     running, read = engine_running_grads(recording.query_events(query))
     steps = {step.label: step for step in run.steps} if run is not None else {}
+    borrowed = _borrowed(recording, run)
     rows = []
     for label in recording.visit_order(query):
         step = steps.get(label)
@@ -39,11 +41,29 @@ def align_grads(recording, query, run):
             status, difference = MISSING, None
         elif step.v_i_bar is None:  # a contribution into it is not known (an op without a rule, not recorded)
             status, difference = NOT_COMPARED, None
+        elif label in borrowed:  # (the engine's own contributions against themselves: no comparison)
+            status, difference = NOT_COMPARED, None
         else:
             status, difference = compare(read.get(label), step.v_i_bar, magnitude(step.partial_adjoints))
         rows.append(NodeAlignment(label, getattr(recording.nodes.get(label), "primitive", "(unrecorded)"),
                                   None if step is None else step.partial_adjoints,
                                   None if step is None else step.v_i_bar,
                                   tuple(running.get(label, ())), read.get(label), status, difference,
-                                  summarized(read.get(label))))
+                                  summarized(read.get(label)),
+                                  borrowed.get(label) if step is not None and step.v_i_bar is not None else None))
     return rows
+
+
+def _borrowed(recording, run):
+    """``label -> why`` for each value a contribution the lecture borrowed from the recording went
+    into (the engine's own, as it wrote it: the first such step's reason)."""
+    found = {}
+    for step in run.steps if run is not None else ():
+        if step.rule != BORROWED:
+            continue
+        node = recording.nodes.get(step.label)
+        why = (f"{step.label}'s children were given as a set: argument order lost"
+               if None in getattr(node, "argnums", ()) else f"{step.label}'s op {step.primitive!r} has no rule here")
+        for contribution in step.contributions:
+            found.setdefault(contribution.parent, why)
+    return found

@@ -50,7 +50,7 @@ def trace_engine_call(f, args, engine="micrograd", capture="auto", relative_to=N
         call.alignment = align_grads(rec, query, call.reference)
         end = next(e.end for e in rec.query_events(query) if isinstance(e, BackwardStart))
         early = found.get(REVERSE_TOPOLOGICAL)
-        call.checks += [engines_agree(call.alignment, engine=rec.engine),
+        call.checks += [engines_agree(call.alignment, engine=rec.engine, end=end),
                         orders_valid(rec.visit_order(query), rec.graph(end), call.reference.order,
                                      call.reference.parents, walk=f"{rec.code.name}'s order",
                                      early=early and early.reason)]

@@ -5,10 +5,11 @@ The graph is the recording's nodes (labels, parents by position, values); the lo
 the engine's own (``recording.code.ops``: ``recording/micrograd/ops.py``), keyed by the op as the
 class writes it. A node whose op has no rule there
 *borrows* the engine's own contributions as recorded (its ``vjp`` event), so the lecture can go on
-past it; its step says ``borrowed``. A contribution neither ruled nor recorded (a write into ``.grad``
-not read as ``grad + c``), or recorded only as a summary (capture ``auto`` of a large array), is None,
-and so is every sum it enters: not known, never a guess. Values may
-be numpy arrays (a learner's tensor engine): the rules give each partial adjoint in its input's
+past it; its step says ``borrowed`` (so does a node whose children came as a set, argument order
+lost: its contributions are the engine's own, into each child as it wrote them). A contribution
+neither ruled nor recorded (a write into ``.grad`` not read as ``grad + c``), or recorded only as a
+summary (capture ``auto`` of a large array), is None, and so is every sum it enters: not known, never a guess. Values
+may be numpy arrays (a learner's tensor engine): the rules give each partial adjoint in its input's
 shape. For the buggy ``a + a`` at 3 (``__add__``'s backward assigns)::
 
     i = v1_add    node_to_grad[i] = [1]      v_i_bar = 1   append 1, 1 to node_to_grad[v0_leaf]
@@ -67,7 +68,8 @@ def _partials(ops, event, i, values, v_i_bar, recorded):
     if not i.parents:
         return ROOT, ()
     op = getattr(event, "primitive", None)
-    rule = ops.vjp(op, len(i.parents))
+    # (children given as a set, their argument order lost: the rule cannot say which child gets which)
+    rule = None if None in getattr(event, "argnums", ()) else ops.vjp(op, len(i.parents))
     inputs = [values[p.label] for p in i.parents]
     if (rule is not None and all(_number(v) for v in [v_i_bar, values[i.label], *inputs])
             and ops.fits(op, values[i.label], inputs)):

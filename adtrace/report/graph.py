@@ -35,7 +35,7 @@ def _each_node(recording, nodes, nesting, options):
     headers = ["node", "primitive", "parents by argument position", "output value"]
     boxes = [(n.label,
               n.label if type(n) in ROOTS or not n.primitive else f"{n.label} = {n.primitive}",
-              tuple((f"arg {a}", p) for a, p in zip(n.argnums, n.parents)) if hasattr(n, "parents") else ())
+              tuple((f"arg {_argnum(a)}", p) for a, p in zip(n.argnums, n.parents)) if hasattr(n, "parents") else ())
              for n in nodes]
     picture = flowchart(boxes + _work_boxes(nesting, {n.label: n.label for n in nodes}), len(nodes) + MAX_WORK_BOXES)
     return picture, table(headers, fit(headers, rows), options.max_rows, total=len(nodes))
@@ -78,4 +78,8 @@ def _primitive(node):
 def _parents(node):
     if not getattr(node, "parents", ()):
         return "-"
-    return ", ".join(f"arg {a}: {p}" for a, p in zip(node.argnums, node.parents))
+    return ", ".join(f"arg {_argnum(a)}: {p}" for a, p in zip(node.argnums, node.parents))
+
+
+def _argnum(argnum):
+    return "?" if argnum is None else argnum  # (children given as a set: their argument order lost)

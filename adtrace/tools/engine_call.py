@@ -20,7 +20,8 @@ from .targets import TargetError, load_target
 
 def engine_of(spec):
     """The ``engine=`` of ``record()`` that ``--engine SPEC`` names: ``"micrograd"``, or the class
-    ``FILE.py:Value`` / ``module:Value`` names; its shape checked (a ``TargetError`` says what it lacks)."""
+    ``FILE.py:Value`` / ``module:Value`` names; its shape checked (a
+    ``TargetError`` keeps the ``ShapeError``'s lines: what it lacks, the declaration to write)."""
     engine = spec if spec == "micrograd" else load_target(spec)
     if not isinstance(engine, (str, type)):
         raise TargetError(f"--engine {spec} is a {type(engine).__name__}, not a class: give a Value class "
@@ -28,8 +29,12 @@ def engine_of(spec):
     try:
         engine_named(engine)
     except (TypeError, ValueError) as exc:  # ShapeError (one line per thing missing), micrograd not installed
-        first, *missing = str(exc).splitlines()
-        raise TargetError(" ".join([first, "; ".join(line.strip(" -") for line in missing)]).strip()) from exc
+        lines = str(exc).splitlines()
+        for i, line in enumerate(lines):  # (from the command line: the declaration's file names the class)
+            if line.strip().startswith("with adtrace.record(engine=engine)"):
+                lines.insert(i + 1, "    or put this declaration in a file and pass --engine FILE.py:NAME (NAME: the "
+                                    "class, declared when the file is loaded)")
+        raise TargetError("\n".join(lines)) from exc
     return engine
 
 
@@ -56,7 +61,12 @@ def engine_check(function, values, engine):
         return out
 
     with one_class(function, engine):
-        return check_engine(through_engine, *as_leaves(values), cls=engine)
+        report = check_engine(through_engine, *as_leaves(values), cls=engine)
+    other = next((type(node.value) for node in report.recording.nodes.values()
+                  if _twin(type(getattr(node, "value", None)), cls)), None)
+    if other is not None:  # (wrapped as the data of the engine's values: nothing raised, nothing checkable)
+        raise TargetError(_two_classes(function, other, cls))
+    return report
 
 
 @contextmanager
@@ -71,9 +81,12 @@ def one_class(function, engine):
         other = _other_class(exc, cls) or _other_class_in(inspect.unwrap(function), cls)
         if other is None:
             raise
-        raise TargetError(f"{function_name(function)} built values of {_origin(other)}, not of the engine's "
-                          f"{_origin(cls)}: two classes, one name; make both use one class (import it from "
-                          "one file)") from exc
+        raise TargetError(_two_classes(function, other, cls)) from exc
+
+
+def _two_classes(function, other, cls):
+    return (f"{function_name(function)} built values of {_origin(other)}, not of the engine's {_origin(cls)}: two "
+            "classes, one name; make both use one class (import it from one file)")
 
 
 def _twin(kind, cls):

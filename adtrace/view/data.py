@@ -38,7 +38,8 @@ Node and parent fields of steps are node indices into the pass's graph; ``statem
 import itertools
 
 from ..compare.checks import verdict
-from ..recording.events import AddOutgrads, JVPNodeCreated, JVPRoot, NodeCreated, RootCreated, TraceReturned
+from ..recording.events import (AddOutgrads, BackwardStart, JVPNodeCreated, JVPRoot, NodeCreated, RootCreated,
+                                TraceReturned)
 from ..recording.snapshots import VJP, replay
 from ..report.abbreviate import counted
 from ..report.format import fmt
@@ -104,7 +105,7 @@ def graph_table(recording):
         columns["primitive"].append(_primitive(node))
         columns["value"].append(UNRECORDED_VALUE if node is None else fmt(getattr(node, "value", inputs.get(label))))
         columns["group"].append(group_index[key])
-        columns["parents"].append([[argnum, index[parent]] for argnum, parent in
+        columns["parents"].append([["?" if argnum is None else argnum, index[parent]] for argnum, parent in
                                    zip(getattr(node, "argnums", ()), getattr(node, "parents", ()))])
     return {"nodes": columns, "groups": groups}, index
 
@@ -135,7 +136,8 @@ def reverse_passes(recording, number, node_index, call):
     reference_query, run = _reference(recording, call)
     passes = []
     for query, events in events_of.items():
-        start = events[0]
+        # (the seed's event: after the writes a backward() made before seeding, a zeroing loop)
+        start = next(e for e in events if isinstance(e, BackwardStart))
         walked = recording.graph(start.end)
         compared = run if query == reference_query else None
         own = recording.code is not None

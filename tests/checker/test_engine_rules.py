@@ -262,9 +262,19 @@ def test_the_assignment_bug_is_named_on_numbers_and_arrays(cls, x):
     report = check_engine(lambda a: a * a - a, x, cls=getattr(learner_writes, cls))
     lost = [r for r in report.rows if r.test == "accumulation" and r.status == FAIL]
     assert [(r.node, r.argnum) for r in lost] == [("v1_mul", 0), ("v1_mul", 1)], report.rows  # over -1, then 3
-    assert re.match(r"v0_leaf\.grad = \[?3\.? .*replaced \[?-1\.? .*instead of adding to it", lost[0].reason)
+    assert re.match(r"v0_leaf\.grad = \[?3\.?,? .*replaced \[?-1\.?,? .*instead of adding to it", lost[0].reason)
     assert [(r.node, r.argnum, r.status) for r in report.rows if r.test == "accumulation" and r.status != FAIL] == [
         ("v2_sub", 0, PASS), ("v2_sub", 1, PASS)]  # assignments over 0: nothing lost
+
+
+def test_an_array_the_assignment_bug_dropped_is_named_on_one_line():
+    """A 2-D ``.grad``: its rows side by side (``str(array)`` put a newline between them)."""
+    import learner_writes
+
+    report = check_engine(lambda a: a * a - a, np.array([[3.0, 2.0], [1.0, 4.0]]), cls=learner_writes.AssignArray)
+    first = report.first_failure
+    assert first.test == "accumulation" and "\n" not in first.reason, first.reason
+    assert first.reason.startswith("v0_leaf.grad = [[3., 2.], [1., 4.]] replaced [[-1., -1.], [-1., -1.]]")
 
 
 def test_every_form_on_arrays_is_an_accumulation():
@@ -320,3 +330,53 @@ def test_a_lost_contribution_is_still_named_beside_a_gradient_not_zeroed():
 
     report = check_engine(second_loss, 3.0, cls=BuggyValue)
     assert [(r.test, r.node) for r in report.failures] == [("zero at start", "v0_leaf"), ("accumulation", "v5_add")]
+def _set_children(x, y):
+    a = x - y
+    b = y / x
+    c = a - b
+    d = (c / a) - (b / y)
+    e = d - x
+    return (e / b) * (a - c) - (y / e)
+
+
+def test_children_given_as_a_set_are_checked_in_argument_order():
+    """``{self, other}`` for ``-`` and ``/``: each node's children put back in argument order (the
+    set's order swaps them at random: 11 such nodes), every row checked and passing."""
+    cls = learner_shapes.SetChildrenValue
+    before = dict(vars(cls))
+    report = check_engine(_set_children, 0.4, 1.3, cls=cls)
+    assert_restored(cls, before)
+    local = [r for r in report.rows if r.test == "local"]
+    assert len(local) == 24 and {r.status for r in local} == {PASS}, [r.reason for r in local if r.status != PASS]
+
+
+def test_a_set_whose_argument_order_is_not_decidable_is_not_known_never_a_fail():
+    """At ``x == y`` both ``x - y`` and ``y - x`` give 0: that node's order is lost, said, not failed."""
+    report = check_engine(lambda x, y: (x - y) * x, 1.5, 1.5, cls=learner_shapes.SetChildrenValue)
+    rows = {(r.node, r.argnum): r for r in report.rows if r.test == "local"}
+    assert [rows[("v2_sub", k)].status for k in (0, 1)] == [SKIPPED, SKIPPED]
+    assert rows[("v2_sub", 0)].reason == "not known (children given as a set: argument order lost)"
+    assert report.recording.nodes["v2_sub"].argnums == (None, None)
+    assert report.first_failure is None and [rows[("v3_mul", k)].status for k in (0, 1)] == [PASS, PASS]
+
+
+# ---- writes without .grad = (tests/learner_in_place.py)
+
+def test_the_assignment_through_a_slice_is_not_known_never_a_pass():
+    """``self.grad[:] = out.grad`` in ``+`` drops what was there: its writes are said not known
+    (the contributions unseen before: the check passed them)."""
+    from learner_in_place import SliceBugTensor
+
+    report = check_engine(lambda x, y: (x * y + x).sum(), [0.5, -1.0, 2.0], [1.5, 0.25, -0.75], cls=SliceBugTensor)
+    unknown = [(r.node, r.argnum) for r in report.rows if r.test == "accumulation" and r.status == SKIPPED]
+    assert unknown == [("v3_add", 0), ("v3_add", 1)], report.rows
+    assert all(r.status != PASS for r in report.rows if r.node == "v3_add"), report.rows
+
+
+def test_a_grad_that_starts_as_none_is_accumulated_every_node_checked():
+    """``if self.grad is None: self.grad = g.copy() else: self.grad = self.grad + g``: every write adds
+    (the first to nothing), so every node is checked and none is skipped."""
+    from learner_in_place import LazyTensor
+
+    report = check_engine(lambda x, y: (x * y + x).sum(), [0.5, -1.0, 2.0], [1.5, 0.25, -0.75], cls=LazyTensor)
+    assert report.passed and statuses(report) == [PASS] and len(report.rows) == 5, report.rows

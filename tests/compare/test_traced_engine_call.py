@@ -259,3 +259,42 @@ def test_a_bug_of_the_whole_pass_fails_a_check_named_by_it_and_a_right_pass_adds
     assert list(right) == ["reference engine vs micrograd, per node", "both visit orders are reverse topological",
                            "every write into .grad adds", "central finite differences"]
     assert all(c.passed for c in right.values())
+# ---- what the lecture cannot compare: children given as a set, ops without a rule
+
+def _set_children(x, y):
+    a = x - y
+    b = y / x
+    return (a / b - (b - a)) * x - y / a
+
+
+def _reference_check(call):
+    return next(c for c in call.checks if c.name.startswith("reference engine vs"))
+
+
+def test_children_given_as_a_set_are_compared_in_argument_order():
+    import learner_shapes
+    call = check_engine_call(trace_engine_call(_set_children, (0.4, 1.3), engine=learner_shapes.SetChildrenValue))
+    assert [verdict(c) for c in call.checks] == ["pass"] * 5, call.checks
+    assert "not compared" not in _reference_check(call).detail
+
+
+def test_a_set_whose_argument_order_is_lost_is_not_compared_never_failed():
+    """At ``x == y``, ``x - y`` is 0 either way: its children are not compared, and nothing fails."""
+    import learner_shapes
+    call = check_engine_call(trace_engine_call(lambda x, y: (x - y) * x, (1.5, 1.5),
+                                               engine=learner_shapes.SetChildrenValue))
+    check = _reference_check(call)
+    assert verdict(check) == "pass" and "argument order lost" in check.detail, check
+    assert [r.status for r in call.alignment if r.label in ("v0_leaf", "v1_leaf")] == ["not compared"] * 2
+    assert all(verdict(c) != "FAIL" for c in call.checks)
+    assert "| arg ?: v" in render(call)  # (the report's graph: argument position not known)
+
+
+def test_when_every_op_is_borrowed_from_the_engine_the_reference_check_is_not_known():
+    """A class without ``_op``: the lecture has no rule for any node and borrows every contribution
+    from the recording; comparing them with themselves would say pass: it says not known."""
+    import learner_shapes
+    call = trace_engine_call(lambda a, b: (a + b) * a, (3.0, 4.0), engine=learner_shapes.OplessEdgeValue)
+    check = _reference_check(call)
+    assert verdict(check) == "not known" and "borrowed from the engine's own recording" in check.detail, check
+    assert {r.status for r in call.alignment if r.label != "v3_op"} == {"not compared"}

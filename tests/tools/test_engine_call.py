@@ -97,7 +97,6 @@ def test_view_with_an_engine(project):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--engine", "value_classes.py:EventLog"], "adtrace: EventLog is not of micrograd's shape"),
     (["--engine", "funcs.py:twice"], "adtrace: --engine funcs.py:twice is a function, not a class"),
     (["--engine", "micrograd", "--mode", "both"], "adtrace: --engine micrograd runs backward(): reverse mode only"),
     (["--engine", "nowhere.py:Value"], "adtrace: no such file: nowhere.py"),
@@ -105,6 +104,26 @@ def test_view_with_an_engine(project):
 def test_engine_errors_are_one_clear_line(project, args, message):
     out = adtrace("report", "funcs.py:twice", "--at", "3", *args, cwd=project)
     assert out.returncode == 2 and out.stderr.startswith(message) and out.stderr.count("\n") == 1, out.stderr
+
+
+def test_a_class_not_of_the_shape_keeps_its_errors_lines_and_the_declaration_works_from_a_file(project):
+    """The ``ShapeError`` as ``record()`` gives it, line by line, with what to do on the command line;
+    done (the declaration in a file, the class named from it), ``check`` runs and names the ``=`` bug."""
+    shutil.copy(TESTS / "learner_shapes.py", project / "learner_shapes.py")
+    (project / "sums.py").write_text("def f(x, y):\n    return (x + y) * x\n")
+    out = adtrace("check", "sums.py:f", "--at", "0.4", "--at", "1.3", "--engine", "learner_shapes.py:BuggyScalar",
+                  cwd=project)
+    lines = out.stderr.splitlines()
+    assert out.returncode == 2 and lines[0].startswith("adtrace: BuggyScalar is not of micrograd's shape"), out.stderr
+    assert "  - no backward() method" in lines and "    from adtrace.recording.micrograd import declare" in lines
+    hint = lines.index("    with adtrace.record(engine=engine): ...") + 1
+    assert lines[hint].startswith("    or put this declaration in a file and pass --engine FILE.py:NAME")
+    (project / "declared.py").write_text("from adtrace.recording.micrograd import declare\n"
+                                         "from learner_shapes import BuggyScalar, SCALAR_NAMES\n"
+                                         "declare(BuggyScalar, **SCALAR_NAMES)\n")
+    out = adtrace("check", "sums.py:f", "--at", "0.4", "--at", "1.3", "--engine", "declared.py:BuggyScalar",
+                  cwd=project)
+    assert out.returncode == 1 and "First failing node: `v" in out.stdout and "replaced" in out.stdout, out.stderr
 
 
 def test_a_function_that_returns_no_value_and_the_limits_of_check(project):
@@ -170,9 +189,11 @@ def test_a_report_through_the_engine_the_function_imports(tmp_path, layout):
 def test_a_second_class_of_the_engine_name_is_told_in_one_line(tmp_path):
     written(tmp_path, {"my_engine.py": ENGINE, "copy_of_engine.py": ENGINE,
                        "f.py": "from copy_of_engine import Value\n" + LOSS.format(value="Value"),
-                       "g.py": "from copy_of_engine import Value\n\n\ndef loss(x):\n    return Value(2.0) * 3\n"})
+                       "g.py": "from copy_of_engine import Value\n\n\ndef loss(x):\n    return Value(2.0) * 3\n",
+                       # (the engine's * wraps the other class's value as the data of one of its own: nothing raises)
+                       "h.py": "from copy_of_engine import Value\n\n\ndef loss(x):\n    return x * Value(2.0) + x\n"})
     for command, target in [("check", "f.py:loss"), ("report", "f.py:loss"), ("check", "g.py:loss"),
-                            ("report", "g.py:loss")]:
+                            ("report", "g.py:loss"), ("check", "h.py:loss"), ("report", "h.py:loss")]:
         out = run(command, target, "--at", "2", "--engine", "my_engine.py:Value", cwd=tmp_path)
         one_error_line(out, "adtrace: loss built values of Value of module copy_of_engine (copy_of_engine.py:15), "
                             "not of the engine's Value of module my_engine (my_engine.py:15)")

@@ -117,6 +117,30 @@ def test_an_engine_of_micrographs_shape_plays_its_own_backward():
     assert data["graphs"][0]["nodes"]["primitive"] == ["(leaf)", "+"]
 
 
+def test_a_pass_that_zeroes_the_gradients_before_seeding_is_played_from_its_seed():
+    """``backward()`` writes ``v.grad = 0.0`` into every value before ``self.grad = 1.0``: the pass's
+    first events are those writes, its start (the end, the graph walked) is the seed's event."""
+    from adtrace.compare.traced_engine_call import trace_engine_call
+    from value_classes import ZeroingValue
+
+    data = page_data(call=trace_engine_call(lambda a, b: a * b * a, (0.4, 1.3), engine=ZeroingValue))
+    (page_pass,) = data["passes"]
+    names = labels(data, page_pass)
+    assert sorted(names) == ["v0_leaf", "v1_leaf", "v2_mul", "v3_mul"] and page_pass["state"] == "grads"
+    *_, (grads, lecture) = replay(page_pass, names)
+    assert dict(grads)["v0_leaf"] == f"{2 * 0.4 * 1.3:g}" and lecture["v3_mul"][1] == "1"
+
+
+def test_children_whose_argument_order_is_lost_are_arg_question_mark_on_the_page():
+    """``{self, other}`` at ``x == y``: ``x - y`` is 0 either way, its edges say ``arg ?``."""
+    from adtrace.compare.traced_engine_call import trace_engine_call
+    from learner_shapes import SetChildrenValue
+
+    data = page_data(call=trace_engine_call(lambda x, y: (x - y) * x, (1.5, 1.5), engine=SetChildrenValue))
+    parents = data["graphs"][0]["nodes"]["parents"]
+    assert [argnum for node in parents for argnum, _ in node] == ["?", "?", 0, 1]
+
+
 def test_a_write_into_no_child_lights_no_edge():
     """A backward that also writes into its own product's .grad: that write has no child position,
     so the page names no parent for it (no edge to light), and still shows the .grad it wrote."""

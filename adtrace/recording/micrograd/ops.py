@@ -18,6 +18,7 @@ broadcast it (``unbroadcast``); a number's is the product as it is.
 import numpy as np
 
 _BINARY = ("+", "-", "*", "/")
+_COMMUTATIVE = ("+", "*")  # (their rules are symmetric: the order of a set's two children does not matter)
 _OPS = {  # op -> (forward(*inputs), derivatives(out, *inputs))
     "+": (lambda a, b: a + b, lambda out, a, b: (1.0, 1.0)),
     "-": (lambda a, b: a - b, lambda out, a, b: (1.0, -1.0)),
@@ -75,6 +76,15 @@ def _pair(op, inputs):
     return pair if pair is not None and inputs == (2 if op in _BINARY else 1) else None
 
 
+def _reproduces(forward, inputs, data):
+    try:
+        with np.errstate(all="ignore"):
+            value = forward(*inputs)
+        return np.shape(value) == np.shape(data) and bool(np.all(value == data))
+    except Exception:  # (data of a kind the forward cannot take: the order is not known, the user's run goes on)
+        return False
+
+
 def _elementwise_vjp(derivatives):
     def vjp(g, out, *inputs):
         return tuple(unbroadcast(g * d, np.shape(a)) for d, a in zip(derivatives(out, *inputs), inputs))
@@ -111,6 +121,18 @@ class Ops:
             return structural[2] if inputs == structural[0] else None
         pair = _pair(op, inputs)
         return None if pair is None else _elementwise_vjp(pair[1])
+
+    def order(self, op, data, a, b):
+        """The argument order of a binary value whose two children came unordered (a set): ``(a, b)``
+        or ``(b, a)``, whichever ``op``'s forward reproduces ``data`` from (as given for ``+`` and ``*``,
+        whose order does not matter); None when the op has no forward here, or both or neither do."""
+        if op in _COMMUTATIVE:
+            return a, b
+        forward = self.forward(op, 2)
+        if forward is None:
+            return None
+        matches = [pair for pair in ((a, b), (b, a)) if _reproduces(forward, pair, data)]
+        return matches[0] if len(matches) == 1 else None
 
     def derivatives(self, op, inputs):
         """``rule(out, *inputs) -> (dv_i/dv_k, ...)`` of ``op`` for this many inputs, or None."""

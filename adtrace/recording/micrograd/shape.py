@@ -12,7 +12,8 @@ fields; the children under any of ``CHILDREN_PARAMETERS`` (a set, tuple or list)
 closure per value (a leaf's None, or none at all) or one method dispatching on ``self._op``, or none:
 the edge style (children kept as ``(value, local derivative)`` pairs, a loop of ``backward()`` over
 them writing ``.grad``: ``Shape.visits``, found in its source);
-``backward``/``__init__`` inherited from a base, ``backward(self, grad=1.0)`` with a seed.
+``backward``/``__init__`` inherited from a base, ``backward(self, grad=1.0)`` with a seed; no ``_op``
+at all (every op is then ``''``, one adtrace has no rule for).
 Refused: ``grad`` or ``_backward`` as a property or another data descriptor (it may store or
 compute the value elsewhere: what is read would not be what the engine holds), and custom
 ``__getattribute__``/``__setattr__``/``__delattr__`` (writes could bypass the hooks). The
@@ -26,6 +27,7 @@ import textwrap
 import types
 
 from ..value_class.hooks import Shape
+from .ops import OPS
 
 # the names learners give __init__'s children (a dataclass's field among them: ``_prev``), first match wins
 CHILDREN_PARAMETERS = ("_children", "children", "_prev", "prev", "parents", "inputs")
@@ -69,7 +71,8 @@ def check_shape(cls, **declared):
     name, index, default = children
     return Shape(cls, name, index, default, data=names["data"], grad=names["grad"],
                  local_backward=names["local_backward"], backward=names["backward"], op=names["op"],
-                 edges=edges, visits=_visits(cls, names["backward"], edges, names["grad"]) if edges else frozenset())
+                 edges=edges, visits=_visits(cls, names["backward"], edges, names["grad"]) if edges else frozenset(),
+                 order=OPS.order)
 
 
 def _declaration(cls, names, children, unfound, probe):
@@ -164,8 +167,7 @@ def _check_probe(cls, names, missing, unfound, skip):
     made = _check_operations(cls, probe, operations)
     if names["local_backward"] not in skip:
         edges = _check_local_backward(cls, names, probe, made, missing, unfound)
-    if not hasattr(probe, names["op"]):
-        missing.append(f"no {names['op']} (the operation's name, e.g. '+')")
+    if not hasattr(probe, names["op"]):  # (optional: every op is then '', but a declaration may name it)
         unfound.add("op")
     missing += operations
     return probe, edges

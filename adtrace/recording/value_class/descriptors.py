@@ -79,8 +79,12 @@ class GradDescriptor:
         grad = self.storage.load(value)
         state = self.hooks.local
         if state.frames and not state.quiet:
-            state.frames[-1].read.add(id(value))  # (hooks.grad_written: a .grad never read cannot be added to)
-            return track(grad, value, state)
+            frame = state.frames[-1]
+            frame.read.add(id(value))  # (hooks.grad_written: a .grad never read cannot be added to)
+            tracked = track(grad, value, state)
+            if tracked is not grad:
+                frame.handed.append(tracked)  # (detached when the local backward returns)
+            return tracked
         return grad
 
     def __set__(self, value, grad):
@@ -91,7 +95,10 @@ class GradDescriptor:
             return
         previous = self.storage.load_or_missing(value)
         addition, state.addition = state.addition, None
+        in_place, state.in_place = state.in_place, None
         self.storage.store(value, grad)
+        if grad is previous and in_place is grad:  # (self.grad += c: the in-place write was told as it happened)
+            return
         self.hooks.grad_written(value, previous, grad, addition)
 
     def __delete__(self, value):

@@ -19,13 +19,14 @@ Writes into ``.grad`` are seen only inside a hooked ``backward()`` (not in ``__i
 import functools
 import inspect
 import threading
+from collections.abc import Set as AbstractSet
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Protocol
 
 from ..patching import NOTSET, original_of
 from .descriptors import MISSING, BackwardDescriptor, EdgesDescriptor, GradDescriptor, Storage
-from .tracked import accumulation, plain
+from .tracked import accumulation, detach, plain
 
 
 class Callbacks(Protocol):
@@ -34,7 +35,9 @@ class Callbacks(Protocol):
 
     def node_created(self, node, children: tuple, op: str, data) -> None:
         """``__init__`` returned: ``children`` as passed in ``_children`` (``x*x``: ``(x, x)``;
-        a leaf: ``()``), ``op`` the value's ``_op`` (``'+'``, ``'**2'``, ``'tanh'``)."""
+        a leaf: ``()``), ``op`` the value's ``_op`` (``'+'``, ``'**2'``, ``'tanh'``). Children given as a
+        set are put in argument order where the op's forward decides it (``Shape.order``), else come
+        as an ``Unordered`` tuple: the order is lost."""
 
     def backward_started(self, end) -> None:
         """``end.backward()`` was called (``end``: the value a pass starts from, autograd's word)."""
@@ -53,11 +56,14 @@ class Callbacks(Protocol):
         (``x*x``: 0 then 1); None if ``target`` is not among them or ``node`` was made before the
         hooks. ``accumulated``: True for ``grad += c``, ``grad = c + grad`` or ``grad -= c`` of an int,
         float or ndarray ``.grad`` (``result`` is ``previous + c``, ``contribution`` is ``c``, or ``-c``,
-        exactly; ``tracked.py``; an ndarray's ``+=`` in place: ``result`` is ``previous``), False for
+        exactly; ``tracked.py``; an ndarray's ``+=`` or ``np.add(grad, c, out=grad)`` in place:
+        ``result`` is ``previous``), and for a write into a ``.grad`` holding None or unset
+        (``contribution`` is ``result``: nothing there to drop), False for
         an assignment that replaces (``grad = c``, ``contribution`` is ``c``: the ``_backward`` never
         read the target's ``.grad``, so the value written cannot hold it), None when unknown (read,
-        then written otherwise: ``grad = grad * 1 + c``, a float32's ``+=``; a write by
-        ``backward()`` itself): then ``contribution`` is None.
+        then written otherwise: ``grad = grad * 1 + c``, a float32's ``+=``; into the array in place
+        without ``.grad =``: ``grad[i] += c``, ``grad[:] = c``, ``np.add.at``, another ufunc's ``out=``;
+        a write by ``backward()`` itself): then ``contribution`` is None.
         """
 
     def local_backward_ended(self, node, error) -> None:
@@ -90,6 +96,7 @@ class Shape:
     op: str = "_op"
     edges: object = None          # the edge style: the attribute holding (value, local derivative) pairs
     visits: frozenset = frozenset()  # (file, line) of backward()'s loops over them: a read there is a visit
+    order: object = None  # order(op, data, a, b): a set's two children in argument order, or None (not known)
 
 
 class ClassHooks:
@@ -101,7 +108,7 @@ class ClassHooks:
         self.sites = {"pass_start": engine.pass_start, "local_backward": engine.local_backward,
                       "grad_write": engine.grad_write}
         self.active = ContextVar(f"adtrace_{engine.name}_{self.cls.__qualname__}", default=None)
-        self.local = _ThreadState()
+        self.local = _ThreadState(self.written_in_place)
         self.children = {}  # id(node) -> (node, children); keeps the nodes alive, so ids stay unique
         self.grad = Storage(*engine.grad_write)
 
@@ -144,7 +151,9 @@ class ClassHooks:
                 else:
                     kwargs[name] = children
             original(node, *args, **kwargs)
-            hooks.node_created(node, tuple(pair[0] for pair in children) if edges else tuple(children))
+            if edges:
+                children = tuple(pair[0] for pair in children)
+            hooks.node_created(node, tuple(children), _unordered(children))
 
         __init__.__adtrace_hook__ = "__init__"
         return __init__
@@ -171,7 +180,7 @@ class ClassHooks:
                 state.ends.pop()
                 state.bare.pop()
                 state.edge_visits.pop()
-                state.addition = None
+                state.addition = state.in_place = None
                 hooks.notify("backward_ended", end, error)
                 error = None  # no cycle through this frame's traceback
 
@@ -189,7 +198,7 @@ class ClassHooks:
             hooks.notify("local_backward_started", node, hooks.grad.load_or_missing(node))
             entry = hooks.children.get(id(node))
             state.frames.append(_Frame(node, entry[1] if entry and entry[0] is node else None))
-            state.addition = None
+            state.addition = state.in_place = None
             try:
                 return plain(closure(*args, **kwargs))
             except BaseException as exc:
@@ -199,7 +208,8 @@ class ClassHooks:
                 frame = state.frames.pop()
                 if state.frames:  # (a _backward called from another's: what it read, its caller read)
                     state.frames[-1].read |= frame.read
-                state.addition = None
+                _hand_back(state, frame)
+                state.addition = state.in_place = None
                 hooks.notify("local_backward_ended", node, error)
                 error = None
 
@@ -227,7 +237,7 @@ class ClassHooks:
         entry = self.children.get(id(node))
         frame = _Frame(node, entry[1] if entry and entry[0] is node else None)
         state.frames.append(frame)
-        state.edge_visits[-1], state.addition = frame, None
+        state.edge_visits[-1], state.addition, state.in_place = frame, None, None
 
     def edge_visit_ended(self, error):
         state = self.local
@@ -235,7 +245,8 @@ class ClassHooks:
         if frame is None or not state.frames or state.frames[-1] is not frame:
             return
         state.frames.pop()
-        state.edge_visits[-1], state.addition = None, None
+        _hand_back(state, frame)
+        state.edge_visits[-1], state.addition, state.in_place = None, None, None
         self.notify("local_backward_ended", frame.node, error)
 
     # ---- what happened, told to the sinks
@@ -243,10 +254,39 @@ class ClassHooks:
     def listening(self):
         return self.active.get() is not None and not self.local.quiet
 
-    def node_created(self, node, children):
-        self.children[id(node)] = (node, children)
-        self.notify("node_created", node, children, getattr(node, self.shape.op, None),
-                    getattr(node, self.shape.data, None))
+    def node_created(self, node, children, unordered=False):
+        """``unordered``: the children came as a set, whose order is not the arguments'."""
+        op, data = getattr(node, self.shape.op, ""), getattr(node, self.shape.data, None)  # (no _op: '')
+        if unordered:
+            self.local.quiet += 1  # (the op's forward on the children's data: nothing of it recorded)
+            try:
+                children = self._ordered(op, data, children)
+            finally:
+                self.local.quiet -= 1
+        self.children[id(node)] = (node, tuple(children))
+        self.notify("node_created", node, children, op, data)
+
+    def _ordered(self, op, data, children):
+        """A set's children in argument order where the op's forward decides it (a tuple), else in the
+        set's order as an ``Unordered`` tuple: the argument order is lost."""
+        if len(children) < 2:
+            return children
+        if len(children) == 2 and self.shape.order is not None:
+            first = getattr(children[0], self.shape.data, None)
+            ordered = self.shape.order(op, data, first, getattr(children[1], self.shape.data, None))
+            if ordered is not None:
+                return children if ordered[0] is first else children[::-1]
+        return Unordered(children)
+
+    def written_in_place(self, target, array, addition):
+        """A tracked array of ``target.grad`` was written into in place (a ufunc's ``out=``, ``+=``,
+        ``np.add.at``, an item or slice assigned: ``tracked.py``): a write into ``target.grad`` if
+        it still holds ``array`` (``result`` is ``previous``)."""
+        state = self.local
+        if not state.ends or state.quiet or not state.frames or self.grad.load_or_missing(target) is not array:
+            return
+        state.in_place = array
+        self.grad_written(target, array, array, addition)
 
     def grad_written(self, target, previous, result, addition):
         state = self.local
@@ -260,7 +300,9 @@ class ClassHooks:
         added = accumulation(addition, target, previous, result)
         if added is not None:
             contribution, accumulated = added[0], True
-        elif previous is MISSING or id(target) not in frame.read:  # never read here: the write drops it
+        elif previous is None or previous is MISSING:  # nothing there to drop: the value written is what it adds
+            contribution, accumulated = result, True
+        elif id(target) not in frame.read:  # never read here: the write drops it
             contribution, accumulated = result, False
         else:  # read, and written otherwise than by adding to it (grad = grad * 1 + c, an in-place *=)
             contribution, accumulated = None, None
@@ -279,6 +321,17 @@ class ClassHooks:
             state.quiet -= 1
 
 
+class Unordered(tuple):
+    """Children whose argument order is lost (given as a set, and the op's forward does not decide
+    it): a tuple in the set's order that says so."""
+
+
+def _unordered(children):
+    """A set, or any other unordered collection (cheap for micrograd's tuple and a list)."""
+    kind = type(children)
+    return kind is not tuple and kind is not list and isinstance(children, AbstractSet)
+
+
 def _is_iterator(children):
     try:
         return iter(children) is children
@@ -286,8 +339,19 @@ def _is_iterator(children):
         return False
 
 
+def _hand_back(state, frame):
+    """A local backward returned: the tracked values it was handed go to its caller, or are detached."""
+    if state.frames:
+        state.frames[-1].handed += frame.handed
+    else:
+        for value in frame.handed:
+            detach(value)
+
+
 class _ThreadState(threading.local):
-    def __init__(self):
+    def __init__(self, written):
+        self.written = written  # told a write into a tracked array (tracked.py)
+        self.in_place = None  # the array whose in-place write was last told (its .grad store is the same write)
         self.ends = []        # values whose hooked backward() runs, innermost last
         self.bare = []        # per running backward(): id -> value found without a local backward
         self.edge_visits = []  # per running backward(): the _Frame of the edge style's visit open, else None
@@ -298,12 +362,13 @@ class _ThreadState(threading.local):
 
 class _Frame:
     """A running ``_backward``: its value and which child positions it has not written yet."""
-    __slots__ = ("node", "children", "unwritten", "read")
+    __slots__ = ("node", "children", "unwritten", "read", "handed")
 
     def __init__(self, node, children):
         self.node, self.children = node, children
         self.unwritten = list(range(len(children))) if children else []
         self.read = set()  # id of each value whose .grad it read
+        self.handed = []  # the tracked values its reads returned
 
     def position(self, target):
         for position in self.unwritten:

@@ -5,8 +5,9 @@ The same events as autograd's, in the same order within a pass (``recording/even
 - ``node`` per value made (``v<i>_<op>``, ``labels.op_name``: ``v1_mul`` for ``'*'``; the op as
   the class writes it stays in ``primitive``). A value without children (an input, a weight, a
   constant ``a + 5`` wraps) is a node too, ``v<i>_leaf`` with primitive ``''``: micrograd has no
-  single input as autograd's ``root``, and every leaf gets a gradient. Values made before the
-  recording are ``u<j>_unrecorded`` when a pass meets them.
+  single input as autograd's ``root``, and every leaf gets a gradient. Children given as a set whose
+  order the op's forward does not decide (``hooks.Unordered``) have ``argnums`` None: position not
+  known. Values made before the recording are ``u<j>_unrecorded`` when a pass meets them.
 - ``backward_start`` per ``backward()``: the seed ``self.grad = 1`` (a pass that writes ``.grad``
   before seeding, a zeroing loop, has those writes recorded before it, in order).
 - ``toposort`` per ``_backward`` call, in the order ``backward()`` makes them (the visit order);
@@ -37,7 +38,7 @@ from ..packers import write
 from ..recorder import RecorderBase
 from ..values import SCALARS, stored_summary
 from .descriptors import MISSING
-from .hooks import Callbacks
+from .hooks import Callbacks, Unordered
 
 Fanout = fanout_for(Callbacks, {})
 
@@ -85,7 +86,7 @@ class Recorder(RecorderBase):
         parents = ",".join(self._label(child) for child in children)
         site = user_call_site(self.relative_to, self._own_code) if self.keep_sites else None
         self._emit(NodeCreated, query=self._query(), label=label, primitive="" if op is None else str(op),
-                   argnums=tuple(range(len(children))), parents=parents, value=self.keep(data), site=site)
+                   argnums=_argnums(children), parents=parents, value=self.keep(data), site=site)
 
     # ---- a backward() call
 
@@ -234,6 +235,11 @@ class _Visit:
         if self.children is None:
             return tuple(fields["contribution"] for fields in self.writes)
         return tuple(self.by_position.get(position) for position in range(self.children))
+
+
+def _argnums(children):
+    """Each child's argument position; None where it is not known (children given as a set)."""
+    return (None,) * len(children) if isinstance(children, Unordered) else tuple(range(len(children)))
 
 
 def _code_of(cls):

@@ -10,20 +10,30 @@ comparison and numpy ufunc of a tracked number is computed on the plain operands
 operator, so the result is bit for bit and type for type what the engine computes without recording
 (numpy's promotion sees a plain Python number, a "weak" scalar).
 
-A ``numpy.float64`` (a ``float``: data taken from numpy arrays) is tracked as a float is, its
-operators computing on the float64 (its attributes read from it: ``.dtype``, ``.item()``). An exact
-``ndarray`` is read as a ``TrackedArray`` view of it, whose ufuncs do the same on the plain arrays
-(``grad += c`` updates the array itself in place, as unrecorded). Other ``.grad`` values (other
-numpy scalars, ``Fraction``, ``bool``, an ndarray subclass) are returned as they are.
-A tracked value is ``isinstance`` of int, float or ndarray but not ``type(...) is float``; it unwraps
-itself when stored into ``.grad`` or pickled, but a closure that keeps it elsewhere keeps it.
+A ``numpy.float64`` (a ``float``: data taken from numpy arrays) is tracked by ``TrackedFloat64``, a
+subclass of ``np.float64`` (``isinstance`` of ``np.floating``, its own methods: ``.conjugate()``,
+``.dtype``), its operators those of a tracked number. An exact ``ndarray`` is read as a
+``TrackedArray`` view of it, whose ufuncs do the same on the plain arrays (``grad += c`` updates the
+array itself in place, as unrecorded) and whose every method and property is the plain array's: what
+is derived from it (``.T``, ``.repeat(2)``, ``.real``, a slice) is a plain ndarray. Other ``.grad``
+values (other numpy scalars, ``Fraction``, ``bool``, an ndarray subclass) are returned as they are.
+What cannot be made the same: a tracked value is ``isinstance`` of int, float, float64 or ndarray but
+``type(g)`` is its tracked class (``type(g) is np.ndarray`` is False), and ``np.asanyarray(g)`` (which
+passes any ndarray subclass through) is ``g`` itself. It unwraps itself when stored into ``.grad`` or
+pickled, and when its ``_backward`` returns it is detached (``detach``: no owner, no state): one the
+closure kept elsewhere keeps no graph alive and notes nothing.
 An accumulation is seen when the value written is ``grad + c``, ``c + grad`` or ``grad - c``
-(``+=``, ``-=`` included); written another way after reading ``.grad`` (``grad = sum([grad, c])``,
-``grad = grad * 1 + c``, ``grad = c - grad``, a float32's ``+=``) it is not known
-(``hooks.py``: only a ``.grad`` the ``_backward`` never read is known to be replaced).
+(``+=``, ``-=``, ``np.add(grad, c, out=grad)`` included); written another way after reading ``.grad``
+(``grad = sum([grad, c])``, ``grad = grad * 1 + c``, ``grad = c - grad``, a float32's ``+=``) it is
+not known (``hooks.py``: only a ``.grad`` the ``_backward`` never read is known to be replaced). A
+write into a tracked array without ``.grad =`` (a ufunc's ``out=``, ``np.add.at``, an item or slice
+assigned, ``.fill``, ``np.copyto``) is told to the state's ``written`` as it happens: a write into the owner's
+``.grad``, not known unless it is one of those additions. A write through a view derived from it
+(``grad.T[...] = c``, ``grad[0][...] = c``) is not seen.
 """
 
 import operator
+import types
 
 import numpy as np
 
@@ -70,10 +80,16 @@ class Tracked:
     real = property(lambda self: self._plain.real)
     imag = property(lambda self: self._plain.imag)
 
-    def __getattr__(self, name):  # what a float64 has and a float has not (.dtype, .item())
-        if name.startswith("_"):
-            raise AttributeError(name)
-        return getattr(self.__dict__["_plain"], name)
+    def __getattr__(self, name):
+        if name == "_plain":  # a number made by type(g)(0): untracked
+            return self._kind(self)
+        raise AttributeError(name)
+
+    def __copy__(self):
+        return self._plain
+
+    def __deepcopy__(self, memo):
+        return self._plain
 
     def __reduce__(self):
         return _identity, (self._plain,)
@@ -125,27 +141,41 @@ class TrackedFloat(Tracked, float):
 
 
 class TrackedArray(np.ndarray):
-    """A view of the ndarray ``owner.grad`` held (``plain``): every ufunc (``+``, ``+=``, ``@``,
-    ``.sum()``) and numpy function is computed on the plain arrays and returns what they return;
-    ``+`` and ``-`` are noted as a tracked number's. A view derived from it (``.T``, a slice) is
-    plain again where it is stored or computed with."""
+    """A view of the ndarray ``owner.grad`` held (``plain``): every ufunc (``+``, ``+=``, ``@``) and
+    numpy function is computed on the plain arrays and returns what they return; ``+`` and ``-`` are
+    noted as a tracked number's. Every ndarray method and property is the plain array's (generated
+    below), so what it gives (``.T``, ``.repeat(2)``, ``.real``, a slice) is a plain ndarray. A write
+    into it (a ufunc's ``out=``, ``np.add.at``, ``g[i] = c``, ``.fill``) is a write into the owner's
+    ``.grad``, told to the state's ``written`` (``hooks.py``)."""
 
     def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
         if out is not None:
             kwargs["out"] = tuple(map(plain, out))
         result = getattr(ufunc, method)(*map(plain, inputs), **kwargs)
-        if method == "__call__" and len(inputs) == 2 and (out is None or out[0] is inputs[0]):
-            if ufunc is np.add:
-                _note(*inputs, result)
-            elif ufunc is np.subtract:
-                _note(*inputs, result, SUBTRACTED)
+        noted = method == "__call__" and len(inputs) == 2 and (out is None or len(out) == 1) \
+            and (ufunc is np.add or ufunc is np.subtract)
+        if noted:  # (np.add(g, c, out=g) and g += c: the sum is the out array)
+            _note(*inputs, result, SUBTRACTED if ufunc is np.subtract else "+")
+        for array in out or ((inputs[0],) if method == "at" else ()):
+            _written(array, accumulated=noted)
         return result
 
     def __array_function__(self, func, types, args, kwargs):
-        return func(*_plain_all(args), **_plain_all(kwargs))
+        result = func(*_plain_all(args), **_plain_all(kwargs))
+        if func in _WRITING_FUNCTIONS and args:  # (np.copyto(grad, c): a write into its first argument)
+            _written(args[0])
+        return result
+
+    def __array_wrap__(self, array, context=None, return_scalar=False):
+        array = np.asarray(array)
+        return array[()] if return_scalar else array
 
     def __getitem__(self, key):
         return plain(self)[key]
+
+    def __setitem__(self, key, value):
+        plain(self)[key] = plain(value)
+        _written(self)
 
     def __reduce__(self):
         return plain(self).__reduce__()
@@ -158,17 +188,43 @@ def _of_plain(name):
     return lambda self, *args, **kwargs: getattr(plain(self), name)(*args, **kwargs)
 
 
-for _name in ("copy", "astype", "reshape", "transpose", "ravel", "flatten", "squeeze", "dot", "view", "__copy__",
-              "__deepcopy__", "__iter__", "round", "tolist"):  # (what would return a TrackedArray: an ndarray)
+def _writing(name):
+    def method(self, *args, **kwargs):
+        result = getattr(plain(self), name)(*args, **kwargs)
+        _written(self)
+        return result
+    return method
+
+
+def _property_of_plain(name):
+    return property(lambda self: getattr(plain(self), name),
+                    lambda self, value: setattr(plain(self), name, plain(value)))
+
+
+_WRITING_FUNCTIONS = {np.copyto, np.put, np.place, np.putmask, np.fill_diagonal, np.put_along_axis}
+_IN_PLACE = {"fill", "put", "sort", "partition", "resize", "setfield", "itemset"}  # (methods that write into it)
+for _name, _attribute in vars(np.ndarray).items():
+    if _name.startswith("__") or _name in vars(TrackedArray):
+        continue
+    if isinstance(_attribute, types.GetSetDescriptorType):
+        setattr(TrackedArray, _name, _property_of_plain(_name))
+    elif callable(_attribute):
+        setattr(TrackedArray, _name, (_writing if _name in _IN_PLACE else _of_plain)(_name))
+for _name in ("__copy__", "__deepcopy__", "__iter__", "__round__", "__array__"):  # (an ndarray of its own class)
     setattr(TrackedArray, _name, _of_plain(_name))
-TrackedArray.T = property(lambda self: plain(self).T)
 
-
-_TRACKED = {int: TrackedInt, float: TrackedFloat, np.float64: TrackedFloat}  # (a float64 is a float)
+# A float64 is tracked by a subclass of np.float64 (isinstance of np.floating, its methods its own), the
+# tracked number's methods in its own namespace: a mixin base before np.float64 crashes numpy's scalar methods.
+TrackedFloat64 = type("TrackedFloat64", (np.float64,), {
+    **{name: value for name, value in vars(Tracked).items() if name not in ("__dict__", "__weakref__", "__doc__")},
+    "__module__": __name__, "__qualname__": "TrackedFloat64", "_kind": np.float64})
+TrackedInt._kind, TrackedFloat._kind = int, float
+_NUMBERS = (Tracked, TrackedFloat64)
+_TRACKED = {int: TrackedInt, float: TrackedFloat, np.float64: TrackedFloat64}
 
 
 def track(value, owner, state):
-    """``value`` read from ``owner.grad``: tracked if it is an exact int, float or ndarray, else itself."""
+    """``value`` read from ``owner.grad``: tracked if it is an exact int, float, float64 or ndarray, else itself."""
     kind = _TRACKED.get(type(value))
     if kind is not None:
         number = kind(value)
@@ -180,10 +236,18 @@ def track(value, owner, state):
     return number
 
 
+def detach(value):
+    """A tracked value's local backward has returned: it forgets its owner and the state (it keeps no
+    graph alive, notes nothing, and is its plain value in all but its type)."""
+    attributes = vars(value)
+    attributes.pop("_owner", None)
+    attributes.pop("_state", None)
+
+
 def plain(value):
-    if isinstance(value, Tracked):
+    if isinstance(value, _NUMBERS):
         return value._plain
-    if isinstance(value, TrackedArray):  # (one derived from it, as .T, has no _plain: an ndarray view of it)
+    if isinstance(value, TrackedArray):  # (np.asanyarray(g) is g; a view made by np.ndarray.view has no _plain)
         held = value.__dict__.get("_plain")
         return np.ndarray.view(value, np.ndarray) if held is None else held
     return value
@@ -201,18 +265,40 @@ def _plain_all(value):
     return plain(value)
 
 
+def _state_of(value):
+    if isinstance(value, (*_NUMBERS, TrackedArray)):
+        return value.__dict__.get("_state")
+    return None
+
+
+def _written(array, accumulated=False):
+    """``array`` (a tracked array, or another operand) was written into in place: if it is a tracked
+    ``.grad``, its state is told (with the addition noted if ``accumulated`` may hold, else none)."""
+    state = _state_of(array)
+    if state is None or not isinstance(array, TrackedArray) or state.quiet:
+        return
+    addition, state.addition = state.addition, None
+    written = getattr(state, "written", None)
+    if written is not None:
+        written(array._owner, plain(array), addition if accumulated else None)
+
+
 def accumulation(addition, target, previous, result):
     """If ``result`` is the last addition's sum ``previous + c`` (or difference ``previous - c``),
     ``previous`` read from ``target.grad``: ``(c,)`` (``(-c,)``; ``(None,)`` where ``-c`` is not
-    exact: numpy integers wrap); else None (the write replaced the value: an assignment)."""
+    exact: numpy integers wrap, or ``c`` shares the memory the sum was written into: ``grad += grad``);
+    else None (the write replaced the value: an assignment)."""
     if addition is None or addition[0] is not result:
         return None
     _, left, right, sign = addition
     pairs = ((left, right),) if sign is SUBTRACTED else ((left, right), (right, left))
     for mine, other in pairs:
-        if isinstance(mine, (Tracked, TrackedArray)) and getattr(mine, "_owner", None) is target \
+        if isinstance(mine, (*_NUMBERS, TrackedArray)) and mine.__dict__.get("_owner") is target \
                 and plain(mine) is previous:
-            return (plain(other),) if sign is not SUBTRACTED else (_negative(plain(other)),)
+            other = plain(other)
+            if result is previous and isinstance(other, np.ndarray) and np.may_share_memory(other, result):
+                return (None,)  # (in place: c is now what was written, not what was added)
+            return (other,) if sign is not SUBTRACTED else (_negative(other),)
     return None
 
 
@@ -227,9 +313,10 @@ def _negative(value):
 
 def _note(left, right, result, sign="+"):
     for operand in (left, right):
-        if isinstance(operand, Tracked) or isinstance(operand, TrackedArray) and "_state" in operand.__dict__:
-            if not operand._state.quiet:
-                operand._state.addition = (result, left, right, sign)
+        state = _state_of(operand)
+        if state is not None:
+            if not state.quiet:
+                state.addition = (result, left, right, sign)
             break
     return result
 

@@ -79,3 +79,15 @@ def test_each_vjp_of_arrays_is_the_transposed_derivative(op, inputs):
 def test_a_number_s_partial_adjoint_is_the_plain_product():
     assert OPS.vjp("*", 2)(2.0, 6.0, 3.0, 2.0) == (4.0, 6.0) and type(OPS.vjp("+", 2)(1, 2, 1, 1)[0]) is float
     assert OPS.vjp("@", 1) is None and OPS.vjp("sum", 2) is None and OPS.vjp("mean", 1) is None
+
+
+@pytest.mark.parametrize("op, data, a, b, expected", [
+    ("-", 2.0 - 5.0, 5.0, 2.0, (2.0, 5.0)), ("-", 5.0 - 2.0, 5.0, 2.0, (5.0, 2.0)),
+    ("/", 2.0 / 5.0, 5.0, 2.0, (2.0, 5.0)), ("/", 5.0 / 2.0, 5.0, 2.0, (5.0, 2.0)),
+    ("-", 0.0, 3.0, 3.0, None),      # both orders reproduce it: not known
+    ("-", 7.0, 3.0, 1.0, None),      # neither does (the class computes another thing)
+    ("max", 3.0, 3.0, 1.0, None),    # no forward here
+    ("*", 6.0, 2.0, 3.0, (2.0, 3.0)), ("+", 5.0, 2.0, 3.0, (2.0, 3.0)),  # the order does not matter
+])
+def test_the_order_of_a_sets_two_children_is_the_one_the_forward_reproduces(op, data, a, b, expected):
+    assert OPS.order(op, data, a, b) == expected

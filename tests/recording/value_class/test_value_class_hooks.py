@@ -17,6 +17,7 @@ from micrograd.engine import Value as MicroValue
 from adtrace.recording.micrograd import attach, check_shape
 from adtrace.recording.patching import Patcher
 from adtrace.recording.value_class.hooks import ClassHooks
+from learner_in_place import InPlaceTensor, LazyTensor, SliceBugTensor
 from learner_writes import AssignArray, AssignValue, SignedArray, SignedValue
 from restored import assert_restored
 from value_classes import ArrayValue, BuggyValue, ChainedValue, EventLog, MiniValue, SlotValue, Value, ZeroingValue
@@ -60,6 +61,14 @@ def graph(root):
 
 
 # ---- what is recorded
+
+ARGUMENTS = ([0.5, -1.0, 2.0], [1.5, 0.25, -0.75])
+
+
+def in_place_graph(cls, arguments=ARGUMENTS):
+    x, y = map(cls, arguments)
+    z = x * y + x
+    return (z[np.array([0, 1, 1])] * z[np.array([2, 0, 0])]).sum()
 
 def test_x_times_x_in_micrograd():
     log = EventLog()
@@ -357,6 +366,9 @@ CASES = {
     "signed": (SignedValue, lambda: (lambda x: (0.1 - (x * x - x)) + x)(SignedValue(0.7))),
     "signed_arrays": (SignedArray, lambda: (lambda x: (0.1 - (x * x - x)) + x)(SignedArray([0.7, -0.3]))),
     "assigned_arrays": (AssignArray, lambda: (lambda x: x * x - x)(AssignArray([0.7, -0.3]))),
+    "in_place": (InPlaceTensor, lambda: in_place_graph(InPlaceTensor)),
+    "slice_bug": (SliceBugTensor, lambda: (lambda x, y: (x * y + x).sum())(*map(SliceBugTensor, ARGUMENTS))),
+    "lazy": (LazyTensor, lambda: (lambda x, y: (x * y + x).sum())(*map(LazyTensor, ARGUMENTS))),
 }
 
 
@@ -578,3 +590,54 @@ def test_the_hooks_are_installed_where_the_engine_names_its_sites():
         hooks.active.reset(token)
         patcher.undo()
     assert vars(Backprop)["backprop"] is original and "grad" not in vars(Backprop)
+
+
+# ---- writes that assign no .grad, a .grad that starts as None, what a local backward hands out
+
+def test_every_in_place_write_is_told_once_an_accumulation_only_where_it_adds():
+    """``np.add(grad, c, out=grad)`` and ``np.add(c, grad, out=grad)`` add; ``grad[...] += c`` and
+    ``np.add.at(grad, idx, c)`` write into ``.grad`` (in place, no ``.grad =``): not known; ``grad += c``
+    adds, told once though ``backward()`` then stores the same array into ``.grad``."""
+    log = EventLog()
+    with attach(InPlaceTensor, log):
+        in_place_graph(InPlaceTensor).backward()
+    writes = [(w[0]._op, w[2], w[6]) for w in log.of("grad_written")]
+    assert writes == [("sum", 0, True), ("*", 0, None), ("*", 1, None), ("getitem", 0, None), ("getitem", 0, None),
+                      ("+", 0, True), ("+", 1, True), ("*", 0, None), ("*", 1, None)]
+    for w in log.of("grad_written"):
+        assert w[3] is w[5] and (w[4] is None) is (w[6] is None)  # in place: previous is the result
+
+
+def test_the_assignment_through_a_slice_is_seen_not_known():
+    """``self.grad[:] = out.grad`` drops what was there: a write, not known (never an addition)."""
+    log = EventLog()
+    with attach(SliceBugTensor, log):
+        x, y = map(SliceBugTensor, ARGUMENTS)
+        (x * y + x).sum().backward()
+    assert [(w[0]._op, w[2], w[6]) for w in log.of("grad_written")] == [
+        ("sum", 0, True), ("+", 0, None), ("+", 1, None), ("*", 0, True), ("*", 1, True)]
+
+
+def test_a_write_into_a_grad_holding_none_is_an_accumulation():
+    """``if self.grad is None: self.grad = g.copy() else: self.grad = self.grad + g``: the first write
+    adds the value written to nothing, the next adds ``g``; every write an accumulation."""
+    log = EventLog()
+    with attach(LazyTensor, log):
+        x, y = map(LazyTensor, ARGUMENTS)
+        (x * y + x).sum().backward()
+    writes = log.of("grad_written")
+    assert [(w[0]._op, w[2], w[6]) for w in writes] == [("sum", 0, True), ("+", 0, True), ("+", 1, True),
+                                                        ("*", 0, True), ("*", 1, True)]
+    assert [w[3] is None for w in writes] == [True, True, True, False, True]  # x.grad: by + first, then by *
+    assert all(w[4] is w[5] for w in writes if w[3] is None) and np.array_equal(x.grad, np.array(ARGUMENTS[1]) + 1)
+
+
+def test_what_a_local_backward_read_and_kept_is_detached():
+    """``out.seen = out.grad`` keeps a tracked array: once the local backward returns it holds neither
+    its owner nor the thread's state (no graph kept alive), and what is computed from it is plain."""
+    with attach(LazyTensor, EventLog()):
+        x = LazyTensor([1.0, 2.0])
+        y = x.sum()
+        y.backward()
+    assert np.array_equal(y.seen, 1.0) and not {"_owner", "_state"} & set(vars(y.seen))
+    assert exact(y.seen + 1) == exact(np.ones(()) + 1) and type(y.seen.repeat(2)) is np.ndarray

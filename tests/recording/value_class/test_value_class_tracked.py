@@ -1,5 +1,6 @@
 """Tracked numbers compute what plain numbers compute (value and type), and note their additions."""
 
+import copy
 import operator
 import pickle
 from fractions import Fraction
@@ -7,7 +8,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from adtrace.recording.value_class.tracked import Tracked, accumulation, plain, track
+from adtrace.recording.value_class.tracked import Tracked, accumulation, detach, plain, track
 
 
 class State:
@@ -183,10 +184,13 @@ def test_what_is_computed_from_a_tracked_array_equals_plain(name):
 def test_additions_to_a_tracked_array_are_noted_in_place_or_not():
     state, owner = State(), Owner()
     array, contribution = np.array([1.0, 2.0]), np.array([0.1, 0.2])
-    grad = track(array, owner, state)
+    state.written = lambda *write: writes.append(write)
+    writes, grad = [], track(array, owner, state)
     grad += contribution
     assert grad is array and array.tolist() == [1.1, 2.2]  # in place: the array itself, as without tracking
-    assert accumulation(state.addition, owner, array, grad) == (contribution,)
+    [(target, written, addition)] = writes  # told as it happens (``g += c`` of a local name assigns no .grad)
+    assert target is owner and written is array and accumulation(addition, owner, array, array) == (contribution,)
+    del state.written
     for write, added in [(lambda g: g + contribution, contribution), (lambda g: contribution + g, contribution),
                          (lambda g: g - contribution, -contribution),
                          (lambda g: np.add(g, contribution), contribution)]:
@@ -195,3 +199,90 @@ def test_additions_to_a_tracked_array_are_noted_in_place_or_not():
         assert exact(accumulation(state.addition, owner, array, result)[0]) == exact(added)
     result = contribution - track(array, owner, state)
     assert accumulation(state.addition, owner, array, result) is None
+
+
+# every array a tracked array's methods and properties give is a plain ndarray (issue 26 review)
+PLAIN_RESULTS = {
+    "swapaxes": lambda g: g.swapaxes(0, 1), "diagonal": lambda g: g.diagonal(), "repeat": lambda g: g.repeat(2),
+    "real": lambda g: g.real, "imag": lambda g: g.imag, "conj": lambda g: g.conj(), "mT": lambda g: g.mT,
+    "argsort": lambda g: g.argsort(), "take": lambda g: g.take([0, 1]),
+    "compress": lambda g: g.compress([True, False], axis=0), "cumsum": lambda g: g.cumsum(),
+    "clip": lambda g: g.clip(0), "nonzero": lambda g: g.nonzero()[0], "squeeze": lambda g: g[None].squeeze(),
+    "view": lambda g: g.view(np.int64), "newaxis": lambda g: g[None], "flat": lambda g: g.flat[:2],
+    "abs": abs, "neg": lambda g: -g, "iter": lambda g: next(iter(g)), "copy": lambda g: copy.deepcopy(g),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PLAIN_RESULTS))
+def test_an_array_derived_from_a_tracked_array_is_plain(name):
+    array = np.array([[0.1, -2.0, 3.0], [4.0, 0.5, -0.25]])
+    result = PLAIN_RESULTS[name](track(array, Owner(), State()))
+    assert deep(result) == deep(PLAIN_RESULTS[name](array)) and type(result) is np.ndarray
+
+
+def test_a_tracked_array_reads_as_its_plain_array():
+    """Flags, base and data are the plain array's (the view's own would say it does not own its data);
+    only its type and ``np.asanyarray`` (it passes an ndarray subclass through) tell it apart."""
+    array = np.array([1.0, 2.0])
+    grad = track(array, Owner(), State())
+    assert grad.base is None and grad.flags.owndata and grad.ctypes.data == array.ctypes.data
+    assert np.asanyarray(grad) is grad and type(grad) is not np.ndarray  # (what cannot be made the same)
+
+
+def test_a_tracked_float64_is_a_numpy_float64():
+    """isinstance of np.float64, np.floating and np.generic; its methods give float64s; ``type(g)(0)``
+    (a new number of its class) is a working number, untracked."""
+    grad = track(np.float64(-1.25), Owner(), State())
+    assert isinstance(grad, np.float64) and isinstance(grad, np.floating) and isinstance(grad, np.generic)
+    assert isinstance(grad, float) and np.isscalar(grad)
+    for function in (lambda g: g.conjugate(), lambda g: g.real, lambda g: copy.copy(g), lambda g: g.astype(float),
+                     lambda g: g.item(), lambda g: round(g, 2), lambda g: g.as_integer_ratio()):
+        assert exact(function(grad)) == exact(function(np.float64(-1.25)))
+    for value in (np.float64(-1.25), -1.25, 3):
+        made = type(track(value, Owner(), State()))(0)
+        assert repr(made) == repr(type(value)(0)) and exact(made + 1.0) == exact(type(value)(0) + 1.0)
+
+
+def test_a_detached_value_is_no_longer_tracked():
+    """After its local backward a tracked value holds neither its owner nor the state: it keeps no
+    graph alive and notes nothing."""
+    for value in (0.5, 3, np.float64(0.5), np.array([1.0, 2.0])):
+        state = State()
+        grad = track(value, Owner(), state)
+        detach(grad)
+        assert "_owner" not in vars(grad) and "_state" not in vars(grad)
+        result = grad + 1
+        assert state.addition is None and exact(result) == exact(value + 1)
+
+
+@pytest.mark.parametrize("write, accumulates", [
+    (lambda g, c: np.add(g, c, out=g), True), (lambda g, c: np.add(c, g, out=g), True),
+    (lambda g, c: np.subtract(g, c, out=g), True), (lambda g, c: np.subtract(c, g, out=g), False),
+    (lambda g, c: np.multiply(g, c, out=g), False), (lambda g, c: np.add(c, c, out=g), False),
+    (lambda g, c: g.__setitem__(slice(None), c), False), (lambda g, c: np.add.at(g, [0, 0], c[0]), False),
+    (lambda g, c: g.__setitem__(0, g[0] + c[0]), False), (lambda g, c: g.fill(0.0), False),
+    (lambda g, c: np.copyto(g, c), False), (lambda g, c: np.put(g, [1], c[0]), False),
+], ids=["add", "radd", "sub", "rsub", "mul", "other", "slice", "add_at", "item", "fill", "copyto", "put"])
+def test_a_write_into_a_tracked_array_is_told_an_addition_only_when_it_adds(write, accumulates):
+    """The out array of a ufunc, ``np.add.at``, an item or a slice assigned: a write into ``.grad``,
+    told once; an accumulation only where the out array is ``grad + c`` (or ``c + grad``, ``grad - c``)."""
+    state, owner, array, contribution = State(), Owner(), np.array([1.0, 2.0]), np.array([0.5, 0.25])
+    expected = array.copy()
+    write(expected, contribution)
+    writes = []
+    state.written = lambda *told: writes.append(told)
+    write(track(array, owner, state), contribution)
+    [(target, written, addition)] = writes
+    assert target is owner and written is array and exact(array) == exact(expected)
+    assert (accumulation(addition, owner, array, array) is not None) is accumulates
+
+
+def test_an_in_place_addition_of_its_own_memory_adds_an_unknown_contribution():
+    """``grad += grad`` (or a view of it): once written, ``c`` holds the sum, not what was added."""
+    for write in (lambda g: g.__iadd__(g), lambda g: np.add(g, g[::-1], out=g)):
+        state, owner, array = State(), Owner(), np.array([1.0, 2.0])
+        writes = []
+        state.written = lambda *told: writes.append(told)
+        write(track(array, owner, state))
+        [(_, written, addition)] = writes
+        assert accumulation(addition, owner, array, array) == (None,)
