@@ -19,9 +19,11 @@ is derived from it (``.T``, ``.repeat(2)``, ``.real``, a slice) is a plain ndarr
 values (other numpy scalars, ``Fraction``, ``bool``, an ndarray subclass) are returned as they are.
 What cannot be made the same: a tracked value is ``isinstance`` of int, float, float64 or ndarray but
 ``type(g)`` is its tracked class (``type(g) is np.ndarray`` is False), and ``np.asanyarray(g)`` (which
-passes any ndarray subclass through) is ``g`` itself. It unwraps itself when stored into ``.grad`` or
-pickled, and when its ``_backward`` returns it is detached (``detach``: no owner, no state): one the
-closure kept elsewhere keeps no graph alive and notes nothing.
+passes any ndarray subclass through) is ``g`` itself; ``g.resize`` to a new size is refused as numpy
+refuses it for an array a view refers to, even with ``refcheck=False`` (moved, the view would read freed
+memory), while setting ``g.shape``, ``.dtype`` or ``.strides`` sets the plain array's and the view's. It
+unwraps itself when stored into ``.grad`` or pickled, and when its ``_backward`` returns it is detached
+(``detach``: no owner, no state): one the closure kept elsewhere keeps no graph alive and notes nothing.
 An accumulation is seen when the value written is ``grad + c``, ``c + grad`` or ``grad - c``
 (``+=``, ``-=``, ``np.add(grad, c, out=grad)`` included); written another way after reading ``.grad``
 (``grad = sum([grad, c])``, ``grad = grad * 1 + c``, ``grad = c - grad``, a float32's ``+=``) it is
@@ -34,6 +36,7 @@ assigned, ``.fill``, ``np.copyto``) is told to the state's ``written`` as it hap
 
 import operator
 import types
+import warnings
 
 import numpy as np
 
@@ -183,6 +186,14 @@ class TrackedArray(np.ndarray):
     def __repr__(self):
         return repr(plain(self))
 
+    def resize(self, *new_shape, refcheck=True):
+        """The plain array's, and the view's own shape follows; a new size (which moves the memory) is
+        refused by numpy as for any array another refers to (this view), whatever ``refcheck`` says: moved,
+        the view (what ``np.asarray(g)``, ``memoryview(g)`` read) would hold freed memory."""
+        plain(self).resize(*new_shape, refcheck=True)
+        np.ndarray.resize(self, *new_shape, refcheck=False)  # (the same size: its memory is not moved)
+        _written(self)
+
 
 def _of_plain(name):
     return lambda self, *args, **kwargs: getattr(plain(self), name)(*args, **kwargs)
@@ -197,12 +208,20 @@ def _writing(name):
 
 
 def _property_of_plain(name):
-    return property(lambda self: getattr(plain(self), name),
-                    lambda self, value: setattr(plain(self), name, plain(value)))
+    def set_plain(self, value):
+        setattr(plain(self), name, plain(value))
+        if name in _LAYOUT:  # (the view's own, which numpy's C code reads: np.asarray(g), memoryview(g), follows)
+            with warnings.catch_warnings():  # (numpy's deprecation of setting .strides: told once, by the plain)
+                warnings.simplefilter("ignore")
+                getattr(np.ndarray, name).__set__(self, plain(value))
+    return property(lambda self: getattr(plain(self), name), set_plain)
+
+
+_LAYOUT = {"shape", "dtype", "strides", "data"}  # (numpy 1.x: setting .data frees the plain's memory)
 
 
 _WRITING_FUNCTIONS = {np.copyto, np.put, np.place, np.putmask, np.fill_diagonal, np.put_along_axis}
-_IN_PLACE = {"fill", "put", "sort", "partition", "resize", "setfield", "itemset"}  # (methods that write into it)
+_IN_PLACE = {"fill", "put", "sort", "partition", "setfield", "itemset"}  # (methods that write into it)
 for _name, _attribute in vars(np.ndarray).items():
     if _name.startswith("__") or _name in vars(TrackedArray):
         continue

@@ -3,6 +3,9 @@
 import copy
 import operator
 import pickle
+import subprocess
+import sys
+import textwrap
 from fractions import Fraction
 
 import numpy as np
@@ -286,3 +289,55 @@ def test_an_in_place_addition_of_its_own_memory_adds_an_unknown_contribution():
         write(track(array, owner, state))
         [(_, written, addition)] = writes
         assert accumulation(addition, owner, array, array) == (None,)
+
+
+CHILD = """
+import numpy as np
+from adtrace.recording.value_class.tracked import track
+class State:
+    quiet = 0
+    addition = None
+class Owner:
+    pass
+"""
+
+
+def in_child(code):
+    """The lines ``code`` prints, run in a new interpreter: a crash there (a segfault) fails the test, not pytest."""
+    child = subprocess.run([sys.executable, "-c", CHILD + textwrap.dedent(code)], capture_output=True, text=True,
+                           timeout=300)
+    assert child.returncode == 0, child.stderr[-3000:]
+    return child.stdout.splitlines()
+
+
+@pytest.mark.parametrize("change, refused", [
+    ("g.resize((2 * N,), refcheck=False)", True), ("g.resize((2 * N,))", False), ("g.resize((N // 2, 2))", False),
+    ("g.resize(N // 2, 2, refcheck=False)", False), ("g.shape = (2, -1)", False), ("g.dtype = np.int32", False),
+    ("g.shape = (N // 2, 2); g.strides = (8, 16)", False)])
+def test_a_tracked_array_changed_in_shape_or_size_is_read_as_its_plain_array(change, refused):
+    """After ``resize``, ``.shape =``, ``.dtype =`` what numpy's C code reads of the view (``np.asarray(g)``,
+    ``memoryview(g)``, ``np.array([g])``) is the plain array, as changed without tracking; a resize that
+    would move its memory (a new size) is refused, as numpy refuses it for an array another refers to."""
+    lines = in_child(f"""
+        import warnings
+        warnings.simplefilter("ignore")
+        N = 4_000_000  # (big: its memory, once freed, is given back to the system, and a read of it crashes)
+        for g in (np.ones(N), track(np.ones(N), Owner(), State())):
+            plain = g.__dict__["_plain"] if type(g) is not np.ndarray else g
+            try:
+                {change}
+                print("changed")
+            except ValueError as exc:
+                print("refused", str(exc).splitlines()[0])
+            for seen in (np.asarray(g), np.array([g])[0], np.asarray(memoryview(g))):
+                print(seen.shape, seen.dtype, seen.strides, seen.tobytes() == plain.tobytes())
+            print(np.asarray(g).ctypes.data == plain.ctypes.data, g.shape, g.dtype, g.strides)
+        """)
+    unrecorded, recorded = lines[:len(lines) // 2], lines[len(lines) // 2:]
+    assert all(line.endswith("True") for line in lines if line.startswith("("))
+    if refused:  # (as it was: (N,) float64)
+        assert unrecorded[0] == "changed" and recorded[1:] == [line.replace("(8000000,)", "(4000000,)")
+                                                               for line in unrecorded[1:]]
+        assert recorded[0].startswith("refused cannot resize an array that references or is referenced")
+    else:
+        assert recorded == unrecorded
