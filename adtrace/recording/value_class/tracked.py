@@ -57,6 +57,7 @@ class Tracked:
         return operator.sub(plain(other), self._plain)
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        kwargs = _plain_all(kwargs)  # (out=(g,): numpy refuses the plain number; given g, it would call this again)
         if ufunc is np.power and method == "__call__" and not kwargs and not any(map(_is_array, inputs)):
             result = operator.pow(*map(plain, inputs))  # float32 ** float64: numpy's scalar pow, not the ufunc's
         else:

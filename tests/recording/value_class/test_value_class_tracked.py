@@ -341,3 +341,35 @@ def test_a_tracked_array_changed_in_shape_or_size_is_read_as_its_plain_array(cha
         assert recorded[0].startswith("refused cannot resize an array that references or is referenced")
     else:
         assert recorded == unrecorded
+
+
+def outcomes_in_child(expressions, values):
+    """Where an expression of ``expressions`` of ``g`` gives (type and repr, or the exception's type) another
+    outcome tracked than plain, for each of ``values`` (the source of a tuple), computed in a new interpreter."""
+    lines = in_child(f"""
+        import warnings
+        warnings.simplefilter("ignore")
+        def outcome(expression, g):
+            try:
+                with np.errstate(all="ignore"):
+                    result = eval(expression)
+            except Exception as exc:
+                return type(exc).__name__
+            if isinstance(result, np.ndarray):
+                return (type(result).__name__, result.dtype.str, result.shape, result.tobytes())
+            return (type(result).__name__, repr(result))
+        for value in {values}:
+            for expression in {expressions!r}:
+                unrecorded, recorded = outcome(expression, value), outcome(expression, track(value, Owner(), State()))
+                print(unrecorded == recorded, repr(value), expression, unrecorded, recorded)
+        """)
+    assert lines
+    return [line for line in lines if not line.startswith("True ")]
+
+
+@pytest.mark.parametrize("expression", ["np.add(g, 1, out=g)", "np.add(1, g, out=(g,))", "np.negative(g, out=g)",
+                                        "np.divmod(g, 2, out=(g, g))", "np.add(g, 1, out=np.empty(()))"])
+def test_a_ufunc_with_a_tracked_number_as_its_out_does_what_plain_does(expression):
+    """A tracked number given as a ufunc's ``out``: the ufunc gets the plain one (which numpy refuses: not
+    an array), not the tracked one again (that recursed until the stack overflowed: a segfault on 3.10)."""
+    assert outcomes_in_child([expression], "(1.5, 3, np.float64(-2.25))") == []
