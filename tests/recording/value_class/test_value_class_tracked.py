@@ -373,3 +373,13 @@ def test_a_ufunc_with_a_tracked_number_as_its_out_does_what_plain_does(expressio
     """A tracked number given as a ufunc's ``out``: the ufunc gets the plain one (which numpy refuses: not
     an array), not the tracked one again (that recursed until the stack overflowed: a segfault on 3.10)."""
     assert outcomes_in_child([expression], "(1.5, 3, np.float64(-2.25))") == []
+
+
+@pytest.mark.parametrize("expression", ["np.stack([g, g])", "np.hstack([g, g])", "np.vstack((g, g))",
+                                        "np.column_stack([g, g])", "np.block([g, g])", "np.block([[g], [g]])",
+                                        "np.stack([np.float64(1), g])", "np.concatenate([[g], [g]])",
+                                        "np.clip(g, a_min=[g], a_max=None)"])
+def test_a_numpy_function_of_a_list_of_tracked_numbers_equals_plain(expression):
+    """A tracked number in a list or tuple given to a numpy function: the function gets the plain numbers
+    (given the tracked ones, numpy's dispatch called it again until the stack overflowed)."""
+    assert outcomes_in_child([expression], "(1.5, 3, np.float64(-2.25))") == []
