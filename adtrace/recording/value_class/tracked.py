@@ -58,10 +58,7 @@ class Tracked:
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         kwargs = _plain_all(kwargs)  # (out=(g,): numpy refuses the plain number; given g, it would call this again)
-        if ufunc is np.power and method == "__call__" and not kwargs and not any(map(_is_array, inputs)):
-            result = operator.pow(*map(plain, inputs))  # float32 ** float64: numpy's scalar pow, not the ufunc's
-        else:
-            result = getattr(ufunc, method)(*map(plain, inputs), **kwargs)
+        result = getattr(ufunc, method)(*map(plain, inputs), **kwargs)  # (np.float32(c) ** g too: as numpy's scalar **)
         if method == "__call__" and len(inputs) == 2 and not kwargs:  # an ndarray or numpy scalar and this number
             if ufunc.__name__ == "add":
                 _note(*inputs, result)
@@ -271,10 +268,6 @@ def plain(value):
         held = value.__dict__.get("_plain")
         return np.ndarray.view(value, np.ndarray) if held is None else held
     return value
-
-
-def _is_array(value):
-    return isinstance(value, np.ndarray)
 
 
 def _plain_all(value):

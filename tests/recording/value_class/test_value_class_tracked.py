@@ -383,3 +383,19 @@ def test_a_numpy_function_of_a_list_of_tracked_numbers_equals_plain(expression):
     """A tracked number in a list or tuple given to a numpy function: the function gets the plain numbers
     (given the tracked ones, numpy's dispatch called it again until the stack overflowed)."""
     assert outcomes_in_child([expression], "(1.5, 3, np.float64(-2.25))") == []
+
+
+@pytest.mark.parametrize("number", [3, -2, 0.5, 0.1, -1.5, np.float64(1.5), np.float64(0.1)], ids=repr)
+def test_np_power_of_a_tracked_number_equals_plain(number):
+    """``np.power(g, c)`` and ``np.power(c, g)`` are numpy's ufunc as plain (``np.power(3, -1)`` raises,
+    ``np.power(3, 100)`` wraps), not Python's ``pow``; ``**`` stays Python's (or a numpy scalar's)."""
+    differ = []
+    for other in [1, -1, 100, 2.5, 0.5, True, 1j, np.int8(3), np.int16(-3), np.int64(-2), np.uint8(200),
+                  np.float16(0.1), np.float32(0.1), np.float64(2.5), np.longdouble(0.1), np.complex64(1 + 2j),
+                  np.array([2, 3]), np.array(0.5, np.float32)]:
+        for function in (np.power, operator.pow, lambda g, c: np.power(g, c, dtype=np.float64)):
+            for operands, tracked in [((number, other), (track(number, Owner(), State()), other)),
+                                      ((other, number), (other, track(number, Owner(), State())))]:
+                if outcome(function, *operands) != outcome(function, *tracked):
+                    differ.append((function, operands, outcome(function, *operands), outcome(function, *tracked)))
+    assert differ == []
