@@ -228,7 +228,8 @@ for _name, _attribute in vars(np.ndarray).items():
     elif callable(_attribute):
         setattr(TrackedArray, _name, (_writing if _name in _IN_PLACE else _of_plain)(_name))
 for _name in ("__copy__", "__deepcopy__", "__iter__", "__round__", "__array__"):  # (an ndarray of its own class)
-    setattr(TrackedArray, _name, _of_plain(_name))
+    if hasattr(np.ndarray, _name):  # (numpy's ndarray has no __round__: round(g) raises its TypeError)
+        setattr(TrackedArray, _name, _of_plain(_name))
 
 # A float64 is tracked by a subclass of np.float64 (isinstance of np.floating, its methods its own), the
 # tracked number's methods in its own namespace: a mixin base before np.float64 crashes numpy's scalar methods.

@@ -399,3 +399,11 @@ def test_np_power_of_a_tracked_number_equals_plain(number):
                 if outcome(function, *operands) != outcome(function, *tracked):
                     differ.append((function, operands, outcome(function, *operands), outcome(function, *tracked)))
     assert differ == []
+
+
+@pytest.mark.parametrize("function", [round, lambda g: round(g, 1), np.round, lambda g: g.round(1)],
+                         ids=["round", "round1", "np_round", "method"])
+def test_rounding_a_tracked_array_does_what_rounding_its_plain_array_does(function):
+    """``round(g)`` raises numpy's ``TypeError`` as plain (an ndarray has no ``__round__``)."""
+    for array in (np.array([0.25, -1.5]), np.array(2.5)):
+        assert outcome(function, track(array, Owner(), State())) == outcome(function, array)
