@@ -14,7 +14,7 @@ differences of ``f`` through the engine itself.
 
 import numpy as np
 
-from ..recording.callsite import source_location
+from ..recording.callsite import calls_user_code, source_location
 from ..recording.events import AddOutgrads, BackwardStart
 from ..recording.registry import engine_named
 from ..recording.session import record
@@ -25,6 +25,7 @@ from .pass_checks import ONE_PASS, REVERSE_TOPOLOGICAL, ZERO_AT_START, pass_find
 from .traced_call import TracedCall, function_name
 
 
+@calls_user_code
 def trace_engine_call(f, args, engine="micrograd", capture="auto", relative_to=None, rtol=None):
     """``engine``: ``"micrograd"`` or a ``Value`` class of its shape; ``relative_to``: the folder source
     locations are relative to; ``rtol``: the relative tolerance of central differences."""

@@ -49,8 +49,9 @@ def primitive_of(node):
 
 
 def line_of(node):
-    """The user's line that made ``node`` (``path:line``), ``(input)`` for a root."""
-    if type(node) in ROOTS:
+    """The user's line that made ``node`` (``path:line``), ``(input)`` for a root and for an engine's
+    leaf made with no line of the user's code (an argument the command line made a leaf)."""
+    if type(node) in ROOTS or (primitive_of(node) == "(leaf)" and not getattr(node, "site", None)):
         return INPUT
     return getattr(node, "site", None) or "(no line of the user's code)"
 

@@ -139,6 +139,17 @@ def test_the_report_shows_the_engines_own_statements_and_values():
     assert "First failing node: `v1_add` (`+`) argument 1, called at tests/compare/test_traced_engine_call.py:" in text
 
 
+
+def test_an_argument_the_call_made_a_leaf_has_no_line_of_the_user_and_is_an_input():
+    def f(x):
+        return x * x + Value(2.0)  # (a leaf the function makes: its own line)
+
+    call = trace_engine_call(f, (3.0,), engine=Value)
+    sites = {n.label: n.site for n in call.recording.nodes.values() if not n.parents}
+    assert sites["v0_leaf"] is None  # (before: the line of whatever called trace_engine_call)
+    assert sites["v2_leaf"].startswith("tests/compare/test_traced_engine_call.py:")
+    assert re.search(r"\| \(input\) +\| 1 ", render(call))
+
 # ---- a tensor-valued engine (numpy data and grad, @, sum, broadcasting)
 
 def dense(w, x, b):
