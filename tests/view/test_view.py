@@ -232,6 +232,30 @@ def test_the_page_says_no_pass_ran_only_when_none_did():
     assert said not in page_data(reverse)["notes"] and said not in page_data(forward)["notes"]
 
 
+def test_the_page_of_values_whose_gradients_were_never_computed_says_so_in_one_line():
+    """draw_dot before backward(): a learner's values and no pass; then a value made after the pass.
+    One note says it, in place of the bare "no pass ran"; a pass that reached every value says nothing."""
+    from learner_passes import Value
+
+    with adtrace.record(engine=Value) as before:
+        x = Value(2.0)
+        x * x + x
+    notes = page_data(before)["notes"]
+    assert notes == ["No backward pass ran: no value's gradient was computed. The .grad of each of the 3 values "
+                     "is what __init__ set (0), not a gradient: a graph drawn before backward() shows zeros."]
+    with adtrace.record(engine=Value) as after:
+        x = Value(2.0)
+        y = x * x + x
+        y.backward()
+        y * x
+    assert [n for n in page_data(after)["notes"] if "never computed" in n] == [
+        "1 of 4 values' gradients were never computed: no backward pass reached them (made after the last pass, "
+        "or not on the path to its output): v3_mul. Their .grad is what __init__ set, not a gradient."]
+    with adtrace.record(engine=Value) as right:
+        (Value(2.0) * 3.0).backward()
+    assert not any("never computed" in n or "No backward pass" in n for n in page_data(right)["notes"])
+
+
 def test_the_page_says_which_add_outgrads_it_shows_in_no_pass():
     """A recording entered inside a backward pass: its add_outgrads events belong to no pass the
     page shows (their query is None), and the page says so; a whole pass's adds are all steps."""
