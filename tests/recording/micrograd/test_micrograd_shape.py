@@ -357,6 +357,8 @@ def test_the_readme_declares_the_class_as_the_tests_do():
 def test_the_readmes_edge_style_class_runs_and_is_recorded_as_the_tests_class_is(tmp_path):
     """The README's example of a shape other than micrograd's (the edge style) runs as a file and prints
     what it says; its events are those of ``learner_shapes.EdgeValue`` on the same expression."""
+    import inspect
+    import re
     import subprocess
     import sys
 
@@ -365,6 +367,8 @@ def test_the_readmes_edge_style_class_runs_and_is_recorded_as_the_tests_class_is
 
     block = readme().split("The edge\nstyle, for one", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
     printed = next(line[2:] for line in block.splitlines() if line.startswith("# "))
+    source = re.sub(r'\n    """.*?"""\n\n', "\n", inspect.getsource(learner_shapes.EdgeValue), flags=re.S)
+    assert block.split("\n\nwith ")[0] == source.strip()  # the tests' class, its docstring left out
     (tmp_path / "edge.py").write_text("import adtrace\n\n\n" + block)
     out = subprocess.run([sys.executable, "edge.py"], capture_output=True, text=True, cwd=tmp_path)
     assert out.returncode == 0 and out.stdout == printed + "\n", out.stderr
