@@ -25,7 +25,8 @@ reached) dequeues `h` right after the sum, before `3h` has added its 3 into `h.g
 rule is right. adtrace's check "both visit orders are reverse topological"
 fails and names `h`'s node, its `.grad` when it ran and the consumer whose contribution came after;
 `check` exits 1 with the same sentence. With micrograd's `build_topo` (depth first, each value
-after all its consumers, reversed) everything passes."""
+after all its consumers, reversed) everything passes; without its `visited` set, `h` is listed
+twice and its `_backward` runs twice, named too."""
 
 X = 3.0
 
@@ -110,6 +111,42 @@ class SortedValue(Value):
             v._backward()
 
 
+class ListedValue(SortedValue):
+    """The same class whose ``build_topo`` has no ``visited`` set: a value used twice is listed twice."""
+
+    def __add__(self, other):
+        other = other if isinstance(other, ListedValue) else ListedValue(other)
+        out = ListedValue(self.data + other.data, (self, other), '+')
+
+        def _backward():
+            self.grad += out.grad
+            other.grad += out.grad
+        out._backward = _backward
+        return out
+
+    def __mul__(self, other):
+        other = other if isinstance(other, ListedValue) else ListedValue(other)
+        out = ListedValue(self.data * other.data, (self, other), '*')
+
+        def _backward():
+            self.grad += other.data * out.grad
+            other.grad += self.data * out.grad
+        out._backward = _backward
+        return out
+
+    def backward(self):
+        topo = []
+
+        def build_topo(v):
+            for child in v._prev:
+                build_topo(child)
+            topo.append(v)
+        build_topo(self)
+        self.grad = 1.0
+        for v in reversed(topo):
+            v._backward()
+
+
 def f(x):
     h = x * x
     return h + h * 3.0
@@ -119,6 +156,7 @@ def run():
     root = repo_root(__file__)
     call = check_engine_call(trace_engine_call(f, (X,), engine=Value, relative_to=root))
     fixed = check_engine_call(trace_engine_call(f, (X,), engine=SortedValue, relative_to=root))
+    listed = check_engine_call(trace_engine_call(f, (X,), engine=ListedValue, relative_to=root))
     finding = call.node_checks.first_failure
     order = next(c for c in call.checks if c.name == "both visit orders are reverse topological")
     h = next(r for r in call.alignment if r.label == "v1_mul")
@@ -141,9 +179,13 @@ def run():
         "every local rule passes: the bug is not in one node":
             all(r.status == "pass" for r in call.node_checks.rows if r.test == "local"),
         "with micrograd's build_topo every check passes, gradient 8x": all(c.passed for c in fixed.checks),
+        "a build_topo without visited lists h twice: its _backward runs twice, named, and x.grad is twice 8x":
+            listed.node_checks.first_failure.reason.startswith("v1_mul's local backward ran twice in one pass")
+            and listed.gradient == 2 * 8 * X,
     }
     report = "\n".join([render(call, title="Experiment: a visit order that is not reverse topological",
-                               intro=INTRO).rstrip(), "", fixed_section(call, fixed), questions(call, h)])
+                               intro=INTRO).rstrip(), "", fixed_section(call, fixed), listed_section(listed),
+                        questions(call, h)])
     return Outcome(lines, checks, report, call)
 
 
@@ -157,6 +199,15 @@ def fixed_section(call, fixed):
         "after both its consumers.", "",
         table(["check", "result", "detail"], [(c.name, "pass" if c.passed else "FAIL", c.detail)
                                             for c in fixed.checks]), ""])
+
+
+def listed_section(listed):
+    finding = listed.node_checks.first_failure
+    return "\n".join([
+        "## The same function with a `build_topo` that has no `visited` set", "",
+        f"`ListedValue` lists a value once per use: `h` is in the order twice, after both consumers, and its "
+        f"`_backward` runs twice, passing on its `.grad` each time (x.grad {fmt(listed.gradient)}). "
+        f"The finding, at `{finding.node}`: {finding.reason}.", ""])
 
 
 def questions(call, h):
