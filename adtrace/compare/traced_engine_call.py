@@ -39,7 +39,7 @@ def trace_engine_call(f, args, engine="micrograd", capture="auto", relative_to=N
                             "nothing to call backward() on")
         adapter.backward(out)
     grads = tuple(adapter.grad(v) for v in values)
-    call.engine, call.recording, call.output = rec.engine, rec, adapter.data(out)
+    call.engine, call.recording, call.output = rec.code.title or rec.engine, rec, adapter.data(out)
     call.gradient = grads[0] if len(grads) == 1 else grads
     query = rec.user_query()
     call.reference = run_recorded(rec, query) if query is not None else None
@@ -51,7 +51,7 @@ def trace_engine_call(f, args, engine="micrograd", capture="auto", relative_to=N
         call.alignment = align_grads(rec, query, call.reference)
         end = next(e.end for e in rec.query_events(query) if isinstance(e, BackwardStart))
         early = found.get(REVERSE_TOPOLOGICAL)
-        call.checks += [engines_agree(call.alignment, engine=rec.engine, end=end),
+        call.checks += [engines_agree(call.alignment, engine=call.engine, end=end),
                         orders_valid(rec.visit_order(query), rec.graph(end), call.reference.order,
                                      call.reference.parents, walk=f"{rec.code.name}'s order",
                                      early=early and early.reason)]

@@ -72,11 +72,12 @@ SECTIONS = (
 )
 
 
-def render_recording(recording, options=None, title="adtrace recording"):
+def render_recording(recording, options=None, title="adtrace recording", intro=None):
     """A report of a ``Recording`` alone (what ``Recording._repr_markdown_`` shows); ``title`` is
-    plain text (escaped here)."""
-    header = (f"# {text(title)}\n\nCapture level: `{recording.capture}`. {len(recording.events)} events, "
-              f"{len(recording.nodes)} nodes, {len(recording.queries)} backward queries.")
+    plain text (escaped here), ``intro`` the caller's own Markdown."""
+    header = f"# {text(title)}\n\n" + (f"{intro.strip()}\n\n" if intro else "")
+    header += (f"Capture level: `{recording.capture}`. {len(recording.events)} events, "
+               f"{len(recording.nodes)} nodes, {len(recording.queries)} backward queries.")
     if recording.failure:
         header += f"\n\n**The recorder stopped early:** {text(clip(recording.failure, LINE_WIDTH // 2))}."
     never = never_computed_line(recording)

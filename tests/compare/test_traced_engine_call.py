@@ -39,12 +39,12 @@ def test_a_right_engine_passes_every_check(engine, f, args):
     call = check_engine_call(trace_engine_call(f, args, engine=engine))
     assert all(passed(call).values()) and len(call.checks) == 5, call.checks
     assert {r.status for r in call.alignment} == {"exact"}
-    assert call.engine == "micrograd" and call.argnum is None
+    assert call.engine == ("micrograd" if engine == "micrograd" else engine.__qualname__) and call.argnum is None
 
 
 def test_the_classic_bug_is_caught_named_and_explained():
     call = check_engine_call(trace_engine_call(twice, (3.0,), engine=BuggyValue))
-    assert passed(call) == {"reference engine vs micrograd, per node": False,
+    assert passed(call) == {"reference engine vs BuggyValue, per node": False,
                             "both visit orders are reverse topological": True, "every write into .grad adds": False,
                             "central finite differences": False, "per-node local rules": False}
     writes = next(c for c in call.checks if c.name == "every write into .grad adds")
@@ -253,6 +253,21 @@ def test_the_assignment_bug_on_arrays_is_named():
         "[-1., -1.] by [3., 2.]"), writes
 
 
+def test_a_learners_class_is_named_by_its_own_name_not_micrograds():
+    """The check, the report and the page of a learner's class name the class, where micrograd's own
+    ``Value`` is "micrograd"; the recording's engine (the protocol's name) stays "micrograd"."""
+    from adtrace.report import render
+    from adtrace.view import page_data
+
+    call = trace_engine_call(twice, (3.0,), engine=BuggyValue)
+    report = render(call)
+    assert call.recording.engine == "micrograd" and call.engine == "BuggyValue"
+    assert "reference engine vs BuggyValue, per node" in [c.name for c in call.checks]
+    assert "micrograd" not in report and "| engine " in report and "BuggyValue: `BuggyValue.backward`" in report
+    assert "BuggyValue statement (BuggyValue.backward)" in report and "runs (BuggyValue)" in report
+    assert dict(page_data(call=call)["summary"])["engine"].startswith("BuggyValue: BuggyValue.backward")
+
+
 def test_a_bug_of_the_whole_pass_fails_a_check_named_by_it_and_a_right_pass_adds_no_check():
     import learner_passes
 
@@ -267,7 +282,7 @@ def test_a_bug_of_the_whole_pass_fails_a_check_named_by_it_and_a_right_pass_adds
     zero = checks("not_zeroed", learner_passes.Value)["every .grad was 0 when the pass began"]
     assert not zero.passed and "v0_leaf.grad was 3 when pass 2 began" in zero.detail
     right = checks("squares", learner_passes.Value)
-    assert list(right) == ["reference engine vs micrograd, per node", "both visit orders are reverse topological",
+    assert list(right) == ["reference engine vs Value, per node", "both visit orders are reverse topological",
                            "every write into .grad adds", "central finite differences"]
     assert all(c.passed for c in right.values())
 # ---- what the lecture cannot compare: children given as a set, ops without a rule

@@ -234,6 +234,22 @@ def test_nodes_made_before_the_recording_are_drawn_unrecorded(open_page):
     assert page.counter() == "step 0 of 0" and "No backward pass ran" in page.text("notes")
 
 
+def test_a_page_of_values_whose_gradients_were_never_computed_says_so_in_one_visible_line(open_page):
+    """draw_dot before backward(): the page of a learner's values with no pass shows one note saying no
+    gradient was computed (what the report says), on screen, not only in the page's data."""
+    from learner_passes import Value
+
+    with adtrace.record(engine=Value) as rec:
+        x = Value(2.0)
+        x * x + x
+    page = open_page(rec.to_html())
+    notes = page.driver.find_elements("css selector", "[data-testid=notes] li")
+    said = [n.text for n in notes if n.is_displayed()]
+    assert page.counter() == "step 0 of 0" and len(said) == 1
+    assert said[0].startswith("No backward pass ran: no value's gradient was computed. The .grad of each of the 3 "
+                              "values is what __init__ set (0)")
+
+
 def test_a_nested_pass_is_entered_from_its_node_and_left_again(open_page):
     rec = nested_recording()
     page = open_page(rec.to_html())
