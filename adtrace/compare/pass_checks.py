@@ -22,6 +22,7 @@ from typing import Optional
 
 import numpy as np
 
+from ..recording.callsite import INPUT
 from ..recording.events import REV, AddOutgrads, BackwardStart, ToposortYielded
 
 ZERO_AT_START, ONE_PASS, REVERSE_TOPOLOGICAL = "zero at start", "one pass", "reverse topological"
@@ -119,7 +120,8 @@ def _not_zeroed(recording, query, label, found):
     if source is not None:
         end = next((e.end for e in recording.query_events(source) if type(e) is BackwardStart), None)
         made = _site(recording, end)
-        origin = f"pass {source} (backward() from {end}{f', made at {made}' if made else ''})"
+        made = ", an input" if made == INPUT else f", made at {made}" if made else ""
+        origin = f"pass {source} (backward() from {end}{made})"
     return PassFinding(ZERO_AT_START, label, _site(recording, label), (
         f"{label}.grad was {_text(value)} when pass {query} began, not 0: the gradient {origin} left there was "
         f"not zeroed, and this pass adds onto it (the lecture's node_to_grad starts empty in every pass: set "
@@ -182,7 +184,14 @@ def _nonzero(value):
 
 
 def _site(recording, label):
-    return getattr(recording.nodes.get(label), "site", None)
+    """The user's line that made ``label``; ``INPUT`` for a leaf made with none where lines were kept
+    (an argument the traced call made a leaf); None where no line is known."""
+    node = recording.nodes.get(label)
+    site = getattr(node, "site", None)
+    if site is None and node is not None and not getattr(node, "parents", ()) \
+            and any(getattr(n, "site", None) for n in recording.nodes.values()):
+        return INPUT
+    return site
 
 
 def _text(value):

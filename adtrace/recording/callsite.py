@@ -24,6 +24,7 @@ _MACHINERY = tuple(str(Path(m.__file__).resolve().parent) + os.sep for m in (aut
 )
 
 
+INPUT = "(input)"  # the site of a value made from an argument of the call, not by a line of the user's code
 _NAMED = {}  # absolute path -> how the user named that file (outside the folder: shown so, not by its module)
 _CALLERS = set()  # code of adtrace's functions that call the user's function for the user (calls_user_code)
 

@@ -5,7 +5,7 @@ from ..compare.checks import verdict
 from ..recording.events import JVPNodeCreated, JVPRoot
 from .abbreviate import clip, each, series
 from .fit import LINE_WIDTH, Short, fit
-from .format import code, text
+from .format import code, made_at, text
 from .tables import table
 
 STRUCTURE = ("_Capture level `structure`: no values were recorded, so nothing is compared node by node (no "
@@ -34,8 +34,8 @@ def summary_section(call):
     if call.capture == "structure":
         parts += ["", STRUCTURE]
     for finding in call.pass_findings:  # bugs of the whole backward pass (compare/pass_checks.py), named first
-        parts += ["", f"**The backward pass is wrong: {text(finding.title)}**, at {code(finding.node)} (made at "
-                      f"{text(finding.site or 'an unknown line')}): {text(finding.reason)}."]
+        parts += ["", f"**The backward pass is wrong: {text(finding.title)}**, at {code(finding.node)} ("
+                      f"{made_at(finding.site)}): {text(finding.reason)}."]
     divergent = first_divergence(call.alignment)
     if divergent and own is None:
         parts += ["", f"**First divergent node: {code(divergent)}** (autograd's visit order): the reference "

@@ -5,6 +5,7 @@ under ``record(sites=True)``); what ran inside a node's VJP counts on that node'
 
 from collections import Counter
 
+from ..recording.callsite import INPUT  # (the line of a root: make_vjp made it from the argument)
 from ..recording.events import JVPRoot, RootCreated
 from .abbreviate import counted
 from .fit import fit
@@ -13,7 +14,6 @@ from .tables import table
 
 MAX_LINES = 15  # rows of the by-line table; the rest in one row
 MAX_PRIMITIVES = 10
-INPUT = "(input)"  # the line of a root: make_vjp made it from the argument
 ROOTS = frozenset((RootCreated, JVPRoot))  # the events of an input node
 
 

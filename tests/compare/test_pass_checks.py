@@ -54,6 +54,16 @@ def test_a_gradient_left_by_an_earlier_pass_is_named_with_its_value_and_that_pas
     assert f"pass 1 (backward() from v2_mul, made at tests/learner_passes.py:{line})" in found[0].reason
 
 
+
+def test_an_argument_the_call_made_a_leaf_is_named_an_input_not_the_line_that_called_adtrace():
+    from adtrace.compare.traced_engine_call import trace_engine_call
+    from adtrace.recording.callsite import INPUT
+    from adtrace.report import render
+
+    call = trace_engine_call(learner_passes.not_zeroed, (1.0,), engine=learner_passes.Value)
+    assert [(f.test, f.node, f.site) for f in call.pass_findings] == [(ZERO_AT_START, "v0_leaf", INPUT)]
+    assert "at `v0_leaf` (an input): v0_leaf.grad was 3" in render(call)
+
 def test_a_gradient_set_before_the_recording_is_named():
     x = learner_passes.Value(2.0)
     x.grad = 5.0
