@@ -30,6 +30,7 @@ from ..compare.checks import Check
 from ..compare.pass_checks import pass_findings
 from ..compare.differences import along
 from ..compare.tolerance import DEFAULT_RTOL, agree, norm, power_of_two_unit, rtol_for
+from ..recording.callsite import calls_user_code
 from ..recording.events import AddOutgrads, VJPCalled
 from ..recording.registry import engine_named
 from ..recording.session import record
@@ -40,6 +41,7 @@ RTOL = DEFAULT_RTOL  # Python floats: double precision
 ORDER_LOST = "not known (children given as a set: argument order lost)"
 
 
+@calls_user_code
 def check_engine(f, *args, cls, relative_to=None):
     """Record ``f`` on leaves of the engine ``cls`` (``record(engine=...)``'s: a ``Value`` class,
     ``"micrograd"``) made from ``args`` and check it node by node."""
