@@ -330,3 +330,77 @@ def test_the_jupyter_frame_plays(chromium, tmp_path):
     finally:
         chromium.switch_to.default_content()
     assert [e for e in chromium.get_log("browser") if e["level"] == "SEVERE"] == []
+
+
+def frames_drawn(driver):
+    """For each iframe of the page: its graph has a size and every node of it lies inside it (fitted)."""
+    drawn = []
+    for frame in driver.find_elements(Page.by_css, "iframe"):
+        driver.switch_to.frame(frame)
+        try:
+            drawn.append(driver.execute_script(
+                "const svg = document.querySelector('[data-testid=graph]'); const box = svg.getBoundingClientRect();"
+                "const nodes = Array.from(svg.querySelectorAll('[data-node]')).map((n) => n.getBoundingClientRect());"
+                "const view = svg.viewBox.baseVal;"  # (0 0 0 0: nothing drawn, though each node still has a box)
+                "return box.width > 0 && view.width > 0 && view.height > 0 && nodes.length > 0"
+                " && nodes.every((n) => n.width > 0 && n.left >= box.left && n.right <= box.right"
+                " && n.top >= box.top && n.bottom <= box.bottom)"))
+        finally:
+            driver.switch_to.default_content()
+    return drawn
+
+
+def fit_clicked(driver):
+    """The first frame's viewBox, and the one its "fit" control makes."""
+    driver.switch_to.frame(driver.find_element(Page.by_css, "iframe"))
+    try:
+        page = Page.attach(driver)
+        view = page.find("graph").get_dom_attribute("viewBox")
+        page.click("fit")
+        return view, page.find("graph").get_dom_attribute("viewBox")
+    finally:
+        driver.switch_to.default_content()
+
+
+def wait_drawn(driver, frames, timeout=10):
+    from selenium.webdriver.support.ui import WebDriverWait
+    from selenium.common.exceptions import TimeoutException
+
+    try:
+        WebDriverWait(driver, timeout, poll_frequency=0.05).until(lambda d: frames_drawn(d) == [True] * frames)
+    except TimeoutException:
+        return False
+    return True
+
+
+def test_the_jupyter_frame_is_drawn_and_fitted_whenever_it_gets_a_size(chromium, tmp_path):
+    """Issue 29: the graph was fitted once, before a notebook's frame had a size (a 0 0 0 0 viewBox in 13
+    of 20 loads): it is fitted whenever its frame gets or changes size: one frame loaded 20 times, two
+    frames on one page, a hidden tab shown later, a frame made narrower."""
+    with adtrace.record() as rec:
+        grad(square)(3.0)
+    frame = rec._repr_html_()
+    pages = {
+        "one": (f"<p>a notebook</p>{frame}", 1, 20),
+        "two": (f"{frame}<p>between</p>{frame}", 2, 5),
+        "hidden": (f"<div id=tab style='display:none'>{frame}</div>", 1, 5),
+    }
+    drawn = {}
+    for name, (body, frames, loads) in pages.items():
+        path = tmp_path / f"{name}.html"
+        path.write_text(f"<!DOCTYPE html><html><body>{body}</body></html>")
+        drawn[name] = 0
+        for _ in range(loads):
+            chromium.get(path.as_uri())
+            if name == "hidden":
+                assert not wait_drawn(chromium, frames, timeout=0.5)  # (hidden: nothing to fit yet)
+                chromium.execute_script("document.getElementById('tab').style.display = 'block'")
+            drawn[name] += wait_drawn(chromium, frames)
+    assert drawn == {"one": 20, "two": 5, "hidden": 5}
+    chromium.execute_script("const f = document.querySelector('iframe'); f.style.width = '300px';"
+                            " f.style.height = '260px'")
+    assert wait_drawn(chromium, 1)
+    view, refitted = fit_clicked(chromium)
+    assert view == refitted  # fitted again into the narrower frame, not only shrunk with it
+    assert [e for e in chromium.get_log("browser") if e["level"] == "SEVERE"] == []
+
