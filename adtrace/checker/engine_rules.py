@@ -75,10 +75,16 @@ def check_engine_recording(rec):
     order = {label: i for i, label in enumerate(rec.nodes)}
     rows.sort(key=lambda r: (order.get(r.node, -1), r.argnum if r.argnum is not None else -1, r.test != "local"))
     # (a bug of the whole pass first: every local rule may pass under it)
-    passes = [NodeCheck(node=f.node, primitive=getattr(rec.nodes.get(f.node), "primitive", "") or "(leaf)",
+    passes = [NodeCheck(node=f.node, primitive=_primitive(rec.nodes.get(f.node)),
                         argnum=None, site=f.site, test=f.test, status=FAIL, reason=f.reason)
               for f in pass_findings(rec, query)]
     return CheckReport(passes + rows, recording=rec)
+
+
+def _primitive(node):
+    """As recorded; "(leaf)" for a value made without children (not one made by an op without ``_op``: '')."""
+    primitive = getattr(node, "primitive", "")
+    return primitive if primitive or getattr(node, "parents", ()) else "(leaf)"
 
 
 def _local(rec, vjp):

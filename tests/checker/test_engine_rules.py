@@ -380,3 +380,17 @@ def test_a_grad_that_starts_as_none_is_accumulated_every_node_checked():
 
     report = check_engine(lambda x, y: (x * y + x).sum(), [0.5, -1.0, 2.0], [1.5, 0.25, -0.75], cls=LazyTensor)
     assert report.passed and statuses(report) == [PASS] and len(report.rows) == 5, report.rows
+
+
+def test_a_value_an_op_without_op_made_is_not_called_a_leaf():
+    """The edge style with no ``_op`` (every op ''): a pass finding at a value an op made shows its op as
+    recorded (''), as the graph does, not "(leaf)", which only a value made without children is."""
+    from learner_shapes import OplessEdgeValue
+
+    def twice(x):
+        out = x * x
+        out.backward()
+        return out
+
+    first = check_engine(twice, 1.5, cls=OplessEdgeValue).first_failure
+    assert (first.test, first.node, first.primitive) == ("one pass", "v1_op", "")
