@@ -41,9 +41,7 @@ def run_recorded(recording, query):
     if start is None or start.seed is None:
         return None
     parents = recording.graph(start.end)
-    nodes = {label: _Node(label) for label in parents}
-    for label, node in nodes.items():
-        node.parents = tuple(nodes[p] for p in parents[label])
+    nodes = _nodes(parents)
     recorded = {e.node: e.ingrads for e in events if isinstance(e, VJPCalled)}
     values = {label: getattr(recording.nodes.get(label), "value", None) for label in parents}
     node_to_grad = {start.end: [start.seed]}
@@ -61,6 +59,19 @@ def run_recorded(recording, query):
     return GradientRun(value=values.get(start.end), seed=start.seed, adjoint=None,
                        order=tuple(step.label for step in steps), steps=tuple(steps), parents=parents,
                        labels=tuple(label for label in recording.nodes if label in parents))
+
+
+def lecture_order(parents, end):
+    """The lecture's visit order (reverse topological, its DFS) over a recorded graph ``label -> parent
+    labels`` from ``end``: no values needed (capture ``structure`` too)."""
+    return tuple(node.label for node in reverse_topo_order(_nodes(parents)[end]))
+
+
+def _nodes(parents):
+    nodes = {label: _Node(label) for label in parents}
+    for label, node in nodes.items():
+        node.parents = tuple(nodes[p] for p in parents[label])
+    return nodes
 
 
 def _partials(ops, event, i, values, v_i_bar, recorded):

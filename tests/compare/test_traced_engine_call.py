@@ -298,3 +298,15 @@ def test_when_every_op_is_borrowed_from_the_engine_the_reference_check_is_not_kn
     check = _reference_check(call)
     assert verdict(check) == "not known" and "borrowed from the engine's own recording" in check.detail, check
     assert {r.status for r in call.alignment if r.label != "v3_op"} == {"not compared"}
+
+
+@pytest.mark.parametrize("cls, valid", [("Value", True), ("QueueValue", False)])
+def test_the_visit_order_is_checked_under_capture_structure_too(cls, valid):
+    """No values recorded: the lecture's order over the recorded graph is still known, and so is whether
+    the engine's visits are reverse topological (the check was left out, while the report said it ran)."""
+    import learner_passes
+
+    call = trace_engine_call(learner_passes.squares, (1.0,), engine=getattr(learner_passes, cls), capture="structure")
+    (order,) = [c for c in call.checks if c.name == "both visit orders are reverse topological"]
+    assert order.passed is valid, order
+    assert ("ran (visit 1) before its consumer v3_mul" in order.detail) is not valid
