@@ -29,6 +29,7 @@ import numpy as np
 
 from ..compare.checks import Check
 from ..compare.pass_checks import pass_findings
+from ..compare.traced_call import function_name
 from ..compare.differences import along
 from ..compare.tolerance import DEFAULT_RTOL, agree, agree_arrays, norm, power_of_two_unit, rtol_for
 from ..recording.events import AddOutgrads, VJPCalled
@@ -47,7 +48,11 @@ def check_engine(f, *args, cls, relative_to=None):
     engine = engine_named(cls)  # (the engine protocol: recording/engines.py)
     with np.errstate(all="ignore"), record(engine=cls, sites=True, capture="full", relative_to=relative_to) as rec:
         values = [engine.leaf(a) for a in args]
-        engine.backward(f(*values))
+        out = f(*values)
+        if not isinstance(out, engine.cls):  # (as trace_engine_call says it: not "float has no attribute backward")
+            raise TypeError(f"{function_name(f)} returned a {type(out).__name__}, not a {engine.cls.__qualname__}: "
+                            "nothing to call backward() on")
+        engine.backward(out)
     report = check_engine_recording(rec)
     report.gradient = tuple(map(engine.grad, values))
     return report

@@ -416,3 +416,16 @@ def test_a_value_an_update_changed_is_not_checked_at_the_data_it_was_made_with(c
     assert (moved.node, moved.argnum) == ("v3_mul", 1) and moved.reason.startswith("not known: the op of its inputs")
     assert [(r.node, r.argnum, r.status) for r in report.rows if r.node == "v3_mul" and r.argnum == 0] == [
         ("v3_mul", 0, PASS)]
+
+
+def test_a_function_returning_no_value_of_the_class_is_told_so_as_the_report_tells_it():
+    """``f`` returned ``.data`` (a float): nothing to run ``backward()`` on; it said "'float' object has no
+    attribute 'backward'", as if ``f`` had raised it. The class is restored all the same."""
+    before = dict(vars(Value))
+    with pytest.raises(TypeError, match=r"^data_of returned a float, not a Value: nothing to call backward\(\) on$"):
+        check_engine(data_of, 2.0, cls=Value)
+    assert_restored(Value, before)
+
+
+def data_of(x):
+    return (x * x).data
