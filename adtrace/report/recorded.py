@@ -13,8 +13,10 @@ snapshot row holds a copy of ``outgrads``.
 from collections import Counter
 from dataclasses import fields
 
+from ..compare.pass_checks import pass_findings
 from ..recording.events import (AddOutgrads, BackwardEnd, BackwardStart, JVPNodeCreated, JVPRoot, NodeCreated,
                                 RootCreated, ToposortYielded, TraceReturned, VJPCalled)
+from ..recording.passes import backward_passes
 from ..recording.snapshots import ADD, INIT, POP, RETURN, VJP, replay
 from .abbreviate import OUTGRADS_WIDTH, brief_outgrads, counted, each
 from .fit import Short, fit
@@ -46,6 +48,24 @@ def never_computed_line(recording, shown=5):
     return (f"**{len(never)} of {len(recording.nodes)} values' gradients were never computed:** no backward pass "
             f"reached them (made after the last pass, or not on the path to its output): {names}. Their `.grad` "
             "is what `__init__` set, not a gradient.")
+
+
+def pass_findings_lines(recording, shown=3):
+    """For an engine with its own ``backward()``: the bugs of its outermost passes (``compare/pass_checks.py``:
+    a gradient not zeroed, ``backward()`` twice, a visit order not reverse topological), the first of each
+    pass, as a traced call's report names them; past ``shown`` passes, counted (a loop that never zeroes)."""
+    if recording.code is None:
+        return []
+    found = [(p.query, finding) for p in backward_passes(recording) if p.parent is None
+             for finding in pass_findings(recording, p.query)[:1]]
+    lines = [f"**The backward pass is wrong (pass {query}): {text(finding.title)}**, at {code(finding.node)}"
+             f"{f' (made at {text(finding.site)})' if finding.site else ''}: {text(finding.reason)}."
+             for query, finding in found[:shown]]
+    more = [str(query) for query, _ in found[shown:]]
+    if more:
+        lines.append(f"_{'Pass' if len(more) == 1 else 'Passes'} {', '.join(more)} "
+                     f"{'is' if len(more) == 1 else 'are'} wrong too._")
+    return lines
 
 
 # -------------------- call sequence --------------------
