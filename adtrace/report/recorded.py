@@ -16,7 +16,7 @@ from dataclasses import fields
 from ..compare.pass_checks import pass_findings
 from ..recording.events import (AddOutgrads, BackwardEnd, BackwardStart, JVPNodeCreated, JVPRoot, NodeCreated,
                                 RootCreated, ToposortYielded, TraceReturned, VJPCalled)
-from ..recording.passes import backward_passes
+from ..recording.passes import user_query
 from ..recording.snapshots import ADD, INIT, POP, RETURN, VJP, replay
 from .abbreviate import OUTGRADS_WIDTH, brief_outgrads, counted, each
 from .fit import Short, fit
@@ -50,22 +50,15 @@ def never_computed_line(recording, shown=5):
             "is what `__init__` set, not a gradient.")
 
 
-def pass_findings_lines(recording, shown=3):
-    """For an engine with its own ``backward()``: the bugs of its outermost passes (``compare/pass_checks.py``:
-    a gradient not zeroed, ``backward()`` twice, a visit order not reverse topological), the first of each
-    pass, as a traced call's report names them; past ``shown`` passes, counted (a loop that never zeroes)."""
-    if recording.code is None:
-        return []
-    found = [(p.query, finding) for p in backward_passes(recording) if p.parent is None
-             for finding in pass_findings(recording, p.query)[:1]]
-    lines = [f"**The backward pass is wrong (pass {query}): {text(finding.title)}**, at {code(finding.node)}"
-             f"{f' (made at {text(finding.site)})' if finding.site else ''}: {text(finding.reason)}."
-             for query, finding in found[:shown]]
-    more = [str(query) for query, _ in found[shown:]]
-    if more:
-        lines.append(f"_{'Pass' if len(more) == 1 else 'Passes'} {', '.join(more)} "
-                     f"{'is' if len(more) == 1 else 'are'} wrong too._")
-    return lines
+def pass_findings_lines(recording):
+    """For an engine with its own ``backward()``: the bugs of the whole pass (``compare/pass_checks.py``: a
+    gradient not zeroed, ``backward()`` twice, a visit order not reverse topological) of its last outermost
+    pass, the one ``check`` examines (a loop that never zeroes shows it there too), as a traced call's report
+    names them. One pass: finding them reads the events before it (every pass's would be quadratic)."""
+    query = user_query(recording) if recording.code is not None else None
+    return [f"**The backward pass is wrong (pass {query}): {text(finding.title)}**, at {code(finding.node)}"
+            f"{f' (made at {text(finding.site)})' if finding.site else ''}: {text(finding.reason)}."
+            for finding in pass_findings(recording, query)]
 
 
 # -------------------- call sequence --------------------
