@@ -63,7 +63,8 @@ def _borrowed(recording, run):
             continue
         node = recording.nodes.get(step.label)
         why = (f"{step.label}'s children were given as a set: argument order lost"
-               if None in getattr(node, "argnums", ()) else f"{step.label}'s op {step.primitive!r} has no rule here")
+               if None in getattr(node, "argnums", ()) else step.borrowed or
+               f"{step.label}'s op {step.primitive!r} has no rule here")
         for contribution in step.contributions:
             found.setdefault(contribution.parent, why)
     return found

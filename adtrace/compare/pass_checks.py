@@ -143,10 +143,12 @@ def _out_of_order(recording, events):
         elif type(e) is AddOutgrads:
             if e.node is not None and e.parent in visits and e.parent not in named and _propagates(recording, e.parent):
                 named.add(e.parent)
-                before = grads.get(e.parent)
+                kept = recording.capture != "structure"  # (no values recorded: none to show)
+                grad = f", .grad {_text(grads.get(e.parent))}" if kept else ""
+                contribution = f" {_text(e.contribution)}" if kept else ""
                 findings.append(PassFinding(REVERSE_TOPOLOGICAL, e.parent, _site(recording, e.parent), (
-                    f"{e.parent}'s local backward ran (visit {visits[e.parent]}, .grad {_text(before)}) before its "
-                    f"consumer {e.node} had added into it ({e.node}'s contribution {_text(e.contribution)} came "
+                    f"{e.parent}'s local backward ran (visit {visits[e.parent]}{grad}) before its "
+                    f"consumer {e.node} had added into it ({e.node}'s contribution{contribution} came "
                     f"after): it passed on part of the sum of its partial adjoints, not all of it; in reverse "
                     f"topological order a node's _backward runs only after every consumer has added into "
                     f"node_to_grad[{e.parent}]")))
@@ -195,6 +197,8 @@ def _site(recording, label):
 
 
 def _text(value):
+    if value is None:
+        return "None"
     if isinstance(value, np.ndarray) and value.ndim and value.dtype.kind in "biuf":
         return np.array2string(value, precision=6, threshold=6, separator=", ")
     try:

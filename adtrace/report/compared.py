@@ -53,10 +53,17 @@ def summary_section(call):
     return "\n".join(parts)
 
 
+def _primitive(row, node):
+    """As recorded; "(leaf)" for a value made without children (not one made by an op without ``_op``: '')."""
+    return row.primitive or ("" if getattr(node, "parents", ()) else "(leaf)")
+
+
 def side_by_side_section(call, options):
     if not call.alignment:
         return None
-    rows = [(r.label, r.primitive or "(leaf)", "-" if r.partial_adjoints is None else Short(list(r.partial_adjoints)),
+    nodes = call.recording.nodes if call.recording is not None else {}
+    rows = [(r.label, _primitive(r, nodes.get(r.label)),
+             "-" if r.partial_adjoints is None else Short(list(r.partial_adjoints)),
              "not known" if r.v_i_bar is None and r.partial_adjoints is not None else Short(r.v_i_bar),
              Short(r.running, series), Short(r.popped),
              r.status if r.status != "differs" else "**DIFFERS**",

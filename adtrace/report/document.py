@@ -17,7 +17,8 @@ from .nesting import Nesting
 from .node_checks import node_checks_section
 from .profile import work_section
 from .lecture import lecture_mapping_section
-from .recorded import call_sequence_section, forward_section, levels_section, never_computed_line, snapshot_section
+from .recorded import (call_sequence_section, forward_section, levels_section, never_computed_line,
+                       pass_findings_lines, snapshot_section)
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,8 @@ def render_recording(recording, options=None, title="adtrace recording", intro=N
     never = never_computed_line(recording)
     if never:
         header += f"\n\n{never}"
+    for line in pass_findings_lines(recording):
+        header += f"\n\n{line}"
     return _document(header, Inputs(recording, Nesting(recording), options or ReportOptions()))
 
 

@@ -13,8 +13,10 @@ snapshot row holds a copy of ``outgrads``.
 from collections import Counter
 from dataclasses import fields
 
+from ..compare.pass_checks import pass_findings
 from ..recording.events import (AddOutgrads, BackwardEnd, BackwardStart, JVPNodeCreated, JVPRoot, NodeCreated,
                                 RootCreated, ToposortYielded, TraceReturned, VJPCalled)
+from ..recording.passes import user_query
 from ..recording.snapshots import ADD, INIT, POP, RETURN, VJP, replay
 from .abbreviate import OUTGRADS_WIDTH, brief_outgrads, counted, each
 from .fit import Short, fit
@@ -48,6 +50,17 @@ def never_computed_line(recording, shown=5, markdown=True):
     lead = strong(f"{len(never)} of {len(recording.nodes)} values' gradients were never computed:")
     return (f"{lead} no backward pass reached them (made after the last pass, or not on the path to its output): "
             f"{names}. Their {mark('.grad')} is what {mark('__init__')} set, not a gradient.")
+
+
+def pass_findings_lines(recording):
+    """For an engine with its own ``backward()``: the bugs of the whole pass (``compare/pass_checks.py``: a
+    gradient not zeroed, ``backward()`` twice, a visit order not reverse topological) of its last outermost
+    pass, the one ``check`` examines (a loop that never zeroes shows it there too), as a traced call's report
+    names them. One pass: finding them reads the events before it (every pass's would be quadratic)."""
+    query = user_query(recording) if recording.code is not None else None
+    return [f"**The backward pass is wrong (pass {query}): {text(finding.title)}**, at {code(finding.node)}"
+            f"{f' (made at {text(finding.site)})' if finding.site else ''}: {text(finding.reason)}."
+            for finding in pass_findings(recording, query)]
 
 
 # -------------------- call sequence --------------------

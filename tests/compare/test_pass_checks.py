@@ -32,6 +32,16 @@ def test_a_visit_before_a_consumer_has_added_is_named_with_both_nodes():
     assert ".grad 1)" in found[0].reason and "contribution 3" in found[0].reason
 
 
+def test_a_visit_before_a_consumer_has_added_under_capture_structure_shows_no_value():
+    """No values recorded: the finding names both nodes and no value (it said ".grad NoneType")."""
+    with adtrace.record(engine=learner_passes.QueueValue, capture="structure") as rec:
+        learner_passes.squares(learner_passes.QueueValue(1.0)).backward()
+    (found,) = pass_findings(rec, rec.user_query())
+    assert (found.test, found.node) == (REVERSE_TOPOLOGICAL, "v1_mul")
+    assert "ran (visit 1) before its consumer v3_mul had added into it (v3_mul's contribution came after)" \
+        in found.reason, found.reason
+
+
 def test_a_node_visited_twice_in_one_pass_is_named():
     """A topological sort without its ``visited`` set: ``h`` is listed, and run, once per use."""
     found = findings(learner_passes.squares, 1.0, cls=learner_passes.RepeatValue)

@@ -324,3 +324,32 @@ def test_when_every_op_is_borrowed_from_the_engine_the_reference_check_is_not_kn
     check = _reference_check(call)
     assert verdict(check) == "not known" and "borrowed from the engine's own recording" in check.detail, check
     assert {r.status for r in call.alignment if r.label != "v3_op"} == {"not compared"}
+
+
+@pytest.mark.parametrize("cls, valid", [("Value", True), ("QueueValue", False)])
+def test_the_visit_order_is_checked_under_capture_structure_too(cls, valid):
+    """No values recorded: the lecture's order over the recorded graph is still known, and so is whether
+    the engine's visits are reverse topological (the check was left out, while the report said it ran)."""
+    import learner_passes
+
+    call = trace_engine_call(learner_passes.squares, (1.0,), engine=getattr(learner_passes, cls), capture="structure")
+    (order,) = [c for c in call.checks if c.name == "both visit orders are reverse topological"]
+    assert order.passed is valid, order
+    assert ("ran (visit 1) before its consumer v3_mul" in order.detail) is not valid
+
+
+def test_a_training_step_inside_f_is_no_divergence_of_a_right_engine():
+    """``f`` takes a step (``w.data -= lr * w.grad``) before its loss: the recording keeps ``w``'s first data,
+    the loss is made of the new. The lecture borrows the engine's contributions there, saying why; the
+    report's reference check was a FAIL ("first divergent node: v0_leaf") on a right engine."""
+    def step_then_loss(x):
+        w = Value(0.5)
+        (w * 2.0).backward()
+        w.data -= 0.1 * w.grad
+        w.grad = 0.0
+        return (w * x).tanh()
+
+    call = trace_engine_call(step_then_loss, (0.7,), engine=Value)
+    assert all(passed(call).values()), call.checks
+    agree = next(c for c in call.checks if c.name.startswith("reference engine"))
+    assert "inputs as recorded do not give its value" in agree.detail, agree.detail

@@ -274,3 +274,13 @@ def test_a_right_pass_after_zeroing_passes_check(tmp_path):
     check = adtrace("check", "learner_passes.py:zeroed", "--at", "1", "--engine", "learner_passes.py:Value",
                     cwd=tmp_path)
     assert check.returncode == 0 and check.stdout.rstrip().endswith("all pass."), (check.stdout, check.stderr)
+
+
+@pytest.mark.parametrize("command", ["check", "report"])
+def test_a_function_returning_a_number_is_told_so_by_check_as_by_report(tmp_path, command):
+    """``loss`` returns ``.data``: nothing to run ``backward()`` on. ``check`` said "raised AttributeError:
+    'float' object has no attribute 'backward'" (and would have named its own wrapper)."""
+    written(tmp_path, {"my_engine.py": ENGINE, "f.py": "def loss(x):\n    return (x * x).data\n"})
+    out = run(command, "f.py:loss", "--at", "2", "--engine", "my_engine.py:Value", cwd=tmp_path)
+    one_error_line(out, "loss returned a float, not a Value: nothing to call backward() on")
+    assert "through_engine" not in out.stderr

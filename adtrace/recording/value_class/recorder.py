@@ -21,11 +21,15 @@ The same events as autograd's, in the same order within a pass (``recording/even
 - ``backward_end`` (``result`` None: the gradients stay on the values, where autograd pops its
   ``outgrads`` entries as it visits).
 
-``level`` is 0; ``query`` numbers the ``backward()`` calls. What a write keeps is described in
+``level`` is 0; ``query`` numbers the ``backward()`` calls. Only the thread that made the recorder (entered
+its ``record()``) is recorded: another thread running in a copy of that context (``asyncio.to_thread``,
+``contextvars.copy_context().run``) would mix its passes into the running one's; its calls are left
+out, and the first says so (``RecorderWarning``). What a write keeps is described in
 ``AddOutgrads``: for an ndarray ``.grad`` updated in place the previous value is the recorder's
 own copy of the last result it recorded for that value (None when it has none).
 """
 
+import threading
 import types
 
 import numpy as np
@@ -35,7 +39,7 @@ from ..events import NO_PREVIOUS, REV, AddOutgrads, BackwardEnd, BackwardStart, 
 from ..fanout import fanout_for, guard_callbacks
 from ..labels import node_label, op_name, unrecorded_label
 from ..packers import write
-from ..recorder import RecorderBase
+from ..recorder import RecorderBase, RecorderWarning
 from ..values import SCALARS, stored_summary
 from .descriptors import MISSING
 from .hooks import Callbacks, Unordered
@@ -71,6 +75,7 @@ class Recorder(RecorderBase):
         self._alive = []  # every value labelled, so that its id stays its own while recording
         self._count = self._unrecorded = self._queries = 0
         self._passes = []  # _Pass per running backward(), innermost last
+        self._thread, self._told = threading.get_ident(), False  # (the thread recorded: the one entering)
 
     def _release(self):
         """No more callbacks come: let the values go."""
@@ -79,6 +84,8 @@ class Recorder(RecorderBase):
     # ---- nodes
 
     def node_created(self, node, children, op, data):
+        if threading.get_ident() != self._thread:
+            return self._elsewhere()
         label = node_label(self._count, op_name(op, leaf=not children))
         self._count += 1
         self._name(node, label)
@@ -91,10 +98,14 @@ class Recorder(RecorderBase):
     # ---- a backward() call
 
     def backward_started(self, end):
+        if threading.get_ident() != self._thread:
+            return self._elsewhere()
         self._queries += 1
         self._passes.append(_Pass(self._queries, self._label(end)))
 
     def seeded(self, end, previous, value):
+        if threading.get_ident() != self._thread:
+            return self._elsewhere()
         run = self._run()
         if run is not None and not run.started:
             run.pending.append((end, previous, value, True))
@@ -102,6 +113,8 @@ class Recorder(RecorderBase):
             self._emit(AddOutgrads, **self._write(run, None, end, None, previous, None, value, None))
 
     def local_backward_started(self, node, grad):
+        if threading.get_ident() != self._thread:
+            return self._elsewhere()
         run = self._started()
         if run is None:
             return
@@ -111,6 +124,8 @@ class Recorder(RecorderBase):
         run.visits.append(_Visit(node, label, self.keep(grad), self._children.get(id(node))))
 
     def grad_written(self, node, target, position, previous, contribution, result, accumulated):
+        if threading.get_ident() != self._thread:
+            return self._elsewhere()
         run = self._run()
         if run is None:
             return
@@ -126,6 +141,8 @@ class Recorder(RecorderBase):
             self._emit(AddOutgrads, **fields)
 
     def local_backward_ended(self, node, error):
+        if threading.get_ident() != self._thread:
+            return self._elsewhere()
         run = self._run()
         if run is None or not run.visits or run.visits[-1].node is not node:
             return
@@ -136,6 +153,8 @@ class Recorder(RecorderBase):
             self._emit(AddOutgrads, **fields)
 
     def backward_ended(self, end, error):
+        if threading.get_ident() != self._thread:
+            return self._elsewhere()
         run = self._run()
         if run is None:
             return
@@ -145,6 +164,15 @@ class Recorder(RecorderBase):
                    error=None if error is None else type(error).__name__)
 
     # ---- helpers
+
+    def _elsewhere(self):
+        """A call from another thread sharing this recording's context: left out, said once."""
+        if not self._told:
+            self._told = True
+            self.warn(RecorderWarning(
+                f"thread {threading.current_thread().name!r} runs in a copy of the context of a record() entered on "
+                f"another thread (asyncio.to_thread, contextvars.copy_context().run): its calls are not recorded "
+                f"(they would mix into that thread's passes); enter a record() in the thread itself"))
 
     def _emit(self, event_type, **fields):
         write(self.values, event_type, mode=REV, level=0, **fields)

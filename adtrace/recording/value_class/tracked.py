@@ -86,6 +86,12 @@ class Tracked:
             return self._kind(self)
         raise AttributeError(name)
 
+    def __setattr__(self, name, value):  # (g.shape = 3, g.foo = 1: the plain number's AttributeError)
+        setattr(self._plain, name, value)
+
+    def __delattr__(self, name):
+        delattr(self._plain, name)
+
     def __copy__(self):
         return self._plain
 
@@ -184,6 +190,15 @@ class TrackedArray(np.ndarray):
     def __repr__(self):
         return repr(plain(self))
 
+    def __setattr__(self, name, value):  # (a property, .shape: the plain array's; g.foo = 1: its AttributeError)
+        if isinstance(getattr(type(self), name, None), property):
+            object.__setattr__(self, name, value)
+        else:
+            setattr(plain(self), name, value)
+
+    def __delattr__(self, name):
+        delattr(plain(self), name)
+
     def resize(self, *new_shape, refcheck=True):
         """The plain array's, and the view's own shape follows; a new size (which moves the memory) is
         refused by numpy as for any array another refers to (this view), whatever ``refcheck`` says: moved,
@@ -250,7 +265,7 @@ def track(value, owner, state):
         number = value.view(TrackedArray)
     else:
         return value
-    number._plain, number._owner, number._state = value, owner, state
+    vars(number).update(_plain=value, _owner=owner, _state=state)  # (its own attributes: set as the plain's refuse)
     return number
 
 
