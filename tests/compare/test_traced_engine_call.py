@@ -150,6 +150,24 @@ def test_an_argument_the_call_made_a_leaf_has_no_line_of_the_user_and_is_an_inpu
     assert sites["v2_leaf"].startswith("tests/compare/test_traced_engine_call.py:")
     assert re.search(r"\| \(input\) +\| 1 ", render(call))
 
+
+def test_a_breadth_first_walk_that_only_visits_a_leaf_early_passes_every_check():
+    """``h * x + h``: breadth-first reaches the leaf ``x`` before ``h``'s ``_backward`` adds into it; a
+    leaf's local backward does nothing, so the gradient is right. The report failed the order and the
+    reference (first divergent node: the leaf) while ``check`` and finite differences passed."""
+    from learner_passes import QueueValue
+
+    def f(x, y):
+        h = x * y * 2.0
+        return h * x + h
+
+    call = trace_engine_call(f, (0.5, 0.8), engine=QueueValue)
+    assert [(c.name, verdict(c)) for c in call.checks] == [
+        ("reference engine vs QueueValue, per node", "pass"), ("both visit orders are reverse topological", "pass"),
+        ("every write into .grad adds", "pass"), ("central finite differences", "pass")]
+    assert "valid (a leaf visited before a consumer added into it" in call.checks[1].detail
+    assert call.gradient == pytest.approx((2 * 2 * 0.5 * 0.8 + 2 * 0.8, 2 * 0.5 * 0.5 + 2 * 0.5))
+
 # ---- a tensor-valued engine (numpy data and grad, @, sum, broadcasting)
 
 def dense(w, x, b):
