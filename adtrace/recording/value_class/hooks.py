@@ -333,6 +333,8 @@ def _unordered(children):
 
 
 def _is_iterator(children):
+    if type(children) is tuple or type(children) is list:  # (micrograd's (self, other): no iterator made)
+        return False
     try:
         return iter(children) is children
     except TypeError:

@@ -239,6 +239,7 @@ TrackedFloat64 = type("TrackedFloat64", (np.float64,), {
 TrackedInt._kind, TrackedFloat._kind = int, float
 _NUMBERS = (Tracked, TrackedFloat64)
 _TRACKED = {int: TrackedInt, float: TrackedFloat, np.float64: TrackedFloat64}
+_UNTRACKED = frozenset({int, float, type(None)})
 
 
 def track(value, owner, state):
@@ -263,6 +264,8 @@ def detach(value):
 
 
 def plain(value):
+    if type(value) in _UNTRACKED:  # (most values a pass reads and writes: no isinstance)
+        return value
     if isinstance(value, _NUMBERS):
         return value._plain
     if isinstance(value, TrackedArray):  # (np.asanyarray(g) is g; a view made by np.ndarray.view has no _plain)
