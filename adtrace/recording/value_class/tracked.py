@@ -238,6 +238,7 @@ TrackedFloat64 = type("TrackedFloat64", (np.float64,), {
     "__module__": __name__, "__qualname__": "TrackedFloat64", "_kind": np.float64})
 TrackedInt._kind, TrackedFloat._kind = int, float
 _NUMBERS = (Tracked, TrackedFloat64)
+_ALL = (*_NUMBERS, TrackedArray)  # every tracked kind
 _TRACKED = {int: TrackedInt, float: TrackedFloat, np.float64: TrackedFloat64}
 _UNTRACKED = frozenset({int, float, type(None)})
 
@@ -283,7 +284,7 @@ def _plain_all(value):
 
 
 def _state_of(value):
-    if isinstance(value, (*_NUMBERS, TrackedArray)):
+    if isinstance(value, _ALL):
         return value.__dict__.get("_state")
     return None
 
@@ -310,7 +311,7 @@ def accumulation(addition, target, previous, result):
     _, left, right, sign = addition
     pairs = ((left, right),) if sign is SUBTRACTED else ((left, right), (right, left))
     for mine, other in pairs:
-        if isinstance(mine, (*_NUMBERS, TrackedArray)) and mine.__dict__.get("_owner") is target \
+        if isinstance(mine, _ALL) and mine.__dict__.get("_owner") is target \
                 and plain(mine) is previous:
             other = plain(other)
             if result is previous and isinstance(other, np.ndarray) and np.may_share_memory(other, result):
