@@ -26,7 +26,7 @@ from typing import Protocol
 
 from ..patching import NOTSET, original_of
 from .descriptors import MISSING, BackwardDescriptor, EdgesDescriptor, GradDescriptor, Storage
-from .tracked import accumulation, detach, plain
+from .tracked import accumulation, detach_all, plain
 
 
 class Callbacks(Protocol):
@@ -346,8 +346,7 @@ def _hand_back(state, frame):
     if state.frames:
         state.frames[-1].handed += frame.handed
     else:
-        for value in frame.handed:
-            detach(value)
+        detach_all(frame.handed)
 
 
 class _ThreadState(threading.local):

@@ -204,8 +204,9 @@ class Recorder(RecorderBase):
             kept_previous = run.grads.get(id(target)) if in_place else self.keep(previous)
             previous_flag = in_place
         kept = run.grads[id(target)] = self.keep(result)
-        return {"query": run.number, "node": None if node is None else self._label(node), "position": position,
-                "parent": self._label(target), "argnum": position, "previous": kept_previous,
+        labels = self._labels
+        return {"query": run.number, "node": None if node is None else labels.get(id(node)) or self._label(node),
+                "position": position, "parent": labels.get(id(target)) or self._label(target), "argnum": position, "previous": kept_previous,
                 "previous_flag": previous_flag, "contribution": self.keep(contribution), "result": kept,
                 "result_flag": in_place, "replaced": None if accumulated is None else not accumulated}
 
@@ -251,7 +252,7 @@ class _Visit:
         """The contributions by child position; in write order when the children are not known."""
         if self.children is None:
             return tuple(fields["contribution"] for fields in self.writes)
-        return tuple(self.by_position.get(position) for position in range(self.children))
+        return tuple(map(self.by_position.get, range(self.children)))
 
 
 _POSITIONS = [tuple(range(n)) for n in range(4)]  # (made once: most values have 0, 1 or 2 children)

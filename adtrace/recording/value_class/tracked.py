@@ -259,9 +259,15 @@ def track(value, owner, state):
 def detach(value):
     """A tracked value's local backward has returned: it forgets its owner and the state (it keeps no
     graph alive, notes nothing, and is its plain value in all but its type)."""
-    attributes = vars(value)
-    attributes.pop("_owner", None)
-    attributes.pop("_state", None)
+    detach_all((value,))
+
+
+def detach_all(values):
+    """``detach`` each of ``values`` (one call per local backward, not one per value)."""
+    for value in values:
+        attributes = vars(value)
+        attributes.pop("_owner", None)
+        attributes.pop("_state", None)
 
 
 def plain(value):
