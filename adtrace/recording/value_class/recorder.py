@@ -206,9 +206,9 @@ class Recorder(RecorderBase):
         kept = run.grads[id(target)] = self.keep(result)
         labels = self._labels
         return {"query": run.number, "node": None if node is None else labels.get(id(node)) or self._label(node),
-                "position": position, "parent": labels.get(id(target)) or self._label(target), "argnum": position, "previous": kept_previous,
-                "previous_flag": previous_flag, "contribution": self.keep(contribution), "result": kept,
-                "result_flag": in_place, "replaced": None if accumulated is None else not accumulated}
+                "position": position, "parent": labels.get(id(target)) or self._label(target), "argnum": position,
+                "previous": kept_previous, "previous_flag": previous_flag, "contribution": self.keep(contribution),
+                "result": kept, "result_flag": in_place, "replaced": None if accumulated is None else not accumulated}
 
     def _label(self, value):
         label = self._labels.get(id(value))
