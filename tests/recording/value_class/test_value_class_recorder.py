@@ -4,6 +4,7 @@ engine's real run; results bit-identical; the class restored exactly; the sessio
 import asyncio
 import contextlib
 import contextvars
+import inspect
 import os
 import threading
 import warnings
@@ -344,6 +345,13 @@ def test_fork_while_another_thread_records():
     statuses = fork_while(keep_recording, in_child)
     assert statuses == [0] * 20
     assert_restored(Value, before)
+
+
+def test_the_recorders_events_are_written_inline():
+    """Its hot path calls no packer: each write(...) is compiled as the packer's own statements."""
+    methods = [inspect.unwrap(function) for name, function in vars(Recorder).items()
+               if inspect.isfunction(function) and "write(" in inspect.getsource(function)]
+    assert len(methods) >= 6 and all("write" not in method.__code__.co_names for method in methods)
 
 
 def test_a_failing_recorder_warns_and_the_engine_runs_on(monkeypatch):
