@@ -10,6 +10,12 @@ its ops take arrays of one shape (``2.0 - x`` makes the number an array of ``x``
 
 import numpy as np
 
+# numpy 2 keeps float32 * 1.0 a float32 (NEP 50); numpy 1.x makes it a float64, which adtrace tracks as a float.
+FLOAT32_KEPT = type(np.float32(1.0) * 1.0) is np.float32
+# A numpy scalar adtrace does not track whose products stay its own type under either: a .grad of it that a
+# _backward reads and adds to is "not known".
+UNTRACKED = np.float32 if FLOAT32_KEPT else np.longdouble
+
 
 class SignedValue:
 

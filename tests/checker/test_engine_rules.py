@@ -289,10 +289,9 @@ def test_every_form_on_arrays_is_an_accumulation():
 def test_a_write_adtrace_cannot_tell_is_not_known_never_a_pass():
     """numpy float32 data: x.grad is a float32 after the first write (0.0 + float32), and float32 is not
     tracked: the second ``+=`` added or replaced? Skipped, saying so; the other argument is checked."""
-    import numpy as np
-    from learner_writes import SignedValue
+    from learner_writes import UNTRACKED, SignedValue
 
-    report = check_engine(lambda a: a * a, np.float32(3.0), cls=SignedValue)
+    report = check_engine(lambda a: a * a, UNTRACKED(3.0), cls=SignedValue)
     (unknown,) = [r for r in report.rows if r.test == "accumulation"]
     assert (unknown.node, unknown.argnum, unknown.status) == ("v1_mul", 1, SKIPPED)
     assert unknown.reason.startswith("not known whether this write added to v0_leaf.grad or replaced it")

@@ -245,12 +245,10 @@ def test_every_form_of_accumulation_adds():
 def test_writes_adtrace_cannot_tell_are_not_known_never_a_pass():
     """numpy float32 data: the second ``+=`` into ``x.grad``, a float32 (not tracked), added or replaced?
     The writes check, the report and the page say "not known"."""
-    import numpy as np
-
     from adtrace.view import page_data
-    from learner_writes import SignedValue
+    from learner_writes import UNTRACKED, SignedValue
 
-    call = trace_engine_call(lambda a: a * a, (np.float32(3.0),), engine=SignedValue)
+    call = trace_engine_call(lambda a: a * a, (UNTRACKED(3.0),), engine=SignedValue)
     writes = writes_check(call)
     assert verdict(writes) == "not known" and writes.skipped, writes
     assert writes.detail.startswith("2 writes, 1 add; 1 not known: added or replaced (first: v1_mul's write into "

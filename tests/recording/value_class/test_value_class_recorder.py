@@ -19,6 +19,7 @@ from adtrace.recording import registry
 from adtrace.recording.micrograd import hooked_classes
 from adtrace.recording.recorder import RecorderWarning
 from adtrace.recording.value_class.recorder import Recorder
+import learner_writes
 from children import fork_while
 from restored import assert_restored
 from value_classes import ArrayValue, BuggyValue, SlotValue, Value, ZeroingValue
@@ -98,7 +99,7 @@ def test_an_assignment_is_recorded_as_replacing(cls, replaced, grad):
     ("SignedValue", 3.0, [False] * 8), ("SignedArray", [3.0], [False] * 8),  # every form adds
     ("AssignValue", 3.0, [True] * 4), ("AssignArray", [3.0], [True] * 4),    # the = bug in every op
     ("SignedValue", np.float64(3.0), [False] * 8),  # a float64 .grad is tracked as a float is
-    ("SignedValue", np.float32(3.0), [False] * 7 + [None]),  # x.grad a float32 (untracked), read
+    ("SignedValue", learner_writes.UNTRACKED(3.0), [False] * 7 + [None]),  # x.grad a float32 (untracked), read
 ])
 def test_each_write_recorded_as_it_is(cls, x, replaced):
     """``(0.1 - (x*x - x)) + x`` (``x*x - x`` for the Assign classes): each write's ``replaced``, and
