@@ -5,6 +5,7 @@ or left out where its report has no such input."""
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
+from ..recording.events import FWD, REV
 from .options import ReportOptions
 from .abbreviate import clip
 from .fit import LINE_WIDTH
@@ -35,7 +36,7 @@ class Inputs:
 
     @property
     def mode(self):
-        return "rev" if self.reverse else "fwd"
+        return REV if self.reverse else FWD
 
 
 @dataclass(frozen=True)

@@ -104,9 +104,7 @@ class ClassHooks:
     and ``grad_write``, on its ``cls``, configured by its ``shape``."""
 
     def __init__(self, engine):
-        self.cls, self.shape = engine.cls, engine.shape
-        self.sites = {"pass_start": engine.pass_start, "local_backward": engine.local_backward,
-                      "grad_write": engine.grad_write}
+        self.engine, self.cls, self.shape = engine, engine.cls, engine.shape
         self.active = ContextVar(f"adtrace_{engine.name}_{self.cls.__qualname__}", default=None)
         self.local = _PerThread(self.written_in_place)  # .state: this thread's _ThreadState
         self.children = {}  # id(node) -> (node, children); keeps the nodes alive, so ids stay unique
@@ -116,14 +114,14 @@ class ClassHooks:
         """Put every hook on the class, or none (a failure undoes what was put); ``patcher.undo()``
         restores the class: its ``__dict__`` entries are the very objects they were, instances keep
         plain numbers and their own closures."""
-        cls, sites = self.cls, self.sites
-        init, backward = original_of(cls.__init__), original_of(inspect.getattr_static(*sites["pass_start"]))
+        cls, engine = self.cls, self.engine
+        init, backward = original_of(cls.__init__), original_of(inspect.getattr_static(*engine.pass_start))
         local = EdgesDescriptor if self.shape.edges else BackwardDescriptor
         hooks = [
             ((cls, "__init__"), self._wrap_init(init), init),
-            (sites["pass_start"], self._wrap_backward(backward), backward),
-            (sites["grad_write"], GradDescriptor(self, self.grad), NOTSET),
-            (sites["local_backward"], local(self, Storage(*sites["local_backward"])), NOTSET),
+            (engine.pass_start, self._wrap_backward(backward), backward),
+            (engine.grad_write, GradDescriptor(self, self.grad), NOTSET),
+            (engine.local_backward, local(self, Storage(*engine.local_backward)), NOTSET),
         ]
         patcher.on_undo(self.children.clear)
         with patcher.transaction():
