@@ -54,7 +54,10 @@ def pass_findings(recording, query):
         findings = [_twice(recording, query, events, earlier, stale)]
     else:
         made = {label: i for i, label in enumerate(recording.nodes)}  # (in the order the values were made)
-        findings = [_not_zeroed(recording, query, label, stale[label])
+        sources = {source for _, source in stale.values() if source is not None}  # (each pass's end found once:
+        ends = {source: next((e.end for e in recording.query_events(source) if type(e) is BackwardStart), None)
+                for source in sources}  # a network not zeroed has hundreds of stale values, one or two sources)
+        findings = [_not_zeroed(recording, query, label, stale[label], ends)
                     for label in sorted(stale, key=lambda label: made.get(label, -1))]
     return _first(findings, "held a gradient when the pass began") + _first(_out_of_order(recording, events),
                                                                            "ran early too")
@@ -114,11 +117,12 @@ def _twice(recording, query, events, earlier, stale):
         "backward() once, or zero every .grad before the second)"))
 
 
-def _not_zeroed(recording, query, label, found):
+def _not_zeroed(recording, query, label, found, ends):
+    """``ends``: the end of each earlier pass a stale value was left by."""
     value, source = found
     origin = "an earlier pass (before the recording)"
     if source is not None:
-        end = next((e.end for e in recording.query_events(source) if type(e) is BackwardStart), None)
+        end = ends[source]
         made = _site(recording, end)
         made = ", an input" if made == INPUT else f", made at {made}" if made else ""
         origin = f"pass {source} (backward() from {end}{made})"
