@@ -195,7 +195,13 @@ class ClassHooks:
             state, error = hooks.local.state, None
             if state.quiet:
                 return closure(*args, **kwargs)
-            hooks.notify("local_backward_started", node, hooks.grad.load_or_missing(node))
+            grad, sink = hooks.grad.load_or_missing(node), hooks.active.get()
+            if sink is not None:  # (notify, written out on the hot path: one call per callback)
+                state.quiet += 1
+                try:
+                    sink.local_backward_started(node, grad)
+                finally:
+                    state.quiet -= 1
             entry = hooks.children.get(id(node))
             state.frames.append(_Frame(node, entry[1] if entry and entry[0] is node else None))
             state.addition = state.in_place = None
@@ -210,7 +216,13 @@ class ClassHooks:
                     state.frames[-1].read |= frame.read
                 _hand_back(state, frame)
                 state.addition = state.in_place = None
-                hooks.notify("local_backward_ended", node, error)
+                sink = hooks.active.get()
+                if sink is not None:  # (notify, written out)
+                    state.quiet += 1
+                    try:
+                        sink.local_backward_ended(node, error)
+                    finally:
+                        state.quiet -= 1
                 error = None
 
         recorded.__wrapped__ = closure
@@ -264,7 +276,14 @@ class ClassHooks:
             finally:
                 self.local.state.quiet -= 1
         self.children[id(node)] = (node, tuple(children))
-        self.notify("node_created", node, children, op, data)
+        sink = self.active.get()
+        if sink is not None:  # (notify, written out)
+            state = self.local.state
+            state.quiet += 1
+            try:
+                sink.node_created(node, children, op, data)
+            finally:
+                state.quiet -= 1
 
     def _ordered(self, op, data, children):
         """A set's children in argument order where the op's forward decides it (a tuple), else in the
@@ -306,8 +325,13 @@ class ClassHooks:
             contribution, accumulated = result, False
         else:  # read, and written otherwise than by adding to it (grad = grad * 1 + c, an in-place *=)
             contribution, accumulated = None, None
-        self.notify("grad_written", frame.node, target, frame.position(target), previous, contribution,
-                    result, accumulated)
+        position, sink = frame.position(target), self.active.get()
+        if sink is not None:  # (notify, written out)
+            state.quiet += 1
+            try:
+                sink.grad_written(frame.node, target, position, previous, contribution, result, accumulated)
+            finally:
+                state.quiet -= 1
 
     def notify(self, callback, *args):
         sink = self.active.get()

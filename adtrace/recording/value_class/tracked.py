@@ -255,7 +255,7 @@ TrackedInt._kind, TrackedFloat._kind = int, float
 _NUMBERS = (Tracked, TrackedFloat64)
 _ALL = (*_NUMBERS, TrackedArray)  # every tracked kind
 _TRACKED = {int: TrackedInt, float: TrackedFloat, np.float64: TrackedFloat64}
-_UNTRACKED = frozenset({int, float, type(None)})
+UNTRACKED = frozenset({int, float, type(None)})  # (``plain`` of these is themselves: callers test it first)
 
 
 def track(value, owner, state):
@@ -286,7 +286,7 @@ def detach_all(values):
 
 
 def plain(value):
-    if type(value) in _UNTRACKED:  # (most values a pass reads and writes: no isinstance)
+    if type(value) in UNTRACKED:  # (most values a pass reads and writes: no isinstance)
         return value
     if isinstance(value, _NUMBERS):
         return value._plain
@@ -352,7 +352,7 @@ def _negative(value):
 
 def _note(left, right, result, sign="+"):
     for operand in (left, right):
-        state = _state_of(operand)
+        state = operand.__dict__.get("_state") if isinstance(operand, _ALL) else None  # (_state_of, written out)
         if state is not None:
             if not state.quiet:
                 state.addition = (result, left, right, sign)
