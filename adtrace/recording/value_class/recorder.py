@@ -36,7 +36,7 @@ import numpy as np
 
 from ..callsite import user_call_site
 from ..events import NO_PREVIOUS, REV, AddOutgrads, BackwardEnd, BackwardStart, NodeCreated, ToposortYielded, VJPCalled
-from ..fanout import fanout_for, guard_callbacks
+from ..fanout import fanout_for, guard_callbacks, guards_itself
 from ..labels import label_name, op_name, unrecorded_label
 from ..packers import inline_writes, write
 from ..recorder import RecorderBase, RecorderWarning
@@ -91,24 +91,30 @@ class Recorder(RecorderBase):
 
     # ---- nodes
 
+    @guards_itself
     def node_created(self, node, children, op, data):
-        if threading.get_ident() != self._thread:
-            return self._elsewhere()
-        # Hot path (once per value made): the label's parts reduced once per op, the event written inline.
-        count, labels = self._count, self._labels
-        self._count = count + 1
-        names = self._names.get(op) if children and type(op) is str else None
-        name, primitive = names or self._name_of(op, children)
-        label = f"v{count}_{name}"  # (labels.label_for written out, as the autograd recorder's)
-        labels[id(node)] = label  # (self._name, written out)
-        self._alive.append(node)
-        n = self._children[id(node)] = len(children)
-        parents = ",".join([labels.get(id(child)) or self._label(child) for child in children])
-        site = user_call_site(self.relative_to, self._own_code) if self.keep_sites else None
-        value = None if self.nothing else data if type(data) is not np.ndarray else self.keep(data)  # (self.keep)
-        argnums = _POSITIONS[n] if n < len(_POSITIONS) and type(children) is tuple else _argnums(children)
-        write(self.values, NodeCreated, mode=REV, level=0, query=self._passes[-1].number if self._passes else None,
-              label=label, primitive=primitive, argnums=argnums, parents=parents, value=value, site=site)
+        if not self.live:  # (the guard, written out: one frame per callback)
+            return
+        try:
+            if threading.get_ident() != self._thread:
+                return self._elsewhere()
+            # Hot path (once per value made): the label's parts reduced once per op, the event written inline.
+            count, labels = self._count, self._labels
+            self._count = count + 1
+            names = self._names.get(op) if children and type(op) is str else None
+            name, primitive = names or self._name_of(op, children)
+            label = f"v{count}_{name}"  # (labels.label_for written out, as the autograd recorder's)
+            labels[id(node)] = label  # (self._name, written out)
+            self._alive.append(node)
+            n = self._children[id(node)] = len(children)
+            parents = ",".join([labels.get(id(child)) or self._label(child) for child in children])
+            site = user_call_site(self.relative_to, self._own_code) if self.keep_sites else None
+            value = None if self.nothing else data if type(data) is not np.ndarray else self.keep(data)  # (self.keep)
+            argnums = _POSITIONS[n] if n < len(_POSITIONS) and type(children) is tuple else _argnums(children)
+            write(self.values, NodeCreated, mode=REV, level=0, query=self._passes[-1].number if self._passes else None,
+                  label=label, primitive=primitive, argnums=argnums, parents=parents, value=value, site=site)
+        except Exception as exc:
+            self.fail(exc)
 
     def _name_of(self, op, children):
         """``(label name, primitive)`` of a value's op; an operation's kept for the next (only a str's:
@@ -135,51 +141,69 @@ class Recorder(RecorderBase):
         elif run is not None:  # the end's .grad written again by backward() itself
             self._add_outgrads(self._write(run, None, end, None, previous, None, value, None))
 
+    @guards_itself
     def local_backward_started(self, node, grad):
-        if threading.get_ident() != self._thread:
-            return self._elsewhere()
-        run = self._passes[-1] if self._passes else None
-        if run is None:
+        if not self.live:  # (the guard, written out: one frame per callback)
             return
-        if not run.started:
-            self._start(run)
-        label = self._labels.get(id(node)) or self._label(node)
-        write(self.values, ToposortYielded, mode=REV, level=0, query=run.number, node=label, position=run.visited)
-        run.visited += 1
-        outgrad = None if self.nothing else grad if type(grad) is not np.ndarray else self.keep(grad)
-        run.visits.append(_Visit(node, label, outgrad, self._children.get(id(node))))
+        try:
+            if threading.get_ident() != self._thread:
+                return self._elsewhere()
+            run = self._passes[-1] if self._passes else None
+            if run is None:
+                return
+            if not run.started:
+                self._start(run)
+            label = self._labels.get(id(node)) or self._label(node)
+            write(self.values, ToposortYielded, mode=REV, level=0, query=run.number, node=label, position=run.visited)
+            run.visited += 1
+            outgrad = None if self.nothing else grad if type(grad) is not np.ndarray else self.keep(grad)
+            run.visits.append(_Visit(node, label, outgrad, self._children.get(id(node))))
+        except Exception as exc:
+            self.fail(exc)
 
+    @guards_itself
     def grad_written(self, node, target, position, previous, contribution, result, accumulated):
-        if threading.get_ident() != self._thread:
-            return self._elsewhere()
-        run = self._passes[-1] if self._passes else None
-        if run is None:
+        if not self.live:  # (the guard, written out: one frame per callback)
             return
-        if node is None and not run.started:  # backward() writes before its seed (a zeroing loop)
-            run.pending.append((target, previous, result, False))
-            return
-        if not run.started:
-            self._start(run)
-        fields = self._write(run, node, target, position, previous, contribution, result, accumulated)
-        visit = run.visits[-1] if run.visits else None
-        if visit is not None and node is visit.node:
-            visit.writes.append(fields)  # (its add_outgrads event after the vjp's)
-            if position is not None:
-                visit.by_position.setdefault(position, fields[_CONTRIBUTION])
-        else:
-            self._add_outgrads(fields)
+        try:
+            if threading.get_ident() != self._thread:
+                return self._elsewhere()
+            run = self._passes[-1] if self._passes else None
+            if run is None:
+                return
+            if node is None and not run.started:  # backward() writes before its seed (a zeroing loop)
+                run.pending.append((target, previous, result, False))
+                return
+            if not run.started:
+                self._start(run)
+            fields = self._write(run, node, target, position, previous, contribution, result, accumulated)
+            visit = run.visits[-1] if run.visits else None
+            if visit is not None and node is visit.node:
+                visit.writes.append(fields)  # (its add_outgrads event after the vjp's)
+                if position is not None:
+                    visit.by_position.setdefault(position, fields[_CONTRIBUTION])
+            else:
+                self._add_outgrads(fields)
+        except Exception as exc:
+            self.fail(exc)
 
+    @guards_itself
     def local_backward_ended(self, node, error):
-        if threading.get_ident() != self._thread:
-            return self._elsewhere()
-        run = self._passes[-1] if self._passes else None
-        if run is None or not run.visits or run.visits[-1].node is not node:
+        if not self.live:  # (the guard, written out: one frame per callback)
             return
-        visit = run.visits.pop()
-        ingrads = visit.ingrads()
-        write(self.values, VJPCalled, mode=REV, level=0, query=run.number, node=visit.label, outgrad=visit.outgrad,
-              ingrads=ingrads)
-        self._add_outgrads(*visit.writes)
+        try:
+            if threading.get_ident() != self._thread:
+                return self._elsewhere()
+            run = self._passes[-1] if self._passes else None
+            if run is None or not run.visits or run.visits[-1].node is not node:
+                return
+            visit = run.visits.pop()
+            ingrads = visit.ingrads()
+            write(self.values, VJPCalled, mode=REV, level=0, query=run.number, node=visit.label, outgrad=visit.outgrad,
+                  ingrads=ingrads)
+            self._add_outgrads(*visit.writes)
+        except Exception as exc:
+            self.fail(exc)
 
     def backward_ended(self, end, error):
         if threading.get_ident() != self._thread:
