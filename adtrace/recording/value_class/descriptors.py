@@ -11,7 +11,7 @@ import inspect
 import sys
 import types
 
-from .tracked import UNTRACKED, plain, track
+from .tracked import TRACKED_NUMBER, UNTRACKED, plain, track
 
 
 class _Missing:
@@ -89,7 +89,12 @@ class GradDescriptor:
         if state.frames and not state.quiet:
             frame = state.frames[-1]
             frame.read.add(id(value))  # (hooks.grad_written: a .grad never read cannot be added to)
-            tracked = track(grad, value, state)
+            kind = TRACKED_NUMBER.get(type(grad))
+            if kind is not None:  # (track, written out for a number: once per .grad read)
+                tracked = kind(grad)
+                vars(tracked).update(_plain=grad, _owner=value, _state=state)
+            else:
+                tracked = track(grad, value, state)
             if tracked is not grad:
                 frame.handed.append(tracked)  # (detached when the local backward returns)
             return tracked
@@ -105,7 +110,9 @@ class GradDescriptor:
             else:
                 self.slot.__set__(value, grad)
             return
-        previous = self.storage.load_or_missing(value)
+        previous = value.__dict__.get(self.name, MISSING) if self.slot is None else MISSING
+        if previous is MISSING:  # (the class's, or none; written out above for the value's own entry)
+            previous = self.storage.load_or_missing(value)
         addition, state.addition = state.addition, None
         in_place, state.in_place = state.in_place, None
         if self.slot is None:

@@ -109,7 +109,8 @@ class ClassHooks:
                       "grad_write": engine.grad_write}
         self.active = ContextVar(f"adtrace_{engine.name}_{self.cls.__qualname__}", default=None)
         self.local = _PerThread(self.written_in_place)  # .state: this thread's _ThreadState
-        self.children = {}  # id(node) -> (node, children); keeps the nodes alive, so ids stay unique
+        self.children = {}  # id(node) -> its children, each node kept alive in made: ids stay unique
+        self.made = []  # (a list, not a (node, children) pair per node: no object more per value for the collector)
         self.grad = Storage(*engine.grad_write)
 
     def install(self, patcher):
@@ -126,6 +127,7 @@ class ClassHooks:
             (sites["local_backward"], local(self, Storage(*sites["local_backward"])), NOTSET),
         ]
         patcher.on_undo(self.children.clear)
+        patcher.on_undo(self.made.clear)
         with patcher.transaction():
             for (owner, name), hook, original in hooks:
                 # (a hook of an earlier installation put back by someone's undo: the original goes back)
@@ -140,11 +142,11 @@ class ClassHooks:
 
         @functools.wraps(original)
         def __init__(node, *args, **kwargs):
-            if not hooks.listening():
+            if hooks.active.get() is None or hooks.local.state.quiet:  # (not listening(): written out)
                 return original(node, *args, **kwargs)
             positional = index is not None and len(args) > index
             children = args[index] if positional else kwargs.get(name, default)
-            if _is_iterator(children):  # read once: the engine gets the same children as a tuple
+            if type(children) is not tuple and _is_iterator(children):  # read once: the engine gets them as a tuple
                 children = tuple(children)
                 if positional:
                     args = args[:index] + (children,) + args[index + 1:]
@@ -153,7 +155,7 @@ class ClassHooks:
             original(node, *args, **kwargs)
             if edges:
                 children = tuple(pair[0] for pair in children)
-            hooks.node_created(node, tuple(children), _unordered(children))
+            hooks.node_created(node, tuple(children), type(children) is not tuple and _unordered(children))
 
         __init__.__adtrace_hook__ = "__init__"
         return __init__
@@ -202,11 +204,11 @@ class ClassHooks:
                     sink.local_backward_started(node, grad)
                 finally:
                     state.quiet -= 1
-            entry = hooks.children.get(id(node))
-            state.frames.append(_Frame(node, entry[1] if entry and entry[0] is node else None))
+            state.frames.append(_Frame(node, hooks.children.get(id(node))))
             state.addition = state.in_place = None
             try:
-                return plain(closure(*args, **kwargs))
+                result = closure(*args, **kwargs)
+                return result if result is None else plain(result)
             except BaseException as exc:
                 error = exc
                 raise
@@ -214,7 +216,9 @@ class ClassHooks:
                 frame = state.frames.pop()
                 if state.frames:  # (a _backward called from another's: what it read, its caller read)
                     state.frames[-1].read |= frame.read
-                _hand_back(state, frame)
+                    state.frames[-1].handed += frame.handed  # (_hand_back, written out)
+                elif frame.handed:
+                    detach_all(frame.handed)
                 state.addition = state.in_place = None
                 sink = hooks.active.get()
                 if sink is not None:  # (notify, written out)
@@ -246,8 +250,7 @@ class ClassHooks:
             return  # (read inside a local backward of another kind)
         self.edge_visit_ended(None)
         self.notify("local_backward_started", node, self.grad.load_or_missing(node))
-        entry = self.children.get(id(node))
-        frame = _Frame(node, entry[1] if entry and entry[0] is node else None)
+        frame = _Frame(node, self.children.get(id(node)))
         state.frames.append(frame)
         state.edge_visits[-1], state.addition, state.in_place = frame, None, None
 
@@ -275,7 +278,8 @@ class ClassHooks:
                 children = self._ordered(op, data, children)
             finally:
                 self.local.state.quiet -= 1
-        self.children[id(node)] = (node, tuple(children))
+        self.children[id(node)] = tuple(children)
+        self.made.append(node)
         sink = self.active.get()
         if sink is not None:  # (notify, written out)
             state = self.local.state

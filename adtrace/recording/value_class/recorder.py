@@ -78,7 +78,7 @@ class Recorder(RecorderBase):
         self.nothing = keep is keep_nothing  # (capture structure: no keep called; else a number is kept as it is)
         self._own_code = _code_of(cls)  # the class's methods: a node's site is the line that called them
         self._labels = {}  # id(value) -> label
-        self._names = {}  # an operation's op -> (its name in a label, its primitive): reduced once per op
+        self._names = ({}, {})  # an operation's op -> (its name in a label, its primitive); a leaf's: reduced once
         self._children = {}  # id(value) -> how many children it was made with
         self._alive = []  # every value labelled, so that its id stays its own while recording
         self._count = self._unrecorded = self._queries = 0
@@ -101,7 +101,7 @@ class Recorder(RecorderBase):
             # Hot path (once per value made): the label's parts reduced once per op, the event written inline.
             count, labels = self._count, self._labels
             self._count = count + 1
-            names = self._names.get(op) if children and type(op) is str else None
+            names = self._names[not children].get(op) if type(op) is str else None
             name, primitive = names or self._name_of(op, children)
             label = f"v{count}_{name}"  # (labels.label_for written out, as the autograd recorder's)
             labels[id(node)] = label  # (self._name, written out)
@@ -117,11 +117,11 @@ class Recorder(RecorderBase):
             self.fail(exc)
 
     def _name_of(self, op, children):
-        """``(label name, primitive)`` of a value's op; an operation's kept for the next (only a str's:
-        ``1`` and ``True`` are one key but not one name)."""
+        """``(label name, primitive)`` of a value's op, kept for the next of an operation or of a leaf
+        (only a str's: ``1`` and ``True`` are one key but not one name)."""
         names = (label_name(op_name(op, leaf=not children)), "" if op is None else str(op))
-        if children and type(op) is str:
-            self._names[op] = names
+        if type(op) is str:
+            self._names[not children][op] = names
         return names
 
     # ---- a backward() call
