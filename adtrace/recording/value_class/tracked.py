@@ -108,12 +108,12 @@ class Tracked:
         return _identity, (self._plain,)
 
 
-def _binary(function):
+def _binary(function):  # (plain(other) written out for a plain number: a closure's other.data * out.grad)
     def forward(self, other):
-        return function(self._plain, plain(other))
+        return function(self._plain, other if type(other) in UNTRACKED else plain(other))
 
     def reflected(self, other):
-        return function(plain(other), self._plain)
+        return function(other if type(other) in UNTRACKED else plain(other), self._plain)
 
     return forward, reflected
 
