@@ -92,7 +92,8 @@ class GradDescriptor:
             kind = TRACKED_NUMBER.get(type(grad))
             if kind is not None:  # (track, written out for a number: once per .grad read)
                 tracked = kind(grad)
-                vars(tracked).update(_plain=grad, _owner=value, _state=state)
+                attributes = vars(tracked)  # (its own, set one by one: an update by keywords costs a dict more)
+                attributes["_plain"], attributes["_owner"], attributes["_state"] = grad, value, state
             else:
                 tracked = track(grad, value, state)
             if tracked is not grad:
@@ -121,7 +122,7 @@ class GradDescriptor:
             self.slot.__set__(value, grad)
         if grad is previous and in_place is grad:  # (self.grad += c: the in-place write was told as it happened)
             return
-        self.hooks.grad_written(value, previous, grad, addition)
+        self.hooks.grad_written(value, previous, grad, addition, state)
 
     def __delete__(self, value):
         self.storage.delete(value)

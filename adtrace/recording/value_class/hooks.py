@@ -309,10 +309,10 @@ class ClassHooks:
         if not state.ends or state.quiet or not state.frames or self.grad.load_or_missing(target) is not array:
             return
         state.in_place = array
-        self.grad_written(target, array, array, addition)
+        self.grad_written(target, array, array, addition, state)
 
-    def grad_written(self, target, previous, result, addition):
-        state = self.local.state
+    def grad_written(self, target, previous, result, addition, state):
+        """``target.grad`` written (``state``: this thread's, which the caller has read)."""
         if not state.frames:
             if target is state.ends[-1]:
                 self.notify("seeded", target, previous, result)
