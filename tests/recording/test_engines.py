@@ -71,7 +71,12 @@ def test_every_engine_is_taken_as_it_is_and_its_recorder_is_guarded(named):
     callbacks = callbacks_of(engine.fanout)
     assert callbacks
     for callback in callbacks:
-        code = getattr(type(recorder), callback).__code__
+        method = getattr(type(recorder), callback)
+        code = method.__code__
+        if getattr(method, "__guards_itself__", False):  # (its guard written out: it reads live, calls fail;
+            # test_value_class_recorder breaks each callback in turn)
+            assert {"live", "fail"} <= set(code.co_names), f"{engine!r}: {callback} says it guards itself"
+            continue
         assert "(guard of " in code.co_filename, f"{engine!r}: {callback} is not guarded (fanout.guard_callbacks)"
 
 

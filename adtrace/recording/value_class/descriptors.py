@@ -11,7 +11,7 @@ import inspect
 import sys
 import types
 
-from .tracked import plain, track
+from .tracked import TRACKED_NUMBER, UNTRACKED, plain, track
 
 
 class _Missing:
@@ -46,6 +46,10 @@ class Storage:
 
     def load_or_missing(self, value):
         try:
+            if self.slot is None:  # (the value's own entry: one call on the hot path)
+                found = value.__dict__.get(self.name, MISSING)
+                if found is not MISSING or self.fallback is MISSING:
+                    return found
             return self.load(value)
         except AttributeError:
             return MISSING
@@ -72,34 +76,53 @@ class GradDescriptor:
 
     def __init__(self, hooks, storage):
         self.hooks, self.storage = hooks, storage
+        self.local, self.name, self.slot = hooks.local, storage.name, storage.slot  # (read on every access)
 
     def __get__(self, value, owner=None):
         if value is None:
             return self
-        grad = self.storage.load(value)
-        state = self.hooks.local.state
+        # (storage.load written out, as in __set__: the value's own entry; else the class's, or AttributeError)
+        grad = value.__dict__.get(self.name, MISSING) if self.slot is None else self.slot.__get__(value)
+        if grad is MISSING:
+            grad = self.storage.load(value)
+        state = self.local.state
         if state.frames and not state.quiet:
             frame = state.frames[-1]
             frame.read.add(id(value))  # (hooks.grad_written: a .grad never read cannot be added to)
-            tracked = track(grad, value, state)
+            kind = TRACKED_NUMBER.get(type(grad))
+            if kind is not None:  # (track, written out for a number: once per .grad read)
+                tracked = kind(grad)
+                attributes = vars(tracked)  # (its own, set one by one: an update by keywords costs a dict more)
+                attributes["_plain"], attributes["_owner"], attributes["_state"] = grad, value, state
+            else:
+                tracked = track(grad, value, state)
             if tracked is not grad:
                 frame.handed.append(tracked)  # (detached when the local backward returns)
             return tracked
         return grad
 
     def __set__(self, value, grad):
-        grad = plain(grad)
-        state = self.hooks.local.state
+        if type(grad) not in UNTRACKED:  # (plain, written out: a sum written is a plain number)
+            grad = plain(grad)
+        state = self.local.state
         if not state.ends or state.quiet:
-            self.storage.store(value, grad)
+            if self.slot is None:  # (storage.store, written out)
+                value.__dict__[self.name] = grad
+            else:
+                self.slot.__set__(value, grad)
             return
-        previous = self.storage.load_or_missing(value)
+        previous = value.__dict__.get(self.name, MISSING) if self.slot is None else MISSING
+        if previous is MISSING:  # (the class's, or none; written out above for the value's own entry)
+            previous = self.storage.load_or_missing(value)
         addition, state.addition = state.addition, None
         in_place, state.in_place = state.in_place, None
-        self.storage.store(value, grad)
+        if self.slot is None:
+            value.__dict__[self.name] = grad
+        else:
+            self.slot.__set__(value, grad)
         if grad is previous and in_place is grad:  # (self.grad += c: the in-place write was told as it happened)
             return
-        self.hooks.grad_written(value, previous, grad, addition)
+        self.hooks.grad_written(value, previous, grad, addition, state)
 
     def __delete__(self, value):
         self.storage.delete(value)
@@ -111,18 +134,22 @@ class BackwardDescriptor:
 
     def __init__(self, hooks, storage):
         self.hooks, self.storage = hooks, storage
+        self.local, self.name, self.slot = hooks.local, storage.name, storage.slot  # (read on every access)
 
     def __get__(self, value, owner=None):
         if value is None:
             return self
-        state = self.hooks.local.state
+        state = self.local.state
         listening = state.ends and not state.quiet
-        try:
-            closure = self.storage.load(value)
-        except AttributeError:  # a leaf without one (``hasattr(v, "_backward")``)
-            if listening:
-                self.hooks.no_local_backward(value)
-            raise
+        try:  # (storage.load's first place, written out)
+            closure = value.__dict__[self.name] if self.slot is None else self.slot.__get__(value)
+        except (KeyError, AttributeError):
+            try:
+                closure = self.storage.load(value)
+            except AttributeError:  # a leaf without one (``hasattr(v, "_backward")``)
+                if listening:
+                    self.hooks.no_local_backward(value)
+                raise
         if listening:
             if closure is None:  # a leaf's None: backward() has nothing to call
                 self.hooks.no_local_backward(value)
@@ -131,7 +158,10 @@ class BackwardDescriptor:
         return closure
 
     def __set__(self, value, closure):
-        self.storage.store(value, closure)
+        if self.slot is None:  # (storage.store, written out: twice per value made)
+            value.__dict__[self.name] = closure
+        else:
+            self.slot.__set__(value, closure)
 
     def __delete__(self, value):
         self.storage.delete(value)

@@ -107,7 +107,8 @@ class ClassHooks:
         self.engine, self.cls, self.shape = engine, engine.cls, engine.shape
         self.active = ContextVar(f"adtrace_{engine.name}_{self.cls.__qualname__}", default=None)
         self.local = _PerThread(self.written_in_place)  # .state: this thread's _ThreadState
-        self.children = {}  # id(node) -> (node, children); keeps the nodes alive, so ids stay unique
+        self.children = {}  # id(node) -> its children, each node kept alive in made: ids stay unique
+        self.made = []  # (a list, not a (node, children) pair per node: no object more per value for the collector)
         self.grad = Storage(*engine.grad_write)
 
     def install(self, patcher):
@@ -124,6 +125,7 @@ class ClassHooks:
             (engine.local_backward, local(self, Storage(*engine.local_backward)), NOTSET),
         ]
         patcher.on_undo(self.children.clear)
+        patcher.on_undo(self.made.clear)
         with patcher.transaction():
             for (owner, name), hook, original in hooks:
                 # (a hook of an earlier installation put back by someone's undo: the original goes back)
@@ -138,11 +140,11 @@ class ClassHooks:
 
         @functools.wraps(original)
         def __init__(node, *args, **kwargs):
-            if not hooks.listening():
+            if hooks.active.get() is None or hooks.local.state.quiet:  # (not listening(): written out)
                 return original(node, *args, **kwargs)
             positional = index is not None and len(args) > index
             children = args[index] if positional else kwargs.get(name, default)
-            if _is_iterator(children):  # read once: the engine gets the same children as a tuple
+            if type(children) is not tuple and _is_iterator(children):  # read once: the engine gets them as a tuple
                 children = tuple(children)
                 if positional:
                     args = args[:index] + (children,) + args[index + 1:]
@@ -151,7 +153,7 @@ class ClassHooks:
             original(node, *args, **kwargs)
             if edges:
                 children = tuple(pair[0] for pair in children)
-            hooks.node_created(node, tuple(children), _unordered(children))
+            hooks.node_created(node, tuple(children), type(children) is not tuple and _unordered(children))
 
         __init__.__adtrace_hook__ = "__init__"
         return __init__
@@ -193,12 +195,18 @@ class ClassHooks:
             state, error = hooks.local.state, None
             if state.quiet:
                 return closure(*args, **kwargs)
-            hooks.notify("local_backward_started", node, hooks.grad.load_or_missing(node))
-            entry = hooks.children.get(id(node))
-            state.frames.append(_Frame(node, entry[1] if entry and entry[0] is node else None))
+            grad, sink = hooks.grad.load_or_missing(node), hooks.active.get()
+            if sink is not None:  # (notify, written out on the hot path: one call per callback)
+                state.quiet += 1
+                try:
+                    sink.local_backward_started(node, grad)
+                finally:
+                    state.quiet -= 1
+            state.frames.append(_Frame(node, hooks.children.get(id(node))))
             state.addition = state.in_place = None
             try:
-                return plain(closure(*args, **kwargs))
+                result = closure(*args, **kwargs)
+                return result if result is None else plain(result)
             except BaseException as exc:
                 error = exc
                 raise
@@ -206,9 +214,17 @@ class ClassHooks:
                 frame = state.frames.pop()
                 if state.frames:  # (a _backward called from another's: what it read, its caller read)
                     state.frames[-1].read |= frame.read
-                _hand_back(state, frame)
+                    state.frames[-1].handed += frame.handed  # (_hand_back, written out)
+                elif frame.handed:
+                    detach_all(frame.handed)
                 state.addition = state.in_place = None
-                hooks.notify("local_backward_ended", node, error)
+                sink = hooks.active.get()
+                if sink is not None:  # (notify, written out)
+                    state.quiet += 1
+                    try:
+                        sink.local_backward_ended(node, error)
+                    finally:
+                        state.quiet -= 1
                 error = None
 
         recorded.__wrapped__ = closure
@@ -232,8 +248,7 @@ class ClassHooks:
             return  # (read inside a local backward of another kind)
         self.edge_visit_ended(None)
         self.notify("local_backward_started", node, self.grad.load_or_missing(node))
-        entry = self.children.get(id(node))
-        frame = _Frame(node, entry[1] if entry and entry[0] is node else None)
+        frame = _Frame(node, self.children.get(id(node)))
         state.frames.append(frame)
         state.edge_visits[-1], state.addition, state.in_place = frame, None, None
 
@@ -261,8 +276,16 @@ class ClassHooks:
                 children = self._ordered(op, data, children)
             finally:
                 self.local.state.quiet -= 1
-        self.children[id(node)] = (node, tuple(children))
-        self.notify("node_created", node, children, op, data)
+        self.children[id(node)] = tuple(children)
+        self.made.append(node)
+        sink = self.active.get()
+        if sink is not None:  # (notify, written out)
+            state = self.local.state
+            state.quiet += 1
+            try:
+                sink.node_created(node, children, op, data)
+            finally:
+                state.quiet -= 1
 
     def _ordered(self, op, data, children):
         """A set's children in argument order where the op's forward decides it (a tuple), else in the
@@ -284,10 +307,10 @@ class ClassHooks:
         if not state.ends or state.quiet or not state.frames or self.grad.load_or_missing(target) is not array:
             return
         state.in_place = array
-        self.grad_written(target, array, array, addition)
+        self.grad_written(target, array, array, addition, state)
 
-    def grad_written(self, target, previous, result, addition):
-        state = self.local.state
+    def grad_written(self, target, previous, result, addition, state):
+        """``target.grad`` written (``state``: this thread's, which the caller has read)."""
         if not state.frames:
             if target is state.ends[-1]:
                 self.notify("seeded", target, previous, result)
@@ -304,8 +327,13 @@ class ClassHooks:
             contribution, accumulated = result, False
         else:  # read, and written otherwise than by adding to it (grad = grad * 1 + c, an in-place *=)
             contribution, accumulated = None, None
-        self.notify("grad_written", frame.node, target, frame.position(target), previous, contribution,
-                    result, accumulated)
+        position, sink = frame.position(target), self.active.get()
+        if sink is not None:  # (notify, written out)
+            state.quiet += 1
+            try:
+                sink.grad_written(frame.node, target, position, previous, contribution, result, accumulated)
+            finally:
+                state.quiet -= 1
 
     def notify(self, callback, *args):
         sink = self.active.get()

@@ -36,7 +36,7 @@ import numpy as np
 
 from ..callsite import user_call_site
 from ..events import NO_PREVIOUS, REV, AddOutgrads, BackwardEnd, BackwardStart, NodeCreated, ToposortYielded, VJPCalled
-from ..fanout import fanout_for, guard_callbacks
+from ..fanout import fanout_for, guard_callbacks, guards_itself
 from ..labels import label_name, op_name, unrecorded_label
 from ..packers import inline_writes, write
 from ..recorder import RecorderBase, RecorderWarning
@@ -52,7 +52,7 @@ def keeper(capture, inline_size):
     into them in place), above ``inline_size`` elements summarized under ``auto``; any other value
     (a number) as it is; nothing under ``structure``."""
     if capture == "structure":
-        return lambda value: None
+        return keep_nothing
     limit = inline_size if capture == "auto" else None
 
     def keep(value):
@@ -63,6 +63,11 @@ def keeper(capture, inline_size):
     return keep
 
 
+def keep_nothing(value):
+    """Capture ``structure``'s keeper (the recorder skips calling it: ``Recorder.nothing``)."""
+    return None
+
+
 @guard_callbacks(Callbacks)
 @inline_writes  # (each event written as the packer's own statements: a call by keywords per event cost a fifth)
 class Recorder(RecorderBase):
@@ -70,9 +75,10 @@ class Recorder(RecorderBase):
     def __init__(self, writer, keep, cls, keep_sites=False, relative_to=None):
         super().__init__(writer)
         self.keep, self.keep_sites, self.relative_to = keep, keep_sites, relative_to
+        self.nothing = keep is keep_nothing  # (capture structure: no keep called; else a number is kept as it is)
         self._own_code = _code_of(cls)  # the class's methods: a node's site is the line that called them
         self._labels = {}  # id(value) -> label
-        self._names = {}  # an operation's op -> (its name in a label, its primitive): reduced once per op
+        self._names = ({}, {})  # an operation's op -> (its name in a label, its primitive); a leaf's: reduced once
         self._children = {}  # id(value) -> how many children it was made with
         self._alive = []  # every value labelled, so that its id stays its own while recording
         self._count = self._unrecorded = self._queries = 0
@@ -85,28 +91,37 @@ class Recorder(RecorderBase):
 
     # ---- nodes
 
+    @guards_itself
     def node_created(self, node, children, op, data):
-        if threading.get_ident() != self._thread:
-            return self._elsewhere()
-        # Hot path (once per value made): the label's parts reduced once per op, the event written inline.
-        count, labels = self._count, self._labels
-        self._count = count + 1
-        names = self._names.get(op) if children and type(op) is str else None
-        name, primitive = names or self._name_of(op, children)
-        label = f"v{count}_{name}"  # (labels.label_for written out, as the autograd recorder's)
-        self._name(node, label)
-        self._children[id(node)] = len(children)
-        parents = ",".join([labels.get(id(child)) or self._label(child) for child in children])
-        site = user_call_site(self.relative_to, self._own_code) if self.keep_sites else None
-        write(self.values, NodeCreated, mode=REV, level=0, query=self._query(), label=label, primitive=primitive,
-              argnums=_argnums(children), parents=parents, value=self.keep(data), site=site)
+        if not self.live:  # (the guard, written out: one frame per callback)
+            return
+        try:
+            if threading.get_ident() != self._thread:
+                return self._elsewhere()
+            # Hot path (once per value made): the label's parts reduced once per op, the event written inline.
+            count, labels = self._count, self._labels
+            self._count = count + 1
+            names = self._names[not children].get(op) if type(op) is str else None
+            name, primitive = names or self._name_of(op, children)
+            label = f"v{count}_{name}"  # (labels.label_for written out, as the autograd recorder's)
+            labels[id(node)] = label  # (self._name, written out)
+            self._alive.append(node)
+            n = self._children[id(node)] = len(children)
+            parents = ",".join([labels.get(id(child)) or self._label(child) for child in children])
+            site = user_call_site(self.relative_to, self._own_code) if self.keep_sites else None
+            value = None if self.nothing else data if type(data) is not np.ndarray else self.keep(data)  # (self.keep)
+            argnums = _POSITIONS[n] if n < len(_POSITIONS) and type(children) is tuple else _argnums(children)
+            write(self.values, NodeCreated, mode=REV, level=0, query=self._passes[-1].number if self._passes else None,
+                  label=label, primitive=primitive, argnums=argnums, parents=parents, value=value, site=site)
+        except Exception as exc:
+            self.fail(exc)
 
     def _name_of(self, op, children):
-        """``(label name, primitive)`` of a value's op; an operation's kept for the next (only a str's:
-        ``1`` and ``True`` are one key but not one name)."""
+        """``(label name, primitive)`` of a value's op, kept for the next of an operation or of a leaf
+        (only a str's: ``1`` and ``True`` are one key but not one name)."""
         names = (label_name(op_name(op, leaf=not children)), "" if op is None else str(op))
-        if children and type(op) is str:
-            self._names[op] = names
+        if type(op) is str:
+            self._names[not children][op] = names
         return names
 
     # ---- a backward() call
@@ -126,49 +141,69 @@ class Recorder(RecorderBase):
         elif run is not None:  # the end's .grad written again by backward() itself
             self._add_outgrads(self._write(run, None, end, None, previous, None, value, None))
 
+    @guards_itself
     def local_backward_started(self, node, grad):
-        if threading.get_ident() != self._thread:
-            return self._elsewhere()
-        run = self._passes[-1] if self._passes else None
-        if run is None:
+        if not self.live:  # (the guard, written out: one frame per callback)
             return
-        if not run.started:
-            self._start(run)
-        label = self._labels.get(id(node)) or self._label(node)
-        write(self.values, ToposortYielded, mode=REV, level=0, query=run.number, node=label, position=run.visited)
-        run.visited += 1
-        run.visits.append(_Visit(node, label, self.keep(grad), self._children.get(id(node))))
+        try:
+            if threading.get_ident() != self._thread:
+                return self._elsewhere()
+            run = self._passes[-1] if self._passes else None
+            if run is None:
+                return
+            if not run.started:
+                self._start(run)
+            label = self._labels.get(id(node)) or self._label(node)
+            write(self.values, ToposortYielded, mode=REV, level=0, query=run.number, node=label, position=run.visited)
+            run.visited += 1
+            outgrad = None if self.nothing else grad if type(grad) is not np.ndarray else self.keep(grad)
+            run.visits.append(_Visit(node, label, outgrad, self._children.get(id(node))))
+        except Exception as exc:
+            self.fail(exc)
 
+    @guards_itself
     def grad_written(self, node, target, position, previous, contribution, result, accumulated):
-        if threading.get_ident() != self._thread:
-            return self._elsewhere()
-        run = self._passes[-1] if self._passes else None
-        if run is None:
+        if not self.live:  # (the guard, written out: one frame per callback)
             return
-        if node is None and not run.started:  # backward() writes before its seed (a zeroing loop)
-            run.pending.append((target, previous, result, False))
-            return
-        if not run.started:
-            self._start(run)
-        fields = self._write(run, node, target, position, previous, contribution, result, accumulated)
-        visit = run.visits[-1] if run.visits else None
-        if visit is not None and node is visit.node:
-            visit.written(position, fields)
-        else:
-            self._add_outgrads(fields)
+        try:
+            if threading.get_ident() != self._thread:
+                return self._elsewhere()
+            run = self._passes[-1] if self._passes else None
+            if run is None:
+                return
+            if node is None and not run.started:  # backward() writes before its seed (a zeroing loop)
+                run.pending.append((target, previous, result, False))
+                return
+            if not run.started:
+                self._start(run)
+            fields = self._write(run, node, target, position, previous, contribution, result, accumulated)
+            visit = run.visits[-1] if run.visits else None
+            if visit is not None and node is visit.node:
+                visit.writes.append(fields)  # (its add_outgrads event after the vjp's)
+                if position is not None:
+                    visit.by_position.setdefault(position, fields[_CONTRIBUTION])
+            else:
+                self._add_outgrads(fields)
+        except Exception as exc:
+            self.fail(exc)
 
+    @guards_itself
     def local_backward_ended(self, node, error):
-        if threading.get_ident() != self._thread:
-            return self._elsewhere()
-        run = self._passes[-1] if self._passes else None
-        if run is None or not run.visits or run.visits[-1].node is not node:
+        if not self.live:  # (the guard, written out: one frame per callback)
             return
-        visit = run.visits.pop()
-        ingrads = visit.ingrads()
-        write(self.values, VJPCalled, mode=REV, level=0, query=run.number, node=visit.label, outgrad=visit.outgrad,
-              ingrads=ingrads)
-        for fields in visit.writes:
-            self._add_outgrads(fields)
+        try:
+            if threading.get_ident() != self._thread:
+                return self._elsewhere()
+            run = self._passes[-1] if self._passes else None
+            if run is None or not run.visits or run.visits[-1].node is not node:
+                return
+            visit = run.visits.pop()
+            ingrads = visit.ingrads()
+            write(self.values, VJPCalled, mode=REV, level=0, query=run.number, node=visit.label, outgrad=visit.outgrad,
+                  ingrads=ingrads)
+            self._add_outgrads(*visit.writes)
+        except Exception as exc:
+            self.fail(exc)
 
     def backward_ended(self, end, error):
         if threading.get_ident() != self._thread:
@@ -192,13 +227,13 @@ class Recorder(RecorderBase):
                 f"another thread (asyncio.to_thread, contextvars.copy_context().run): its calls are not recorded "
                 f"(they would mix into that thread's passes); enter a record() in the thread itself"))
 
-    def _add_outgrads(self, fields):
-        """The event of one write into a ``.grad``, its fields as ``_write`` made them."""
-        write(self.values, AddOutgrads, mode=REV, level=0, query=fields["query"], node=fields["node"],
-              position=fields["position"], parent=fields["parent"], argnum=fields["argnum"],
-              previous=fields["previous"], previous_flag=fields["previous_flag"],
-              contribution=fields["contribution"], result=fields["result"], result_flag=fields["result_flag"],
-              replaced=fields["replaced"])
+    def _add_outgrads(self, *writes):
+        """The event of each write into a ``.grad``, its fields as ``_write`` made them."""
+        for query, node, position, parent, previous, previous_flag, contribution, result, result_flag, replaced \
+                in writes:
+            write(self.values, AddOutgrads, mode=REV, level=0, query=query, node=node, position=position, parent=parent,
+                  argnum=position, previous=previous, previous_flag=previous_flag, contribution=contribution,
+                  result=result, result_flag=result_flag, replaced=replaced)
 
     def _query(self):
         return self._passes[-1].number if self._passes else None
@@ -224,19 +259,27 @@ class Recorder(RecorderBase):
             self._add_outgrads(self._write(run, None, target, None, previous, None, value, None))
 
     def _write(self, run, node, target, position, previous, contribution, result, accumulated):
-        """The fields of an add_outgrads event for one write into ``target.grad``, by name."""
+        """The fields of an add_outgrads event for one write into ``target.grad`` (``_add_outgrads``'
+        order: query, node, position (its argnum too), parent, previous and its flag, contribution,
+        result and its flag, replaced)."""
         in_place = result is previous and type(result) not in SCALARS
+        # (self.keep written out: nothing kept under structure, else a number kept as it is, an array by keep)
+        nothing, keep = self.nothing, self.keep
         if previous is MISSING:
             kept_previous, previous_flag = None, NO_PREVIOUS
         else:
-            kept_previous = run.grads.get(id(target)) if in_place else self.keep(previous)
+            kept_previous = run.grads.get(id(target)) if in_place else \
+                None if nothing else previous if type(previous) is not np.ndarray else keep(previous)
             previous_flag = in_place
-        kept = run.grads[id(target)] = self.keep(result)
+        kept = run.grads[id(target)] = None if nothing else result if type(result) is not np.ndarray else keep(result)
+        if not nothing and type(contribution) is np.ndarray:
+            contribution = keep(contribution)
+        elif nothing:
+            contribution = None
         labels = self._labels
-        return {"query": run.number, "node": None if node is None else labels.get(id(node)) or self._label(node),
-                "position": position, "parent": labels.get(id(target)) or self._label(target), "argnum": position,
-                "previous": kept_previous, "previous_flag": previous_flag, "contribution": self.keep(contribution),
-                "result": kept, "result_flag": in_place, "replaced": None if accumulated is None else not accumulated}
+        return (run.number, None if node is None else labels.get(id(node)) or self._label(node), position,
+                labels.get(id(target)) or self._label(target), kept_previous, previous_flag, contribution, kept,
+                in_place, None if accumulated is None else not accumulated)
 
     def _label(self, value):
         label = self._labels.get(id(value))
@@ -271,18 +314,14 @@ class _Visit:
         self.node, self.label, self.outgrad, self.children = node, label, outgrad, children
         self.writes, self.by_position = [], {}
 
-    def written(self, position, fields):
-        self.writes.append(fields)
-        if position is not None:
-            self.by_position.setdefault(position, fields["contribution"])
-
     def ingrads(self):
         """The contributions by child position; in write order when the children are not known."""
         if self.children is None:
-            return tuple(fields["contribution"] for fields in self.writes)
+            return tuple(fields[_CONTRIBUTION] for fields in self.writes)
         return tuple(map(self.by_position.get, range(self.children)))
 
 
+_CONTRIBUTION = 6  # where a write's contribution is in its fields (Recorder._write)
 _POSITIONS = [tuple(range(n)) for n in range(4)]  # (made once: most values have 0, 1 or 2 children)
 
 

@@ -45,7 +45,13 @@ class Tracked:
     """The number ``owner.grad`` held when it was read (``plain``); ``state`` gets the additions."""
 
     def __add__(self, other):
-        return _note(self, other, operator.add(self._plain, plain(other)))
+        result = operator.add(self._plain, other if type(other) in UNTRACKED else plain(other))
+        state = self.__dict__.get("_state")
+        if state is None:  # (detached: the other operand may note it)
+            return _note(self, other, result)
+        if not state.quiet:  # (_note, written out: this number is the first operand, with a state)
+            state.addition = (result, self, other, "+")
+        return result
 
     def __radd__(self, other):
         return _note(other, self, operator.add(plain(other), self._plain))
@@ -102,12 +108,12 @@ class Tracked:
         return _identity, (self._plain,)
 
 
-def _binary(function):
+def _binary(function):  # (plain(other) written out for a plain number: a closure's other.data * out.grad)
     def forward(self, other):
-        return function(self._plain, plain(other))
+        return function(self._plain, other if type(other) in UNTRACKED else plain(other))
 
     def reflected(self, other):
-        return function(plain(other), self._plain)
+        return function(other if type(other) in UNTRACKED else plain(other), self._plain)
 
     return forward, reflected
 
@@ -254,13 +260,13 @@ TrackedFloat64 = type("TrackedFloat64", (np.float64,), {
 TrackedInt._kind, TrackedFloat._kind = int, float
 _NUMBERS = (Tracked, TrackedFloat64)
 _ALL = (*_NUMBERS, TrackedArray)  # every tracked kind
-_TRACKED = {int: TrackedInt, float: TrackedFloat, np.float64: TrackedFloat64}
-_UNTRACKED = frozenset({int, float, type(None)})
+TRACKED_NUMBER = {int: TrackedInt, float: TrackedFloat, np.float64: TrackedFloat64}  # (by the exact type)
+UNTRACKED = frozenset({int, float, type(None)})  # (``plain`` of these is themselves: callers test it first)
 
 
 def track(value, owner, state):
     """``value`` read from ``owner.grad``: tracked if it is an exact int, float, float64 or ndarray, else itself."""
-    kind = _TRACKED.get(type(value))
+    kind = TRACKED_NUMBER.get(type(value))
     if kind is not None:
         number = kind(value)
     elif type(value) is np.ndarray:
@@ -286,7 +292,7 @@ def detach_all(values):
 
 
 def plain(value):
-    if type(value) in _UNTRACKED:  # (most values a pass reads and writes: no isinstance)
+    if type(value) in UNTRACKED:  # (most values a pass reads and writes: no isinstance)
         return value
     if isinstance(value, _NUMBERS):
         return value._plain
@@ -333,14 +339,15 @@ def accumulation(addition, target, previous, result):
     pairs = ((left, right),) if sign is SUBTRACTED else ((left, right), (right, left))
     for mine, other in pairs:
         if isinstance(mine, _ALL) and mine.__dict__.get("_owner") is target \
-                and plain(mine) is previous:
-            other = plain(other)
+                and mine.__dict__.get("_plain", _NOT_HELD) is previous:  # (plain(mine) is previous, written out)
+            other = other if type(other) in UNTRACKED else plain(other)
             if result is previous and isinstance(other, np.ndarray) and np.may_share_memory(other, result):
                 return (None,)  # (in place: c is now what was written, not what was added)
             return (other,) if sign is not SUBTRACTED else (_negative(other),)
     return None
 
 
+_NOT_HELD = object()  # (a tracked value without its plain one: made by type(g)(0), or np.ndarray.view)
 SUBTRACTED = "-"  # the sign of a noted difference ``grad - c``; an addition's is "+"
 
 
@@ -352,7 +359,7 @@ def _negative(value):
 
 def _note(left, right, result, sign="+"):
     for operand in (left, right):
-        state = _state_of(operand)
+        state = operand.__dict__.get("_state") if isinstance(operand, _ALL) else None  # (_state_of, written out)
         if state is not None:
             if not state.quiet:
                 state.addition = (result, left, right, sign)

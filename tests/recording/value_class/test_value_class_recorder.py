@@ -6,6 +6,7 @@ import contextlib
 import contextvars
 import inspect
 import os
+import sys
 import threading
 import warnings
 
@@ -17,7 +18,9 @@ from micrograd.engine import Value as MicroValue
 import adtrace
 from adtrace.recording import registry
 from adtrace.recording.micrograd import hooked_classes
+from adtrace.recording.fanout import callbacks_of
 from adtrace.recording.recorder import RecorderWarning
+from adtrace.recording.value_class.hooks import Callbacks
 from adtrace.recording.value_class.recorder import Recorder
 import learner_writes
 from children import fork_while
@@ -366,6 +369,26 @@ def test_a_failing_recorder_warns_and_the_engine_runs_on(monkeypatch):
             (x * x).backward()
     assert x.grad == 6.0 and "ZeroDivisionError" in rec.failure
     assert kinds(rec)[-1] == "toposort"  # what it recorded before it failed
+
+
+@pytest.mark.parametrize("callback", callbacks_of(Callbacks))
+def test_each_callback_that_fails_stops_the_recorder_and_the_engine_runs_on(monkeypatch, callback):
+    """Each callback is guarded (the hot ones write their guard out): an internal error in it warns,
+    the recording keeps what it had, the engine's results are its own."""
+    from adtrace.recording.value_class import recorder as module
+
+    class Broken:
+        def get_ident(self):  # (every callback asks for the thread first)
+            if sys._getframe(1).f_code.co_name == callback:
+                raise ZeroDivisionError("recorder bug")
+            return threading.get_ident()
+
+    monkeypatch.setattr(module, "threading", Broken())
+    with pytest.warns(adtrace.RecorderWarning, match="recorder bug"):
+        with adtrace.record(engine=Value) as rec:
+            x = Value(3.0)
+            (x * x + x).backward()
+    assert x.grad == 7.0 and "ZeroDivisionError" in rec.failure
 
 
 def test_warnings_as_errors_do_not_break_a_clean_recording():
