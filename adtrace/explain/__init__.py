@@ -1,0 +1,15 @@
+"""Explain a gradient (issue 27): where an input element's gradient came from (its recorded
+contributions, per source line and per path), why it is zero (the node that cut every path) and why
+it is NaN or infinite (the first non-finite value of the backward pass and its cause), read from a
+``Recording``. It reads recordings and renders through the report's tables: a stage after ``report``.
+
+    from adtrace.explain import explain
+    explain(f, x, wrt=["x[3]"])  # [Explanation(selector='x[3]', gradient=0.0, verdict='zero', ...)]
+"""
+
+from .entry import explain
+from .explainer import default_elements, explain_recording
+from .explanation import Cause, Explanation
+from .markdown import render_explanations
+
+__all__ = ["explain", "explain_recording", "default_elements", "Explanation", "Cause", "render_explanations"]

@@ -1,0 +1,78 @@
+"""``explain(f, *args, wrt=None)``: record one reverse-mode call of ``f`` with everything an
+explanation needs, and explain it.
+
+The gradient is ``f``'s VJP with a seed of ones (its gradient for a scalar output), with respect to
+argument ``argnum``. Where autograd traced no path from the input element to the output, only
+running ``f`` again tells an output that does not depend on the input (``independent``) from one
+whose value does but left the trace (``._value``, a plain numpy call, autograd's non-differentiable
+``floor``/``round``/``sign``, which make no node): the input element is moved by ``PROBE`` (relative)
+and the output compared.
+"""
+
+import copy
+import inspect
+
+import numpy as np
+from autograd import make_vjp
+from autograd.core import vspace
+
+from ..recording.session import record
+from .elements import Element, parse_selector
+from .explainer import explain_recording
+from .explanation import Cause
+
+PROBE = 1e-3
+
+
+def explain(f, *args, wrt=None, argnum=0, relative_to=None):
+    """A list of ``Explanation``: one per selector of ``wrt`` (``"x[3]"``, ``"params['W'][0, 1]"``)
+    or, by default, per element whose gradient is zero, non-finite or largest."""
+    name = argument_name(f, argnum)
+    of_x = lambda x: f(*args[:argnum], x, *args[argnum + 1:])  # noqa: E731
+    with np.errstate(all="ignore"), record(capture="full", sites=True, calls=True, relative_to=relative_to) as rec:
+        vjp, output = make_vjp(of_x)(args[argnum])
+        vjp(vspace(output).ones())
+    elements = None if wrt is None else [s if isinstance(s, Element) else parse_selector(s)[1] for s in wrt]
+    explanations = explain_recording(rec, elements, name)
+    return [_probed(e, of_x, args[argnum], output) for e in explanations]
+
+
+def argument_name(f, argnum):
+    try:
+        names = [p.name for p in inspect.signature(f).parameters.values()]
+        return names[argnum]
+    except (TypeError, ValueError, IndexError):
+        return "x"
+
+
+def _probed(explanation, of_x, x, output):
+    """An ``independent`` verdict at the input checked by running ``f`` again: ``left-trace`` when the
+    output moves with the element."""
+    causes = explanation.causes
+    if not (len(causes) == 1 and causes[0].reason == "independent" and causes[0].primitive == "root"):
+        return explanation
+    element = parse_selector(explanation.selector)[1]
+    with np.errstate(all="ignore"):
+        moved = make_vjp(of_x)(_moved(x, element))[1]  # traced, as the recorded call was (._value needs a box)
+    if np.array_equal(np.asarray(moved), np.asarray(output), equal_nan=True):
+        return explanation
+    cause = Cause(causes[0].node, "root", None, None, "left-trace", 1.0,
+                  "the output moves with this element, but autograd traced no path from it: its value left the "
+                  "trace (._value, a plain numpy call, or a non-differentiable floor/round/sign)")
+    return type(explanation)(**{**explanation.__dict__, "causes": (cause,)})
+
+
+def _moved(x, element):
+    x = copy.deepcopy(x)
+    if not element.keys and not element.index and np.ndim(x) == 0:
+        return x + PROBE * max(abs(x), 1.0)
+    holder = x
+    for key in element.keys[:-1]:
+        holder = holder[key]
+    leaf = holder[element.keys[-1]] if element.keys else holder
+    leaf = np.array(leaf, dtype=float)
+    leaf[element.index] += PROBE * max(abs(leaf[element.index]), 1.0)
+    if element.keys:
+        holder[element.keys[-1]] = leaf
+        return x
+    return leaf

@@ -1,0 +1,91 @@
+"""``explain_recording(recording, wrt=...)``: an ``Explanation`` per input element of the user's
+backward pass, and the elements explained by default (zero, non-finite and largest gradients).
+
+Values must be kept whole (``record(capture="full")``); element-level zero analysis across array
+nodes needs each node's call (``record(calls=True)``), lines need ``sites=True``.
+"""
+
+import numpy as np
+from autograd.core import vspace
+
+from ..recording.events import BackwardStart, TraceReturned
+from .contributions import by_line, fold, recorded_contributions, rounding, same
+from .elements import Element, component, elements, parse_selector
+from .explanation import Cause, Explanation, verdict_of
+from .graph import Graph
+from .nonfinite import why_nonfinite
+from .paths import paths
+from .zero import why_zero
+
+EACH = 3  # default elements: this many of each kind (zero, non-finite, largest)
+
+
+def explain_recording(recording, wrt=None, name="x"):
+    """``wrt``: selectors (``"x[3]"``, ``"params['W'][0, 1]"``, ``Element``s), or None for the
+    default elements. ``name``: the argument's name in the selectors shown."""
+    query = recording.user_query()
+    trace = _trace(recording, query)
+    if trace is None:
+        raise ValueError("nothing to explain: the recording holds no reverse-mode trace")
+    gradient = recording.gradient(query) if query is not None else None
+    chosen = [_element(s) for s in wrt] if wrt is not None else default_elements(trace.input, gradient)
+    if query is None:  # "Output seems independent of input": no backward pass ran
+        return [_independent(recording, trace, e, name) for e in chosen]
+    graph = Graph(recording.graph(), trace.root, trace.end, trace.input)
+    return [explain_element(recording, query, graph, gradient, e, name) for e in chosen]
+
+
+def explain_element(recording, query, graph, gradient, element, name="x"):
+    value = component(gradient, element, graph.input)
+    found = recorded_contributions(recording, query, graph.root, element, graph.input)
+    shares = by_line(found)
+    verdict = verdict_of(value)
+    causes = ()
+    if verdict == "zero":
+        causes = tuple(why_zero(recording, graph, graph.input, element))
+    elif verdict == "nonfinite":
+        causes = tuple(why_nonfinite(recording, query, graph))
+    shown, more, more_sum = paths(recording, query, graph) if np.size(graph.input) == 1 else ((), 0, None)
+    return Explanation(element.selector(name), value, verdict, causes, tuple(shares), tuple(found),
+                       same(fold(found), value) if found else None, rounding(value, shares), shown, more, more_sum)
+
+
+def default_elements(value, gradient, each=EACH):
+    """The elements whose gradient is zero, non-finite or largest in magnitude, ``each`` of each."""
+    all_elements = list(elements(value))
+    numbers = [component(gradient, e, value) for e in all_elements] if gradient is not None else []
+    if not numbers:
+        return all_elements[:each]
+    numbers = np.array([complex(n).real if n is not None else np.nan for n in numbers])
+    nonfinite = [e for e, n in zip(all_elements, numbers) if not np.isfinite(n)][:each]
+    zero = [e for e, n in zip(all_elements, numbers) if n == 0][:each]
+    order = np.argsort(-np.where(np.isfinite(numbers), np.abs(numbers), -1), kind="stable")
+    largest = [all_elements[i] for i in order if np.isfinite(numbers[i]) and numbers[i] != 0][:each]
+    chosen = []
+    for e in nonfinite + zero + largest:
+        if e not in chosen:
+            chosen.append(e)
+    return chosen
+
+
+def _element(selector):
+    return selector if isinstance(selector, Element) else parse_selector(selector)[1]
+
+
+def _trace(recording, query):
+    """The trace the user's query differentiates (the last reverse-mode trace when none ran)."""
+    traces = [e for e in recording.of_kind(TraceReturned) if e.mode == "rev"]
+    if query is not None:
+        end = next(e.end for e in recording.query_events(query) if type(e) is BackwardStart)
+        traces = [t for t in traces if t.end == end] or traces
+    return traces[-1] if traces else None
+
+
+def _independent(recording, trace, element, name):
+    cause = Cause(trace.root, "root", None, None, "independent", 1.0,
+                  "the output does not depend on the input: autograd traced no path (no backward pass ran)")
+    return Explanation(element.selector(name), component(_zeros(trace.input), element), "zero", (cause,))
+
+
+def _zeros(value):
+    return vspace(value).zeros()

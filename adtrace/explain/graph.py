@@ -1,0 +1,88 @@
+"""The recorded graph seen from the input: consumers of each node, and counts of paths.
+
+Paths are counted node to node, one per parent position (``x * x`` is two edges into the root), as
+``backward_pass`` sends one contribution along each. ``Graph.edges_through(node, position)`` over
+``Graph.paths()`` is the fraction of the input's paths to the output that go along that edge.
+"""
+
+from functools import cached_property
+
+
+class Graph:
+    def __init__(self, parents, root, end, input=None):
+        self.parents = parents  # label -> parent labels by position (Recording.graph())
+        self.root, self.end = root, end
+        self.input = input  # the input's value (the root's)
+        self.consumers = {label: [] for label in parents}  # label -> [(consumer, position)]
+        for label, ps in parents.items():
+            for position, parent in enumerate(ps):
+                self.consumers.setdefault(parent, []).append((label, position))
+
+    @cached_property
+    def order(self):
+        """Labels in creation order (``v<i>_...``: a parent before its consumers)."""
+        return sorted(self.parents, key=_number)
+
+    @cached_property
+    def from_root(self):
+        """label -> number of paths from the input to it."""
+        counts = {label: 0 for label in self.order}
+        counts[self.root] = 1
+        for label in self.order:
+            if label != self.root:
+                counts[label] = sum(counts.get(p, 0) for p in self.parents[label])
+        return counts
+
+    @cached_property
+    def to_end(self):
+        """label -> number of paths from it to the output."""
+        counts = {label: 0 for label in self.order}
+        if self.end is not None:
+            counts[self.end] = 1
+        for label in reversed(self.order):
+            if label != self.end:
+                counts[label] = sum(counts.get(c, 0) for c, _ in self.consumers.get(label, ()))
+        return counts
+
+    def paths(self):
+        """Paths from the input to the output."""
+        return self.from_root.get(self.end, 0) if self.end is not None else 0
+
+    def edges_through(self, node, position):
+        """Paths from the input to the output along the edge ``parents[node][position] -> node``."""
+        parent = self.parents[node][position]
+        return self.from_root.get(parent, 0) * self.to_end.get(node, 0)
+
+    def descendants(self, label):
+        """The nodes that consume ``label``'s value, directly or not."""
+        seen, stack = set(), [label]
+        while stack:
+            for consumer, _ in self.consumers.get(stack.pop(), ()):
+                if consumer not in seen:
+                    seen.add(consumer)
+                    stack.append(consumer)
+        return seen
+
+    def value_of(self, recording, label):
+        """A node's recorded value (the input's for the root)."""
+        return self.input if label == self.root else getattr(recording.nodes.get(label), "value", None)
+
+    def sinks(self):
+        """Nodes the input reaches that nothing consumes, the output aside: their values left the trace."""
+        return [label for label in self.order if self.from_root[label] and not self.consumers.get(label)
+                and label != self.end]
+
+    def fraction(self, node, position):
+        total = self.paths()
+        return self.edges_through(node, position) / total if total else 0.0
+
+    def fraction_ending_at(self, node):
+        """The share of the input's maximal paths (to the output or to a sink) that end at ``node``."""
+        ends = self.sinks() + ([self.end] if self.end is not None else [])
+        total = sum(self.from_root.get(label, 0) for label in ends)
+        return self.from_root.get(node, 0) / total if total else 1.0
+
+
+def _number(label):
+    head = label.split("_", 1)[0]
+    return (head[0] != "v", int(head[1:]) if head[1:].isdigit() else 0, label)

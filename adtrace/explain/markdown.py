@@ -1,0 +1,46 @@
+"""Explanations as Markdown: a heading per element, its verdict, its causes and where its gradient
+came from (per line, and per path for a scalar graph), through the reports' tables."""
+
+from ..report.format import code, fmt, text
+from ..report.tables import table
+
+VERDICT_TEXT = {
+    "contributions": "the sum of its contributions",
+    "zero": "zero",
+    "nonfinite": "not finite",
+}
+
+
+def render_explanations(explanations, title="Explanations"):
+    parts = [f"# {text(title)}"] + [render_explanation(e) for e in explanations]
+    return "\n\n".join(parts) + "\n"
+
+
+def render_explanation(e):
+    parts = [f"## {code(e.selector)} = {fmt(e.gradient)}: {VERDICT_TEXT[e.verdict]}"]
+    if e.causes:
+        rows = [(c.node + (" (forward)" if c.forward else ""), c.primitive, "-" if c.argnum is None else c.argnum,
+                 c.line or "-", code(c.reason), "-" if c.fraction is None else f"{c.fraction:.0%}",
+                 "; ".join(f"{k} {fmt(v)}" for k, v in c.values.items()) or "-", c.detail)
+                for c in e.causes]
+        parts.append(table(["node", "primitive", "argnum", "line", "reason", "paths cut", "values", "detail"], rows))
+    if e.attribution:
+        rows = [(s.line, fmt(s.share), s.contributions) for s in e.attribution]
+        parts.append(table(["line", "share", "contributions"], rows))
+        parts.append(_sums(e))
+    if e.paths:
+        rows = [(" -> ".join(p.nodes), fmt(p.value)) for p in e.paths]
+        parts.append(table(["path", "product of local partials"], rows))
+        if e.more_paths:
+            parts.append(f"_{e.more_paths} more paths, summing to {fmt(e.more_paths_sum)}._")
+    return "\n\n".join(parts)
+
+
+def _sums(e):
+    n = len(e.contributions)
+    fold = ("add up, in the recorded order, to the recorded gradient bit for bit" if e.exact
+            else "do NOT add up to the recorded gradient")
+    line = f"The {n} recorded contribution{'s' if n != 1 else ''} {fold}"
+    if e.rounding:
+        line += f"; the lines' exact sum differs from it by the rounding of those additions, {fmt(float(e.rounding))}"
+    return line + "."

@@ -1,0 +1,103 @@
+"""Why an input element's gradient is NaN or infinite: the first non-finite value on the backward
+side, not the last symptom.
+
+The backward side's values are read in the order ``backward_pass`` made them (the query's events):
+the origin is the first ``vjp`` whose ``outgrad`` was finite and whose ``ingrads`` were not (a non-finite
+seed is its own origin). Its cause is read at the first non-finite element: the ``outgrad`` there and
+the node's inputs there (element-wise nodes: the same element; others: the whole value). An
+``outgrad`` of 0 there that a ``where`` downstream made is the ``where`` trap (``0 * inf`` in the
+unselected branch's VJP): ``where-unselected-branch``, the primitive's own boundary in ``detail``.
+When a forward value was already non-finite, the first node whose value was (its inputs finite) is
+added as the forward origin (``Cause.forward``).
+"""
+
+import numpy as np
+
+from ..recording.events import BackwardStart, VJPCalled
+from .elements import dense, flat
+from .explanation import Cause
+from .reasons import ELEMENTWISE, nonfinite_reason
+
+
+def why_nonfinite(recording, query, graph):
+    causes = []
+    for event in recording.query_events(query):
+        if type(event) is BackwardStart and not _finite(event.seed):
+            causes.append(Cause(event.end, "seed", None, None, "nonfinite-seed", detail="the seed itself"))
+            break
+        if type(event) is VJPCalled and _finite(event.outgrad) and not all(map(_finite, event.ingrads)):
+            causes.append(_backward_origin(recording, graph, event))
+            break
+    forward = _forward_origin(recording, graph)
+    if forward is not None:
+        causes.append(forward)
+    return causes
+
+
+def _backward_origin(recording, graph, event):
+    node = recording.nodes[event.node]
+    position = next(i for i, g in enumerate(event.ingrads) if not _finite(g))
+    parent = node.parents[position]
+    ingrad = flat(dense(event.ingrads[position], graph.value_of(recording, parent)))
+    at = int(np.flatnonzero(~np.isfinite(ingrad))[0]) if ingrad is not None else 0
+    outgrad = _element(event.outgrad, at, node)
+    inputs = _inputs(recording, graph, node, at)
+    values = {"outgrad": outgrad, "ingrad": ingrad[at] if ingrad is not None else None,
+              **{f"input[{argnum}]": v for argnum, v in inputs.items()}}
+    reason = nonfinite_reason(node.primitive, node.argnums[position], inputs)
+    where = [label for label in sorted(graph.descendants(event.node))
+             if getattr(recording.nodes.get(label), "primitive", "") == "where"]
+    detail = f"its VJP made {values['ingrad']} from a finite outgrad"
+    if outgrad is not None and outgrad == 0 and where:
+        detail = f"{reason} in the branch {where[0]} did not select: its VJP made 0 * inf"
+        reason = "where-unselected-branch"
+    return Cause(event.node, node.primitive, node.argnums[position], node.site, reason, detail=detail,
+                 values={k: v for k, v in values.items() if v is not None})
+
+
+def _forward_origin(recording, graph):
+    for label in graph.order:
+        node = recording.nodes.get(label)
+        if label == graph.root or not hasattr(node, "parents") or _finite(node.value):
+            continue
+        if all(_finite(graph.value_of(recording, p)) for p in node.parents):
+            at = int(np.flatnonzero(~np.isfinite(flat(node.value)))[0])
+            inputs = _inputs(recording, graph, node, at)
+            reason = nonfinite_reason(node.primitive, node.argnums[0], inputs)
+            return Cause(label, node.primitive, node.argnums[0], node.site, reason, forward=True,
+                         detail=f"its forward value was already {_element(node.value, at, node)}",
+                         values={f"input[{a}]": v for a, v in inputs.items() if v is not None})
+    return None
+
+
+def _inputs(recording, graph, node, at):
+    """argnum -> the node's input at element ``at`` (element-wise, same size) or the whole input if a
+    number; from the node's call where kept, else from its parents' values."""
+    call = recording.calls.get(node.label)
+    args = dict(enumerate(call.args)) if call is not None else {
+        argnum: graph.value_of(recording, parent) for argnum, parent in zip(node.argnums, node.parents)}
+    size = np.size(flat(node.value)) if flat(node.value) is not None else None
+    out = {}
+    for argnum, value in args.items():
+        values = flat(value) if value is not None and not isinstance(value, str) else None
+        if values is None or values.dtype.kind not in "fciub":
+            continue
+        if values.size == 1:
+            out[argnum] = values[0]
+        elif node.primitive in ELEMENTWISE and values.size == size:
+            out[argnum] = values[at]
+    return out
+
+
+def _element(value, at, node):
+    values = flat(value)
+    if values is None:
+        return None
+    if values.size == 1:
+        return values[0]
+    return values[at] if node.primitive in ELEMENTWISE and values.size > at else None
+
+
+def _finite(value):
+    values = flat(dense(value, value)) if value is not None else None
+    return values is None or values.dtype.kind not in "fc" or bool(np.isfinite(values).all())

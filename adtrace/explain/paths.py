@@ -1,0 +1,65 @@
+"""A scalar graph's gradient as a sum over paths: each path from the input to the output carries the
+product of the local partials along it (the chain rule, expanded), largest magnitude first.
+
+A local partial is read from the recording where it can be: ``ingrad / outgrad`` of the edge's
+``vjp`` event when the outgrad is not 0 (within a rounding of the rule's own value: the rule made
+``ingrad`` as ``outgrad * partial``, or as another expression of it, ``outgrad / y`` for a quotient);
+else the rule re-evaluated on a unit outgrad (``jacobians.py``, needs ``record(calls=True)``), else
+unknown (NaN). The paths' sum therefore equals the gradient within rounding, not bit for bit: the
+exact statement is ``contributions.fold``. Only graphs whose every node on a path is a number get
+paths (an array node's partials are a Jacobian: ``zero.py`` follows those element by element).
+"""
+
+import numpy as np
+
+from ..recording.events import VJPCalled
+from .explanation import Path
+from .jacobians import jacobian
+
+MAX_PATHS = 10_000  # enumerated at most; beyond, only counted
+SHOWN = 10
+
+
+def scalar_graph(recording, graph):
+    on_paths = [label for label in graph.order if graph.from_root.get(label) and graph.to_end.get(label)]
+    return bool(on_paths) and all(np.size(graph.value_of(recording, label)) == 1
+                                  and not isinstance(graph.value_of(recording, label), (dict, list, tuple))
+                                  for label in on_paths)
+
+
+def local_partials(recording, query, graph):
+    """``(node, position) -> d node / d parent``, for every edge the query's VJPs ran."""
+    partials = {}
+    for event in recording.query_events(query):
+        if type(event) is not VJPCalled:
+            continue
+        for position, ingrad in enumerate(event.ingrads):
+            outgrad = np.asarray(event.outgrad).ravel()
+            if outgrad.size == 1 and outgrad[0] != 0 and np.size(ingrad) == 1:
+                with np.errstate(all="ignore"):
+                    partials[event.node, position] = (np.asarray(ingrad).ravel() / outgrad)[0]
+            else:
+                J = jacobian(recording, event.node, position)
+                partials[event.node, position] = J[0, 0] if J is not None and J.size == 1 else np.nan
+    return partials
+
+
+def paths(recording, query, graph):
+    """``(shown, more, more_sum)``: the largest ``SHOWN`` paths, how many others, and their sum."""
+    if not scalar_graph(recording, graph) or graph.paths() > MAX_PATHS:
+        return (), graph.paths(), None
+    partials = local_partials(recording, query, graph)
+    found = []
+
+    def walk(label, nodes, product):
+        if label == graph.end:
+            found.append(Path(tuple(nodes), product))
+            return
+        for consumer, position in graph.consumers.get(label, ()):
+            if graph.to_end.get(consumer):
+                walk(consumer, nodes + [consumer], product * partials.get((consumer, position), np.nan))
+
+    walk(graph.root, [graph.root], np.float64(1.0))
+    found.sort(key=lambda p: -abs(p.value) if np.isfinite(p.value) else -np.inf)
+    rest = found[SHOWN:]
+    return tuple(found[:SHOWN]), len(rest), (sum(p.value for p in rest) if rest else None)
