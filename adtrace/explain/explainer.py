@@ -42,7 +42,7 @@ def explain_element(recording, query, graph, gradient, element, name="x"):
     verdict = verdict_of(value)
     causes = ()
     if verdict == "zero":
-        causes = tuple(why_zero(recording, graph, graph.input, element))
+        causes = tuple(why_zero(recording, query, graph, graph.input, element))
     elif verdict == "nonfinite":
         causes = tuple(why_nonfinite(recording, query, graph))
     shown, more, more_sum = paths(recording, query, graph) if np.size(graph.input) == 1 else ((), 0, None)

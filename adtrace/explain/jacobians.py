@@ -11,6 +11,8 @@ then treats the node as connecting every element to every element).
 import numpy as np
 from autograd.core import primitive_vjps, vspace
 
+from ..recording.events import VJPCalled
+from ..recording.values import Sparse
 from .elements import dense, flat
 
 MAX_ELEMENTS = 4096
@@ -45,3 +47,37 @@ def jacobian(recording, label, position):
     except Exception:  # a rule that needs more than its call (or one adtrace cannot replay): unknown
         return None
     return np.array(rows)
+
+
+def recorded_diagonal(recording, query, label, position, parent_value):
+    """An element-wise node's local derivatives ``ingrad / outgrad`` read from its recorded ``vjp``
+    (no call needed); NaN where the outgrad was 0 (not known). None if not element-wise-shaped."""
+    for event in recording.query_events(query):
+        if type(event) is VJPCalled and event.node == label:
+            outgrad = flat(event.outgrad)
+            ingrad = flat(dense(event.ingrads[position], parent_value))
+            if outgrad is None or ingrad is None or outgrad.size != ingrad.size:
+                return None
+            with np.errstate(all="ignore"):
+                return np.where(outgrad != 0, ingrad / np.where(outgrad != 0, outgrad, 1), np.nan)
+    return None
+
+
+def recorded_take(recording, query, label, parent_value):
+    """``container_take``'s connections (``params['W']``: the leaf's elements are the container's
+    elements under that key), its key read from the recorded VJP's sparse index; None if unknown."""
+    for event in recording.query_events(query):
+        if type(event) is VJPCalled and event.node == label and isinstance(event.ingrads[0], Sparse):
+            ingrad = flat(dense(event.ingrads[0], parent_value))
+            node = flat(event.outgrad)
+            if ingrad is None or node is None:
+                return None
+            offset = 0
+            for key, item in (parent_value.items() if isinstance(parent_value, dict) else enumerate(parent_value)):
+                size = np.size(flat(item))
+                if str(key) == event.ingrads[0].index and size == node.size:
+                    connections = np.zeros((node.size, ingrad.size), dtype=bool)
+                    connections[np.arange(size), offset + np.arange(size)] = True
+                    return connections
+                offset += size
+    return None

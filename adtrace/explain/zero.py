@@ -23,58 +23,98 @@ import numpy as np
 
 from .elements import flat, flat_index
 from .explanation import Cause
-from .jacobians import jacobian
+from .graph import Graph
+from .jacobians import jacobian, recorded_diagonal, recorded_take
 from .reasons import ELEMENTWISE, zero_reason
 
 
-def why_zero(recording, graph, root_value, element):
+def why_zero(recording, query, graph, root_value, element):
     """The ``Cause``s of a zero gradient at ``element`` of the input."""
     start = np.zeros(flat(root_value).size, dtype=bool)
     start[flat_index(root_value, element)] = True
-    reached = {graph.root: start}
-    cuts, stops = [], []
+    reached, touched = {graph.root: start}, {graph.root: start}
+    cuts, stops, guessed = [], [], set()  # guessed: reached through a node not followed element-wise
     for label in graph.order:
-        if label == graph.root or label not in recording.nodes:
-            continue
-        mask = _reach(recording, graph, label, reached, cuts, stops)
-        if mask is not None and mask.any():
-            reached[label] = mask
+        if label != graph.root and label in recording.nodes:
+            _reach(recording, query, graph, label, reached, touched, cuts, stops, guessed)
+    unknown = [label for label, position in stops if position is None]
+    if graph.end in reached and unknown:
+        return [_cause(recording, label, None, "unknown", None, "its local Jacobian is not known (record with "
+                       "calls=True, or a node above jacobians.MAX_ELEMENTS): taken as connecting every element")
+                for label in unknown]
     if graph.end in reached:
         return [_cause(recording, graph.end, None, "cancellation", None,
                        "the input reaches the output; its contributions cancel")]
-    left = [_cause(recording, label, None, "left-trace", graph.fraction_ending_at(label),
+    stops = [stop for stop in stops if stop[1] is not None]
+    # the fraction of the element's own paths: over the nodes it reaches with every cut closed
+    own = Graph({label: graph.parents[label] for label in touched}, graph.root, graph.end, graph.input)
+    left = [_cause(recording, label, None, "left-trace", own.fraction_ending_at(label),
                    "nothing traced consumes this value: it left autograd's trace (._value, a plain numpy call) "
                    "or was not used") for label in graph.sinks() if label in reached]
-    causes = cuts + left
+    causes = [_cut(recording, own, *cut) for cut in cuts] + left
     if not causes:
-        causes = stops or [_cause(recording, graph.root, None, "independent", 1.0,
-                                  "no traced operation reaching the output reads the input")]
-    return causes
+        causes = [_cause(recording, label, position, "independent", own.fraction(label, position) or 1.0,
+                         "this node does not read the input's element (another index or key)")
+                  for label, position in stops]
+    return causes or [_cause(recording, graph.root, None, "independent", 1.0,
+                             "no traced operation reaching the output reads the input")]
 
 
-def _reach(recording, graph, label, reached, cuts, stops):
+def _reach(recording, query, graph, label, reached, touched, cuts, stops, guessed):
+    """Follow the element into ``label``: ``reached`` its elements with a non-zero derivative chain,
+    ``touched`` those it would reach if every cut were closed."""
     node = recording.nodes[label]
-    size = np.size(flat(node.value)) if flat(node.value) is not None else 0
-    mask = np.zeros(size, dtype=bool)
+    values = flat(node.value)
+    size = values.size if values is not None else 0
+    mask, structure = np.zeros(size, dtype=bool), np.zeros(size, dtype=bool)
+    on_a_path = graph.to_end.get(label, 0) > 0
     for position, parent in enumerate(node.parents):
-        from_parent = reached.get(parent)
+        from_parent, near = reached.get(parent), touched.get(parent)
+        if near is None:
+            continue
+        nonzero = _connections(recording, query, graph, label, position, node, near.size)
+        if nonzero is None:  # not known: every element to every element
+            mask[:] = mask.any() or from_parent is not None
+            structure[:] = True
+            if from_parent is not None and parent not in guessed:  # the first node not followed on this way
+                stops.append((label, None))
+            guessed.add(label)
+            continue
+        if parent in guessed:
+            guessed.add(label)
+        elementwise = node.primitive in ELEMENTWISE and nonzero.shape[0] == nonzero.shape[1]
+        structure |= near if elementwise else nonzero[:, near].any(axis=1)
         if from_parent is None:
             continue
-        J = jacobian(recording, label, position)
-        if J is None:
-            mask[:] = True
-            continue
-        with np.errstate(invalid="ignore"):
-            mask |= (J[:, from_parent] != 0).any(axis=1)
-        on_a_path = graph.to_end.get(label, 0) > 0
-        if node.primitive in ELEMENTWISE and J.shape[0] == J.shape[1]:
-            cut = from_parent & (np.diagonal(J) == 0)
+        mask |= nonzero[:, from_parent].any(axis=1)
+        if elementwise:
+            cut = from_parent & ~np.diagonal(nonzero)
             if cut.any() and on_a_path:
-                cuts.append(_cut(recording, graph, label, position, parent, cut))
-        elif not (J[:, from_parent] != 0).any() and on_a_path:
-            stops.append(_cause(recording, label, position, "independent", graph.fraction(label, position),
-                                "this node does not read the input's element (another index or key)"))
-    return mask
+                cuts.append((label, position, parent, cut))
+        elif not nonzero[:, from_parent].any() and on_a_path:
+            stops.append((label, position))
+    if mask.any():
+        reached[label] = mask
+    if structure.any():
+        touched[label] = structure
+
+
+def _connections(recording, query, graph, label, position, node, in_size):
+    """``(out, in)`` booleans: which elements of the parent move which of the node (a local
+    derivative not 0), from the re-evaluated Jacobian, else from the recorded diagonal of an
+    element-wise node (unknown entries connected), else None."""
+    J = jacobian(recording, label, position)
+    if J is not None:
+        with np.errstate(invalid="ignore"):
+            return J != 0
+    parent_value = graph.value_of(recording, node.parents[position])
+    if node.primitive == "container_take" and isinstance(parent_value, (dict, list, tuple)):
+        return recorded_take(recording, query, label, parent_value)
+    values = flat(node.value)
+    if node.primitive not in ELEMENTWISE or values is None or values.size != in_size:
+        return None
+    diagonal = recorded_diagonal(recording, query, label, position, parent_value)
+    return None if diagonal is None else np.diag(diagonal != 0)  # (NaN != 0: unknown, connected)
 
 
 def _cut(recording, graph, label, position, parent, cut):
