@@ -59,7 +59,8 @@ def paths(recording, query, graph):
             if graph.to_end.get(consumer):
                 walk(consumer, nodes + [consumer], product * partials.get((consumer, position), np.nan))
 
-    walk(graph.root, [graph.root], np.float64(1.0))
+    with np.errstate(all="ignore"):
+        walk(graph.root, [graph.root], np.float64(1.0))
     found.sort(key=lambda p: -abs(p.value) if np.isfinite(p.value) else -np.inf)
     rest = found[SHOWN:]
     return tuple(found[:SHOWN]), len(rest), (sum(p.value for p in rest) if rest else None)

@@ -1,0 +1,80 @@
+"""Why a gradient is NaN or infinite: the first non-finite value of the backward pass and its
+cause, on a minimal program each, and the three composites of issue 27."""
+
+import autograd.numpy as np
+import pytest
+
+from adtrace.explain import explain
+
+
+def causes_of(f, x, selector):
+    (explanation,) = explain(f, x, wrt=[selector])
+    assert explanation.verdict == "nonfinite"
+    return explanation.causes
+
+
+def test_the_where_trap_names_the_unselected_branch_not_the_where():
+    def f(x):
+        safe = np.where(x > 0, np.log(x), 0.0)
+        return np.sum(safe)
+    backward, forward = causes_of(f, np.array([1.0, 0.0]), "x[1]")
+    assert (backward.primitive, backward.reason, backward.forward) == ("log", "where-unselected-branch", False)
+    assert backward.values["outgrad"] == 0.0 and backward.values["input[0]"] == 0.0
+    assert np.isnan(backward.values["ingrad"])
+    assert "log-of-zero" in backward.detail
+    assert backward.line.endswith(f":{f.__code__.co_firstlineno + 1}")
+    assert (forward.primitive, forward.reason, forward.forward) == ("log", "log-of-zero", True)
+
+
+def test_the_double_where_fix_has_nothing_to_explain():
+    def f(x):
+        safe_x = np.where(x > 0, x, 1.0)
+        return np.sum(np.where(x > 0, np.log(safe_x), 0.0))
+    (explanation,) = explain(f, np.array([1.0, 0.0]), wrt=["x[1]"])
+    assert explanation.verdict == "zero"
+    assert [c.reason for c in explanation.causes] == ["where-unselected-branch"]
+
+
+@pytest.mark.parametrize("f, x, primitive, reason", [
+    (lambda x: np.sqrt(x), np.float64(0.0), "sqrt", "sqrt-at-zero"),
+    (lambda x: np.log(x) * 0.0 + x, np.float64(0.0), "log", "log-of-zero"),
+    (lambda x: 1.0 / x * 0.0 + x, np.float64(0.0), "divide", "division-by-zero"),
+    (lambda x: x ** 0.5, np.float64(0.0), "power", "power-at-zero"),
+    (lambda x: np.exp(x) * 0.0 + x, 1000.0, "exp", "overflow"),
+])
+def test_each_boundary(f, x, primitive, reason):
+    backward = causes_of(f, x, "x")[0]
+    assert (backward.primitive, backward.reason) == (primitive, reason)
+
+
+def test_norm_squared_at_zero():
+    (backward,) = causes_of(lambda x: np.linalg.norm(x) ** 2, np.zeros(3), "x[0]")
+    assert (backward.primitive, backward.reason) == ("norm", "norm-at-zero")
+    assert backward.values["outgrad"] == 0.0  # d(n**2)/dn = 2n = 0: the VJP's 0 * x / 0
+
+
+def test_the_first_origin_not_the_last_symptom():
+    """The NaN of sqrt at 0 flows through tanh and exp before reaching x: those VJPs merely carry it."""
+    def f(x):
+        return np.exp(np.tanh(np.sqrt(x)))
+    causes = causes_of(f, np.float64(0.0), "x")
+    assert [c.primitive for c in causes] == ["sqrt"]
+
+
+def test_a_softmax_whose_log_of_zero_is_masked_by_where():
+    def loss(z):
+        p = np.exp(z) / np.sum(np.exp(z))
+        logp = np.where(p > 0, np.log(p), 0.0)  # p underflows to 0 for the last class
+        return -np.sum(p * logp)
+    backward, forward = causes_of(loss, np.array([0.0, 1.0, -800.0]), "z[2]")
+    assert (backward.primitive, backward.reason) == ("log", "where-unselected-branch")
+    assert (forward.primitive, forward.reason, forward.forward) == ("log", "log-of-zero", True)
+
+
+def test_a_nan_already_in_the_forward_value_is_traced_to_its_first_node():
+    def f(x):
+        y = np.sqrt(x - 2.0)  # x - 2 < 0: NaN forward
+        return np.sin(y) * 3.0
+    causes = causes_of(f, 1.0, "x")
+    assert [(c.primitive, c.forward) for c in causes][-1] == ("sqrt", True)
+    assert causes[-1].values == {"input[0]": -1.0}
