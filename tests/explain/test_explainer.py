@@ -1,0 +1,22 @@
+"""Which elements are explained by default, and a recording with no backward pass."""
+
+import autograd.numpy as np
+from autograd import grad
+
+import adtrace
+from adtrace.explain.explainer import default_elements, explain_recording
+
+
+def test_default_elements_are_the_nonfinite_the_zero_and_the_largest():
+    value = np.zeros(6)
+    gradient = np.array([1.0, 0.0, np.nan, -7.0, 0.0, 3.0])
+    chosen = [e.index[0] for e in default_elements(value, gradient, each=2)]
+    assert chosen == [2, 1, 4, 3, 5]
+
+
+def test_an_output_independent_of_the_input():
+    with adtrace.record(capture="full") as rec:
+        grad(lambda x: 2.0)(np.array([1.0, 2.0]))
+    explanations = explain_recording(rec)
+    assert [(e.selector, e.verdict) for e in explanations] == [("x[0]", "zero"), ("x[1]", "zero")]
+    assert explanations[0].causes[0].reason == "independent"

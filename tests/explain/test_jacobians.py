@@ -1,0 +1,35 @@
+"""A node's local Jacobian from its own VJP rule, and the recorded diagonal without calls."""
+
+import autograd.numpy as np
+from autograd import grad, jacobian as autograd_jacobian
+
+import adtrace
+from adtrace.explain.jacobians import MAX_ELEMENTS, jacobian, recorded_diagonal
+
+W = np.array([[1.0, -2.0, 0.5], [3.0, 0.0, -1.0]])
+
+
+def f(x):
+    return np.sum(np.tanh(np.dot(W, x)))
+
+
+def test_the_jacobian_of_a_dot_is_its_matrix_and_of_tanh_its_diagonal():
+    x = np.array([0.3, -0.2, 0.1])
+    with adtrace.record(capture="full", calls=True) as rec:
+        grad(f)(x)
+    assert np.array_equal(jacobian(rec, "v1_dot", 0), W)
+    assert np.allclose(jacobian(rec, "v2_tanh", 0), autograd_jacobian(np.tanh)(np.dot(W, x)), rtol=1e-15)
+
+
+def test_without_calls_or_above_the_size_there_is_none(monkeypatch):
+    x = np.array([0.3, -0.2, 0.1])
+    with adtrace.record(capture="full") as rec:
+        grad(f)(x)
+    assert jacobian(rec, "v1_dot", 0) is None
+    query = rec.user_query()
+    diagonal = recorded_diagonal(rec, query, "v2_tanh", 0, np.dot(W, x))
+    assert np.allclose(diagonal, 1 / np.cosh(np.dot(W, x)) ** 2, rtol=1e-15)
+    with adtrace.record(capture="full", calls=True) as rec:
+        grad(f)(x)
+    monkeypatch.setattr("adtrace.explain.jacobians.MAX_ELEMENTS", 1)
+    assert MAX_ELEMENTS > 1 and jacobian(rec, "v1_dot", 0) is None

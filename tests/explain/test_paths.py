@@ -1,0 +1,41 @@
+"""A scalar graph's gradient as a sum over paths, largest first, within rounding of the gradient."""
+
+import math
+
+import autograd.numpy as np
+
+from adtrace.explain import explain
+from adtrace.explain import paths as paths_module
+
+
+def f(x):
+    y = x * x  # two paths through the product
+    return np.sin(y) + 3.0 * x
+
+
+def test_paths_are_the_chain_rule_expanded_largest_first():
+    (e,) = explain(f, 0.5)
+    products = [p.value for p in e.paths]
+    assert products == sorted(products, key=abs, reverse=True)
+    assert [p.nodes for p in e.paths][0] == ("v0_root", "v3_multiply", "v4_add")  # 3.0
+    assert math.isclose(sum(products), e.gradient, rel_tol=4 * np.finfo(float).eps)
+    assert sorted(products)[:2] == [math.cos(0.25) * 0.5] * 2  # sin's partial times each of x*x's
+
+
+def test_a_zero_outgrad_takes_the_partial_from_the_rule():
+    (e,) = explain(lambda x: np.tanh(x) * 0.0 + x, 0.5)
+    partials = {p.nodes: p.value for p in e.paths}
+    assert partials[("v0_root", "v1_tanh", "v2_multiply", "v3_add")] == 0.0
+    assert partials[("v0_root", "v3_add")] == 1.0
+
+
+def test_paths_beyond_the_shown_are_counted_and_summed(monkeypatch):
+    monkeypatch.setattr(paths_module, "SHOWN", 1)
+    (e,) = explain(f, 0.5)
+    assert len(e.paths) == 1 and e.more_paths == 2
+    assert math.isclose(e.paths[0].value + e.more_paths_sum, e.gradient, rel_tol=4 * np.finfo(float).eps)
+
+
+def test_an_array_graph_has_no_paths():
+    (e, *_) = explain(lambda x: np.sum(x * x), np.array([1.0, 2.0]))
+    assert e.paths == ()
