@@ -31,3 +31,11 @@ def test_the_probe_tells_left_trace_from_independent():
     (independent,) = explain(lambda x: np.float64(2.0), 1.5)
     assert [c.reason for c in left.causes] == ["left-trace"]
     assert [c.reason for c in independent.causes] == ["independent"]
+
+
+def test_the_package_is_the_entry_point():
+    import adtrace
+    import adtrace.explain.zero
+    (e,) = adtrace.explain(lambda x: x * 2.0, 1.5)
+    assert (e.selector, e.gradient) == ("x", 2.0)
+    assert adtrace.explain.zero.why_zero is not None  # its modules stay reachable

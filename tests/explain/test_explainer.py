@@ -20,3 +20,12 @@ def test_an_output_independent_of_the_input():
     explanations = explain_recording(rec)
     assert [(e.selector, e.verdict) for e in explanations] == [("x[0]", "zero"), ("x[1]", "zero")]
     assert explanations[0].causes[0].reason == "independent"
+
+
+def test_a_recording_explains_itself():
+    with adtrace.record(capture="full", sites=True, calls=True) as rec:
+        grad(lambda x: np.sum(np.maximum(x, 0.0)))(np.array([-1.0, 2.0]))
+    zero, largest = rec.explain()
+    assert (zero.selector, zero.verdict, zero.causes[0].reason) == ("x[0]", "zero", "relu-off")
+    assert (largest.selector, largest.gradient) == ("x[1]", 1.0)
+    assert [e.selector for e in rec.explain(wrt=["w[1]"], name="w")] == ["w[1]"]

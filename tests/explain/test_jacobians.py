@@ -4,6 +4,7 @@ import autograd.numpy as np
 from autograd import grad, jacobian as autograd_jacobian
 
 import adtrace
+from adtrace.explain import jacobians
 from adtrace.explain.jacobians import MAX_ELEMENTS, jacobian, recorded_diagonal
 
 W = np.array([[1.0, -2.0, 0.5], [3.0, 0.0, -1.0]])
@@ -31,5 +32,5 @@ def test_without_calls_or_above_the_size_there_is_none(monkeypatch):
     assert np.allclose(diagonal, 1 / np.cosh(np.dot(W, x)) ** 2, rtol=1e-15)
     with adtrace.record(capture="full", calls=True) as rec:
         grad(f)(x)
-    monkeypatch.setattr("adtrace.explain.jacobians.MAX_ELEMENTS", 1)
+    monkeypatch.setattr(jacobians, "MAX_ELEMENTS", 1)
     assert MAX_ELEMENTS > 1 and jacobian(rec, "v1_dot", 0) is None
