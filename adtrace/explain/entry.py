@@ -4,13 +4,15 @@ explanation needs, and explain it.
 The gradient is ``f``'s VJP with a seed of ones (its gradient for a scalar output), with respect to
 argument ``argnum``. Where autograd traced no path from the input element to the output, only
 running ``f`` again tells an output that does not depend on the input (``independent``) from one
-whose value does but left the trace (``._value``, a plain numpy call, autograd's non-differentiable
-``floor``/``round``/``sign``, which make no node): the input element is moved by ``PROBE`` (relative)
-and the output compared.
+whose value does but left the trace: first under a profile hook, for autograd's non-differentiable
+primitives (``floor``, ``round``, ``sign``, comparisons: they make no node; ``escapes.py``), then with
+the input element moved by ``PROBE`` (relative), for a value taken out of its box (``._value``, a
+plain numpy call), the output compared.
 """
 
 import copy
 import inspect
+from dataclasses import replace
 
 import numpy as np
 from autograd import make_vjp
@@ -18,6 +20,7 @@ from autograd.core import vspace
 
 from ..recording.session import record
 from .elements import Element, parse_selector
+from .escapes import escapes
 from .explainer import explain_recording
 from .explanation import Cause
 
@@ -34,7 +37,7 @@ def explain(f, *args, wrt=None, argnum=0, relative_to=None):
         vjp(vspace(output).ones())
     elements = None if wrt is None else [s if isinstance(s, Element) else parse_selector(s)[1] for s in wrt]
     explanations = explain_recording(rec, elements, name)
-    return [_probed(e, of_x, args[argnum], output) for e in explanations]
+    return [_probed(e, of_x, args[argnum], output, relative_to) for e in explanations]
 
 
 def argument_name(f, argnum):
@@ -45,12 +48,19 @@ def argument_name(f, argnum):
         return "x"
 
 
-def _probed(explanation, of_x, x, output):
-    """An ``independent`` verdict at the input checked by running ``f`` again: ``left-trace`` when the
-    output moves with the element."""
+def _probed(explanation, of_x, x, output, relative_to):
+    """An ``independent`` verdict at the input checked by running ``f`` again: the non-differentiable
+    primitives the input went through (``escapes.py``), else ``left-trace`` when the output moves with
+    the element."""
     causes = explanation.causes
     if not (len(causes) == 1 and causes[0].reason == "independent" and causes[0].primitive == "root"):
         return explanation
+    found = escapes(of_x, x, relative_to)
+    if found:
+        return replace(explanation, causes=tuple(
+            Cause(f"{e.primitive} (no node)", e.primitive, 0, e.line, e.reason, 1 / len(found),
+                  "a non-differentiable primitive: autograd ran it on the plain value and made no node")
+            for e in found))
     element = parse_selector(explanation.selector)[1]
     with np.errstate(all="ignore"):
         moved = make_vjp(of_x)(_moved(x, element))[1]  # traced, as the recorded call was (._value needs a box)
@@ -59,7 +69,7 @@ def _probed(explanation, of_x, x, output):
     cause = Cause(causes[0].node, "root", None, None, "left-trace", 1.0,
                   "the output moves with this element, but autograd traced no path from it: its value left the "
                   "trace (._value, a plain numpy call, or a non-differentiable floor/round/sign)")
-    return type(explanation)(**{**explanation.__dict__, "causes": (cause,)})
+    return replace(explanation, causes=(cause,))
 
 
 def _moved(x, element):

@@ -39,3 +39,17 @@ def test_the_package_is_the_entry_point():
     (e,) = adtrace.explain(lambda x: x * 2.0, 1.5)
     assert (e.selector, e.gradient) == ("x", 2.0)
     assert adtrace.explain.zero.why_zero is not None  # its modules stay reachable
+
+
+def test_a_non_differentiable_primitive_is_named_with_its_line():
+    def f(x):
+        return np.floor(x) * 2.0 + np.float64(1.0)
+    (e,) = explain(f, 1.5)
+    (cause,) = e.causes
+    assert (cause.primitive, cause.reason) == ("floor", "zero-derivative")
+    assert cause.line.endswith(f":{f.__code__.co_firstlineno + 1}")
+
+
+def test_a_comparison_result_is_named():
+    (e,) = explain(lambda x: np.sum((x > 0) * 1.0), np.array([1.0, -1.0]), wrt=["x[0]"])
+    assert [(c.primitive, c.reason) for c in e.causes] == [("greater", "comparison")]
