@@ -78,3 +78,18 @@ def test_a_nan_already_in_the_forward_value_is_traced_to_its_first_node():
     causes = causes_of(f, 1.0, "x")
     assert [(c.primitive, c.forward) for c in causes][-1] == ("sqrt", True)
     assert causes[-1].values == {"input[0]": -1.0}
+
+
+def test_of_two_origins_the_one_the_backward_pass_met_first():
+    import adtrace
+    from autograd import grad
+    from adtrace.explain.explainer import explain_recording
+
+    def f(x):
+        return np.sqrt(x) * 2.0 + np.log(x)
+    with np.errstate(all="ignore"), adtrace.record(capture="full", sites=True, calls=True) as rec:
+        grad(f)(np.float64(0.0))
+    order = [label for label in rec.visit_order(rec.user_query()) if label.endswith(("_sqrt", "_log"))]
+    (e,) = explain_recording(rec)
+    backward = [c for c in e.causes if not c.forward]
+    assert [c.node for c in backward] == order[:1]
