@@ -8,6 +8,8 @@ element: nodes above ``MAX_ELEMENTS`` elements, and recordings without calls, ge
 then treats the node as connecting every element to every element).
 """
 
+import weakref
+
 import numpy as np
 from autograd.core import primitive_vjps, vspace
 
@@ -18,8 +20,18 @@ from .elements import dense, flat
 MAX_ELEMENTS = 4096
 
 
+_MADE = weakref.WeakKeyDictionary()  # recording -> {(label, position): Jacobian}: each element explained reuses them
+
+
 def jacobian(recording, label, position):
     """``(out_size, in_size)`` array of ``d label / d parent`` at parent ``position``, or None."""
+    made = _MADE.setdefault(recording, {})
+    if (label, position) not in made:
+        made[label, position] = _jacobian(recording, label, position)
+    return made[label, position]
+
+
+def _jacobian(recording, label, position):
     call = recording.calls.get(label)
     node = recording.nodes.get(label)
     if call is None or node is None or call.fun not in primitive_vjps:

@@ -33,6 +33,8 @@ def render_explanation(e):
         parts.append(table(["path", "product of local partials"], rows))
         if e.more_paths:
             parts.append(f"_{e.more_paths} more paths, summing to {fmt(e.more_paths_sum)}._")
+    elif e.more_paths:
+        parts.append(f"_{e.more_paths} paths from the input to the output: too many to list (see the lines)._")
     return "\n\n".join(parts)
 
 

@@ -46,21 +46,21 @@ def local_partials(recording, query, graph):
 
 def paths(recording, query, graph):
     """``(shown, more, more_sum)``: the largest ``SHOWN`` paths, how many others, and their sum."""
-    if not scalar_graph(recording, graph) or graph.paths() > MAX_PATHS:
+    if not scalar_graph(recording, graph):
+        return (), 0, None
+    if graph.paths() > MAX_PATHS:
         return (), graph.paths(), None
     partials = local_partials(recording, query, graph)
-    found = []
-
-    def walk(label, nodes, product):
-        if label == graph.end:
-            found.append(Path(tuple(nodes), product))
-            return
-        for consumer, position in graph.consumers.get(label, ()):
-            if graph.to_end.get(consumer):
-                walk(consumer, nodes + [consumer], product * partials.get((consumer, position), np.nan))
-
+    found, stack = [], [((graph.root,), np.float64(1.0))]
     with np.errstate(all="ignore"):
-        walk(graph.root, [graph.root], np.float64(1.0))
+        while stack:  # depth first, without recursion (a scalar chain may be thousands of nodes long)
+            nodes, product = stack.pop()
+            if nodes[-1] == graph.end:
+                found.append(Path(nodes, product))
+                continue
+            for consumer, position in reversed(graph.consumers.get(nodes[-1], ())):
+                if graph.to_end.get(consumer):
+                    stack.append((nodes + (consumer,), product * partials.get((consumer, position), np.nan)))
     found.sort(key=lambda p: -abs(p.value) if np.isfinite(p.value) else -np.inf)
     rest = found[SHOWN:]
     return tuple(found[:SHOWN]), len(rest), (sum(p.value for p in rest) if rest else None)

@@ -39,3 +39,19 @@ def test_paths_beyond_the_shown_are_counted_and_summed(monkeypatch):
 def test_an_array_graph_has_no_paths():
     (e, *_) = explain(lambda x: np.sum(x * x), np.array([1.0, 2.0]))
     assert e.paths == ()
+
+
+def test_a_long_chain_is_walked_without_recursion():
+    def f(x):
+        for _ in range(3000):
+            x = np.sin(x) + 0.0
+        return x
+    (e,) = explain(f, 0.1)
+    assert len(e.paths) == 1 and len(e.paths[0].nodes) == 6001
+    assert math.isclose(e.paths[0].value, e.gradient, rel_tol=1e-12)
+
+
+def test_too_many_paths_are_counted_not_listed(monkeypatch):
+    monkeypatch.setattr(paths_module, "MAX_PATHS", 2)
+    (e,) = explain(f, 0.5)
+    assert (e.paths, e.more_paths) == ((), 3)
