@@ -69,6 +69,16 @@ def elements(value):
             yield Element(keys, index)
 
 
+def contains(value, element):
+    """Whether ``element`` is one of ``value``'s."""
+    for keys, leaf in leaves(value):
+        if keys == element.keys:
+            shape = np.shape(leaf)
+            return len(element.index) == len(shape) and all(
+                type(i) is int and 0 <= i < n for i, n in zip(element.index, shape))
+    return False
+
+
 def dense(value, like):
     """A kept or live cotangent as a plain value shaped as ``like`` (a ``Sparse`` or ``SparseObject``
     densified); None when only a summary was kept (record with ``capture="full"``)."""

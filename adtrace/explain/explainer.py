@@ -10,7 +10,7 @@ from autograd.core import vspace
 
 from ..recording.events import BackwardStart, TraceReturned
 from .contributions import by_line, fold, recorded_contributions, rounding, same
-from .elements import Element, component, elements, parse_selector
+from .elements import Element, component, contains, elements, leaves, parse_selector
 from .explanation import Cause, Explanation, verdict_of
 from .graph import Graph
 from .nonfinite import why_nonfinite
@@ -28,7 +28,8 @@ def explain_recording(recording, wrt=None, name="x"):
     if trace is None:
         raise ValueError("nothing to explain: the recording holds no reverse-mode trace")
     gradient = recording.gradient(query) if query is not None else None
-    chosen = [_element(s) for s in wrt] if wrt is not None else default_elements(trace.input, gradient)
+    chosen = [_element(s, trace.input, name) for s in wrt] if wrt is not None else default_elements(trace.input,
+                                                                                                      gradient)
     if query is None:  # "Output seems independent of input": no backward pass ran
         return [_independent(recording, trace, e, name) for e in chosen]
     graph = Graph(recording.graph(), trace.root, trace.end, trace.input)
@@ -68,8 +69,13 @@ def default_elements(value, gradient, each=EACH):
     return chosen
 
 
-def _element(selector):
-    return selector if isinstance(selector, Element) else parse_selector(selector)[1]
+def _element(selector, value, name):
+    """The ``Element`` a selector names; ``KeyError`` if it names none of ``value``'s."""
+    element = selector if isinstance(selector, Element) else parse_selector(selector)[1]
+    if not contains(value, element):
+        shapes = ", ".join(f"{Element(keys).selector(name)} {np.shape(leaf)}" for keys, leaf in leaves(value))
+        raise KeyError(f"{element.selector(name)} names no element of the input ({shapes})")
+    return element
 
 
 def _trace(recording, query):
