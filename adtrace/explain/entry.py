@@ -12,6 +12,7 @@ plain numpy call), the output compared.
 
 import copy
 import inspect
+import warnings
 from dataclasses import replace
 
 import numpy as np
@@ -25,6 +26,7 @@ from .explainer import explain_recording
 from .explanation import Cause
 
 PROBE = 1e-3
+INDEPENDENT = "Output seems independent of input"  # autograd's warning (trace)
 
 
 def explain(f, *args, wrt=None, argnum=0, relative_to=None):
@@ -32,9 +34,11 @@ def explain(f, *args, wrt=None, argnum=0, relative_to=None):
     or, by default, per element whose gradient is zero, non-finite or largest."""
     name = argument_name(f, argnum)
     of_x = lambda x: f(*args[:argnum], x, *args[argnum + 1:])  # noqa: E731
-    with np.errstate(all="ignore"), record(capture="full", sites=True, calls=True, relative_to=relative_to) as rec:
-        vjp, output = make_vjp(of_x)(args[argnum])
-        vjp(vspace(output).ones())
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.filterwarnings("ignore", INDEPENDENT)  # (the explanation says it, with the reason)
+        with record(capture="full", sites=True, calls=True, relative_to=relative_to) as rec:
+            vjp, output = make_vjp(of_x)(args[argnum])
+            vjp(vspace(output).ones())
     elements = None if wrt is None else [s if isinstance(s, Element) else parse_selector(s)[1] for s in wrt]
     explanations = explain_recording(rec, elements, name)
     return [_probed(e, of_x, args[argnum], output, relative_to) for e in explanations]
@@ -62,7 +66,8 @@ def _probed(explanation, of_x, x, output, relative_to):
                   "a non-differentiable primitive: autograd ran it on the plain value and made no node")
             for e in found))
     element = parse_selector(explanation.selector)[1]
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.filterwarnings("ignore", INDEPENDENT)
         moved = make_vjp(of_x)(_moved(x, element))[1]  # traced, as the recorded call was (._value needs a box)
     if np.array_equal(np.asarray(moved), np.asarray(output), equal_nan=True):
         return explanation
