@@ -43,9 +43,9 @@ def explain_element(recording, query, graph, gradient, element, name="x"):
     verdict = verdict_of(value)
     causes = ()
     if verdict == "zero":
-        causes = tuple(why_zero(recording, query, graph, graph.input, element))
+        causes = tuple(why_zero(recording, query, graph, element))
     elif verdict == "nonfinite":
-        causes = tuple(why_nonfinite(recording, query, graph))
+        causes = tuple(why_nonfinite(recording, query, graph, element))
     shown, more, more_sum = paths(recording, query, graph) if np.size(graph.input) == 1 else ((), 0, None)
     return Explanation(element.selector(name), value, verdict, causes, tuple(shares), tuple(found),
                        same(fold(found), value) if found else None, rounding(value, shares), shown, more, more_sum)

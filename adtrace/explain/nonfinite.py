@@ -16,27 +16,52 @@ import numpy as np
 from ..recording.events import BackwardStart, VJPCalled
 from .elements import dense, flat
 from .explanation import Cause
+from .reach import follow
 from .reasons import ELEMENTWISE, nonfinite_reason
 
 
-def why_nonfinite(recording, query, graph):
+def why_nonfinite(recording, query, graph, element):
     causes = []
+    touched = follow(recording, query, graph, element).touched
+    origins = []
     for event in recording.query_events(query):
         if type(event) is BackwardStart and not _finite(event.seed):
             causes.append(Cause(event.end, "seed", None, None, "nonfinite-seed", detail="the seed itself"))
             break
         if type(event) is VJPCalled and _finite(event.outgrad) and not all(map(_finite, event.ingrads)):
-            causes.append(_backward_origin(recording, graph, event))
-            break
+            origins.append(event)
+            position = _reaching(recording, graph, event, touched)
+            if position is not None:
+                causes.append(_backward_origin(recording, graph, event, position))
+                break
+    if not causes and origins:  # none on the element's own paths (it was not followed there): the first
+        causes.append(_backward_origin(recording, graph, origins[0], _nonfinite_position(origins[0])))
     forward = _forward_origin(recording, graph)
     if forward is not None:
         causes.append(forward)
     return causes
 
 
-def _backward_origin(recording, graph, event):
+def _reaching(recording, graph, event, touched):
+    """The parent position whose non-finite contribution lands on elements the input element moves
+    (so it flows into the element's gradient), or None."""
     node = recording.nodes[event.node]
-    position = next(i for i, g in enumerate(event.ingrads) if not _finite(g))
+    for position, ingrad in enumerate(event.ingrads):
+        parent = node.parents[position]
+        mask = touched.get(parent)
+        values = flat(dense(ingrad, graph.value_of(recording, parent)))
+        if mask is not None and event.node in touched and values is not None and values.size == mask.size \
+                and (~np.isfinite(values) & mask).any():
+            return position
+    return None
+
+
+def _nonfinite_position(event):
+    return next(i for i, g in enumerate(event.ingrads) if not _finite(g))
+
+
+def _backward_origin(recording, graph, event, position):
+    node = recording.nodes[event.node]
     parent = node.parents[position]
     ingrad = flat(dense(event.ingrads[position], graph.value_of(recording, parent)))
     at = int(np.flatnonzero(~np.isfinite(ingrad))[0]) if ingrad is not None else 0

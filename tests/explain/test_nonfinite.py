@@ -93,3 +93,11 @@ def test_of_two_origins_the_one_the_backward_pass_met_first():
     (e,) = explain_recording(rec)
     backward = [c for c in e.causes if not c.forward]
     assert [c.node for c in backward] == order[:1]
+
+
+def test_each_element_gets_the_origin_on_its_own_paths():
+    def f(x):
+        return np.sqrt(x[0]) + np.log(x[1])
+    first, second = explain(f, np.array([0.0, 0.0]), wrt=["x[0]", "x[1]"])
+    assert [c.primitive for c in first.causes if not c.forward] == ["sqrt"]
+    assert [c.primitive for c in second.causes if not c.forward] == ["log"]
