@@ -1,8 +1,9 @@
 """The recorded graph seen from the input: consumers of each node, and counts of paths.
 
 Paths are counted node to node, one per parent position (``x * x`` is two edges into the root), as
-``backward_pass`` sends one contribution along each. ``Graph.edges_through(node, position)`` over
-``Graph.paths()`` is the fraction of the input's paths to the output that go along that edge.
+``backward_pass`` sends one contribution along each. The input's maximal paths end at the output or
+at a sink (a value nothing consumed): ``Graph.fraction(node, position)`` is the share of them that go
+along an edge, ``fraction_ending_at(sink)`` the share that end there, over one denominator.
 """
 
 from functools import cached_property
@@ -48,10 +49,25 @@ class Graph:
         """Paths from the input to the output."""
         return self.from_root.get(self.end, 0) if self.end is not None else 0
 
+    @cached_property
+    def to_exits(self):
+        """label -> number of paths from it to the output or to a sink."""
+        exits = set(self.sinks()) | ({self.end} if self.end is not None else set())
+        counts = {}
+        for label in reversed(self.order):
+            counts[label] = 1 if label in exits else sum(counts.get(c, 0) for c, _ in self.consumers.get(label, ()))
+        return counts
+
+    def exits(self):
+        """The input's maximal paths: to the output or to a sink."""
+        return self.to_exits.get(self.root, 0)
+
     def edges_through(self, node, position):
-        """Paths from the input to the output along the edge ``parents[node][position] -> node``."""
+        """The input's maximal paths along the edge ``parents[node][position] -> node``."""
+        if node not in self.parents:
+            return 0
         parent = self.parents[node][position]
-        return self.from_root.get(parent, 0) * self.to_end.get(node, 0)
+        return self.from_root.get(parent, 0) * self.to_exits.get(node, 0)
 
     def descendants(self, label):
         """The nodes that consume ``label``'s value, directly or not."""
@@ -73,13 +89,13 @@ class Graph:
                 and label != self.end]
 
     def fraction(self, node, position):
-        total = self.paths()
+        """The share of the input's maximal paths that go along an edge."""
+        total = self.exits()
         return self.edges_through(node, position) / total if total else 0.0
 
     def fraction_ending_at(self, node):
-        """The share of the input's maximal paths (to the output or to a sink) that end at ``node``."""
-        ends = self.sinks() + ([self.end] if self.end is not None else [])
-        total = sum(self.from_root.get(label, 0) for label in ends)
+        """The share of the input's maximal paths that end at ``node`` (a sink)."""
+        total = self.exits()
         return self.from_root.get(node, 0) / total if total else 1.0
 
 

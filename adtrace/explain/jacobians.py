@@ -31,7 +31,7 @@ def jacobian(recording, label, position):
     return made[label, position]
 
 
-def _jacobian(recording, label, position):
+def _jacobian(recording, label, position, args=None):
     call = recording.calls.get(label)
     node = recording.nodes.get(label)
     if call is None or node is None or call.fun not in primitive_vjps:
@@ -41,11 +41,14 @@ def _jacobian(recording, label, position):
     if size is None or size > MAX_ELEMENTS:
         return None
     argnum = node.argnums[position]
-    parent_value = call.args[argnum]
     rows = []
     try:
         with np.errstate(all="ignore"):
-            vjp = primitive_vjps[call.fun]((argnum,), value, call.args, call.kwargs)
+            if args is not None:  # other values of the same shapes: the answer made again from them
+                value = call.fun(*args, **call.kwargs)
+            args = call.args if args is None else args
+            parent_value = args[argnum]
+            vjp = primitive_vjps[call.fun]((argnum,), value, args, call.kwargs)
             space = vspace(value)
             for m in range(size):
                 seed = np.zeros(size, dtype=space.dtype if hasattr(space, "dtype") else float)
@@ -59,6 +62,26 @@ def _jacobian(recording, label, position):
     except Exception:  # a rule that needs more than its call (or one adtrace cannot replay): unknown
         return None
     return np.array(rows)
+
+
+def structural(recording, label, position):
+    """The Jacobian at other, random arguments (float arrays and numbers replaced, seeded): an entry
+    zero here too is zero by the primitive's structure (an index not taken), not by the values (a
+    factor that happened to be 0). None if not known."""
+    call = recording.calls.get(label)
+    if call is None:
+        return None
+    rng = np.random.default_rng(0)
+    args = tuple(_random_like(a, rng) for a in call.args)
+    return _jacobian(recording, label, position, args)
+
+
+def _random_like(value, rng):
+    if isinstance(value, np.ndarray) and value.dtype.kind == "f":
+        return rng.uniform(0.5, 1.5, value.shape).astype(value.dtype)
+    if isinstance(value, (float, np.floating)):
+        return type(value)(rng.uniform(0.5, 1.5))
+    return value
 
 
 def recorded_diagonal(recording, query, label, position, parent_value):

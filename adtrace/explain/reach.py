@@ -6,8 +6,9 @@ sparse index) says which of its elements each parent element moves. ``Reach.reac
 the mask of a node's elements whose chain of local derivatives from the input element is not zero;
 ``touched`` those it would reach if every zero local derivative of an element-wise node were not
 (the element's own paths); ``cuts`` the element-wise edges where a reached element met a zero local
-derivative; ``stops`` the nodes that read none of the reached elements (``position`` None: a node
-that could not be followed element-wise, taken as connecting every element to every element).
+derivative; ``stops`` the nodes whose local derivatives are 0 for every reached element of a parent
+(``(label, position, mask of the parent's reached elements)``; ``position`` None: a node that could
+not be followed element-wise, taken as connecting every element to every element).
 """
 
 from dataclasses import dataclass, field
@@ -15,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .elements import flat, flat_index
-from .jacobians import jacobian, recorded_diagonal, recorded_take
+from .jacobians import jacobian, recorded_diagonal, recorded_take, structural
 from .reasons import ELEMENTWISE
 
 
@@ -24,7 +25,7 @@ class Reach:
     reached: dict = field(default_factory=dict)  # label -> mask of its flat elements
     touched: dict = field(default_factory=dict)
     cuts: list = field(default_factory=list)  # (label, position, parent, mask of the cut elements)
-    stops: list = field(default_factory=list)  # (label, position or None)
+    stops: list = field(default_factory=list)  # (label, position or None, the parent's reached mask)
     guessed: set = field(default_factory=set)  # reached through a node not followed element-wise
 
 
@@ -56,13 +57,20 @@ def _into(recording, query, graph, label, reached, touched, cuts, stops, guessed
             mask[:] = mask.any() or from_parent is not None
             structure[:] = True
             if from_parent is not None and parent not in guessed:  # the first node not followed on this way
-                stops.append((label, None))
+                stops.append((label, None, from_parent))
             guessed.add(label)
             continue
         if parent in guessed:
             guessed.add(label)
         elementwise = node.primitive in ELEMENTWISE and nonzero.shape[0] == nonzero.shape[1]
-        structure |= near if elementwise else nonzero[:, near].any(axis=1)
+        if elementwise:
+            structure |= near
+        else:
+            moved = nonzero[:, near].any(axis=1)
+            if not moved.all():  # an entry 0 by the values (a factor 0) still connects: the primitive's structure
+                by_structure = structural(recording, label, position)
+                moved |= by_structure[:, near].any(axis=1) if by_structure is not None else False
+            structure |= moved
         if from_parent is None:
             continue
         mask |= nonzero[:, from_parent].any(axis=1)
@@ -71,7 +79,7 @@ def _into(recording, query, graph, label, reached, touched, cuts, stops, guessed
             if cut.any() and on_a_path:
                 cuts.append((label, position, parent, cut))
         elif not nonzero[:, from_parent].any() and on_a_path:
-            stops.append((label, position))
+            stops.append((label, position, from_parent))
     if mask.any():
         reached[label] = mask
     if structure.any():

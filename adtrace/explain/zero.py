@@ -19,6 +19,7 @@ import numpy as np
 
 from .explanation import Cause
 from .graph import Graph
+from .jacobians import structural
 from .reach import follow
 from .reasons import zero_reason
 
@@ -27,7 +28,7 @@ def why_zero(recording, query, graph, element):
     """The ``Cause``s of a zero gradient at ``element`` of the input."""
     found = follow(recording, query, graph, element)
     reached, touched, cuts, stops = found.reached, found.touched, found.cuts, found.stops
-    unknown = [label for label, position in stops if position is None]
+    unknown = [label for label, position, _ in stops if position is None]
     if graph.end in reached and unknown:
         return [_cause(recording, label, None, "unknown", None, "its local Jacobian is not known (record with "
                        "calls=True, or a node above jacobians.MAX_ELEMENTS): taken as connecting every element")
@@ -35,19 +36,29 @@ def why_zero(recording, query, graph, element):
     if graph.end in reached:
         return [_cause(recording, graph.end, None, "cancellation", None,
                        "the input reaches the output; its contributions cancel")]
-    stops = [stop for stop in stops if stop[1] is not None]
     # the fraction of the element's own paths: over the nodes it reaches with every cut closed
     own = Graph({label: graph.parents[label] for label in touched}, graph.root, graph.end, graph.input)
     left = [_cause(recording, label, None, "left-trace", own.fraction_ending_at(label),
                    "nothing traced consumes this value: it left autograd's trace (._value, a plain numpy call) "
                    "or was not used") for label in graph.sinks() if label in reached]
-    causes = [_cut(recording, own, *cut) for cut in cuts] + left
+    zeros = [_stop(recording, own, label, position, mask) for label, position, mask in stops if position is not None]
+    causes = [_cut(recording, own, *cut) for cut in cuts] + [c for c in zeros if c.reason != "independent"] + left
     if not causes:
-        causes = [_cause(recording, label, position, "independent", own.fraction(label, position) or 1.0,
-                         "this node does not read the input's element (another index or key)")
-                  for label, position in stops]
+        causes = zeros
     return causes or [_cause(recording, graph.root, None, "independent", 1.0,
                              "no traced operation reaching the output reads the input")]
+
+
+def _stop(recording, graph, label, position, from_parent):
+    """A node none of whose local derivatives from the reached elements is 0 by chance (``independent``:
+    it does not read them) or because of the values (``zero-derivative``: a factor of them is 0 here)."""
+    fraction = graph.fraction(label, position) or 1.0
+    J = structural(recording, label, position)
+    if J is not None and (J[:, from_parent] != 0).any():
+        return _cause(recording, label, position, "zero-derivative", fraction,
+                      "its local derivatives from the element are 0 at these values (a factor of them is 0)")
+    return _cause(recording, label, position, "independent", fraction,
+                  "this node does not read the input's element (another index or key)")
 
 
 def _cut(recording, graph, label, position, parent, cut):

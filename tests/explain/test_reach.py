@@ -30,7 +30,8 @@ def followed(x, element, calls=True):
 def test_a_dot_moves_only_the_rows_that_read_the_element():
     found = followed(np.array([1.0, 3.0]), Element((), (1,)))  # z = [1, -1]: x[1] reaches z[1] only, relu off
     assert found.reached["v1_dot"].tolist() == [False, True]
-    assert "v2_maximum" not in found.reached and found.touched["v2_maximum"].tolist() == [False, True]
+    assert "v2_maximum" not in found.reached
+    assert found.touched["v2_maximum"].tolist() == [True, True]  # W[0, 1] is 0 by its value, not by dot's structure
     (cut,) = found.cuts
     assert cut[0] == "v2_maximum" and cut[3].tolist() == [False, True]
 
@@ -38,5 +39,5 @@ def test_a_dot_moves_only_the_rows_that_read_the_element():
 def test_through_a_node_not_followed_every_element_is_taken_as_reached():
     found = followed(np.array([1.0, 3.0]), Element((), (1,)), calls=False)
     assert found.reached["v1_dot"].tolist() == [True, True]
-    assert found.stops == [("v1_dot", None)] and found.guessed >= {"v1_dot", "v2_maximum"}
+    assert [stop[:2] for stop in found.stops] == [("v1_dot", None)] and found.guessed >= {"v1_dot", "v2_maximum"}
     assert onp.array_equal(found.touched["v0_root"], [False, True])

@@ -131,3 +131,20 @@ def test_without_calls_a_node_it_cannot_follow_is_named_not_blamed():
     rec = recorded_without_calls(lambda p: mlp(p, np.array([1.0, 1.0])), params)
     (e,) = explain_recording(rec, ["params['W1'][1, 0]"])
     assert [(c.primitive, c.reason) for c in e.causes] == [("dot", "unknown")]
+
+
+def test_a_factor_that_is_zero_in_a_dot_is_a_zero_derivative_not_independence():
+    inputs = np.array([[1.0, 0.0], [2.0, 0.0]])  # feature 1 is 0 in every row: W[1, :] multiplies only zeros
+    (cause,) = only(lambda W: np.sum(np.tanh(np.dot(inputs, W))), np.ones((2, 3)), "W[1, 2]")
+    assert (cause.primitive, cause.reason) == ("dot", "zero-derivative")
+
+
+def test_an_unused_value_and_a_zero_factor_each_get_their_share():
+    inputs = np.array([[1.0, 0.0]])
+
+    def f(W):
+        np.dot(np.array([[0.0, 1.0]]), W) * 2.0  # W[1] reaches this, which nothing uses
+        return np.sum(np.dot(inputs, W))
+    causes = only(f, np.ones((2, 2)), "W[1, 0]")
+    assert reasons(causes) == [("dot", "zero-derivative"), ("multiply", "left-trace")]
+    assert sorted(c.fraction for c in causes) == [0.5, 0.5]
