@@ -88,10 +88,10 @@ def dense(value, like):
         if value.dense is not None:
             return value.dense
         if isinstance(like, dict):
-            return {key: (value.value if str(key) == value.index else np.zeros_like(item))
+            return {key: (value.value if str(key) == value.index else vspace(item).zeros())
                     for key, item in like.items()}
         if isinstance(like, (list, tuple)):
-            return type(like)(value.value if str(i) == value.index else np.zeros_like(item)
+            return type(like)(value.value if str(i) == value.index else vspace(item).zeros()
                               for i, item in enumerate(like))
         return None
     if isinstance(value, SparseObject):

@@ -27,6 +27,7 @@ def explain_recording(recording, wrt=None, name="x"):
     trace = _trace(recording, query)
     if trace is None:
         raise ValueError("nothing to explain: the recording holds no reverse-mode trace")
+    _supported(trace.input)
     gradient = recording.gradient(query) if query is not None else None
     chosen = [_element(s, trace.input, name) for s in wrt] if wrt is not None else default_elements(trace.input,
                                                                                                       gradient)
@@ -67,6 +68,13 @@ def default_elements(value, gradient, each=EACH):
         if e not in chosen:
             chosen.append(e)
     return chosen
+
+
+def _supported(value):
+    for keys, leaf in leaves(value):
+        if not isinstance(leaf, (int, float, complex, np.number, np.ndarray)):
+            raise TypeError(f"explain: the differentiated argument must be numbers and arrays, in lists, tuples or "
+                            f"dicts; it holds a {type(leaf).__name__}")
 
 
 def _element(selector, value, name):

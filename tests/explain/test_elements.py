@@ -40,3 +40,12 @@ def test_a_sparse_contribution_into_a_dict_is_read_at_its_key():
     into_root = [e.contribution for e in rec.of_kind(AddOutgrads) if e.parent == "v0_root"]
     assert [component(c, Element(("W",), (0, 1)), params) for c in into_root] == [0.0, 5.0]
     assert [component(c, Element(("b",), (0,)), params) for c in into_root] == [1.0, 0.0]
+
+
+def test_a_sparse_contribution_into_a_list_of_layers():
+    layers = [(np.array([1.0, 2.0]), np.array([3.0])), (np.array([4.0]), np.array([5.0]))]
+    with adtrace.record(capture="full") as rec:
+        grad(lambda ls: ls[1][0][0] * 2.0)(layers)
+    (into_root,) = [e.contribution for e in rec.of_kind(AddOutgrads) if e.parent == "v0_root"]
+    assert component(into_root, Element((1, 0), (0,)), layers) == 2.0
+    assert component(into_root, Element((0, 1), (0,)), layers) == 0.0

@@ -31,3 +31,25 @@ def test_a_recording_explains_itself():
     assert (zero.selector, zero.verdict, zero.causes[0].reason) == ("x[0]", "zero", "relu-off")
     assert (largest.selector, largest.gradient) == ("x[1]", 1.0)
     assert [e.selector for e in rec.explain(wrt=["w[1]"], name="w")] == ["w[1]"]
+
+
+def test_an_input_of_another_vector_space_is_refused_clearly():
+    from autograd.extend import Box, defvjp, primitive
+    from user_vspace import Pair as UserPair, PairSpace
+
+    class Pair(UserPair):  # (its own type: boxed here only)
+        pass
+
+    class PairBox(Box):
+        pass
+    PairSpace.register(Pair)
+    PairBox.register(Pair)
+
+    @primitive
+    def total(p):
+        return p.a + p.b
+    defvjp(total, lambda ans, p: lambda g: Pair(g, g))
+    with adtrace.record(capture="full") as rec:
+        grad(total)(Pair(1.0, 2.0))
+    with pytest.raises(TypeError, match="numbers and arrays.* it holds a Pair"):
+        explain_recording(rec)
