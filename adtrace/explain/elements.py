@@ -91,12 +91,21 @@ def dense(value, like):
             return {key: (value.value if str(key) == value.index else vspace(item).zeros())
                     for key, item in like.items()}
         if isinstance(like, (list, tuple)):
-            return type(like)(value.value if str(i) == value.index else vspace(item).zeros()
+            return type(like)(value.value if taken(i, value.index, len(like)) else vspace(item).zeros()
                               for i, item in enumerate(like))
         return None
     if isinstance(value, SparseObject):
         return sparse_add(vspace(like), None, value)
     return value
+
+
+def taken(i, index, length):
+    """Whether a sparse cotangent's ``index`` (as recorded: ``"1"``, ``"-1"``) is position ``i`` of a
+    list or tuple of ``length``."""
+    try:
+        return int(index) % length == i
+    except (TypeError, ValueError):
+        return False
 
 
 def component(value, element, like=None):
@@ -115,6 +124,11 @@ def flat(value):
     if any(p.dtype == object for p in parts):
         return None
     return np.concatenate(parts) if parts else np.zeros(0)
+
+
+def size(value):
+    """How many numbers ``value`` holds (through containers)."""
+    return sum(int(np.prod(np.shape(leaf))) for _, leaf in leaves(value))
 
 
 def flat_index(value, element):

@@ -10,7 +10,7 @@ from autograd.core import vspace
 
 from ..recording.events import BackwardStart, TraceReturned
 from .contributions import by_line, fold, recorded_contributions, rounding, same
-from .elements import Element, component, contains, elements, leaves, parse_selector
+from .elements import Element, component, contains, elements, leaves, parse_selector, size
 from .explanation import Cause, Explanation, verdict_of
 from .graph import Graph
 from .nonfinite import why_nonfinite
@@ -47,7 +47,7 @@ def explain_element(recording, query, graph, gradient, element, name="x"):
         causes = tuple(why_zero(recording, query, graph, element))
     elif verdict == "nonfinite":
         causes = tuple(why_nonfinite(recording, query, graph, element))
-    shown, more, more_sum = paths(recording, query, graph) if np.size(graph.input) == 1 else ((), 0, None)
+    shown, more, more_sum = paths(recording, query, graph) if size(graph.input) == 1 else ((), 0, None)
     return Explanation(element.selector(name), value, verdict, causes, tuple(shares), tuple(found),
                        same(fold(found), value) if found else None, rounding(value, shares), shown, more, more_sum)
 

@@ -15,7 +15,7 @@ from autograd.core import primitive_vjps, vspace
 
 from ..recording.events import VJPCalled
 from ..recording.values import Sparse
-from .elements import dense, flat
+from .elements import dense, flat, taken
 
 MAX_ELEMENTS = 4096
 
@@ -107,10 +107,11 @@ def recorded_take(recording, query, label, parent_value):
             node = flat(event.outgrad)
             if ingrad is None or node is None:
                 return None
-            offset = 0
+            offset, index = 0, event.ingrads[0].index
             for key, item in (parent_value.items() if isinstance(parent_value, dict) else enumerate(parent_value)):
                 size = np.size(flat(item))
-                if str(key) == event.ingrads[0].index and size == node.size:
+                chosen = str(key) == index if isinstance(parent_value, dict) else taken(key, index, len(parent_value))
+                if chosen and size == node.size:
                     connections = np.zeros((node.size, ingrad.size), dtype=bool)
                     connections[np.arange(size), offset + np.arange(size)] = True
                     return connections

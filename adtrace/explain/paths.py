@@ -22,9 +22,8 @@ SHOWN = 10
 
 def scalar_graph(recording, graph):
     on_paths = [label for label in graph.order if graph.from_root.get(label) and graph.to_end.get(label)]
-    return bool(on_paths) and all(np.size(graph.value_of(recording, label)) == 1
-                                  and not isinstance(graph.value_of(recording, label), (dict, list, tuple))
-                                  for label in on_paths)
+    return bool(on_paths) and all(not isinstance(graph.value_of(recording, label), (dict, list, tuple))
+                                  and np.size(graph.value_of(recording, label)) == 1 for label in on_paths)
 
 
 def local_partials(recording, query, graph):

@@ -17,6 +17,7 @@ went through a node it could not follow element-wise (``unknown``, named: record
 
 import numpy as np
 
+from .elements import size
 from .explanation import Cause
 from .graph import Graph
 from .jacobians import structural
@@ -66,7 +67,7 @@ def _cut(recording, graph, label, position, parent, cut):
     at = int(np.flatnonzero(cut)[0])
     values = {"output": _at(node.value, at)}
     parent_value = graph.value_of(recording, parent)
-    if parent_value is not None and np.size(parent_value) == np.size(node.value):
+    if parent_value is not None and size(parent_value) == size(node.value):
         values["input"] = _at(parent_value, at)
     elements = np.flatnonzero(cut)
     where = f"element {_index(node.value, at)}" + (f" and {len(elements) - 1} more" if len(elements) > 1 else "")

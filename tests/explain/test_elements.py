@@ -49,3 +49,11 @@ def test_a_sparse_contribution_into_a_list_of_layers():
     (into_root,) = [e.contribution for e in rec.of_kind(AddOutgrads) if e.parent == "v0_root"]
     assert component(into_root, Element((1, 0), (0,)), layers) == 2.0
     assert component(into_root, Element((0, 1), (0,)), layers) == 0.0
+
+
+def test_a_negative_index_into_a_list_is_its_position_from_the_end():
+    layers = [(np.array([1.0]),), (np.array([4.0]),)]
+    with adtrace.record(capture="full") as rec:
+        grad(lambda ls: ls[-1][0][0] * 2.0)(layers)
+    (into_root,) = [e.contribution for e in rec.of_kind(AddOutgrads) if e.parent == "v0_root"]
+    assert component(into_root, Element((1, 0), (0,)), layers) == 2.0
