@@ -91,21 +91,30 @@ def dense(value, like):
             return {key: (value.value if str(key) == value.index else vspace(item).zeros())
                     for key, item in like.items()}
         if isinstance(like, (list, tuple)):
-            return type(like)(value.value if taken(i, value.index, len(like)) else vspace(item).zeros()
-                              for i, item in enumerate(like))
+            taken = positions(value.index, len(like))
+            if taken is None:
+                return None
+            items = [vspace(item).zeros() for item in like]
+            for position, item in zip(taken[0], [value.value] if taken[1] else value.value):
+                items[position] = item
+            return type(like)(items)
         return None
     if isinstance(value, SparseObject):
         return sparse_add(vspace(like), None, value)
     return value
 
 
-def taken(i, index, length):
-    """Whether a sparse cotangent's ``index`` (as recorded: ``"1"``, ``"-1"``) is position ``i`` of a
-    list or tuple of ``length``."""
+def positions(index, length):
+    """The positions of a list or tuple of ``length`` that a sparse cotangent's ``index`` (as recorded:
+    ``"1"``, ``"-1"``, ``":-1"``, ``"1:3"``) took, and whether it took one item (not a slice); None if
+    not understood."""
     try:
-        return int(index) % length == i
-    except (TypeError, ValueError):
-        return False
+        if ":" not in index:
+            return [int(index) % length], True
+        parts = [int(p) if p.strip() else None for p in index.split(":")]
+        return list(range(length))[slice(*parts)], False
+    except (TypeError, ValueError, ZeroDivisionError):
+        return None
 
 
 def component(value, element, like=None):

@@ -15,7 +15,7 @@ from autograd.core import primitive_vjps, vspace
 
 from ..recording.events import VJPCalled
 from ..recording.values import Sparse
-from .elements import dense, flat, taken
+from .elements import dense, flat, positions
 
 MAX_ELEMENTS = 4096
 
@@ -99,21 +99,27 @@ def recorded_diagonal(recording, query, label, position, parent_value):
 
 
 def recorded_take(recording, query, label, parent_value):
-    """``container_take``'s connections (``params['W']``: the leaf's elements are the container's
-    elements under that key), its key read from the recorded VJP's sparse index; None if unknown."""
+    """``container_take``'s connections (``params['W']``, ``layers[-1]``, ``layers[:-1]``: the taken items'
+    elements are the container's elements there), read from the recorded VJP's sparse index; None if
+    not known."""
+    node = flat(recording.nodes[label].value)
+    parent = flat(parent_value)
     for event in recording.query_events(query):
         if type(event) is VJPCalled and event.node == label and isinstance(event.ingrads[0], Sparse):
-            ingrad = flat(dense(event.ingrads[0], parent_value))
-            node = flat(event.outgrad)
-            if ingrad is None or node is None:
+            items = list(parent_value.items() if isinstance(parent_value, dict) else enumerate(parent_value))
+            sizes = [np.size(flat(item)) for _, item in items]
+            offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
+            index = event.ingrads[0].index
+            if isinstance(parent_value, dict):
+                chosen = [i for i, (key, _) in enumerate(items) if str(key) == index]
+            else:
+                chosen = (positions(index, len(items)) or ([], True))[0]
+            if node is None or parent is None or sum(sizes[i] for i in chosen) != node.size or not chosen:
                 return None
-            offset, index = 0, event.ingrads[0].index
-            for key, item in (parent_value.items() if isinstance(parent_value, dict) else enumerate(parent_value)):
-                size = np.size(flat(item))
-                chosen = str(key) == index if isinstance(parent_value, dict) else taken(key, index, len(parent_value))
-                if chosen and size == node.size:
-                    connections = np.zeros((node.size, ingrad.size), dtype=bool)
-                    connections[np.arange(size), offset + np.arange(size)] = True
-                    return connections
-                offset += size
+            connections = np.zeros((node.size, parent.size), dtype=bool)
+            row = 0
+            for i in chosen:
+                connections[row + np.arange(sizes[i]), offsets[i] + np.arange(sizes[i])] = True
+                row += sizes[i]
+            return connections
     return None

@@ -57,3 +57,12 @@ def test_a_negative_index_into_a_list_is_its_position_from_the_end():
         grad(lambda ls: ls[-1][0][0] * 2.0)(layers)
     (into_root,) = [e.contribution for e in rec.of_kind(AddOutgrads) if e.parent == "v0_root"]
     assert component(into_root, Element((1, 0), (0,)), layers) == 2.0
+
+
+def test_a_slice_of_a_list_of_layers():
+    layers = [np.array([1.0]), np.array([2.0]), np.array([3.0])]
+    with adtrace.record(capture="full") as rec:
+        grad(lambda ls: sum(layer[0] * 2.0 for layer in ls[:-1]))(layers)
+    into_root = [e.contribution for e in rec.of_kind(AddOutgrads) if e.parent == "v0_root"]
+    assert [component(c, Element((0,), (0,)), layers) for c in into_root] == [2.0]
+    assert [component(c, Element((2,), (0,)), layers) for c in into_root] == [0.0]

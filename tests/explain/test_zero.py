@@ -148,3 +148,14 @@ def test_an_unused_value_and_a_zero_factor_each_get_their_share():
     causes = only(f, np.ones((2, 2)), "W[1, 0]")
     assert reasons(causes) == [("dot", "zero-derivative"), ("multiply", "left-trace")]
     assert sorted(c.fraction for c in causes) == [0.5, 0.5]
+
+
+def test_layers_taken_from_nested_tuples_are_followed_without_calls():
+    layers = ((np.array([[1.0, -2.0]]), np.array([0.0])), (np.array([[3.0]]), np.array([0.0])))
+
+    def f(params):
+        W1, W2 = params[0][0], params[1][0]  # the layer's tuple gets one sparse cotangent: its outgrad
+        return np.sum(np.dot(W2, np.maximum(np.dot(W1, np.array([1.0, 1.0])), 0.0)))
+    rec = recorded_without_calls(f, layers)
+    (e,) = explain_recording(rec, ["x[0][0][0, 1]"])
+    assert [(c.primitive, c.reason) for c in e.causes] == [("maximum", "relu-off")]
