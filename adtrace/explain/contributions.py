@@ -51,9 +51,13 @@ def recorded_contributions(recording, query, root, element, like):
     for event in recording.query_events(query):
         if type(event) is AddOutgrads and event.parent == root:
             node = recording.nodes.get(event.node)
+            value = component(event.contribution, element, like)
+            if value is None:
+                raise ValueError(f"the contribution of {event.node} was kept as a summary: explain needs the "
+                                 "values whole (record(capture=\"full\"))")
             found.append(Contribution(
-                event.node, getattr(node, "primitive", ""), event.argnum, line_of(node, event.node),
-                component(event.contribution, element, like), component(event.result[0], element, like)))
+                event.node, getattr(node, "primitive", ""), event.argnum, line_of(node, event.node), value,
+                component(event.result[0], element, like)))
     return found
 
 

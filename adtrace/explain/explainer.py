@@ -9,6 +9,7 @@ import numpy as np
 from autograd.core import vspace
 
 from ..recording.events import BackwardStart, TraceReturned
+from ..recording.values import ArraySummary, ContainerSummary
 from .contributions import by_line, fold, recorded_contributions, rounding, same
 from .elements import Element, component, contains, elements, leaves, parse_selector, size
 from .explanation import Cause, Explanation, verdict_of
@@ -27,6 +28,9 @@ def explain_recording(recording, wrt=None, name="x"):
     trace = _trace(recording, query)
     if trace is None:
         raise ValueError("nothing to explain: the recording holds no reverse-mode trace")
+    if recording.capture == "structure" or isinstance(trace.input, (ArraySummary, ContainerSummary)):
+        raise ValueError(f"explain needs the values whole; this recording kept them under capture="
+                         f"{recording.capture!r}: record(capture=\"full\", sites=True, calls=True)")
     _supported(trace.input)
     gradient = recording.gradient(query) if query is not None else None
     chosen = [_element(s, trace.input, name) for s in wrt] if wrt is not None else default_elements(trace.input,

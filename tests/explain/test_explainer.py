@@ -84,3 +84,13 @@ def test_no_false_cause_on_autograds_examples():
         assert all(e.verdict == ("zero" if e.causes else "contributions") for e in found), name
         explained += len(found)
     assert len(EXAMPLES) >= 23 and explained > 60
+
+
+def test_values_kept_as_summaries_are_refused_with_the_capture_to_use():
+    with adtrace.record() as rec:  # capture="auto": arrays above 64 elements as summaries
+        grad(lambda x: np.sum(x * x))(np.ones(100))
+    with pytest.raises(ValueError, match='capture="full"'):
+        explain_recording(rec)
+    with adtrace.record(capture="full") as rec:
+        grad(lambda x: np.sum(np.ones(100) * x[0]))(np.ones(3))  # its contributions: whole, though large nodes
+    assert [e.exact for e in explain_recording(rec, ["x[0]"])] == [True]
