@@ -12,11 +12,14 @@ VERDICTS = ("contributions", "zero", "nonfinite")
 
 @dataclass(frozen=True)
 class Cause:
-    """A node that made the gradient what it is: ``reason`` is a short kebab word (``relu-off``,
-    ``where-unselected-branch``, ``clip-saturated``, ``zero-derivative``, ``independent``,
-    ``left-trace``, ``cancellation``, ``log-of-zero``, ``sqrt-at-zero``, ``division-by-zero``,
-    ``power-at-zero``, ``norm-at-zero``, ``overflow``, ``nonfinite-input``); ``fraction``: the share
-    of the input's paths it cut (zero verdicts); ``values``: the numbers that did it, by name."""
+    """A node that made the gradient what it is. ``reason``, a short kebab word: for a zero,
+    ``relu-off``, ``where-unselected-branch``, ``clip-saturated``, ``zero-derivative``, ``comparison``
+    (a non-differentiable primitive: ``node`` is ``"floor (no node)"``), ``independent``,
+    ``left-trace``, ``cancellation``, ``unknown`` (a node that could not be followed); for a NaN or
+    Inf, ``where-unselected-branch``, ``log-of-zero``, ``sqrt-at-zero``, ``division-by-zero``,
+    ``power-at-zero``, ``norm-at-zero``, ``overflow``, ``nonfinite-input``, ``nonfinite-seed``.
+    ``fraction``: the share of the element's maximal paths it cut (zero verdicts); ``values``: the
+    numbers that did it, by name (``outgrad``, ``ingrad``, ``input[argnum]``, ``output``)."""
 
     node: str
     primitive: str

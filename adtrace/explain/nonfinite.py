@@ -65,7 +65,7 @@ def _backward_origin(recording, graph, event, position):
     parent = node.parents[position]
     ingrad = flat(dense(event.ingrads[position], graph.value_of(recording, parent)))
     at = int(np.flatnonzero(~np.isfinite(ingrad))[0]) if ingrad is not None else 0
-    outgrad = _element(event.outgrad, at, node)
+    outgrad = _element(event.outgrad, at, node, ingrad.size if ingrad is not None else None)
     inputs = _inputs(recording, graph, node, at)
     values = {"outgrad": outgrad, "ingrad": ingrad[at] if ingrad is not None else None,
               **{f"input[{argnum}]": v for argnum, v in inputs.items()}}
@@ -90,7 +90,7 @@ def _forward_origin(recording, graph):
             inputs = _inputs(recording, graph, node, at)
             reason = nonfinite_reason(node.primitive, node.argnums[0], inputs)
             return Cause(label, node.primitive, node.argnums[0], node.site, reason, forward=True,
-                         detail=f"its forward value was already {_element(node.value, at, node)}",
+                         detail=f"its forward value was already {flat(node.value)[at]}",
                          values={f"input[{a}]": v for a, v in inputs.items() if v is not None})
     return None
 
@@ -114,13 +114,15 @@ def _inputs(recording, graph, node, at):
     return out
 
 
-def _element(value, at, node):
+def _element(value, at, node, size):
+    """``value`` (a node's outgrad) at the element ``at`` of a parent of ``size`` elements: the same
+    element of an element-wise node of the parent's size, the number itself if it is one, else None."""
     values = flat(value)
     if values is None:
         return None
     if values.size == 1:
         return values[0]
-    return values[at] if node.primitive in ELEMENTWISE and values.size > at else None
+    return values[at] if node.primitive in ELEMENTWISE and values.size == size else None
 
 
 def _finite(value):
