@@ -26,6 +26,8 @@ def explain_recording(recording, wrt=None, name="x"):
     default elements. ``name``: the argument's name in the selectors shown."""
     query = recording.user_query()
     trace = _trace(recording, query)
+    if recording.engine != "autograd":
+        raise ValueError(f"explain reads autograd's recordings for now; this one is {recording.engine}'s")
     if trace is None:
         raise ValueError("nothing to explain: the recording holds no reverse-mode trace")
     if recording.capture == "structure" or isinstance(trace.input, (ArraySummary, ContainerSummary)):

@@ -94,3 +94,13 @@ def test_values_kept_as_summaries_are_refused_with_the_capture_to_use():
     with adtrace.record(capture="full") as rec:
         grad(lambda x: np.sum(np.ones(100) * x[0]))(np.ones(3))  # its contributions: whole, though large nodes
     assert [e.exact for e in explain_recording(rec, ["x[0]"])] == [True]
+
+
+def test_another_engines_recording_is_refused_by_name():
+    from value_classes import Value
+
+    with adtrace.record(engine=Value, capture="full") as rec:
+        a = Value(2.0)
+        (a * a).backward()
+    with pytest.raises(ValueError, match="autograd's recordings for now"):
+        rec.explain()
