@@ -20,7 +20,7 @@ from typing import Any, Optional
 import numpy as np
 
 from ..recording.events import AddOutgrads
-from .elements import component
+from .elements import component, covers
 
 
 @dataclass(frozen=True)
@@ -33,6 +33,7 @@ class Contribution:
     line: Optional[str]
     value: Any  # its number at the element
     result: Any  # the input's running sum at the element after it (as recorded)
+    covers: bool = True  # False: a sparse contribution into another item of the input (0 here by structure)
 
 
 @dataclass(frozen=True)
@@ -57,7 +58,7 @@ def recorded_contributions(recording, query, root, element, like):
                                  "values whole (record(capture=\"full\"))")
             found.append(Contribution(
                 event.node, getattr(node, "primitive", ""), event.argnum, line_of(node, event.node), value,
-                component(event.result[0], element, like)))
+                component(event.result[0], element, like), covers(event.contribution, element, like)))
     return found
 
 
@@ -86,10 +87,12 @@ def exact(value):
 
 
 def by_line(contributions):
-    """``Share`` per line, largest magnitude first."""
+    """``Share`` per line, largest magnitude first (the contributions into other items of the input
+    left out: their 0 here is the input's structure, not the line's)."""
     lines = {}
     for c in contributions:
-        lines.setdefault(c.line, []).append(c)
+        if c.covers:
+            lines.setdefault(c.line, []).append(c)
     shares = []
     for line, items in lines.items():
         parts = [exact(c.value) for c in items]

@@ -117,6 +117,17 @@ def positions(index, length):
         return None
 
 
+def covers(value, element, like):
+    """Whether a cotangent can hold a number at ``element``: not a sparse one into another item of a
+    container (``params['b']``'s, read at an element of ``params['W']``)."""
+    if not isinstance(value, Sparse) or not element.keys or not isinstance(like, (dict, list, tuple)):
+        return True
+    if isinstance(like, dict):
+        return str(element.keys[0]) == value.index
+    taken = positions(value.index, len(like))
+    return taken is None or element.keys[0] in taken[0]
+
+
 def component(value, element, like=None):
     """The number of ``value`` (a cotangent or value shaped as the input) at ``element``."""
     value = dense(value, like if like is not None else value)

@@ -40,9 +40,12 @@ def render_explanation(e):
 
 def _sums(e):
     n = len(e.contributions)
+    elsewhere = sum(not c.covers for c in e.contributions)
     fold = ("add up, in the recorded order, to the recorded gradient bit for bit" if e.exact
             else "do NOT add up to the recorded gradient")
-    line = f"The {n} recorded contribution{'s' if n != 1 else ''} {fold}"
+    line = f"The {n} recorded contribution{'s' if n != 1 else ''} into the input {fold}"
+    if elsewhere:
+        line += f" ({elsewhere} into other items of it, 0 here, not in the table)"
     if e.rounding:
         line += f"; the lines' exact sum differs from it by the rounding of those additions, {fmt(float(e.rounding))}"
     return line + "."

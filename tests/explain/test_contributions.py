@@ -97,3 +97,13 @@ def test_float32_contributions_fold_in_float32():
     values = [np.float32(0.1), np.float32(0.2), np.float32(0.3)]
     total = fold([contribution(v) for v in values])
     assert total.dtype == np.float32 and total == (values[0] + values[1]) + values[2]
+
+
+def test_contributions_into_other_items_of_a_dict_are_no_line_of_it():
+    params = {"W": np.array([2.0]), "b": np.array([1.0])}
+    with adtrace.record(capture="full", sites=True) as rec:
+        grad(lambda p: np.sum(p["W"] * 3.0) + np.sum(p["b"]))(params)
+    (e,) = explain_recording(rec, ["params['W'][0]"], name="params")
+    assert [c.covers for c in e.contributions] == [False, True]  # b's take is added first (toposort)
+    (share,) = e.attribution
+    assert (share.share, share.contributions) == (3.0, 1) and e.exact
