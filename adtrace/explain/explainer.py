@@ -15,7 +15,7 @@ from .elements import Element, component, contains, elements, leaves, parse_sele
 from .explanation import Cause, Explanation, verdict_of
 from .graph import Graph
 from .nonfinite import why_nonfinite
-from .paths import paths
+from .paths import element_paths, paths, scalar_graph
 from .zero import why_zero
 
 EACH = 3  # default elements: this many of each kind (zero, non-finite, largest)
@@ -53,7 +53,10 @@ def explain_element(recording, query, graph, gradient, element, name="x"):
         causes = tuple(why_zero(recording, query, graph, element))
     elif verdict == "nonfinite":
         causes = tuple(why_nonfinite(recording, query, graph, element))
-    shown, more, more_sum = paths(recording, query, graph) if size(graph.input) == 1 else ((), 0, None)
+    if size(graph.input) == 1 and scalar_graph(recording, graph):
+        shown, more, more_sum = paths(recording, query, graph)
+    else:
+        shown, more, more_sum = element_paths(recording, query, graph, element)
     return Explanation(element.selector(name), value, verdict, causes, tuple(shares), tuple(found),
                        same(fold(found), value) if found else None, rounding(value, shares), shown, more, more_sum)
 

@@ -6,13 +6,18 @@ A local partial is read from the recording where it can be: ``ingrad / outgrad``
 ``ingrad`` as ``outgrad * partial``, or as another expression of it, ``outgrad / y`` for a quotient);
 else the rule re-evaluated on a unit outgrad (``jacobians.py``, needs ``record(calls=True)``), else
 unknown (NaN). The paths' sum therefore equals the gradient within rounding, not bit for bit: the
-exact statement is ``contributions.fold``. Only graphs whose every node on a path is a number get
-paths (an array node's partials are a Jacobian: ``zero.py`` follows those element by element).
+exact statement is ``contributions.fold``.
+
+An array graph gets element paths when that is cheap (``element_paths``): from the input element
+through each node's elements, along the non-zero entries of the nodes' Jacobians re-evaluated from
+their recorded calls (``record(calls=True)``), ``v2_dot[1]`` a node's element, each path's product
+times the seed there; none when a node on the way has no Jacobian or the paths exceed ``MAX_PATHS``.
 """
 
 import numpy as np
 
-from ..recording.events import VJPCalled
+from ..recording.events import BackwardStart, VJPCalled
+from .elements import flat, flat_index
 from .explanation import Path
 from .jacobians import jacobian
 
@@ -60,6 +65,33 @@ def paths(recording, query, graph):
             for consumer, position in reversed(graph.consumers.get(nodes[-1], ())):
                 if graph.to_end.get(consumer):
                     stack.append((nodes + (consumer,), product * partials.get((consumer, position), np.nan)))
+    found.sort(key=lambda p: -abs(p.value) if np.isfinite(p.value) else -np.inf)
+    rest = found[SHOWN:]
+    return tuple(found[:SHOWN]), len(rest), (sum(p.value for p in rest) if rest else None)
+
+
+def element_paths(recording, query, graph, element):
+    """``(shown, more, more_sum)`` of an array graph's element paths, or ``((), 0, None)`` when not cheap."""
+    seed = next((flat(e.seed) for e in recording.query_events(query) if type(e) is BackwardStart), None)
+    start = (graph.root, flat_index(graph.input, element))
+    found, stack = [], [((start,), np.float64(1.0))]
+    with np.errstate(all="ignore"):
+        while stack:
+            steps, product = stack.pop()
+            label, at = steps[-1]
+            if label == graph.end:
+                found.append(Path(tuple(f"{node}[{i}]" for node, i in steps), product * seed[at]))
+                continue
+            for consumer, position in graph.consumers.get(label, ()):
+                if not graph.to_end.get(consumer):
+                    continue
+                J = jacobian(recording, consumer, position)
+                if J is None or seed is None:
+                    return (), 0, None
+                for m in np.flatnonzero(J[:, at]):
+                    stack.append((steps + ((consumer, int(m)),), product * J[m, at]))
+            if len(found) + len(stack) > MAX_PATHS:
+                return (), 0, None
     found.sort(key=lambda p: -abs(p.value) if np.isfinite(p.value) else -np.inf)
     rest = found[SHOWN:]
     return tuple(found[:SHOWN]), len(rest), (sum(p.value for p in rest) if rest else None)

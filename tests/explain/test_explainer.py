@@ -70,7 +70,7 @@ def test_no_false_cause_on_autograds_examples():
     from adtrace.explain import explain
     from adtrace.tools.autograd_examples import EXAMPLES
 
-    explained = 0
+    explained = with_paths = 0
     for name, example in EXAMPLES.items():
         if name == "rkhs":  # its input is a function of its own vector space: refused (see above)
             continue
@@ -82,8 +82,12 @@ def test_no_false_cause_on_autograds_examples():
         assert reasons == ZERO_REASONS.get(name, set()), name
         assert all(e.exact for e in found), name
         assert all(e.verdict == ("zero" if e.causes else "contributions") for e in found), name
+        for e in found:  # the paths, where listed whole, are the chain rule expanded: within rounding of it
+            if e.paths and not e.more_paths:
+                assert np.isclose(sum(p.value for p in e.paths), e.gradient, rtol=1e-9, atol=1e-15), name
+        with_paths += sum(bool(e.paths) for e in found)
         explained += len(found)
-    assert len(EXAMPLES) >= 23 and explained > 60
+    assert len(EXAMPLES) >= 23 and explained > 60 and with_paths > 10
 
 
 def test_values_kept_as_summaries_are_refused_with_the_capture_to_use():

@@ -36,9 +36,28 @@ def test_paths_beyond_the_shown_are_counted_and_summed(monkeypatch):
     assert math.isclose(e.paths[0].value + e.more_paths_sum, e.gradient, rel_tol=4 * np.finfo(float).eps)
 
 
-def test_an_array_graph_has_no_paths():
-    (e, *_) = explain(lambda x: np.sum(x * x), np.array([1.0, 2.0]))
-    assert e.paths == ()
+W = np.array([[1.0, 2.0], [0.5, -1.0]])
+
+
+def g(x):
+    return np.sum(np.tanh(np.dot(W, x)) * x)
+
+
+def test_an_array_graph_gets_element_paths_through_the_jacobians():
+    (e,) = explain(g, np.array([0.3, -0.2]), wrt=["x[1]"])
+    assert [p.nodes[-1] for p in e.paths] == ["v4_sum[0]"] * 3  # via tanh[0], tanh[1], and x[1] directly
+    assert {p.nodes[1] for p in e.paths} == {"v1_dot[0]", "v1_dot[1]", "v3_multiply[1]"}
+    assert math.isclose(sum(p.value for p in e.paths), e.gradient, rel_tol=4 * np.finfo(float).eps)
+
+
+def test_without_the_calls_an_array_graph_gets_no_paths():
+    import adtrace
+    from autograd import grad
+    from adtrace.explain.explainer import explain_recording
+    with adtrace.record(capture="full") as rec:
+        grad(g)(np.array([0.3, -0.2]))
+    (e,) = explain_recording(rec, ["x[1]"])
+    assert e.paths == () and e.exact
 
 
 def test_a_long_chain_is_walked_without_recursion():
