@@ -63,9 +63,10 @@ def build_parser():
 
 def _command(commands, name, about, *examples, exit_codes=False):
     """A command whose ``--help`` ends with its examples (and, for the tracing ones, how many times
-    they call the function and the exit codes)."""
+    they call the function and the exit codes: ``EXIT_CODES``, or the command's own text)."""
     calls = textwrap.fill(_CALLS.get(name, ""), 100)
-    epilog = (f"{calls}\n{_PROGRAM_OUTPUT}\n{EXIT_CODES}\n\n" if exit_codes else "") + "example:\n" + "\n".join(
+    codes = exit_codes if isinstance(exit_codes, str) else EXIT_CODES
+    epilog = (f"{calls}\n{_PROGRAM_OUTPUT}\n{codes}\n\n" if exit_codes else "") + "example:\n" + "\n".join(
         f"  {line}" for line in examples)
     return commands.add_parser(name, help=about, description=about[0].upper() + about[1:] + ".", epilog=epilog,
                                formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -109,14 +110,18 @@ def _check_parser(commands):
                    help="rows of the table before it is capped (default 200)")
 
 
+_EXPLAIN_CODES = ("exit status: 0 explained; 2 the command line, the target or a selector is wrong; 3 the "
+                  "differentiated argument has no element.")
+
+
 def _explain_parser(commands):
     p = _command(commands, "explain", "explain why an input element's gradient is zero, NaN or what it is",
                  "adtrace explain funcs.py:mlp --args-from funcs.py:mlp_args --wrt \"params['W'][0, 1]\"",
-                 "adtrace explain funcs.py:f --at [1.0, 0.0] --json why.json", exit_codes=True)
+                 "adtrace explain funcs.py:f --at [1.0, 0.0] --json why.json", exit_codes=_EXPLAIN_CODES)
     point_options(p, autograd_only=True)
     p.add_argument("--wrt", action="append", default=[], metavar="SELECTOR",
                    help="an input element: x, x[3], params['W'][0, 1] (repeatable; default: a few whose gradient "
-                        "is non-finite, zero or largest); exit 0 explained, 3 an argument with no element")
+                        "is non-finite, zero or largest)")
     p.add_argument("-o", "--output", type=file_name, metavar="FILE",
                    help="write the explanations here (UTF-8) instead of standard output")
     p.add_argument("--json", type=file_name, metavar="FILE", help="also write them here as JSON")

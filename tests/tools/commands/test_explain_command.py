@@ -63,3 +63,9 @@ def test_errors_are_one_clear_line(project, args, message):
 def test_an_argument_with_no_element_has_nothing_to_explain(project):
     out = adtrace("explain", "funcs.py:f", "--at", "[]", cwd=project)
     assert out.returncode == 3 and "nothing to explain" in out.stderr
+
+
+def test_help_states_its_own_exit_codes():
+    text = " ".join(adtrace("explain", "--help").stdout.split())
+    assert "exit status: 0 explained; 2 the command line, the target or a selector is wrong; 3" in text
+    assert "1 a check failed" not in text
