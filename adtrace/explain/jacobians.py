@@ -4,8 +4,9 @@
 for it is ``primitive_vjps[fun]``, which made the node's ``vjp`` in the first place. Row ``m`` of
 ``jacobian(...)`` is the rule's VJP of the unit cotangent ``e_m``: ``d node[m] / d parent[:]`` as
 the rule computes it (no finite differences, no rounding beyond the rule's own). One VJP per output
-element: nodes above ``MAX_ELEMENTS`` elements, and recordings without calls, get None (the caller
-then treats the node as connecting every element to every element).
+element: nodes above ``MAX_ELEMENTS`` elements, recordings without calls, and every Jacobian past
+``MAX_VJPS`` VJP calls in one recording get None (the caller then treats the node as connecting every
+element to every element, and says so).
 """
 
 import weakref
@@ -20,15 +21,27 @@ from .elements import dense, flat, positions
 MAX_ELEMENTS = 4096
 
 
+MAX_VJPS = 200_000  # VJP calls per recording, all Jacobians together; past it, the rest are not known
 _MADE = weakref.WeakKeyDictionary()  # recording -> {(label, position): Jacobian}: each element explained reuses them
 
 
 def jacobian(recording, label, position):
     """``(out_size, in_size)`` array of ``d label / d parent`` at parent ``position``, or None."""
-    made = _MADE.setdefault(recording, {})
-    if (label, position) not in made:
-        made[label, position] = _jacobian(recording, label, position)
-    return made[label, position]
+    return _made(recording, label, position, _jacobian)
+
+
+def _made(recording, label, position, make):
+    """``make(recording, label, position)``, once per recording, within its budget of VJP calls."""
+    made = _MADE.setdefault(recording, {"vjps": 0})
+    key = (make.__name__, label, position)
+    if key not in made:
+        node = recording.nodes.get(label)
+        cost = np.size(node.value) if node is not None and not isinstance(node.value, (dict, list, tuple)) else 0
+        if made["vjps"] + cost > MAX_VJPS:
+            return None
+        made["vjps"] += cost
+        made[key] = make(recording, label, position)
+    return made[key]
 
 
 def _jacobian(recording, label, position, args=None):
@@ -68,6 +81,10 @@ def structural(recording, label, position):
     """The Jacobian at other, random arguments (float arrays and numbers replaced, seeded): an entry
     zero here too is zero by the primitive's structure (an index not taken), not by the values (a
     factor that happened to be 0). None if not known."""
+    return _made(recording, label, position, _structural)
+
+
+def _structural(recording, label, position):
     call = recording.calls.get(label)
     if call is None:
         return None

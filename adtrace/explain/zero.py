@@ -51,8 +51,8 @@ def why_zero(recording, query, graph, element):
 
 
 def _stop(recording, graph, label, position, from_parent):
-    """A node none of whose local derivatives from the reached elements is 0 by chance (``independent``:
-    it does not read them) or because of the values (``zero-derivative``: a factor of them is 0 here)."""
+    """A node whose local derivatives from the reached elements are all 0: by the primitive's structure
+    (``independent``: it does not read them) or by the values (``zero-derivative``: a factor is 0 here)."""
     fraction = graph.fraction(label, position) or 1.0
     J = structural(recording, label, position)
     if J is not None and (J[:, from_parent] != 0).any():

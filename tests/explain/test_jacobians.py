@@ -34,3 +34,12 @@ def test_without_calls_or_above_the_size_there_is_none(monkeypatch):
         grad(f)(x)
     monkeypatch.setattr(jacobians, "MAX_ELEMENTS", 1)
     assert MAX_ELEMENTS > 1 and jacobian(rec, "v1_dot", 0) is None
+
+
+def test_past_the_budget_of_vjp_calls_a_jacobian_is_not_known(monkeypatch):
+    x = np.array([0.3, -0.2, 0.1])
+    with adtrace.record(capture="full", calls=True) as rec:
+        grad(f)(x)
+    monkeypatch.setattr(jacobians, "MAX_VJPS", 3)  # the dot's 2 rows fit, the tanh's 2 more do not
+    assert jacobian(rec, "v1_dot", 0) is not None
+    assert jacobian(rec, "v2_tanh", 0) is None
