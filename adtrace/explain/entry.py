@@ -23,15 +23,16 @@ from ..recording.session import record
 from .elements import Element, parse_selector
 from .escapes import escapes
 from .explainer import explain_recording
-from .explanation import Cause
+from .explanation import Cause, Explanations
 
 PROBE = 1e-3
 INDEPENDENT = "Output seems independent of input"  # autograd's warning (trace)
 
 
 def explain(f, *args, wrt=None, argnum=0, relative_to=None):
-    """A list of ``Explanation``: one per selector of ``wrt`` (``"x[3]"``, ``"params['W'][0, 1]"``)
-    or, by default, per element whose gradient is zero, non-finite or largest."""
+    """``Explanations`` (a list of ``Explanation``): one per selector of ``wrt`` (``"x[3]"``,
+    ``"params['W'][0, 1]"``) or, by default, per element whose gradient is zero, non-finite or largest;
+    its ``lines`` and ``leaves``: the gradient's scale per source line and per part of the input."""
     name = argument_name(f, argnum)
     of_x = lambda x: f(*args[:argnum], x, *args[argnum + 1:])  # noqa: E731
     with np.errstate(all="ignore"), warnings.catch_warnings():
@@ -41,7 +42,9 @@ def explain(f, *args, wrt=None, argnum=0, relative_to=None):
             vjp(vspace(output).ones())
     elements = None if wrt is None else [s if isinstance(s, Element) else parse_selector(s)[1] for s in wrt]
     explanations = explain_recording(rec, elements, name)
-    return [_probed(e, of_x, args[argnum], output, relative_to) for e in explanations]
+    probed = Explanations(_probed(e, of_x, args[argnum], output, relative_to) for e in explanations)
+    probed.lines, probed.leaves = explanations.lines, explanations.leaves
+    return probed
 
 
 def argument_name(f, argnum):

@@ -12,7 +12,8 @@ from ..recording.events import BackwardStart, TraceReturned
 from ..recording.values import ArraySummary, ContainerSummary
 from .contributions import by_line, fold, recorded_contributions, rounding, same
 from .elements import Element, component, contains, elements, leaves, parse_selector, size
-from .explanation import Cause, Explanation, verdict_of
+from . import scale
+from .explanation import Cause, Explanation, Explanations, verdict_of
 from .graph import Graph
 from .nonfinite import why_nonfinite
 from .paths import element_paths, paths, scalar_graph
@@ -38,9 +39,11 @@ def explain_recording(recording, wrt=None, name="x"):
     chosen = [_element(s, trace.input, name) for s in wrt] if wrt is not None else default_elements(trace.input,
                                                                                                       gradient)
     if query is None:  # "Output seems independent of input": no backward pass ran
-        return [_independent(recording, trace, e, name) for e in chosen]
+        return Explanations(_independent(recording, trace, e, name) for e in chosen)
     graph = Graph(recording.graph(), trace.root, trace.end, trace.input)
-    return [explain_element(recording, query, graph, gradient, e, name) for e in chosen]
+    found = Explanations(explain_element(recording, query, graph, gradient, e, name) for e in chosen)
+    found.lines, found.leaves = scale.by_line(recording, query), scale.by_leaf(gradient, name)
+    return found
 
 
 def explain_element(recording, query, graph, gradient, element, name="x"):

@@ -82,6 +82,14 @@ class Explanation:
         }
 
 
+class Explanations(list):
+    """The ``Explanation``s of one recorded gradient, with its scale: ``lines`` (``scale.Scale`` per
+    source line, in the program's order) and ``leaves`` (per part of the input)."""
+
+    lines = ()
+    leaves = ()
+
+
 def number(value):
     """A number for JSON: a float, or ``"nan"``, ``"inf"``, ``"-inf"``; None stays None."""
     if value is None:

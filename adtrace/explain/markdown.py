@@ -11,8 +11,16 @@ VERDICT_TEXT = {
 }
 
 
-def render_explanations(explanations, title="Explanations"):
+def render_explanations(explanations, title="Explanations", lines=None, leaves=None):
+    """``lines``, ``leaves``: ``scale.Scale`` per line and per leaf of the input, shown after them."""
     parts = [f"# {text(title)}"] + [render_explanation(e) for e in explanations]
+    if lines:
+        parts += ["## Gradient scale by line", table(["line", "nodes", "outgrads' norm", "largest"],
+                                                      [(s.where, s.nodes, fmt(s.norm), fmt(s.largest)) for s in lines])]
+    if leaves:
+        parts += ["## Gradient scale by part of the input", table(["part", "elements", "norm", "largest"],
+                                                                  [(code(s.where), s.nodes, fmt(s.norm), fmt(s.largest))
+                                                                   for s in leaves])]
     return "\n\n".join(parts) + "\n"
 
 

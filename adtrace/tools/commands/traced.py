@@ -113,7 +113,7 @@ def explain(args):
     texts = {}
     if args.json:
         texts["--json"] = json.dumps([e.to_json() for e in explanations], indent=1) + "\n"
-    text = render_explanations(explanations, title=f"Explanations: {args.target}")
+    text = render_explanations(explanations, f"Explanations: {args.target}", explanations.lines, explanations.leaves)
     if paths["-o"] != "-":
         texts["-o"] = text
     write_all([(option, given[option], paths[option], t) for option, t in texts.items()])  # all or none

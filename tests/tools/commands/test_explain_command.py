@@ -49,6 +49,7 @@ def test_wrt_selects_elements_of_a_dict_argument(project):
     text = (project / "why.md").read_text()
     assert "## `params['W'][1, 0]` = 0: zero" in text
     assert "`relu-off`" in text and "funcs.py:9" in text
+    assert "## Gradient scale by line" in text and "| `params['W']` |" in text
 
 
 @pytest.mark.parametrize("args, message", [
