@@ -36,7 +36,7 @@ from adtrace.report.tables import table  # noqa: E402
 from adtrace.recording.autograd import capture as autograd_capture  # noqa: E402
 from adtrace.recording.autograd.recorder import Recorder  # noqa: E402
 from adtrace.recording.values import ARRAY_SUMMARY, kept_arrays  # noqa: E402
-from workloads import WORKLOADS, scalar_chain, tanh_mlp  # noqa: E402
+from workloads import ENGINE_WORKLOADS, WORKLOADS, scalar_chain, tanh_mlp  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 CAPTURES = ("auto", "full", "structure")
@@ -53,9 +53,9 @@ def timed(fn):
     return time.perf_counter() - start
 
 
-def recorded(run, capture):
+def recorded(run, capture, engine="autograd"):
     def go():
-        with adtrace.record(capture=capture):
+        with adtrace.record(capture=capture, engine=engine):
             run()
     return go
 
@@ -128,7 +128,7 @@ def without_statistics(run):
 
 def overhead(rounds):
     """Per workload: the ratio of each capture level and of the settrace baseline, then of the
-    breakdown variants (``BREAKDOWN``)."""
+    breakdown variants (``BREAKDOWN``; autograd's recorder only: another engine's row has none)."""
     rows = []
     for name, make in WORKLOADS.items():
         run = make()
@@ -138,17 +138,32 @@ def overhead(rounds):
         variants = {c: recorded(run, c) for c in CAPTURES}
         variants["settrace"] = traced(run)
         variants.update(zip(BREAKDOWN, (wrappers_only(run), without_statistics(run))))
-        with warnings.catch_warnings():  # a recorder stopped by an error would time a floor that does not exist
-            warnings.simplefilter("error", adtrace.RecorderWarning)
-            run(), [v() for v in variants.values()]  # warm up
-            ratios = {k: [] for k in variants}
-            keys = list(variants)
-            for round_ in range(rounds):
-                for key in keys[round_ % len(keys):] + keys[:round_ % len(keys)]:  # each first in turn
-                    base = timed(run)  # interleaved: plain, variant, plain, variant...
-                    ratios[key].append(timed(variants[key]) / base)
-        rows.append((name, *(f"{statistics.median(ratios[k]):.2f}x" for k in variants)))
+        rows.append((name, *ratios(run, variants, rounds)))
+    for engine, workloads in ENGINE_WORKLOADS.items():
+        for name, make in workloads.items():
+            try:
+                run = make()
+            except ImportError as exc:
+                print(f"skipped {name}: {exc}", file=sys.stderr)
+                continue
+            variants = {c: recorded(run, c, engine) for c in CAPTURES}
+            variants["settrace"] = traced(run)
+            rows.append((name, *ratios(run, variants, rounds), *["-"] * len(BREAKDOWN)))
     return rows
+
+
+def ratios(run, variants, rounds):
+    """The median ratio of each variant to the plain ``run``, in the order of ``variants``."""
+    with warnings.catch_warnings():  # a recorder stopped by an error would time a floor that does not exist
+        warnings.simplefilter("error", adtrace.RecorderWarning)
+        run(), [v() for v in variants.values()]  # warm up
+        found = {k: [] for k in variants}
+        keys = list(variants)
+        for round_ in range(rounds):
+            for key in keys[round_ % len(keys):] + keys[:round_ % len(keys)]:  # each first in turn
+                base = timed(run)  # interleaved: plain, variant, plain, variant...
+                found[key].append(timed(variants[key]) / base)
+    return [f"{statistics.median(found[k]):.2f}x" for k in variants]
 
 
 def memory():
@@ -305,7 +320,9 @@ def main(argv=None):
         "each round, each run started from a collected heap). Ratios are recorded / plain.", "",
         "## Recording overhead", "",
         "Capture level per column (`auto` is the default); `settrace` is a no-op `sys.settrace` line "
-        f"tracer on the same workload. The small `grad(grad(f))` runs {REPEAT_SMALL} times per measurement.", "",
+        f"tracer on the same workload. The small `grad(grad(f))` runs {REPEAT_SMALL} times per measurement. The "
+        "micrograd row is one training step of micrograd's own MLP, recorded with `engine=\"micrograd\"` (skipped "
+        "when micrograd is not installed).", "",
         table(["workload", *CAPTURES, "settrace"], [row[:MAIN] for row in ratios]), "",
         "What the overhead is made of, in the same rounds: `wrappers only` is capture `structure` with "
         "every recorder method the wrappers call replaced by a no-op (the cost of the hook points "

@@ -78,9 +78,31 @@ def forward_chain(n=2_000, size=12):
     return lambda: jvp(tangent)
 
 
+def micrograd_mlp(points=20):
+    """One training step of micrograd's own ``nn.MLP(2, [16, 16, 1])``: its squared loss over ``points``
+    random points, then ``backward()``. Raises ImportError when micrograd is not installed."""
+    import random
+
+    from micrograd import nn
+
+    rng = random.Random(0)
+    xs = [[rng.uniform(-1, 1), rng.uniform(-1, 1)] for _ in range(points)]
+    ys = [1.0 if a * b > 0 else -1.0 for a, b in xs]
+    model = nn.MLP(2, [16, 16, 1])
+
+    def step():
+        model.zero_grad()
+        loss = sum((model(x) - y) ** 2 for x, y in zip(xs, ys))
+        loss.backward()
+
+    return step
+
+
 WORKLOADS = {
     "scalar chain (10,000 nodes)": scalar_chain,
     "tanh MLP (100x100, 200 layers)": tanh_mlp,
     "LSTM-like recurrence (50 steps)": lstm_like,
     "grad(grad(f)) small": second_derivative,
 }
+# engine -> its workloads, recorded with record(engine=...)
+ENGINE_WORKLOADS = {"micrograd": {"micrograd MLP(2,[16,16,1]) x 20 points": micrograd_mlp}}

@@ -34,6 +34,11 @@ def align_grads(recording, query, run):
     running, read = engine_running_grads(recording.query_events(query))
     steps = {step.label: step for step in run.steps} if run is not None else {}
     borrowed = _borrowed(recording, run)
+
+    def engine_value(label):  # (a leaf's local backward does nothing: its .grad after the pass, whenever it ran)
+        leaf = not getattr(recording.nodes.get(label), "parents", True) and running.get(label)
+        return running[label][-1] if leaf else read.get(label)
+
     rows = []
     for label in recording.visit_order(query):
         step = steps.get(label)
@@ -44,12 +49,12 @@ def align_grads(recording, query, run):
         elif label in borrowed:  # (the engine's own contributions against themselves: no comparison)
             status, difference = NOT_COMPARED, None
         else:
-            status, difference = compare(read.get(label), step.v_i_bar, magnitude(step.partial_adjoints))
+            status, difference = compare(engine_value(label), step.v_i_bar, magnitude(step.partial_adjoints))
         rows.append(NodeAlignment(label, getattr(recording.nodes.get(label), "primitive", "(unrecorded)"),
                                   None if step is None else step.partial_adjoints,
                                   None if step is None else step.v_i_bar,
-                                  tuple(running.get(label, ())), read.get(label), status, difference,
-                                  summarized(read.get(label)),
+                                  tuple(running.get(label, ())), engine_value(label), status, difference,
+                                  summarized(engine_value(label)),
                                   borrowed.get(label) if step is not None and step.v_i_bar is not None else None))
     return rows
 
@@ -63,7 +68,8 @@ def _borrowed(recording, run):
             continue
         node = recording.nodes.get(step.label)
         why = (f"{step.label}'s children were given as a set: argument order lost"
-               if None in getattr(node, "argnums", ()) else f"{step.label}'s op {step.primitive!r} has no rule here")
+               if None in getattr(node, "argnums", ()) else step.borrowed or
+               f"{step.label}'s op {step.primitive!r} has no rule here")
         for contribution in step.contributions:
             found.setdefault(contribution.parent, why)
     return found

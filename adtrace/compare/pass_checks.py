@@ -22,6 +22,7 @@ from typing import Optional
 
 import numpy as np
 
+from ..recording.callsite import INPUT
 from ..recording.events import REV, AddOutgrads, BackwardStart, ToposortYielded
 
 ZERO_AT_START, ONE_PASS, REVERSE_TOPOLOGICAL = "zero at start", "one pass", "reverse topological"
@@ -119,7 +120,8 @@ def _not_zeroed(recording, query, label, found):
     if source is not None:
         end = next((e.end for e in recording.query_events(source) if type(e) is BackwardStart), None)
         made = _site(recording, end)
-        origin = f"pass {source} (backward() from {end}{f', made at {made}' if made else ''})"
+        made = ", an input" if made == INPUT else f", made at {made}" if made else ""
+        origin = f"pass {source} (backward() from {end}{made})"
     return PassFinding(ZERO_AT_START, label, _site(recording, label), (
         f"{label}.grad was {_text(value)} when pass {query} began, not 0: the gradient {origin} left there was "
         f"not zeroed, and this pass adds onto it (the lecture's node_to_grad starts empty in every pass: set "
@@ -141,10 +143,12 @@ def _out_of_order(recording, events):
         elif type(e) is AddOutgrads:
             if e.node is not None and e.parent in visits and e.parent not in named and _propagates(recording, e.parent):
                 named.add(e.parent)
-                before = grads.get(e.parent)
+                kept = recording.capture != "structure"  # (no values recorded: none to show)
+                grad = f", .grad {_text(grads.get(e.parent))}" if kept else ""
+                contribution = f" {_text(e.contribution)}" if kept else ""
                 findings.append(PassFinding(REVERSE_TOPOLOGICAL, e.parent, _site(recording, e.parent), (
-                    f"{e.parent}'s local backward ran (visit {visits[e.parent]}, .grad {_text(before)}) before its "
-                    f"consumer {e.node} had added into it ({e.node}'s contribution {_text(e.contribution)} came "
+                    f"{e.parent}'s local backward ran (visit {visits[e.parent]}{grad}) before its "
+                    f"consumer {e.node} had added into it ({e.node}'s contribution{contribution} came "
                     f"after): it passed on part of the sum of its partial adjoints, not all of it; in reverse "
                     f"topological order a node's _backward runs only after every consumer has added into "
                     f"node_to_grad[{e.parent}]")))
@@ -182,10 +186,19 @@ def _nonzero(value):
 
 
 def _site(recording, label):
-    return getattr(recording.nodes.get(label), "site", None)
+    """The user's line that made ``label``; ``INPUT`` for a leaf made with none where lines were kept
+    (an argument the traced call made a leaf); None where no line is known."""
+    node = recording.nodes.get(label)
+    site = getattr(node, "site", None)
+    if site is None and node is not None and not getattr(node, "parents", ()) \
+            and any(getattr(n, "site", None) for n in recording.nodes.values()):
+        return INPUT
+    return site
 
 
 def _text(value):
+    if value is None:
+        return "None"
     if isinstance(value, np.ndarray) and value.ndim and value.dtype.kind in "biuf":
         return np.array2string(value, precision=6, threshold=6, separator=", ")
     try:

@@ -14,17 +14,18 @@ differences of ``f`` through the engine itself.
 
 import numpy as np
 
-from ..recording.callsite import source_location
+from ..recording.callsite import calls_user_code, source_location
 from ..recording.events import AddOutgrads, BackwardStart
 from ..recording.registry import engine_named
 from ..recording.session import record
-from ..reference.recorded import run_recorded
+from ..reference.recorded import lecture_order, run_recorded
 from .checks import Check, engines_agree, finite_differences, not_known, orders_valid
 from .grad_align import align_grads
 from .pass_checks import ONE_PASS, REVERSE_TOPOLOGICAL, ZERO_AT_START, pass_findings
 from .traced_call import TracedCall, function_name
 
 
+@calls_user_code
 def trace_engine_call(f, args, engine="micrograd", capture="auto", relative_to=None, rtol=None):
     """``engine``: ``"micrograd"`` or a ``Value`` class of its shape; ``relative_to``: the folder source
     locations are relative to; ``rtol``: the relative tolerance of central differences."""
@@ -38,7 +39,7 @@ def trace_engine_call(f, args, engine="micrograd", capture="auto", relative_to=N
                             "nothing to call backward() on")
         adapter.backward(out)
     grads = tuple(adapter.grad(v) for v in values)
-    call.engine, call.recording, call.output = rec.engine, rec, adapter.data(out)
+    call.engine, call.recording, call.output = rec.code.title or rec.engine, rec, adapter.data(out)
     call.gradient = grads[0] if len(grads) == 1 else grads
     query = rec.user_query()
     call.reference = run_recorded(rec, query) if query is not None else None
@@ -46,14 +47,16 @@ def trace_engine_call(f, args, engine="micrograd", capture="auto", relative_to=N
         call.reference_note = "reference engine: no values were recorded (capture 'structure')"
     call.pass_findings = pass_findings(rec, query)
     found = {f.test: f for f in reversed(call.pass_findings)}  # (the first of each)
-    if call.reference is not None:
-        call.alignment = align_grads(rec, query, call.reference)
-        end = next(e.end for e in rec.query_events(query) if isinstance(e, BackwardStart))
-        early = found.get(REVERSE_TOPOLOGICAL)
-        call.checks += [engines_agree(call.alignment, engine=rec.engine, end=end),
-                        orders_valid(rec.visit_order(query), rec.graph(end), call.reference.order,
-                                     call.reference.parents, walk=f"{rec.code.name}'s order",
-                                     early=early and early.reason)]
+    end = next((e.end for e in rec.query_events(query) if isinstance(e, BackwardStart)), None) if query else None
+    if end is not None:
+        early, graph = found.get(REVERSE_TOPOLOGICAL), rec.graph(end)
+        if call.reference is not None:
+            call.alignment = align_grads(rec, query, call.reference)
+            call.checks.append(engines_agree(call.alignment, engine=call.engine, end=end))
+        # (capture 'structure': no values, the lecture's order all the same)
+        call.checks.append(orders_valid(rec.visit_order(query), graph, lecture_order(graph, end), graph,
+                                        walk=f"{rec.code.name}'s order", early=early and early.reason,
+                                        leaves_anywhere=True))
     for test, name in ((ONE_PASS, "backward() ran once over the graph"),
                        (ZERO_AT_START, "every .grad was 0 when the pass began")):
         if test in found:  # (only when found: a right engine's report keeps its checks)

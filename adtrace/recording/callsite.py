@@ -24,7 +24,17 @@ _MACHINERY = tuple(str(Path(m.__file__).resolve().parent) + os.sep for m in (aut
 )
 
 
+INPUT = "(input)"  # the site of a value made from an argument of the call, not by a line of the user's code
 _NAMED = {}  # absolute path -> how the user named that file (outside the folder: shown so, not by its module)
+_CALLERS = set()  # code of adtrace's functions that call the user's function for the user (calls_user_code)
+
+
+def calls_user_code(function):
+    """Mark ``function`` as one that calls the user's function for the user (the command line's traced
+    calls): the frames above it (the ``adtrace`` script's) are not the user's code, so what it makes
+    before the call (an engine's argument leaves) has no user line: it is an input."""
+    _CALLERS.add(function.__code__)
+    return function
 
 
 def name_file(path, shown):
@@ -58,11 +68,14 @@ def source_location(f, relative_to=None):
 
 def user_frame(skip=frozenset()):
     """The innermost frame on the stack outside autograd, numpy and adtrace: the user's code
-    (``None`` if there is none). Frames running a code object in ``skip`` are machinery too (an
-    engine's own methods: the user's line is the one that called ``a + b``, not ``__add__``)."""
+    (``None`` if there is none, or if a function marked ``calls_user_code`` comes first). Frames
+    running a code object in ``skip`` are machinery too (an engine's own methods: the user's line is
+    the one that called ``a + b``, not ``__add__``)."""
     frame = sys._getframe(1)
     while frame is not None:
         code = frame.f_code
+        if code in _CALLERS:
+            return None
         filename = code.co_filename
         if not filename.startswith(_MACHINERY) and not filename.startswith("<frozen") and code not in skip:
             return frame

@@ -27,6 +27,7 @@ class EngineCode:
     state: str = ".grad"  # what the engine keeps per value during the pass (autograd: outgrads)
     # its operations by the op as nodes name it: ``forward(op, n)``, ``derivatives(op, n)``, ``vjp(op, n)``, ``known``
     ops: object = field(default=None, compare=False, repr=False)
+    title: str = ""    # how reports name it: "micrograd" (its own Value), a learner's class by its name ("MyValue")
 
     def statement_text(self, key):
         """The text of the statement under ``key`` (an event's ``code_key()``), or None."""

@@ -46,19 +46,21 @@ def reverse_topo_order(out):
     return list(reversed(topo_order(out)))
 
 
-def is_reverse_topological(order, graph):
+def is_reverse_topological(order, graph, leaves_anywhere=False):
     """Whether ``order`` (labels) is a reverse topological order of ``graph``.
 
     ``graph`` maps each label to the tuple of its parents' labels by argument
     position. Every node of the graph must appear exactly once, nothing else may
-    appear, and each node must come before all of its parents.
+    appear, and each node must come before all of its parents; with ``leaves_anywhere``,
+    a leaf (no parents) may come anywhere: in an engine of micrograd's shape a leaf's local
+    backward does nothing, so visiting it before a consumer has added into it loses nothing.
     """
     order = list(order)
     if Counter(order) != Counter(graph.keys()):
         return False
     position = {label: i for i, label in enumerate(order)}
     return all(
-        parent in position and position[node] < position[parent]
+        parent in position and (position[node] < position[parent] or (leaves_anywhere and not graph.get(parent)))
         for node, parents in graph.items()
         for parent in parents
     )

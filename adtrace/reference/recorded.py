@@ -19,6 +19,8 @@ shape. For the buggy ``a + a`` at 3 (``__add__``'s backward assigns)::
 import operator
 from functools import reduce
 
+import numpy as np
+
 from ..recording.events import BackwardStart, VJPCalled
 from .order import reverse_topo_order
 from .rules import BORROWED, OWN, ROOT
@@ -41,9 +43,7 @@ def run_recorded(recording, query):
     if start is None or start.seed is None:
         return None
     parents = recording.graph(start.end)
-    nodes = {label: _Node(label) for label in parents}
-    for label, node in nodes.items():
-        node.parents = tuple(nodes[p] for p in parents[label])
+    nodes = _nodes(parents)
     recorded = {e.node: e.ingrads for e in events if isinstance(e, VJPCalled)}
     values = {label: getattr(recording.nodes.get(label), "value", None) for label in parents}
     node_to_grad = {start.end: [start.seed]}
@@ -51,32 +51,65 @@ def run_recorded(recording, query):
     for i in reverse_topo_order(nodes[start.end]):
         # sum(node_to_grad[i]), left to right; not known (None) when a contribution into it was not
         v_i_bar = _sum(node_to_grad.get(i.label, [None]))
-        rule, partials = _partials(recording.code.ops, recording.nodes.get(i.label), i, values, v_i_bar,
-                                   recorded.get(i.label))
+        rule, partials, why = _partials(recording.code.ops, recording.nodes.get(i.label), i, values, v_i_bar,
+                                        recorded.get(i.label))
         for v_k, partial in zip(i.parents, partials):
             node_to_grad.setdefault(v_k.label, []).append(partial)
         steps.append(Step(i.label, _primitive(recording, i.label), rule, tuple(node_to_grad.get(i.label, ())), v_i_bar,
                           tuple(Contribution(k, k, v_k.label, partial)
-                                for k, (v_k, partial) in enumerate(zip(i.parents, partials)))))
+                                for k, (v_k, partial) in enumerate(zip(i.parents, partials))), why))
     return GradientRun(value=values.get(start.end), seed=start.seed, adjoint=None,
                        order=tuple(step.label for step in steps), steps=tuple(steps), parents=parents,
                        labels=tuple(label for label in recording.nodes if label in parents))
 
 
+def lecture_order(parents, end):
+    """The lecture's visit order (reverse topological, its DFS) over a recorded graph ``label -> parent
+    labels`` from ``end``: no values needed (capture ``structure`` too)."""
+    return tuple(node.label for node in reverse_topo_order(_nodes(parents)[end]))
+
+
+def _nodes(parents):
+    nodes = {label: _Node(label) for label in parents}
+    for label, node in nodes.items():
+        node.parents = tuple(nodes[p] for p in parents[label])
+    return nodes
+
+
 def _partials(ops, event, i, values, v_i_bar, recorded):
-    """``(rule, partial adjoints by input position)`` of node ``i``."""
+    """``(rule, partial adjoints by input position, why borrowed or None)`` of node ``i``."""
     if not i.parents:
-        return ROOT, ()
+        return ROOT, (), None
     op = getattr(event, "primitive", None)
     # (children given as a set, their argument order lost: the rule cannot say which child gets which)
     rule = None if None in getattr(event, "argnums", ()) else ops.vjp(op, len(i.parents))
     inputs = [values[p.label] for p in i.parents]
+    why = None
     if (rule is not None and all(_number(v) for v in [v_i_bar, values[i.label], *inputs])
             and ops.fits(op, values[i.label], inputs)):
-        return OWN, tuple(rule(v_i_bar, values[i.label], *inputs))
+        if _gives(ops.forward(op, len(inputs)), values[i.label], inputs):
+            return OWN, tuple(rule(v_i_bar, values[i.label], *inputs)), None
+        why = (f"{i.label}'s inputs as recorded do not give its value (an input's .data changed after it was "
+               "made: an update p.data -= lr * p.grad)")
     if recorded is None:
-        return BORROWED, (None,) * len(i.parents)
-    return BORROWED, tuple(p if _number(p) else None for p in recorded)  # (a summary is not known)
+        return BORROWED, (None,) * len(i.parents), why
+    return BORROWED, tuple(p if _number(p) else None for p in recorded), why  # (a summary is not known)
+
+
+def _gives(forward, out, inputs, rtol=1e-5):
+    """Whether ``forward`` of the recorded inputs gives the recorded ``out`` (normwise, to ``rtol``: the op
+    as this class computes it may round otherwise, as ``tanh`` by ``exp``): if not, an input's data
+    changed after it was recorded, and the rule at those inputs is not the derivative the engine took."""
+    if forward is None:
+        return True
+    try:
+        with np.errstate(all="ignore"):
+            got, want = np.asarray(forward(*inputs), dtype=float), np.asarray(out, dtype=float)
+    except (TypeError, ValueError):  # (operands numpy cannot combine: the rule's own business)
+        return True
+    if np.array_equal(got, want, equal_nan=True) or not (np.all(np.isfinite(got)) and np.all(np.isfinite(want))):
+        return True
+    return bool(np.linalg.norm(got - want) <= rtol * max(np.linalg.norm(got), np.linalg.norm(want)))
 
 
 def _sum(partials):

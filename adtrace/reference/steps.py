@@ -13,7 +13,7 @@ run. The reporter aligns them with autograd's recorded events by ``label``.
 """
 
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Mapping, Optional
 
 from .rules import BORROWED, OWN
 
@@ -38,6 +38,7 @@ class Step:
     partial_adjoints: tuple  # node_to_grad[i], in the order the contributions arrived
     v_i_bar: Any  # sum(node_to_grad[i])
     contributions: tuple  # of Contribution, one per input position
+    borrowed: Optional[str] = None  # why the rule was not applied, where the run knows it (else the op has none)
 
 
 @dataclass(frozen=True)

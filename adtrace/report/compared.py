@@ -5,7 +5,7 @@ from ..compare.checks import verdict
 from ..recording.events import JVPNodeCreated, JVPRoot
 from .abbreviate import clip, each, series
 from .fit import LINE_WIDTH, Short, fit
-from .format import code, text
+from .format import code, made_at, text
 from .tables import table
 
 STRUCTURE = ("_Capture level `structure`: no values were recorded, so nothing is compared node by node (no "
@@ -34,8 +34,8 @@ def summary_section(call):
     if call.capture == "structure":
         parts += ["", STRUCTURE]
     for finding in call.pass_findings:  # bugs of the whole backward pass (compare/pass_checks.py), named first
-        parts += ["", f"**The backward pass is wrong: {text(finding.title)}**, at {code(finding.node)} (made at "
-                      f"{text(finding.site or 'an unknown line')}): {text(finding.reason)}."]
+        parts += ["", f"**The backward pass is wrong: {text(finding.title)}**, at {code(finding.node)} ("
+                      f"{made_at(finding.site)}): {text(finding.reason)}."]
     divergent = first_divergence(call.alignment)
     if divergent and own is None:
         parts += ["", f"**First divergent node: {code(divergent)}** (autograd's visit order): the reference "
@@ -53,10 +53,17 @@ def summary_section(call):
     return "\n".join(parts)
 
 
+def _primitive(row, node):
+    """As recorded; "(leaf)" for a value made without children (not one made by an op without ``_op``: '')."""
+    return row.primitive or ("" if getattr(node, "parents", ()) else "(leaf)")
+
+
 def side_by_side_section(call, options):
     if not call.alignment:
         return None
-    rows = [(r.label, r.primitive or "(leaf)", "-" if r.partial_adjoints is None else Short(list(r.partial_adjoints)),
+    nodes = call.recording.nodes if call.recording is not None else {}
+    rows = [(r.label, _primitive(r, nodes.get(r.label)),
+             "-" if r.partial_adjoints is None else Short(list(r.partial_adjoints)),
              "not known" if r.v_i_bar is None and r.partial_adjoints is not None else Short(r.v_i_bar),
              Short(r.running, series), Short(r.popped),
              r.status if r.status != "differs" else "**DIFFERS**",

@@ -17,7 +17,8 @@ from .nesting import Nesting
 from .node_checks import node_checks_section
 from .profile import work_section
 from .lecture import lecture_mapping_section
-from .recorded import call_sequence_section, forward_section, levels_section, never_computed_line, snapshot_section
+from .recorded import (call_sequence_section, forward_section, levels_section, never_computed_line,
+                       pass_findings_lines, snapshot_section)
 
 
 @dataclass(frozen=True)
@@ -72,16 +73,19 @@ SECTIONS = (
 )
 
 
-def render_recording(recording, options=None, title="adtrace recording"):
+def render_recording(recording, options=None, title="adtrace recording", intro=None):
     """A report of a ``Recording`` alone (what ``Recording._repr_markdown_`` shows); ``title`` is
-    plain text (escaped here)."""
-    header = (f"# {text(title)}\n\nCapture level: `{recording.capture}`. {len(recording.events)} events, "
-              f"{len(recording.nodes)} nodes, {len(recording.queries)} backward queries.")
+    plain text (escaped here), ``intro`` the caller's own Markdown."""
+    header = f"# {text(title)}\n\n" + (f"{intro.strip()}\n\n" if intro else "")
+    header += (f"Capture level: `{recording.capture}`. {len(recording.events)} events, "
+               f"{len(recording.nodes)} nodes, {len(recording.queries)} backward queries.")
     if recording.failure:
         header += f"\n\n**The recorder stopped early:** {text(clip(recording.failure, LINE_WIDTH // 2))}."
     never = never_computed_line(recording)
     if never:
         header += f"\n\n{never}"
+    for line in pass_findings_lines(recording):
+        header += f"\n\n{line}"
     return _document(header, Inputs(recording, Nesting(recording), options or ReportOptions()))
 
 

@@ -15,6 +15,7 @@ import re
 
 import numpy as np
 
+from ..recording.callsite import INPUT
 from ..recording.values import ArraySummary, Boxed, ContainerSummary, Sparse, summarize
 
 INLINE = 8
@@ -148,6 +149,13 @@ def _code_spans(value):
         pieces += [(False, value[start:opening.start()]), (True, value[opening.start():runs[closing].end()])]
         start, k = runs[closing].end(), closing + 1
     return pieces + [(False, value[start:])]
+
+
+def made_at(site):
+    """Where a value was made, for a sentence: ``made at path:line``, ``an input``."""
+    if site == INPUT:
+        return "an input"
+    return f"made at {text(site or 'an unknown line')}"
 
 
 def code(value):

@@ -32,7 +32,7 @@ def lecture_mapping_section(recording, nesting, reference_counts=None):
     user = nesting.user
     counts = Counter(type(e) for e in recording.query_events(user)) if user is not None else Counter()
     own = recording.code
-    engine = "autograd" if own is None else recording.engine
+    engine = "autograd" if own is None else own.title or recording.engine
     headers = ["lecture pseudocode", f"{engine} statement ({'backward_pass' if own is None else own.name})",
                f"runs ({engine})"]
     rows = []

@@ -3,7 +3,7 @@
 
 from ..compare.pass_checks import TITLES
 from .fit import fit
-from .format import code, text
+from .format import code, made_at, text
 from .tables import table
 
 
@@ -54,8 +54,8 @@ def verdict_line(report):
     if first is None:
         return f"{len(tested)} of {len(tested) + len(skipped) + report.not_checked} nodes tested, all pass{tail}."
     if first.test in TITLES:  # a bug of the whole backward pass (compare/pass_checks.py)
-        return (f"The backward pass is wrong: {text(TITLES[first.test])}, at {code(first.node)} (made at "
-                f"{text(first.site or 'an unknown line')}): {text(first.reason)}{tail}.")
+        return (f"The backward pass is wrong: {text(TITLES[first.test])}, at {code(first.node)} ("
+                f"{made_at(first.site)}): {text(first.reason)}{tail}.")
     where = f" argument {first.argnum}" if first.argnum is not None else ""
     return (f"First failing node: {code(first.node)} ({code(first.primitive)}){where}, called at "
             f"{text(first.site or 'an unknown line')}: {text(first.reason)}{tail}.")

@@ -5,6 +5,7 @@ under ``record(sites=True)``); what ran inside a node's VJP counts on that node'
 
 from collections import Counter
 
+from ..recording.callsite import INPUT  # (the line of a root: make_vjp made it from the argument)
 from ..recording.events import JVPRoot, RootCreated
 from .abbreviate import counted
 from .fit import fit
@@ -13,7 +14,6 @@ from .tables import table
 
 MAX_LINES = 15  # rows of the by-line table; the rest in one row
 MAX_PRIMITIVES = 10
-INPUT = "(input)"  # the line of a root: make_vjp made it from the argument
 ROOTS = frozenset((RootCreated, JVPRoot))  # the events of an input node
 
 
@@ -49,8 +49,9 @@ def primitive_of(node):
 
 
 def line_of(node):
-    """The user's line that made ``node`` (``path:line``), ``(input)`` for a root."""
-    if type(node) in ROOTS:
+    """The user's line that made ``node`` (``path:line``), ``(input)`` for a root and for an engine's
+    leaf made with no line of the user's code (an argument the command line made a leaf)."""
+    if type(node) in ROOTS or (primitive_of(node) == "(leaf)" and not getattr(node, "site", None)):
         return INPUT
     return getattr(node, "site", None) or "(no line of the user's code)"
 

@@ -13,8 +13,10 @@ snapshot row holds a copy of ``outgrads``.
 from collections import Counter
 from dataclasses import fields
 
+from ..compare.pass_checks import pass_findings
 from ..recording.events import (AddOutgrads, BackwardEnd, BackwardStart, JVPNodeCreated, JVPRoot, NodeCreated,
                                 RootCreated, ToposortYielded, TraceReturned, VJPCalled)
+from ..recording.passes import user_query
 from ..recording.snapshots import ADD, INIT, POP, RETURN, VJP, replay
 from .abbreviate import OUTGRADS_WIDTH, brief_outgrads, counted, each
 from .fit import Short, fit
@@ -24,16 +26,18 @@ from .tables import table
 # -------------------- gradients never computed --------------------
 
 
-def never_computed_line(recording, shown=5):
+def never_computed_line(recording, shown=5, markdown=True):
     """For an engine with its own ``backward()``: the values no backward pass computed a gradient for
     (no pass ran, or none reached them: made after the last, or not on the path to its output), whose
-    ``.grad`` is still what ``__init__`` set (a graph drawn before ``backward()`` shows zeros); "" when none."""
+    ``.grad`` is still what ``__init__`` set (a graph drawn before ``backward()`` shows zeros); "" when none.
+    ``markdown``: False for plain text (the page's notes)."""
     if recording.code is None or not recording.nodes:
         return ""
+    strong, mark = (lambda s: f"**{s}**", code) if markdown else (str, str)
     if not recording.queries:
-        return (f"**No backward pass ran: no value's gradient was computed.** The `.grad` of each of the "
-                f"{len(recording.nodes)} values is what `__init__` set (0), not a gradient: a graph drawn before "
-                "`backward()` shows zeros.")
+        lead = strong("No backward pass ran: no value's gradient was computed.")
+        return (f"{lead} The {mark('.grad')} of each of the {len(recording.nodes)} values is what {mark('__init__')} "
+                f"set (0), not a gradient: a graph drawn before {mark('backward()')} shows zeros.")
     reached = set()
     for query in recording.queries:
         end = next((e.end for e in recording.query_events(query) if type(e) is BackwardStart), None)
@@ -41,11 +45,22 @@ def never_computed_line(recording, shown=5):
     never = [label for label in recording.nodes if label not in reached]
     if not never:
         return ""
-    names = ", ".join(code(label) for label in never[:shown]) + (f", ... ({len(never)} in all)"
+    names = ", ".join(mark(label) for label in never[:shown]) + (f", ... ({len(never)} in all)"
                                                                  if len(never) > shown else "")
-    return (f"**{len(never)} of {len(recording.nodes)} values' gradients were never computed:** no backward pass "
-            f"reached them (made after the last pass, or not on the path to its output): {names}. Their `.grad` "
-            "is what `__init__` set, not a gradient.")
+    lead = strong(f"{len(never)} of {len(recording.nodes)} values' gradients were never computed:")
+    return (f"{lead} no backward pass reached them (made after the last pass, or not on the path to its output): "
+            f"{names}. Their {mark('.grad')} is what {mark('__init__')} set, not a gradient.")
+
+
+def pass_findings_lines(recording):
+    """For an engine with its own ``backward()``: the bugs of the whole pass (``compare/pass_checks.py``: a
+    gradient not zeroed, ``backward()`` twice, a visit order not reverse topological) of its last outermost
+    pass, the one ``check`` examines (a loop that never zeroes shows it there too), as a traced call's report
+    names them. One pass: finding them reads the events before it (every pass's would be quadratic)."""
+    query = user_query(recording) if recording.code is not None else None
+    return [f"**The backward pass is wrong (pass {query}): {text(finding.title)}**, at {code(finding.node)}"
+            f"{f' (made at {text(finding.site)})' if finding.site else ''}: {text(finding.reason)}."
+            for finding in pass_findings(recording, query)]
 
 
 # -------------------- call sequence --------------------

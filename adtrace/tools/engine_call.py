@@ -7,6 +7,7 @@ result and reports it as the autograd reports are made (``compare.traced_engine_
 its options and exit codes; this module is what differs.
 """
 
+import functools
 import inspect
 from contextlib import contextmanager
 
@@ -54,6 +55,7 @@ def engine_check(function, values, engine):
     """The ``CheckReport`` of ``check`` through ``engine``."""
     cls = engine_named(engine).cls
 
+    @functools.wraps(function)  # (its name, in what check_engine tells of it)
     def through_engine(*args):
         out = function(*args)
         if _twin(type(out), cls):  # (backward() would run on the other class: nothing recorded; named below)

@@ -2,9 +2,9 @@
 
 An experiment module defines ``run() -> Outcome``: the lines of its numeric summary, its checks
 (each claim computed two independent ways), its Markdown report and the traced call the report is
-about. ``main()`` in the script is ``adtrace.tools.experiment.main(run, __file__)``: print the summary,
-write ``reports/NAME.md`` and the call's step-through page ``reports/NAME.html``, end with
-``all checks passed`` or a non-zero exit.
+about (or a ``Recording`` alone: a graph drawn before any backward pass). ``main()`` in the script is
+``adtrace.tools.experiment.main(run, __file__)``: print the summary, write ``reports/NAME.md`` and the
+call's step-through page ``reports/NAME.html``, end with ``all checks passed`` or a non-zero exit.
 """
 
 import importlib.util
@@ -20,7 +20,7 @@ class Outcome:
     lines: list = field(default_factory=list)  # the numeric summary, printed as is
     checks: dict = field(default_factory=dict)  # claim -> passed
     report: str = ""  # Markdown, deterministic
-    call: Any = None  # the TracedCall the report is about: its page is reports/NAME.html
+    call: Any = None  # the TracedCall (or Recording alone) the report is about: its page is reports/NAME.html
 
     @property
     def failed(self):
@@ -45,9 +45,11 @@ def outputs(reports, name, outcome):
     """``path -> text`` of what an experiment writes: its report, and its page when it has a call."""
     written = {report_path(reports, name): outcome.report}
     if outcome.call is not None:
-        from ..view import call_page
+        from ..recording.recording import Recording
+        from ..view import call_page, recording_page
 
-        written[Path(reports) / f"{name}.html"] = call_page(outcome.call, title=_heading(outcome.report))
+        page = recording_page if isinstance(outcome.call, Recording) else call_page
+        written[Path(reports) / f"{name}.html"] = page(outcome.call, title=_heading(outcome.report))
     return written
 
 

@@ -129,13 +129,16 @@ def _import_name(file):
 
 
 def _package_hint(file, exc):
-    """A file of a package that imports its neighbours relatively loads as a module of its package."""
-    if not (isinstance(exc, ImportError) and "relative import" in str(exc) and (file.parent / "__init__.py").is_file()):
+    """A file of a package that imports its neighbours relatively, or its own package by name (``from
+    pkg.engine import Value``: not found from the file's folder), loads as a module of its package."""
+    if not (isinstance(exc, ImportError) and (file.parent / "__init__.py").is_file()):
         return ""
     parts, folder = [file.stem], file.absolute().parent
     while (folder / "__init__.py").is_file():
         parts.insert(0, folder.name)
         folder = folder.parent
+    if "relative import" not in str(exc) and (getattr(exc, "name", None) or "").split(".")[0] != parts[0]:
+        return ""
     where = "" if folder == Path.cwd() else f", run from {os.path.relpath(folder)}"
     return f" (a module of package {parts[0]}: give it as {'.'.join(parts)}:NAME{where})"
 

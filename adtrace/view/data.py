@@ -43,6 +43,7 @@ from ..recording.events import (AddOutgrads, BackwardStart, JVPNodeCreated, JVPR
 from ..recording.snapshots import VJP, replay
 from ..report.abbreviate import counted
 from ..report.format import fmt
+from ..report.recorded import never_computed_line
 from .passes import engine_steps, forward_event_runs, forward_steps, reverse_steps
 from .source import REVERSE_STATEMENTS, code_panels
 
@@ -253,7 +254,9 @@ def _notes(recordings, call):
     notes = [f"The recorder stopped early: {r.failure}." for r in recordings if r.failure]
     if call is not None:
         notes += [f"autograd warned: {message}" for message in call.warnings]
-    if not any(r.queries for r in recordings) and not any(forward_event_runs(r) for r in recordings):
+    never = [line for line in (never_computed_line(r, markdown=False) for r in recordings) if line]
+    notes += never  # (values whose .grad is still __init__'s: a graph drawn before backward())
+    if not never and not any(r.queries for r in recordings) and not any(forward_event_runs(r) for r in recordings):
         notes.append("No backward pass ran in this recording.")
     for r in recordings:
         unshown, outside = unshown_events(r)

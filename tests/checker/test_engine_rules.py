@@ -314,6 +314,8 @@ def test_a_bug_of_the_whole_pass_is_the_first_failure_and_every_local_rule_still
     first = report.first_failure
     assert (first.test, first.node, first.status, first.argnum) == (test, node, FAIL, None)
     assert first.primitive == {"v0_leaf": "(leaf)"}.get(node, "*")  # (no empty cell)
+    if node == "v0_leaf":  # the argument check_engine made a leaf: an input, not this test's line that called it
+        assert first.site == "(input)"
     assert statuses(report) == [PASS] and report.gradient[0] == pytest.approx(gradient)
     assert [r.test for r in report.failures] == [test]
 
@@ -380,3 +382,52 @@ def test_a_grad_that_starts_as_none_is_accumulated_every_node_checked():
 
     report = check_engine(lambda x, y: (x * y + x).sum(), [0.5, -1.0, 2.0], [1.5, 0.25, -0.75], cls=LazyTensor)
     assert report.passed and statuses(report) == [PASS] and len(report.rows) == 5, report.rows
+
+
+def test_a_value_an_op_without_op_made_is_not_called_a_leaf():
+    """The edge style with no ``_op`` (every op ''): a pass finding at a value an op made shows its op as
+    recorded (''), as the graph does, not "(leaf)", which only a value made without children is."""
+    from learner_shapes import OplessEdgeValue
+
+    def twice(x):
+        out = x * x
+        out.backward()
+        return out
+
+    first = check_engine(twice, 1.5, cls=OplessEdgeValue).first_failure
+    assert (first.test, first.node, first.primitive) == ("one pass", "v1_op", "")
+
+
+@pytest.mark.parametrize("cls, x", [(Value, 2.0), (Tensor, np.array([2.0, -1.0]))], ids=["Value", "Tensor"])
+def test_a_value_an_update_changed_is_not_checked_at_the_data_it_was_made_with(cls, x):
+    """A training step inside ``f`` (``w.data -= lr * w.grad``, then the gradients zeroed): the loss after
+    it is ``w * x`` at the new ``w``, and its ``_backward`` is right. adtrace keeps ``w``'s data as it was
+    made: the derivative at that data is not the one used, so the row is not known (it was a FAIL:
+    "times the op's derivative 0.5")."""
+    def step_then_loss(x):
+        w = cls(np.full_like(x, 0.5) if isinstance(x, np.ndarray) else 0.5)
+        loss = w * x
+        loss.backward()
+        w.data = w.data - 0.1 * w.grad
+        w.grad, x.grad = w.grad * 0, x.grad * 0
+        return w * x
+
+    report = check_engine(step_then_loss, x, cls=cls)
+    assert report.failures == [], report.failures
+    (moved,) = [r for r in report.rows if r.status == SKIPPED]
+    assert (moved.node, moved.argnum) == ("v3_mul", 1) and moved.reason.startswith("not known: the op of its inputs")
+    assert [(r.node, r.argnum, r.status) for r in report.rows if r.node == "v3_mul" and r.argnum == 0] == [
+        ("v3_mul", 0, PASS)]
+
+
+def test_a_function_returning_no_value_of_the_class_is_told_so_as_the_report_tells_it():
+    """``f`` returned ``.data`` (a float): nothing to run ``backward()`` on; it said "'float' object has no
+    attribute 'backward'", as if ``f`` had raised it. The class is restored all the same."""
+    before = dict(vars(Value))
+    with pytest.raises(TypeError, match=r"^data_of returned a float, not a Value: nothing to call backward\(\) on$"):
+        check_engine(data_of, 2.0, cls=Value)
+    assert_restored(Value, before)
+
+
+def data_of(x):
+    return (x * x).data

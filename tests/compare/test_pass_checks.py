@@ -32,6 +32,16 @@ def test_a_visit_before_a_consumer_has_added_is_named_with_both_nodes():
     assert ".grad 1)" in found[0].reason and "contribution 3" in found[0].reason
 
 
+def test_a_visit_before_a_consumer_has_added_under_capture_structure_shows_no_value():
+    """No values recorded: the finding names both nodes and no value (it said ".grad NoneType")."""
+    with adtrace.record(engine=learner_passes.QueueValue, capture="structure") as rec:
+        learner_passes.squares(learner_passes.QueueValue(1.0)).backward()
+    (found,) = pass_findings(rec, rec.user_query())
+    assert (found.test, found.node) == (REVERSE_TOPOLOGICAL, "v1_mul")
+    assert "ran (visit 1) before its consumer v3_mul had added into it (v3_mul's contribution came after)" \
+        in found.reason, found.reason
+
+
 def test_a_node_visited_twice_in_one_pass_is_named():
     """A topological sort without its ``visited`` set: ``h`` is listed, and run, once per use."""
     found = findings(learner_passes.squares, 1.0, cls=learner_passes.RepeatValue)
@@ -53,6 +63,16 @@ def test_a_gradient_left_by_an_earlier_pass_is_named_with_its_value_and_that_pas
     assert "v0_leaf.grad was 3 when pass 2 began, not 0" in found[0].reason
     assert f"pass 1 (backward() from v2_mul, made at tests/learner_passes.py:{line})" in found[0].reason
 
+
+
+def test_an_argument_the_call_made_a_leaf_is_named_an_input_not_the_line_that_called_adtrace():
+    from adtrace.compare.traced_engine_call import trace_engine_call
+    from adtrace.recording.callsite import INPUT
+    from adtrace.report import render
+
+    call = trace_engine_call(learner_passes.not_zeroed, (1.0,), engine=learner_passes.Value)
+    assert [(f.test, f.node, f.site) for f in call.pass_findings] == [(ZERO_AT_START, "v0_leaf", INPUT)]
+    assert "at `v0_leaf` (an input): v0_leaf.grad was 3" in render(call)
 
 def test_a_gradient_set_before_the_recording_is_named():
     x = learner_passes.Value(2.0)

@@ -39,12 +39,12 @@ def test_a_right_engine_passes_every_check(engine, f, args):
     call = check_engine_call(trace_engine_call(f, args, engine=engine))
     assert all(passed(call).values()) and len(call.checks) == 5, call.checks
     assert {r.status for r in call.alignment} == {"exact"}
-    assert call.engine == "micrograd" and call.argnum is None
+    assert call.engine == ("micrograd" if engine == "micrograd" else engine.__qualname__) and call.argnum is None
 
 
 def test_the_classic_bug_is_caught_named_and_explained():
     call = check_engine_call(trace_engine_call(twice, (3.0,), engine=BuggyValue))
-    assert passed(call) == {"reference engine vs micrograd, per node": False,
+    assert passed(call) == {"reference engine vs BuggyValue, per node": False,
                             "both visit orders are reverse topological": True, "every write into .grad adds": False,
                             "central finite differences": False, "per-node local rules": False}
     writes = next(c for c in call.checks if c.name == "every write into .grad adds")
@@ -138,6 +138,35 @@ def test_the_report_shows_the_engines_own_statements_and_values():
     assert "| v0_leaf | (leaf) | [1, 1] | 2 | 0 -> 1 -> 1 | 1 | **DIFFERS** | 1 |" in re.sub(" +", " ", text)
     assert "First failing node: `v1_add` (`+`) argument 1, called at tests/compare/test_traced_engine_call.py:" in text
 
+
+
+def test_an_argument_the_call_made_a_leaf_has_no_line_of_the_user_and_is_an_input():
+    def f(x):
+        return x * x + Value(2.0)  # (a leaf the function makes: its own line)
+
+    call = trace_engine_call(f, (3.0,), engine=Value)
+    sites = {n.label: n.site for n in call.recording.nodes.values() if not n.parents}
+    assert sites["v0_leaf"] is None  # (before: the line of whatever called trace_engine_call)
+    assert sites["v2_leaf"].startswith("tests/compare/test_traced_engine_call.py:")
+    assert re.search(r"\| \(input\) +\| 1 ", render(call))
+
+
+def test_a_breadth_first_walk_that_only_visits_a_leaf_early_passes_every_check():
+    """``h * x + h``: breadth-first reaches the leaf ``x`` before ``h``'s ``_backward`` adds into it; a
+    leaf's local backward does nothing, so the gradient is right. The report failed the order and the
+    reference (first divergent node: the leaf) while ``check`` and finite differences passed."""
+    from learner_passes import QueueValue
+
+    def f(x, y):
+        h = x * y * 2.0
+        return h * x + h
+
+    call = trace_engine_call(f, (0.5, 0.8), engine=QueueValue)
+    assert [(c.name, verdict(c)) for c in call.checks] == [
+        ("reference engine vs QueueValue, per node", "pass"), ("both visit orders are reverse topological", "pass"),
+        ("every write into .grad adds", "pass"), ("central finite differences", "pass")]
+    assert "valid (a leaf visited before a consumer added into it" in call.checks[1].detail
+    assert call.gradient == pytest.approx((2 * 2 * 0.5 * 0.8 + 2 * 0.8, 2 * 0.5 * 0.5 + 2 * 0.5))
 
 # ---- a tensor-valued engine (numpy data and grad, @, sum, broadcasting)
 
@@ -242,6 +271,21 @@ def test_the_assignment_bug_on_arrays_is_named():
         "[-1., -1.] by [3., 2.]"), writes
 
 
+def test_a_learners_class_is_named_by_its_own_name_not_micrograds():
+    """The check, the report and the page of a learner's class name the class, where micrograd's own
+    ``Value`` is "micrograd"; the recording's engine (the protocol's name) stays "micrograd"."""
+    from adtrace.report import render
+    from adtrace.view import page_data
+
+    call = trace_engine_call(twice, (3.0,), engine=BuggyValue)
+    report = render(call)
+    assert call.recording.engine == "micrograd" and call.engine == "BuggyValue"
+    assert "reference engine vs BuggyValue, per node" in [c.name for c in call.checks]
+    assert "micrograd" not in report and "| engine " in report and "BuggyValue: `BuggyValue.backward`" in report
+    assert "BuggyValue statement (BuggyValue.backward)" in report and "runs (BuggyValue)" in report
+    assert dict(page_data(call=call)["summary"])["engine"].startswith("BuggyValue: BuggyValue.backward")
+
+
 def test_a_bug_of_the_whole_pass_fails_a_check_named_by_it_and_a_right_pass_adds_no_check():
     import learner_passes
 
@@ -256,7 +300,7 @@ def test_a_bug_of_the_whole_pass_fails_a_check_named_by_it_and_a_right_pass_adds
     zero = checks("not_zeroed", learner_passes.Value)["every .grad was 0 when the pass began"]
     assert not zero.passed and "v0_leaf.grad was 3 when pass 2 began" in zero.detail
     right = checks("squares", learner_passes.Value)
-    assert list(right) == ["reference engine vs micrograd, per node", "both visit orders are reverse topological",
+    assert list(right) == ["reference engine vs Value, per node", "both visit orders are reverse topological",
                            "every write into .grad adds", "central finite differences"]
     assert all(c.passed for c in right.values())
 # ---- what the lecture cannot compare: children given as a set, ops without a rule
@@ -298,3 +342,32 @@ def test_when_every_op_is_borrowed_from_the_engine_the_reference_check_is_not_kn
     check = _reference_check(call)
     assert verdict(check) == "not known" and "borrowed from the engine's own recording" in check.detail, check
     assert {r.status for r in call.alignment if r.label != "v3_op"} == {"not compared"}
+
+
+@pytest.mark.parametrize("cls, valid", [("Value", True), ("QueueValue", False)])
+def test_the_visit_order_is_checked_under_capture_structure_too(cls, valid):
+    """No values recorded: the lecture's order over the recorded graph is still known, and so is whether
+    the engine's visits are reverse topological (the check was left out, while the report said it ran)."""
+    import learner_passes
+
+    call = trace_engine_call(learner_passes.squares, (1.0,), engine=getattr(learner_passes, cls), capture="structure")
+    (order,) = [c for c in call.checks if c.name == "both visit orders are reverse topological"]
+    assert order.passed is valid, order
+    assert ("ran (visit 1) before its consumer v3_mul" in order.detail) is not valid
+
+
+def test_a_training_step_inside_f_is_no_divergence_of_a_right_engine():
+    """``f`` takes a step (``w.data -= lr * w.grad``) before its loss: the recording keeps ``w``'s first data,
+    the loss is made of the new. The lecture borrows the engine's contributions there, saying why; the
+    report's reference check was a FAIL ("first divergent node: v0_leaf") on a right engine."""
+    def step_then_loss(x):
+        w = Value(0.5)
+        (w * 2.0).backward()
+        w.data -= 0.1 * w.grad
+        w.grad = 0.0
+        return (w * x).tanh()
+
+    call = trace_engine_call(step_then_loss, (0.7,), engine=Value)
+    assert all(passed(call).values()), call.checks
+    agree = next(c for c in call.checks if c.name.startswith("reference engine"))
+    assert "inputs as recorded do not give its value" in agree.detail, agree.detail

@@ -64,6 +64,15 @@ def test_is_reverse_topological_rejects(order, why):
     assert ref.is_reverse_topological(order, GRAPH) is False, why
 
 
+
+def test_a_leaf_may_come_anywhere_only_when_asked():
+    """An engine of micrograd's shape: a leaf's local backward does nothing, so visiting it early loses nothing."""
+    early_leaf = ["v2_multiply", "v0_root", "v1_sin"]
+    assert ref.is_reverse_topological(early_leaf, GRAPH) is False
+    assert ref.is_reverse_topological(early_leaf, GRAPH, leaves_anywhere=True)
+    early_sin = ["v1_sin", "v2_multiply", "v0_root"]  # (v1_sin before its consumer: still not)
+    assert ref.is_reverse_topological(early_sin, GRAPH, leaves_anywhere=True) is False
+
 def test_is_reverse_topological_rejects_parents_outside_the_graph():
     assert not ref.is_reverse_topological(["v1_sin"], {"v1_sin": ("v0_root",)})
 

@@ -107,3 +107,19 @@ def test_an_op_named_as_a_rule_but_computing_another_borrows():
     steps = {s.label: s for s in lecture.steps}
     assert steps["v1_sum"].rule == BORROWED and steps["v3_mul"].rule == OWN
     np.testing.assert_array_equal(steps["v0_leaf"].v_i_bar, x.grad)
+
+
+def test_a_node_whose_input_an_update_changed_borrows_the_engine_s_contributions_and_says_why():
+    """``w.data`` changed by an update after ``w`` was recorded: ``w * x`` is made of the new data, the
+    recording keeps the old; the rule at the old data is not the engine's derivative (the lecture said x's
+    sum was 0.5, the engine's right .grad 0.45): the step borrows, saying why, and the others keep their rules."""
+    with adtrace.record(engine=Value) as rec:
+        x, w = Value(2.0), Value(0.5)
+        w.data -= 0.05
+        (w * x).tanh().backward()
+    lecture = run_recorded(rec, 1)
+    steps = {step.label: step for step in lecture.steps}
+    assert [(label, steps[label].rule) for label in lecture.order] == [
+        ("v3_tanh", OWN), ("v2_mul", BORROWED), ("v0_leaf", ROOT), ("v1_leaf", ROOT)]
+    assert steps["v2_mul"].borrowed.startswith("v2_mul's inputs as recorded do not give its value")
+    assert steps["v0_leaf"].v_i_bar == x.grad and steps["v3_tanh"].borrowed is None

@@ -63,3 +63,34 @@ def test_a_report_of_values_whose_gradients_were_never_computed_says_so():
     with adtrace.record() as rec:
         grad(lambda x: x * x)(3.0)
     assert "never computed" not in render_recording(rec)
+
+
+def test_a_report_of_a_training_loop_that_never_zeroes_its_gradients_says_so_first():
+    """A recording of several steps, each ``loss.backward()`` then an update, ``.grad`` never set back to 0:
+    the recording's own report (``rec`` in a notebook) named nothing, as ``check`` and a traced call's report
+    do; now its last pass's bugs of the whole pass, at its top. Zeroed between steps: nothing."""
+    from learner_passes import Value
+
+    from adtrace.report import render_recording
+
+    def train(zero, steps=6):
+        w = Value(0.5)
+        for _ in range(steps):
+            loss = w * w * 3.0
+            if zero:
+                w.grad = 0.0
+            loss.backward()
+            w.data -= 0.1 * w.grad
+
+    for zero in (False, True):
+        with adtrace.record(engine=Value, sites=True) as rec:
+            train(zero)
+        head = render_recording(rec).split("\n## ")[0]
+        if zero:
+            assert "The backward pass is wrong" not in head
+            continue
+        (line,) = [line for line in head.split("\n\n") if "wrong" in line]
+        site = f"tests/report/test_recorded.py:{train.__code__.co_firstlineno + 1}"
+        assert line.startswith("**The backward pass is wrong (pass 6): a gradient was not zero when the pass "
+                               f"began**, at `v0_leaf` (made at {site}): v0_leaf.grad was "), line
+        assert "the gradient pass 5 (backward() from v15_mul" in line, line

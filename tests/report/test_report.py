@@ -11,10 +11,12 @@ from autograd.extend import defvjp, primitive
 
 import adtrace
 from adtrace.report import ReportOptions, render, render_recording
+from adtrace.report.compared import side_by_side_section
 from adtrace.report.export import events_json
 from adtrace.report.format import cell, fmt
 from adtrace.report.mermaid import escape
 from adtrace.compare.traced_call import trace_call
+from adtrace.compare.traced_engine_call import trace_engine_call
 from seed import square
 
 
@@ -268,3 +270,15 @@ def test_a_bug_of_the_whole_pass_is_named_in_the_summary_and_a_right_pass_says_n
     assert "before its consumer v3_mul had added into it" in summary
     right = render(trace_engine_call(learner_passes.squares, (1.0,), engine=learner_passes.Value))
     assert "The backward pass is wrong" not in right
+
+
+def test_the_side_by_side_table_calls_leaf_only_a_value_made_without_children():
+    """The edge style with no ``_op``: every op is ''; a value an op made is not a "(leaf)" (it was)."""
+    from learner_shapes import OplessEdgeValue
+
+    call = trace_engine_call(lambda a, b: (a + b) * a, (3.0, 4.0), engine=OplessEdgeValue)
+    lines = side_by_side_section(call, ReportOptions()).splitlines()
+    cells = {line.split("|")[1].strip(): line.split("|")[2].strip() for line in lines if line.startswith("| v")}
+    assert cells == {label: "(leaf)" if not call.recording.nodes[label].parents else ""
+                     for label in call.recording.visit_order(1)}
+    assert sorted(cells.values()) == ["", "", "(leaf)", "(leaf)"]

@@ -258,7 +258,8 @@ def test_a_bug_of_the_whole_pass_fails_check_and_report_with_its_name_and_line(t
     check = adtrace("check", *target, cwd=tmp_path)
     assert check.returncode == 1, (check.stdout, check.stderr)
     verdict = check.stdout.rstrip().splitlines()[-1]
-    assert verdict.startswith(f"The backward pass is wrong: {title}, at `{node}` (made at "), verdict
+    made = "(made at " if line is not None else "(an input)"  # (the argument --at made a leaf: not __main__:8)
+    assert verdict.startswith(f"The backward pass is wrong: {title}, at `{node}` {made}"), verdict
     if line is not None:
         first = getattr(learner_passes, function).__code__.co_firstlineno
         assert f"(made at learner_passes.py:{first + line})" in verdict
@@ -273,3 +274,13 @@ def test_a_right_pass_after_zeroing_passes_check(tmp_path):
     check = adtrace("check", "learner_passes.py:zeroed", "--at", "1", "--engine", "learner_passes.py:Value",
                     cwd=tmp_path)
     assert check.returncode == 0 and check.stdout.rstrip().endswith("all pass."), (check.stdout, check.stderr)
+
+
+@pytest.mark.parametrize("command", ["check", "report"])
+def test_a_function_returning_a_number_is_told_so_by_check_as_by_report(tmp_path, command):
+    """``loss`` returns ``.data``: nothing to run ``backward()`` on. ``check`` said "raised AttributeError:
+    'float' object has no attribute 'backward'" (and would have named its own wrapper)."""
+    written(tmp_path, {"my_engine.py": ENGINE, "f.py": "def loss(x):\n    return (x * x).data\n"})
+    out = run(command, "f.py:loss", "--at", "2", "--engine", "my_engine.py:Value", cwd=tmp_path)
+    one_error_line(out, "loss returned a float, not a Value: nothing to call backward() on")
+    assert "through_engine" not in out.stderr

@@ -45,3 +45,19 @@ def test_an_experiment_that_checks_nothing_fails(capsys):
     assert verdict(Outcome([], {"a claim": True}, "")) == 0
     out = capsys.readouterr().out
     assert "the experiment checked nothing" in out and "check failed: a claim" in out
+
+
+def test_an_experiment_about_a_recording_alone_gets_that_recordings_page(tmp_path):
+    """A graph drawn before backward() has no traced call: its Outcome holds the Recording, and its
+    page is the recording's, with the note that no gradient was computed."""
+    from learner_passes import Value
+
+    import adtrace
+    from adtrace.tools.experiment import Outcome, outputs
+    from adtrace.view import page_data, recording_page
+
+    with adtrace.record(engine=Value) as rec:
+        Value(2.0) * 3.0
+    written = outputs(tmp_path, "drawn", Outcome(["x"], {"a claim": True}, "# Drawn\n", rec))
+    assert written[tmp_path / "drawn.html"] == recording_page(rec, title="Drawn")
+    assert page_data(rec)["notes"][0].startswith("No backward pass ran: no value's gradient was computed.")

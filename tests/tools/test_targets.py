@@ -130,3 +130,20 @@ def test_a_value_named_in_a_message_is_its_repr_cut_after_60_characters():
     exactly = "a" * 58  # repr adds the two quotes: 60 characters
     assert _shown(exactly) == repr(exactly)
     assert _shown(exactly + "b") == repr(exactly + "b")[:60] + "...'"
+
+
+@pytest.mark.parametrize("line", ["from pkg_hint.engine import Value", "from .engine import Value"])
+def test_a_file_of_a_package_importing_its_package_is_told_its_module_form(unloaded, monkeypatch, line):
+    """``pkg/model.py`` importing its own package by name (``from pkg.engine import ...``), as ``python -m``
+    or an import from the project's folder runs it: loaded as a file, its folder first on ``sys.path``, the
+    package is not found, and the error says to give it as ``pkg.model:NAME`` (it did for a relative import only)."""
+    (unloaded / "pkg_hint").mkdir()
+    (unloaded / "pkg_hint" / "__init__.py").write_text("")
+    (unloaded / "pkg_hint" / "engine.py").write_text("class Value:\n    pass\n")
+    (unloaded / "pkg_hint" / "model.py").write_text(f"{line}\n\n\ndef f(x):\n    return x\n")
+    monkeypatch.chdir(unloaded)
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", str(unloaded))])
+    with pytest.raises(TargetError, match=r"\(a module of package pkg_hint: give it as pkg_hint\.model:NAME\)"):
+        load_target("pkg_hint/model.py:f")
+    monkeypatch.syspath_prepend(str(unloaded))
+    assert load_target("pkg_hint.model:f")(2.0) == 2.0

@@ -111,7 +111,7 @@ def test_an_engine_of_micrographs_shape_plays_its_own_backward():
     assert [r for r in steps["result"] if r] == ["1 (replaced: the previous value is lost)"] * 2
     assert [v for v in steps["previous"] if v] == ["0", "1"]  # .grad before each write: the second loses the 1
     summary = dict(data["summary"])
-    assert summary["engine"] == "micrograd: BuggyValue.backward; every argument is a leaf"
+    assert summary["engine"] == "BuggyValue: BuggyValue.backward; every argument is a leaf"  # (the class, by its name)
     assert "differentiated argument" not in summary and summary["gradient (.grad of each argument)"] == "1"
     assert ["visit", names.index("v0_leaf")] in steps["state"]
     assert data["graphs"][0]["nodes"]["primitive"] == ["(leaf)", "+"]
@@ -230,6 +230,30 @@ def test_the_page_says_no_pass_ran_only_when_none_did():
         make_jvp(square)(3.0)(1.0)
     assert said in page_data(nothing)["notes"]
     assert said not in page_data(reverse)["notes"] and said not in page_data(forward)["notes"]
+
+
+def test_the_page_of_values_whose_gradients_were_never_computed_says_so_in_one_line():
+    """draw_dot before backward(): a learner's values and no pass; then a value made after the pass.
+    One note says it, in place of the bare "no pass ran"; a pass that reached every value says nothing."""
+    from learner_passes import Value
+
+    with adtrace.record(engine=Value) as before:
+        x = Value(2.0)
+        x * x + x
+    notes = page_data(before)["notes"]
+    assert notes == ["No backward pass ran: no value's gradient was computed. The .grad of each of the 3 values "
+                     "is what __init__ set (0), not a gradient: a graph drawn before backward() shows zeros."]
+    with adtrace.record(engine=Value) as after:
+        x = Value(2.0)
+        y = x * x + x
+        y.backward()
+        y * x
+    assert [n for n in page_data(after)["notes"] if "never computed" in n] == [
+        "1 of 4 values' gradients were never computed: no backward pass reached them (made after the last pass, "
+        "or not on the path to its output): v3_mul. Their .grad is what __init__ set, not a gradient."]
+    with adtrace.record(engine=Value) as right:
+        (Value(2.0) * 3.0).backward()
+    assert not any("never computed" in n or "No backward pass" in n for n in page_data(right)["notes"])
 
 
 def test_the_page_says_which_add_outgrads_it_shows_in_no_pass():

@@ -234,6 +234,22 @@ def test_nodes_made_before_the_recording_are_drawn_unrecorded(open_page):
     assert page.counter() == "step 0 of 0" and "No backward pass ran" in page.text("notes")
 
 
+def test_a_page_of_values_whose_gradients_were_never_computed_says_so_in_one_visible_line(open_page):
+    """draw_dot before backward(): the page of a learner's values with no pass shows one note saying no
+    gradient was computed (what the report says), on screen, not only in the page's data."""
+    from learner_passes import Value
+
+    with adtrace.record(engine=Value) as rec:
+        x = Value(2.0)
+        x * x + x
+    page = open_page(rec.to_html())
+    notes = page.driver.find_elements("css selector", "[data-testid=notes] li")
+    said = [n.text for n in notes if n.is_displayed()]
+    assert page.counter() == "step 0 of 0" and len(said) == 1
+    assert said[0].startswith("No backward pass ran: no value's gradient was computed. The .grad of each of the 3 "
+                              "values is what __init__ set (0)")
+
+
 def test_a_nested_pass_is_entered_from_its_node_and_left_again(open_page):
     rec = nested_recording()
     page = open_page(rec.to_html())
@@ -314,3 +330,77 @@ def test_the_jupyter_frame_plays(chromium, tmp_path):
     finally:
         chromium.switch_to.default_content()
     assert [e for e in chromium.get_log("browser") if e["level"] == "SEVERE"] == []
+
+
+def frames_drawn(driver):
+    """For each iframe of the page: its graph has a size and every node of it lies inside it (fitted)."""
+    drawn = []
+    for frame in driver.find_elements(Page.by_css, "iframe"):
+        driver.switch_to.frame(frame)
+        try:
+            drawn.append(driver.execute_script(
+                "const svg = document.querySelector('[data-testid=graph]'); const box = svg.getBoundingClientRect();"
+                "const nodes = Array.from(svg.querySelectorAll('[data-node]')).map((n) => n.getBoundingClientRect());"
+                "const view = svg.viewBox.baseVal;"  # (0 0 0 0: nothing drawn, though each node still has a box)
+                "return box.width > 0 && view.width > 0 && view.height > 0 && nodes.length > 0"
+                " && nodes.every((n) => n.width > 0 && n.left >= box.left && n.right <= box.right"
+                " && n.top >= box.top && n.bottom <= box.bottom)"))
+        finally:
+            driver.switch_to.default_content()
+    return drawn
+
+
+def fit_clicked(driver):
+    """The first frame's viewBox, and the one its "fit" control makes."""
+    driver.switch_to.frame(driver.find_element(Page.by_css, "iframe"))
+    try:
+        page = Page.attach(driver)
+        view = page.find("graph").get_dom_attribute("viewBox")
+        page.click("fit")
+        return view, page.find("graph").get_dom_attribute("viewBox")
+    finally:
+        driver.switch_to.default_content()
+
+
+def wait_drawn(driver, frames, timeout=10):
+    from selenium.webdriver.support.ui import WebDriverWait
+    from selenium.common.exceptions import TimeoutException
+
+    try:
+        WebDriverWait(driver, timeout, poll_frequency=0.05).until(lambda d: frames_drawn(d) == [True] * frames)
+    except TimeoutException:
+        return False
+    return True
+
+
+def test_the_jupyter_frame_is_drawn_and_fitted_whenever_it_gets_a_size(chromium, tmp_path):
+    """Issue 29: the graph was fitted once, before a notebook's frame had a size (a 0 0 0 0 viewBox in 13
+    of 20 loads): it is fitted whenever its frame gets or changes size: one frame loaded 20 times, two
+    frames on one page, a hidden tab shown later, a frame made narrower."""
+    with adtrace.record() as rec:
+        grad(square)(3.0)
+    frame = rec._repr_html_()
+    pages = {
+        "one": (f"<p>a notebook</p>{frame}", 1, 20),
+        "two": (f"{frame}<p>between</p>{frame}", 2, 5),
+        "hidden": (f"<div id=tab style='display:none'>{frame}</div>", 1, 5),
+    }
+    drawn = {}
+    for name, (body, frames, loads) in pages.items():
+        path = tmp_path / f"{name}.html"
+        path.write_text(f"<!DOCTYPE html><html><body>{body}</body></html>")
+        drawn[name] = 0
+        for _ in range(loads):
+            chromium.get(path.as_uri())
+            if name == "hidden":
+                assert not wait_drawn(chromium, frames, timeout=0.5)  # (hidden: nothing to fit yet)
+                chromium.execute_script("document.getElementById('tab').style.display = 'block'")
+            drawn[name] += wait_drawn(chromium, frames)
+    assert drawn == {"one": 20, "two": 5, "hidden": 5}
+    chromium.execute_script("const f = document.querySelector('iframe'); f.style.width = '300px';"
+                            " f.style.height = '260px'")
+    assert wait_drawn(chromium, 1)
+    view, refitted = fit_clicked(chromium)
+    assert view == refitted  # fitted again into the narrower frame, not only shrunk with it
+    assert [e for e in chromium.get_log("browser") if e["level"] == "SEVERE"] == []
+

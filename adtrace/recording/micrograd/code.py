@@ -49,14 +49,16 @@ def engine_code(cls, relative_to=None, shape=None):
     function = _backward_of(cls, names)
     name, location = f"{cls.__qualname__}.{names[0]}", source_location(function, relative_to)
     made = {"node": EngineStatement(f"{cls.__qualname__}(data, _children, _op)", None)}
+    title = ENGINE if cls.__module__ == "micrograd.engine" else cls.__qualname__
     try:
         lines, start, statements = _read(function, names)
     except (OSError, TypeError, SyntaxError):
         usual = {key: EngineStatement(text, None) for key, text in USUAL.items()}
         return EngineCode(ENGINE, name, location, (f"# the source of {name} is not available",), {**made, **usual},
-                          ops=OPS)
+                          ops=OPS, title=title)
     lines = tuple(textwrap.dedent("".join(lines)).rstrip().splitlines())
-    return EngineCode(ENGINE, name, location, lines, {**made, **_by_key(statements, start)}, ops=OPS)
+    return EngineCode(ENGINE, name, location, lines, {**made, **_by_key(statements, start)}, ops=OPS,
+                      title=title)
 
 
 def _by_key(statements, start):

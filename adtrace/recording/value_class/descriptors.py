@@ -77,7 +77,7 @@ class GradDescriptor:
         if value is None:
             return self
         grad = self.storage.load(value)
-        state = self.hooks.local
+        state = self.hooks.local.state
         if state.frames and not state.quiet:
             frame = state.frames[-1]
             frame.read.add(id(value))  # (hooks.grad_written: a .grad never read cannot be added to)
@@ -89,7 +89,7 @@ class GradDescriptor:
 
     def __set__(self, value, grad):
         grad = plain(grad)
-        state = self.hooks.local
+        state = self.hooks.local.state
         if not state.ends or state.quiet:
             self.storage.store(value, grad)
             return
@@ -115,7 +115,7 @@ class BackwardDescriptor:
     def __get__(self, value, owner=None):
         if value is None:
             return self
-        state = self.hooks.local
+        state = self.hooks.local.state
         listening = state.ends and not state.quiet
         try:
             closure = self.storage.load(value)
@@ -148,7 +148,7 @@ class EdgesDescriptor:
         if value is None:
             return self
         edges = self.storage.load(value)
-        state = self.hooks.local
+        state = self.hooks.local.state
         if state.ends and not state.quiet:
             caller = sys._getframe(1)
             if (caller.f_code.co_filename, caller.f_lineno) in self.visits:

@@ -26,7 +26,7 @@ from typing import Protocol
 
 from ..patching import NOTSET, original_of
 from .descriptors import MISSING, BackwardDescriptor, EdgesDescriptor, GradDescriptor, Storage
-from .tracked import accumulation, detach, plain
+from .tracked import accumulation, detach_all, plain
 
 
 class Callbacks(Protocol):
@@ -108,7 +108,7 @@ class ClassHooks:
         self.sites = {"pass_start": engine.pass_start, "local_backward": engine.local_backward,
                       "grad_write": engine.grad_write}
         self.active = ContextVar(f"adtrace_{engine.name}_{self.cls.__qualname__}", default=None)
-        self.local = _ThreadState(self.written_in_place)
+        self.local = _PerThread(self.written_in_place)  # .state: this thread's _ThreadState
         self.children = {}  # id(node) -> (node, children); keeps the nodes alive, so ids stay unique
         self.grad = Storage(*engine.grad_write)
 
@@ -165,7 +165,7 @@ class ClassHooks:
         def backward(end, *args, **kwargs):
             if not hooks.listening():
                 return original(end, *args, **kwargs)
-            state, error = hooks.local, None
+            state, error = hooks.local.state, None
             hooks.notify("backward_started", end)
             state.ends.append(end)
             state.bare.append({})
@@ -192,7 +192,7 @@ class ClassHooks:
         hooks = self
 
         def recorded(*args, **kwargs):
-            state, error = hooks.local, None
+            state, error = hooks.local.state, None
             if state.quiet:
                 return closure(*args, **kwargs)
             hooks.notify("local_backward_started", node, hooks.grad.load_or_missing(node))
@@ -219,7 +219,7 @@ class ClassHooks:
     def no_local_backward(self, node):
         """``backward()`` read ``node._backward`` and found none (a leaf's None, or no attribute): the
         visit of a value with nothing to propagate, told once per pass as micrograd's no-op closure's is."""
-        state = self.local
+        state = self.local.state
         if state.frames or id(node) in state.bare[-1]:
             return
         state.bare[-1][id(node)] = node
@@ -229,7 +229,7 @@ class ClassHooks:
     def edge_visit(self, node):
         """The edge style: ``backward()``'s loop read ``node``'s pairs to multiply along them: the visit of
         ``node`` begins (the one before ends); its writes into ``.grad`` until the next are its own."""
-        state = self.local
+        state = self.local.state
         if state.frames and state.frames[-1] is not state.edge_visits[-1]:
             return  # (read inside a local backward of another kind)
         self.edge_visit_ended(None)
@@ -240,7 +240,7 @@ class ClassHooks:
         state.edge_visits[-1], state.addition, state.in_place = frame, None, None
 
     def edge_visit_ended(self, error):
-        state = self.local
+        state = self.local.state
         frame = state.edge_visits[-1] if state.edge_visits else None
         if frame is None or not state.frames or state.frames[-1] is not frame:
             return
@@ -252,17 +252,17 @@ class ClassHooks:
     # ---- what happened, told to the sinks
 
     def listening(self):
-        return self.active.get() is not None and not self.local.quiet
+        return self.active.get() is not None and not self.local.state.quiet
 
     def node_created(self, node, children, unordered=False):
         """``unordered``: the children came as a set, whose order is not the arguments'."""
         op, data = getattr(node, self.shape.op, ""), getattr(node, self.shape.data, None)  # (no _op: '')
         if unordered:
-            self.local.quiet += 1  # (the op's forward on the children's data: nothing of it recorded)
+            self.local.state.quiet += 1  # (the op's forward on the children's data: nothing of it recorded)
             try:
                 children = self._ordered(op, data, children)
             finally:
-                self.local.quiet -= 1
+                self.local.state.quiet -= 1
         self.children[id(node)] = (node, tuple(children))
         self.notify("node_created", node, children, op, data)
 
@@ -282,14 +282,14 @@ class ClassHooks:
         """A tracked array of ``target.grad`` was written into in place (a ufunc's ``out=``, ``+=``,
         ``np.add.at``, an item or slice assigned: ``tracked.py``): a write into ``target.grad`` if
         it still holds ``array`` (``result`` is ``previous``)."""
-        state = self.local
+        state = self.local.state
         if not state.ends or state.quiet or not state.frames or self.grad.load_or_missing(target) is not array:
             return
         state.in_place = array
         self.grad_written(target, array, array, addition)
 
     def grad_written(self, target, previous, result, addition):
-        state = self.local
+        state = self.local.state
         if not state.frames:
             if target is state.ends[-1]:
                 self.notify("seeded", target, previous, result)
@@ -313,7 +313,7 @@ class ClassHooks:
         sink = self.active.get()
         if sink is None:
             return
-        state = self.local
+        state = self.local.state
         state.quiet += 1
         try:
             getattr(sink, callback)(*args)
@@ -333,6 +333,8 @@ def _unordered(children):
 
 
 def _is_iterator(children):
+    if type(children) is tuple or type(children) is list:  # (micrograd's (self, other): no iterator made)
+        return False
     try:
         return iter(children) is children
     except TypeError:
@@ -344,11 +346,19 @@ def _hand_back(state, frame):
     if state.frames:
         state.frames[-1].handed += frame.handed
     else:
-        for value in frame.handed:
-            detach(value)
+        detach_all(frame.handed)
 
 
-class _ThreadState(threading.local):
+class _PerThread(threading.local):
+    """Each thread's own ``_ThreadState``, made in it when it first runs the hooks. The state is a plain
+    object: an attribute of a ``threading.local`` subclass costs ~4x a plain one's to read (no specialized
+    lookup), and the hooks read the state dozens of times per value."""
+
+    def __init__(self, written):
+        self.state = _ThreadState(written)
+
+
+class _ThreadState:
     def __init__(self, written):
         self.written = written  # told a write into a tracked array (tracked.py)
         self.in_place = None  # the array whose in-place write was last told (its .grad store is the same write)

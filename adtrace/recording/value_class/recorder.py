@@ -21,11 +21,15 @@ The same events as autograd's, in the same order within a pass (``recording/even
 - ``backward_end`` (``result`` None: the gradients stay on the values, where autograd pops its
   ``outgrads`` entries as it visits).
 
-``level`` is 0; ``query`` numbers the ``backward()`` calls. What a write keeps is described in
+``level`` is 0; ``query`` numbers the ``backward()`` calls. Only the thread that made the recorder (entered
+its ``record()``) is recorded: another thread running in a copy of that context (``asyncio.to_thread``,
+``contextvars.copy_context().run``) would mix its passes into the running one's; its calls are left
+out, and the first says so (``RecorderWarning``). What a write keeps is described in
 ``AddOutgrads``: for an ndarray ``.grad`` updated in place the previous value is the recorder's
 own copy of the last result it recorded for that value (None when it has none).
 """
 
+import threading
 import types
 
 import numpy as np
@@ -33,9 +37,9 @@ import numpy as np
 from ..callsite import user_call_site
 from ..events import NO_PREVIOUS, REV, AddOutgrads, BackwardEnd, BackwardStart, NodeCreated, ToposortYielded, VJPCalled
 from ..fanout import fanout_for, guard_callbacks
-from ..labels import node_label, op_name, unrecorded_label
-from ..packers import write
-from ..recorder import RecorderBase
+from ..labels import label_name, op_name, unrecorded_label
+from ..packers import inline_writes, write
+from ..recorder import RecorderBase, RecorderWarning
 from ..values import SCALARS, stored_summary
 from .descriptors import MISSING
 from .hooks import Callbacks, Unordered
@@ -60,6 +64,7 @@ def keeper(capture, inline_size):
 
 
 @guard_callbacks(Callbacks)
+@inline_writes  # (each event written as the packer's own statements: a call by keywords per event cost a fifth)
 class Recorder(RecorderBase):
 
     def __init__(self, writer, keep, cls, keep_sites=False, relative_to=None):
@@ -67,10 +72,12 @@ class Recorder(RecorderBase):
         self.keep, self.keep_sites, self.relative_to = keep, keep_sites, relative_to
         self._own_code = _code_of(cls)  # the class's methods: a node's site is the line that called them
         self._labels = {}  # id(value) -> label
+        self._names = {}  # an operation's op -> (its name in a label, its primitive): reduced once per op
         self._children = {}  # id(value) -> how many children it was made with
         self._alive = []  # every value labelled, so that its id stays its own while recording
         self._count = self._unrecorded = self._queries = 0
         self._passes = []  # _Pass per running backward(), innermost last
+        self._thread, self._told = threading.get_ident(), False  # (the thread recorded: the one entering)
 
     def _release(self):
         """No more callbacks come: let the values go."""
@@ -79,87 +86,125 @@ class Recorder(RecorderBase):
     # ---- nodes
 
     def node_created(self, node, children, op, data):
-        label = node_label(self._count, op_name(op, leaf=not children))
-        self._count += 1
+        if threading.get_ident() != self._thread:
+            return self._elsewhere()
+        # Hot path (once per value made): the label's parts reduced once per op, the event written inline.
+        count, labels = self._count, self._labels
+        self._count = count + 1
+        names = self._names.get(op) if children and type(op) is str else None
+        name, primitive = names or self._name_of(op, children)
+        label = f"v{count}_{name}"  # (labels.label_for written out, as the autograd recorder's)
         self._name(node, label)
         self._children[id(node)] = len(children)
-        parents = ",".join(self._label(child) for child in children)
+        parents = ",".join([labels.get(id(child)) or self._label(child) for child in children])
         site = user_call_site(self.relative_to, self._own_code) if self.keep_sites else None
-        self._emit(NodeCreated, query=self._query(), label=label, primitive="" if op is None else str(op),
-                   argnums=_argnums(children), parents=parents, value=self.keep(data), site=site)
+        write(self.values, NodeCreated, mode=REV, level=0, query=self._query(), label=label, primitive=primitive,
+              argnums=_argnums(children), parents=parents, value=self.keep(data), site=site)
+
+    def _name_of(self, op, children):
+        """``(label name, primitive)`` of a value's op; an operation's kept for the next (only a str's:
+        ``1`` and ``True`` are one key but not one name)."""
+        names = (label_name(op_name(op, leaf=not children)), "" if op is None else str(op))
+        if children and type(op) is str:
+            self._names[op] = names
+        return names
 
     # ---- a backward() call
 
     def backward_started(self, end):
+        if threading.get_ident() != self._thread:
+            return self._elsewhere()
         self._queries += 1
         self._passes.append(_Pass(self._queries, self._label(end)))
 
     def seeded(self, end, previous, value):
+        if threading.get_ident() != self._thread:
+            return self._elsewhere()
         run = self._run()
         if run is not None and not run.started:
             run.pending.append((end, previous, value, True))
         elif run is not None:  # the end's .grad written again by backward() itself
-            self._emit(AddOutgrads, **self._write(run, None, end, None, previous, None, value, None))
+            self._add_outgrads(self._write(run, None, end, None, previous, None, value, None))
 
     def local_backward_started(self, node, grad):
-        run = self._started()
+        if threading.get_ident() != self._thread:
+            return self._elsewhere()
+        run = self._passes[-1] if self._passes else None
         if run is None:
             return
-        label = self._label(node)
-        self._emit(ToposortYielded, query=run.number, node=label, position=run.visited)
+        if not run.started:
+            self._start(run)
+        label = self._labels.get(id(node)) or self._label(node)
+        write(self.values, ToposortYielded, mode=REV, level=0, query=run.number, node=label, position=run.visited)
         run.visited += 1
         run.visits.append(_Visit(node, label, self.keep(grad), self._children.get(id(node))))
 
     def grad_written(self, node, target, position, previous, contribution, result, accumulated):
-        run = self._run()
+        if threading.get_ident() != self._thread:
+            return self._elsewhere()
+        run = self._passes[-1] if self._passes else None
         if run is None:
             return
         if node is None and not run.started:  # backward() writes before its seed (a zeroing loop)
             run.pending.append((target, previous, result, False))
             return
-        self._start(run)
+        if not run.started:
+            self._start(run)
         fields = self._write(run, node, target, position, previous, contribution, result, accumulated)
         visit = run.visits[-1] if run.visits else None
         if visit is not None and node is visit.node:
             visit.written(position, fields)
         else:
-            self._emit(AddOutgrads, **fields)
+            self._add_outgrads(fields)
 
     def local_backward_ended(self, node, error):
-        run = self._run()
+        if threading.get_ident() != self._thread:
+            return self._elsewhere()
+        run = self._passes[-1] if self._passes else None
         if run is None or not run.visits or run.visits[-1].node is not node:
             return
         visit = run.visits.pop()
         ingrads = visit.ingrads()
-        self._emit(VJPCalled, query=run.number, node=visit.label, outgrad=visit.outgrad, ingrads=ingrads)
+        write(self.values, VJPCalled, mode=REV, level=0, query=run.number, node=visit.label, outgrad=visit.outgrad,
+              ingrads=ingrads)
         for fields in visit.writes:
-            self._emit(AddOutgrads, **fields)
+            self._add_outgrads(fields)
 
     def backward_ended(self, end, error):
+        if threading.get_ident() != self._thread:
+            return self._elsewhere()
         run = self._run()
         if run is None:
             return
         self._start(run)
         self._passes.pop()
-        self._emit(BackwardEnd, query=run.number, end=run.end, result=None,
-                   error=None if error is None else type(error).__name__)
+        write(self.values, BackwardEnd, mode=REV, level=0, query=run.number, end=run.end, result=None,
+              error=None if error is None else type(error).__name__)
 
     # ---- helpers
 
-    def _emit(self, event_type, **fields):
-        write(self.values, event_type, mode=REV, level=0, **fields)
+    def _elsewhere(self):
+        """A call from another thread sharing this recording's context: left out, said once."""
+        if not self._told:
+            self._told = True
+            self.warn(RecorderWarning(
+                f"thread {threading.current_thread().name!r} runs in a copy of the context of a record() entered on "
+                f"another thread (asyncio.to_thread, contextvars.copy_context().run): its calls are not recorded "
+                f"(they would mix into that thread's passes); enter a record() in the thread itself"))
+
+    def _add_outgrads(self, fields):
+        """The event of one write into a ``.grad``, its fields as ``_write`` made them."""
+        write(self.values, AddOutgrads, mode=REV, level=0, query=fields["query"], node=fields["node"],
+              position=fields["position"], parent=fields["parent"], argnum=fields["argnum"],
+              previous=fields["previous"], previous_flag=fields["previous_flag"],
+              contribution=fields["contribution"], result=fields["result"], result_flag=fields["result_flag"],
+              replaced=fields["replaced"])
 
     def _query(self):
         return self._passes[-1].number if self._passes else None
 
     def _run(self):
         return self._passes[-1] if self._passes else None
-
-    def _started(self):
-        run = self._run()
-        if run is not None:
-            self._start(run)
-        return run
 
     def _start(self, run):
         """The seed's event, with the writes backward() made before and after it (before the first visit)."""
@@ -170,13 +215,13 @@ class Recorder(RecorderBase):
         seeds = [i for i, (_, _, _, seed) in enumerate(pending) if seed]
         last = seeds[-1] if seeds else len(pending)
         for target, previous, value, _ in pending[:last]:
-            self._emit(AddOutgrads, **self._write(run, None, target, None, previous, None, value, None))
+            self._add_outgrads(self._write(run, None, target, None, previous, None, value, None))
         seed = pending[last][2] if seeds else None
-        self._emit(BackwardStart, query=run.number, end=run.end, seed=self.keep(seed))
+        write(self.values, BackwardStart, mode=REV, level=0, query=run.number, end=run.end, seed=self.keep(seed))
         if seeds:
             run.grads[id(pending[last][0])] = self.keep(seed)
         for target, previous, value, _ in pending[last + 1:]:
-            self._emit(AddOutgrads, **self._write(run, None, target, None, previous, None, value, None))
+            self._add_outgrads(self._write(run, None, target, None, previous, None, value, None))
 
     def _write(self, run, node, target, position, previous, contribution, result, accumulated):
         """The fields of an add_outgrads event for one write into ``target.grad``, by name."""
@@ -187,10 +232,11 @@ class Recorder(RecorderBase):
             kept_previous = run.grads.get(id(target)) if in_place else self.keep(previous)
             previous_flag = in_place
         kept = run.grads[id(target)] = self.keep(result)
-        return dict(query=run.number, node=None if node is None else self._label(node), position=position,
-                    parent=self._label(target), argnum=position, previous=kept_previous, previous_flag=previous_flag,
-                    contribution=self.keep(contribution), result=kept, result_flag=in_place,
-                    replaced=None if accumulated is None else not accumulated)
+        labels = self._labels
+        return {"query": run.number, "node": None if node is None else labels.get(id(node)) or self._label(node),
+                "position": position, "parent": labels.get(id(target)) or self._label(target), "argnum": position,
+                "previous": kept_previous, "previous_flag": previous_flag, "contribution": self.keep(contribution),
+                "result": kept, "result_flag": in_place, "replaced": None if accumulated is None else not accumulated}
 
     def _label(self, value):
         label = self._labels.get(id(value))
@@ -234,12 +280,18 @@ class _Visit:
         """The contributions by child position; in write order when the children are not known."""
         if self.children is None:
             return tuple(fields["contribution"] for fields in self.writes)
-        return tuple(self.by_position.get(position) for position in range(self.children))
+        return tuple(map(self.by_position.get, range(self.children)))
+
+
+_POSITIONS = [tuple(range(n)) for n in range(4)]  # (made once: most values have 0, 1 or 2 children)
 
 
 def _argnums(children):
     """Each child's argument position; None where it is not known (children given as a set)."""
-    return (None,) * len(children) if isinstance(children, Unordered) else tuple(range(len(children)))
+    if isinstance(children, Unordered):
+        return (None,) * len(children)
+    n = len(children)
+    return _POSITIONS[n] if n < len(_POSITIONS) else tuple(range(n))
 
 
 def _code_of(cls):

@@ -86,6 +86,12 @@ class Tracked:
             return self._kind(self)
         raise AttributeError(name)
 
+    def __setattr__(self, name, value):  # (g.shape = 3, g.foo = 1: the plain number's AttributeError)
+        setattr(self._plain, name, value)
+
+    def __delattr__(self, name):
+        delattr(self._plain, name)
+
     def __copy__(self):
         return self._plain
 
@@ -184,6 +190,15 @@ class TrackedArray(np.ndarray):
     def __repr__(self):
         return repr(plain(self))
 
+    def __setattr__(self, name, value):  # (a property, .shape: the plain array's; g.foo = 1: its AttributeError)
+        if isinstance(getattr(type(self), name, None), property):
+            object.__setattr__(self, name, value)
+        else:
+            setattr(plain(self), name, value)
+
+    def __delattr__(self, name):
+        delattr(plain(self), name)
+
     def resize(self, *new_shape, refcheck=True):
         """The plain array's, and the view's own shape follows; a new size (which moves the memory) is
         refused by numpy as for any array another refers to (this view), whatever ``refcheck`` says: moved,
@@ -238,7 +253,9 @@ TrackedFloat64 = type("TrackedFloat64", (np.float64,), {
     "__module__": __name__, "__qualname__": "TrackedFloat64", "_kind": np.float64})
 TrackedInt._kind, TrackedFloat._kind = int, float
 _NUMBERS = (Tracked, TrackedFloat64)
+_ALL = (*_NUMBERS, TrackedArray)  # every tracked kind
 _TRACKED = {int: TrackedInt, float: TrackedFloat, np.float64: TrackedFloat64}
+_UNTRACKED = frozenset({int, float, type(None)})
 
 
 def track(value, owner, state):
@@ -250,19 +267,27 @@ def track(value, owner, state):
         number = value.view(TrackedArray)
     else:
         return value
-    number._plain, number._owner, number._state = value, owner, state
+    vars(number).update(_plain=value, _owner=owner, _state=state)  # (its own attributes: set as the plain's refuse)
     return number
 
 
 def detach(value):
     """A tracked value's local backward has returned: it forgets its owner and the state (it keeps no
     graph alive, notes nothing, and is its plain value in all but its type)."""
-    attributes = vars(value)
-    attributes.pop("_owner", None)
-    attributes.pop("_state", None)
+    detach_all((value,))
+
+
+def detach_all(values):
+    """``detach`` each of ``values`` (one call per local backward, not one per value)."""
+    for value in values:
+        attributes = vars(value)
+        attributes.pop("_owner", None)
+        attributes.pop("_state", None)
 
 
 def plain(value):
+    if type(value) in _UNTRACKED:  # (most values a pass reads and writes: no isinstance)
+        return value
     if isinstance(value, _NUMBERS):
         return value._plain
     if isinstance(value, TrackedArray):  # (np.asanyarray(g) is g; a view made by np.ndarray.view has no _plain)
@@ -280,7 +305,7 @@ def _plain_all(value):
 
 
 def _state_of(value):
-    if isinstance(value, (*_NUMBERS, TrackedArray)):
+    if isinstance(value, _ALL):
         return value.__dict__.get("_state")
     return None
 
@@ -307,7 +332,7 @@ def accumulation(addition, target, previous, result):
     _, left, right, sign = addition
     pairs = ((left, right),) if sign is SUBTRACTED else ((left, right), (right, left))
     for mine, other in pairs:
-        if isinstance(mine, (*_NUMBERS, TrackedArray)) and mine.__dict__.get("_owner") is target \
+        if isinstance(mine, _ALL) and mine.__dict__.get("_owner") is target \
                 and plain(mine) is previous:
             other = plain(other)
             if result is previous and isinstance(other, np.ndarray) and np.may_share_memory(other, result):

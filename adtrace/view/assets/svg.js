@@ -46,22 +46,59 @@
       this.view = null;
       this.moved = false; // the last press was a drag, not a click
       this.listen();
+      // A notebook's frame, a hidden tab: the svg may have no size yet when the page first fits, or
+      // get another one later; the view shown follows it (show).
+      if (typeof ResizeObserver !== "undefined") new ResizeObserver(() => this.view && this.show(this.view)).observe(svg);
     }
 
+    // A view remembers the svg's size it was made for (box) and, until it is moved, the drawing it
+    // fits (fitted). Shown at another size, a fitted view is fitted again and a moved one keeps its
+    // centre and scale; changed in place, so the pass that holds it keeps it.
     show(view) {
+      const box = this.size();
+      if (box && !(view.box && view.box.width === box.width && view.box.height === box.height)) {
+        if (view.fitted || !view.box) {
+          const { width, height } = view.fitted || { width: view.w, height: view.h };
+          Object.assign(view, this.fitting(width, height, box));
+        } else {
+          const cx = view.x + view.w / 2;
+          const cy = view.y + view.h / 2;
+          view.w = (view.w * box.width) / view.box.width;
+          view.h = (view.h * box.height) / view.box.height;
+          Object.assign(view, { x: cx - view.w / 2, y: cy - view.h / 2 });
+        }
+        view.box = box;
+      }
       this.view = view;
       this.svg.setAttribute("viewBox", `${view.x} ${view.y} ${view.w} ${view.h}`);
       return view;
     }
 
-    // The whole drawing, up to 1.5x; one too big to read whole is shown at full size instead.
-    fit(width, height) {
+    size() {
       const box = this.svg.getBoundingClientRect();
+      return box.width > 0 && box.height > 0 ? { width: box.width, height: box.height } : null;
+    }
+
+    // The whole drawing, up to 1.5x; one too big to read whole is shown at full size instead.
+    // Without a size yet (a hidden frame), the whole drawing until the svg gets one.
+    fit(width, height) {
+      const box = this.size();
+      return this.show({ ...this.fitting(width, height, box), box, fitted: { width, height } });
+    }
+
+    fitting(width, height, box) {
+      if (!box) return { x: 0, y: 0, w: Math.max(width, 1), h: Math.max(height, 1) };
       const scale = Math.min(box.width / (Math.max(width, 200) + 40), box.height / (Math.max(height, 100) + 40), 1.5);
-      if (scale < 0.35) return this.show({ x: 0, y: 0, w: box.width, h: box.height });
+      if (scale < 0.35) return { x: 0, y: 0, w: box.width, h: box.height };
       const w = box.width / scale;
       const h = box.height / scale;
-      return this.show({ x: (width - w) / 2, y: (height - h) / 2, w, h });
+      return { x: (width - w) / 2, y: (height - h) / 2, w, h };
+    }
+
+    // The user (or auto-pan) moved the view: another size keeps it as it is, scaled.
+    moveTo(view) {
+      view.fitted = null;
+      return this.show(view);
     }
 
     // Recentre on (x, y) when it is out of sight (or always).
@@ -71,7 +108,7 @@
       if (always || x < v.x + margin || x > v.x + v.w - margin || y < v.y + margin || y > v.y + v.h - margin) {
         v.x = x - v.w / 2;
         v.y = y - v.h / 2;
-        this.show(v);
+        this.moveTo(v);
       }
     }
 
@@ -86,7 +123,7 @@
         const px = v.x + ((event.clientX - box.left) / box.width) * v.w;
         const py = v.y + ((event.clientY - box.top) / box.height) * v.h;
         Object.assign(v, { x: px - (px - v.x) * factor, y: py - (py - v.y) * factor, w: v.w * factor, h: v.h * factor });
-        this.show(v);
+        this.moveTo(v);
       }, { passive: false });
       let start = null;
       svg.addEventListener("pointerdown", (event) => {
@@ -101,7 +138,7 @@
         if (Math.abs(dx) + Math.abs(dy) > 4) this.moved = true;
         this.view.x = start.view.x - (dx * start.view.w) / box.width;
         this.view.y = start.view.y - (dy * start.view.h) / box.height;
-        this.show(this.view);
+        this.moveTo(this.view);
       });
       const stop = () => (start = null);
       svg.addEventListener("pointerup", stop);

@@ -354,6 +354,30 @@ def test_the_readme_declares_the_class_as_the_tests_do():
     assert eval(f"dict({keywords})") == learner_shapes.SCALAR_NAMES
 
 
+def test_the_readmes_edge_style_class_runs_and_is_recorded_as_the_tests_class_is(tmp_path):
+    """The README's example of a shape other than micrograd's (the edge style) runs as a file and prints
+    what it says; its events are those of ``learner_shapes.EdgeValue`` on the same expression."""
+    import inspect
+    import re
+    import subprocess
+    import sys
+
+    import adtrace
+    from readme import readme
+
+    block = readme().split("The edge\nstyle, for one", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    printed = next(line[2:] for line in block.splitlines() if line.startswith("# "))
+    source = re.sub(r'\n    """.*?"""\n\n', "\n", inspect.getsource(learner_shapes.EdgeValue), flags=re.S)
+    assert block.split("\n\nwith ")[0] == source.strip()  # the tests' class, its docstring left out
+    (tmp_path / "edge.py").write_text("import adtrace\n\n\n" + block)
+    out = subprocess.run([sys.executable, "edge.py"], capture_output=True, text=True, cwd=tmp_path)
+    assert out.returncode == 0 and out.stdout == printed + "\n", out.stderr
+    with adtrace.record(engine=learner_shapes.EdgeValue) as rec:
+        x = learner_shapes.EdgeValue(3.0)
+        (x * x + x).backward()
+    assert printed == f"{x.grad} {[(e.node, e.parent, e.contribution) for e in rec.of_kind('add_outgrads')]}"
+
+
 def test_the_edge_style_whose_loop_cannot_be_read_is_named_as_what_it_is():
     """The autodidact's style (``parents`` of ``(value, local derivative)`` pairs) is recorded when a loop
     of ``backward()`` over ``v.parents`` writes ``.grad``: the read of ``v.parents`` there is ``v``'s visit.

@@ -3,6 +3,8 @@ engine's real run; results bit-identical; the class restored exactly; the sessio
 
 import asyncio
 import contextlib
+import contextvars
+import inspect
 import os
 import threading
 import warnings
@@ -15,6 +17,7 @@ from micrograd.engine import Value as MicroValue
 import adtrace
 from adtrace.recording import registry
 from adtrace.recording.micrograd import hooked_classes
+from adtrace.recording.recorder import RecorderWarning
 from adtrace.recording.value_class.recorder import Recorder
 from children import fork_while
 from restored import assert_restored
@@ -268,6 +271,41 @@ def test_another_thread_runs_unrecorded():
     assert rec.events == [] and results == {"grad": 6.0}
 
 
+def test_a_thread_in_a_copy_of_the_recording_context_is_left_out_and_said_once():
+    """Two threads running in copies of the block's context (``contextvars.copy_context().run``, as
+    ``asyncio.to_thread`` does) shared its recorder and mixed their passes into each other's: they are
+    not recorded (one ``RecorderWarning``), the entering thread's passes are exactly its own, and a
+    ``record()`` entered in such a thread records that thread."""
+    results, inner = {}, {}
+
+    def work(x, rounds, own=False):
+        with adtrace.record(engine=Value) if own else contextlib.nullcontext() as rec:
+            for _ in range(rounds):
+                value = Value(x)
+                (value * value + value).backward()
+        results[x], inner[x] = vars(value)["grad"], rec
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with adtrace.record(engine=Value) as rec:
+            threads = [threading.Thread(target=contextvars.copy_context().run, args=(work, x, 300, x == 5.0))
+                       for x in (2.0, 5.0)]
+            for thread in threads:
+                thread.start()
+            work(3.0, 50)
+            for thread in threads:
+                thread.join()
+    told = [w for w in caught if issubclass(w.category, RecorderWarning)]
+    assert len(told) == 1 and "not recorded" in str(told[0].message)
+    assert results == {2.0: 5.0, 5.0: 11.0, 3.0: 7.0}
+    assert len(rec.queries) == 50 and {e.value for e in rec.of_kind("node")} == {3.0, 9.0, 12.0}
+    assert len(inner[5.0].queries) == 300 and {e.value for e in inner[5.0].of_kind("node")} == {5.0, 25.0, 30.0}
+    for pass_events in ([e for e in r.events if e.query == q] for r in (rec, inner[5.0]) for q in r.queries):
+        assert [e.kind for e in pass_events] == ["backward_start", "toposort", "vjp", "add_outgrads", "add_outgrads",
+                                                 "toposort", "vjp", "add_outgrads", "add_outgrads", "toposort", "vjp",
+                                                 "backward_end"]
+
+
 def test_asyncio_tasks_each_record_only_what_they_run():
     async def task(x, rounds):
         with adtrace.record(engine=Value) as rec:
@@ -307,6 +345,13 @@ def test_fork_while_another_thread_records():
     statuses = fork_while(keep_recording, in_child)
     assert statuses == [0] * 20
     assert_restored(Value, before)
+
+
+def test_the_recorders_events_are_written_inline():
+    """Its hot path calls no packer: each write(...) is compiled as the packer's own statements."""
+    methods = [inspect.unwrap(function) for name, function in vars(Recorder).items()
+               if inspect.isfunction(function) and "write(" in inspect.getsource(function)]
+    assert len(methods) >= 6 and all("write" not in method.__code__.co_names for method in methods)
 
 
 def test_a_failing_recorder_warns_and_the_engine_runs_on(monkeypatch):

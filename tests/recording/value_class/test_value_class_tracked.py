@@ -407,3 +407,24 @@ def test_rounding_a_tracked_array_does_what_rounding_its_plain_array_does(functi
     """``round(g)`` raises numpy's ``TypeError`` as plain (an ndarray has no ``__round__``)."""
     for array in (np.array([0.25, -1.5]), np.array(2.5)):
         assert outcome(function, track(array, Owner(), State())) == outcome(function, array)
+
+
+def raised(function):
+    try:
+        function()
+    except Exception as exc:
+        return type(exc), str(exc)
+    return None
+
+
+@pytest.mark.parametrize("value", [3, 1.5, np.float64(1.5), np.array([1.0, 2.0])], ids=repr)
+def test_setting_or_deleting_an_attribute_of_a_tracked_value_does_what_plain_does(value):
+    """``g.foo = 1``, ``g.shape = 3``, ``g.real = 1``, ``del g.foo``: the plain value's AttributeError, same
+    message (a tracked number has a ``__dict__`` of its own, which took them); its own attributes still work."""
+    for name in ("foo", "shape", "real", "_plain", "_owner"):
+        for change in (lambda v: setattr(v, name, (2,) if name == "shape" else 1), lambda v: delattr(v, name)):
+            tracked = track(value, Owner(), State())
+            assert raised(lambda: change(tracked)) == raised(lambda: change(copy.copy(value))), (name, change)
+    tracked = track(value, Owner(), State())
+    detach(tracked)
+    assert plain(tracked) is value and exact(tracked + 1) == exact(value + 1)
