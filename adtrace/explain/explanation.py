@@ -17,9 +17,12 @@ class Cause:
     (a non-differentiable primitive: ``node`` is ``"floor (no node)"``), ``independent``,
     ``left-trace``, ``cancellation``, ``unknown`` (a node that could not be followed); for a NaN or
     Inf, ``where-unselected-branch``, ``log-of-zero``, ``sqrt-at-zero``, ``division-by-zero``,
-    ``power-at-zero``, ``norm-at-zero``, ``overflow``, ``nonfinite-input``, ``nonfinite-seed``.
+    ``power-at-zero``, ``norm-at-zero``, ``infinite-derivative``, ``overflow``, ``nonfinite-input``,
+    ``nonfinite-seed``, and for a forward origin the domain errors ``sqrt-of-negative``,
+    ``log-of-negative``, ``power-of-negative``, ``domain-error`` and ``inf-minus-inf``,
+    ``zero-times-inf``, ``inf-over-inf``.
     ``fraction``: the share of the element's maximal paths it cut (zero verdicts); ``values``: the
-    numbers that did it, by name (``outgrad``, ``ingrad``, ``input[argnum]``, ``output``)."""
+    numbers that did it, by name (``outgrad``, ``ingrad``, ``input[argnum]``, ``derivative``, ``output``)."""
 
     node: str
     primitive: str

@@ -101,3 +101,46 @@ def test_each_element_gets_the_origin_on_its_own_paths():
     first, second = explain(f, np.array([0.0, 0.0]), wrt=["x[0]", "x[1]"])
     assert [c.primitive for c in first.causes if not c.forward] == ["sqrt"]
     assert [c.primitive for c in second.causes if not c.forward] == ["log"]
+
+
+def program_of_the_lead(x):
+    h = np.maximum(x * 2.0, 0.0)
+    y = np.where(x > 0, np.sqrt(x), 0.0)
+    return np.sum(h) + np.sum(y)
+
+
+def test_causes_are_read_at_the_explained_element():
+    """x[2] = 0: sqrt's derivative is inf there (0 * inf in the unselected branch), its value sqrt(0) = 0
+    finite; x[1] = -2: sqrt(-2) is NaN in the forward pass already. Each is read at its own element."""
+    at_minus_two, at_zero = explain(program_of_the_lead, np.array([1.0, -2.0, 0.0]), wrt=["x[1]", "x[2]"])
+    (backward,) = at_zero.causes  # no forward origin: nothing on x[2]'s paths was non-finite forward
+    assert (backward.primitive, backward.reason) == ("sqrt", "where-unselected-branch")
+    assert backward.values["input[0]"] == 0.0 and backward.values["derivative"] == np.inf
+    assert "sqrt-at-zero" in backward.detail and "0 * inf" in backward.detail
+    backward, forward = at_minus_two.causes
+    assert backward.values["input[0]"] == -2.0 and "sqrt-of-negative" in backward.detail
+    assert (forward.primitive, forward.reason, forward.values) == ("sqrt", "sqrt-of-negative", {"input[0]": -2.0})
+
+
+@pytest.mark.parametrize("f, x, reason", [
+    (lambda x: np.sin(np.log(x)), -1.0, "log-of-negative"),
+    (lambda x: np.sin(np.sqrt(x)), -1.0, "sqrt-of-negative"),
+    (lambda x: np.sin(x ** (1.0 / 3.0)), -8.0, "power-of-negative"),
+    (lambda x: np.sin((x - 1.0) / (x - 1.0)), 1.0, "division-by-zero"),
+    (lambda x: np.sin(np.arcsin(x)), 2.0, "domain-error"),
+    (lambda x: np.exp(x) * 2.0, 1000.0, "overflow"),
+])
+def test_each_forward_origin_says_what_happened(f, x, reason):
+    forward = [c for c in causes_of(f, np.float64(x), "x") if c.forward]
+    assert [c.reason for c in forward] == [reason]
+
+
+def test_a_nan_made_of_infinities_names_both_the_overflow_and_the_subtraction():
+    causes = causes_of(lambda x: np.sin(np.exp(x) - np.exp(2.0 * x)), np.float64(1000.0), "x")
+    assert [(c.primitive, c.reason) for c in causes if c.forward] == [("exp", "overflow"),
+                                                                      ("subtract", "inf-minus-inf")]
+
+
+def test_an_infinite_derivative_at_a_finite_value_is_no_overflow():
+    (backward, *_) = causes_of(lambda x: np.arcsin(x), np.float64(1.0), "x")
+    assert backward.reason == "infinite-derivative"
