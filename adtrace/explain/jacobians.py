@@ -17,6 +17,7 @@ from autograd.core import primitive_vjps, vspace
 from ..recording.events import VJPCalled
 from ..recording.values import Sparse
 from .elements import dense, flat, positions
+from .reasons import ELEMENTWISE
 
 MAX_ELEMENTS = 4096
 
@@ -74,7 +75,10 @@ def _jacobian(recording, label, position, args=None):
                 rows.append(row)
     except Exception:  # a rule that needs more than its call (or one adtrace cannot replay): unknown
         return None
-    return np.array(rows)
+    J = np.array(rows)
+    if node.primitive in ELEMENTWISE and J.shape[0] == J.shape[1]:  # a unit seed's 0s times an infinite
+        J = np.diag(np.diagonal(J))  # derivative elsewhere made NaN off the diagonal (sqrt at 0): no connection
+    return J
 
 
 def structural(recording, label, position):

@@ -11,7 +11,8 @@ exact statement is ``contributions.fold``.
 An array graph gets element paths when that is cheap (``element_paths``): from the input element
 through each node's elements, along the non-zero entries of the nodes' Jacobians re-evaluated from
 their recorded calls (``record(calls=True)``), ``v2_dot[1]`` a node's element, each path's product
-times the seed there; none when a node on the way has no Jacobian or the paths exceed ``MAX_PATHS``.
+times the seed there (a path whose product is already infinite goes on through an element-wise partial
+of 0, as the VJP's ``0 * inf`` did: the NaN a ``where`` trap makes is a path); none when a node on the way has no Jacobian or the paths exceed ``MAX_PATHS``.
 """
 
 import numpy as np
@@ -20,6 +21,7 @@ from ..recording.events import BackwardStart, VJPCalled
 from .elements import flat, flat_index
 from .explanation import Path
 from .jacobians import jacobian
+from .reasons import ELEMENTWISE
 
 MAX_PATHS = 10_000  # enumerated at most; beyond, only counted
 SHOWN = 10
@@ -88,7 +90,11 @@ def element_paths(recording, query, graph, element):
                 J = jacobian(recording, consumer, position)
                 if J is None or seed is None:
                     return (), 0, None
-                for m in np.flatnonzero(J[:, at]):
+                targets = np.flatnonzero(J[:, at])
+                if not np.isfinite(product) and J.shape[0] == J.shape[1] and at not in targets \
+                        and recording.nodes[consumer].primitive in ELEMENTWISE:
+                    targets = np.append(targets, at)  # a partial of 0 after an infinite product: the VJP's 0 * inf
+                for m in targets:
                     stack.append((steps + ((consumer, int(m)),), product * J[m, at]))
             if len(found) + len(stack) > MAX_PATHS:
                 return (), 0, None

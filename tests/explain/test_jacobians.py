@@ -43,3 +43,13 @@ def test_past_the_budget_of_vjp_calls_a_jacobian_is_not_known(monkeypatch):
     monkeypatch.setattr(jacobians, "MAX_VJPS", 3)  # the dot's 2 rows fit, the tanh's 2 more do not
     assert jacobian(rec, "v1_dot", 0) is not None
     assert jacobian(rec, "v2_tanh", 0) is None
+
+
+def test_an_elementwise_jacobian_has_nothing_off_its_diagonal_even_at_an_infinite_derivative():
+    """sqrt's rule on the unit seed e_0 at [1, -2, 0] makes [0.5, 0 * nan, 0 * inf] = [0.5, nan, nan]:
+    element 0 of the output does not read elements 1 and 2."""
+    with np.errstate(all="ignore"), adtrace.record(capture="full", calls=True) as rec:
+        grad(lambda x: np.sum(np.sqrt(x)))(np.array([1.0, -2.0, 0.0]))
+    J = jacobian(rec, "v1_sqrt", 0)
+    assert np.array_equal(J, np.diag(np.diagonal(J)), equal_nan=True)
+    assert J[0, 0] == 0.5 and np.isnan(J[1, 1]) and J[2, 2] == np.inf

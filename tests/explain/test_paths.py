@@ -74,3 +74,16 @@ def test_too_many_paths_are_counted_not_listed(monkeypatch):
     monkeypatch.setattr(paths_module, "MAX_PATHS", 2)
     (e,) = explain(f, 0.5)
     assert (e.paths, e.more_paths) == ((), 3)
+
+
+def test_the_where_trap_is_a_path_of_its_own_element():
+    """x[2] = 0: its paths go through sqrt's element 2 (inf), then where's 0 for the unselected branch:
+    the path's product is the VJP's 0 * inf, NaN; no path goes through another element of sqrt."""
+    def f(x):
+        h = np.maximum(x * 2.0, 0.0)
+        y = np.where(x > 0, np.sqrt(x), 0.0)
+        return np.sum(h) + np.sum(y)
+    (e,) = explain(f, np.array([1.0, -2.0, 0.0]), wrt=["x[2]"])
+    through_sqrt = [p for p in e.paths if any("sqrt" in node for node in p.nodes)]
+    assert [p.nodes[1] for p in through_sqrt] == ["v3_sqrt[2]"]
+    assert np.isnan(through_sqrt[0].value)
