@@ -12,7 +12,8 @@ An array graph gets element paths when that is cheap (``element_paths``): from t
 through each node's elements, along the non-zero entries of the nodes' Jacobians re-evaluated from
 their recorded calls (``record(calls=True)``), ``v2_dot[1]`` a node's element, each path's product
 times the seed there (a path whose product is already infinite goes on through an element-wise partial
-of 0, as the VJP's ``0 * inf`` did: the NaN a ``where`` trap makes is a path); none when a node on the way has no Jacobian or the paths exceed ``MAX_PATHS``.
+of 0, as the VJP's ``0 * inf`` did: the NaN a ``where`` trap makes is a path); none when a node on the
+way has no Jacobian or the paths exceed ``MAX_PATHS``.
 """
 
 import numpy as np
