@@ -37,7 +37,7 @@ def render_explanation(e):
         parts.append(table(["line", "share", "contributions"], rows))
         parts.append(_sums(e))
     if e.paths:
-        rows = [(" -> ".join(p.nodes), fmt(p.value)) for p in e.paths]
+        rows = [(_path(p.nodes), fmt(p.value)) for p in e.paths]
         parts.append(table(["path", "product of local partials"], rows))
         if e.more_paths:
             parts.append(f"_{e.more_paths} more paths, summing to {fmt(e.more_paths_sum)}._")
@@ -46,11 +46,20 @@ def render_explanation(e):
     return "\n\n".join(parts)
 
 
+def _path(nodes, ends=4):
+    """A path's nodes joined; a long one (a loop's chain) its first and last ``ends`` nodes (all in --json)."""
+    if len(nodes) <= 2 * ends + 1:
+        return " -> ".join(nodes)
+    return " -> ".join(nodes[:ends]) + f" -> ... {len(nodes) - 2 * ends} more ... -> " + " -> ".join(nodes[-ends:])
+
+
 def _sums(e):
     n = len(e.contributions)
     elsewhere = sum(not c.covers for c in e.contributions)
     fold = ("add up, in the recorded order, to the recorded gradient bit for bit" if e.exact
             else "do NOT add up to the recorded gradient")
+    if n == 1:
+        fold = fold.replace("add up", "adds up").replace("do NOT", "does NOT")
     line = f"The {n} recorded contribution{'s' if n != 1 else ''} into the input {fold}"
     if elsewhere:
         line += f" ({elsewhere} into other items of it, 0 here, not in the table)"

@@ -76,9 +76,9 @@ def _backward_origin(recording, graph, event, position, at):
     outgrad = _element(event.outgrad, at, node, ingrad.size if ingrad is not None else None)
     inputs = _inputs(recording, graph, node, at)
     derivative = _derivative(recording, node, position, at)
-    values = {"outgrad": outgrad, "ingrad": ingrad[at] if ingrad is not None else None,
-              **{f"input[{argnum}]": v for argnum, v in inputs.items()}, "derivative": derivative}
     output = _element(node.value, at, node, ingrad.size if ingrad is not None else None)
+    values = {"outgrad": outgrad, "ingrad": ingrad[at] if ingrad is not None else None,
+              **{f"input[{argnum}]": v for argnum, v in inputs.items()}, "output": output, "derivative": derivative}
     reason = nonfinite_reason(node.primitive, node.argnums[position], inputs, values["ingrad"], derivative, output)
     where = [label for label in sorted(graph.descendants(event.node))
              if getattr(recording.nodes.get(label), "primitive", "") == "where"]
@@ -89,6 +89,8 @@ def _backward_origin(recording, graph, event, position, at):
         reason = "where-unselected-branch"
     if elsewhere:
         detail += f" (values at element {at} of {parent}: the explained element's paths were not followed here)"
+    elif ingrad is not None and ingrad.size > 1:
+        detail += f" (values at element {at} of {parent})"
     return Cause(event.node, node.primitive, node.argnums[position], node.site, reason, detail=detail,
                  values={k: v for k, v in values.items() if v is not None})
 

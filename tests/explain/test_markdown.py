@@ -13,6 +13,17 @@ def test_a_zero_gradient_shows_its_cut_and_a_scalar_one_its_paths():
     row = next(line for line in text.splitlines() if line.startswith("| v1_maximum"))
     assert "`relu-off`" in row and "100%" in row and f":{f.__code__.co_firstlineno + 1}" in row
     assert "## `x[1]` = 2: the sum of its contributions" in text
-    assert "add up, in the recorded order, to the recorded gradient bit for bit" in text
+    assert "adds up, in the recorded order, to the recorded gradient bit for bit" in text
     scalar = render_explanations(explain(lambda x: x * x, 3.0))
     assert "| v0_root -> v1_multiply |" in scalar.replace("  ", " ")
+
+
+def test_a_long_chain_shows_its_ends_and_one_contribution_adds_up():
+    def f(x):
+        for _ in range(30):
+            x = np.sin(x)
+        return x
+    text = render_explanations(explain(f, 0.5))
+    row = next(line for line in text.splitlines() if line.startswith("| v0_root"))
+    assert "v0_root -> v1_sin -> v2_sin -> v3_sin -> ... 23 more ... -> v27_sin -> v28_sin -> v29_sin -> v30_sin" in row
+    assert "The 1 recorded contribution into the input adds up" in text
