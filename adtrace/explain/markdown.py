@@ -15,8 +15,10 @@ def render_explanations(explanations, title="Explanations", lines=None, leaves=N
     """``lines``, ``leaves``: ``scale.Scale`` per line and per leaf of the input, shown after them."""
     parts = [f"# {text(title)}"] + [render_explanation(e) for e in explanations]
     if lines:
-        parts += ["## Gradient scale by line", table(["line", "nodes", "outgrads' norm", "largest"],
-                                                      [(s.where, s.nodes, fmt(s.norm), fmt(s.largest)) for s in lines])]
+        parts += ["## Gradient scale by line", table(
+            ["line", "nodes", "outgrads' norm", "largest", "nearest the output", "nearest the input"],
+            [(s.where, s.nodes, fmt(s.norm), fmt(s.largest), fmt(s.nearest_output), fmt(s.nearest_input))
+             for s in lines])]
     if leaves:
         parts += ["## Gradient scale by part of the input", table(["part", "elements", "norm", "largest"],
                                                                   [(code(s.where), s.nodes, fmt(s.norm), fmt(s.largest))

@@ -23,6 +23,10 @@ class Scale:
     nodes: int  # nodes made on the line (a leaf: its elements)
     norm: float
     largest: float
+    # a line's largest outgrad at the first node the backward pass visited there and at the last one: a
+    # loop's line (a deep chain on one line) shows its growth or decay between them
+    nearest_output: float = None
+    nearest_input: float = None
 
 
 def by_line(recording, query):
@@ -35,13 +39,33 @@ def by_line(recording, query):
         values = flat(dense(event.outgrad, getattr(node, "value", None)))
         line = line_of(node, event.node)
         first[line] = min(first.get(line, math.inf), _number(event.node))
-        squares, largest, count = lines.get(line, (0.0, 0.0, 0))
+        scale, squares, largest, count, output_end, input_end = lines.get(line, (0.0, 0.0, 0.0, 0, None, None))
         if values is not None and values.size:
             magnitudes = np.abs(values.astype(complex if values.dtype.kind == "c" else float))
-            squares, largest = squares + float(np.sum(magnitudes ** 2)), max(largest, float(np.max(magnitudes)))
-        lines[line] = (squares, largest, count + 1)
-    return [Scale(line, count, math.sqrt(squares), largest)
-            for line, (squares, largest, count) in sorted(lines.items(), key=lambda item: first[item[0]])]
+            scale, squares = _add_squares(scale, squares, magnitudes)
+            input_end = float(np.max(magnitudes))
+            largest = max(largest, input_end)
+            output_end = input_end if output_end is None else output_end
+        lines[line] = (scale, squares, largest, count + 1, output_end, input_end)
+    return [Scale(line, count, _norm(scale, squares), largest, output_end, input_end)
+            for line, (scale, squares, largest, count, output_end, input_end)
+            in sorted(lines.items(), key=lambda item: first[item[0]])]
+
+
+def _add_squares(scale, squares, magnitudes):
+    """The sum of squares kept as ``scale**2 * squares`` (LAPACK's nrm2), so 1e200's do not overflow."""
+    top = float(np.max(magnitudes))
+    if not np.isfinite(top) or not np.isfinite(scale):
+        return max(scale, top), squares + 1.0  # inf (or nan): the norm is it
+    if top == 0:
+        return scale, squares
+    if top > scale:
+        squares, scale = squares * (scale / top) ** 2, top
+    return scale, squares + float(np.sum((magnitudes / scale) ** 2))
+
+
+def _norm(scale, squares):
+    return scale * math.sqrt(squares) if np.isfinite(scale) else scale
 
 
 def by_leaf(gradient, name="x"):
@@ -49,7 +73,8 @@ def by_leaf(gradient, name="x"):
     found = []
     for keys, leaf in leaves(gradient):
         values = np.abs(np.ravel(np.asarray(leaf)))
-        found.append(Scale(Element(keys).selector(name), values.size, float(np.sqrt(np.sum(values ** 2))),
+        found.append(Scale(Element(keys).selector(name), values.size,
+                           _norm(*_add_squares(0.0, 0.0, values)) if values.size else 0.0,
                            float(np.max(values)) if values.size else 0.0))
     return found
 

@@ -42,3 +42,20 @@ def test_rendered_after_the_explanations():
     text = render_explanations(found, lines=found.lines, leaves=found.leaves)
     assert text.index("## Gradient scale by line") > text.index("## `params")
     assert "| `params['W']` |" in text
+
+
+def deep(x):
+    for _ in range(400):
+        x = np.tanh(x) * 8.0  # at 0 each layer multiplies the cotangent by 8: 8**400 overflows
+    return np.sum(x)
+
+
+def test_a_loop_line_shows_where_its_cotangents_grew():
+    chain, _ = explain(deep, np.zeros(2), wrt=["x[0]"]).lines
+    assert chain.nodes == 800 and chain.nearest_output == 1.0 and chain.nearest_input == np.inf
+
+
+def test_a_large_but_finite_norm_is_finite():
+    found = explain(lambda x: np.sum(np.tanh(x) * 1e200), np.zeros(3), wrt=["x[0]"])
+    assert math.isclose(found.lines[0].norm, 1e200 * math.sqrt(3))
+    assert math.isclose(found.leaves[0].norm, 1e200 * math.sqrt(3))
