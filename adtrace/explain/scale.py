@@ -44,7 +44,7 @@ def by_line(recording, query):
             magnitudes = np.abs(values.astype(complex if values.dtype.kind == "c" else float))
             scale, squares = _add_squares(scale, squares, magnitudes)
             input_end = float(np.max(magnitudes))
-            largest = max(largest, input_end)
+            largest = _larger(largest, input_end)
             output_end = input_end if output_end is None else output_end
         lines[line] = (scale, squares, largest, count + 1, output_end, input_end)
     return [Scale(line, count, _norm(scale, squares), largest, output_end, input_end)
@@ -56,12 +56,17 @@ def _add_squares(scale, squares, magnitudes):
     """The sum of squares kept as ``scale**2 * squares`` (LAPACK's nrm2), so 1e200's do not overflow."""
     top = float(np.max(magnitudes))
     if not np.isfinite(top) or not np.isfinite(scale):
-        return max(scale, top), squares + 1.0  # inf (or nan): the norm is it
+        return _larger(scale, top), squares + 1.0  # inf (or nan): the norm is it
     if top == 0:
         return scale, squares
     if top > scale:
         squares, scale = squares * (scale / top) ** 2, top
     return scale, squares + float(np.sum((magnitudes / scale) ** 2))
+
+
+def _larger(a, b):
+    """The larger of two magnitudes, NaN if either is (Python's ``max(0.0, nan)`` is 0.0)."""
+    return float(np.fmax(a, b)) if not (np.isnan(a) or np.isnan(b)) else math.nan
 
 
 def _norm(scale, squares):

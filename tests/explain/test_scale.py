@@ -59,3 +59,14 @@ def test_a_large_but_finite_norm_is_finite():
     found = explain(lambda x: np.sum(np.tanh(x) * 1e200), np.zeros(3), wrt=["x[0]"])
     assert math.isclose(found.lines[0].norm, 1e200 * math.sqrt(3))
     assert math.isclose(found.leaves[0].norm, 1e200 * math.sqrt(3))
+
+
+def test_a_nan_cotangent_makes_its_line_and_part_nan_not_zero():
+    def softmax_entropy(z):
+        p = np.exp(z) / np.sum(np.exp(z))
+        return -np.sum(p * np.where(p > 0, np.log(p), 0.0))  # p[2] = 0: the where trap's NaN reaches line 2
+    found = explain(softmax_entropy, np.array([0.0, 1.0, -800.0]), wrt=["z[2]"])
+    first = found.lines[0]
+    assert first.where.endswith(f":{softmax_entropy.__code__.co_firstlineno + 1}")
+    assert np.isnan(first.norm) and np.isnan(first.largest)
+    assert np.isnan(found.leaves[0].norm)
