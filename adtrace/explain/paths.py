@@ -10,10 +10,11 @@ exact statement is ``contributions.fold``.
 
 An array graph gets element paths when that is cheap (``element_paths``): from the input element
 through each node's elements, along the non-zero entries of the nodes' Jacobians re-evaluated from
-their recorded calls (``record(calls=True)``), ``v2_dot[1]`` a node's element, each path's product
-times the seed there (a path whose product is already infinite goes on through an element-wise partial
-of 0, as the VJP's ``0 * inf`` did: the NaN a ``where`` trap makes is a path); none when a node on the
-way has no Jacobian or the paths exceed ``MAX_PATHS``.
+their recorded calls (``record(calls=True)``), ``v2_dot[1]`` a node's element (the input's as written,
+``v0_root['W'][1]``), each path's product times the seed there (a path whose product is already
+infinite goes on through an element-wise partial of 0, as the VJP's ``0 * inf`` did: the NaN a
+``where`` trap makes is a path); none when a node on the way has no Jacobian or the paths exceed
+``MAX_PATHS``.
 """
 
 import numpy as np
@@ -83,7 +84,8 @@ def element_paths(recording, query, graph, element):
             steps, product = stack.pop()
             label, at = steps[-1]
             if label == graph.end:
-                found.append(Path(tuple(f"{node}[{i}]" for node, i in steps), product * seed[at]))
+                names = (element.selector(graph.root),) + tuple(f"{node}[{i}]" for node, i in steps[1:])
+                found.append(Path(names, product * seed[at]))  # the input's element as the user writes it
                 continue
             for consumer, position in graph.consumers.get(label, ()):
                 if not graph.to_end.get(consumer):

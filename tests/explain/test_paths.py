@@ -87,3 +87,13 @@ def test_the_where_trap_is_a_path_of_its_own_element():
     through_sqrt = [p for p in e.paths if any("sqrt" in node for node in p.nodes)]
     assert [p.nodes[1] for p in through_sqrt] == ["v3_sqrt[2]"]
     assert np.isnan(through_sqrt[0].value)
+
+
+def test_a_container_input_starts_its_paths_at_the_element_as_written():
+    def loss(params):
+        return np.sum(np.tanh(params["W"]) * params["b"])
+    params = {"W": np.array([0.1, 0.2, 0.3]), "b": np.array([1.0, 2.0, 3.0])}
+    (e,) = explain(loss, params, wrt=["params['W'][1]"])
+    assert e.paths and {p.nodes[0] for p in e.paths} == {"v0_root['W'][1]"}  # not v0_root[1], a flat index
+    (e,) = explain(loss, params, wrt=["params['b'][2]"])
+    assert {p.nodes[0] for p in e.paths} == {"v0_root['b'][2]"}
