@@ -5,10 +5,13 @@ Values must be kept whole (``record(capture="full")``); element-level zero analy
 nodes needs each node's call (``record(calls=True)``), lines need ``sites=True``.
 """
 
+from dataclasses import replace
+
 import numpy as np
 from autograd.core import vspace
 
 from ..recording.events import BackwardStart, TraceReturned
+from ..recording.names import variable_names
 from ..recording.values import ArraySummary, ContainerSummary
 from .contributions import by_line, fold, recorded_contributions, rounding, same
 from .elements import Element, component, contains, elements, leaves, parse_selector, size
@@ -41,7 +44,8 @@ def explain_recording(recording, wrt=None, name="x"):
     if query is None:  # "Output seems independent of input": no backward pass ran
         return Explanations(_independent(recording, trace, e, name) for e in chosen)
     graph = Graph(recording.graph(), trace.root, trace.end, trace.input)
-    found = Explanations(explain_element(recording, query, graph, gradient, e, name) for e in chosen)
+    names = variable_names(recording)
+    found = Explanations(_named(explain_element(recording, query, graph, gradient, e, name), names) for e in chosen)
     found.lines, found.leaves = scale.by_line(recording, query), scale.by_leaf(gradient, name)
     return found
 
@@ -62,6 +66,12 @@ def explain_element(recording, query, graph, gradient, element, name="x"):
         shown, more, more_sum = element_paths(recording, query, graph, element)
     return Explanation(element.selector(name), value, verdict, causes, tuple(shares), tuple(found),
                        same(fold(found), value) if found else None, rounding(value, shares), shown, more, more_sum)
+
+
+def _named(explanation, names):
+    """The causes with the user's variable names of their nodes (``h`` of ``h = np.tanh(w @ x)``)."""
+    causes = tuple(replace(c, name=names.get(c.node)) for c in explanation.causes)
+    return replace(explanation, causes=causes)
 
 
 def default_elements(value, gradient, each=EACH):

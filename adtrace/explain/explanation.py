@@ -33,6 +33,7 @@ class Cause:
     detail: str = ""
     values: dict = field(default_factory=dict)
     forward: bool = False  # the forward value was already non-finite here (the forward origin)
+    name: Optional[str] = None  # the user's variable the node's value is assigned to (``h``), where there is one
 
     def to_json(self):
         out = {"node": self.node, "primitive": self.primitive, "argnum": self.argnum, "line": self.line,
@@ -45,6 +46,8 @@ class Cause:
             out["values"] = {name: number(v) for name, v in self.values.items()}
         if self.forward:
             out["forward"] = True
+        if self.name:
+            out["name"] = self.name
         return out
 
 

@@ -1,6 +1,7 @@
 """Explanations as Markdown: a heading per element, its verdict, its causes and where its gradient
 came from (per line, and per path for a scalar graph), through the reports' tables."""
 
+from ..recording.names import named_site
 from ..report.format import code, fmt, text
 from ..report.tables import table
 
@@ -30,7 +31,7 @@ def render_explanation(e):
     parts = [f"## {code(e.selector)} = {fmt(e.gradient)}: {VERDICT_TEXT[e.verdict]}"]
     if e.causes:
         rows = [(c.node + (" (forward)" if c.forward else ""), c.primitive, "-" if c.argnum is None else c.argnum,
-                 c.line or "-", code(c.reason), "-" if c.fraction is None else f"{c.fraction:.0%}",
+                 named_site(c.name, c.line) or "-", code(c.reason), "-" if c.fraction is None else f"{c.fraction:.0%}",
                  "; ".join(f"{k} {fmt(v)}" for k, v in c.values.items()) or "-", c.detail)
                 for c in e.causes]
         parts.append(table(["node", "primitive", "argnum", "line", "reason", "paths cut", "values", "detail"], rows))

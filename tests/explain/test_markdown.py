@@ -27,3 +27,23 @@ def test_a_long_chain_shows_its_ends_and_one_contribution_adds_up():
     row = next(line for line in text.splitlines() if line.startswith("| v0_root"))
     assert "v0_root -> v1_sin -> v2_sin -> v3_sin -> ... 23 more ... -> v27_sin -> v28_sin -> v29_sin -> v30_sin" in row
     assert "The 1 recorded contribution into the input adds up" in text
+
+
+def test_a_cause_shows_the_users_variable_beside_its_line():
+    def f(x):
+        y = np.where(x > 0, np.sqrt(x), 0.0)
+        return np.sum(y)
+    found = explain(f, np.array([1.0, 0.0]), wrt=["x[1]"])
+    (cause,) = found[0].causes
+    assert (cause.node, cause.name) == ("v1_sqrt", None)  # sqrt is inside y's expression: not y
+    zero = explain(lambda x: np.sum(np.maximum(x, 0.0)), np.array([-1.0]))
+    assert zero[0].causes[0].name is None  # a lambda assigns nothing
+
+    def g(x):
+        h = np.maximum(x, 0.0)
+        return np.sum(h)
+    found = explain(g, np.array([-1.0, 2.0]), wrt=["x[0]"])
+    (cause,) = found[0].causes
+    assert cause.name == "h" and cause.to_json()["name"] == "h"
+    row = next(line for line in render_explanations(found).splitlines() if line.startswith("| v1_maximum"))
+    assert f"h@{cause.line}" in row and cause.line.endswith(f":{g.__code__.co_firstlineno + 1}")
