@@ -32,7 +32,7 @@ from .view import inline_recording_page, write_recording_page
 # How a Recording renders itself (recording/ never imports the stages that render): every renderer,
 # declared here and only here (tests/recording/test_recording.py checks).
 RENDERERS.update(markdown=render_recording, html=write_recording_page, html_inline=inline_recording_page,
-                 explain=explain.explain_recording)
+                 explain=explain.explain_recording, explanations=explain.explanations_section)
 
 sys.modules[__name__ + ".events"] = events  # `adtrace.events`, the public name of the event classes
 

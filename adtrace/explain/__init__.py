@@ -15,8 +15,10 @@ from .entry import explain
 from .explainer import default_elements, explain_recording
 from .explanation import Cause, Explanation
 from .markdown import render_explanations
+from .report_section import explanations_section
 
-__all__ = ["explain", "explain_recording", "default_elements", "Explanation", "Cause", "render_explanations"]
+__all__ = ["explain", "explain_recording", "default_elements", "Explanation", "Cause", "render_explanations",
+           "explanations_section"]
 
 
 class _CallablePackage(types.ModuleType):

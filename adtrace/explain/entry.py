@@ -27,6 +27,8 @@ from .explanation import Cause, Explanations
 
 PROBE = 1e-3
 INDEPENDENT = "Output seems independent of input"  # autograd's warning (trace)
+INDEPENDENT_PROBED = ("the output does not depend on the input: autograd traced no path, and moving this element "
+                      "does not move the output")
 
 
 def explain(f, *args, wrt=None, argnum=0, relative_to=None):
@@ -73,7 +75,7 @@ def _probed(explanation, of_x, x, output, relative_to):
         warnings.filterwarnings("ignore", INDEPENDENT)
         moved = make_vjp(of_x)(_moved(x, element))[1]  # traced, as the recorded call was (._value needs a box)
     if np.array_equal(np.asarray(moved), np.asarray(output), equal_nan=True):
-        return explanation
+        return replace(explanation, causes=(replace(causes[0], detail=INDEPENDENT_PROBED),))
     cause = Cause(causes[0].node, "root", None, None, "left-trace", 1.0,
                   "the output moves with this element, but autograd traced no path from it: its value left the "
                   "trace (._value, a plain numpy call, or a non-differentiable floor/round/sign)")

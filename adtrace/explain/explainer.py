@@ -23,11 +23,15 @@ from .paths import element_paths, paths, scalar_graph
 from .zero import why_zero
 
 EACH = 3  # default elements: this many of each kind (zero, non-finite, largest)
+UNPROBED = ("autograd traced no path from the input to the output (no backward pass ran): it does not depend on "
+            "the input, unless a value left the trace or went through floor, round or sign (adtrace explain runs "
+            "the function again to tell)")
 
 
-def explain_recording(recording, wrt=None, name="x"):
+def explain_recording(recording, wrt=None, name="x", largest=True):
     """``wrt``: selectors (``"x[3]"``, ``"params['W'][0, 1]"``, ``Element``s), or None for the
-    default elements. ``name``: the argument's name in the selectors shown."""
+    default elements (without the largest ones if not ``largest``). ``name``: the argument's name in
+    the selectors shown."""
     query = recording.user_query()
     trace = _trace(recording, query)
     if recording.engine != "autograd":
@@ -39,8 +43,10 @@ def explain_recording(recording, wrt=None, name="x"):
                          f"{recording.capture!r}: record(capture=\"full\", sites=True, calls=True)")
     _supported(trace.input)
     gradient = recording.gradient(query) if query is not None else None
-    chosen = [_element(s, trace.input, name) for s in wrt] if wrt is not None else default_elements(trace.input,
-                                                                                                      gradient)
+    chosen = [_element(s, trace.input, name) for s in wrt] if wrt is not None else default_elements(
+        trace.input, gradient, largest=largest)
+    if not chosen:
+        return Explanations()
     if query is None:  # "Output seems independent of input": no backward pass ran
         return Explanations(_independent(recording, trace, e, name) for e in chosen)
     graph = Graph(recording.graph(), trace.root, trace.end, trace.input)
@@ -74,19 +80,19 @@ def _named(explanation, names):
     return replace(explanation, causes=causes)
 
 
-def default_elements(value, gradient, each=EACH):
-    """The elements whose gradient is zero, non-finite or largest in magnitude, ``each`` of each."""
+def default_elements(value, gradient, each=EACH, largest=True):
+    """The elements whose gradient is zero, non-finite or (if ``largest``) largest in magnitude, ``each`` of each."""
     all_elements = list(elements(value))
     numbers = [component(gradient, e, value) for e in all_elements] if gradient is not None else []
-    if not numbers:
+    if not numbers:  # no backward pass ran: a gradient of zeros (independent)
         return all_elements[:each]
     numbers = np.array([complex(n).real if n is not None else np.nan for n in numbers])
     nonfinite = [e for e, n in zip(all_elements, numbers) if not np.isfinite(n)][:each]
     zero = [e for e, n in zip(all_elements, numbers) if n == 0][:each]
     order = np.argsort(-np.where(np.isfinite(numbers), np.abs(numbers), -1), kind="stable")
-    largest = [all_elements[i] for i in order if np.isfinite(numbers[i]) and numbers[i] != 0][:each]
+    biggest = [all_elements[i] for i in order if np.isfinite(numbers[i]) and numbers[i] != 0][:each if largest else 0]
     chosen = []
-    for e in nonfinite + zero + largest:
+    for e in nonfinite + zero + biggest:
         if e not in chosen:
             chosen.append(e)
     return chosen
@@ -118,8 +124,7 @@ def _trace(recording, query):
 
 
 def _independent(recording, trace, element, name):
-    cause = Cause(trace.root, "root", None, None, "independent", 1.0,
-                  "the output does not depend on the input: autograd traced no path (no backward pass ran)")
+    cause = Cause(trace.root, "root", None, None, "independent", 1.0, UNPROBED)
     return Explanation(element.selector(name), component(_zeros(trace.input), element), "zero", (cause,))
 
 
