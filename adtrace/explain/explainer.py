@@ -87,8 +87,8 @@ def default_elements(value, gradient, each=EACH, largest=True):
     if not numbers:  # no backward pass ran: a gradient of zeros (independent)
         return all_elements[:each]
     numbers = np.array([complex(n).real if n is not None else np.nan for n in numbers])
-    nonfinite = [e for e, n in zip(all_elements, numbers) if not np.isfinite(n)][:each]
-    zero = [e for e, n in zip(all_elements, numbers) if n == 0][:each]
+    nonfinite = _spread([e for e, n in zip(all_elements, numbers) if not np.isfinite(n)])[:each]
+    zero = _spread([e for e, n in zip(all_elements, numbers) if n == 0])[:each]
     order = np.argsort(-np.where(np.isfinite(numbers), np.abs(numbers), -1), kind="stable")
     biggest = [all_elements[i] for i in order if np.isfinite(numbers[i]) and numbers[i] != 0][:each if largest else 0]
     chosen = []
@@ -96,6 +96,17 @@ def default_elements(value, gradient, each=EACH, largest=True):
         if e not in chosen:
             chosen.append(e)
     return chosen
+
+
+def _spread(chosen):
+    """``chosen`` elements, the first of each part of the input (``params['W1']``, ``params['b1']``) first:
+    a dead unit's zeros in three parts say more than three of one."""
+    rank = {}
+    ranked = []
+    for e in chosen:
+        rank[e.keys] = rank.get(e.keys, -1) + 1
+        ranked.append((rank[e.keys], e))
+    return [e for _, e in sorted(ranked, key=lambda pair: pair[0])]
 
 
 def _supported(value):

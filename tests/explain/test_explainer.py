@@ -15,6 +15,15 @@ def test_default_elements_are_the_nonfinite_the_zero_and_the_largest():
     assert chosen == [2, 1, 4, 3, 5]
 
 
+def test_default_zeros_come_from_each_part_of_the_input_first():
+    """A dead unit zeroes its column of W1 (three rows), its bias and its row of W2: one of each part
+    says more than three of W1's; without the largest (the report's section) only the zeros."""
+    value = {"W1": np.ones((3, 2)), "b1": np.ones(2), "W2": np.ones(2)}
+    gradient = {"W1": np.array([[0.0, 1.0]] * 3), "b1": np.array([0.0, 2.0]), "W2": np.array([0.0, 5.0])}
+    chosen = [e.selector("params") for e in default_elements(value, gradient, each=3, largest=False)]
+    assert chosen == ["params['W1'][0, 0]", "params['b1'][0]", "params['W2'][0]"]
+
+
 @pytest.mark.filterwarnings("ignore:Output seems independent of input")
 def test_an_output_independent_of_the_input():
     with adtrace.record(capture="full") as rec:
