@@ -4,6 +4,9 @@ nothing when every element's gradient is finite and not zero, or the recording c
 (another engine's, values not kept whole). ``report/`` calls it through ``RENDERERS["explanations"]``
 (``adtrace/__init__.py``): it comes after the report in the pipeline."""
 
+import numpy as np
+
+from ..recording.values import ArraySummary, ContainerSummary
 from .explainer import explain_recording
 from .markdown import render_explanation
 
@@ -14,12 +17,28 @@ def explanations_section(recording):
     try:
         found = explain_recording(recording, largest=False)
     except (ValueError, TypeError, KeyError):  # not an autograd recording, values summarised, no trace
-        return ""
+        return _summarised(recording)
     if not found:
         return ""
     intro = ("Why these input elements' gradients are zero or not finite (`adtrace explain` says more: "
              "`--wrt` any element, `--json`):")
     return "\n\n".join([TITLE, intro] + [_demoted(render_explanation(e)) for e in found])
+
+
+def _summarised(recording):
+    """A pointer, when the values were kept as summaries (``capture="auto"``) and the gradient's show a
+    NaN or Inf, or a part all zeros: what is needed to say why."""
+    query = recording.user_query() if recording.engine == "autograd" else None
+    gradient = recording.gradient(query) if query is not None else None
+    summaries = [gradient] if isinstance(gradient, ArraySummary) else [
+        leaf for _, leaf in gradient.leaves] if isinstance(gradient, ContainerSummary) else []
+    unusual = [s for s in summaries if not np.isfinite([s.min, s.max, s.mean]).all()
+               or s.min == s.max == 0]
+    if not unusual:
+        return ""
+    return (f"{TITLE}\n\nThe gradient holds a zero or non-finite part, but this recording kept its values as "
+            "summaries: record with `capture=\"full\", sites=True, calls=True` or run `adtrace explain` on the "
+            "function to see why.")
 
 
 def _demoted(markdown):

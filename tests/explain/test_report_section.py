@@ -41,3 +41,12 @@ def test_an_output_autograd_did_not_trace_is_not_called_independent_without_runn
     assert "unless a value left the trace or went through floor" in row
     (probed,) = adtrace.explain(lambda x: np.float64(2.0), 1.5)
     assert "moving this element does not move the output" in probed.causes[0].detail
+
+
+def test_values_kept_as_summaries_get_a_pointer_when_the_gradient_shows_a_nan():
+    x = np.linspace(-1.0, 1.0, 101)  # above the inline size: capture="auto" keeps summaries
+    with np.errstate(all="ignore"):
+        text = render(trace_call(where_trap, (x,)))
+    section = text.split("## Explanations", 1)[1]
+    assert "kept its values as summaries" in section and "adtrace explain" in section
+    assert "## Explanations" not in render(trace_call(lambda x: np.sum(np.sin(x)), (x,)))
