@@ -8,6 +8,11 @@ along an edge, ``fraction_ending_at(sink)`` the share that end there, over one d
 
 from functools import cached_property
 
+import numpy as np
+
+from .elements import flat
+from .reasons import ELEMENTWISE
+
 
 class Graph:
     def __init__(self, parents, root, end, input=None):
@@ -82,6 +87,24 @@ class Graph:
     def value_of(self, recording, label):
         """A node's recorded value (the input's for the root)."""
         return self.input if label == self.root else getattr(recording.nodes.get(label), "value", None)
+
+    def inputs_at(self, recording, node, at):
+        """argnum -> ``node``'s input at its flat element ``at`` (element-wise, same size) or the whole
+        input if a number; from the node's call where kept, else from its parents' values."""
+        call = recording.calls.get(node.label)
+        args = dict(enumerate(call.args)) if call is not None else {
+            argnum: self.value_of(recording, parent) for argnum, parent in zip(node.argnums, node.parents)}
+        size = np.size(flat(node.value)) if flat(node.value) is not None else None
+        out = {}
+        for argnum, value in args.items():
+            values = flat(value) if value is not None and not isinstance(value, str) else None
+            if values is None or values.dtype.kind not in "fciub":
+                continue
+            if values.size == 1:
+                out[argnum] = values[0]
+            elif node.primitive in ELEMENTWISE and values.size == size:
+                out[argnum] = values[at]
+        return out
 
     def sinks(self):
         """Nodes the input reaches that nothing consumes, the output aside: their values left the trace."""

@@ -74,7 +74,7 @@ def _backward_origin(recording, graph, event, position, at):
     if elsewhere:
         at = int(np.flatnonzero(~np.isfinite(ingrad))[0]) if ingrad is not None else 0
     outgrad = _element(event.outgrad, at, node, ingrad.size if ingrad is not None else None)
-    inputs = _inputs(recording, graph, node, at)
+    inputs = graph.inputs_at(recording, node, at)
     derivative = _derivative(recording, node, position, at)
     output = _element(node.value, at, node, ingrad.size if ingrad is not None else None)
     values = {"outgrad": outgrad, "ingrad": ingrad[at] if ingrad is not None else None,
@@ -117,12 +117,17 @@ def _forward_origins(recording, graph, touched):
     while True:
         node = recording.nodes[label]
         value = flat(node.value)[at]
-        inputs = _inputs(recording, graph, node, at)
+        inputs = graph.inputs_at(recording, node, at)
         up = _nonfinite_parent(recording, graph, node, at)
         if np.isnan(value) and nan_maker is None and not any(np.isnan(v) for v in inputs.values() if _scalar(v)) \
                 and (up is None or not np.isnan(flat(graph.value_of(recording, up[0]))[up[1]])):
             nan_maker = _forward_cause(label, node, at, inputs, value)
-        if up is None or up[0] == graph.root:
+        if up is not None and up[0] == graph.root:  # the input itself was not finite there
+            number = flat(graph.input)[up[1]]
+            origin = Cause(graph.root, "root", None, None, "nonfinite-input", forward=True,
+                           detail=f"the input itself is {fmt(number)} at element {up[1]}", values={"input": number})
+            return [origin] + ([nan_maker] if nan_maker is not None else [])
+        if up is None:
             origin = _forward_cause(label, node, at, inputs, value)
             return [origin] + ([nan_maker] if nan_maker is not None and nan_maker.node != label else [])
         label, at = up
@@ -171,25 +176,6 @@ def _forward_cause(label, node, at, inputs, value):
     return Cause(label, node.primitive, node.argnums[0], node.site, reason, forward=True,
                  detail=f"its forward value{where} was already {fmt(value)}",
                  values={f"input[{a}]": v for a, v in inputs.items() if v is not None})
-
-
-def _inputs(recording, graph, node, at):
-    """argnum -> the node's input at element ``at`` (element-wise, same size) or the whole input if a
-    number; from the node's call where kept, else from its parents' values."""
-    call = recording.calls.get(node.label)
-    args = dict(enumerate(call.args)) if call is not None else {
-        argnum: graph.value_of(recording, parent) for argnum, parent in zip(node.argnums, node.parents)}
-    size = np.size(flat(node.value)) if flat(node.value) is not None else None
-    out = {}
-    for argnum, value in args.items():
-        values = flat(value) if value is not None and not isinstance(value, str) else None
-        if values is None or values.dtype.kind not in "fciub":
-            continue
-        if values.size == 1:
-            out[argnum] = values[0]
-        elif node.primitive in ELEMENTWISE and values.size == size:
-            out[argnum] = values[at]
-    return out
 
 
 def _element(value, at, node, size):

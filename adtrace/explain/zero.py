@@ -22,7 +22,7 @@ from .explanation import Cause
 from .graph import Graph
 from .jacobians import structural
 from .reach import follow
-from .reasons import zero_reason
+from .reasons import ZERO_DEFAULT, zero_reason
 
 
 def why_zero(recording, query, graph, element):
@@ -71,7 +71,11 @@ def _cut(recording, graph, label, position, parent, cut):
         values["input"] = _at(parent_value, at)
     elements = np.flatnonzero(cut)
     where = f"element {_index(node.value, at)}" + (f" and {len(elements) - 1} more" if len(elements) > 1 else "")
-    return _cause(recording, label, position, zero_reason(node.primitive), graph.fraction(label, position),
+    reason = zero_reason(node.primitive)
+    if reason == ZERO_DEFAULT:  # a product with 0 (log(1) * b): the other arguments there say which factor
+        values.update((f"input[{a}]", v) for a, v in graph.inputs_at(recording, node, at).items()
+                      if a != node.argnums[position])
+    return _cause(recording, label, position, reason, graph.fraction(label, position),
                   f"local derivative 0 at {where}", values)
 
 

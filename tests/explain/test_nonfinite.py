@@ -144,3 +144,10 @@ def test_a_nan_made_of_infinities_names_both_the_overflow_and_the_subtraction():
 def test_an_infinite_derivative_at_a_finite_value_is_no_overflow():
     (backward, *_) = causes_of(lambda x: np.arcsin(x), np.float64(1.0), "x")
     assert backward.reason == "infinite-derivative"
+
+
+def test_a_nan_in_the_input_itself_is_its_own_forward_origin():
+    causes = causes_of(lambda x: np.sum(np.sin(x) * 2.0), np.array([1.0, np.nan]), "x[1]")
+    forward = [c for c in causes if c.forward]
+    assert [(c.node, c.reason) for c in forward] == [("v0_root", "nonfinite-input")]
+    assert np.isnan(forward[0].values["input"]) and "element 1" in forward[0].detail

@@ -159,3 +159,13 @@ def test_layers_taken_from_nested_tuples_are_followed_without_calls():
     rec = recorded_without_calls(f, layers)
     (e,) = explain_recording(rec, ["x[0][0][0, 1]"])
     assert [(c.primitive, c.reason) for c in e.causes] == [("maximum", "relu-off")]
+
+
+def test_a_product_with_zero_shows_the_other_factor():
+    def f(params):
+        a = np.log(params["a"])  # log(1) = 0 at element 1
+        return np.sum(a * params["b"])
+    (e,) = explain(f, {"a": np.array([2.0, 1.0]), "b": np.array([2.0, 3.0])}, wrt=["params['b'][1]"])
+    (cause,) = e.causes
+    assert (cause.primitive, cause.reason, cause.argnum) == ("multiply", "zero-derivative", 1)
+    assert cause.values == {"output": 0.0, "input": 3.0, "input[0]": 0.0}  # b[1] = 3 met a[1] = log(1) = 0
