@@ -80,8 +80,9 @@ def _backward_origin(recording, graph, event, position, at):
     values = {"outgrad": outgrad, "ingrad": ingrad[at] if ingrad is not None else None,
               **{f"input[{argnum}]": v for argnum, v in inputs.items()}, "output": output, "derivative": derivative}
     reason = nonfinite_reason(node.primitive, node.argnums[position], inputs, values["ingrad"], derivative, output)
-    where = [label for label in sorted(graph.descendants(event.node))
-             if getattr(recording.nodes.get(label), "primitive", "") == "where"]
+    downstream = graph.descendants(event.node)
+    where = [label for label in graph.order  # the nearest first (creation order, not the labels' text)
+             if label in downstream and getattr(recording.nodes.get(label), "primitive", "") == "where"]
     detail = f"its VJP made {fmt(values['ingrad'])} from a finite outgrad"
     if outgrad is not None and outgrad == 0 and where:
         factor = fmt(derivative) if derivative is not None else "a non-finite derivative"

@@ -151,3 +151,13 @@ def test_a_nan_in_the_input_itself_is_its_own_forward_origin():
     forward = [c for c in causes if c.forward]
     assert [(c.node, c.reason) for c in forward] == [("v0_root", "nonfinite-input")]
     assert np.isnan(forward[0].values["input"]) and "element 1" in forward[0].detail
+
+
+def test_the_where_named_is_the_nearest_one_downstream():
+    def f(x):
+        safe = np.where(x > 0, np.log(x), 0.0)  # v1_log, v2_where: the trap
+        for _ in range(8):
+            safe = np.sin(safe)
+        return np.sum(np.where(safe > 5.0, safe, 1.0))  # v11_where, after it ("v11" < "v2" as text)
+    (backward, _) = causes_of(f, np.array([1.0, 0.0]), "x[1]")
+    assert "the branch v2_where did not select" in backward.detail
