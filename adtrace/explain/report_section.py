@@ -20,9 +20,19 @@ def explanations_section(recording):
         return _summarised(recording)
     if not found:
         return ""
-    intro = ("Why these input elements' gradients are zero or not finite (`adtrace explain` says more: "
-             "`--wrt` any element, `--json`):")
-    return "\n\n".join([TITLE, intro] + [_demoted(render_explanation(e)) for e in found])
+    known = [e for e in found if any(c.reason != "unknown" for c in e.causes)]
+    parts = [TITLE]
+    if known:
+        parts += ["Why these input elements' gradients are zero or not finite (`adtrace explain` says more: "
+                  "`--wrt` any element, `--json`):"] + [_demoted(render_explanation(e)) for e in known]
+    if len(known) < len(found):
+        unknown = [f"`{e.selector}`" for e in found if e not in known]
+        plural = len(unknown) > 1
+        subject = f"gradient{'s' if plural else ''} of {', '.join(unknown)} {'are' if plural else 'is'}"
+        parts.append(f"{'The' if not known else 'Also, the'} {subject} zero or not finite, but this "
+                     "recording did not keep its nodes' calls to follow the element through them: `adtrace explain` "
+                     "(or `record(capture=\"full\", sites=True, calls=True)`) says why.")
+    return "\n\n".join(parts)
 
 
 def _summarised(recording):

@@ -50,3 +50,14 @@ def test_values_kept_as_summaries_get_a_pointer_when_the_gradient_shows_a_nan():
     section = text.split("## Explanations", 1)[1]
     assert "kept its values as summaries" in section and "adtrace explain" in section
     assert "## Explanations" not in render(trace_call(lambda x: np.sum(np.sin(x)), (x,)))
+
+
+def test_an_element_not_followed_for_want_of_calls_gets_a_pointer_not_a_table_of_unknowns():
+    W = np.ones((3, 3))
+
+    def f(x):
+        return np.sum(np.maximum(np.dot(W, x), 0.0)) + x[1]  # every unit off: x[0]'s gradient 0
+    with adtrace.record(capture="full", sites=True) as rec:  # (no calls: dot's Jacobian not known)
+        grad(f)(np.array([-1.0, -1.0, -1.0]))
+    section = render_recording(rec).split("## Explanations", 1)[1]
+    assert "`unknown`" not in section and "did not keep its nodes' calls" in section and "`x[0]`" in section
