@@ -2,6 +2,8 @@
 came from (per line, and per path for a scalar graph), through the reports' tables."""
 
 from ..recording.names import named_site
+from ..report.abbreviate import clip
+from ..report.fit import LINE_WIDTH, fit
 from ..report.format import code, fmt, text
 from ..report.tables import table
 
@@ -21,27 +23,28 @@ def render_explanations(explanations, title="Explanations", lines=None, leaves=N
             [(s.where, s.nodes, fmt(s.norm), fmt(s.largest), fmt(s.nearest_output), fmt(s.nearest_input))
              for s in lines])]
     if leaves:
-        parts += ["## Gradient scale by part of the input", table(["part", "elements", "norm", "largest"],
-                                                                  [(code(s.where), s.nodes, fmt(s.norm), fmt(s.largest))
-                                                                   for s in leaves])]
+        headers = ["part", "elements", "norm", "largest"]
+        parts += ["## Gradient scale by part of the input", table(headers, fit(headers, [
+            (code(clip(s.where, LINE_WIDTH // 2)), s.nodes, fmt(s.norm), fmt(s.largest)) for s in leaves]))]
     return "\n\n".join(parts) + "\n"
 
 
 def render_explanation(e):
-    parts = [f"## {code(e.selector)} = {fmt(e.gradient)}: {VERDICT_TEXT[e.verdict]}"]
+    parts = [f"## {code(clip(e.selector, LINE_WIDTH // 2))} = {fmt(e.gradient)}: {VERDICT_TEXT[e.verdict]}"]
     if e.causes:
         rows = [(c.node + (" (forward)" if c.forward else ""), c.primitive, "-" if c.argnum is None else c.argnum,
                  named_site(c.name, c.line) or "-", code(c.reason), "-" if c.fraction is None else f"{c.fraction:.0%}",
                  "; ".join(f"{k} {fmt(v)}" for k, v in c.values.items()) or "-", c.detail)
                 for c in e.causes]
-        parts.append(table(["node", "primitive", "argnum", "line", "reason", "paths cut", "values", "detail"], rows))
+        headers = ["node", "primitive", "argnum", "line", "reason", "paths cut", "values", "detail"]
+        parts.append(table(headers, fit(headers, rows)))  # no line wider than a report's (the JSON has all)
     if e.attribution:
         rows = [(s.line, fmt(s.share), s.contributions) for s in e.attribution]
         parts.append(table(["line", "share", "contributions"], rows))
         parts.append(_sums(e))
     if e.paths:
         rows = [(_path(p.nodes), fmt(p.value)) for p in e.paths]
-        parts.append(table(["path", "product of local partials"], rows))
+        parts.append(table(["path", "product of local partials"], fit(["path", "product of local partials"], rows)))
         if e.more_paths:
             parts.append(f"_{e.more_paths} more paths, summing to {fmt(e.more_paths_sum)}._")
     elif e.more_paths:

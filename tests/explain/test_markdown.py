@@ -47,3 +47,16 @@ def test_a_cause_shows_the_users_variable_beside_its_line():
     assert cause.name == "h" and cause.to_json()["name"] == "h"
     row = next(line for line in render_explanations(found).splitlines() if line.startswith("| v1_maximum"))
     assert f"h@{cause.line}" in row and cause.line.endswith(f":{g.__code__.co_firstlineno + 1}")
+
+
+def test_no_line_is_wider_than_a_reports():
+    from adtrace.report.fit import LINE_WIDTH
+
+    key = "a_weight_matrix_" * 30  # a path starts at v0_root[key][0, 1]: one cell wider than a report's line
+    def f(params):
+        deep = params[key]
+        for _ in range(3):
+            deep = np.where(deep > 0, np.log(deep), 0.0)  # a where trap at every level
+        return np.sum(deep)
+    text = render_explanations(explain(f, {key: np.array([[2.0, 0.0], [0.0, 3.0]])}))
+    assert "not finite" in text and max(map(len, text.splitlines())) <= LINE_WIDTH
