@@ -16,6 +16,7 @@ of infinities (``inf - inf``) when that is another one.
 import numpy as np
 
 from ..recording.events import BackwardStart, VJPCalled
+from ..recording.names import variable_names
 from ..report.format import fmt
 from .elements import dense, flat
 from .explanation import Cause
@@ -86,7 +87,9 @@ def _backward_origin(recording, graph, event, position, at):
     detail = f"its VJP made {fmt(values['ingrad'])} from a finite outgrad"
     if outgrad is not None and outgrad == 0 and where:
         factor = fmt(derivative) if derivative is not None else "a non-finite derivative"
-        detail = f"{reason} in the branch {where[0]} did not select: its VJP made 0 * {factor}"
+        named = variable_names(recording).get(where[0])
+        branch = f"{where[0]} ({named})" if named else where[0]
+        detail = f"{reason} in the branch {branch} did not select: its VJP made 0 * {factor}"
         reason = "where-unselected-branch"
     if elsewhere:
         detail += f" (values at element {at} of {parent}: the explained element's paths were not followed here)"

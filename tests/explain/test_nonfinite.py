@@ -117,6 +117,7 @@ def test_causes_are_read_at_the_explained_element():
     assert (backward.primitive, backward.reason) == ("sqrt", "where-unselected-branch")
     assert backward.values["input[0]"] == 0.0 and backward.values["derivative"] == np.inf
     assert "sqrt-at-zero" in backward.detail and "0 * inf" in backward.detail
+    assert "the branch v4_where (y) did not select" in backward.detail  # the where's value is the user's y
     backward, forward = at_minus_two.causes
     assert backward.values["input[0]"] == -2.0 and "sqrt-of-negative" in backward.detail
     assert (forward.primitive, forward.reason, forward.values) == ("sqrt", "sqrt-of-negative", {"input[0]": -2.0})
@@ -160,4 +161,4 @@ def test_the_where_named_is_the_nearest_one_downstream():
             safe = np.sin(safe)
         return np.sum(np.where(safe > 5.0, safe, 1.0))  # v11_where, after it ("v11" < "v2" as text)
     (backward, _) = causes_of(f, np.array([1.0, 0.0]), "x[1]")
-    assert "the branch v2_where did not select" in backward.detail
+    assert "the branch v2_where (safe) did not select" in backward.detail
