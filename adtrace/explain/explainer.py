@@ -13,6 +13,7 @@ from autograd.core import vspace
 from ..recording.events import BackwardStart, TraceReturned
 from ..recording.names import variable_names
 from ..recording.values import ArraySummary, ContainerSummary
+from .casts import integer_casts
 from .contributions import by_line, fold, recorded_contributions, rounding, same
 from .elements import Element, component, contains, elements, leaves, parse_selector, size
 from . import scale
@@ -70,6 +71,8 @@ def explain_element(recording, query, graph, gradient, element, name="x"):
         shown, more, more_sum = paths(recording, query, graph)
     else:
         shown, more, more_sum = element_paths(recording, query, graph, element)
+    if verdict == "contributions":  # a gradient autograd's convention made, not the numbers' derivative
+        causes = tuple(integer_casts(recording, graph, shown if not more else ()))
     return Explanation(element.selector(name), value, verdict, causes, tuple(shares), tuple(found),
                        same(fold(found), value) if found else None, rounding(value, shares), shown, more, more_sum)
 

@@ -20,7 +20,8 @@ class Cause:
     ``power-at-zero``, ``norm-at-zero``, ``infinite-derivative``, ``overflow``, ``nonfinite-input``,
     ``nonfinite-seed``, and for a forward origin the domain errors ``sqrt-of-negative``,
     ``log-of-negative``, ``power-of-negative``, ``domain-error`` and ``inf-minus-inf``,
-    ``zero-times-inf``, ``inf-over-inf``.
+    ``zero-times-inf``, ``inf-over-inf``; beside a gradient's contributions, ``integer-cast`` (autograd's
+    VJP passes the gradient through ``x.astype(int)``, whose derivative is 0).
     ``fraction``: the share of the element's maximal paths it cut (zero verdicts); ``values``: the
     numbers that did it, by name (``outgrad``, ``ingrad``, ``input[argnum]``, ``derivative``, ``output``)."""
 
