@@ -17,6 +17,7 @@ before it. This module is the public surface.
 
 import sys
 
+from . import explain
 from .checker import check
 from .recording import events
 from .recording.autograd.drift import UnknownAutogradError, UnknownAutogradWarning
@@ -30,13 +31,15 @@ from .view import inline_recording_page, write_recording_page
 
 # How a Recording renders itself (recording/ never imports the stages that render): every renderer,
 # declared here and only here (tests/recording/test_recording.py checks).
-RENDERERS.update(markdown=render_recording, html=write_recording_page, html_inline=inline_recording_page)
+RENDERERS.update(markdown=render_recording, html=write_recording_page, html_inline=inline_recording_page,
+                 explain=explain.explain_recording, explanations=explain.explanations_section)
 
 sys.modules[__name__ + ".events"] = events  # `adtrace.events`, the public name of the event classes
 
 __version__ = "0.2.0"
 __all__ = [
     "record", "check", "Recording", "events", "StateSnapshot", "ArraySummary", "ContainerSummary", "Boxed", "Sparse",
+    "explain",
     "RecordingOrderError", "RecorderWarning", "PatchConflictWarning",
     "UnknownAutogradError", "UnknownAutogradWarning",
 ]

@@ -27,6 +27,7 @@ _MACHINERY = tuple(str(Path(m.__file__).resolve().parent) + os.sep for m in (aut
 INPUT = "(input)"  # the site of a value made from an argument of the call, not by a line of the user's code
 _NAMED = {}  # absolute path -> how the user named that file (outside the folder: shown so, not by its module)
 _CALLERS = set()  # code of adtrace's functions that call the user's function for the user (calls_user_code)
+_SHOWN = {}  # a site's file as shown (before ":line") -> its absolute path (source_file)
 
 
 def calls_user_code(function):
@@ -53,8 +54,18 @@ def relative_location(path, line, module, relative_to=None):
 def _location(path, line, module, relative_to, cwd):
     relative = os.path.relpath(path, relative_to or cwd) if path else None  # (a relative path is read against cwd)
     if relative is None or relative.startswith("..") or _INSTALLED.intersection(Path(relative).parts):
-        return f"{(path and _NAMED.get(os.path.abspath(path))) or module or 'unknown'}:{line}"
-    return f"{relative.replace(os.sep, '/')}:{line}"
+        shown = (path and _NAMED.get(os.path.abspath(path))) or module or "unknown"
+    else:
+        shown = relative.replace(os.sep, "/")
+    if path:
+        _SHOWN.setdefault(shown, os.path.join(cwd, path))
+    return f"{shown}:{line}"
+
+
+def source_file(site):
+    """The absolute path of the file a site (``path:line``) names, as this process made it, or None."""
+    shown = site.rsplit(":", 1)[0]
+    return _SHOWN.get(shown) or (os.path.abspath(shown) if os.path.isfile(shown) else None)
 
 
 def source_location(f, relative_to=None):

@@ -20,9 +20,10 @@ from .events import BackwardEnd, BackwardStart, ToposortYielded, event_types
 from .passes import backward_passes, user_query
 from .snapshots import state_snapshots, tally
 
-# How a Recording shows itself (Jupyter's _repr_*_ methods, to_html): the stages that render are
-# later ones, which this stage never imports; adtrace/__init__.py declares them here, all in one place.
-RENDERERS = {}  # "markdown", "html" (to_html), "html_inline"
+# How a Recording shows itself (Jupyter's _repr_*_ methods, to_html) and explains its gradient (explain): the
+# stages that do are later ones, which this stage never imports; adtrace/__init__.py declares them here, all in
+# one place.
+RENDERERS = {}  # "markdown", "html" (to_html), "html_inline", "explain"
 
 
 class Recording:
@@ -103,6 +104,12 @@ class Recording:
         """The page inline in Jupyter, in a sandboxed frame (its styles and keys stay its own)."""
         render = RENDERERS.get("html_inline")
         return render(self) if render is not None else None
+
+    def explain(self, wrt=None, name="x"):
+        """An ``Explanation`` per input element of the user's gradient (``adtrace/explain/``): ``wrt``
+        selectors (``"x[3]"``, ``"params['W'][0, 1]"``), by default the elements whose gradient is zero,
+        non-finite or largest. Record with ``capture="full"``, ``sites=True`` and ``calls=True``."""
+        return RENDERERS["explain"](self, wrt=wrt, name=name)
 
     def of_kind(self, *kinds):
         """The events of ``kinds`` (``kind`` strings such as ``"node"``, or event classes), in order."""

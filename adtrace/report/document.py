@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 from ..recording.events import FWD, REV
+from ..recording.recording import RENDERERS
 from .options import ReportOptions
 from .abbreviate import clip
 from .fit import LINE_WIDTH
@@ -46,6 +47,13 @@ class Section:
     reads: Callable  # Inputs -> its arguments, or None where this report has no such section
 
 
+def explanations_section(recording):
+    """Why a gradient is zero or not finite (``explain/``, a later stage: its renderer is declared in
+    ``adtrace/__init__.py``); "" when none is, or adtrace is used without its explain stage."""
+    render = RENDERERS.get("explanations")
+    return render(recording) if render is not None else ""
+
+
 # The report's order, in one place (CONTRIBUTING's recipe names it; tests/report/test_document.py holds
 # it): the result and the checks, where the work went, the picture; then the backward pass in detail
 # (levels, every call, the state after each statement, the lecture's lines), the two engines side by
@@ -53,6 +61,7 @@ class Section:
 # the report left out close it.
 SECTIONS = (
     Section("summary", summary_section, lambda i: i.call and (i.call,)),
+    Section("explanations", explanations_section, lambda i: i.reverse and (i.recording,)),
     Section("work", work_section, lambda i: (i.recording, i.nesting, i.mode)),
     Section("graph", graph_section, lambda i: (i.recording, i.nesting, i.options, i.mode)),
     Section("levels", levels_section, lambda i: i.reverse and (i.recording, i.nesting)),

@@ -1,4 +1,5 @@
-"""The ``adtrace`` command line: ``report``, ``view``, ``check``, ``experiments``, ``doctor``, ``upstream``.
+"""The ``adtrace`` command line: ``report``, ``view``, ``check``, ``explain``, ``experiments``, ``doctor``,
+``upstream``.
 
 Errors a user can make (a bad TARGET, an argument that cannot be differentiated, a function that
 raises or exits, a missing VJP rule) end with one ``adtrace: ...`` line and exit 2, not a
@@ -15,14 +16,14 @@ from .. import __version__
 from .commands import EXIT_CODES, USAGE, UserError
 from .commands.doctor import doctor
 from .commands.experiments import experiments
-from .commands.traced import check, report, view
+from .commands.traced import check, explain, report, view
 from .commands.upstream import upstream_check
 from .options import file_name, join_negative_values, point_options, positive_int, trace_options
 from .output import StandardOutputError, show, standard_output, terminal_safe
 from .targets import TargetError
 
 HANDLERS = {"report": report, "view": view, "check": check, "experiments": experiments, "doctor": doctor,
-            "upstream": upstream_check}
+            "upstream": upstream_check, "explain": explain}
 
 _PROGRAM_OUTPUT = "What the traced program prints goes to standard error; standard output holds the result alone."
 _TRACED = ("traced by autograd, run by adtrace's reference engine (when the call is in its scope) and 4 times "
@@ -36,6 +37,8 @@ _CALLS = {  # how many times each command calls the user's function (tests/tools
     "view": f"The function is called 6 times: {_TRACED}--engine: 5 (the engine's backward() and 4 for finite "
             "differences). A print in it shows as many times.",
     "check": "The function is called once (recorded; each node's rule is then checked on its own).",
+    "explain": "The function is called once (recorded), and again for an element no traced path reaches "
+               "(under a profile hook, then with the element moved).",
 }
 
 
@@ -50,6 +53,7 @@ def build_parser():
     _report_parser(commands)
     _view_parser(commands)
     _check_parser(commands)
+    _explain_parser(commands)
     _experiments_parser(commands)
     _command(commands, "doctor", "check the installed autograd against the hook points adtrace knows",
              "adtrace doctor")
@@ -59,9 +63,10 @@ def build_parser():
 
 def _command(commands, name, about, *examples, exit_codes=False):
     """A command whose ``--help`` ends with its examples (and, for the tracing ones, how many times
-    they call the function and the exit codes)."""
+    they call the function and the exit codes: ``EXIT_CODES``, or the command's own text)."""
     calls = textwrap.fill(_CALLS.get(name, ""), 100)
-    epilog = (f"{calls}\n{_PROGRAM_OUTPUT}\n{EXIT_CODES}\n\n" if exit_codes else "") + "example:\n" + "\n".join(
+    codes = exit_codes if isinstance(exit_codes, str) else EXIT_CODES
+    epilog = (f"{calls}\n{_PROGRAM_OUTPUT}\n{codes}\n\n" if exit_codes else "") + "example:\n" + "\n".join(
         f"  {line}" for line in examples)
     return commands.add_parser(name, help=about, description=about[0].upper() + about[1:] + ".", epilog=epilog,
                                formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -103,6 +108,23 @@ def _check_parser(commands):
     p.add_argument("--sample", type=positive_int, metavar="N", help="check a fixed pseudo-random sample of N nodes")
     p.add_argument("--max-rows", type=positive_int, default=200,
                    help="rows of the table before it is capped (default 200)")
+
+
+_EXPLAIN_CODES = ("exit status: 0 explained; 2 the command line, the target or a selector is wrong; 3 the "
+                  "differentiated argument has no element.")
+
+
+def _explain_parser(commands):
+    p = _command(commands, "explain", "explain why an input element's gradient is zero, NaN or what it is",
+                 "adtrace explain funcs.py:mlp --args-from funcs.py:mlp_args --wrt \"params['W'][0, 1]\"",
+                 "adtrace explain funcs.py:f --at [1.0, 0.0] --json why.json", exit_codes=_EXPLAIN_CODES)
+    point_options(p, autograd_only=True)
+    p.add_argument("--wrt", action="append", default=[], metavar="SELECTOR",
+                   help="an input element: x, x[3], params['W'][0, 1] (repeatable; default: a few whose gradient "
+                        "is non-finite, zero or largest)")
+    p.add_argument("-o", "--output", type=file_name, metavar="FILE",
+                   help="write the explanations here (UTF-8) instead of standard output")
+    p.add_argument("--json", type=file_name, metavar="FILE", help="also write them here as JSON")
 
 
 def _experiments_parser(commands):

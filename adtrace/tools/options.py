@@ -9,8 +9,9 @@ RTOL_HELP = ("relative tolerance of the numerical checks (central differences; d
              "dtype): the error you accept from a rule approximate by design, e.g. an iterative solve")
 
 
-def point_options(p):
-    """The function and the point it is differentiated at (report, view, check)."""
+def point_options(p, autograd_only=False):
+    """The function and the point it is differentiated at (report, view, check; ``explain``, which runs
+    autograd and no numerical check, without ``--rtol`` and ``--engine``)."""
     p.add_argument("target", help="the function: module:function or path/to/file.py:function")
     p.add_argument("--at", action="append", default=[], metavar="ARG",
                    help="a positional argument as a Python literal, once per argument: 3.0, -1e-3 (also "
@@ -27,6 +28,12 @@ def point_options(p):
                    help="the float type of --at and --kw values: lists become arrays of it, floats scalars of "
                         "it (default float64)")
     p.add_argument("--argnum", type=natural, default=0, help="which positional argument to differentiate (default 0)")
+    if not autograd_only:
+        add_engine_options(p)
+
+
+def add_engine_options(p):
+    """The tolerance of the numerical checks and the engine traced (report, view, check)."""
     p.add_argument("--rtol", type=positive_float, help=RTOL_HELP)
     p.add_argument("--engine", metavar="ENGINE",
                    help="trace this engine instead of autograd: micrograd, or path/to/file.py:Value (a Value class "

@@ -1,4 +1,4 @@
-"""``report``, ``view`` and ``check``: the commands that trace one call of the user's function.
+"""``report``, ``view``, ``check`` and ``explain``: the commands that trace one call of the user's function.
 
 The function is loaded, its arguments made and the call run inside ``program_output_to_stderr``:
 what the program prints goes to standard error, so standard output holds the report (or the
@@ -82,6 +82,44 @@ def check(args):
     if not report.passed:
         return FAILED
     return PASSED if any(r.status != SKIPPED for r in report.rows) else NOTHING_CHECKED
+
+
+def explain(args):
+    """Why an input element's gradient is zero, non-finite or what it is (``adtrace/explain/``): exit 0
+    explained, 3 when the differentiated argument has no element."""
+    import json
+
+    from ...explain import explain as explain_call, render_explanations
+    from ...explain.elements import contains, parse_selector
+
+    given = {"-o": args.output or "-", "--json": args.json}
+    paths = outputs(given, _sources(args))
+    try:
+        selectors = [parse_selector(text)[1] for text in args.wrt] or None
+    except (SyntaxError, ValueError) as exc:
+        raise UserError(f"--wrt: {_one_line(exc)}") from exc
+    with program_output_to_stderr():
+        function, values, _ = _call_of(args, "explain")
+        if not 0 <= args.argnum < len(values):
+            raise UserError(f"--argnum {args.argnum}: the function is given {len(values)} argument(s)")
+        for element in selectors or ():
+            if not contains(values[args.argnum], element):
+                raise UserError(f"--wrt {element.selector()}: no such element in argument {args.argnum}")
+        with _user_errors(args):
+            explanations = explain_call(function, *values, wrt=selectors, argnum=args.argnum)
+    if not explanations:
+        show("adtrace: the differentiated argument has no element: nothing to explain", sys.stderr)
+        return NOTHING_CHECKED
+    texts = {}
+    if args.json:
+        texts["--json"] = json.dumps([e.to_json() for e in explanations], indent=1) + "\n"
+    text = render_explanations(explanations, f"Explanations: {args.target}", explanations.lines, explanations.leaves)
+    if paths["-o"] != "-":
+        texts["-o"] = text
+    write_all([(option, given[option], paths[option], t) for option, t in texts.items()])  # all or none
+    if paths["-o"] == "-":
+        show(text, end="")
+    return PASSED
 
 
 def call_exit(call):
@@ -176,7 +214,7 @@ def _with_keywords(function, kwargs):
 def _sources(args):
     """The user's files named on the command line, module form included (outputs must not
     overwrite them)."""
-    named = {"TARGET": args.target, "--args-from": args.args_from, "--engine": args.engine}
+    named = {"TARGET": args.target, "--args-from": args.args_from, "--engine": getattr(args, "engine", None)}
     files = {option: source_file(spec) for option, spec in named.items() if spec}
     return {option: path for option, path in files.items() if path}
 

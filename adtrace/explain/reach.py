@@ -1,0 +1,104 @@
+"""Following an input element forward through the recorded graph, element by element.
+
+Each node's local Jacobian (``jacobians.py``: its own VJP rule re-run on unit cotangents; without a
+recorded call, an element-wise node's diagonal read from its recorded VJP, a dict's take from its
+sparse index) says which of its elements each parent element moves. ``Reach.reached[label]`` is
+the mask of a node's elements whose chain of local derivatives from the input element is not zero;
+``touched`` those it would reach if every zero local derivative of an element-wise node were not
+(the element's own paths); ``cuts`` the element-wise edges where a reached element met a zero local
+derivative; ``stops`` the nodes whose local derivatives are 0 for every reached element of a parent
+(``(label, position, mask of the parent's reached elements)``; ``position`` None: a node that could
+not be followed element-wise, taken as connecting every element to every element).
+"""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .elements import flat, flat_index
+from .jacobians import jacobian, recorded_diagonal, recorded_take, structural
+from .reasons import ELEMENTWISE
+
+
+@dataclass
+class Reach:
+    reached: dict = field(default_factory=dict)  # label -> mask of its flat elements
+    touched: dict = field(default_factory=dict)
+    cuts: list = field(default_factory=list)  # (label, position, parent, mask of the cut elements)
+    stops: list = field(default_factory=list)  # (label, position or None, the parent's reached mask)
+    guessed: set = field(default_factory=set)  # reached through a node not followed element-wise
+
+
+def follow(recording, query, graph, element):
+    start = np.zeros(flat(graph.input).size, dtype=bool)
+    start[flat_index(graph.input, element)] = True
+    found = Reach({graph.root: start}, {graph.root: start})
+    for label in graph.order:
+        if label != graph.root and label in recording.nodes:
+            _into(recording, query, graph, label, found.reached, found.touched, found.cuts, found.stops,
+                  found.guessed)
+    return found
+
+
+def _into(recording, query, graph, label, reached, touched, cuts, stops, guessed):
+    """Follow the element into ``label``: ``reached`` its elements with a non-zero derivative chain,
+    ``touched`` those it would reach if every cut were closed."""
+    node = recording.nodes[label]
+    values = flat(node.value)
+    size = values.size if values is not None else 0
+    mask, structure = np.zeros(size, dtype=bool), np.zeros(size, dtype=bool)
+    on_a_path = graph.to_end.get(label, 0) > 0
+    for position, parent in enumerate(node.parents):
+        from_parent, near = reached.get(parent), touched.get(parent)
+        if near is None:
+            continue
+        nonzero = _connections(recording, query, graph, label, position, node, near.size)
+        if nonzero is None:  # not known: every element to every element
+            mask[:] = mask.any() or from_parent is not None
+            structure[:] = True
+            if from_parent is not None and parent not in guessed:  # the first node not followed on this way
+                stops.append((label, None, from_parent))
+            guessed.add(label)
+            continue
+        if parent in guessed:
+            guessed.add(label)
+        elementwise = node.primitive in ELEMENTWISE and nonzero.shape[0] == nonzero.shape[1]
+        if elementwise:
+            structure |= near
+        else:
+            moved = nonzero[:, near].any(axis=1)
+            if not moved.all():  # an entry 0 by the values (a factor 0) still connects: the primitive's structure
+                by_structure = structural(recording, label, position)
+                moved |= by_structure[:, near].any(axis=1) if by_structure is not None else False
+            structure |= moved
+        if from_parent is None:
+            continue
+        mask |= nonzero[:, from_parent].any(axis=1)
+        if elementwise:
+            cut = from_parent & ~np.diagonal(nonzero)
+            if cut.any() and on_a_path:
+                cuts.append((label, position, parent, cut))
+        elif not nonzero[:, from_parent].any() and on_a_path:
+            stops.append((label, position, from_parent))
+    if mask.any():
+        reached[label] = mask
+    if structure.any():
+        touched[label] = structure
+
+
+def _connections(recording, query, graph, label, position, node, in_size):
+    """``(out, in)`` booleans: which elements of the parent move which of the node (a local
+    derivative not 0), from the re-evaluated Jacobian, else from the recorded diagonal of an
+    element-wise node (unknown entries connected), else None."""
+    J = jacobian(recording, label, position)
+    if J is not None:
+        with np.errstate(invalid="ignore"):
+            return J != 0
+    parent_value = graph.value_of(recording, node.parents[position])
+    if node.primitive == "container_take" and isinstance(parent_value, (dict, list, tuple)):
+        return recorded_take(recording, query, label, parent_value)
+    values = flat(node.value)
+    if node.primitive not in ELEMENTWISE or values is None or values.size != in_size:
+        return None
+    diagonal = recorded_diagonal(recording, query, label, position, parent_value)
+    return None if diagonal is None else np.diag(diagonal != 0)  # (NaN != 0: unknown, connected)

@@ -1,0 +1,56 @@
+"""The "Explanations" section of ``adtrace report`` (a recording's or a traced call's): the input
+elements whose gradient is zero or non-finite, a few of each, explained as ``adtrace explain`` does;
+nothing when every element's gradient is finite and not zero, or the recording cannot be explained
+(another engine's, values not kept whole). ``report/`` calls it through ``RENDERERS["explanations"]``
+(``adtrace/__init__.py``): it comes after the report in the pipeline."""
+
+import numpy as np
+
+from ..recording.values import ArraySummary, ContainerSummary
+from .explainer import explain_recording
+from .markdown import render_explanation
+
+TITLE = "## Explanations"
+
+
+def explanations_section(recording):
+    try:
+        found = explain_recording(recording, largest=False)
+    except (ValueError, TypeError, KeyError):  # not an autograd recording, values summarised, no trace
+        return _summarised(recording)
+    if not found:
+        return ""
+    known = [e for e in found if any(c.reason != "unknown" for c in e.causes)]
+    parts = [TITLE]
+    if known:
+        parts += ["Why these input elements' gradients are zero or not finite (`adtrace explain` says more: "
+                  "`--wrt` any element, `--json`):"] + [_demoted(render_explanation(e)) for e in known]
+    if len(known) < len(found):
+        unknown = [f"`{e.selector}`" for e in found if e not in known]
+        plural = len(unknown) > 1
+        subject = f"gradient{'s' if plural else ''} of {', '.join(unknown)} {'are' if plural else 'is'}"
+        parts.append(f"{'The' if not known else 'Also, the'} {subject} zero or not finite, but this "
+                     "recording did not keep its nodes' calls to follow the element through them: `adtrace explain` "
+                     "(or `record(capture=\"full\", sites=True, calls=True)`) says why.")
+    return "\n\n".join(parts)
+
+
+def _summarised(recording):
+    """A pointer, when the values were kept as summaries (``capture="auto"``) and the gradient's show a
+    NaN or Inf, or a part all zeros: what is needed to say why."""
+    query = recording.user_query() if recording.engine == "autograd" else None
+    gradient = recording.gradient(query) if query is not None else None
+    summaries = [gradient] if isinstance(gradient, ArraySummary) else [
+        leaf for _, leaf in gradient.leaves] if isinstance(gradient, ContainerSummary) else []
+    unusual = [s for s in summaries if not np.isfinite([s.min, s.max, s.mean]).all()
+               or s.min == s.max == 0]
+    if not unusual:
+        return ""
+    return (f"{TITLE}\n\nThe gradient holds a zero or non-finite part, but this recording kept its values as "
+            "summaries: record with `capture=\"full\", sites=True, calls=True` or run `adtrace explain` on the "
+            "function to see why.")
+
+
+def _demoted(markdown):
+    """An explanation's ``##`` heading one level down, under the section's."""
+    return "\n".join("#" + line if line.startswith("## ") else line for line in markdown.splitlines())

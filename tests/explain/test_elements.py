@@ -1,0 +1,68 @@
+"""Selectors and elements: x, x[3], params['W'][0, 1], and a value's number at an element."""
+
+import numpy as np
+import pytest
+from autograd import grad
+
+import adtrace
+from adtrace.explain.elements import Element, component, elements, flat, flat_index, parse_selector
+from adtrace.recording.events import AddOutgrads
+
+
+@pytest.mark.parametrize("text, name, element", [
+    ("x", "x", Element()),
+    ("x[3]", "x", Element((), (3,))),
+    ("params['W'][0, 1]", "params", Element(("W",), (0, 1))),
+    ("params['layers'][2]['b'][0]", "params", Element(("layers", 2, "b"), (0,))),
+])
+def test_a_selector_parses_and_prints_back(text, name, element):
+    assert parse_selector(text) == (name, element)
+    assert element.selector(name) == text
+
+
+def test_a_selector_must_be_a_name_with_subscripts():
+    with pytest.raises(ValueError):
+        parse_selector("f(x)[0]")
+
+
+def test_flat_order_is_the_containers_own():
+    value = {"W": np.arange(6.0).reshape(2, 3), "b": np.array([10.0, 11.0])}
+    vector = flat(value)
+    for element in elements(value):
+        assert vector[flat_index(value, element)] == component(value, element)
+    assert [e.selector("p") for e in elements(value)][-1] == "p['b'][1]"
+
+
+def test_a_sparse_contribution_into_a_dict_is_read_at_its_key():
+    params = {"W": np.array([[1.0, 2.0]]), "b": np.array([3.0])}
+    with adtrace.record(capture="full") as rec:
+        grad(lambda p: p["W"][0, 1] * 5.0 + p["b"][0])(params)
+    into_root = [e.contribution for e in rec.of_kind(AddOutgrads) if e.parent == "v0_root"]
+    assert [component(c, Element(("W",), (0, 1)), params) for c in into_root] == [0.0, 5.0]
+    assert [component(c, Element(("b",), (0,)), params) for c in into_root] == [1.0, 0.0]
+
+
+def test_a_sparse_contribution_into_a_list_of_layers():
+    layers = [(np.array([1.0, 2.0]), np.array([3.0])), (np.array([4.0]), np.array([5.0]))]
+    with adtrace.record(capture="full") as rec:
+        grad(lambda ls: ls[1][0][0] * 2.0)(layers)
+    (into_root,) = [e.contribution for e in rec.of_kind(AddOutgrads) if e.parent == "v0_root"]
+    assert component(into_root, Element((1, 0), (0,)), layers) == 2.0
+    assert component(into_root, Element((0, 1), (0,)), layers) == 0.0
+
+
+def test_a_negative_index_into_a_list_is_its_position_from_the_end():
+    layers = [(np.array([1.0]),), (np.array([4.0]),)]
+    with adtrace.record(capture="full") as rec:
+        grad(lambda ls: ls[-1][0][0] * 2.0)(layers)
+    (into_root,) = [e.contribution for e in rec.of_kind(AddOutgrads) if e.parent == "v0_root"]
+    assert component(into_root, Element((1, 0), (0,)), layers) == 2.0
+
+
+def test_a_slice_of_a_list_of_layers():
+    layers = [np.array([1.0]), np.array([2.0]), np.array([3.0])]
+    with adtrace.record(capture="full") as rec:
+        grad(lambda ls: sum(layer[0] * 2.0 for layer in ls[:-1]))(layers)
+    into_root = [e.contribution for e in rec.of_kind(AddOutgrads) if e.parent == "v0_root"]
+    assert [component(c, Element((0,), (0,)), layers) for c in into_root] == [2.0]
+    assert [component(c, Element((2,), (0,)), layers) for c in into_root] == [0.0]

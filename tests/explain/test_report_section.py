@@ -1,0 +1,63 @@
+"""adtrace report's "Explanations" section: shown when a gradient is zero or not finite, and only then."""
+
+import autograd.numpy as np
+from autograd import grad
+
+import adtrace
+from adtrace.compare.traced_call import trace_call
+from adtrace.report import render, render_recording
+
+
+def where_trap(x):
+    return np.sum(np.where(x > 0, np.log(x), 0.0))
+
+
+def test_a_traced_calls_report_explains_its_nan_after_the_summary():
+    with np.errstate(all="ignore"):
+        text = render(trace_call(where_trap, (np.array([1.0, 0.0]),)))
+    section = text[text.index("## Explanations"):]
+    assert text.index("## Explanations") > text.index("# adtrace report")
+    assert "### `x[1]` = nan: not finite" in section and "`where-unselected-branch`" in section
+    assert "### `x[0]`" not in section  # 1: finite and not zero, nothing to explain
+
+
+def test_a_recordings_report_explains_a_dead_relu():
+    with adtrace.record(capture="full", sites=True, calls=True) as rec:
+        grad(lambda x: np.sum(np.maximum(x, 0.0)))(np.array([-1.0, 2.0]))
+    section = render_recording(rec).split("## Explanations", 1)[1]
+    assert "### `x[0]` = 0: zero" in section and "`relu-off`" in section
+
+
+def test_no_section_when_every_gradient_is_finite_and_not_zero_or_cannot_be_explained():
+    assert "## Explanations" not in render(trace_call(lambda x: np.sum(np.sin(x)), (np.array([1.0, 0.5]),)))
+    with adtrace.record(capture="structure") as rec:  # values not kept: explain cannot read them
+        grad(lambda x: np.sum(np.maximum(x, 0.0)))(np.array([-1.0, 2.0]))
+    assert "## Explanations" not in render_recording(rec)
+
+
+def test_an_output_autograd_did_not_trace_is_not_called_independent_without_running_it_again():
+    text = render(trace_call(lambda x: np.floor(x) + 1.0, (np.array([1.5]),)))
+    row = next(line for line in text.split("## Explanations", 1)[1].splitlines() if line.startswith("| v0_root"))
+    assert "unless a value left the trace or went through floor" in row
+    (probed,) = adtrace.explain(lambda x: np.float64(2.0), 1.5)
+    assert "moving this element does not move the output" in probed.causes[0].detail
+
+
+def test_values_kept_as_summaries_get_a_pointer_when_the_gradient_shows_a_nan():
+    x = np.linspace(-1.0, 1.0, 101)  # above the inline size: capture="auto" keeps summaries
+    with np.errstate(all="ignore"):
+        text = render(trace_call(where_trap, (x,)))
+    section = text.split("## Explanations", 1)[1]
+    assert "kept its values as summaries" in section and "adtrace explain" in section
+    assert "## Explanations" not in render(trace_call(lambda x: np.sum(np.sin(x)), (x,)))
+
+
+def test_an_element_not_followed_for_want_of_calls_gets_a_pointer_not_a_table_of_unknowns():
+    W = np.ones((3, 3))
+
+    def f(x):
+        return np.sum(np.maximum(np.dot(W, x), 0.0)) + x[1]  # every unit off: x[0]'s gradient 0
+    with adtrace.record(capture="full", sites=True) as rec:  # (no calls: dot's Jacobian not known)
+        grad(f)(np.array([-1.0, -1.0, -1.0]))
+    section = render_recording(rec).split("## Explanations", 1)[1]
+    assert "`unknown`" not in section and "did not keep its nodes' calls" in section and "`x[0]`" in section

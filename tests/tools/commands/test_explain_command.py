@@ -1,0 +1,72 @@
+"""``adtrace explain``: Markdown to standard output or -o, JSON with --json, its exit codes."""
+
+import json
+
+import pytest
+
+from cli_run import adtrace, one_error_line
+
+FUNCS = """\
+import autograd.numpy as np
+
+
+def f(x):
+    return np.sum(np.where(x > 0, np.log(x), 0.0) + np.maximum(x, 0.5))
+
+
+def mlp(params, x):
+    h = np.maximum(np.dot(params["W"], x), 0.0)
+    return np.sum(h)
+
+
+def mlp_args():
+    return {"W": np.array([[1.0, 2.0], [-3.0, -1.0]])}, np.array([1.0, 1.0])
+"""
+
+
+@pytest.fixture
+def project(tmp_path):
+    (tmp_path / "funcs.py").write_text(FUNCS)
+    return tmp_path
+
+
+def test_markdown_to_standard_output_and_json_to_a_file(project):
+    out = adtrace("explain", "funcs.py:f", "--at", "[1.0, 0.0, 0.2]", "--json", "why.json", cwd=project)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("# Explanations: funcs.py:f")
+    assert "## `x[1]` = nan: not finite" in out.stdout and "`where-unselected-branch`" in out.stdout
+    found = {e["selector"]: e for e in json.loads((project / "why.json").read_text())}
+    assert found["x[1]"]["verdict"] == "nonfinite" and found["x[1]"]["gradient"] == "nan"
+    assert [c["reason"] for c in found["x[1]"]["causes"]] == ["where-unselected-branch", "log-of-zero"]
+    assert found["x[1]"]["causes"][0]["line"] == "funcs.py:5"
+    assert found["x[2]"]["attribution"] == [{"line": "funcs.py:5", "share": 5.0, "contributions": 2}]
+
+
+def test_wrt_selects_elements_of_a_dict_argument(project):
+    out = adtrace("explain", "funcs.py:mlp", "--args-from", "funcs.py:mlp_args", "--wrt", "params['W'][1, 0]",
+                  "-o", "why.md", cwd=project)
+    assert out.returncode == 0 and out.stdout == "", out.stderr
+    text = (project / "why.md").read_text()
+    assert "## `params['W'][1, 0]` = 0: zero" in text
+    assert "`relu-off`" in text and "funcs.py:9" in text
+    assert "## Gradient scale by line" in text and "| `params['W']` |" in text
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--wrt", "x[5]"], "--wrt x[5]: no such element"),
+    (["--wrt", "f(x)"], "--wrt: not a selector"),
+    (["--argnum", "2"], "--argnum 2: the function is given 1 argument"),
+])
+def test_errors_are_one_clear_line(project, args, message):
+    one_error_line(adtrace("explain", "funcs.py:f", "--at", "[1.0, 0.0]", *args, cwd=project), message)
+
+
+def test_an_argument_with_no_element_has_nothing_to_explain(project):
+    out = adtrace("explain", "funcs.py:f", "--at", "[]", cwd=project)
+    assert out.returncode == 3 and "nothing to explain" in out.stderr
+
+
+def test_help_states_its_own_exit_codes():
+    text = " ".join(adtrace("explain", "--help").stdout.split())
+    assert "exit status: 0 explained; 2 the command line, the target or a selector is wrong; 3" in text
+    assert "1 a check failed" not in text
