@@ -14,6 +14,7 @@ recorder and gives each recorder its own back.
 
 import functools
 import inspect
+import threading
 
 
 def guarded(callback):
@@ -67,11 +68,24 @@ def fanout_for(protocol, tokens):
 class Fanout:
     """Several active recorders, served as one (each behind its own guard)."""
 
-    __slots__ = ("recorders", "keeps_values")
+    __slots__ = ("recorders", "keeps_values", "thread")
 
     def __init__(self, recorders):
         self.recorders = tuple(recorders)
         self.keeps_values = any(getattr(r, "keeps_values", True) for r in self.recorders)
+        threads = {getattr(r, "thread", None) for r in self.recorders} - {None}  # (an attached sink has none)
+        # the thread they were entered on; None if several (a thread in a copy of a recording's context
+        # entered its own record(): the calls it makes are its recorder's only)
+        self.thread = threads.pop() if len(threads) == 1 else None
+
+    def elsewhere(self):
+        """The recorders of this thread (one, a Fanout, or None); the others told (``RecorderBase.elsewhere``)."""
+        me = threading.get_ident()
+        here = [r for r in self.recorders if getattr(r, "thread", me) == me]
+        for recorder in self.recorders:
+            if recorder not in here:
+                recorder.elsewhere()
+        return type(self)(here) if len(here) > 1 else here[0] if here else None
 
     live = True  # its recorders' guards decide, each for itself
 

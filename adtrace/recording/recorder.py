@@ -8,6 +8,7 @@ runs on. Where warnings are errors, that warning is not raised inside the engine
 program must get its result): it is raised when the ``record()`` block ends (``pending``).
 """
 
+import threading
 import traceback
 
 from .callsite import warn_at_user
@@ -25,6 +26,8 @@ class RecorderBase:
         self.closed = False  # left (its record() block ended, or it was closed out of order)
         self.failure = None  # the traceback of the internal error that stopped it, as text
         self.pending = None  # a warning that could not be issued where it arose (warnings as errors)
+        self.thread = threading.get_ident()  # the thread recorded: the one entering the record() block
+        self._told = False  # (elsewhere: said once)
 
     def fail(self, exc):
         """An internal error: stop recording, keep what was recorded, tell the user once."""
@@ -48,6 +51,16 @@ class RecorderBase:
             if self.failure is None:
                 self._note_failure(exc)
                 self.warn(RecorderWarning(f"adtrace could not finish the recording: {exc!r}; autograd is restored"))
+
+    def elsewhere(self):
+        """A call from another thread running in a copy of this recording's context: it is left out
+        (it would mix into this thread's passes); said once. None: no recorder of the calling thread."""
+        if self.live and not self._told:
+            self._told = True
+            self.warn(RecorderWarning(
+                f"thread {threading.current_thread().name!r} runs in a copy of the context of a record() entered on "
+                f"another thread (asyncio.to_thread, contextvars.copy_context().run): its calls are not recorded "
+                f"(they would mix into that thread's passes); enter a record() in the thread itself"))
 
     def warn(self, warning):
         """Warn at the user's line; if warnings are errors, keep it for the end of the block."""

@@ -10,6 +10,7 @@ by the frame it has open.
 """
 
 import functools
+import threading
 from types import MethodType
 
 from autograd.tracer import trace_stack
@@ -54,6 +55,8 @@ def wrap_backward_pass(original, active):
         recorder = active.get()
         if recorder is None:
             return original(g, end_node)
+        if recorder.thread != threading.get_ident():
+            return _unrecorded(recorder, active, backward_pass, g, end_node)
         recorder.begin_query(g, end_node)
         try:
             result = original(g, end_node)
@@ -69,6 +72,9 @@ def wrap_backward_pass(original, active):
 def wrap_trace(original, active):
     @functools.wraps(original)
     def trace(start_node, fun, x):
+        recorder = active.get()
+        if recorder is not None and recorder.thread != threading.get_ident():
+            return _unrecorded(recorder, active, trace, start_node, fun, x)
         depth = state.depth
         state.levels[trace_stack.top + 1] = depth  # the number trace() is about to open
         state.depth = depth + 1
@@ -82,6 +88,19 @@ def wrap_trace(original, active):
         return end_value, end_node
 
     return trace
+
+
+def _unrecorded(recorder, active, wrapper, *args):
+    """``wrapper(*args)`` again on a thread that runs in a copy of the context of a ``record()`` entered
+    on another thread (``asyncio.to_thread``, ``copy_context().run``): its nodes, visits and
+    accumulations would mix into the recording thread's passes, so none of them reaches that
+    recorder (the context's ``active`` holds only this thread's own recorders meanwhile, if it
+    entered any), and that recorder says so once."""
+    token = active.set(recorder.elsewhere())
+    try:
+        return wrapper(*args)
+    finally:
+        active.reset(token)
 
 
 def wrap_vjp_node_init(original, active):
@@ -101,6 +120,8 @@ def wrap_vjp_initialize_root(original, active):
     def initialize_root(self, *args, **kwargs):
         original(self, *args, **kwargs)
         recorder = active.get()
+        if recorder is not None and recorder.thread != threading.get_ident():
+            recorder = recorder.elsewhere()  # (make_vjp's root, made before its trace)
         if recorder is not None:
             recorder.on_vjp_root(self)
             self.vjp = MethodType(recorded_vjp, (id(self), self.vjp, active))  # (see recorded_vjp)
@@ -154,6 +175,8 @@ def wrap_jvp_initialize_root(original, active):
     def initialize_root(self, g):
         original(self, g)
         recorder = active.get()
+        if recorder is not None and recorder.thread != threading.get_ident():
+            recorder = recorder.elsewhere()
         if recorder is not None:
             recorder.on_jvp_root(self, g)
 

@@ -39,7 +39,7 @@ from ..events import NO_PREVIOUS, REV, AddOutgrads, BackwardEnd, BackwardStart, 
 from ..fanout import fanout_for, guard_callbacks, guards_itself
 from ..labels import label_name, op_name, unrecorded_label
 from ..packers import inline_writes, write
-from ..recorder import RecorderBase, RecorderWarning
+from ..recorder import RecorderBase
 from ..values import SCALARS, stored_summary
 from .descriptors import MISSING
 from .hooks import Callbacks, Unordered
@@ -83,7 +83,6 @@ class Recorder(RecorderBase):
         self._alive = []  # every value labelled, so that its id stays its own while recording
         self._count = self._unrecorded = self._queries = 0
         self._passes = []  # _Pass per running backward(), innermost last
-        self._thread, self._told = threading.get_ident(), False  # (the thread recorded: the one entering)
 
     def _release(self):
         """No more callbacks come: let the values go."""
@@ -96,8 +95,8 @@ class Recorder(RecorderBase):
         if not self.live:  # (the guard, written out: one frame per callback)
             return
         try:
-            if threading.get_ident() != self._thread:
-                return self._elsewhere()
+            if threading.get_ident() != self.thread:
+                return self.elsewhere()
             # Hot path (once per value made): the label's parts reduced once per op, the event written inline.
             count, labels = self._count, self._labels
             self._count = count + 1
@@ -127,14 +126,14 @@ class Recorder(RecorderBase):
     # ---- a backward() call
 
     def backward_started(self, end):
-        if threading.get_ident() != self._thread:
-            return self._elsewhere()
+        if threading.get_ident() != self.thread:
+            return self.elsewhere()
         self._queries += 1
         self._passes.append(_Pass(self._queries, self._label(end)))
 
     def seeded(self, end, previous, value):
-        if threading.get_ident() != self._thread:
-            return self._elsewhere()
+        if threading.get_ident() != self.thread:
+            return self.elsewhere()
         run = self._run()
         if run is not None and not run.started:
             run.pending.append((end, previous, value, True))
@@ -146,8 +145,8 @@ class Recorder(RecorderBase):
         if not self.live:  # (the guard, written out: one frame per callback)
             return
         try:
-            if threading.get_ident() != self._thread:
-                return self._elsewhere()
+            if threading.get_ident() != self.thread:
+                return self.elsewhere()
             run = self._passes[-1] if self._passes else None
             if run is None:
                 return
@@ -166,8 +165,8 @@ class Recorder(RecorderBase):
         if not self.live:  # (the guard, written out: one frame per callback)
             return
         try:
-            if threading.get_ident() != self._thread:
-                return self._elsewhere()
+            if threading.get_ident() != self.thread:
+                return self.elsewhere()
             run = self._passes[-1] if self._passes else None
             if run is None:
                 return
@@ -192,8 +191,8 @@ class Recorder(RecorderBase):
         if not self.live:  # (the guard, written out: one frame per callback)
             return
         try:
-            if threading.get_ident() != self._thread:
-                return self._elsewhere()
+            if threading.get_ident() != self.thread:
+                return self.elsewhere()
             run = self._passes[-1] if self._passes else None
             if run is None or not run.visits or run.visits[-1].node is not node:
                 return
@@ -206,8 +205,8 @@ class Recorder(RecorderBase):
             self.fail(exc)
 
     def backward_ended(self, end, error):
-        if threading.get_ident() != self._thread:
-            return self._elsewhere()
+        if threading.get_ident() != self.thread:
+            return self.elsewhere()
         run = self._run()
         if run is None:
             return
@@ -217,15 +216,6 @@ class Recorder(RecorderBase):
               error=None if error is None else type(error).__name__)
 
     # ---- helpers
-
-    def _elsewhere(self):
-        """A call from another thread sharing this recording's context: left out, said once."""
-        if not self._told:
-            self._told = True
-            self.warn(RecorderWarning(
-                f"thread {threading.current_thread().name!r} runs in a copy of the context of a record() entered on "
-                f"another thread (asyncio.to_thread, contextvars.copy_context().run): its calls are not recorded "
-                f"(they would mix into that thread's passes); enter a record() in the thread itself"))
 
     def _add_outgrads(self, *writes):
         """The event of each write into a ``.grad``, its fields as ``_write`` made them."""

@@ -130,3 +130,55 @@ def test_wrappers_keep_names_and_point_to_originals():
             wrapper = vars(point.owner)[point.attribute]
             assert wrapper.__name__ == point.attribute
             assert wrapper is not originals[point.name] and wrapper.__wrapped__ is originals[point.name]
+
+
+def test_a_thread_in_a_copy_of_the_recording_context_is_left_out_and_said_once():
+    """Threads running in copies of the block's context (``contextvars.copy_context().run``, as
+    ``asyncio.to_thread`` does) reached its recorder and mixed their nodes, visits and accumulations
+    into the entering thread's passes (a pass of 76 visits where 61 were run): they are not recorded
+    (one ``RecorderWarning``), every pass of the entering thread is exactly its own, in reverse and
+    forward mode and nested, and a ``record()`` entered in such a thread records that thread."""
+    import contextlib
+    import contextvars
+    import threading
+
+    import autograd.numpy as anp
+    from autograd import make_jvp
+
+    from adtrace.recording.recorder import RecorderWarning
+
+    def f(x):
+        for _ in range(20):
+            x = anp.sin(x) * 1.01
+        return x
+
+    results, inner = {}, {}
+
+    def work(x, rounds, own=False):
+        with adtrace.record() if own else contextlib.nullcontext() as rec:
+            for _ in range(rounds):
+                results[x] = (grad(f)(x), make_jvp(f)(x)(1.0)[1], grad(grad(f))(x))
+        inner[x] = rec
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with adtrace.record() as rec:
+            threads = [threading.Thread(target=contextvars.copy_context().run, args=(work, x, 20, x == 0.5))
+                       for x in (0.3, 0.5)]
+            for thread in threads:
+                thread.start()
+            work(0.7, 10)
+            for thread in threads:
+                thread.join()
+    told = [w for w in caught if issubclass(w.category, RecorderWarning)]
+    assert len(told) == 1 and "not recorded" in str(told[0].message)
+    assert results == {x: (grad(f)(x), make_jvp(f)(x)(1.0)[1], grad(grad(f))(x)) for x in (0.3, 0.5, 0.7)}
+    for recording, x, rounds in ((rec, 0.7, 10), (inner[0.5], 0.5, 20)):
+        first = {float(plain(e.value)) for e in recording.of_kind("node") if e.primitive == "sin"}
+        assert {float(anp.sin(y)) in first for y in (0.3, 0.5, 0.7)} == {True, False}  # (no other thread's input)
+        assert float(anp.sin(x)) in first
+        assert len(recording.queries) == 3 * rounds  # grad, and grad(grad)'s two passes
+        with adtrace.record() as alone:
+            work(x, 1)
+        sizes = sorted(len(recording.visit_order(q)) for q in alone.queries)
+        assert sorted(len(recording.visit_order(q)) for q in recording.queries) == sorted(sizes * rounds)
