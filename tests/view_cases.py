@@ -45,6 +45,28 @@ def jacobian_recording():
     return rec
 
 
+@primitive
+def double_wrongly(x):
+    return 2 * x
+
+
+defvjp(double_wrongly, lambda ans, x: lambda g: 3 * g)  # deliberately wrong; the reference engine borrows it
+
+
+def with_a_wrong_rule(x):
+    return anp.sin(double_wrongly(x)) * x
+
+
+def wrong_rule_call(check_nodes=True):
+    """A call whose custom rule is wrong: finite differences fail, the engines agree (both use the rule);
+    with ``check_nodes``, the per-node checker run as ``adtrace report`` runs it then."""
+    from adtrace.checker import check_if_rule_suspected
+    from adtrace.compare.traced_call import trace_call
+
+    call = trace_call(with_a_wrong_rule, (0.7,))
+    return check_if_rule_suspected(call, with_a_wrong_rule) if check_nodes else call
+
+
 def hostile_primitive(name=HOSTILE):
     """``x -> 2x`` as a primitive whose name is markup."""
 

@@ -17,7 +17,7 @@ from browser import Page, chromium_for_tests, stop_chromium
 from seed import SNAPSHOT_ROWS, square
 from view_cases import (HOSTILE, autograd_node_made_before, buggy_twice, dict_text, fan_out, first_derivative,
                         forward_tangents, hostile_primitive, jacobian_recording, micrograd_leaves_made_before,
-                        nested_recording, snapshot_rows, sum_and_sine)
+                        nested_recording, snapshot_rows, sum_and_sine, wrong_rule_call)
 
 REPO = Path(__file__).resolve().parents[2]
 LOOP_ITERATIONS = 1333  # 1 + 3 * 1333 = 4,000 nodes
@@ -264,6 +264,28 @@ def test_a_nested_pass_is_entered_from_its_node_and_left_again(open_page):
     assert page.find("query").get_attribute("value") == "q1"
     assert page.text("statement") == "ingrads = node.vjp(outgrad[0])"
     assert page.text("current-node") == "v1_inner_grad_rule"
+
+
+def test_a_failing_check_is_read_first_its_node_marked_and_its_step_a_click_away(open_page):
+    """Issue 29: a wrong custom rule (the engines agree, finite differences fail): the summary opens on
+    the failures, the first line read names them, the node is ringed on the graph and a control goes
+    to the step of its VJP."""
+    page = open_page(call_page(wrong_rule_call()))
+    assert page.find("summary-box").get_property("open")
+    assert page.text("summary-title") == "2 checks failed: central finite differences, per-node local rules"
+    first = page.driver.execute_script(  # the first list item inside the summary, in document order
+        "return document.querySelector('[data-testid=summary-box] li').textContent")
+    assert first.startswith("FAIL: central finite differences, at node v1_double_wrongly")
+    ringed = page.driver.execute_script(
+        "return Array.from(document.querySelectorAll('svg [data-failing]')).map(e => e.getAttribute('data-node'))")
+    assert ringed == ["v1_double_wrongly"]
+    assert page.counter() == "step 1 of 19"
+    page.click("failure-jump")
+    assert page.counter() == "step 13 of 19" and page.text("current-node") == "v1_double_wrongly"
+    assert page.text("statement") == "ingrads = node.vjp(outgrad[0])"
+    page = open_page(call_page(trace_call(fan_out, (0.7,))))  # nothing fails: closed, as it was
+    assert not page.find("summary-box").get_property("open") and page.text("summary-title") == "summary and checks"
+    assert not page.driver.find_elements(page.by.CSS_SELECTOR, "svg [data-failing]")
 
 
 def loop(x):

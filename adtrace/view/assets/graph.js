@@ -194,6 +194,8 @@
         g.addEventListener("click", () => this.camera.moved || this.expand(unit.group));
         this.groupElements.set(unit.group, g);
       }
+      const nodes = unit.node !== undefined ? [unit.node] : this.members.get(unit.group);
+      adtrace.failures.mark(g, this.graph, nodes, unit.width, unit.height);
       g.box = { x: placed.x[u], y: placed.y[u] };
     }
 
