@@ -204,3 +204,16 @@ def test_noise_at_a_step_beyond_the_functions_scale_is_not_a_verdict():
     fine - coarse just under a tenth of them by chance and the right gradient cos(1e20) FAILed."""
     check = finite_differences(np.sin, 1e20, 1.0, np.cos(1e20))
     assert check.skipped and "did not converge" in check.detail, check
+
+
+def test_a_shared_rule_is_suspected_only_when_finite_differences_fail_beside_agreeing_engines():
+    from adtrace.compare.checks import Check, rule_suspected
+
+    engines = Check("reference engine vs autograd, per node", True, "")
+    differences = Check("central finite differences", False, "")
+    assert rule_suspected([engines, differences])
+    assert rule_suspected([engines, differences, Check("per-node local rules", False, "first failing node: v1")])
+    assert not rule_suspected([Check(engines.name, False, ""), differences])  # the engines name the node
+    assert not rule_suspected([engines, differences, Check("backward() ran once over the graph", False, "")])
+    assert not rule_suspected([engines, Check(differences.name, True, "")])
+    assert not rule_suspected([differences])  # no reference engine: nothing agreed
