@@ -35,6 +35,19 @@ def sum_and_sine(x):
     return x * x + anp.sin(x)
 
 
+def chain_of_22(x):
+    """22 nodes, each layer feeding the next and x feeding every other one: taller than the page."""
+    y = x
+    for _ in range(4):
+        y = anp.tanh(y) * x + anp.sin(y) * 0.5
+    return anp.sum(y)
+
+
+def long_values(x):
+    """x (12 elements) used 6 times: its node_to_grad list holds 6 arrays, a long line."""
+    return anp.sum(sum(anp.sin(x * k) for k in range(1, 7)))
+
+
 def two_outputs(x):
     return anp.array([x[0] * x[1], anp.sin(x[2]) + x[0]])
 
