@@ -76,7 +76,8 @@ def check_call(call, f, relative_to=None, rtol=None):
     elif not tested:  # nothing checked is not a pass
         call.checks.append(skipped("per-node local rules", "no node could be tested (see Checks per node)"))
     else:
-        call.checks.append(Check("per-node local rules", True, f"{len(tested)} node(s) tested, all pass"))
+        nodes = "1 node" if len(tested) == 1 else f"{len(tested)} nodes"
+        call.checks.append(Check("per-node local rules", True, f"{nodes} tested, all pass"))
     return call
 
 

@@ -53,7 +53,8 @@ def engines_agree(rows, engine="autograd", end=None):
     exact = sum(r.status == EXACT for r in rows)
     close = sum(r.status == CLOSE for r in rows)
     divergent = first_divergence(rows)
-    detail = f"{exact} nodes exact, {close} within rtol {_short(RTOL)} (+ {_short(ATOL)} x the largest partial adjoint)"
+    nodes = "1 node" if exact == 1 else f"{exact} nodes"
+    detail = f"{nodes} exact, {close} within rtol {_short(RTOL)} (+ {_short(ATOL)} x the largest partial adjoint)"
     summarized = sum(r.summarized and r.status != NOT_COMPARED for r in rows)
     if summarized:
         detail += f" ({summarized} compared by summary statistics only: capture them with capture='full')"

@@ -304,7 +304,7 @@ def test_a_call_with_no_node_tested_is_not_a_pass():
         return x * x
 
     verdict = check_call(trace_call(square, (3.0,)), square).checks[-1]
-    assert (verdict.passed, verdict.skipped, verdict.detail) == (True, False, "1 node(s) tested, all pass")
+    assert (verdict.passed, verdict.skipped, verdict.detail) == (True, False, "1 node tested, all pass")
 
 
 def test_a_call_with_a_failing_node_fails_and_names_it():

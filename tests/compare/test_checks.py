@@ -89,7 +89,7 @@ def test_engines_agree_counts_each_kind_of_node_in_its_detail():
         "kept as type and length: capture them with capture='full')")
     differs = engines_agree([row("v1_sin", EXACT), row("v0_root", DIFFERS)])
     assert not differs.passed
-    assert differs.detail == ("1 nodes exact, 0 within rtol 1e-9 (+ 1e-12 x the largest partial adjoint); "
+    assert differs.detail == ("1 node exact, 0 within rtol 1e-9 (+ 1e-12 x the largest partial adjoint); "
                               "first divergent node: v0_root")
     assert not engines_agree([]).passed
 
