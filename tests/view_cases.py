@@ -35,6 +35,19 @@ def sum_and_sine(x):
     return x * x + anp.sin(x)
 
 
+def chain_of_22(x):
+    """22 nodes, each layer feeding the next and x feeding every other one: taller than the page."""
+    y = x
+    for _ in range(4):
+        y = anp.tanh(y) * x + anp.sin(y) * 0.5
+    return anp.sum(y)
+
+
+def long_values(x):
+    """x (12 elements) used 6 times: its node_to_grad list holds 6 arrays, a long line."""
+    return anp.sum(sum(anp.sin(x * k) for k in range(1, 7)))
+
+
 def two_outputs(x):
     return anp.array([x[0] * x[1], anp.sin(x[2]) + x[0]])
 
@@ -43,6 +56,28 @@ def jacobian_recording():
     with adtrace.record() as rec:
         jacobian(two_outputs)(anp.array([1.0, 2.0, 3.0]))
     return rec
+
+
+@primitive
+def double_wrongly(x):
+    return 2 * x
+
+
+defvjp(double_wrongly, lambda ans, x: lambda g: 3 * g)  # deliberately wrong; the reference engine borrows it
+
+
+def with_a_wrong_rule(x):
+    return anp.sin(double_wrongly(x)) * x
+
+
+def wrong_rule_call(check_nodes=True):
+    """A call whose custom rule is wrong: finite differences fail, the engines agree (both use the rule);
+    with ``check_nodes``, the per-node checker run as ``adtrace report`` runs it then."""
+    from adtrace.checker import check_if_rule_suspected
+    from adtrace.compare.traced_call import trace_call
+
+    call = trace_call(with_a_wrong_rule, (0.7,))
+    return check_if_rule_suspected(call, with_a_wrong_rule) if check_nodes else call
 
 
 def hostile_primitive(name=HOSTILE):

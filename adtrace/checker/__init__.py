@@ -15,14 +15,15 @@ from autograd import make_vjp
 from autograd.core import vspace
 
 from ..compare.arguments import differentiated, unary
-from ..compare.checks import Check, skipped
+from ..compare.checks import Check, rule_suspected, skipped
 from ..recording.callsite import relative_to_given
 from ..recording.passes import user_query
 from ..recording.session import record
 from .flags import nonfinite_origin, vspace_flags
 from .local import FAIL, PASS, SKIPPED, NodeCheck, check_node
 
-__all__ = ["check", "check_call", "check_recording", "CheckReport", "NodeCheck", "PASS", "FAIL", "SKIPPED"]
+__all__ = ["check", "check_call", "check_if_rule_suspected", "check_recording", "CheckReport", "NodeCheck", "PASS",
+           "FAIL", "SKIPPED"]
 
 
 @dataclass
@@ -75,8 +76,24 @@ def check_call(call, f, relative_to=None, rtol=None):
     elif not tested:  # nothing checked is not a pass
         call.checks.append(skipped("per-node local rules", "no node could be tested (see Checks per node)"))
     else:
-        call.checks.append(Check("per-node local rules", True, f"{len(tested)} node(s) tested, all pass"))
+        nodes = "1 node" if len(tested) == 1 else f"{len(tested)} nodes"
+        call.checks.append(Check("per-node local rules", True, f"{nodes} tested, all pass"))
     return call
+
+
+SUSPECT_LIMIT = 2000  # nodes: above it, the report names the command instead of checking each node alone
+
+
+def check_if_rule_suspected(call, f, relative_to=None, rtol=None, limit=SUSPECT_LIMIT):
+    """``check_call`` when finite differences fail and the reference engine agrees with autograd
+    (``compare.checks.rule_suspected``: only a node checked alone can be named), on a graph of at most
+    ``limit`` nodes; the call unchanged otherwise."""
+    recording = call.recording
+    if call.node_checks is not None or not rule_suspected(call.checks) or recording is None:
+        return call
+    if len(recording.nodes) > limit:
+        return call
+    return check_call(call, f, relative_to=relative_to, rtol=rtol)
 
 
 def check_recording(rec, max_nodes=None, sample=None, rtol=None):

@@ -36,12 +36,25 @@ def verdict(check):
     return "not known" if not check.known else "skipped" if check.skipped else "pass" if check.passed else "FAIL"
 
 
+def rule_suspected(checks):
+    """Central finite differences fail while the reference engine agrees with the engine node by
+    node: the two share the wrong local rule (a custom primitive's VJP, which the reference engine
+    borrows), and only a check of each node alone (``checker``) names it."""
+    found = {c.name: c for c in checks}
+    differences = found.get("central finite differences")
+    engines = next((c for c in checks if c.name.startswith("reference engine vs ")), None)
+    others = [c for c in checks if c not in (differences, engines) and c.name != "per-node local rules"]
+    return (differences is not None and verdict(differences) == "FAIL" and engines is not None
+            and verdict(engines) == "pass" and not any(verdict(c) == "FAIL" for c in others))  # (a pass's own bug)
+
+
 def engines_agree(rows, engine="autograd", end=None):
     """``end``: the node the pass starts from (its row compares the seed with itself)."""
     exact = sum(r.status == EXACT for r in rows)
     close = sum(r.status == CLOSE for r in rows)
     divergent = first_divergence(rows)
-    detail = f"{exact} nodes exact, {close} within rtol {_short(RTOL)} (+ {_short(ATOL)} x the largest partial adjoint)"
+    nodes = "1 node" if exact == 1 else f"{exact} nodes"
+    detail = f"{nodes} exact, {close} within rtol {_short(RTOL)} (+ {_short(ATOL)} x the largest partial adjoint)"
     summarized = sum(r.summarized and r.status != NOT_COMPARED for r in rows)
     if summarized:
         detail += f" ({summarized} compared by summary statistics only: capture them with capture='full')"

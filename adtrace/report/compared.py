@@ -1,7 +1,7 @@
 """Report sections that hold autograd against the lecture: summary with checks, side by side."""
 
 from ..compare.align import first_divergence
-from ..compare.checks import verdict
+from ..compare.checks import rule_suspected, verdict
 from ..recording.events import JVPNodeCreated, JVPRoot
 from .abbreviate import clip, each, series
 from .fit import LINE_WIDTH, Short, fit
@@ -33,6 +33,8 @@ def summary_section(call):
         parts.append("_No check could run._")
     if call.capture == "structure":
         parts += ["", STRUCTURE]
+    if rule_suspected(call.checks):
+        parts += ["", suspected_rule_line(call)]
     for finding in call.pass_findings:  # bugs of the whole backward pass (compare/pass_checks.py), named first
         parts += ["", f"**The backward pass is wrong: {text(finding.title)}**, at {code(finding.node)} ("
                       f"{made_at(finding.site)}): {text(finding.reason)}."]
@@ -51,6 +53,25 @@ def summary_section(call):
         parts += ["", f"_The reference engine's rules warned (recomputing the derivatives): "
                       f"{text(clip(message, LINE_WIDTH // 2))}_"]
     return "\n".join(parts)
+
+
+def suspected_rule_line(call):
+    """Finite differences fail while the reference engine agrees: the node whose own rule fails
+    checked alone (``checker``), or the command that checks each node."""
+    why = ("central finite differences fail while the reference engine agrees with "
+           f"{text(call.engine)} node by node, so the two share the wrong local rule")
+    first = call.node_checks.first_failure if call.node_checks is not None else None
+    if first is not None:
+        where = f", argument {first.argnum}" if first.argnum is not None else ""
+        return (f"**The failing node: {code(first.node)}** ({code(first.primitive)}{where}, called at "
+                f"{text(first.site or 'an unknown line')}): {why}; its local rule checked alone fails "
+                "(Checks per node).")
+    if call.node_checks is not None:
+        return f"_{why[0].upper()}{why[1:]}; the per-node checker found no failing node (Checks per node)._"
+    target = f"{call.location.rpartition(':')[0] or call.location}:{call.name}"
+    engine = "" if call.engine == "autograd" else f" --engine {call.engine}"
+    return (f"_{why[0].upper()}{why[1:]} (a custom primitive's VJP, say): `adtrace check {text(target)}{engine}` "
+            "with the same arguments (or `adtrace report --check-nodes`) checks each node alone and names it._")
 
 
 def _primitive(row, node):

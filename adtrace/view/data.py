@@ -8,6 +8,9 @@ The format (``FORMAT`` names its version)::
     {"format": 1, "title": str, "capture": str,
      "summary": [[name, text], ...],              # function, source, inputs, output, gradient
      "checks": [[name, "pass" | "FAIL" | "skipped", detail], ...],
+     "failures": [{"check": name, "detail": str,  # each failing check (failures.py), with the node it
+                   "graph": graph index | null, "node": node index | null,  # names, and the step
+                   "pass": pass id | null, "step": step | null}],   # of the start pass that shows it
      "notes": [text, ...],                        # recorder failure, autograd's warnings
      "code": {"rev" | "fwd": {                     # the two code panels of a reverse / forward pass
          "autograd": {"name": str, "lines": [str]},  # read from the installed autograd
@@ -44,6 +47,7 @@ from ..recording.snapshots import VJP, replay
 from ..report.abbreviate import counted
 from ..report.format import fmt
 from ..report.recorded import never_computed_line
+from .failures import failures
 from .passes import engine_steps, forward_event_runs, forward_steps, reverse_steps
 from .source import REVERSE_STATEMENTS, code_panels
 
@@ -63,10 +67,11 @@ def page_data(recording=None, call=None, title=None):
         graphs.append(graph)
         passes += reverse_passes(rec, number, node_index, call)
         passes += forward_passes(rec, number, node_index, call, first=sum(p["mode"] == "fwd" for p in passes) + 1)
+    start = _start(passes)
     return {"format": FORMAT, "title": title or _title(call), "capture": recordings[0].capture if recordings else None,
-            "summary": _summary(call), "checks": _checks(call), "notes": _notes(recordings, call),
-            "code": code_panels(_engine_code(recordings)), "graphs": graphs, "passes": passes,
-            "start": _start(passes)}
+            "summary": _summary(call), "checks": _checks(call), "failures": failures(call, graphs, passes, start),
+            "notes": _notes(recordings, call), "code": code_panels(_engine_code(recordings)), "graphs": graphs,
+            "passes": passes, "start": start}
 
 
 def _engine_code(recordings):

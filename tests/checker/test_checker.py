@@ -304,7 +304,7 @@ def test_a_call_with_no_node_tested_is_not_a_pass():
         return x * x
 
     verdict = check_call(trace_call(square, (3.0,)), square).checks[-1]
-    assert (verdict.passed, verdict.skipped, verdict.detail) == (True, False, "1 node(s) tested, all pass")
+    assert (verdict.passed, verdict.skipped, verdict.detail) == (True, False, "1 node tested, all pass")
 
 
 def test_a_call_with_a_failing_node_fails_and_names_it():
@@ -458,3 +458,27 @@ def test_check_takes_root_the_former_name_of_relative_to_with_a_warning(tmp_path
     with pytest.warns(DeprecationWarning, match="relative_to"):
         report = adtrace.check(lambda x: anp.sin(x) * x, 0.5, root=str(tmp_path))
     assert report.passed
+
+
+def test_a_wrong_rule_both_engines_share_is_checked_node_by_node_when_finite_differences_fail():
+    """Issue 29: a custom primitive's wrong VJP, borrowed by the reference engine: the engines agree,
+    finite differences fail; the per-node checker is run then (as ``adtrace report`` does) and names it."""
+    from adtrace.checker import check_if_rule_suspected
+    from adtrace.compare.checks import verdict
+    from adtrace.compare.traced_call import trace_call
+    from view_cases import with_a_wrong_rule, wrong_rule_call
+
+    call = wrong_rule_call(check_nodes=False)
+    assert {c.name: verdict(c) for c in call.checks} == {
+        "reference engine vs autograd, per node": "pass", "both visit orders are reverse topological": "pass",
+        "central finite differences": "FAIL"}
+    assert check_if_rule_suspected(call, with_a_wrong_rule, limit=3).node_checks is None  # 4 nodes: over the limit
+    checked = check_if_rule_suspected(call, with_a_wrong_rule)
+    first = checked.node_checks.first_failure
+    assert (first.node, first.argnum) == ("v1_double_wrongly", 0)
+    assert checked.checks[-1].name == "per-node local rules" and not checked.checks[-1].passed
+
+    def right(x):
+        return anp.sin(2 * x) * x
+
+    assert check_if_rule_suspected(trace_call(right, (0.7,)), right).node_checks is None  # nothing fails

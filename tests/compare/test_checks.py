@@ -89,7 +89,7 @@ def test_engines_agree_counts_each_kind_of_node_in_its_detail():
         "kept as type and length: capture them with capture='full')")
     differs = engines_agree([row("v1_sin", EXACT), row("v0_root", DIFFERS)])
     assert not differs.passed
-    assert differs.detail == ("1 nodes exact, 0 within rtol 1e-9 (+ 1e-12 x the largest partial adjoint); "
+    assert differs.detail == ("1 node exact, 0 within rtol 1e-9 (+ 1e-12 x the largest partial adjoint); "
                               "first divergent node: v0_root")
     assert not engines_agree([]).passed
 
@@ -204,3 +204,16 @@ def test_noise_at_a_step_beyond_the_functions_scale_is_not_a_verdict():
     fine - coarse just under a tenth of them by chance and the right gradient cos(1e20) FAILed."""
     check = finite_differences(np.sin, 1e20, 1.0, np.cos(1e20))
     assert check.skipped and "did not converge" in check.detail, check
+
+
+def test_a_shared_rule_is_suspected_only_when_finite_differences_fail_beside_agreeing_engines():
+    from adtrace.compare.checks import Check, rule_suspected
+
+    engines = Check("reference engine vs autograd, per node", True, "")
+    differences = Check("central finite differences", False, "")
+    assert rule_suspected([engines, differences])
+    assert rule_suspected([engines, differences, Check("per-node local rules", False, "first failing node: v1")])
+    assert not rule_suspected([Check(engines.name, False, ""), differences])  # the engines name the node
+    assert not rule_suspected([engines, differences, Check("backward() ran once over the graph", False, "")])
+    assert not rule_suspected([engines, Check(differences.name, True, "")])
+    assert not rule_suspected([differences])  # no reference engine: nothing agreed

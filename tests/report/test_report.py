@@ -18,6 +18,7 @@ from adtrace.report.mermaid import escape
 from adtrace.compare.traced_call import trace_call
 from adtrace.compare.traced_engine_call import trace_engine_call
 from seed import square
+from view_cases import wrong_rule_call
 
 
 def section(text, title):
@@ -282,3 +283,29 @@ def test_the_side_by_side_table_calls_leaf_only_a_value_made_without_children():
     assert cells == {label: "(leaf)" if not call.recording.nodes[label].parents else ""
                      for label in call.recording.visit_order(1)}
     assert sorted(cells.values()) == ["", "", "(leaf)", "(leaf)"]
+
+
+# -------------------- the summary's pointer to a wrong rule both engines share (issue 29) --------------------
+
+
+def summary_of(text):
+    return text[text.index("## Summary"):text.index("\n## ", text.index("## Summary") + 1)]
+
+
+def test_the_summary_names_the_node_whose_wrong_rule_both_engines_used():
+    said = summary_of(render(wrong_rule_call()))
+    assert re.search(r"\*\*The failing node: `v1_double_wrongly`\*\* \(`double_wrongly`, argument 0, called at "
+                     r"\S*view_cases.py:\d+\): central finite differences fail while the reference engine agrees", said)
+
+
+def test_without_the_per_node_checks_the_summary_says_the_command_that_names_the_node():
+    said = summary_of(render(wrong_rule_call(check_nodes=False)))
+    assert re.search(r"`adtrace check \S*view_cases.py:with_a_wrong_rule` with the same arguments", said)
+    assert "failing node" not in said
+
+
+def test_no_pointer_when_finite_differences_pass():
+    from adtrace.compare.traced_call import trace_call
+    from view_cases import fan_out
+
+    assert "adtrace check" not in summary_of(render(trace_call(fan_out, (0.7,))))

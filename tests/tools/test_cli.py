@@ -52,6 +52,17 @@ from autograd.misc.fixed_points import fixed_point
 
 def iterative_sqrt(a):
     return fixed_point(lambda a: lambda x: x - 0.05 * (x**2 - a), a, 10.0, lambda x, y: np.abs(x - y), 1e-4)
+
+from autograd.extend import defvjp
+
+@primitive
+def double(x):
+    return 2 * x
+
+defvjp(double, lambda ans, x: lambda g: 3 * g)  # wrong, and the reference engine borrows it
+
+def wrong_rule(x):
+    return np.sin(double(x)) * x
 '''
 
 
@@ -91,6 +102,18 @@ def test_report_to_stdout_by_module_and_by_path(project):
     assert "| source                             | funcs.py:5 " in by_module.stdout
     dash = adtrace("report", "funcs:f", "--at", "0.5", "--at", "3.0", "-o", "-", cwd=project)
     assert dash.returncode == 0 and dash.stdout == by_module.stdout and not (project / "-").exists()
+
+
+def test_report_and_view_name_the_node_of_a_wrong_rule_both_engines_share(project):
+    """Issue 29: finite differences fail, the engines agree: the per-node checker runs and the summary
+    points to the node; the page marks it (its data names it)."""
+    out = adtrace("report", "funcs:wrong_rule", "--at", "0.7", cwd=project)
+    assert out.returncode == 1, out.stderr
+    summary = out.stdout[:out.stdout.index("## Where the work went")]
+    assert "| reference engine vs autograd, per node    | pass " in summary
+    assert "**The failing node: `v1_double`** (`double`, argument 0, called at funcs.py:" in summary
+    out = adtrace("view", "funcs:wrong_rule", "--at", "0.7", "-o", "page.html", cwd=project)
+    assert out.returncode == 1 and '"check":"per-node local rules"' in (project / "page.html").read_text()
 
 
 def test_report_streams_into_a_fifo_and_keeps_a_600_file_600(project):

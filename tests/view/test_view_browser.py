@@ -15,9 +15,10 @@ from adtrace.compare.traced_call import trace_call
 from adtrace.view import call_page, page_data
 from browser import Page, chromium_for_tests, stop_chromium
 from seed import SNAPSHOT_ROWS, square
-from view_cases import (HOSTILE, autograd_node_made_before, buggy_twice, dict_text, fan_out, first_derivative,
+from view_cases import (HOSTILE, autograd_node_made_before, buggy_twice, chain_of_22, dict_text, fan_out,
+                        first_derivative, long_values,
                         forward_tangents, hostile_primitive, jacobian_recording, micrograd_leaves_made_before,
-                        nested_recording, snapshot_rows, sum_and_sine)
+                        nested_recording, snapshot_rows, sum_and_sine, wrong_rule_call)
 
 REPO = Path(__file__).resolve().parents[2]
 LOOP_ITERATIONS = 1333  # 1 + 3 * 1333 = 4,000 nodes
@@ -257,6 +258,7 @@ def test_a_nested_pass_is_entered_from_its_node_and_left_again(open_page):
     while not page.driver.find_elements(page.by.CSS_SELECTOR, '[data-testid="enter-nested"]'):
         page.click("next")
     assert page.text("current-node") == "v1_inner_grad_rule"  # offered from the node's first step
+    assert "this node's VJP ran 1 nested pass: " in page.text("nested")
     page.click("enter-nested")
     assert page.find("query").get_attribute("value") == "q2" and page.counter().startswith("step 1 of ")
     assert "run by the VJP of v1_inner_grad_rule" in page.text("nesting")
@@ -264,6 +266,94 @@ def test_a_nested_pass_is_entered_from_its_node_and_left_again(open_page):
     assert page.find("query").get_attribute("value") == "q1"
     assert page.text("statement") == "ingrads = node.vjp(outgrad[0])"
     assert page.text("current-node") == "v1_inner_grad_rule"
+
+
+def test_a_failing_check_is_read_first_its_node_marked_and_its_step_a_click_away(open_page):
+    """Issue 29: a wrong custom rule (the engines agree, finite differences fail): the summary opens on
+    the failures, the first line read names them, the node is ringed on the graph and a control goes
+    to the step of its VJP."""
+    page = open_page(call_page(wrong_rule_call()))
+    assert page.find("summary-box").get_property("open")
+    assert page.text("summary-title") == "2 checks failed: central finite differences, per-node local rules"
+    first = page.driver.execute_script(  # the first list item inside the summary, in document order
+        "return document.querySelector('[data-testid=summary-box] li').textContent")
+    assert first.startswith("FAIL: central finite differences, at node v1_double_wrongly")
+    ringed = page.driver.execute_script(
+        "return Array.from(document.querySelectorAll('svg [data-failing]')).map(e => e.getAttribute('data-node'))")
+    assert ringed == ["v1_double_wrongly"]
+    assert page.counter() == "step 1 of 19"
+    page.click("failure-jump")
+    assert page.counter() == "step 13 of 19" and page.text("current-node") == "v1_double_wrongly"
+    assert page.text("statement") == "ingrads = node.vjp(outgrad[0])"
+    page = open_page(call_page(trace_call(fan_out, (0.7,))))  # nothing fails: closed, as it was
+    assert not page.find("summary-box").get_property("open") and page.text("summary-title") == "summary and checks"
+    assert not page.driver.find_elements(page.by.CSS_SELECTOR, "svg [data-failing]")
+
+
+SMALLEST_TEXT = ("return Math.min(...Array.from(document.querySelectorAll('svg text'))"
+                 ".map(t => t.getScreenCTM().a * parseFloat(getComputedStyle(t).fontSize)))")
+OUT_OF_SIGHT = """const svg = document.querySelector('[data-testid=graph]').getBoundingClientRect();
+const viewer = adtrace.viewer, steps = viewer.pass.steps, k = viewer.k;
+return [steps.node[k], steps.parent[k]].filter(n => n !== null).map(n => viewer.labels[n]).filter(label => {
+  const r = document.querySelector(`svg [data-node="${label}"]`).getBoundingClientRect();
+  return r.left < svg.left || r.right > svg.right || r.top < svg.top || r.bottom > svg.bottom; });"""
+
+
+def test_labels_are_at_least_11_px_at_the_default_fit(open_page):
+    """Issue 29: at 22 nodes (taller than the page) the fit made labels about 7 px high; the default fit
+    keeps every text of the graph at least 11 px, and shows the graph in part; "fit" does the same."""
+    page = open_page(call_page(trace_call(chain_of_22, (0.3,))))
+    assert len(page.driver.find_elements(page.by.CSS_SELECTOR, "svg [data-node]")) == 22
+    assert page.driver.execute_script(SMALLEST_TEXT) >= 11
+    page.key("END")
+    page.click("fit")
+    assert page.driver.execute_script(SMALLEST_TEXT) >= 11
+
+
+def test_auto_pan_keeps_the_current_node_and_the_node_added_into_in_sight(open_page):
+    """Issue 29: at every step the boxes of the current node and of the node being added into lie
+    inside the graph's viewport (they were half off-screen: 4 of 98 steps here)."""
+    page = open_page(call_page(trace_call(chain_of_22, (0.3,))))
+    count = int(page.counter().split()[-1])
+    out = []
+    for k in range(count):
+        out += [(k + 1, label) for label in page.driver.execute_script(OUT_OF_SIGHT)]
+        page.key("ARROW_RIGHT")
+    assert count == 98 and out == []
+    assert page.driver.execute_script(SMALLEST_TEXT) >= 11  # near again: back to the chosen scale
+
+
+def test_long_values_wrap_cut_to_three_lines_whole_on_hover_and_click_and_no_panel_scrolls_sideways(open_page):
+    """Issue 29: values wider than their panel forced horizontal scrollbars at 1400x900; an entry wraps,
+    cut to three lines, its whole text in its tooltip, shown whole on a click."""
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    page = open_page(call_page(trace_call(long_values, (anp.linspace(0.1, 1.2, 12),))))
+    assert page.driver.execute_script("return [innerWidth, innerHeight]")[0] == 1400
+    sideways = ("return Array.from(document.querySelectorAll('body *')).filter(e => e.scrollWidth > e.clientWidth + 1"
+                " && ['auto', 'scroll'].includes(getComputedStyle(e).overflowX)).map(e => e.className || e.tagName)"
+                ".concat(document.documentElement.scrollWidth > innerWidth ? ['the page'] : [])")
+    page.key("END")
+    assert page.driver.execute_script(sideways) == []
+    entry = page.driver.execute_script(
+        "return document.querySelector('[data-testid=node-to-grad] [data-node=v0_root]').parentElement")
+    whole = entry.get_property("textContent")
+    assert entry.get_property("scrollHeight") > entry.get_property("clientHeight")  # cut
+    ActionChains(page.driver).move_to_element(entry).perform()
+    assert entry.get_attribute("title") == whole and whole.startswith("v0_root: [array (12,)")
+    entry.click()
+    assert entry.get_property("scrollHeight") <= entry.get_property("clientHeight") + 1  # whole
+    assert page.driver.execute_script(sideways) == []
+
+
+def test_a_group_of_one_node_says_1_node(open_page):
+    """Issue 29: "1 nodes" on a group."""
+    with adtrace.record(sites=True) as rec:
+        grad(loop)(0.3)
+    page = open_page(rec.to_html())
+    counts = page.driver.execute_script(
+        "return Array.from(document.querySelectorAll('svg [data-group] text.primitive')).map(t => t.textContent)")
+    assert "1 node" in counts and all(c == "1 node" or c.endswith(" nodes") and c != "1 nodes" for c in counts)
 
 
 def loop(x):

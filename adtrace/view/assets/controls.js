@@ -104,6 +104,7 @@
     passSelector(viewer);
     buttons(viewer);
     keys(viewer);
+    adtrace.failures.show(viewer);
     openFragment(viewer);
     if (!viewer.pass) adtrace.panels.showStep(viewer);
     window.addEventListener("hashchange", () => openFragment(viewer));

@@ -12,6 +12,7 @@
   const CHAR = 7.3; // width of a character of the 12px monospace font
   const NODE_HEIGHT = 34;
   const MAX_TEXT = 30; // as svg.text cuts
+  const READABLE = 1; // the least scale of the default fit: 12px labels, 11px edge labels
 
   class GraphView {
     // graph: the data's graph; pass: the data's pass; status(node) -> "current" | "waiting" | ...
@@ -118,7 +119,7 @@
       if (this.activeKey !== undefined) this.setActiveEdge(this.activeKey);
       if (this.view) this.camera.show(this.view); // as this pass was left
       else this.fit();
-      this.reveal(this.current);
+      this.reveal(this.current, this.into);
     }
 
     defs() {
@@ -188,13 +189,16 @@
         const size = this.members.get(unit.group).length;
         g.setAttribute("class", "group");
         g.setAttribute("data-group", group.key);
-        title.textContent = `${group.key}: ${size} nodes (click to expand)`;
+        const count = `${size} node${size === 1 ? "" : "s"}`;
+        title.textContent = `${group.key}: ${count} (click to expand)`;
         text(g, middle, 16, group.key, "label");
-        text(g, middle, 32, `${size} nodes`, "primitive");
+        text(g, middle, 32, count, "primitive");
         g.addEventListener("click", () => this.camera.moved || this.expand(unit.group));
         this.groupElements.set(unit.group, g);
       }
-      g.box = { x: placed.x[u], y: placed.y[u] };
+      const members = unit.node !== undefined ? [unit.node] : this.members.get(unit.group);
+      adtrace.failures.mark(g, this.graph, members, unit.width, unit.height);
+      g.box = { x: placed.x[u], y: placed.y[u], w: unit.width, h: unit.height + 16 }; // (+ its edges' "arg k")
     }
 
     // -------------------- state: classes follow the steps --------------------
@@ -240,16 +244,21 @@
 
     // -------------------- what is in sight --------------------
 
+    // Readable: labels at least 11px, the drawing shown in part when it is larger.
     fit() {
-      this.view = this.camera.fit(this.placed.width, this.placed.height);
-      this.reveal(this.current);
+      this.view = this.camera.fit(this.placed.width, this.placed.height, READABLE);
+      this.reveal(this.current, this.into);
     }
 
-    // Keep the current node (or its group) in sight.
-    reveal(n) {
+    // Keep the current node and the node being added into (or their groups) in sight, then also
+    // after the svg changes size.
+    reveal(n, into) {
       this.current = n;
-      const el = n === null || n === undefined ? null : this.unitOfNode.get(n);
-      if (el) this.camera.reveal(el.box.x, el.box.y);
+      this.into = into;
+      this.camera.refitted = () => this.reveal(this.current, this.into);
+      const boxes = [n, into].filter((m) => m !== null && m !== undefined && this.unitOfNode.get(m))
+        .map((m) => this.unitOfNode.get(m).box);
+      this.camera.revealBoxes(boxes);
     }
   }
 

@@ -78,7 +78,7 @@
     viewer.engine.mark(parent !== null ? parent : node, "touched");
     viewer.lecture.mark(parent !== null ? parent : node, "touched");
     viewer.graph.setActiveEdge(parent !== null ? `${node}:${steps.position[k]}` : null);
-    viewer.graph.reveal(node);
+    viewer.graph.reveal(node, parent);
     showEnter(viewer, pass, node);
     adtrace.controls.remember(pass.id, k);
   }
@@ -106,7 +106,8 @@
     box.textContent = "";
     const children = node === null ? null : nested.get(pass.id + ":" + node);
     if (!children) return;
-    make("span", null, `this node's VJP ran ${children.length} nested pass(es): `, box);
+    const count = children.length === 1 ? "1 nested pass" : `${children.length} nested passes`;
+    make("span", null, `this node's VJP ran ${count}: `, box);
     for (const child of children) {
       const button = make("button", null, `enter ${child.name}`, box);
       button.setAttribute("data-testid", "enter-nested");

@@ -48,7 +48,15 @@
       this.listen();
       // A notebook's frame, a hidden tab: the svg may have no size yet when the page first fits, or
       // get another one later; the view shown follows it (show).
-      if (typeof ResizeObserver !== "undefined") new ResizeObserver(() => this.view && this.show(this.view)).observe(svg);
+      if (typeof ResizeObserver !== "undefined") new ResizeObserver(() => this.resized()).observe(svg);
+    }
+
+    // Shown again at the new size; a fitted view then brings back what auto-pan keeps in sight.
+    resized() {
+      if (!this.view) return;
+      const fitted = this.view.fitted;
+      this.show(this.view);
+      if (fitted && this.refitted) this.refitted();
     }
 
     // A view remembers the svg's size it was made for (box) and, until it is moved, the drawing it
@@ -58,8 +66,8 @@
       const box = this.size();
       if (box && !(view.box && view.box.width === box.width && view.box.height === box.height)) {
         if (view.fitted || !view.box) {
-          const { width, height } = view.fitted || { width: view.w, height: view.h };
-          Object.assign(view, this.fitting(width, height, box));
+          const { width, height, least } = view.fitted || { width: view.w, height: view.h };
+          Object.assign(view, this.fitting(width, height, box, least));
         } else {
           const cx = view.x + view.w / 2;
           const cy = view.y + view.h / 2;
@@ -79,17 +87,23 @@
       return box.width > 0 && box.height > 0 ? { width: box.width, height: box.height } : null;
     }
 
-    // The whole drawing, up to 1.5x; one too big to read whole is shown at full size instead.
-    // Without a size yet (a hidden frame), the whole drawing until the svg gets one.
-    fit(width, height) {
+    // The whole drawing, up to 1.5x; one too big to read whole at the scale ``least`` (default
+    // 0.35) is shown at that scale instead, from its top (the output; auto-pan then brings the
+    // current node in). Without a size yet (a hidden frame), the whole drawing until the svg gets one.
+    fit(width, height, least) {
       const box = this.size();
-      return this.show({ ...this.fitting(width, height, box), box, fitted: { width, height } });
+      return this.show({ ...this.fitting(width, height, box, least), box, fitted: { width, height, least } });
     }
 
-    fitting(width, height, box) {
+    fitting(width, height, box, least) {
       if (!box) return { x: 0, y: 0, w: Math.max(width, 1), h: Math.max(height, 1) };
       const scale = Math.min(box.width / (Math.max(width, 200) + 40), box.height / (Math.max(height, 100) + 40), 1.5);
-      if (scale < 0.35) return { x: 0, y: 0, w: box.width, h: box.height };
+      if (least === undefined && scale < 0.35) return { x: 0, y: 0, w: box.width, h: box.height };
+      if (scale < least) {
+        const w = box.width / least;
+        const h = box.height / least;
+        return { x: width + 40 <= w ? (width - w) / 2 : -20, y: height + 40 <= h ? (height - h) / 2 : -20, w, h };
+      }
       const w = box.width / scale;
       const h = box.height / scale;
       return { x: (width - w) / 2, y: (height - h) / 2, w, h };
@@ -112,6 +126,35 @@
       }
     }
 
+    // Pan as little as needed to bring the boxes ({x, y, w, h}: centre and size, in drawing units)
+    // in sight with a margin; when they are further apart than the view, zoom out just enough, back
+    // to the scale chosen (by the fit or the wheel) when they are near again.
+    revealBoxes(boxes) {
+      const v = this.view;
+      const box = this.size();
+      if (!v || !box || !boxes.length) return;
+      const chosen = v.scale || box.width / v.w;
+      const left = Math.min(...boxes.map((b) => b.x - b.w / 2));
+      const right = Math.max(...boxes.map((b) => b.x + b.w / 2));
+      const top = Math.min(...boxes.map((b) => b.y - b.h / 2));
+      const bottom = Math.max(...boxes.map((b) => b.y + b.h / 2));
+      const margin = 20 / chosen;
+      const scale = Math.min(chosen, box.width / (right - left + 2 * margin), box.height / (bottom - top + 2 * margin));
+      const w = box.width / scale;
+      const h = box.height / scale;
+      let x = v.x + (v.w - w) / 2;
+      let y = v.y + (v.h - h) / 2;
+      const mx = Math.min(margin, (w - right + left) / 2);
+      const my = Math.min(margin, (h - bottom + top) / 2);
+      if (left < x + mx) x = left - mx;
+      else if (right > x + w - mx) x = right + mx - w;
+      if (top < y + my) y = top - my;
+      else if (bottom > y + h - my) y = bottom + my - h;
+      if (x === v.x && y === v.y && w === v.w && h === v.h) return;
+      Object.assign(v, { x, y, w, h, scale: chosen });
+      this.moveTo(v);
+    }
+
     listen() {
       const svg = this.svg;
       svg.addEventListener("wheel", (event) => {
@@ -122,7 +165,8 @@
         const factor = Math.exp(event.deltaY * 0.0015);
         const px = v.x + ((event.clientX - box.left) / box.width) * v.w;
         const py = v.y + ((event.clientY - box.top) / box.height) * v.h;
-        Object.assign(v, { x: px - (px - v.x) * factor, y: py - (py - v.y) * factor, w: v.w * factor, h: v.h * factor });
+        Object.assign(v, { x: px - (px - v.x) * factor, y: py - (py - v.y) * factor, w: v.w * factor, h: v.h * factor,
+          scale: undefined }); // (auto-pan keeps this scale now)
         this.moveTo(v);
       }, { passive: false });
       let start = null;
