@@ -55,7 +55,8 @@ class NoSuchLeaf(KeyError):
 def explain_values(recording, wrt=None, names=None, largest=True, arguments=()):
     """``Explanations`` of a value class's recorded pass: one per leaf ``wrt`` names (labels, or names
     of ``names``: label -> name), by default the leaves whose gradient is zero, non-finite or (if
-    ``largest``) largest in magnitude, ``EACH`` of each. ``arguments``: the labels of leaves adtrace made
+    ``largest``) largest in magnitude, ``EACH`` of each, among the leaves the output was computed from
+    and the named ones (any leaf of the recording when ``wrt`` names it). ``arguments``: the labels of leaves adtrace made
     of a function's arguments (no line of the user's made them)."""
     names = dict(names or {})
     query = recording.user_query()
@@ -67,8 +68,10 @@ def explain_values(recording, wrt=None, names=None, largest=True, arguments=()):
         raise ValueError("explain needs the values: record with capture=\"full\" (or \"auto\"), sites=True")
     events = recording.query_events(query)
     grads = _gradients(recording, events, start, names)
-    if wrt is None:
-        chosen = default_leaves(grads, largest=largest)
+    if wrt is None:  # the leaves the output was computed from, and the named ones (a function's arguments)
+        graph = recording.graph()
+        used = _ancestors(graph, start.end) | set(names)
+        chosen = default_leaves({label: g for label, g in grads.items() if label in used}, largest=largest)
     else:
         by_name = {name: label for label, name in names.items()}
         chosen = [_leaf(s, grads, by_name) for s in wrt]
@@ -106,7 +109,8 @@ def explain_leaf(recording, query, events, graph, partials, gradient, selector):
 
 
 def leaves(recording, end):
-    """The leaves of the pass: the values without children it reached or that were made (labels)."""
+    """The leaves of the recording (labels): the values made without children, and those made before it
+    that the pass reached."""
     graph = recording.graph()
     made = [label for label, parents in graph.items() if not parents]
     reached = [p for p in _ancestors(graph, end) if p not in graph]  # made before the recording (u<j>_unrecorded)

@@ -224,3 +224,14 @@ def test_explain_inside_an_open_recording_records_nothing_into_it(monkeypatch):
         adtrace.explain(neuron, 0.5, -2.0, 0.2, engine="micrograd")
         grad(anp.cos)(1.0)  # the user's own call, after: recorded
     assert [e.primitive for e in outer.of_kind(NodeCreated)] == ["cos"] and outer_values.events == []
+
+
+def test_by_default_only_the_leaves_the_output_was_computed_from():
+    with adtrace.record(engine="micrograd", capture="full") as rec:
+        w = Value(2.0)
+        (w * 3.0).backward()  # pass 1: its constant 3 is a leaf of the recording, not of pass 2
+        w.grad = 0.0
+        (w * w).backward()
+    assert [e.selector for e in rec.explain()] == ["v0_leaf"]
+    (other,) = rec.explain(wrt=["v1_leaf"])  # named, any leaf of the recording
+    assert reasons(other) == ["independent"]
