@@ -56,8 +56,8 @@ def explain_values(recording, wrt=None, names=None, largest=True, arguments=()):
     """``Explanations`` of a value class's recorded pass: one per leaf ``wrt`` names (labels, or names
     of ``names``: label -> name), by default the leaves whose gradient is zero, non-finite or (if
     ``largest``) largest in magnitude, ``EACH`` of each, among the leaves the output was computed from
-    and the named ones (any leaf of the recording when ``wrt`` names it). ``arguments``: the labels of leaves adtrace made
-    of a function's arguments (no line of the user's made them)."""
+    and the named ones (any leaf of the recording when ``wrt`` names it). ``arguments``: the labels of
+    leaves adtrace made of a function's arguments (no line of the user's made them)."""
     names = dict(names or {})
     query = recording.user_query()
     start = next((e for e in recording.query_events(query) if type(e) is BackwardStart), None) \
