@@ -13,7 +13,8 @@ VERDICTS = ("contributions", "zero", "nonfinite")
 @dataclass(frozen=True)
 class Cause:
     """A node that made the gradient what it is. ``reason``, a short kebab word: for a zero,
-    ``relu-off``, ``where-unselected-branch``, ``clip-saturated``, ``zero-derivative``, ``comparison``
+    ``relu-off``, ``where-unselected-branch``, ``clip-saturated``, ``tanh-saturated`` (a value class's tanh
+    at exactly +-1), ``zero-derivative``, ``comparison``
     (a non-differentiable primitive: ``node`` is ``"floor (no node)"``), ``independent``,
     ``left-trace``, ``cancellation``, ``unknown`` (a node that could not be followed); for a NaN or
     Inf, ``where-unselected-branch``, ``log-of-zero``, ``sqrt-at-zero``, ``division-by-zero``,

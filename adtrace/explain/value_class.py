@@ -66,6 +66,10 @@ def explain_values(recording, wrt=None, names=None, largest=True, arguments=()):
         raise ValueError("nothing to explain: the recording holds no backward() pass")
     if recording.capture == "structure":
         raise ValueError("explain needs the values: record with capture=\"full\" (or \"auto\"), sites=True")
+    arrays = [label for label, node in recording.nodes.items() if np.ndim(getattr(node, "value", None)) > 0]
+    if arrays:
+        raise ValueError(f"explain reads a value class of numbers; {arrays[0]} holds an array (a class of arrays is "
+                         "not explained yet)")
     events = recording.query_events(query)
     grads = _gradients(recording, events, start, names)
     if wrt is None:  # the leaves the output was computed from, and the named ones (a function's arguments)
