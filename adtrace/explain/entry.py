@@ -62,8 +62,9 @@ def _explain_autograd(f, args, wrt, argnum, relative_to):
 
 
 def _explain_engine(f, args, wrt, engine, relative_to):
-    """A value class's pass explained (``value_class.py``): an input no traced path reaches is run again
-    with its leaf moved (``left-trace``: the output moved: its ``.data`` was read outside the engine)."""
+    """A value class's pass explained (``value_class.py``): an argument whose paths all end before the output
+    (``independent``) is run again with its leaf moved: if the output moves, the value where they end had its
+    ``.data`` read outside the engine (``left-trace``)."""
     adapter = engine_named(engine)
     args = tuple(float(a) if type(a) is int else a for a in args)
     with np.errstate(all="ignore"), record(engine=engine, capture="full", sites=True, relative_to=relative_to) as rec:
@@ -84,7 +85,7 @@ def _explain_engine(f, args, wrt, engine, relative_to):
 def _moved_leaf(explanation, f, adapter, args, arguments, out):
     causes = explanation.causes
     i = arguments.get(explanation.selector)
-    if i is None or not (len(causes) == 1 and causes[0].reason == "independent" and causes[0].primitive == "leaf"):
+    if i is None or not causes or any(c.reason != "independent" for c in causes):
         return explanation
     moved = list(args)
     moved[i] = args[i] + PROBE * max(abs(args[i]), 1.0)
@@ -92,9 +93,9 @@ def _moved_leaf(explanation, f, adapter, args, arguments, out):
         again = adapter.data(f(*[adapter.leaf(a) for a in moved]))
     if again == adapter.data(out) or (again != again and adapter.data(out) != adapter.data(out)):
         return explanation
-    cause = replace(causes[0], reason="left-trace", detail="the output moves with this input, but no operation of the "
-                    "engine read it: its .data was read outside the engine (a new Value made of it)")
-    return replace(explanation, causes=(cause,))
+    detail = ("the output moves with this input, but no traced path from it reaches the output: the .data of this "
+              "value was read outside the engine (a new Value made of it)")
+    return replace(explanation, causes=tuple(replace(c, reason="left-trace", detail=detail) for c in causes))
 
 
 def argument_names(f, n):

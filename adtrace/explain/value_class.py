@@ -249,7 +249,8 @@ def _cut(recording, graph, label, position):
         detail = f"tanh saturated to exactly {fmt(node.value)}: its derivative 1 - out**2 is 0"
     elif op == "*":
         other = inputs.get(1 - position)
-        reason, detail = "zero-derivative", f"a product with a factor {fmt(other)}: its derivative by the other factor is that {fmt(other)}"
+        reason = "zero-derivative"
+        detail = f"a product with a factor {fmt(other)}: its derivative by the other factor is that {fmt(other)}"
     else:
         reason, detail = "zero-derivative", f"the local derivative of {op} is 0 at these values"
     return _cause(recording, label, position, reason, graph.fraction(label, position), detail, values)

@@ -105,6 +105,8 @@ def test_an_input_never_read_and_one_whose_data_left_the_engine():
     assert reasons(found["a"]) == ["independent"] and found["a"].causes[0].primitive == "leaf"
     assert reasons(found["c"]) == ["left-trace"]  # moving c moves the output: its .data was read outside
     assert found["b"].verdict == "contributions" and found["b"].gradient == 3.0
+    (cause,) = explained(lambda a, b: Value((a * 2.0).data) * b, 1.0, 2.0, wrt=["a"])["a"].causes
+    assert (cause.reason, cause.primitive) == ("left-trace", "*")  # the product whose .data was read
 
 
 def test_contributions_that_cancel():
