@@ -22,7 +22,8 @@ class Cause:
     ``nonfinite-seed``, and for a forward origin the domain errors ``sqrt-of-negative``,
     ``log-of-negative``, ``power-of-negative``, ``domain-error`` and ``inf-minus-inf``,
     ``zero-times-inf``, ``inf-over-inf``; beside a gradient's contributions, ``integer-cast`` (autograd's
-    VJP passes the gradient through ``x.astype(int)``, whose derivative is 0).
+    VJP passes the gradient through ``x.astype(int)``, whose derivative is 0), and for a value class
+    ``grad-replaced`` (a ``_backward`` assigned ``.grad = c`` over a value not 0, which was lost).
     ``fraction``: the share of the element's maximal paths it cut (zero verdicts); ``values``: the
     numbers that did it, by name (``outgrad``, ``ingrad``, ``input[argnum]``, ``derivative``, ``output``)."""
 

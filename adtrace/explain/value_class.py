@@ -102,6 +102,7 @@ def explain_leaf(recording, query, events, graph, partials, gradient, selector):
         causes = tuple(why_zero(recording, graph, partials))
     elif verdict == "nonfinite":
         causes = tuple(why_nonfinite(recording, events, graph, partials))
+    causes += tuple(_replaced(recording, events, graph.root))
     shown, more, more_sum = paths(recording, query, graph, partials)
     shares = by_line(found)
     return Explanation(selector, gradient, verdict, causes, tuple(shares), tuple(found),
@@ -164,6 +165,17 @@ def contributions(recording, events, leaf):
             found.append(Contribution(event.node, getattr(node, "primitive", ""), event.argnum,
                                       line_of(node, event.node), value, event.result[0] if event.result else None))
     return found
+
+
+def _replaced(recording, events, leaf):
+    """A ``grad-replaced`` cause per write into the leaf's ``.grad`` that assigned it over a value not 0
+    (``grad = c``, the classic bug): what was there is lost, and the contributions do not add up."""
+    for event in events:
+        if type(event) is AddOutgrads and event.parent == leaf and event.replaced and event.previous is not None \
+                and _float(event.previous[0]) != 0:
+            yield _cause(recording, event.node, event.position, "grad-replaced", None,
+                         f"its _backward assigned .grad = {fmt(event.contribution)} over {fmt(event.previous[0])}, "
+                         "which was lost (write .grad += ...)", {"previous": event.previous[0]})
 
 
 # -------------------- local partials --------------------

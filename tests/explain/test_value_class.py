@@ -10,6 +10,7 @@ from micrograd.engine import Value
 from micrograd.nn import MLP
 
 import adtrace
+from adtrace.explain import render_explanations
 from adtrace.explain.value_class import NoSuchLeaf
 from adtrace.recording.events import NodeCreated
 from learner_shapes import SHAPES
@@ -247,3 +248,19 @@ def test_a_class_of_arrays_is_refused_by_name():
         (a * a).backward()
     with pytest.raises(ValueError, match="holds an array"):
         rec.explain()
+
+
+def test_a_write_that_replaced_the_grad_does_not_add_up():
+    from learner_shapes import BUGGY, SlotsValue
+
+    def f(a):
+        return (a + 1.0) * (a + 2.0)  # 5 at 1: each + node's backward writes into a.grad
+
+    e = explained(f, 1.0, engine=BUGGY[SlotsValue])["a"]  # __add__'s backward assigns a.grad
+    assert sorted(c.value for c in e.contributions) == [2.0, 3.0] and e.gradient in (2.0, 3.0)
+    assert e.exact is False  # 2 + 3 is not the recorded gradient: the first write was thrown away
+    assert reasons(e) == ["grad-replaced"] and e.causes[0].primitive == "+" and e.causes[0].values["previous"] != 0
+    text = render_explanations([e])
+    assert "do NOT add up to the recorded gradient" in text and "rounding" not in text
+    right = explained(f, 1.0, engine=SlotsValue)["a"]
+    assert (right.gradient, right.exact, right.causes) == (5.0, True, ())
