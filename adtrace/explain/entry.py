@@ -19,11 +19,14 @@ import numpy as np
 from autograd import make_vjp
 from autograd.core import vspace
 
+from ..recording.events import NodeCreated
+from ..recording.registry import engine_named, unrecorded
 from ..recording.session import record
 from .elements import Element, parse_selector
 from .escapes import escapes
 from .explainer import explain_recording
 from .explanation import Cause, Explanations
+from .value_class import explain_values
 
 PROBE = 1e-3
 INDEPENDENT = "Output seems independent of input"  # autograd's warning (trace)
@@ -31,10 +34,19 @@ INDEPENDENT_PROBED = ("the output does not depend on the input: autograd traced 
                       "does not move the output")
 
 
-def explain(f, *args, wrt=None, argnum=0, relative_to=None):
+def explain(f, *args, wrt=None, argnum=0, relative_to=None, engine=None):
     """``Explanations`` (a list of ``Explanation``): one per selector of ``wrt`` (``"x[3]"``,
     ``"params['W'][0, 1]"``) or, by default, per element whose gradient is zero, non-finite or largest;
-    its ``lines`` and ``leaves``: the gradient's scale per source line and per part of the input."""
+    its ``lines`` and ``leaves``: the gradient's scale per source line and per part of the input.
+    ``engine``: ``"micrograd"`` or a ``Value`` class of its shape: each argument a leaf ``Value``,
+    ``backward()`` run on the result, ``wrt`` the arguments' names or leaves' labels (``v3_leaf``). Run
+    unseen by any recording open here (its own is not nested in them)."""
+    if engine is not None:
+        return unrecorded(_explain_engine, f, args, wrt, engine, relative_to)
+    return unrecorded(_explain_autograd, f, args, wrt, argnum, relative_to)
+
+
+def _explain_autograd(f, args, wrt, argnum, relative_to):
     name = argument_name(f, argnum)
     of_x = lambda x: f(*args[:argnum], x, *args[argnum + 1:])  # noqa: E731
     with np.errstate(all="ignore"), warnings.catch_warnings():
@@ -47,6 +59,60 @@ def explain(f, *args, wrt=None, argnum=0, relative_to=None):
     probed = Explanations(_probed(e, of_x, args[argnum], output, relative_to) for e in explanations)
     probed.lines, probed.leaves = explanations.lines, explanations.leaves
     return probed
+
+
+def _explain_engine(f, args, wrt, engine, relative_to):
+    """A value class's pass explained (``value_class.py``): an argument whose paths all end before the output
+    (``independent``) is run again with its leaf moved: if the output moves, the value where they end had its
+    ``.data`` read outside the engine (``left-trace``)."""
+    adapter = engine_named(engine)
+    args = tuple(float(a) if type(a) is int else a for a in args)
+    with np.errstate(all="ignore"), record(engine=engine, capture="full", sites=True, relative_to=relative_to) as rec:
+        out = f(*[adapter.leaf(a) for a in args])
+        if not isinstance(out, adapter.cls):
+            raise TypeError(f"the function returned a {type(out).__name__}, not a {adapter.cls.__qualname__}: "
+                            "nothing to call backward() on")
+        adapter.backward(out)
+    made = [e.label for e in rec.of_kind(NodeCreated) if not e.parents][:len(args)]  # (each argument's leaf first)
+    names = dict(zip(made, argument_names(f, len(args))))
+    explanations = explain_values(rec, wrt, names, arguments=made)
+    arguments = {name: i for i, name in enumerate(names.values())}
+    probed = Explanations(_moved_leaf(e, f, adapter, args, arguments, out) for e in explanations)
+    probed.lines, probed.leaves = explanations.lines, explanations.leaves
+    return probed
+
+
+def _moved_leaf(explanation, f, adapter, args, arguments, out):
+    causes = explanation.causes
+    i = arguments.get(explanation.selector)
+    if i is None or not causes or any(c.reason != "independent" for c in causes):
+        return explanation
+    moved = list(args)
+    moved[i] = args[i] + PROBE * max(abs(args[i]), 1.0)
+    with np.errstate(all="ignore"):
+        again = adapter.data(f(*[adapter.leaf(a) for a in moved]))
+    if again == adapter.data(out) or (again != again and adapter.data(out) != adapter.data(out)):
+        return explanation
+    detail = ("the output moves with this input, but no traced path from it reaches the output: the .data of this "
+              "value was read outside the engine (a new Value made of it)")
+    return replace(explanation, causes=tuple(replace(c, reason="left-trace", detail=detail) for c in causes))
+
+
+def argument_names(f, n):
+    """The names of ``f``'s first ``n`` positional parameters (``args[i]`` for a ``*args``), else ``x0``, ``x1``, ..."""
+    try:
+        parameters = list(inspect.signature(f).parameters.values())
+    except (TypeError, ValueError):
+        parameters = []
+    names = []
+    for p in parameters:
+        if p.kind == p.VAR_POSITIONAL:
+            names += [f"{p.name}[{j}]" for j in range(n - len(names))]
+        elif p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            names.append(p.name)
+        if len(names) >= n:
+            break
+    return (names + [f"x{i}" for i in range(len(names), n)])[:n]
 
 
 def argument_name(f, argnum):

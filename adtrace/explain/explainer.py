@@ -12,6 +12,7 @@ from autograd.core import vspace
 
 from ..recording.events import BackwardStart, TraceReturned
 from ..recording.names import variable_names
+from ..recording.registry import unrecorded
 from ..recording.values import ArraySummary, ContainerSummary
 from .casts import integer_casts
 from .contributions import by_line, fold, recorded_contributions, rounding, same
@@ -21,6 +22,7 @@ from .explanation import Cause, Explanation, Explanations, verdict_of
 from .graph import Graph
 from .nonfinite import why_nonfinite
 from .paths import element_paths, paths, scalar_graph
+from .value_class import explain_values
 from .zero import why_zero
 
 EACH = 3  # default elements: this many of each kind (zero, non-finite, largest)
@@ -29,14 +31,19 @@ UNPROBED = ("autograd traced no path from the input to the output (no backward p
             "the function again to tell)")
 
 
-def explain_recording(recording, wrt=None, name="x", largest=True):
+def explain_recording(recording, wrt=None, name="x", largest=True, names=None):
     """``wrt``: selectors (``"x[3]"``, ``"params['W'][0, 1]"``, ``Element``s), or None for the
     default elements (without the largest ones if not ``largest``). ``name``: the argument's name in
-    the selectors shown."""
+    the selectors shown. A value class's recording (micrograd's): ``wrt`` names leaves (``value_class.py``),
+    ``names`` (label -> name) gives some leaves names. Run unseen by any recording open here."""
+    if recording.engine != "autograd":
+        return unrecorded(explain_values, recording, wrt, names, largest)
+    return unrecorded(_explain_autograd, recording, wrt, name, largest)
+
+
+def _explain_autograd(recording, wrt, name, largest):
     query = recording.user_query()
     trace = _trace(recording, query)
-    if recording.engine != "autograd":
-        raise ValueError(f"explain reads autograd's recordings for now; this one is {recording.engine}'s")
     if trace is None:
         raise ValueError("nothing to explain: the recording holds no reverse-mode trace")
     if recording.capture == "structure" or isinstance(trace.input, (ArraySummary, ContainerSummary)):

@@ -13,7 +13,8 @@ VERDICTS = ("contributions", "zero", "nonfinite")
 @dataclass(frozen=True)
 class Cause:
     """A node that made the gradient what it is. ``reason``, a short kebab word: for a zero,
-    ``relu-off``, ``where-unselected-branch``, ``clip-saturated``, ``zero-derivative``, ``comparison``
+    ``relu-off``, ``where-unselected-branch``, ``clip-saturated``, ``tanh-saturated`` (a value class's tanh
+    at exactly +-1), ``zero-derivative``, ``comparison``
     (a non-differentiable primitive: ``node`` is ``"floor (no node)"``), ``independent``,
     ``left-trace``, ``cancellation``, ``unknown`` (a node that could not be followed); for a NaN or
     Inf, ``where-unselected-branch``, ``log-of-zero``, ``sqrt-at-zero``, ``division-by-zero``,
@@ -21,7 +22,8 @@ class Cause:
     ``nonfinite-seed``, and for a forward origin the domain errors ``sqrt-of-negative``,
     ``log-of-negative``, ``power-of-negative``, ``domain-error`` and ``inf-minus-inf``,
     ``zero-times-inf``, ``inf-over-inf``; beside a gradient's contributions, ``integer-cast`` (autograd's
-    VJP passes the gradient through ``x.astype(int)``, whose derivative is 0).
+    VJP passes the gradient through ``x.astype(int)``, whose derivative is 0), and for a value class
+    ``grad-replaced`` (a ``_backward`` assigned ``.grad = c`` over a value not 0, which was lost).
     ``fraction``: the share of the element's maximal paths it cut (zero verdicts); ``values``: the
     numbers that did it, by name (``outgrad``, ``ingrad``, ``input[argnum]``, ``derivative``, ``output``)."""
 

@@ -69,6 +69,8 @@ def _sums(e):
     line = f"The {n} recorded contribution{'s' if n != 1 else ''} into the input {fold}"
     if elsewhere:
         line += f" ({elsewhere} into other items of it, 0 here, not in the table)"
-    if e.rounding:
+    if e.rounding and e.exact:
         line += f"; the lines' exact sum differs from it by the rounding of those additions, {fmt(float(e.rounding))}"
+    elif e.rounding:  # (a write that replaced .grad, not a rounding)
+        line += f"; the lines' exact sum differs from it by {fmt(float(e.rounding))}"
     return line + "."

@@ -52,13 +52,14 @@ def local_partials(recording, query, graph):
     return partials
 
 
-def paths(recording, query, graph):
-    """``(shown, more, more_sum)``: the largest ``SHOWN`` paths, how many others, and their sum."""
+def paths(recording, query, graph, partials=None):
+    """``(shown, more, more_sum)``: the largest ``SHOWN`` paths, how many others, and their sum;
+    ``partials``: the edges' local partials when the caller has them (a value class's rules)."""
     if not scalar_graph(recording, graph):
         return (), 0, None
     if graph.paths() > MAX_PATHS:
         return (), graph.paths(), None
-    partials = local_partials(recording, query, graph)
+    partials = local_partials(recording, query, graph) if partials is None else partials
     found, stack = [], [((graph.root,), np.float64(1.0))]
     with np.errstate(all="ignore"):
         while stack:  # depth first, without recursion (a scalar chain may be thousands of nodes long)

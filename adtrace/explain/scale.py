@@ -29,11 +29,12 @@ class Scale:
     nearest_input: float = None
 
 
-def by_line(recording, query):
-    """``Scale`` per line, in the order the lines first made a node."""
+def by_line(recording, query, skip=()):
+    """``Scale`` per line, in the order the lines first made a node (the nodes of ``skip`` left out: a value
+    class's argument leaves, made by adtrace, not on a line of the user's)."""
     lines, first = {}, {}
     for event in recording.query_events(query):
-        node = recording.nodes.get(event.node) if type(event) is VJPCalled else None
+        node = recording.nodes.get(event.node) if type(event) is VJPCalled and event.node not in skip else None
         if type(node) is not NodeCreated:  # (the input's own gradient: by_leaf)
             continue
         values = flat(dense(event.outgrad, getattr(node, "value", None)))

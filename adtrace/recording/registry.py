@@ -13,6 +13,7 @@
   and no lock the parent held blocks it (``os.register_at_fork``).
 """
 
+import contextvars
 import os
 import threading
 import weakref
@@ -380,3 +381,19 @@ def _after_fork_in_child():
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent,
                         after_in_child=_after_fork_in_child)
+
+
+def unrecorded(function, *args, **kwargs):
+    """``function(*args, **kwargs)`` unseen by the recordings open in this context (adtrace's own runs:
+    explain's VJPs made again, its probes): run in a copy of the context whose engines' hooks call no
+    recorder; a ``record()`` entered inside it records there as anywhere."""
+
+    def run():
+        _STACK.set(())
+        for install in list(_installs.values()):
+            if install.active is not None:
+                install.first.set(None)  # (this copy's own first set: the tokens of the context copied stay its)
+                install.active.set(None)
+        return function(*args, **kwargs)
+
+    return contextvars.copy_context().run(run)

@@ -18,7 +18,7 @@ from .commands.doctor import doctor
 from .commands.experiments import experiments
 from .commands.traced import check, explain, report, view
 from .commands.upstream import upstream_check
-from .options import file_name, join_negative_values, point_options, positive_int, trace_options
+from .options import engine_option, file_name, join_negative_values, point_options, positive_int, trace_options
 from .output import StandardOutputError, show, standard_output, terminal_safe
 from .targets import TargetError
 
@@ -38,7 +38,8 @@ _CALLS = {  # how many times each command calls the user's function (tests/tools
             "differences). A print in it shows as many times.",
     "check": "The function is called once (recorded; each node's rule is then checked on its own).",
     "explain": "The function is called once (recorded), and again for an element no traced path reaches "
-               "(under a profile hook, then with the element moved).",
+               "(under a profile hook, then with the element moved); --engine: once, and again for an argument "
+               "no operation read (with it moved).",
 }
 
 
@@ -117,11 +118,15 @@ _EXPLAIN_CODES = ("exit status: 0 explained; 2 the command line, the target or a
 def _explain_parser(commands):
     p = _command(commands, "explain", "explain why an input element's gradient is zero, NaN or what it is",
                  "adtrace explain funcs.py:mlp --args-from funcs.py:mlp_args --wrt \"params['W'][0, 1]\"",
-                 "adtrace explain funcs.py:f --at [1.0, 0.0] --json why.json", exit_codes=_EXPLAIN_CODES)
+                 "adtrace explain funcs.py:f --at [1.0, 0.0] --json why.json",
+                 "adtrace explain funcs.py:neuron --at 0.5 --at -2.0 --engine micrograd --wrt w",
+                 exit_codes=_EXPLAIN_CODES)
     point_options(p, autograd_only=True)
+    engine_option(p)
     p.add_argument("--wrt", action="append", default=[], metavar="SELECTOR",
                    help="an input element: x, x[3], params['W'][0, 1] (repeatable; default: a few whose gradient "
-                        "is non-finite, zero or largest)")
+                        "is non-finite, zero or largest); with --engine, a leaf: an argument's name (x) or a leaf "
+                        "Value's label (v3_leaf, as the explanations name them)")
     p.add_argument("-o", "--output", type=file_name, metavar="FILE",
                    help="write the explanations here (UTF-8) instead of standard output")
     p.add_argument("--json", type=file_name, metavar="FILE", help="also write them here as JSON")

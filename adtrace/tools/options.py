@@ -11,7 +11,7 @@ RTOL_HELP = ("relative tolerance of the numerical checks (central differences; d
 
 def point_options(p, autograd_only=False):
     """The function and the point it is differentiated at (report, view, check; ``explain``, which runs
-    autograd and no numerical check, without ``--rtol`` and ``--engine``)."""
+    autograd or ``--engine`` and no numerical check, without ``--rtol``)."""
     p.add_argument("target", help="the function: module:function or path/to/file.py:function")
     p.add_argument("--at", action="append", default=[], metavar="ARG",
                    help="a positional argument as a Python literal, once per argument: 3.0, -1e-3 (also "
@@ -35,6 +35,11 @@ def point_options(p, autograd_only=False):
 def add_engine_options(p):
     """The tolerance of the numerical checks and the engine traced (report, view, check)."""
     p.add_argument("--rtol", type=positive_float, help=RTOL_HELP)
+    engine_option(p)
+
+
+def engine_option(p):
+    """The engine traced (report, view, check, explain)."""
     p.add_argument("--engine", metavar="ENGINE",
                    help="trace this engine instead of autograd: micrograd, or path/to/file.py:Value (a Value class "
                         "of micrograd's shape); each argument becomes a leaf Value and backward() runs on the result")

@@ -109,11 +109,11 @@ def test_values_kept_as_summaries_are_refused_with_the_capture_to_use():
     assert [e.exact for e in explain_recording(rec, ["x[0]"])] == [True]
 
 
-def test_another_engines_recording_is_refused_by_name():
+def test_another_engines_recording_is_explained_by_its_leaves():
     from value_classes import Value
 
     with adtrace.record(engine=Value, capture="full") as rec:
         a = Value(2.0)
         (a * a).backward()
-    with pytest.raises(ValueError, match="autograd's recordings for now"):
-        rec.explain()
+    (found,) = rec.explain()
+    assert (found.selector, found.gradient, found.exact) == ("v0_leaf", 4.0, True)

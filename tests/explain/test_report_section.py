@@ -61,3 +61,13 @@ def test_an_element_not_followed_for_want_of_calls_gets_a_pointer_not_a_table_of
         grad(f)(np.array([-1.0, -1.0, -1.0]))
     section = render_recording(rec).split("## Explanations", 1)[1]
     assert "`unknown`" not in section and "did not keep its nodes' calls" in section and "`x[0]`" in section
+
+
+def test_a_micrograd_report_explains_a_dead_relu():
+    from adtrace.compare.traced_engine_call import trace_engine_call
+
+    text = render(trace_engine_call(lambda w, x: (w * x).relu() + x, (0.5, -2.0), engine="micrograd"))
+    section = text.split("## Explanations", 1)[1]
+    assert "### `v0_leaf` = 0: zero" in section and "`relu-off`" in section
+    assert "### `v1_leaf`" not in section  # its gradient, 1.5, is finite and not zero
+    assert "## Explanations" not in render(trace_engine_call(lambda w, x: w * x, (0.5, -2.0), engine="micrograd"))

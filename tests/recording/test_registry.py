@@ -323,3 +323,19 @@ def test_each_engine_prints_as_what_it_records():
 
     assert repr(registry.engine_named("autograd")) == "<engine autograd>"
     assert repr(registry.engine_named(Value)) == "<engine micrograd: Value>"
+
+
+def test_unrecorded_runs_unseen_by_the_open_recordings_and_a_record_inside_it_records_alone():
+    import autograd.numpy as anp
+
+    def inner():
+        grad(anp.sin)(1.0)  # unseen
+        with adtrace.record() as own:
+            grad(anp.tanh)(1.0)
+        return own
+
+    with adtrace.record() as outer:
+        own = registry.unrecorded(inner)
+        grad(anp.cos)(1.0)
+    assert [e.primitive for e in outer.of_kind("node")] == ["cos"]
+    assert [e.primitive for e in own.of_kind("node")] == ["tanh"]

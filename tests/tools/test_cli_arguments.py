@@ -200,6 +200,7 @@ def test_the_programs_output_goes_to_stderr_never_into_the_report(project):
     ("view", ["-o", "p.html", "--engine", "micrograd"], 5, "--engine: 5"),
     ("check", [], 1, "called once"),
     ("explain", [], 1, "called once (recorded)"),
+    ("explain", ["--engine", "micrograd"], 1, "--engine: once"),
 ])
 def test_the_function_is_called_as_many_times_as_help_says(tmp_path, command, options, calls, helped):
     (tmp_path / "counted.py").write_text("def f(x):\n    print('called')\n    return x * x + x\n")

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from ...recording.callsite import source_location
-from ..engine_call import engine_call, engine_check, engine_of
+from ..engine_call import engine_call, engine_check, engine_of, one_class
 from ..output import program_output_to_stderr, show
 from ..targets import TargetError, arguments_from, load_target, parse_arg, parse_keyword, source_file
 from . import FAILED, NOTHING_CHECKED, PASSED, UserError
@@ -87,13 +87,13 @@ def check(args):
 def explain(args):
     """Why an input element's gradient is zero, non-finite or what it is (``adtrace/explain/``): exit 0
     explained, 3 when the differentiated argument has no element."""
-    import json
-
-    from ...explain import explain as explain_call, render_explanations
+    from ...explain import explain as explain_call
     from ...explain.elements import contains, parse_selector
 
     given = {"-o": args.output or "-", "--json": args.json}
     paths = outputs(given, _sources(args))
+    if args.engine:
+        return _explain_engine(args, given, paths)
     try:
         selectors = [parse_selector(text)[1] for text in args.wrt] or None
     except (SyntaxError, ValueError) as exc:
@@ -107,6 +107,35 @@ def explain(args):
                 raise UserError(f"--wrt {element.selector()}: no such element in argument {args.argnum}")
         with _user_errors(args):
             explanations = explain_call(function, *values, wrt=selectors, argnum=args.argnum)
+    return _explained(args, explanations, given, paths)
+
+
+def _explain_engine(args, given, paths):
+    """``explain --engine``: every argument a leaf of the engine, ``--wrt`` a leaf's name or label."""
+    from ...explain import explain as explain_call
+    from ...explain.value_class import NoSuchLeaf
+
+    if args.argnum:
+        raise UserError("--argnum picks autograd's differentiated argument; with --engine every argument is a leaf "
+                        "(name one with --wrt)")
+    with program_output_to_stderr():
+        function, values, _ = _call_of(args, "explain")
+        engine = engine_of(args.engine)
+        try:
+            with one_class(function, engine), _user_errors(args):
+                explanations = explain_call(function, *values, wrt=args.wrt or None, engine=engine)
+        except UserError as exc:
+            if isinstance(exc.__cause__, NoSuchLeaf):  # a --wrt naming no leaf
+                raise UserError(f"--wrt: {exc.__cause__.args[0]}") from exc.__cause__
+            raise
+    return _explained(args, explanations, given, paths)
+
+
+def _explained(args, explanations, given, paths):
+    import json
+
+    from ...explain import render_explanations
+
     if not explanations:
         show("adtrace: the differentiated argument has no element: nothing to explain", sys.stderr)
         return NOTHING_CHECKED

@@ -70,3 +70,24 @@ def test_help_states_its_own_exit_codes():
     text = " ".join(adtrace("explain", "--help").stdout.split())
     assert "exit status: 0 explained; 2 the command line, the target or a selector is wrong; 3" in text
     assert "1 a check failed" not in text
+
+
+NEURON = """\
+def neuron(w, x, b):
+    return (w * x + b).relu()
+"""
+
+
+def test_engine_explains_a_micrograd_leaf_by_its_argument_name(tmp_path):
+    (tmp_path / "neuron.py").write_text(NEURON)
+    out = adtrace("explain", "neuron.py:neuron", "--at", "0.5", "--at", "-2.0", "--at", "0.2", "--engine", "micrograd",
+                  "--wrt", "w", "--json", "why.json", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "## `w` = 0: zero" in out.stdout and "`relu-off`" in out.stdout
+    (found,) = json.loads((tmp_path / "why.json").read_text())
+    assert (found["selector"], found["verdict"]) == ("w", "zero")
+    assert found["causes"][0]["line"] == "neuron.py:2" and found["exact"] is True
+    bad = adtrace("explain", "neuron.py:neuron", "--at", "0.5", "--at", "-2.0", "--at", "0.2", "--engine", "micrograd",
+                  "--wrt", "q", cwd=tmp_path)
+    assert bad.returncode == 2
+    one_error_line(bad, "--wrt", "q names no leaf", "w, x, b")
