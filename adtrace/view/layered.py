@@ -12,8 +12,8 @@ by creation order.
     >>> placed = layout([(40, 20), (40, 20), (40, 20)], [(0, 1), (1, 2), (0, 2)])
     >>> [placed.y[i] for i in range(3)]  # the output (2) on top
     [110.0, 60.0, 10.0]
-    >>> len(placed.routes[2])  # the edge 0 -> 2 passes the middle layer at one dummy point
-    1
+    >>> placed.routes[2]  # the edge 0 -> 2 goes up the middle layer beside node 1, at its dummy
+    [(65.0, 70.0), (65.0, 50.0)]
 """
 
 from dataclasses import dataclass
@@ -28,7 +28,8 @@ RANK_GAP = 30  # vertical space between layers
 @dataclass
 class Placed:
     """Node centres ``x``, ``y``; the drawing's ``width`` and ``height``; per edge, the ``(x, y)``
-    points it passes between its two ends (``routes``, from the parent's end)."""
+    points it passes between its two ends (``routes``, from the parent's end: the bottom and the top
+    of each layer it crosses, at its dummy's x)."""
 
     x: list
     y: list
@@ -154,16 +155,18 @@ def _pack(g, layer, desired, x):
 def _finish(sizes, g, layers, x, edges, chains):
     """The output's layer on top (y = 0 at the top); x shifted to start at 0."""
     height = [h for _, h in sizes] + [0] * (len(g.width) - len(sizes))  # (dummies have none)
-    y, top = [0.0] * len(g.width), 0.0
+    y, half, top = [0.0] * len(g.width), [0.0] * len(g.width), 0.0
     for layer in reversed(layers):
         row = max((height[n] for n in layer), default=0)
         for node in layer:
-            y[node] = top + row / 2
+            y[node], half[node] = top + row / 2, row / 2
         top += row + RANK_GAP
     left = min((x[n] - g.width[n] / 2 for n in range(len(x))), default=0.0)
     right = max((x[n] + g.width[n] / 2 for n in range(len(x))), default=0.0)
     x = [value - left for value in x]
-    routes = [[(x[d], y[d]) for d in chains.get(i, ())] for i in range(len(edges))]
+    # an edge crosses a layer straight up its dummy's slot, bottom to top of the row: never through a node
+    routes = [[point for d in chains.get(i, ()) for point in ((x[d], y[d] + half[d]), (x[d], y[d] - half[d]))]
+              for i in range(len(edges))]
     return Placed(x[:len(sizes)], y[:len(sizes)], right - left, max(0.0, top - RANK_GAP), routes)
 
 
