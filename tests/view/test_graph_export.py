@@ -99,6 +99,6 @@ def test_recording_methods_export_and_write_the_graph(tmp_path):
     rec = recorded()
     for method, name in ((rec.graph_svg, "g.svg"), (rec.to_dot, "g.dot"), (rec.graph_json, "g.json")):
         text = method()
-        assert method(tmp_path / name) == text and (tmp_path / name).read_text(encoding="utf-8") == text
+        assert method(path=tmp_path / name) == text and (tmp_path / name).read_text(encoding="utf-8") == text
     assert rec.graph_svg().startswith("<svg ") and rec.to_dot().startswith('digraph "adtrace" {')
     assert json.loads(rec.graph_json())["nodes"][1]["label"] == "v1_sin"

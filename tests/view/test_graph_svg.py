@@ -97,3 +97,15 @@ def test_the_users_text_is_escaped(tmp_path, monkeypatch):
     _, nodes, _ = drawn(graph_svg(rec, title="<b>&"))
     assert nodes["v1_sin"][1][2] == 'we<i>rd&"name.py:3'
     assert ET.fromstring(graph_svg(rec, title="<b>&")).find(f"{SVG}title").text == "<b>&"
+
+
+def test_a_long_value_is_shortened_in_its_box_and_whole_in_its_tooltip():
+    x = anp.linspace(0.1, 1.2, 12)
+    with adtrace.record(sites=True) as rec:
+        grad(lambda v: anp.sum(anp.sin(v)))(x)
+    root = ET.fromstring(graph_svg(rec))
+    node = next(g for g in root.iter(f"{SVG}g") if g.get("id") == "node-v1_sin")
+    whole = next(n.value for n in exported_graph(rec)[0] if n.label == "v1_sin")
+    shown = [t.text for t in node.findall(f"{SVG}text")][-1]
+    assert len(whole) > 40 and len(shown) <= 40 and shown.endswith(f"... ({len(whole)} chars)")
+    assert node.find(f"{SVG}title").text == f"v1_sin = {whole}"
