@@ -109,3 +109,17 @@ def test_a_long_value_is_shortened_in_its_box_and_whole_in_its_tooltip():
     shown = [t.text for t in node.findall(f"{SVG}text")][-1]
     assert len(whole) > 40 and len(shown) <= 40 and shown.endswith(f"... ({len(whole)} chars)")
     assert node.find(f"{SVG}title").text == f"v1_sin = {whole}"
+
+
+def test_a_micrograd_recording_is_drawn_too():
+    pytest.importorskip("micrograd")
+    from micrograd.engine import Value
+
+    with adtrace.record(engine="micrograd", sites=True) as rec:
+        a, b = Value(2.0), Value(-3.0)
+        ((a * b).relu() + a).backward()
+    _, nodes, edges = drawn(graph_svg(rec))
+    assert {label: lines[:2] for label, (_, lines) in nodes.items()} == {
+        "v0_leaf": ["v0_leaf", "(leaf)"], "v1_leaf": ["v1_leaf", "(leaf)"], "v2_mul": ["v2_mul", "*"],
+        "v3_ReLU": ["v3_ReLU", "ReLU"], "v4_add": ["v4_add", "+"]}
+    assert sorted(text for _, _, text in edges) == ["arg 0", "arg 0", "arg 0", "arg 1", "arg 1"]
