@@ -273,6 +273,7 @@ def test_the_readme_synopsis_is_every_commands_real_options():
                                      ["report", "model.py:square", "--at", "1.0", "--json"],
                                      ["report", "model.py:square", "--at", "1.0", "--html"],
                                      ["view", "model.py:square", "--at", "1.0", "-o"],
+                                     ["graph", "model.py:square", "--at", "1.0", "-o"],
                                      ["upstream", "--examples", "-o"]])
 def test_an_empty_file_name_is_the_options_error(command, capsys):
     """``--json "$OUT"`` with ``OUT`` unset: an error, not a report with no JSON (nor a traceback)."""
