@@ -272,7 +272,7 @@ def graph(args):
     refuse_device("-o", args.output)
     path = outputs({"-o": args.output}, _sources(args))["-o"]
     with program_output_to_stderr():
-        function, values, target = _call_of(args, "differentiate")
+        function, values, _ = _call_of(args, "differentiate")
         if args.engine:
             if args.mode != "rev":
                 raise UserError(f"--engine {args.engine} runs backward(): reverse mode only (leave out --mode)")
