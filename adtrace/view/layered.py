@@ -6,7 +6,9 @@ node is created after its parents), so the layers are longest paths from the inp
 an edge spanning several layers gets a chain of dummy points, one per layer it crosses (Sugiyama's
 method, as dagre and the page do), so that it is routed beside the nodes, not through them; the
 order within a layer comes from a few barycenter sweeps, and the x coordinates pull each node
-towards its neighbours without overlap. Same graph, same coordinates: no randomness, ties broken
+towards its neighbours without overlap. The edges into a node enter its bottom side by side, in the
+order given (its argument positions), and both pulls aim at those points, so that a node's first
+argument tends to sit left of its second. Same graph, same coordinates: no randomness, ties broken
 by creation order.
 
     >>> placed = layout([(40, 20), (40, 20), (40, 20)], [(0, 1), (1, 2), (0, 2)])
@@ -44,6 +46,8 @@ class _Graph:
         self.preds = [[] for _ in sizes]
         self.succs = [[] for _ in sizes]
         self.rank = []
+        self.slot = {}  # (parent, child) -> where the edge enters the child: -0.5 (left) .. 0.5 (right)
+        self.pulls = {}  # see _pulls
 
     def add(self, width, rank):
         self.width.append(width)
@@ -61,12 +65,19 @@ def layout(sizes, edges):
     """``sizes``: ``[(width, height)]`` per node in creation order; ``edges``: ``[(parent, child)]``
     as node indices, the parent created first. Returns a ``Placed``."""
     g = _Graph(sizes)
+    entering, seen, slots = [0] * len(sizes), [0] * len(sizes), {}
+    for _, child in edges:
+        entering[child] += 1
     for parent, child in edges:
         if not parent < child:
             raise ValueError(f"edge {parent} -> {child}: a parent is created before its child")
         g.link(parent, child)
+        seen[child] += 1
+        slots.setdefault((parent, child), []).append(seen[child] / entering[child] - 0.5 / entering[child] - 0.5)
+    g.slot = {pair: _mean(found, 0.0) for pair, found in slots.items()}  # (x * x: both slots, one parent)
     g.rank = _ranks(g)
     chains = _dummies(g, edges, len(sizes))
+    g.pulls = _pulls(g)
     layers = _ordered_layers(g)
     x = _placed(g, layers)
     return _finish(sizes, g, layers, x, edges, chains)
@@ -101,6 +112,7 @@ def _dummies(g, edges, count):
             chain.append(dummy)
             previous = dummy
         g.link(previous, child)
+        g.slot[(previous, child)] = g.slot[(parent, child)]
         chains[i] = chain
     return chains
 
@@ -111,18 +123,21 @@ def _ordered_layers(g):
         layers[rank].append(node)
     position = [0.0] * len(g.width)
 
+    share = [0.0] * len(g.width)  # of a node's position, the width of its place in its layer
+
     def number(layer):
         for i, node in enumerate(layer):
-            position[node] = (i + 0.5) / len(layer)
+            position[node], share[node] = (i + 0.5) / len(layer), 1 / len(layer)
 
     for layer in layers:
         number(layer)
     for sweep in range(SWEEPS):
         upward = sweep % 2 == 0
-        neighbours = g.preds if upward else g.succs
+        pulls = g.pulls[upward]
         for r in (range(1, len(layers)) if upward else range(len(layers) - 2, -1, -1)):
             # a node without neighbours on that side keeps its place
-            layers[r].sort(key=lambda n: (_mean([position[m] for m in neighbours[n]], position[n]), n))
+            layers[r].sort(key=lambda n: (_mean([position[m] + slot * share[m] for m, slot in pulls[n]],
+                                                position[n]), n))
             number(layers[r])
     return layers
 
@@ -133,9 +148,10 @@ def _placed(g, layers):
         _pack(g, layer, [0.0] * len(layer), x)
     for sweep in range(PLACEMENTS):
         upward = sweep % 2 == 0
-        neighbours = g.preds if upward else g.succs
+        pulls, width = g.pulls[upward], g.width
         for layer in (layers if upward else reversed(layers)):
-            _pack(g, layer, [_mean([x[m] for m in neighbours[n]], x[n]) for n in layer], x)
+            _pack(g, layer, [_mean([x[m] + slot * width[n if upward else m] for m, slot in pulls[n]], x[n])
+                             for n in layer], x)
     return x
 
 
@@ -168,6 +184,14 @@ def _finish(sizes, g, layers, x, edges, chains):
     routes = [[point for d in chains.get(i, ()) for point in ((x[d], y[d] + half[d]), (x[d], y[d] - half[d]))]
               for i in range(len(edges))]
     return Placed(x[:len(sizes)], y[:len(sizes)], right - left, max(0.0, top - RANK_GAP), routes)
+
+
+def _pulls(g):
+    """``{upward: [[(neighbour, slot), ...] per node]}``: what pulls each node in a sweep upward (its
+    parents) and downward (its children), with where it aims, as a share of the child's width: a
+    parent at its slot in the child's bottom, a child at the parent's slot moved back (into a dummy: 0)."""
+    return {True: [[(m, -g.slot.get((m, n), 0.0)) for m in g.preds[n]] for n in range(len(g.width))],
+            False: [[(m, g.slot.get((n, m), 0.0)) for m in g.succs[n]] for n in range(len(g.width))]}
 
 
 def _mean(values, default):

@@ -75,3 +75,12 @@ def test_an_edge_from_a_later_node_is_refused():
 def test_an_empty_graph_has_no_size():
     placed = layout([], [])
     assert (placed.width, placed.height, placed.x) == (0, 0, [])
+
+
+def test_a_nodes_first_argument_sits_left_of_its_second():
+    """Edges enter a node side by side in the order given (its argument positions): b - a, with a made
+    first, puts b on the left, where its edge enters, so the two edges do not cross."""
+    placed = layout([(40, 20), (40, 20), (60, 20)], [(1, 2), (0, 2)])  # node 2 = node 1 (arg 0) - node 0 (arg 1)
+    assert placed.x[1] < placed.x[2] < placed.x[0]
+    in_order = layout([(40, 20), (40, 20), (60, 20)], [(0, 2), (1, 2)])  # a - b: a on the left
+    assert in_order.x[0] < in_order.x[2] < in_order.x[1]
