@@ -28,11 +28,15 @@ from .recording.snapshots import StateSnapshot
 from .recording.values import ArraySummary, Boxed, ContainerSummary, Sparse
 from .report import render_recording
 from .view import inline_recording_page, write_recording_page
+from .view.graph_dot import graph_dot
+from .view.graph_export import graph_json
+from .view.graph_svg import graph_svg
 
 # How a Recording renders itself (recording/ never imports the stages that render): every renderer,
 # declared here and only here (tests/recording/test_recording.py checks).
 RENDERERS.update(markdown=render_recording, html=write_recording_page, html_inline=inline_recording_page,
-                 explain=explain.explain_recording, explanations=explain.explanations_section)
+                 explain=explain.explain_recording, explanations=explain.explanations_section,
+                 graph_svg=graph_svg, dot=graph_dot, graph_json=graph_json)
 
 sys.modules[__name__ + ".events"] = events  # `adtrace.events`, the public name of the event classes
 

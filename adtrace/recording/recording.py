@@ -23,7 +23,7 @@ from .snapshots import state_snapshots, tally
 # How a Recording shows itself (Jupyter's _repr_*_ methods, to_html) and explains its gradient (explain): the
 # stages that do are later ones, which this stage never imports; adtrace/__init__.py declares them here, all in
 # one place.
-RENDERERS = {}  # "markdown", "html" (to_html), "html_inline", "explain"
+RENDERERS = {}  # "markdown", "html" (to_html), "html_inline", "explain", "graph_svg", "dot", "graph_json"
 
 
 class Recording:
@@ -104,6 +104,20 @@ class Recording:
         """The page inline in Jupyter, in a sandboxed frame (its styles and keys stay its own)."""
         render = RENDERERS.get("html_inline")
         return render(self) if render is not None else None
+
+    def graph_svg(self, path=None, title=None):
+        """The graph as a standalone SVG picture, laid out by adtrace (no graphviz), written to ``path``
+        if given; returns its text (``adtrace/view/graph_svg.py``)."""
+        return RENDERERS["graph_svg"](self, path=path, title=title)
+
+    def to_dot(self, path=None):
+        """The graph in graphviz's DOT language, written to ``path`` if given; returns its text."""
+        return RENDERERS["dot"](self, path=path)
+
+    def graph_json(self, path=None):
+        """The graph's nodes (label, primitive, the user's line, value) and edges (argument position)
+        as JSON, written to ``path`` if given; returns its text."""
+        return RENDERERS["graph_json"](self, path=path)
 
     def explain(self, wrt=None, name="x"):
         """An ``Explanation`` per input element of the user's gradient (``adtrace/explain/``): ``wrt``

@@ -1,5 +1,5 @@
-"""The ``adtrace`` command line: ``report``, ``view``, ``check``, ``explain``, ``experiments``, ``doctor``,
-``upstream``.
+"""The ``adtrace`` command line: ``report``, ``view``, ``check``, ``explain``, ``graph``, ``experiments``,
+``doctor``, ``upstream``.
 
 Errors a user can make (a bad TARGET, an argument that cannot be differentiated, a function that
 raises or exits, a missing VJP rule) end with one ``adtrace: ...`` line and exit 2, not a
@@ -16,14 +16,14 @@ from .. import __version__
 from .commands import EXIT_CODES, USAGE, UserError
 from .commands.doctor import doctor
 from .commands.experiments import experiments
-from .commands.traced import check, explain, report, view
+from .commands.traced import check, explain, graph, report, view
 from .commands.upstream import upstream_check
 from .options import engine_option, file_name, join_negative_values, point_options, positive_int, trace_options
 from .output import StandardOutputError, show, standard_output, terminal_safe
 from .targets import TargetError
 
 HANDLERS = {"report": report, "view": view, "check": check, "experiments": experiments, "doctor": doctor,
-            "upstream": upstream_check, "explain": explain}
+            "upstream": upstream_check, "explain": explain, "graph": graph}
 
 _PROGRAM_OUTPUT = "What the traced program prints goes to standard error; standard output holds the result alone."
 _TRACED = ("traced by autograd, run by adtrace's reference engine (when the call is in its scope) and 4 times "
@@ -38,8 +38,13 @@ _CALLS = {  # how many times each command calls the user's function (tests/tools
             "differences). A print in it shows as many times.",
     "check": "The function is called once (recorded; each node's rule is then checked on its own).",
     "explain": "The function is called once (recorded), and again for an element no traced path reaches "
+<<<<<<< HEAD
                "(under a profile hook, then with the element moved); --engine: once, and again for an argument "
                "no operation read (with it moved).",
+=======
+               "(under a profile hook, then with the element moved).",
+    "graph": "The function is called once (recorded; no check runs).",
+>>>>>>> exports
 }
 
 
@@ -55,6 +60,7 @@ def build_parser():
     _view_parser(commands)
     _check_parser(commands)
     _explain_parser(commands)
+    _graph_parser(commands)
     _experiments_parser(commands)
     _command(commands, "doctor", "check the installed autograd against the hook points adtrace knows",
              "adtrace doctor")
@@ -130,6 +136,31 @@ def _explain_parser(commands):
     p.add_argument("-o", "--output", type=file_name, metavar="FILE",
                    help="write the explanations here (UTF-8) instead of standard output")
     p.add_argument("--json", type=file_name, metavar="FILE", help="also write them here as JSON")
+
+
+_GRAPH_CODES = ("exit status: 0 written; 2 the command line or the target is wrong (it could not load, raised or "
+                "called sys.exit).")
+
+
+def _graph_parser(commands):
+    p = _command(commands, "graph", "record one call and export its graph as SVG, DOT or JSON (no graphviz needed)",
+                 "adtrace graph funcs.py:f --at 0.5 --at 3.0 --format svg -o graph.svg",
+                 "adtrace graph funcs.py:f --at 3.0 --engine micrograd --format dot -o graph.dot",
+                 exit_codes=_GRAPH_CODES)
+    point_options(p, autograd_only=True)  # (no numerical check: no --rtol)
+    p.add_argument("--engine", metavar="ENGINE",
+                   help="record this engine instead of autograd: micrograd, or path/to/file.py:Value (a Value class "
+                        "of micrograd's shape); each argument becomes a leaf Value and backward() runs on the result")
+    p.add_argument("--mode", choices=("rev", "fwd"), default="rev",
+                   help="rev: the graph of a VJP with a seed of ones (default); fwd: of a JVP with a tangent of ones")
+    p.add_argument("--capture", choices=("auto", "full", "structure"), default="auto",
+                   help="what the recording keeps of values: auto (small ones exactly, large ones summarized; "
+                        "default), full (every value), structure (none: the nodes' values are left out)")
+    p.add_argument("--format", choices=("svg", "dot", "json"), default="svg",
+                   help="svg: a standalone picture laid out by adtrace (default); dot: graphviz's language; json: "
+                        "the nodes (label, primitive, line, value) and edges (argument position)")
+    p.add_argument("-o", "--output", required=True, type=file_name, metavar="FILE",
+                   help="the file to write (- for standard output); a device is refused")
 
 
 def _experiments_parser(commands):

@@ -83,7 +83,8 @@ def test_every_renderer_a_recording_calls_is_declared_in_one_place():
 
     source = Path(adtrace.recording.recording.__file__).read_text() + Path(adtrace.report.document.__file__).read_text()
     called = set(re.findall(r'RENDERERS(?:\.get\(|\[)"(\w+)"', source))
-    assert called == set(RENDERERS) == {"markdown", "html", "html_inline", "explain", "explanations"}
+    assert called == set(RENDERERS) == {"markdown", "html", "html_inline", "explain", "explanations",
+                                                 "graph_svg", "dot", "graph_json"}
     package = Path(adtrace.__file__).parent
     declaring = sorted(str(path.relative_to(package)) for path in package.rglob("*.py")
                        if re.search(r"RENDERERS(\[[^]]+\]\s*=|\.update\()", path.read_text()))

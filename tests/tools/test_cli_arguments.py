@@ -162,7 +162,7 @@ def test_version():
 def test_every_option_has_help_and_every_command_ends_with_an_example():
     parser = build_parser()
     commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
-    assert set(commands) == {"report", "view", "check", "explain", "experiments", "doctor", "upstream"}
+    assert set(commands) == {"report", "view", "check", "explain", "graph", "experiments", "doctor", "upstream"}
     for name, command in {"adtrace": parser, **commands}.items():
         for action in command._actions:
             assert action.help and action.help != argparse.SUPPRESS, (name, action.dest)
@@ -201,6 +201,8 @@ def test_the_programs_output_goes_to_stderr_never_into_the_report(project):
     ("check", [], 1, "called once"),
     ("explain", [], 1, "called once (recorded)"),
     ("explain", ["--engine", "micrograd"], 1, "--engine: once"),
+    ("graph", ["-o", "g.svg"], 1, "called once (recorded; no check runs)"),
+    ("graph", ["-o", "g.svg", "--engine", "micrograd"], 1, "called once (recorded; no check runs)"),
 ])
 def test_the_function_is_called_as_many_times_as_help_says(tmp_path, command, options, calls, helped):
     (tmp_path / "counted.py").write_text("def f(x):\n    print('called')\n    return x * x + x\n")
@@ -272,6 +274,7 @@ def test_the_readme_synopsis_is_every_commands_real_options():
                                      ["report", "model.py:square", "--at", "1.0", "--json"],
                                      ["report", "model.py:square", "--at", "1.0", "--html"],
                                      ["view", "model.py:square", "--at", "1.0", "-o"],
+                                     ["graph", "model.py:square", "--at", "1.0", "-o"],
                                      ["upstream", "--examples", "-o"]])
 def test_an_empty_file_name_is_the_options_error(command, capsys):
     """``--json "$OUT"`` with ``OUT`` unset: an error, not a report with no JSON (nor a traceback)."""

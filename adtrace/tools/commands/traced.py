@@ -287,3 +287,49 @@ def _a(kind):
 def _one_line(exc, limit=300):
     text = " / ".join(line.strip() for line in str(exc).splitlines() if line.strip())
     return text if len(text) <= limit else text[:limit] + " ..."
+
+
+# -------------------- graph: the recording alone, exported --------------------
+
+
+def graph(args):
+    """Write the recorded graph of one call as SVG, DOT or JSON (``view/graph_*.py``): the function is
+    called once, recorded; no check runs. Exit 0 written, 2 the command line or the target is wrong."""
+    from ...view.graph_dot import graph_dot
+    from ...view.graph_export import graph_json
+    from ...view.graph_svg import graph_svg
+    from ..recorded_call import recorded_call, recorded_engine_call
+
+    refuse_device("-o", args.output)
+    path = outputs({"-o": args.output}, _sources(args))["-o"]
+    with program_output_to_stderr():
+        function, values, _ = _call_of(args, "differentiate")
+        if args.engine:
+            if args.mode != "rev":
+                raise UserError(f"--engine {args.engine} runs backward(): reverse mode only (leave out --mode)")
+            engine = engine_of(args.engine)
+            with _user_errors(args):
+                recording = recorded_engine_call(function, values, engine, args.capture)
+        else:
+            with _user_errors(args):
+                recording = recorded_call(function, values, args.argnum, args.mode, args.capture)
+    exports = {"svg": lambda r: graph_svg(r, title=f"adtrace graph: {args.target}"), "dot": graph_dot,
+               "json": graph_json}
+    write(path, exports[args.format](recording), args.output)
+    return PASSED
+
+
+def refuse_device(option, path):
+    """A graph is a file: a character or block device (a terminal, ``/dev/null``) is refused before
+    anything runs (``-`` is standard output; a FIFO is streamed, as every output is)."""
+    import os
+    import stat
+
+    if not path or path == "-":
+        return
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:  # (none yet, or a folder that is not one: writable() says which)
+        return
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        raise UserError(f"cannot write {option} {path}: a device, not a file (give a file, or - for standard output)")
