@@ -38,13 +38,9 @@ _CALLS = {  # how many times each command calls the user's function (tests/tools
             "differences). A print in it shows as many times.",
     "check": "The function is called once (recorded; each node's rule is then checked on its own).",
     "explain": "The function is called once (recorded), and again for an element no traced path reaches "
-<<<<<<< HEAD
                "(under a profile hook, then with the element moved); --engine: once, and again for an argument "
                "no operation read (with it moved).",
-=======
-               "(under a profile hook, then with the element moved).",
     "graph": "The function is called once (recorded; no check runs).",
->>>>>>> exports
 }
 
 

@@ -300,7 +300,6 @@ def graph(args):
     from ...view.graph_svg import graph_svg
     from ..recorded_call import recorded_call, recorded_engine_call
 
-    refuse_device("-o", args.output)
     path = outputs({"-o": args.output}, _sources(args))["-o"]
     with program_output_to_stderr():
         function, values, _ = _call_of(args, "differentiate")
@@ -317,19 +316,3 @@ def graph(args):
                "json": graph_json}
     write(path, exports[args.format](recording), args.output)
     return PASSED
-
-
-def refuse_device(option, path):
-    """A graph is a file: a character or block device (a terminal, ``/dev/null``) is refused before
-    anything runs (``-`` is standard output; a FIFO is streamed, as every output is)."""
-    import os
-    import stat
-
-    if not path or path == "-":
-        return
-    try:
-        mode = os.stat(path).st_mode
-    except OSError:  # (none yet, or a folder that is not one: writable() says which)
-        return
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        raise UserError(f"cannot write {option} {path}: a device, not a file (give a file, or - for standard output)")
