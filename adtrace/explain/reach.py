@@ -27,6 +27,8 @@ class Reach:
     cuts: list = field(default_factory=list)  # (label, position, parent, mask of the cut elements)
     stops: list = field(default_factory=list)  # (label, position or None, the parent's reached mask)
     guessed: set = field(default_factory=set)  # reached through a node not followed element-wise
+    unsure: list = field(default_factory=list)  # (label, position, mask): reached elements whose local
+    # derivative the recording does not tell (a recorded diagonal where the outgrad was 0), taken as connected
 
 
 def follow(recording, query, graph, element):
@@ -34,13 +36,13 @@ def follow(recording, query, graph, element):
     start[flat_index(graph.input, element)] = True
     found = Reach({graph.root: start}, {graph.root: start})
     for label in graph.order:
-        if label != graph.root and label in recording.nodes:
+        if label != graph.root and hasattr(recording.nodes.get(label), "parents"):  # (not another call's root)
             _into(recording, query, graph, label, found.reached, found.touched, found.cuts, found.stops,
-                  found.guessed)
+                  found.guessed, found.unsure)
     return found
 
 
-def _into(recording, query, graph, label, reached, touched, cuts, stops, guessed):
+def _into(recording, query, graph, label, reached, touched, cuts, stops, guessed, unsure):
     """Follow the element into ``label``: ``reached`` its elements with a non-zero derivative chain,
     ``touched`` those it would reach if every cut were closed."""
     node = recording.nodes[label]
@@ -52,7 +54,7 @@ def _into(recording, query, graph, label, reached, touched, cuts, stops, guessed
         from_parent, near = reached.get(parent), touched.get(parent)
         if near is None:
             continue
-        nonzero = _connections(recording, query, graph, label, position, node, near.size)
+        nonzero, unknown = _connections(recording, query, graph, label, position, node, near.size)
         if nonzero is None:  # not known: every element to every element
             mask[:] = mask.any() or from_parent is not None
             structure[:] = True
@@ -74,6 +76,8 @@ def _into(recording, query, graph, label, reached, touched, cuts, stops, guessed
         if from_parent is None:
             continue
         mask |= nonzero[:, from_parent].any(axis=1)
+        if unknown is not None and (unknown & from_parent).any() and on_a_path:
+            unsure.append((label, position, unknown & from_parent))
         if elementwise:
             cut = from_parent & ~np.diagonal(nonzero)
             if cut.any() and on_a_path:
@@ -89,16 +93,19 @@ def _into(recording, query, graph, label, reached, touched, cuts, stops, guessed
 def _connections(recording, query, graph, label, position, node, in_size):
     """``(out, in)`` booleans: which elements of the parent move which of the node (a local
     derivative not 0), from the re-evaluated Jacobian, else from the recorded diagonal of an
-    element-wise node (unknown entries connected), else None."""
+    element-wise node (unknown entries connected), else None; and the mask of the parent's elements
+    whose entry is not known (None: all known)."""
     J = jacobian(recording, label, position)
     if J is not None:
         with np.errstate(invalid="ignore"):
-            return J != 0
+            return J != 0, None
     parent_value = graph.value_of(recording, node.parents[position])
     if node.primitive == "container_take" and isinstance(parent_value, (dict, list, tuple)):
-        return recorded_take(recording, query, label, parent_value)
+        return recorded_take(recording, query, label, parent_value), None
     values = flat(node.value)
     if node.primitive not in ELEMENTWISE or values is None or values.size != in_size:
-        return None
+        return None, None
     diagonal = recorded_diagonal(recording, query, label, position, parent_value)
-    return None if diagonal is None else np.diag(diagonal != 0)  # (NaN != 0: unknown, connected)
+    if diagonal is None:
+        return None, None
+    return np.diag(diagonal != 0), np.isnan(diagonal)  # (NaN != 0: unknown, connected)

@@ -15,6 +15,8 @@ If the influence does reach the output, the zero is a ``cancellation`` of contri
 went through a node it could not follow element-wise (``unknown``, named: record with ``calls=True``).
 """
 
+from dataclasses import replace
+
 import numpy as np
 
 from .elements import size
@@ -46,8 +48,22 @@ def why_zero(recording, query, graph, element):
     causes = [_cut(recording, own, *cut) for cut in cuts] + [c for c in zeros if c.reason != "independent"] + left
     if not causes:
         causes = zeros
+    if found.unsure and causes:  # an earlier node may have cut it: the recording cannot tell which did
+        causes = [_unsure(recording, own, *u) for u in found.unsure] + [
+            replace(c, fraction=None, detail=c.detail + UNSURE_AFTER) for c in causes]
     return causes or [_cause(recording, graph.root, None, "independent", 1.0,
                              "no traced operation reaching the output reads the input")]
+
+
+UNSURE = ("its local derivative at element {where} is not known from this recording (the gradient that reached it "
+          "was 0 there): it may be what cut the path; record with capture=\"full\", sites=True, calls=True to tell")
+UNSURE_AFTER = " (after a node whose derivative this recording does not tell: it may not be the cut)"
+
+
+def _unsure(recording, graph, label, position, mask):
+    at = int(np.flatnonzero(mask)[0])
+    return _cause(recording, label, position, "unknown", None,
+                  UNSURE.format(where=_index(recording.nodes[label].value, at)))
 
 
 def _stop(recording, graph, label, position, from_parent):
