@@ -15,7 +15,8 @@ class Cause:
     """A node that made the gradient what it is. ``reason``, a short kebab word: for a zero,
     ``relu-off``, ``where-unselected-branch``, ``clip-saturated``, ``zero-derivative``, ``comparison``
     (a non-differentiable primitive: ``node`` is ``"floor (no node)"``), ``independent``,
-    ``left-trace``, ``cancellation``, ``unknown`` (a node that could not be followed); for a NaN or
+    ``left-trace``, ``nondeterministic`` (the output changes from call to call: cannot tell),
+    ``cancellation``, ``unknown`` (a node that could not be followed); for a NaN or
     Inf, ``where-unselected-branch``, ``log-of-zero``, ``sqrt-at-zero``, ``division-by-zero``,
     ``power-at-zero``, ``norm-at-zero``, ``infinite-derivative``, ``overflow``, ``nonfinite-input``,
     ``nonfinite-seed``, and for a forward origin the domain errors ``sqrt-of-negative``,
