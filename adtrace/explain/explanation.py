@@ -13,7 +13,9 @@ VERDICTS = ("contributions", "zero", "nonfinite")
 @dataclass(frozen=True)
 class Cause:
     """A node that made the gradient what it is. ``reason``, a short kebab word: for a zero,
-    ``relu-off``, ``where-unselected-branch``, ``clip-saturated``, ``zero-derivative``, ``comparison``
+    ``relu-off`` (max/min against 0), ``saturated`` (against another constant), ``not-selected`` (the other
+    of two traced values; not the maximum of ``np.max``), ``where-unselected-branch``, ``clip-saturated``,
+    ``zero-derivative``, ``comparison``
     (a non-differentiable primitive: ``node`` is ``"floor (no node)"``), ``independent``,
     ``left-trace``, ``nondeterministic`` (the output changes from call to call: cannot tell),
     ``cancellation``, ``unknown`` (a node that could not be followed); for a NaN or

@@ -24,7 +24,7 @@ from .explanation import Cause
 from .graph import Graph
 from .jacobians import structural
 from .reach import follow
-from .reasons import ZERO_DEFAULT, zero_reason
+from .reasons import REDUCTIONS_SELECTING, SELECTIONS, ZERO_DEFAULT, selection_reason, zero_reason
 
 
 def why_zero(recording, query, graph, element):
@@ -70,6 +70,11 @@ def _stop(recording, graph, label, position, from_parent):
     """A node whose local derivatives from the reached elements are all 0: by the primitive's structure
     (``independent``: it does not read them) or by the values (``zero-derivative``: a factor is 0 here)."""
     fraction = graph.fraction(label, position) or 1.0
+    primitive = getattr(recording.nodes.get(label), "primitive", None)
+    if primitive in REDUCTIONS_SELECTING:
+        which = "maximum" if "max" in primitive else "minimum"
+        return _cause(recording, label, position, "not-selected", fraction,
+                      f"the element is not the {which}: {primitive}'s derivative is 0 for every other element")
     J = structural(recording, label, position)
     if J is not None and (J[:, from_parent] != 0).any():
         return _cause(recording, label, position, "zero-derivative", fraction,
@@ -88,9 +93,11 @@ def _cut(recording, graph, label, position, parent, cut):
     elements = np.flatnonzero(cut)
     where = f"element {_index(node.value, at)}" + (f" and {len(elements) - 1} more" if len(elements) > 1 else "")
     reason = zero_reason(node.primitive)
-    if reason == ZERO_DEFAULT:  # a product with 0 (log(1) * b): the other arguments there say which factor
-        values.update((f"input[{a}]", v) for a, v in graph.inputs_at(recording, node, at).items()
-                      if a != node.argnums[position])
+    others = {a: v for a, v in graph.inputs_at(recording, node, at).items() if a != node.argnums[position]}
+    if node.primitive in SELECTIONS:  # the other selected: the output is its value (a constant 0: a relu)
+        reason = selection_reason(1 - node.argnums[position] in node.argnums, values["output"])
+    if reason in (ZERO_DEFAULT, "saturated", "not-selected"):  # a product with 0 (log(1) * b): which factor
+        values.update((f"input[{a}]", v) for a, v in others.items())
     return _cause(recording, label, position, reason, graph.fraction(label, position),
                   f"local derivative 0 at {where}", values)
 

@@ -185,3 +185,26 @@ def test_a_recording_without_calls_does_not_blame_a_later_node_for_the_relu_s_cu
     assert all(c.fraction is None for c in plain.causes)
     (full,) = only(f, x, "x[1]")
     assert (full.primitive, full.reason, full.fraction) == ("maximum", "relu-off", 1.0)
+
+
+def test_relu_off_only_against_the_constant_0_else_saturated_or_not_selected():
+    def capped(x):
+        return np.sum(np.minimum(x, 1.0))
+
+    def pairmax(x):
+        return np.maximum(x[0], x[1]) * x[2]
+
+    def floor_half(x):
+        return np.sum(np.maximum(np.sin(x), 0.5))
+    assert reasons(only(capped, np.array([2.0, 0.5]), "x[0]")) == [("minimum", "saturated")]
+    assert reasons(only(pairmax, np.array([1.0, 3.0, 2.0]), "x[0]")) == [("maximum", "not-selected")]
+    assert reasons(only(floor_half, np.array([0.1, 2.0]), "x[0]")) == [("maximum", "saturated")]
+    assert reasons(only(lambda x: np.sum(np.maximum(0.0, x)), np.array([-1.0, 2.0]), "x[0]")) == [
+        ("maximum", "relu-off")]
+
+
+def test_an_element_not_the_maximum_of_np_max_is_not_selected():
+    for selector in ("x[0]", "x[2]"):
+        (cause,) = only(lambda x: np.max(x), np.array([1.0, 3.0, 2.0]), selector)
+        assert (cause.primitive, cause.reason) == ("max", "not-selected")
+        assert "not the maximum" in cause.detail
