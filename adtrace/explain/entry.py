@@ -23,7 +23,7 @@ from autograd.core import vspace
 from autograd.tracer import getval, isbox
 
 from ..recording.session import record
-from .elements import Element, leaves, parse_selector
+from .elements import Element, leaves, select
 from .escapes import escapes
 from .explainer import explain_recording
 from .explanation import Cause, Explanations
@@ -52,7 +52,8 @@ def explain(f, *args, wrt=None, argnum=0, relative_to=None):
             vjp(vspace(output).ones())
     if isinstance(wrt, (str, Element)):  # one selector
         wrt = [wrt]
-    elements = None if wrt is None else [s if isinstance(s, Element) else parse_selector(s)[1] for s in wrt]
+    known = name if name != "x" or argument_name(f, argnum, None) else None  # (checked: the user's own name)
+    elements = None if wrt is None else [e for s in wrt for e in select(s, args[argnum], known)]
     explanations = explain_recording(rec, elements, name)
     rerun = {}  # the run at the same point (escapes and output), made once for every element that needs it
     probed = Explanations(_probed(e, of_x, args[argnum], output, relative_to, rerun) for e in explanations)
@@ -60,12 +61,12 @@ def explain(f, *args, wrt=None, argnum=0, relative_to=None):
     return probed
 
 
-def argument_name(f, argnum):
+def argument_name(f, argnum, otherwise="x"):
     try:
         names = [p.name for p in inspect.signature(f).parameters.values()]
         return names[argnum]
     except (TypeError, ValueError, IndexError):
-        return "x"
+        return otherwise
 
 
 def _refuse_loose(output):
@@ -110,7 +111,7 @@ def _probed(explanation, of_x, x, output, relative_to, rerun):
             Cause(f"{e.primitive} (no node)", e.primitive, 0, e.line, e.reason, 1 / len(found),
                   "a non-differentiable primitive: autograd ran it on the plain value and made no node")
             for e in found))
-    element = parse_selector(explanation.selector)[1]
+    (element,) = select(explanation.selector, x)
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.filterwarnings("ignore", INDEPENDENT)
         moved = make_vjp(of_x)(_moved(x, element))[1]  # traced, as the recorded call was (._value needs a box)
