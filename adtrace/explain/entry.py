@@ -57,7 +57,7 @@ def explain(f, *args, wrt=None, argnum=0, relative_to=None):
     explanations = explain_recording(rec, elements, name)
     rerun = {}  # the run at the same point (escapes and output), made once for every element that needs it
     probed = Explanations(_probed(e, of_x, args[argnum], output, relative_to, rerun) for e in explanations)
-    probed.lines, probed.leaves = explanations.lines, explanations.leaves
+    probed.lines, probed.leaves, probed.summed = explanations.lines, explanations.leaves, explanations.summed
     return probed
 
 

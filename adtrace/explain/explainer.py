@@ -54,6 +54,8 @@ def explain_recording(recording, wrt=None, name="x", largest=True):
     names = variable_names(recording)
     found = Explanations(_named(explain_element(recording, query, graph, gradient, e, name), names) for e in chosen)
     found.lines, found.leaves = scale.by_line(recording, query), scale.by_leaf(gradient, name)
+    output = getattr(recording.nodes.get(trace.end), "value", None)
+    found.summed = size(output) if output is not None and size(output) > 1 else None
     return found
 
 

@@ -98,6 +98,7 @@ class Explanations(list):
 
     lines = ()
     leaves = ()
+    summed = None  # the output's number of elements when more than one: the gradient is its sum's
 
 
 def number(value):
