@@ -20,7 +20,7 @@ from ..recording.names import variable_names
 from ..report.format import fmt
 from .elements import dense, flat
 from .explanation import Cause
-from .jacobians import jacobian
+from .jacobians import diagonal, jacobian
 from .reach import follow
 from .reasons import ELEMENTWISE, nonfinite_reason
 
@@ -101,6 +101,9 @@ def _derivative(recording, node, position, at):
     """An element-wise node's local derivative at element ``at`` (its re-evaluated Jacobian's diagonal), or None."""
     if node.primitive not in ELEMENTWISE:
         return None
+    found = diagonal(recording, node.label, position)  # (one VJP, not an n x n Jacobian)
+    if found is not None:
+        return found[at] if at < found.size else None
     J = jacobian(recording, node.label, position)
     if J is None or J.shape[0] != J.shape[1] or at >= J.shape[0]:
         return None

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .elements import flat, flat_index
-from .jacobians import jacobian, recorded_diagonal, recorded_take, structural
+from .jacobians import diagonal, jacobian, recorded_diagonal, recorded_take, structural
 from .reasons import ELEMENTWISE
 
 
@@ -68,21 +68,22 @@ def _into(recording, query, graph, label, reached, touched, cuts, stops, guessed
         if elementwise:
             structure |= near
         else:
-            moved = nonzero[:, near].any(axis=1)
+            moved = nonzero.moved(near)
             if not moved.all():  # an entry 0 by the values (a factor 0) still connects: the primitive's structure
                 by_structure = structural(recording, label, position)
                 moved |= by_structure[:, near].any(axis=1) if by_structure is not None else False
             structure |= moved
         if from_parent is None:
             continue
-        mask |= nonzero[:, from_parent].any(axis=1)
+        moved = nonzero.moved(from_parent)
+        mask |= moved
         if unknown is not None and (unknown & from_parent).any() and on_a_path:
             unsure.append((label, position, unknown & from_parent))
         if elementwise:
-            cut = from_parent & ~np.diagonal(nonzero)
+            cut = from_parent & ~nonzero.diagonal()
             if cut.any() and on_a_path:
                 cuts.append((label, position, parent, cut))
-        elif not nonzero[:, from_parent].any() and on_a_path:
+        elif not moved.any() and on_a_path:
             stops.append((label, position, from_parent))
     if mask.any():
         reached[label] = mask
@@ -95,17 +96,59 @@ def _connections(recording, query, graph, label, position, node, in_size):
     derivative not 0), from the re-evaluated Jacobian, else from the recorded diagonal of an
     element-wise node (unknown entries connected), else None; and the mask of the parent's elements
     whose entry is not known (None: all known)."""
+    values = flat(node.value)
+    same_size = node.primitive in ELEMENTWISE and values is not None and values.size == in_size
+    found = diagonal(recording, label, position) if same_size else None
+    if found is not None:
+        return Diagonal(found != 0), None
     J = jacobian(recording, label, position)
     if J is not None:
         with np.errstate(invalid="ignore"):
-            return J != 0, None
+            return (Diagonal(np.diagonal(J) != 0) if same_size else Dense(J != 0)), None
     parent_value = graph.value_of(recording, node.parents[position])
     if node.primitive == "container_take" and isinstance(parent_value, (dict, list, tuple)):
-        return recorded_take(recording, query, label, parent_value), None
-    values = flat(node.value)
-    if node.primitive not in ELEMENTWISE or values is None or values.size != in_size:
+        taken = recorded_take(recording, query, label, parent_value)
+        return (None if taken is None else Taken(taken)), None
+    if not same_size:
         return None, None
-    diagonal = recorded_diagonal(recording, query, label, position, parent_value)
-    if diagonal is None:
+    found = recorded_diagonal(recording, query, label, position, parent_value)
+    if found is None:
         return None, None
-    return np.diag(diagonal != 0), np.isnan(diagonal)  # (NaN != 0: unknown, connected)
+    return Diagonal(found != 0), np.isnan(found)  # (NaN != 0: unknown, connected)
+
+
+class Dense:
+    """A node's connections from a parent: ``(out, in)`` booleans."""
+
+    def __init__(self, nonzero):
+        self.nonzero, self.shape = nonzero, nonzero.shape
+
+    def moved(self, mask):
+        """The node's elements a local derivative not 0 connects to ``mask``'s elements of the parent."""
+        return self.nonzero[:, mask].any(axis=1)
+
+    def diagonal(self):
+        return np.diagonal(self.nonzero)
+
+
+class Diagonal(Dense):
+    """An element-wise node's: element m reads element m (kept as its diagonal, not n x n)."""
+
+    def __init__(self, nonzero):
+        self.nonzero, self.shape = nonzero, (nonzero.size, nonzero.size)
+
+    def moved(self, mask):
+        return mask & self.nonzero
+
+    def diagonal(self):
+        return self.nonzero
+
+
+class Taken(Dense):
+    """A ``container_take``'s: element m is the container's element ``positions[m]``."""
+
+    def __init__(self, positions):
+        self.positions, self.shape = positions, (positions.size, None)
+
+    def moved(self, mask):
+        return mask[self.positions]
