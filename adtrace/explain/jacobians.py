@@ -24,6 +24,7 @@ MAX_ELEMENTS = 4096
 
 
 MAX_VJPS = 200_000  # VJP calls per recording, all Jacobians together; past it, the rest are not known
+DENSE = 1 << 20  # a Jacobian of more entries (not an element-wise node's) is kept as ``Rows``
 MAX_ENTRIES = 1 << 24  # numbers all kept Jacobians of a recording hold together (128 MB); past it, not known
 _MADE = weakref.WeakKeyDictionary()  # recording -> {(label, position): Jacobian}: each element explained reuses them
 
@@ -89,9 +90,14 @@ def _jacobian(recording, label, position, args=None):
         return None
     argnum = node.argnums[position]
     parent_values = flat((call.args if args is None else args)[argnum])
-    if parent_values is None or size * parent_values.size > MAX_ENTRIES - _MADE.get(recording, {}).get("entries", 0):
-        return None  # (not made only to be dropped)
-    J = np.empty((size, parent_values.size), dtype=np.result_type(parent_values.dtype, float))
+    if parent_values is None:
+        return None
+    room = MAX_ENTRIES - _MADE.get(recording, {}).get("entries", 0)  # (not made only to be dropped)
+    rows = size * parent_values.size > DENSE and node.primitive not in ELEMENTWISE
+    if not rows and size * parent_values.size > room:
+        return None
+    dtype = np.result_type(parent_values.dtype, float)
+    J = Rows((size, parent_values.size)) if rows else np.empty((size, parent_values.size), dtype=dtype)
     try:
         with np.errstate(all="ignore"):
             if args is not None:  # other values of the same shapes: the answer made again from them
@@ -109,11 +115,63 @@ def _jacobian(recording, label, position, args=None):
                 if row is None or row.size != J.shape[1]:
                     return None
                 J[m] = row
+                if rows and J.kept > room:
+                    return None
     except Exception:  # a rule that needs more than its call (or one adtrace cannot replay): unknown
         return None
+    if rows:
+        return J.done()
     if node.primitive in ELEMENTWISE and J.shape[0] == J.shape[1]:  # a unit seed's 0s times an infinite
         J = np.diag(np.diagonal(J))  # derivative elsewhere made NaN off the diagonal (sqrt at 0): no connection
     return J
+
+
+class Rows:
+    """A large Jacobian (above ``DENSE`` entries: a ``dot``'s, whose rows each read one column of ``W``)
+    kept as its rows' entries that are not 0 (NaN kept: not known, connected), written row by row."""
+
+    def __init__(self, shape):
+        self.shape, self.kept = shape, 0
+        self.indptr, self.indices, self.data = [0], [], []
+
+    def __setitem__(self, m, row):
+        nonzero = np.flatnonzero(row != 0)
+        self.indices.append(nonzero.astype(np.int32))
+        self.data.append(row[nonzero])
+        self.kept += nonzero.size
+        self.indptr.append(self.kept)
+
+    def done(self):
+        self.indptr = np.array(self.indptr)
+        self.indices = np.concatenate(self.indices) if self.indices else np.zeros(0, dtype=np.int32)
+        self.data = np.concatenate(self.data) if self.data else np.zeros(0)
+        self.size = self.data.size  # (the numbers kept: the budget's)
+        return self
+
+    def moved(self, mask):
+        """The rows with an entry in ``mask``'s columns."""
+        counts = np.concatenate([[0], np.cumsum(mask[self.indices])])
+        return counts[self.indptr[1:]] > counts[self.indptr[:-1]]
+
+    def column(self, at):
+        """``{row: entry}`` of column ``at``'s entries that are not 0."""
+        where = np.flatnonzero(self.indices == at)
+        return dict(zip((np.searchsorted(self.indptr, where, side="right") - 1).tolist(), self.data[where]))
+
+
+def moved(J, mask):
+    """The rows of ``J`` (an array or ``Rows``) with an entry not 0 (NaN: connected) in ``mask``'s columns."""
+    if isinstance(J, Rows):
+        return J.moved(mask)
+    with np.errstate(invalid="ignore"):
+        return (J[:, mask] != 0).any(axis=1)
+
+
+def column(J, at):
+    """``{row: entry}`` of ``J``'s column ``at`` entries that are not 0."""
+    if isinstance(J, Rows):
+        return J.column(at)
+    return {int(m): J[m, at] for m in np.flatnonzero(J[:, at])}
 
 
 def structural(recording, label, position):

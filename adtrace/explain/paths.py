@@ -22,7 +22,7 @@ import numpy as np
 from ..recording.events import BackwardStart, VJPCalled
 from .elements import flat, flat_index
 from .explanation import Path
-from .jacobians import diagonal, jacobian
+from .jacobians import column as column_of, diagonal, jacobian
 from .reasons import ELEMENTWISE
 
 MAX_PATHS = 10_000  # enumerated at most; beyond, only counted
@@ -48,7 +48,7 @@ def local_partials(recording, query, graph):
                     partials[event.node, position] = (np.asarray(ingrad).ravel() / outgrad)[0]
             else:
                 J = jacobian(recording, event.node, position)
-                partials[event.node, position] = J[0, 0] if J is not None and J.size == 1 else np.nan
+                partials[event.node, position] = J[0, 0] if isinstance(J, np.ndarray) and J.size == 1 else np.nan
     return partials
 
 
@@ -97,7 +97,7 @@ def element_paths(recording, query, graph, element):
                     J = jacobian(recording, consumer, position)
                     if J is None:
                         return (), 0, None
-                    column = {int(m): J[m, at] for m in np.flatnonzero(J[:, at])}
+                    column = column_of(J, at)
                     if J.shape[0] != J.shape[1] or recording.nodes[consumer].primitive not in ELEMENTWISE:
                         d = None
                 if seed is None:

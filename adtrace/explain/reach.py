@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .elements import flat, flat_index
-from .jacobians import diagonal, jacobian, recorded_diagonal, recorded_take, structural
+from .jacobians import Rows, diagonal, jacobian, moved as moved_by, recorded_diagonal, recorded_take, structural
 from .reasons import ELEMENTWISE
 
 
@@ -71,7 +71,7 @@ def _into(recording, query, graph, label, reached, touched, cuts, stops, guessed
             moved = nonzero.moved(near)
             if not moved.all():  # an entry 0 by the values (a factor 0) still connects: the primitive's structure
                 by_structure = structural(recording, label, position)
-                moved |= by_structure[:, near].any(axis=1) if by_structure is not None else False
+                moved |= moved_by(by_structure, near) if by_structure is not None else False
             structure |= moved
         if from_parent is None:
             continue
@@ -102,6 +102,8 @@ def _connections(recording, query, graph, label, position, node, in_size):
     if found is not None:
         return Diagonal(found != 0), None
     J = jacobian(recording, label, position)
+    if isinstance(J, Rows):
+        return J, None
     if J is not None:
         with np.errstate(invalid="ignore"):
             return (Diagonal(np.diagonal(J) != 0) if same_size else Dense(J != 0)), None

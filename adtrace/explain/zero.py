@@ -22,7 +22,7 @@ import numpy as np
 from .elements import size
 from .explanation import Cause
 from .graph import Graph
-from .jacobians import structural
+from .jacobians import moved, structural
 from .reach import follow
 from .reasons import REDUCTIONS_SELECTING, SELECTIONS, ZERO_DEFAULT, selection_reason, zero_reason
 
@@ -34,7 +34,8 @@ def why_zero(recording, query, graph, element):
     unknown = [label for label, position, _ in stops if position is None]
     if graph.end in reached and unknown:
         return [_cause(recording, label, None, "unknown", None, "its local Jacobian is not known (record with "
-                       "calls=True, or a node above jacobians.MAX_ELEMENTS): taken as connecting every element")
+                       "calls=True, or a node above jacobians.MAX_ELEMENTS or past its MAX_ENTRIES numbers kept): "
+                       "taken as connecting every element")
                 for label in unknown]
     if graph.end in reached:
         return [_cause(recording, graph.end, None, "cancellation", None,
@@ -76,7 +77,7 @@ def _stop(recording, graph, label, position, from_parent):
         return _cause(recording, label, position, "not-selected", fraction,
                       f"the element is not the {which}: {primitive}'s derivative is 0 for every other element")
     J = structural(recording, label, position)
-    if J is not None and (J[:, from_parent] != 0).any():
+    if J is not None and moved(J, from_parent).any():
         return _cause(recording, label, position, "zero-derivative", fraction,
                       "its local derivatives from the element are 0 at these values (a factor of them is 0)")
     return _cause(recording, label, position, "independent", fraction,

@@ -77,3 +77,19 @@ def test_a_relu_above_max_elements_is_still_followed_element_by_element():
     x = np.linspace(-1.0, 1.0, MAX_ELEMENTS + 2)
     (e,) = explain(lambda x: np.sum(np.maximum(x, 0.0) ** 2), x, wrt="x[0]")
     assert [(c.primitive, c.reason, c.fraction) for c in e.causes] == [("maximum", "relu-off", 1.0)]
+
+
+def test_a_large_jacobian_kept_as_rows_says_what_the_dense_one_does(monkeypatch):
+    """Above DENSE entries a dot's Jacobian keeps only its rows' entries not 0: same connections, same columns."""
+    from adtrace.explain.jacobians import Rows, column, moved
+    A = np.array([[1.0, 0.0, 2.0], [0.0, 0.0, -1.0]])
+    with adtrace.record(capture="full", calls=True) as rec:
+        grad(lambda x: np.sum(np.tanh(np.dot(A, x))))(np.array([0.3, -0.2, 0.5]))
+    dense = jacobian(rec, "v1_dot", 0)
+    monkeypatch.setattr(jacobians, "DENSE", 1)
+    jacobians._MADE.pop(rec)
+    rows = jacobian(rec, "v1_dot", 0)
+    assert isinstance(rows, Rows) and rows.size == 3  # the 3 entries not 0 of 6
+    for mask in ([True, False, False], [False, True, False], [False, False, True]):
+        assert moved(rows, np.array(mask)).tolist() == moved(dense, np.array(mask)).tolist()
+    assert all(column(rows, at) == column(dense, at) for at in range(3))

@@ -99,7 +99,10 @@ def mlp(params, x):
     return np.sum(np.dot(params["W2"], h))
 
 
-def test_an_mlp_with_a_dead_unit():
+@pytest.mark.parametrize("dense", [1 << 20, 1])  # every Jacobian kept as rows of its entries not 0, too
+def test_an_mlp_with_a_dead_unit(dense, monkeypatch):
+    from adtrace.explain import jacobians
+    monkeypatch.setattr(jacobians, "DENSE", dense)
     params = {"W1": np.array([[1.0, 2.0], [-3.0, -1.0], [0.5, 0.5]]), "b1": np.zeros(3),
               "W2": np.array([[1.0, -1.0, 2.0]])}
     x = np.array([1.0, 1.0])  # unit 1: -3 - 1 < 0, dead
