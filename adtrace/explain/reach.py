@@ -17,7 +17,7 @@ import numpy as np
 
 from .elements import flat, flat_index
 from .jacobians import Rows, diagonal, jacobian, moved as moved_by, recorded_diagonal, recorded_take, structural
-from .reasons import ELEMENTWISE
+from .reasons import ELEMENTWISE, SELECTIONS
 
 
 @dataclass
@@ -116,7 +116,13 @@ def _connections(recording, query, graph, label, position, node, in_size):
     found = recorded_diagonal(recording, query, label, position, parent_value)
     if found is None:
         return None, None
-    return Diagonal(found != 0), np.isnan(found)  # (NaN != 0: unknown, connected)
+    unknown = np.isnan(found)
+    if unknown.any() and node.primitive in SELECTIONS:  # maximum/minimum: selected where the output is this value
+        parent, output = flat(parent_value), flat(node.value)
+        if parent is not None and output is not None and parent.size == output.size:
+            found = np.where(unknown, (parent == output).astype(float), found)
+            unknown = np.zeros_like(unknown)
+    return Diagonal(found != 0), unknown  # (NaN != 0: unknown, connected)
 
 
 class Dense:

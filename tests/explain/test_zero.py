@@ -174,20 +174,29 @@ def test_a_product_with_zero_shows_the_other_factor():
     assert cause.values == {"output": 0.0, "input": 3.0, "input[0]": 0.0}  # b[1] = 3 met a[1] = log(1) = 0
 
 
-def test_a_recording_without_calls_does_not_blame_a_later_node_for_the_relu_s_cut():
-    # h**2 has derivative 0 where the relu set h to 0, but the relu cut first; a plain record() cannot
-    # see the relu's derivative (the gradient reaching it is 0 there): it says so, and claims no cut of 100%
+def test_a_recording_without_calls_does_not_blame_a_later_node_for_the_first_cut():
+    # h**2 has derivative 0 where the relu set h to 0, but the relu cut first. A plain record() reads the
+    # maximum's derivative from its values; a where's (its condition not kept, the gradient reaching it 0
+    # there) it cannot: it says so, and claims no cut of 100%
     def f(x):
         h = np.maximum(x, 0.0)
+        return np.sum(h ** 2)
+
+    def g(x):
+        h = np.where(x > 0, x, 0.0)
         return np.sum(h ** 2)
     x = np.array([1.0, -2.0])
     with adtrace.record() as rec:
         grad(f)(x)
+    ((relu,),) = [e.causes for e in rec.explain(wrt=["x[1]"])]
+    assert (relu.primitive, relu.reason, relu.fraction) == ("maximum", "relu-off", 1.0)
+    with adtrace.record() as rec:
+        grad(g)(x)
     (plain,) = rec.explain(wrt=["x[1]"])
-    assert plain.causes[0].primitive == "maximum" and plain.causes[0].reason == "unknown"
-    assert all(c.fraction is None for c in plain.causes)
-    (full,) = only(f, x, "x[1]")
-    assert (full.primitive, full.reason, full.fraction) == ("maximum", "relu-off", 1.0)
+    assert plain.causes[0].primitive == "where" and plain.causes[0].reason == "unknown"
+    assert all(c.fraction is None for c in plain.causes) and len(plain.causes) == 2
+    (full,) = only(g, x, "x[1]")
+    assert (full.primitive, full.reason, full.fraction) == ("where", "where-unselected-branch", 1.0)
 
 
 def test_relu_off_only_against_the_constant_0_else_saturated_or_not_selected():
