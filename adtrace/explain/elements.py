@@ -50,6 +50,65 @@ def parse_selector(text):
     return tree.id, Element(tuple(keys), tuple(index))
 
 
+def select(selector, value, name=None):
+    """The ``Element``s of ``value`` a selector names, read against ``value`` (a list item that is a
+    number, ``layers[1][1]``, is a container key, not an array index): one element (``x[3]``, ``x[-1]``,
+    ``params['W'][0, 1]``), or every element of a part (``params['W']``, ``W[0]``: a row) or of the
+    whole argument (``x``). ``name``: the argument's name, checked when given. ``ValueError`` (naming
+    the argument as the user does) when it names none."""
+    if isinstance(selector, Element):
+        if not contains(value, selector):
+            raise ValueError(f"no such element: {selector.selector(name or 'x')} ({shapes(value, name)})")
+        return [selector]
+    try:
+        tree = ast.parse(selector.strip(), mode="eval").body
+    except SyntaxError as exc:
+        raise ValueError(f"not a selector: {selector!r} (write x, x[3] or params['W'][0, 1])") from exc
+    subscripts = []
+    while isinstance(tree, ast.Subscript):
+        try:
+            subscripts.append(ast.literal_eval(tree.slice))
+        except ValueError as exc:
+            raise ValueError("subscripts must be numbers or strings (no slices or names)") from exc
+        tree = tree.value
+    if not isinstance(tree, ast.Name):
+        raise ValueError(f"not a selector: {selector!r} (write x, x[3] or params['W'][0, 1])")
+    if name is not None and tree.id != name:
+        raise ValueError(f"the differentiated argument is called {name}, not {tree.id}")
+    name = tree.id
+    subscripts.reverse()
+    keys, here = (), value
+    while subscripts and isinstance(here, (dict, list, tuple)):
+        key = subscripts.pop(0)
+        if isinstance(here, (list, tuple)) and type(key) is int and -len(here) <= key < len(here):
+            key %= len(here)
+        elif not (isinstance(here, dict) and _hashable(key) and key in here):
+            raise ValueError(f"no such element: {Element(keys).selector(name)} has no item [{key!r}] "
+                             f"({shapes(value, name)})")
+        keys, here = keys + (key,), here[key]
+    if isinstance(here, (dict, list, tuple)):  # a part: each of its elements
+        return [Element(keys + e.keys, e.index) for e in elements(here)]
+    index = tuple(i for sub in subscripts for i in (sub if isinstance(sub, tuple) else (sub,)))
+    shape = np.shape(here)
+    if len(index) > len(shape) or not all(type(i) is int and -n <= i < n for i, n in zip(index, shape)):
+        raise ValueError(f"no such element: {Element(keys).selector(name)} has shape {shape} ({shapes(value, name)})")
+    index = tuple(i % n for i, n in zip(index, shape))
+    return [Element(keys, index + e.index) for e in elements(np.asarray(here)[index])]
+
+
+def _hashable(key):
+    try:
+        hash(key)
+    except TypeError:
+        return False
+    return True
+
+
+def shapes(value, name=None):
+    """``params['W'] (2, 2), params['b'] (1,)``: the argument's parts and their shapes."""
+    return ", ".join(f"{Element(keys).selector(name or 'x')} {np.shape(leaf)}" for keys, leaf in leaves(value))
+
+
 def leaves(value, keys=()):
     """``(keys, leaf)`` of each array or number inside ``value``, in order."""
     if isinstance(value, dict):

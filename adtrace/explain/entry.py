@@ -1,13 +1,15 @@
 """``explain(f, *args, wrt=None)``: record one reverse-mode call of ``f`` with everything an
 explanation needs, and explain it.
 
-The gradient is ``f``'s VJP with a seed of ones (its gradient for a scalar output), with respect to
-argument ``argnum``. Where autograd traced no path from the input element to the output, only
-running ``f`` again tells an output that does not depend on the input (``independent``) from one
-whose value does but left the trace: first under a profile hook, for autograd's non-differentiable
-primitives (``floor``, ``round``, ``sign``, comparisons: they make no node; ``escapes.py``), then with
-the input element moved by ``PROBE`` (relative), for a value taken out of its box (``._value``, a
-plain numpy call), the output compared.
+The gradient is ``f``'s VJP with a seed of ones (its gradient for a scalar output; for an array
+output, the gradient of the sum of its elements), with respect to argument ``argnum``. Where autograd
+traced no path from the input element to the output, only running ``f`` again tells an output that
+does not depend on the input (``independent``) from one whose value does but left the trace: once
+more at the same point under a profile hook, for autograd's non-differentiable primitives (``floor``,
+``round``, ``sign``, comparisons: they make no node; ``escapes.py``), its output compared with the
+recorded one (not the same: ``nondeterministic``, nothing more can be told), then once per such
+element with it moved by ``PROBE`` (relative), for a value taken out of its box (``._value``, a plain
+numpy call), the output compared.
 """
 
 import copy
@@ -18,11 +20,12 @@ from dataclasses import replace
 import numpy as np
 from autograd import make_vjp
 from autograd.core import vspace
+from autograd.tracer import getval, isbox
 
 from ..recording.events import NodeCreated
 from ..recording.registry import engine_named, unrecorded
 from ..recording.session import record
-from .elements import Element, parse_selector
+from .elements import Element, leaves, select
 from .escapes import escapes
 from .explainer import explain_recording
 from .explanation import Cause, Explanations
@@ -30,6 +33,10 @@ from .value_class import explain_values
 
 PROBE = 1e-3
 INDEPENDENT = "Output seems independent of input"  # autograd's warning (trace)
+NONDETERMINISTIC = ("the output is not the same when the function runs again at the same point (random numbers, a "
+                    "counter, other state): whether it depends on this element cannot be told")
+LOOSE = ("the function returned a {kind} holding traced values: autograd differentiates one array or number (a "
+         "plain {kind} is not traced, no path reaches it). Return one value (e.g. the sum of them), or each in turn")
 INDEPENDENT_PROBED = ("the output does not depend on the input: autograd traced no path, and moving this element "
                       "does not move the output")
 
@@ -53,11 +60,16 @@ def _explain_autograd(f, args, wrt, argnum, relative_to):
         warnings.filterwarnings("ignore", INDEPENDENT)  # (the explanation says it, with the reason)
         with record(capture="full", sites=True, calls=True, relative_to=relative_to) as rec:
             vjp, output = make_vjp(of_x)(args[argnum])
+            _refuse_loose(output)
             vjp(vspace(output).ones())
-    elements = None if wrt is None else [s if isinstance(s, Element) else parse_selector(s)[1] for s in wrt]
+    if isinstance(wrt, (str, Element)):  # one selector
+        wrt = [wrt]
+    known = name if name != "x" or argument_name(f, argnum, None) else None  # (checked: the user's own name)
+    elements = None if wrt is None else [e for s in wrt for e in select(s, args[argnum], known)]
     explanations = explain_recording(rec, elements, name)
-    probed = Explanations(_probed(e, of_x, args[argnum], output, relative_to) for e in explanations)
-    probed.lines, probed.leaves = explanations.lines, explanations.leaves
+    rerun = {}  # the run at the same point (escapes and output), made once for every element that needs it
+    probed = Explanations(_probed(e, of_x, args[argnum], output, relative_to, rerun) for e in explanations)
+    probed.lines, probed.leaves, probed.summed = explanations.lines, explanations.leaves, explanations.summed
     return probed
 
 
@@ -115,32 +127,61 @@ def argument_names(f, n):
     return (names + [f"x{i}" for i in range(len(names), n)])[:n]
 
 
-def argument_name(f, argnum):
+def argument_name(f, argnum, otherwise="x"):
     try:
         names = [p.name for p in inspect.signature(f).parameters.values()]
         return names[argnum]
     except (TypeError, ValueError, IndexError):
-        return "x"
+        return otherwise
 
 
-def _probed(explanation, of_x, x, output, relative_to):
-    """An ``independent`` verdict at the input checked by running ``f`` again: the non-differentiable
-    primitives the input went through (``escapes.py``), else ``left-trace`` when the output moves with
-    the element."""
+def _refuse_loose(output):
+    """A tuple, list or dict of traced values is no traced value: autograd saw no path to it."""
+    if isinstance(output, (tuple, list, dict)) and not isbox(output) and any(isbox(v) for _, v in leaves(output)):
+        raise ValueError(LOOSE.format(kind=type(output).__name__))
+
+
+def _same(a, b):
+    """Whether two outputs are the same values (containers leaf by leaf, boxes by their values)."""
+    a, b = list(leaves(getval(a))), list(leaves(getval(b)))
+    if [k for k, _ in a] != [k for k, _ in b]:
+        return False
+    for (_, u), (_, v) in zip(a, b):
+        u, v = np.asarray(getval(u)), np.asarray(getval(v))
+        try:
+            equal = np.array_equal(u, v, equal_nan=True)
+        except TypeError:  # not numbers (equal_nan needs them)
+            equal = np.array_equal(u, v)
+        if not equal:
+            return False
+    return True
+
+
+def _probed(explanation, of_x, x, output, relative_to, rerun):
+    """An ``independent`` verdict at the input checked by running ``f`` again: at the same point, the
+    non-differentiable primitives the input went through (``escapes.py``) and whether the output is
+    the same (else ``nondeterministic``); then ``left-trace`` when the output moves with the element."""
     causes = explanation.causes
     if not (len(causes) == 1 and causes[0].reason == "independent" and causes[0].primitive == "root"):
         return explanation
-    found = escapes(of_x, x, relative_to)
+    if not rerun:
+        again = []
+        rerun["escapes"] = escapes(of_x, x, relative_to, again)
+        rerun["same"] = _same(again[0], output)
+    if not rerun["same"]:
+        return replace(explanation, causes=(replace(causes[0], reason="nondeterministic", fraction=None,
+                                                    detail=NONDETERMINISTIC),))
+    found = rerun["escapes"]
     if found:
         return replace(explanation, causes=tuple(
             Cause(f"{e.primitive} (no node)", e.primitive, 0, e.line, e.reason, 1 / len(found),
                   "a non-differentiable primitive: autograd ran it on the plain value and made no node")
             for e in found))
-    element = parse_selector(explanation.selector)[1]
+    (element,) = select(explanation.selector, x)
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.filterwarnings("ignore", INDEPENDENT)
         moved = make_vjp(of_x)(_moved(x, element))[1]  # traced, as the recorded call was (._value needs a box)
-    if np.array_equal(np.asarray(moved), np.asarray(output), equal_nan=True):
+    if _same(moved, output):
         return replace(explanation, causes=(replace(causes[0], detail=INDEPENDENT_PROBED),))
     cause = Cause(causes[0].node, "root", None, None, "left-trace", 1.0,
                   "the output moves with this element, but autograd traced no path from it: its value left the "

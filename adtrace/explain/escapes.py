@@ -35,9 +35,9 @@ class Escape:
         return "comparison" if self.primitive in COMPARISONS else "left-trace"
 
 
-def escapes(of_x, x, relative_to=None):
+def escapes(of_x, x, relative_to=None, outputs=None):
     """The non-differentiable primitives that received the input's box while ``of_x(x)`` was traced,
-    in call order, each once per line."""
+    in call order, each once per line; the call's output appended to ``outputs`` if given."""
     found, roots = [], []
 
     def traced(box):
@@ -63,7 +63,9 @@ def escapes(of_x, x, relative_to=None):
         warnings.filterwarnings("ignore", "Output seems independent of input")  # (autograd's: no path, as expected)
         sys.setprofile(profile)
         try:
-            make_vjp(traced)(x)
+            output = make_vjp(traced)(x)[1]
         finally:
             sys.setprofile(previous)
+    if outputs is not None:
+        outputs.append(output)
     return found

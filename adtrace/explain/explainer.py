@@ -16,7 +16,7 @@ from ..recording.registry import unrecorded
 from ..recording.values import ArraySummary, ContainerSummary
 from .casts import integer_casts
 from .contributions import by_line, fold, recorded_contributions, rounding, same
-from .elements import Element, component, contains, elements, leaves, parse_selector, size
+from .elements import component, elements, leaves, select, size
 from . import scale
 from .explanation import Cause, Explanation, Explanations, verdict_of
 from .graph import Graph
@@ -51,7 +51,7 @@ def _explain_autograd(recording, wrt, name, largest):
                          f"{recording.capture!r}: record(capture=\"full\", sites=True, calls=True)")
     _supported(trace.input)
     gradient = recording.gradient(query) if query is not None else None
-    chosen = [_element(s, trace.input, name) for s in wrt] if wrt is not None else default_elements(
+    chosen = _selected(wrt, trace.input) if wrt is not None else default_elements(
         trace.input, gradient, largest=largest)
     if not chosen:
         return Explanations()
@@ -61,6 +61,8 @@ def _explain_autograd(recording, wrt, name, largest):
     names = variable_names(recording)
     found = Explanations(_named(explain_element(recording, query, graph, gradient, e, name), names) for e in chosen)
     found.lines, found.leaves = scale.by_line(recording, query), scale.by_leaf(gradient, name)
+    output = getattr(recording.nodes.get(trace.end), "value", None)
+    found.summed = size(output) if output is not None and size(output) > 1 else None
     return found
 
 
@@ -126,13 +128,13 @@ def _supported(value):
                             f"dicts; it holds a {type(leaf).__name__}")
 
 
-def _element(selector, value, name):
-    """The ``Element`` a selector names; ``KeyError`` if it names none of ``value``'s."""
-    element = selector if isinstance(selector, Element) else parse_selector(selector)[1]
-    if not contains(value, element):
-        shapes = ", ".join(f"{Element(keys).selector(name)} {np.shape(leaf)}" for keys, leaf in leaves(value))
-        raise KeyError(f"{element.selector(name)} names no element of the input ({shapes})")
-    return element
+def _selected(wrt, value):
+    """The ``Element``s the selectors name (a part or the whole argument: each of its elements), each once;
+    ``ValueError`` if one names none of ``value``'s."""
+    chosen = []
+    for selector in [wrt] if isinstance(wrt, str) else wrt:
+        chosen += [e for e in select(selector, value) if e not in chosen]
+    return chosen
 
 
 def _trace(recording, query):

@@ -13,10 +13,12 @@ VERDICTS = ("contributions", "zero", "nonfinite")
 @dataclass(frozen=True)
 class Cause:
     """A node that made the gradient what it is. ``reason``, a short kebab word: for a zero,
-    ``relu-off``, ``where-unselected-branch``, ``clip-saturated``, ``tanh-saturated`` (a value class's tanh
-    at exactly +-1), ``zero-derivative``, ``comparison``
+    ``relu-off`` (max/min against 0), ``saturated`` (against another constant), ``not-selected`` (the other
+    of two traced values; not the maximum of ``np.max``), ``where-unselected-branch``, ``clip-saturated``,
+    ``tanh-saturated`` (a value class's tanh at exactly +-1), ``zero-derivative``, ``comparison``
     (a non-differentiable primitive: ``node`` is ``"floor (no node)"``), ``independent``,
-    ``left-trace``, ``cancellation``, ``unknown`` (a node that could not be followed); for a NaN or
+    ``left-trace``, ``nondeterministic`` (the output changes from call to call: cannot tell),
+    ``cancellation``, ``unknown`` (a node that could not be followed); for a NaN or
     Inf, ``where-unselected-branch``, ``log-of-zero``, ``sqrt-at-zero``, ``division-by-zero``,
     ``power-at-zero``, ``norm-at-zero``, ``infinite-derivative``, ``overflow``, ``nonfinite-input``,
     ``nonfinite-seed``, and for a forward origin the domain errors ``sqrt-of-negative``,
@@ -97,6 +99,7 @@ class Explanations(list):
 
     lines = ()
     leaves = ()
+    summed = None  # the output's number of elements when more than one: the gradient is its sum's
 
 
 def number(value):

@@ -4,8 +4,9 @@
 for it is ``primitive_vjps[fun]``, which made the node's ``vjp`` in the first place. Row ``m`` of
 ``jacobian(...)`` is the rule's VJP of the unit cotangent ``e_m``: ``d node[m] / d parent[:]`` as
 the rule computes it (no finite differences, no rounding beyond the rule's own). One VJP per output
-element: nodes above ``MAX_ELEMENTS`` elements, recordings without calls, and every Jacobian past
-``MAX_VJPS`` VJP calls in one recording get None (the caller then treats the node as connecting every
+element (an element-wise node's diagonal: ``diagonal``, one VJP): nodes above ``MAX_ELEMENTS``
+elements, recordings without calls, and every Jacobian past ``MAX_VJPS`` VJP calls or ``MAX_ENTRIES``
+numbers kept in one recording get None (the caller then treats the node as connecting every
 element to every element, and says so).
 """
 
@@ -23,6 +24,8 @@ MAX_ELEMENTS = 4096
 
 
 MAX_VJPS = 200_000  # VJP calls per recording, all Jacobians together; past it, the rest are not known
+DENSE = 1 << 20  # a Jacobian of more entries (not an element-wise node's) is kept as ``Rows``
+MAX_ENTRIES = 1 << 24  # numbers all kept Jacobians of a recording hold together (128 MB); past it, not known
 _MADE = weakref.WeakKeyDictionary()  # recording -> {(label, position): Jacobian}: each element explained reuses them
 
 
@@ -31,18 +34,49 @@ def jacobian(recording, label, position):
     return _made(recording, label, position, _jacobian)
 
 
-def _made(recording, label, position, make):
-    """``make(recording, label, position)``, once per recording, within its budget of VJP calls."""
-    made = _MADE.setdefault(recording, {"vjps": 0})
+def diagonal(recording, label, position):
+    """An element-wise node's local derivatives at a parent of its own size, element by element (its
+    Jacobian's diagonal: one VJP of a cotangent of ones, not one per element), or None."""
+    return _made(recording, label, position, _diagonal, cost=1)
+
+
+def _made(recording, label, position, make, cost=None):
+    """``make(recording, label, position)``, once per recording, within its budget of VJP calls and of
+    numbers kept."""
+    made = _MADE.setdefault(recording, {"vjps": 0, "entries": 0})
     key = (make.__name__, label, position)
     if key not in made:
         node = recording.nodes.get(label)
-        cost = np.size(node.value) if node is not None and not isinstance(node.value, (dict, list, tuple)) else 0
+        if cost is None:
+            cost = np.size(node.value) if node is not None and not isinstance(node.value, (dict, list, tuple)) else 0
         if made["vjps"] + cost > MAX_VJPS:
             return None
         made["vjps"] += cost
-        made[key] = make(recording, label, position)
+        found = make(recording, label, position)
+        if found is not None and made["entries"] + found.size > MAX_ENTRIES:
+            found = None
+        made["entries"] += found.size if found is not None else 0
+        made[key] = found
     return made[key]
+
+
+def _diagonal(recording, label, position):
+    call = recording.calls.get(label)
+    node = recording.nodes.get(label)
+    if call is None or node is None or call.fun not in primitive_vjps or node.primitive not in ELEMENTWISE \
+            or isinstance(node.value, (dict, list, tuple)):
+        return None
+    argnum = node.argnums[position]
+    try:
+        with np.errstate(all="ignore"):
+            if np.shape(call.args[argnum]) != np.shape(node.value):
+                return None
+            vjp = primitive_vjps[call.fun]((argnum,), node.value, call.args, call.kwargs)
+            (ingrad,) = tuple(vjp(vspace(node.value).ones()))  # off the diagonal every entry is 0
+            found = flat(dense(ingrad, call.args[argnum]))
+    except Exception:  # a rule that needs more than its call: unknown
+        return None
+    return found if found is not None and found.size == np.size(node.value) else None
 
 
 def _jacobian(recording, label, position, args=None):
@@ -55,7 +89,15 @@ def _jacobian(recording, label, position, args=None):
     if size is None or size > MAX_ELEMENTS:
         return None
     argnum = node.argnums[position]
-    rows = []
+    parent_values = flat((call.args if args is None else args)[argnum])
+    if parent_values is None:
+        return None
+    room = MAX_ENTRIES - _MADE.get(recording, {}).get("entries", 0)  # (not made only to be dropped)
+    rows = size * parent_values.size > DENSE and node.primitive not in ELEMENTWISE
+    if not rows and size * parent_values.size > room:
+        return None
+    dtype = np.result_type(parent_values.dtype, float)
+    J = Rows((size, parent_values.size)) if rows else np.empty((size, parent_values.size), dtype=dtype)
     try:
         with np.errstate(all="ignore"):
             if args is not None:  # other values of the same shapes: the answer made again from them
@@ -70,15 +112,66 @@ def _jacobian(recording, label, position, args=None):
                 seed = seed.reshape(np.shape(value)) if np.shape(value) else seed[0]
                 (ingrad,) = tuple(vjp(seed))
                 row = flat(dense(ingrad, parent_value))
-                if row is None or row.size != np.size(flat(parent_value)):
+                if row is None or row.size != J.shape[1]:
                     return None
-                rows.append(row)
+                J[m] = row
+                if rows and J.kept > room:
+                    return None
     except Exception:  # a rule that needs more than its call (or one adtrace cannot replay): unknown
         return None
-    J = np.array(rows)
+    if rows:
+        return J.done()
     if node.primitive in ELEMENTWISE and J.shape[0] == J.shape[1]:  # a unit seed's 0s times an infinite
         J = np.diag(np.diagonal(J))  # derivative elsewhere made NaN off the diagonal (sqrt at 0): no connection
     return J
+
+
+class Rows:
+    """A large Jacobian (above ``DENSE`` entries: a ``dot``'s, whose rows each read one column of ``W``)
+    kept as its rows' entries that are not 0 (NaN kept: not known, connected), written row by row."""
+
+    def __init__(self, shape):
+        self.shape, self.kept = shape, 0
+        self.indptr, self.indices, self.data = [0], [], []
+
+    def __setitem__(self, m, row):
+        nonzero = np.flatnonzero(row != 0)
+        self.indices.append(nonzero.astype(np.int32))
+        self.data.append(row[nonzero])
+        self.kept += nonzero.size
+        self.indptr.append(self.kept)
+
+    def done(self):
+        self.indptr = np.array(self.indptr)
+        self.indices = np.concatenate(self.indices) if self.indices else np.zeros(0, dtype=np.int32)
+        self.data = np.concatenate(self.data) if self.data else np.zeros(0)
+        self.size = self.data.size  # (the numbers kept: the budget's)
+        return self
+
+    def moved(self, mask):
+        """The rows with an entry in ``mask``'s columns."""
+        counts = np.concatenate([[0], np.cumsum(mask[self.indices])])
+        return counts[self.indptr[1:]] > counts[self.indptr[:-1]]
+
+    def column(self, at):
+        """``{row: entry}`` of column ``at``'s entries that are not 0."""
+        where = np.flatnonzero(self.indices == at)
+        return dict(zip((np.searchsorted(self.indptr, where, side="right") - 1).tolist(), self.data[where]))
+
+
+def moved(J, mask):
+    """The rows of ``J`` (an array or ``Rows``) with an entry not 0 (NaN: connected) in ``mask``'s columns."""
+    if isinstance(J, Rows):
+        return J.moved(mask)
+    with np.errstate(invalid="ignore"):
+        return (J[:, mask] != 0).any(axis=1)
+
+
+def column(J, at):
+    """``{row: entry}`` of ``J``'s column ``at`` entries that are not 0."""
+    if isinstance(J, Rows):
+        return J.column(at)
+    return {int(m): J[m, at] for m in np.flatnonzero(J[:, at])}
 
 
 def structural(recording, label, position):
@@ -121,8 +214,8 @@ def recorded_diagonal(recording, query, label, position, parent_value):
 
 def recorded_take(recording, query, label, parent_value):
     """``container_take``'s connections (``params['W']``, ``layers[-1]``, ``layers[:-1]``: the taken items'
-    elements are the container's elements there), read from the recorded VJP's sparse index; None if
-    not known."""
+    elements are the container's elements there), read from the recorded VJP's sparse index: the
+    container's flat position of each of the node's elements; None if not known."""
     node = flat(recording.nodes[label].value)
     parent = flat(parent_value)
     for event in recording.query_events(query):
@@ -137,10 +230,5 @@ def recorded_take(recording, query, label, parent_value):
                 chosen = (positions(index, len(items)) or ([], True))[0]
             if node is None or parent is None or sum(sizes[i] for i in chosen) != node.size or not chosen:
                 return None
-            connections = np.zeros((node.size, parent.size), dtype=bool)
-            row = 0
-            for i in chosen:
-                connections[row + np.arange(sizes[i]), offsets[i] + np.arange(sizes[i])] = True
-                row += sizes[i]
-            return connections
+            return np.concatenate([offsets[i] + np.arange(sizes[i]) for i in chosen])
     return None

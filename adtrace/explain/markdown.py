@@ -16,7 +16,12 @@ VERDICT_TEXT = {
 
 def render_explanations(explanations, title="Explanations", lines=None, leaves=None):
     """``lines``, ``leaves``: ``scale.Scale`` per line and per leaf of the input, shown after them."""
-    parts = [f"# {text(title)}"] + [render_explanation(e) for e in explanations]
+    parts = [f"# {text(title)}"]
+    summed = getattr(explanations, "summed", None)
+    if summed:
+        parts.append(f"The output has {summed} elements: each gradient here is that of their sum (a vector-Jacobian "
+                     "product with a cotangent of ones).")
+    parts += [render_explanation(e) for e in explanations]
     if lines:
         parts += ["## Gradient scale by line", table(
             ["line", "nodes", "outgrads' norm", "largest", "nearest the output", "nearest the input"],

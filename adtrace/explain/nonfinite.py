@@ -1,16 +1,16 @@
 """Why an input element's gradient is NaN or infinite: the first non-finite value on the backward
 side, not the last symptom.
 
-The backward side's values are read in the order ``backward_pass`` made them (the query's events):
-the origin is the first ``vjp`` whose ``outgrad`` was finite and whose ``ingrads`` were not where they
-land on the explained element's own paths (a non-finite seed is its own origin). Its cause is read at
-that element of the parent: the ``outgrad`` there, the node's inputs there (element-wise nodes: the same
-element; others: the whole value) and its local derivative there. An ``outgrad`` of 0 there that a
-``where`` downstream made is the ``where`` trap (``0 * inf`` or ``0 * nan`` in the unselected branch's
-VJP): ``where-unselected-branch``, the primitive's own reason in ``detail``. When a forward value on
-the element's paths was already non-finite, the walk goes up from it, element by element, to the
-first node that made it from finite inputs (``Cause.forward``), and to the node that made the NaN
-of infinities (``inf - inf``) when that is another one.
+The backward side's values are read in the order ``backward_pass`` made them (the query's events): an
+origin is a ``vjp`` whose ``outgrad`` was finite and whose ``ingrads`` were not where they land on the
+explained element's own paths (each is named, the first first; a non-finite seed is its own origin). Its
+cause is read at that element of the parent: the ``outgrad`` there, the node's inputs there
+(element-wise nodes: the same element; others: the whole value) and its local derivative there. An
+``outgrad`` of 0 there that a ``where`` downstream made is the ``where`` trap (``0 * inf`` or ``0 *
+nan`` in the unselected branch's VJP): ``where-unselected-branch``, the primitive's own reason in
+``detail``. When a forward value on the element's paths was already non-finite, the walk goes up from
+it, element by element, to the first node that made it from finite inputs (``Cause.forward``), and to
+the node that made the NaN of infinities (``inf - inf``) when that is another one.
 """
 
 import numpy as np
@@ -20,7 +20,7 @@ from ..recording.names import variable_names
 from ..report.format import fmt
 from .elements import dense, flat
 from .explanation import Cause
-from .jacobians import jacobian
+from .jacobians import diagonal, jacobian
 from .reach import follow
 from .reasons import ELEMENTWISE, nonfinite_reason
 
@@ -36,9 +36,8 @@ def why_nonfinite(recording, query, graph, element):
         if type(event) is VJPCalled and _finite(event.outgrad) and not all(map(_finite, event.ingrads)):
             origins.append(event)
             reaching = _reaching(recording, graph, event, touched)
-            if reaching is not None:
+            if reaching is not None:  # every distinct origin (sqrt(x) + log(x) at 0: both), the first first
                 causes.append(_backward_origin(recording, graph, event, *reaching))
-                break
     if not causes and origins:  # none on the element's own paths (it was not followed there): the first
         position = _nonfinite_position(origins[0])
         causes.append(_backward_origin(recording, graph, origins[0], position, None))
@@ -86,10 +85,9 @@ def _backward_origin(recording, graph, event, position, at):
              if label in downstream and getattr(recording.nodes.get(label), "primitive", "") == "where"]
     detail = f"its VJP made {fmt(values['ingrad'])} from a finite outgrad"
     if outgrad is not None and outgrad == 0 and where:
-        factor = fmt(derivative) if derivative is not None else "a non-finite derivative"
-        named = variable_names(recording).get(where[0])
+        named = variable_names(recording).get(where[0])  # (the derivative, when known, is in the values)
         branch = f"{where[0]} ({named})" if named else where[0]
-        detail = f"{reason} in the branch {branch} did not select: its VJP made 0 * {factor}"
+        detail = f"{reason} in the branch {branch} did not select: its VJP made 0 * a non-finite derivative"
         reason = "where-unselected-branch"
     if elsewhere:
         detail += f" (values at element {at} of {parent}: the explained element's paths were not followed here)"
@@ -103,6 +101,9 @@ def _derivative(recording, node, position, at):
     """An element-wise node's local derivative at element ``at`` (its re-evaluated Jacobian's diagonal), or None."""
     if node.primitive not in ELEMENTWISE:
         return None
+    found = diagonal(recording, node.label, position)  # (one VJP, not an n x n Jacobian)
+    if found is not None:
+        return found[at] if at < found.size else None
     J = jacobian(recording, node.label, position)
     if J is None or J.shape[0] != J.shape[1] or at >= J.shape[0]:
         return None

@@ -22,7 +22,7 @@ import numpy as np
 from ..recording.events import BackwardStart, VJPCalled
 from .elements import flat, flat_index
 from .explanation import Path
-from .jacobians import jacobian
+from .jacobians import column as column_of, diagonal, jacobian
 from .reasons import ELEMENTWISE
 
 MAX_PATHS = 10_000  # enumerated at most; beyond, only counted
@@ -48,7 +48,7 @@ def local_partials(recording, query, graph):
                     partials[event.node, position] = (np.asarray(ingrad).ravel() / outgrad)[0]
             else:
                 J = jacobian(recording, event.node, position)
-                partials[event.node, position] = J[0, 0] if J is not None and J.size == 1 else np.nan
+                partials[event.node, position] = J[0, 0] if isinstance(J, np.ndarray) and J.size == 1 else np.nan
     return partials
 
 
@@ -91,15 +91,23 @@ def element_paths(recording, query, graph, element):
             for consumer, position in graph.consumers.get(label, ()):
                 if not graph.to_end.get(consumer):
                     continue
-                J = jacobian(recording, consumer, position)
-                if J is None or seed is None:
+                d = diagonal(recording, consumer, position)  # an element-wise node's: one VJP, not n x n
+                if d is not None and at < d.size:
+                    column = {at: d[at]}
+                else:
+                    J = jacobian(recording, consumer, position)
+                    if J is None:
+                        return (), 0, None
+                    column = column_of(J, at)
+                    if J.shape[0] != J.shape[1] or recording.nodes[consumer].primitive not in ELEMENTWISE:
+                        d = None
+                if seed is None:
                     return (), 0, None
-                targets = np.flatnonzero(J[:, at])
-                if not np.isfinite(product) and J.shape[0] == J.shape[1] and at not in targets \
-                        and recording.nodes[consumer].primitive in ELEMENTWISE:
-                    targets = np.append(targets, at)  # a partial of 0 after an infinite product: the VJP's 0 * inf
+                targets = [m for m, v in column.items() if v != 0]
+                if not np.isfinite(product) and d is not None and at not in targets:
+                    targets.append(at)  # a partial of 0 after an infinite product: the VJP's 0 * inf
                 for m in targets:
-                    stack.append((steps + ((consumer, int(m)),), product * J[m, at]))
+                    stack.append((steps + ((consumer, int(m)),), product * column.get(m, 0.0)))
             if len(found) + len(stack) > MAX_PATHS:
                 return (), 0, None
     found.sort(key=lambda p: -abs(p.value) if np.isfinite(p.value) else -np.inf)

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .elements import flat, flat_index
-from .jacobians import jacobian, recorded_diagonal, recorded_take, structural
-from .reasons import ELEMENTWISE
+from .jacobians import Rows, diagonal, jacobian, moved as moved_by, recorded_diagonal, recorded_take, structural
+from .reasons import ELEMENTWISE, SELECTIONS
 
 
 @dataclass
@@ -27,6 +27,8 @@ class Reach:
     cuts: list = field(default_factory=list)  # (label, position, parent, mask of the cut elements)
     stops: list = field(default_factory=list)  # (label, position or None, the parent's reached mask)
     guessed: set = field(default_factory=set)  # reached through a node not followed element-wise
+    unsure: list = field(default_factory=list)  # (label, position, mask): reached elements whose local
+    # derivative the recording does not tell (a recorded diagonal where the outgrad was 0), taken as connected
 
 
 def follow(recording, query, graph, element):
@@ -34,13 +36,13 @@ def follow(recording, query, graph, element):
     start[flat_index(graph.input, element)] = True
     found = Reach({graph.root: start}, {graph.root: start})
     for label in graph.order:
-        if label != graph.root and label in recording.nodes:
+        if label != graph.root and hasattr(recording.nodes.get(label), "parents"):  # (not another call's root)
             _into(recording, query, graph, label, found.reached, found.touched, found.cuts, found.stops,
-                  found.guessed)
+                  found.guessed, found.unsure)
     return found
 
 
-def _into(recording, query, graph, label, reached, touched, cuts, stops, guessed):
+def _into(recording, query, graph, label, reached, touched, cuts, stops, guessed, unsure):
     """Follow the element into ``label``: ``reached`` its elements with a non-zero derivative chain,
     ``touched`` those it would reach if every cut were closed."""
     node = recording.nodes[label]
@@ -52,7 +54,7 @@ def _into(recording, query, graph, label, reached, touched, cuts, stops, guessed
         from_parent, near = reached.get(parent), touched.get(parent)
         if near is None:
             continue
-        nonzero = _connections(recording, query, graph, label, position, node, near.size)
+        nonzero, unknown = _connections(recording, query, graph, label, position, node, near.size)
         if nonzero is None:  # not known: every element to every element
             mask[:] = mask.any() or from_parent is not None
             structure[:] = True
@@ -66,19 +68,22 @@ def _into(recording, query, graph, label, reached, touched, cuts, stops, guessed
         if elementwise:
             structure |= near
         else:
-            moved = nonzero[:, near].any(axis=1)
+            moved = nonzero.moved(near)
             if not moved.all():  # an entry 0 by the values (a factor 0) still connects: the primitive's structure
                 by_structure = structural(recording, label, position)
-                moved |= by_structure[:, near].any(axis=1) if by_structure is not None else False
+                moved |= moved_by(by_structure, near) if by_structure is not None else False
             structure |= moved
         if from_parent is None:
             continue
-        mask |= nonzero[:, from_parent].any(axis=1)
+        moved = nonzero.moved(from_parent)
+        mask |= moved
+        if unknown is not None and (unknown & from_parent).any() and on_a_path:
+            unsure.append((label, position, unknown & from_parent))
         if elementwise:
-            cut = from_parent & ~np.diagonal(nonzero)
+            cut = from_parent & ~nonzero.diagonal()
             if cut.any() and on_a_path:
                 cuts.append((label, position, parent, cut))
-        elif not nonzero[:, from_parent].any() and on_a_path:
+        elif not moved.any() and on_a_path:
             stops.append((label, position, from_parent))
     if mask.any():
         reached[label] = mask
@@ -89,16 +94,69 @@ def _into(recording, query, graph, label, reached, touched, cuts, stops, guessed
 def _connections(recording, query, graph, label, position, node, in_size):
     """``(out, in)`` booleans: which elements of the parent move which of the node (a local
     derivative not 0), from the re-evaluated Jacobian, else from the recorded diagonal of an
-    element-wise node (unknown entries connected), else None."""
+    element-wise node (unknown entries connected), else None; and the mask of the parent's elements
+    whose entry is not known (None: all known)."""
+    values = flat(node.value)
+    same_size = node.primitive in ELEMENTWISE and values is not None and values.size == in_size
+    found = diagonal(recording, label, position) if same_size else None
+    if found is not None:
+        return Diagonal(found != 0), None
     J = jacobian(recording, label, position)
+    if isinstance(J, Rows):
+        return J, None
     if J is not None:
         with np.errstate(invalid="ignore"):
-            return J != 0
+            return (Diagonal(np.diagonal(J) != 0) if same_size else Dense(J != 0)), None
     parent_value = graph.value_of(recording, node.parents[position])
     if node.primitive == "container_take" and isinstance(parent_value, (dict, list, tuple)):
-        return recorded_take(recording, query, label, parent_value)
-    values = flat(node.value)
-    if node.primitive not in ELEMENTWISE or values is None or values.size != in_size:
-        return None
-    diagonal = recorded_diagonal(recording, query, label, position, parent_value)
-    return None if diagonal is None else np.diag(diagonal != 0)  # (NaN != 0: unknown, connected)
+        taken = recorded_take(recording, query, label, parent_value)
+        return (None if taken is None else Taken(taken)), None
+    if not same_size:
+        return None, None
+    found = recorded_diagonal(recording, query, label, position, parent_value)
+    if found is None:
+        return None, None
+    unknown = np.isnan(found)
+    if unknown.any() and node.primitive in SELECTIONS:  # maximum/minimum: selected where the output is this value
+        parent, output = flat(parent_value), flat(node.value)
+        if parent is not None and output is not None and parent.size == output.size:
+            found = np.where(unknown, (parent == output).astype(float), found)
+            unknown = np.zeros_like(unknown)
+    return Diagonal(found != 0), unknown  # (NaN != 0: unknown, connected)
+
+
+class Dense:
+    """A node's connections from a parent: ``(out, in)`` booleans."""
+
+    def __init__(self, nonzero):
+        self.nonzero, self.shape = nonzero, nonzero.shape
+
+    def moved(self, mask):
+        """The node's elements a local derivative not 0 connects to ``mask``'s elements of the parent."""
+        return self.nonzero[:, mask].any(axis=1)
+
+    def diagonal(self):
+        return np.diagonal(self.nonzero)
+
+
+class Diagonal(Dense):
+    """An element-wise node's: element m reads element m (kept as its diagonal, not n x n)."""
+
+    def __init__(self, nonzero):
+        self.nonzero, self.shape = nonzero, (nonzero.size, nonzero.size)
+
+    def moved(self, mask):
+        return mask & self.nonzero
+
+    def diagonal(self):
+        return self.nonzero
+
+
+class Taken(Dense):
+    """A ``container_take``'s: element m is the container's element ``positions[m]``."""
+
+    def __init__(self, positions):
+        self.positions, self.shape = positions, (positions.size, None)
+
+    def moved(self, mask):
+        return mask[self.positions]

@@ -19,8 +19,21 @@ ZERO_REASONS = {
 ZERO_DEFAULT = "zero-derivative"  # floor, round, sign (0 everywhere), abs at 0, a product with 0, ...
 
 
+SELECTIONS = frozenset({"maximum", "minimum", "fmax", "fmin"})  # the larger (smaller) of two, element by element
+REDUCTIONS_SELECTING = frozenset({"max", "min", "amax", "amin", "nanmax", "nanmin"})  # np.max: the largest only
+
+
 def zero_reason(primitive):
     return ZERO_REASONS.get(primitive, ZERO_DEFAULT)
+
+
+def selection_reason(traced, other):
+    """A ``maximum``/``minimum`` that did not select this argument: ``relu-off`` against the constant 0,
+    ``saturated`` against another constant (``np.minimum(x, 1.0)`` at its cap), ``not-selected`` when
+    the other argument is a traced value too (``np.maximum(a, b)``). ``other``: its value, the output's there."""
+    if traced:
+        return "not-selected"
+    return "relu-off" if other == 0 else "saturated"
 
 
 LOGS = frozenset({"log", "log2", "log10", "log1p"})

@@ -15,14 +15,16 @@ If the influence does reach the output, the zero is a ``cancellation`` of contri
 went through a node it could not follow element-wise (``unknown``, named: record with ``calls=True``).
 """
 
+from dataclasses import replace
+
 import numpy as np
 
 from .elements import size
 from .explanation import Cause
 from .graph import Graph
-from .jacobians import structural
+from .jacobians import moved, structural
 from .reach import follow
-from .reasons import ZERO_DEFAULT, zero_reason
+from .reasons import REDUCTIONS_SELECTING, SELECTIONS, ZERO_DEFAULT, selection_reason, zero_reason
 
 
 def why_zero(recording, query, graph, element):
@@ -32,7 +34,8 @@ def why_zero(recording, query, graph, element):
     unknown = [label for label, position, _ in stops if position is None]
     if graph.end in reached and unknown:
         return [_cause(recording, label, None, "unknown", None, "its local Jacobian is not known (record with "
-                       "calls=True, or a node above jacobians.MAX_ELEMENTS): taken as connecting every element")
+                       "calls=True, or a node above jacobians.MAX_ELEMENTS or past its MAX_ENTRIES numbers kept): "
+                       "taken as connecting every element")
                 for label in unknown]
     if graph.end in reached:
         return [_cause(recording, graph.end, None, "cancellation", None,
@@ -46,16 +49,35 @@ def why_zero(recording, query, graph, element):
     causes = [_cut(recording, own, *cut) for cut in cuts] + [c for c in zeros if c.reason != "independent"] + left
     if not causes:
         causes = zeros
+    if found.unsure and causes:  # an earlier node may have cut it: the recording cannot tell which did
+        causes = [_unsure(recording, own, *u) for u in found.unsure] + [
+            replace(c, fraction=None, detail=c.detail + UNSURE_AFTER) for c in causes]
     return causes or [_cause(recording, graph.root, None, "independent", 1.0,
                              "no traced operation reaching the output reads the input")]
+
+
+UNSURE = ("its local derivative at element {where} is not known from this recording (the gradient that reached it "
+          "was 0 there): it may be what cut the path; record with capture=\"full\", sites=True, calls=True to tell")
+UNSURE_AFTER = " (after a node whose derivative this recording does not tell: it may not be the cut)"
+
+
+def _unsure(recording, graph, label, position, mask):
+    at = int(np.flatnonzero(mask)[0])
+    return _cause(recording, label, position, "unknown", None,
+                  UNSURE.format(where=_index(recording.nodes[label].value, at)))
 
 
 def _stop(recording, graph, label, position, from_parent):
     """A node whose local derivatives from the reached elements are all 0: by the primitive's structure
     (``independent``: it does not read them) or by the values (``zero-derivative``: a factor is 0 here)."""
     fraction = graph.fraction(label, position) or 1.0
+    primitive = getattr(recording.nodes.get(label), "primitive", None)
+    if primitive in REDUCTIONS_SELECTING:
+        which = "maximum" if "max" in primitive else "minimum"
+        return _cause(recording, label, position, "not-selected", fraction,
+                      f"the element is not the {which}: {primitive}'s derivative is 0 for every other element")
     J = structural(recording, label, position)
-    if J is not None and (J[:, from_parent] != 0).any():
+    if J is not None and moved(J, from_parent).any():
         return _cause(recording, label, position, "zero-derivative", fraction,
                       "its local derivatives from the element are 0 at these values (a factor of them is 0)")
     return _cause(recording, label, position, "independent", fraction,
@@ -72,9 +94,11 @@ def _cut(recording, graph, label, position, parent, cut):
     elements = np.flatnonzero(cut)
     where = f"element {_index(node.value, at)}" + (f" and {len(elements) - 1} more" if len(elements) > 1 else "")
     reason = zero_reason(node.primitive)
-    if reason == ZERO_DEFAULT:  # a product with 0 (log(1) * b): the other arguments there say which factor
-        values.update((f"input[{a}]", v) for a, v in graph.inputs_at(recording, node, at).items()
-                      if a != node.argnums[position])
+    others = {a: v for a, v in graph.inputs_at(recording, node, at).items() if a != node.argnums[position]}
+    if node.primitive in SELECTIONS:  # the other selected: the output is its value (a constant 0: a relu)
+        reason = selection_reason(1 - node.argnums[position] in node.argnums, values["output"])
+    if reason in (ZERO_DEFAULT, "saturated", "not-selected"):  # a product with 0 (log(1) * b): which factor
+        values.update((f"input[{a}]", v) for a, v in others.items())
     return _cause(recording, label, position, reason, graph.fraction(label, position),
                   f"local derivative 0 at {where}", values)
 

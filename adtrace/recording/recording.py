@@ -122,7 +122,8 @@ class Recording:
     def explain(self, wrt=None, name="x"):
         """An ``Explanation`` per input element of the user's gradient (``adtrace/explain/``): ``wrt``
         selectors (``"x[3]"``, ``"params['W'][0, 1]"``), by default the elements whose gradient is zero,
-        non-finite or largest. Record with ``capture="full"``, ``sites=True`` and ``calls=True``."""
+        non-finite or largest. Record with ``capture="full"``, ``sites=True`` and ``calls=True``. Of several
+        gradient calls, the last one (not nested in another) is explained."""
         return RENDERERS["explain"](self, wrt=wrt, name=name)
 
     def of_kind(self, *kinds):

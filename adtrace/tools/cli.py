@@ -37,9 +37,9 @@ _CALLS = {  # how many times each command calls the user's function (tests/tools
     "view": f"The function is called 6 times: {_TRACED}--engine: 5 (the engine's backward() and 4 for finite "
             "differences). A print in it shows as many times.",
     "check": "The function is called once (recorded; each node's rule is then checked on its own).",
-    "explain": "The function is called once (recorded), and again for an element no traced path reaches "
-               "(under a profile hook, then with the element moved); --engine: once, and again for an argument "
-               "no operation read (with it moved).",
+    "explain": "The function is called once (recorded); when some element has no traced path to the output, once "
+               "more at the same point (under a profile hook) and once per such element, moved; --engine: once, "
+               "and again for an argument no operation read (with it moved).",
     "graph": "The function is called once (recorded; no check runs).",
 }
 

@@ -5,7 +5,7 @@ import pytest
 from autograd import grad
 
 import adtrace
-from adtrace.explain.elements import Element, component, elements, flat, flat_index, parse_selector
+from adtrace.explain.elements import Element, component, elements, flat, flat_index, parse_selector, select
 from adtrace.recording.events import AddOutgrads
 
 
@@ -66,3 +66,25 @@ def test_a_slice_of_a_list_of_layers():
     into_root = [e.contribution for e in rec.of_kind(AddOutgrads) if e.parent == "v0_root"]
     assert [component(c, Element((0,), (0,)), layers) for c in into_root] == [2.0]
     assert [component(c, Element((2,), (0,)), layers) for c in into_root] == [0.0]
+
+
+def test_select_reads_a_selector_against_the_value():
+    layers = [(np.ones((2, 2)), np.array([1.0, 2.0])), (np.ones(3), 2.0)]
+    (item,) = select("layers[1][1]", layers)  # a number that is a list's item: a key, not an array index
+    assert item == Element((1, 1), ()) and item.selector("layers") == "layers[1][1]"
+    assert select("layers[1]", layers) == [Element((1, 0), (i,)) for i in range(3)] + [Element((1, 1), ())]
+    params = {"W": np.zeros((2, 2)), "b": np.zeros(1)}
+    assert select("params['W']", params) == [Element(("W",), i) for i in np.ndindex(2, 2)]
+    assert select("params['W'][1]", params) == [Element(("W",), (1, 0)), Element(("W",), (1, 1))]
+    assert select("x", np.zeros(2)) == [Element((), (0,)), Element((), (1,))]
+    assert select("x[-1]", np.zeros(3)) == [Element((), (2,))]
+
+
+@pytest.mark.parametrize("text, message", [
+    ("params['w'][0, 1]", r"params has no item \['w'\]"),
+    ("params['W'][2, 0]", r"params\['W'\] has shape \(2, 2\)"),
+    ("zzz['W'][0, 1]", "called params, not zzz"),
+])
+def test_select_refuses_naming_the_users_argument(text, message):
+    with pytest.raises(ValueError, match=message):
+        select(text, {"W": np.zeros((2, 2))}, "params")

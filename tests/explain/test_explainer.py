@@ -117,3 +117,13 @@ def test_another_engines_recording_is_explained_by_its_leaves():
         (a * a).backward()
     (found,) = rec.explain()
     assert (found.selector, found.gradient, found.exact) == ("v0_leaf", 4.0, True)
+
+
+def test_a_recording_of_two_gradient_calls_explains_the_last():
+    f = lambda x: np.sum(np.maximum(x, 0.0) ** 2)  # noqa: E731
+    with adtrace.record(capture="full", sites=True, calls=True) as rec:
+        grad(f)(np.array([1.0, -2.0]))
+        grad(f)(np.array([3.0, -1.0, 2.0]))
+    found = {e.selector: e for e in rec.explain()}
+    assert set(found) == {"x[0]", "x[1]", "x[2]"}  # the last call's input
+    assert found["x[0]"].gradient == 6.0 and found["x[1]"].causes[0].reason == "relu-off"

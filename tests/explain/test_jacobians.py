@@ -5,7 +5,7 @@ from autograd import grad, jacobian as autograd_jacobian
 
 import adtrace
 from adtrace.explain import jacobians
-from adtrace.explain.jacobians import MAX_ELEMENTS, jacobian, recorded_diagonal
+from adtrace.explain.jacobians import MAX_ELEMENTS, diagonal, jacobian, recorded_diagonal
 
 W = np.array([[1.0, -2.0, 0.5], [3.0, 0.0, -1.0]])
 
@@ -53,3 +53,43 @@ def test_an_elementwise_jacobian_has_nothing_off_its_diagonal_even_at_an_infinit
     J = jacobian(rec, "v1_sqrt", 0)
     assert np.array_equal(J, np.diag(np.diagonal(J)), equal_nan=True)
     assert J[0, 0] == 0.5 and np.isnan(J[1, 1]) and J[2, 2] == np.inf
+
+
+def test_an_elementwise_nodes_derivatives_are_its_diagonal_of_one_vjp():
+    with np.errstate(all="ignore"), adtrace.record(capture="full", calls=True) as rec:
+        grad(lambda x: np.sum(np.sqrt(x)))(np.array([1.0, -2.0, 0.0]))
+    assert np.array_equal(diagonal(rec, "v1_sqrt", 0), np.diagonal(jacobian(rec, "v1_sqrt", 0)), equal_nan=True)
+
+
+def test_the_numbers_kept_are_bounded(monkeypatch):
+    W = np.array([[1.0, 2.0], [3.0, 4.0]])
+    with adtrace.record(capture="full", calls=True) as rec:
+        grad(lambda x: np.sum(np.tanh(np.dot(W, x))))(np.array([0.3, -0.2]))
+    monkeypatch.setattr(jacobians, "MAX_ENTRIES", 3)  # the dot's 2 x 2 do not fit: not known (said so), not made
+    assert jacobian(rec, "v1_dot", 0) is None
+    assert diagonal(rec, "v2_tanh", 0) is not None  # 2 numbers fit
+
+
+def test_a_relu_above_max_elements_is_still_followed_element_by_element():
+    """A relu of more elements than MAX_ELEMENTS: its diagonal (one VJP) says it cut, where the recorded
+    VJP (an outgrad of 0 there, from h ** 2) cannot."""
+    from adtrace.explain import explain
+    x = np.linspace(-1.0, 1.0, MAX_ELEMENTS + 2)
+    (e,) = explain(lambda x: np.sum(np.maximum(x, 0.0) ** 2), x, wrt="x[0]")
+    assert [(c.primitive, c.reason, c.fraction) for c in e.causes] == [("maximum", "relu-off", 1.0)]
+
+
+def test_a_large_jacobian_kept_as_rows_says_what_the_dense_one_does(monkeypatch):
+    """Above DENSE entries a dot's Jacobian keeps only its rows' entries not 0: same connections, same columns."""
+    from adtrace.explain.jacobians import Rows, column, moved
+    A = np.array([[1.0, 0.0, 2.0], [0.0, 0.0, -1.0]])
+    with adtrace.record(capture="full", calls=True) as rec:
+        grad(lambda x: np.sum(np.tanh(np.dot(A, x))))(np.array([0.3, -0.2, 0.5]))
+    dense = jacobian(rec, "v1_dot", 0)
+    monkeypatch.setattr(jacobians, "DENSE", 1)
+    jacobians._MADE.pop(rec)
+    rows = jacobian(rec, "v1_dot", 0)
+    assert isinstance(rows, Rows) and rows.size == 3  # the 3 entries not 0 of 6
+    for mask in ([True, False, False], [False, True, False], [False, False, True]):
+        assert moved(rows, np.array(mask)).tolist() == moved(dense, np.array(mask)).tolist()
+    assert all(column(rows, at) == column(dense, at) for at in range(3))

@@ -60,3 +60,10 @@ def test_no_line_is_wider_than_a_reports():
         return np.sum(deep)
     text = render_explanations(explain(f, {key: np.array([[2.0, 0.0], [0.0, 3.0]])}))
     assert "not finite" in text and max(map(len, text.splitlines())) <= LINE_WIDTH
+
+
+def test_an_array_output_is_said_to_be_explained_as_the_sum_of_its_elements():
+    from adtrace.explain import explain
+    text = render_explanations(explain(lambda x: x * 2.0, np.array([1.0, 2.0])))
+    assert "The output has 2 elements: each gradient here is that of their sum" in text
+    assert "elements: each gradient" not in render_explanations(explain(lambda x: np.sum(x), np.array([1.0, 2.0])))

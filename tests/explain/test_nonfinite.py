@@ -80,7 +80,7 @@ def test_a_nan_already_in_the_forward_value_is_traced_to_its_first_node():
     assert causes[-1].values == {"input[0]": -1.0}
 
 
-def test_of_two_origins_the_one_the_backward_pass_met_first():
+def test_every_origin_named_the_one_the_backward_pass_met_first_first():
     import adtrace
     from autograd import grad
     from adtrace.explain.explainer import explain_recording
@@ -92,7 +92,7 @@ def test_of_two_origins_the_one_the_backward_pass_met_first():
     order = [label for label in rec.visit_order(rec.user_query()) if label.endswith(("_sqrt", "_log"))]
     (e,) = explain_recording(rec)
     backward = [c for c in e.causes if not c.forward]
-    assert [c.node for c in backward] == order[:1]
+    assert [c.node for c in backward] == order and len(order) == 2  # sqrt(0) and log(0): two origins
 
 
 def test_each_element_gets_the_origin_on_its_own_paths():
@@ -116,7 +116,7 @@ def test_causes_are_read_at_the_explained_element():
     (backward,) = at_zero.causes  # no forward origin: nothing on x[2]'s paths was non-finite forward
     assert (backward.primitive, backward.reason) == ("sqrt", "where-unselected-branch")
     assert backward.values["input[0]"] == 0.0 and backward.values["derivative"] == np.inf
-    assert "sqrt-at-zero" in backward.detail and "0 * inf" in backward.detail
+    assert "sqrt-at-zero" in backward.detail and "0 * a non-finite derivative" in backward.detail
     assert "the branch v4_where (y) did not select" in backward.detail  # the where's value is the user's y
     backward, forward = at_minus_two.causes
     assert backward.values["input[0]"] == -2.0 and "sqrt-of-negative" in backward.detail
@@ -162,3 +162,18 @@ def test_the_where_named_is_the_nearest_one_downstream():
         return np.sum(np.where(safe > 5.0, safe, 1.0))  # v11_where, after it ("v11" < "v2" as text)
     (backward, _) = causes_of(f, np.array([1.0, 0.0]), "x[1]")
     assert "the branch v2_where (safe) did not select" in backward.detail
+
+
+def test_the_where_trap_is_worded_alike_with_or_without_the_calls():
+    """A plain record() (the report's) cannot re-evaluate the derivative; explain can: same words, and
+    the derivative in the values when known."""
+    import adtrace
+    from autograd import grad
+    x = np.array([1.0, -2.0, 0.0])
+    details = []
+    for kwargs in ({}, {"capture": "full", "sites": True, "calls": True}):
+        with np.errstate(all="ignore"), adtrace.record(**kwargs) as rec:
+            grad(program_of_the_lead)(x)
+        (e,) = rec.explain(wrt=["x[2]"])
+        details.append(e.causes[0].detail.split("did not select")[1])  # (the where's name needs sites=True)
+    assert details[0] == details[1] and "0 * a non-finite derivative" in details[0]

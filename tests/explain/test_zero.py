@@ -99,7 +99,10 @@ def mlp(params, x):
     return np.sum(np.dot(params["W2"], h))
 
 
-def test_an_mlp_with_a_dead_unit():
+@pytest.mark.parametrize("dense", [1 << 20, 1])  # every Jacobian kept as rows of its entries not 0, too
+def test_an_mlp_with_a_dead_unit(dense, monkeypatch):
+    from adtrace.explain import jacobians
+    monkeypatch.setattr(jacobians, "DENSE", dense)
     params = {"W1": np.array([[1.0, 2.0], [-3.0, -1.0], [0.5, 0.5]]), "b1": np.zeros(3),
               "W2": np.array([[1.0, -1.0, 2.0]])}
     x = np.array([1.0, 1.0])  # unit 1: -3 - 1 < 0, dead
@@ -169,3 +172,51 @@ def test_a_product_with_zero_shows_the_other_factor():
     (cause,) = e.causes
     assert (cause.primitive, cause.reason, cause.argnum) == ("multiply", "zero-derivative", 1)
     assert cause.values == {"output": 0.0, "input": 3.0, "input[0]": 0.0}  # b[1] = 3 met a[1] = log(1) = 0
+
+
+def test_a_recording_without_calls_does_not_blame_a_later_node_for_the_first_cut():
+    # h**2 has derivative 0 where the relu set h to 0, but the relu cut first. A plain record() reads the
+    # maximum's derivative from its values; a where's (its condition not kept, the gradient reaching it 0
+    # there) it cannot: it says so, and claims no cut of 100%
+    def f(x):
+        h = np.maximum(x, 0.0)
+        return np.sum(h ** 2)
+
+    def g(x):
+        h = np.where(x > 0, x, 0.0)
+        return np.sum(h ** 2)
+    x = np.array([1.0, -2.0])
+    with adtrace.record() as rec:
+        grad(f)(x)
+    ((relu,),) = [e.causes for e in rec.explain(wrt=["x[1]"])]
+    assert (relu.primitive, relu.reason, relu.fraction) == ("maximum", "relu-off", 1.0)
+    with adtrace.record() as rec:
+        grad(g)(x)
+    (plain,) = rec.explain(wrt=["x[1]"])
+    assert plain.causes[0].primitive == "where" and plain.causes[0].reason == "unknown"
+    assert all(c.fraction is None for c in plain.causes) and len(plain.causes) == 2
+    (full,) = only(g, x, "x[1]")
+    assert (full.primitive, full.reason, full.fraction) == ("where", "where-unselected-branch", 1.0)
+
+
+def test_relu_off_only_against_the_constant_0_else_saturated_or_not_selected():
+    def capped(x):
+        return np.sum(np.minimum(x, 1.0))
+
+    def pairmax(x):
+        return np.maximum(x[0], x[1]) * x[2]
+
+    def floor_half(x):
+        return np.sum(np.maximum(np.sin(x), 0.5))
+    assert reasons(only(capped, np.array([2.0, 0.5]), "x[0]")) == [("minimum", "saturated")]
+    assert reasons(only(pairmax, np.array([1.0, 3.0, 2.0]), "x[0]")) == [("maximum", "not-selected")]
+    assert reasons(only(floor_half, np.array([0.1, 2.0]), "x[0]")) == [("maximum", "saturated")]
+    assert reasons(only(lambda x: np.sum(np.maximum(0.0, x)), np.array([-1.0, 2.0]), "x[0]")) == [
+        ("maximum", "relu-off")]
+
+
+def test_an_element_not_the_maximum_of_np_max_is_not_selected():
+    for selector in ("x[0]", "x[2]"):
+        (cause,) = only(lambda x: np.max(x), np.array([1.0, 3.0, 2.0]), selector)
+        assert (cause.primitive, cause.reason) == ("max", "not-selected")
+        assert "not the maximum" in cause.detail

@@ -88,25 +88,25 @@ def explain(args):
     """Why an input element's gradient is zero, non-finite or what it is (``adtrace/explain/``): exit 0
     explained, 3 when the differentiated argument has no element."""
     from ...explain import explain as explain_call
-    from ...explain.elements import contains, parse_selector
+    from ...explain.elements import select
+    from ...explain.entry import argument_name
 
     given = {"-o": args.output or "-", "--json": args.json}
     paths = outputs(given, _sources(args))
     if args.engine:
         return _explain_engine(args, given, paths)
-    try:
-        selectors = [parse_selector(text)[1] for text in args.wrt] or None
-    except (SyntaxError, ValueError) as exc:
-        raise UserError(f"--wrt: {_one_line(exc)}") from exc
     with program_output_to_stderr():
         function, values, _ = _call_of(args, "explain")
         if not 0 <= args.argnum < len(values):
             raise UserError(f"--argnum {args.argnum}: the function is given {len(values)} argument(s)")
-        for element in selectors or ():
-            if not contains(values[args.argnum], element):
-                raise UserError(f"--wrt {element.selector()}: no such element in argument {args.argnum}")
+        selectors = []
+        for text in args.wrt:  # a part or the whole argument: its elements, in the argument's own name
+            try:
+                selectors += select(text, values[args.argnum], argument_name(function, args.argnum, None))
+            except ValueError as exc:
+                raise UserError(f"--wrt {text}: {_one_line(exc)}") from exc
         with _user_errors(args):
-            explanations = explain_call(function, *values, wrt=selectors, argnum=args.argnum)
+            explanations = explain_call(function, *values, wrt=selectors or None, argnum=args.argnum)
     return _explained(args, explanations, given, paths)
 
 

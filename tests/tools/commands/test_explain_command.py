@@ -54,7 +54,9 @@ def test_wrt_selects_elements_of_a_dict_argument(project):
 
 @pytest.mark.parametrize("args, message", [
     (["--wrt", "x[5]"], "--wrt x[5]: no such element"),
-    (["--wrt", "f(x)"], "--wrt: not a selector"),
+    (["--wrt", "f(x)"], "--wrt f(x): not a selector"),
+    (["--wrt", "x[0:1]"], "--wrt x[0:1]: subscripts must be numbers or strings"),
+    (["--wrt", "y[0]"], "--wrt y[0]: the differentiated argument is called x, not y"),
     (["--argnum", "2"], "--argnum 2: the function is given 1 argument"),
 ])
 def test_errors_are_one_clear_line(project, args, message):
@@ -91,3 +93,16 @@ def test_engine_explains_a_micrograd_leaf_by_its_argument_name(tmp_path):
                   "--wrt", "q", cwd=tmp_path)
     assert bad.returncode == 2
     one_error_line(bad, "--wrt", "q names no leaf", "w, x, b")
+
+
+def test_wrt_a_whole_part_a_whole_argument_and_a_negative_index(project):
+    def headings(*args):
+        out = adtrace("explain", *args, cwd=project)
+        assert out.returncode == 0, out.stderr
+        return [line.split("`")[1] for line in out.stdout.splitlines() if line.startswith("## `")]
+    mlp = ("funcs.py:mlp", "--args-from", "funcs.py:mlp_args")
+    assert headings(*mlp, "--wrt", "params['W']") == [f"params['W'][{i}, {j}]" for i in (0, 1) for j in (0, 1)]
+    assert headings("funcs.py:f", "--at", "[1.0, 2.0]", "--wrt", "x") == ["x[0]", "x[1]"]
+    assert headings("funcs.py:f", "--at", "[1.0, 2.0]", "--wrt", "x[-1]") == ["x[1]"]
+    out = adtrace("explain", *mlp, "--wrt", "zzz['W'][0, 1]", cwd=project)
+    assert out.returncode == 2 and "called params, not zzz" in out.stderr
