@@ -1,0 +1,83 @@
+"""The user's variable names in the report's tables and the check table: the node the source assigns is
+named beside its label (``v3_tanh (h@model.py:5)``), the operations inside the assigned expression are not."""
+
+import importlib.util
+import textwrap
+
+import autograd.numpy as np
+from autograd.extend import defvjp, primitive
+
+import adtrace
+from adtrace.compare.traced_call import trace_call
+from adtrace.report import render
+from adtrace.report.node_checks import node_checks_table, verdict_line
+
+PROGRAM = '''
+import autograd.numpy as np
+from wrong import steep
+
+def loss(w):
+    h = np.tanh(w * 2.0)
+    for _ in range(2):
+        h = np.sin(h)
+    y = steep(h)
+    return np.sum(y * h)
+'''
+
+
+@primitive
+def steep(x):
+    return np.exp(x)
+
+
+defvjp(steep, lambda ans, x: lambda g: 2 * g * ans)  # deliberately wrong: the check names y
+
+
+def program(tmp_path, monkeypatch):
+    (tmp_path / "wrong.py").write_text("from tests_naming_steep import steep\n")
+    monkeypatch.setitem(__import__("sys").modules, "tests_naming_steep", __import__(__name__))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    path = tmp_path / "model.py"
+    path.write_text(textwrap.dedent(PROGRAM))
+    spec = importlib.util.spec_from_file_location("model_for_naming", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.loss
+
+
+def rows_of(markdown, heading):
+    """The rows of the first table after ``heading``, as dicts by header."""
+    lines = markdown.split(heading, 1)[1].splitlines()
+    first = next(i for i, line in enumerate(lines) if line.startswith("|"))
+    table = lines[first:next((i for i in range(first, len(lines)) if not lines[i].startswith("|")), len(lines))]
+    headers = [c.strip() for c in table[0].strip("|").split("|")]
+    return [dict(zip(headers, (c.strip() for c in line.strip("|").split("|")))) for line in table[2:]]
+
+
+def test_the_tables_name_the_assigned_node_beside_its_label_and_only_it(tmp_path, monkeypatch):
+    loss = program(tmp_path, monkeypatch)
+    report = render(trace_call(loss, (np.array([0.5, -1.0]),), relative_to=tmp_path))
+    graph = {row["node"].split(" ")[0]: row["node"] for row in rows_of(report, "## Graph")}
+    assert graph["v2_tanh"] == "v2_tanh (h@model.py:6)"
+    assert graph["v1_multiply"] == "v1_multiply"  # w * 2.0: inside h's expression, not h
+    assert [graph["v3_sin"], graph["v4_sin"]] == ["v3_sin (h@model.py:8)", "v4_sin (h@model.py:8)"]
+    assert graph["v5_steep"] == "v5_steep (y@model.py:9)"
+    assert graph["v6_multiply"] == "v6_multiply" and graph["v7_sum"] == "v7_sum"  # a return names nothing
+    calls = [row["node"] for row in rows_of(report, "## Call sequence")]
+    assert "v2_tanh (h@model.py:6) = tanh" in calls
+    assert "v3_sin (h@model.py:8) -> v2_tanh (h@model.py:6)" in calls  # both ends of an accumulation
+    snapshot = {row["node"] for row in rows_of(report, "## State snapshot")}
+    assert {"v5_steep (y@model.py:9)", "v1_multiply", "v0_root"} <= snapshot
+    side = {row["node"] for row in rows_of(report, "## Side by side")}
+    assert "v4_sin (h@model.py:8)" in side
+    assert render(trace_call(loss, (np.array([0.5, -1.0]),), relative_to=tmp_path)) == report  # deterministic
+
+
+def test_the_check_table_and_its_verdict_name_the_failing_nodes_variable(tmp_path, monkeypatch):
+    loss = program(tmp_path, monkeypatch)
+    checked = adtrace.check(loss, np.array([0.5, -1.0]), relative_to=tmp_path)
+    sites = {row["node"]: row["call site"] for row in rows_of("\n" + node_checks_table(checked), "\n")}
+    assert sites["v2_tanh"] == "h@model.py:6" and sites["v1_multiply"] == "model.py:6"
+    assert sites["v5_steep"] == "y@model.py:9" and sites["v7_sum"] == "model.py:10"
+    assert verdict_line(checked).startswith("First failing node: `v5_steep` (`steep`) argument 0, called at "
+                                            "y@model.py:9: ")
