@@ -5,7 +5,7 @@ import importlib.util
 import textwrap
 
 import autograd.numpy as np
-from autograd.extend import defvjp, primitive
+import pytest
 
 import adtrace
 from adtrace.compare.traced_call import trace_call
@@ -14,15 +14,7 @@ from adtrace.report.node_checks import node_checks_table, verdict_line
 
 PROGRAM = '''
 import autograd.numpy as np
-from wrong import steep
-
-def loss(w):
-    h = np.tanh(w * 2.0)
-    for _ in range(2):
-        h = np.sin(h)
-    y = steep(h)
-    return np.sum(y * h)
-'''
+from autograd.extend import defvjp, primitive
 
 
 @primitive
@@ -33,16 +25,25 @@ def steep(x):
 defvjp(steep, lambda ans, x: lambda g: 2 * g * ans)  # deliberately wrong: the check names y
 
 
-def program(tmp_path, monkeypatch):
-    (tmp_path / "wrong.py").write_text("from tests_naming_steep import steep\n")
-    monkeypatch.setitem(__import__("sys").modules, "tests_naming_steep", __import__(__name__))
-    monkeypatch.syspath_prepend(str(tmp_path))
-    path = tmp_path / "model.py"
+def loss(w):
+    h = np.tanh(w * 2.0)
+    for _ in range(2):
+        h = np.sin(h)
+    y = steep(h)
+    return np.sum(y * h)
+'''
+
+
+@pytest.fixture(scope="module")
+def program(tmp_path_factory):
+    """``(loss, its folder)``: one file, named as no other test's (two files shown alike name nothing)."""
+    folder = tmp_path_factory.mktemp("naming")
+    path = folder / "naming_model.py"
     path.write_text(textwrap.dedent(PROGRAM))
-    spec = importlib.util.spec_from_file_location("model_for_naming", path)
+    spec = importlib.util.spec_from_file_location("naming_model", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module.loss
+    return module.loss, folder
 
 
 def rows_of(markdown, heading):
@@ -54,30 +55,30 @@ def rows_of(markdown, heading):
     return [dict(zip(headers, (c.strip() for c in line.strip("|").split("|")))) for line in table[2:]]
 
 
-def test_the_tables_name_the_assigned_node_beside_its_label_and_only_it(tmp_path, monkeypatch):
-    loss = program(tmp_path, monkeypatch)
+def test_the_tables_name_the_assigned_node_beside_its_label_and_only_it(program):
+    loss, tmp_path = program
     report = render(trace_call(loss, (np.array([0.5, -1.0]),), relative_to=tmp_path))
     graph = {row["node"].split(" ")[0]: row["node"] for row in rows_of(report, "## Graph")}
-    assert graph["v2_tanh"] == "v2_tanh (h@model.py:6)"
+    assert graph["v2_tanh"] == "v2_tanh (h@naming_model.py:15)"
     assert graph["v1_multiply"] == "v1_multiply"  # w * 2.0: inside h's expression, not h
-    assert [graph["v3_sin"], graph["v4_sin"]] == ["v3_sin (h@model.py:8)", "v4_sin (h@model.py:8)"]
-    assert graph["v5_steep"] == "v5_steep (y@model.py:9)"
+    assert [graph["v3_sin"], graph["v4_sin"]] == ["v3_sin (h@naming_model.py:17)", "v4_sin (h@naming_model.py:17)"]
+    assert graph["v5_steep"] == "v5_steep (y@naming_model.py:18)"
     assert graph["v6_multiply"] == "v6_multiply" and graph["v7_sum"] == "v7_sum"  # a return names nothing
     calls = [row["node"] for row in rows_of(report, "## Call sequence")]
-    assert "v2_tanh (h@model.py:6) = tanh" in calls
-    assert "v3_sin (h@model.py:8) -> v2_tanh (h@model.py:6)" in calls  # both ends of an accumulation
+    assert "v2_tanh (h@naming_model.py:15) = tanh" in calls
+    assert "v3_sin (h@naming_model.py:17) -> v2_tanh (h@naming_model.py:15)" in calls  # both ends of an accumulation
     snapshot = {row["node"] for row in rows_of(report, "## State snapshot")}
-    assert {"v5_steep (y@model.py:9)", "v1_multiply", "v0_root"} <= snapshot
+    assert {"v5_steep (y@naming_model.py:18)", "v1_multiply", "v0_root"} <= snapshot
     side = {row["node"] for row in rows_of(report, "## Side by side")}
-    assert "v4_sin (h@model.py:8)" in side
+    assert "v4_sin (h@naming_model.py:17)" in side
     assert render(trace_call(loss, (np.array([0.5, -1.0]),), relative_to=tmp_path)) == report  # deterministic
 
 
-def test_the_check_table_and_its_verdict_name_the_failing_nodes_variable(tmp_path, monkeypatch):
-    loss = program(tmp_path, monkeypatch)
+def test_the_check_table_and_its_verdict_name_the_failing_nodes_variable(program):
+    loss, tmp_path = program
     checked = adtrace.check(loss, np.array([0.5, -1.0]), relative_to=tmp_path)
     sites = {row["node"]: row["call site"] for row in rows_of("\n" + node_checks_table(checked), "\n")}
-    assert sites["v2_tanh"] == "h@model.py:6" and sites["v1_multiply"] == "model.py:6"
-    assert sites["v5_steep"] == "y@model.py:9" and sites["v7_sum"] == "model.py:10"
+    assert sites["v2_tanh"] == "h@naming_model.py:15" and sites["v1_multiply"] == "naming_model.py:15"
+    assert sites["v5_steep"] == "y@naming_model.py:18" and sites["v7_sum"] == "naming_model.py:19"
     assert verdict_line(checked).startswith("First failing node: `v5_steep` (`steep`) argument 0, called at "
-                                            "y@model.py:9: ")
+                                            "y@naming_model.py:18: ")
