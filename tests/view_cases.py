@@ -205,7 +205,7 @@ def forward_tangents(markdown):
     """``{node: tangent}`` from a report's "Forward mode" table."""
     section = markdown.split("## Forward mode\n", 1)[1].split("\n## ", 1)[0]
     rows = [_cells(line) for line in section.splitlines() if line.startswith("| v")]
-    return {cells[0]: cells[3] for cells in rows}
+    return {cells[0].split(" (")[0]: cells[3] for cells in rows}  # (a named node: v1_sin (s@f.py:3))
 
 
 def _cells(line):

@@ -99,7 +99,8 @@ def forward_comparison_section(call, options):
         return None
     recorded = {e.label: e.tangent for e in call.forward_recording.of_kind(JVPRoot, JVPNodeCreated)}
     shown = call.reference_tangents[:options.max_rows]
-    rows = [(s.label, s.primitive, s.rule, Short(s.tangent), Short(recorded.get(s.label))) for s in shown]
+    named = Namer(call.forward_recording)
+    rows = [(named(s.label), s.primitive, s.rule, Short(s.tangent), Short(recorded.get(s.label))) for s in shown]
     headers = ["node", "primitive", "rule", "tangent (lecture)", "tangent (autograd)"]
     return "\n".join([
         "## Forward mode side by side", "",

@@ -249,7 +249,8 @@ def forward_section(recording, options):
         return None
     adds = Counter(e.node for e in recording.of_kind(AddOutgrads) if e.mode == "fwd")
     inputs = {e.root: e.input for e in recording.of_kind(TraceReturned)}  # a root's value is the input x
-    rows = [(e.label, getattr(e, "primitive", "(input)"),
+    named = Namer(recording)
+    rows = [(named(e.label), getattr(e, "primitive", "(input)"),
              Short(e.value if hasattr(e, "value") else inputs.get(e.label)), Short(e.tangent), adds.get(e.label, 0))
             for e in nodes[:options.max_rows]]
     headers = ["node", "primitive", "value", "tangent", "add_outgrads calls"]

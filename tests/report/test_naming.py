@@ -14,7 +14,7 @@ from adtrace.report.node_checks import node_checks_table, verdict_line
 
 PROGRAM = '''
 import autograd.numpy as np
-from autograd.extend import defvjp, primitive
+from autograd.extend import defjvp, defvjp, primitive
 
 
 @primitive
@@ -23,7 +23,7 @@ def steep(x):
 
 
 defvjp(steep, lambda ans, x: lambda g: 2 * g * ans)  # deliberately wrong: the check names y
-
+defjvp(steep, lambda g, ans, x: g * ans)
 
 def loss(w):
     h = np.tanh(w * 2.0)
@@ -72,6 +72,14 @@ def test_the_tables_name_the_assigned_node_beside_its_label_and_only_it(program)
     side = {row["node"] for row in rows_of(report, "## Side by side")}
     assert "v4_sin (h@naming_model.py:17)" in side
     assert render(trace_call(loss, (np.array([0.5, -1.0]),), relative_to=tmp_path)) == report  # deterministic
+
+
+def test_forward_modes_tables_name_the_assigned_node_too(program):
+    loss, tmp_path = program
+    report = render(trace_call(loss, (np.array([0.5, -1.0]),), mode="fwd", relative_to=tmp_path))
+    for heading in ("## Forward mode\n", "## Forward mode side by side"):
+        nodes = [row["node"] for row in rows_of(report, heading)]
+        assert "v2_tanh (h@naming_model.py:15)" in nodes and "v1_multiply" in nodes, heading
 
 
 def test_the_check_table_and_its_verdict_name_the_failing_nodes_variable(program):
