@@ -68,7 +68,7 @@
 
   // A ring around a unit's box and a badge above it, behind and over its own drawing.
   function ring(el, kind) {
-    const box = el.querySelector("rect");
+    const box = el.querySelector("rect:not([class])"); // (its own box, not a ring)
     const width = parseFloat(box.getAttribute("width"));
     const height = parseFloat(box.getAttribute("height"));
     const around = element("rect", { class: "explain-ring", x: -5, y: -5, width: width + 10, height: height + 10,
@@ -88,7 +88,8 @@
   function describe(cause) {
     const name = cause.name ? ` ${cause.name}` : "";
     const line = cause.line ? (cause.name ? `@${cause.line}` : ` at ${cause.line}`) : "";
-    return `${cause.label} (${cause.primitive})${name}${line}: ${cause.reason}` + (cause.detail ? ` (${cause.detail})` : "");
+    const detail = cause.detail ? ` (${cause.detail})` : "";
+    return `${cause.label} (${cause.primitive})${name}${line}: ${cause.reason}${detail}`;
   }
 
   // The chosen element's causes, each with its jump to its step.
