@@ -17,7 +17,7 @@ from ..explain.reach import follow
 from ..recording.events import BackwardStart, TraceReturned
 from ..recording.snapshots import VJP
 from ..report.format import fmt
-from .source import REVERSE_STATEMENTS
+from .source import ENGINE_STATEMENTS, REVERSE_STATEMENTS
 
 MAX_FOLLOWED = 1000  # nodes: above, an element's paths are its input's, node to node (following it costs
 #                      explain's time again: seconds per thousand nodes)
@@ -36,7 +36,9 @@ def explanations(recording, node_index, passes):
     query = recording.user_query()
     graph = _graph(recording, query)
     steps = next((p["steps"] for p in passes if p["mode"] == "rev" and p["query"] == query), None)
-    return [_explained(recording, query, graph, e, node_index, steps) for e in found]
+    # (an engine with its own backward(): its statements, passes.engine_steps)
+    vjp = REVERSE_STATEMENTS.index(VJP) if recording.code is None else ENGINE_STATEMENTS.index("vjp")
+    return [_explained(recording, query, graph, e, node_index, steps, vjp) for e in found]
 
 
 class _EventsOnce:
@@ -55,10 +57,10 @@ class _EventsOnce:
         return getattr(self._recording, name)
 
 
-def _explained(recording, query, graph, explanation, node_index, steps):
+def _explained(recording, query, graph, explanation, node_index, steps, vjp):
     causes = [{"node": node_index.get(c.node), "label": c.node, "primitive": c.primitive, "reason": c.reason,
                "line": c.line, "name": c.name, "detail": c.detail, "mark": _mark(explanation, c),
-               "step": _step(steps, node_index.get(c.node))} for c in explanation.causes]
+               "step": _step(steps, node_index.get(c.node), vjp)} for c in explanation.causes]
     path = _path_nodes(recording, query, graph, explanation) | {c.node for c in explanation.causes}
     return {"selector": explanation.selector, "gradient": fmt(explanation.gradient), "verdict": explanation.verdict,
             "pass": None if steps is None else f"q{query}", "causes": causes,
@@ -73,11 +75,11 @@ def _mark(explanation, cause):
     return "cut"
 
 
-def _step(steps, node):
-    """The step (0-based) of the user's pass where ``node``'s VJP ran, else its first step, else None."""
+def _step(steps, node, vjp):
+    """The step (0-based) of the user's pass where ``node``'s VJP (statement ``vjp``) ran, else its first step,
+    else None."""
     if steps is None or node is None:
         return None
-    vjp = REVERSE_STATEMENTS.index(VJP)
     at = [k for k, n in enumerate(steps["node"]) if n == node]
     return next((k for k in at if steps["statement"][k] == vjp), at[0] if at else None)
 
