@@ -219,7 +219,7 @@ def autograd_node_made_before():
 
 
 def snapshot_rows(markdown):
-    """``{query: [(statement, node, outgrads after)]}`` from a report's state snapshot tables."""
+    """``{query: [(statement, node label, outgrads after)]}`` from a report's state snapshot tables."""
     tables, query = {}, None
     for line in markdown.splitlines():
         heading = re.match(r"### Query (\d+)", line)
@@ -229,7 +229,8 @@ def snapshot_rows(markdown):
         elif query is not None and line.startswith("| ") and re.match(r"\| \d+\. ", line):
             cells = _cells(line)
             statement = re.sub(r"^\d+\. `(.*)`$", r"\1", cells[0])
-            tables[query].append((statement, None if cells[1] == "-" else cells[1], cells[5]))
+            node = None if cells[1] == "-" else cells[1].split(" (")[0]  # (a named node: v1_sin (s@f.py:3))
+            tables[query].append((statement, node, cells[5]))
         elif not line.startswith("|") and line.strip() and not line.startswith("#"):
             query = None
     return tables
@@ -239,7 +240,7 @@ def forward_tangents(markdown):
     """``{node: tangent}`` from a report's "Forward mode" table."""
     section = markdown.split("## Forward mode\n", 1)[1].split("\n## ", 1)[0]
     rows = [_cells(line) for line in section.splitlines() if line.startswith("| v")]
-    return {cells[0]: cells[3] for cells in rows}
+    return {cells[0].split(" (")[0]: cells[3] for cells in rows}  # (a named node: v1_sin (s@f.py:3))
 
 
 def _cells(line):

@@ -58,14 +58,19 @@ def _location(path, line, module, relative_to, cwd):
     else:
         shown = relative.replace(os.sep, "/")
     if path:
-        _SHOWN.setdefault(shown, os.path.join(cwd, path))
+        full = os.path.normpath(os.path.join(cwd, path))
+        if _SHOWN.setdefault(shown, full) != full:
+            _SHOWN[shown] = None  # two files shown alike (model.py of two folders): neither is the site's for sure
     return f"{shown}:{line}"
 
 
 def source_file(site):
-    """The absolute path of the file a site (``path:line``) names, as this process made it, or None."""
+    """The absolute path of the file a site (``path:line``) names, as this process made it, or None (also when
+    this process showed two files so)."""
     shown = site.rsplit(":", 1)[0]
-    return _SHOWN.get(shown) or (os.path.abspath(shown) if os.path.isfile(shown) else None)
+    if shown in _SHOWN:
+        return _SHOWN[shown]
+    return os.path.abspath(shown) if os.path.isfile(shown) else None
 
 
 def source_location(f, relative_to=None):

@@ -20,11 +20,14 @@ ALSO = {"divide": {"true_divide"}, "mod": {"remainder"}, "matmul": {"dot"},  # a
 
 
 def variable_names(recording):
-    """label -> the name the user's source assigns the node's value to (``h``), for the nodes that have one."""
+    """label -> the name the user's source assigns the node's value to (``h``), for the nodes that have one.
+    A node's line is its ``site`` (``record(sites=True)``), else its call's (``record(calls=True)``)."""
     by_site = {}
+    calls = recording.calls
     for label, node in recording.nodes.items():
-        if getattr(node, "site", None) and hasattr(node, "primitive"):
-            by_site.setdefault(node.site, []).append(node)
+        site = node_site(node, calls.get(label))
+        if site and hasattr(node, "primitive"):
+            by_site.setdefault(site, []).append(node)
     names = {}
     for site, nodes in by_site.items():
         found = assignment(site)
@@ -34,9 +37,15 @@ def variable_names(recording):
         matching = [n for n in nodes if n.primitive in operation]
         if nested:  # tanh(tanh(x)): the outer one, not consumed by another of them on the line
             labels = {n.label for n in matching}
-            matching = [n for n in matching if n.label not in {p for m in matching for p in m.parents if p in labels}]
+            consumed = {p for m in matching for p in m.parents if p in labels}  # (once: a loop's line has many)
+            matching = [n for n in matching if n.label not in consumed]
         names.update((n.label, target) for n in matching)
     return names
+
+
+def node_site(node, call=None):
+    """The user's line that made a node: its ``site``, else its call's (``record(calls=True)``), else None."""
+    return getattr(node, "site", None) or getattr(call, "site", None)
 
 
 def named_site(name, site):

@@ -6,6 +6,7 @@ from ..recording.events import JVPNodeCreated, JVPRoot
 from .abbreviate import clip, each, series
 from .fit import LINE_WIDTH, Short, fit
 from .format import code, made_at, text
+from .naming import Namer
 from .tables import table
 
 STRUCTURE = ("_Capture level `structure`: no values were recorded, so nothing is compared node by node (no "
@@ -83,7 +84,8 @@ def side_by_side_section(call, options):
     if not call.alignment:
         return None
     nodes = call.recording.nodes if call.recording is not None else {}
-    rows = [(r.label, _primitive(r, nodes.get(r.label)),
+    named = Namer(call.recording)
+    rows = [(named(r.label), _primitive(r, nodes.get(r.label)),
              "-" if r.partial_adjoints is None else Short(list(r.partial_adjoints)),
              "not known" if r.v_i_bar is None and r.partial_adjoints is not None else Short(r.v_i_bar),
              Short(r.running, series), Short(r.popped),
@@ -118,7 +120,8 @@ def forward_comparison_section(call, options):
         return None
     recorded = {e.label: e.tangent for e in call.forward_recording.of_kind(JVPRoot, JVPNodeCreated)}
     shown = call.reference_tangents[:options.max_rows]
-    rows = [(s.label, s.primitive, s.rule, Short(s.tangent), Short(recorded.get(s.label))) for s in shown]
+    named = Namer(call.forward_recording)
+    rows = [(named(s.label), s.primitive, s.rule, Short(s.tangent), Short(recorded.get(s.label))) for s in shown]
     headers = ["node", "primitive", "rule", "tangent (lecture)", "tangent (autograd)"]
     return "\n".join([
         "## Forward mode side by side", "",

@@ -7,6 +7,7 @@ from .abbreviate import counted
 from .collapse import group_nodes, primitives_text
 from .fit import Short, fit
 from .mermaid import flowchart
+from .naming import Namer
 from .profile import ROOTS
 from .tables import table
 
@@ -30,7 +31,8 @@ def graph_section(recording, nesting, options, mode="rev"):
 
 def _each_node(recording, nodes, nesting, options):
     inputs = {e.root: e.input for e in recording.of_kind(TraceReturned)}  # a root's value is the input x
-    rows = [(n.label, _primitive(n), _parents(n),
+    named = Namer(recording)
+    rows = [(named(n.label), _primitive(n), _parents(n),
              Short(n.value if hasattr(n, "value") else inputs.get(n.label))) for n in nodes[:options.max_rows]]
     headers = ["node", "primitive", "parents by argument position", "output value"]
     boxes = [(n.label,

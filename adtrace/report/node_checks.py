@@ -4,16 +4,19 @@
 from ..compare.pass_checks import TITLES
 from .fit import fit
 from .format import code, made_at, text
+from .naming import Namer
 from .tables import table
 
 
 def node_checks_table(report, max_rows=None):
-    rows = [(r.node, r.primitive, "-" if r.argnum is None else r.argnum, r.site or "-", r.test,
+    named = Namer(getattr(report, "recording", None))
+    rows = [(r.node, r.primitive, "-" if r.argnum is None else r.argnum, named.site(r.node, r.site) or "-", r.test,
              r.status, _num(r.analytic), _num(r.numeric), _num(r.difference), _num(r.tolerance), r.reason or "")
             for r in report.rows]
     if report.nonfinite is not None:
         n = report.nonfinite
-        rows.append((n.node, n.primitive, "-" if n.argnum is None else n.argnum, n.site or "-", n.test,
+        rows.append((n.node, n.primitive, "-" if n.argnum is None else n.argnum, named.site(n.node, n.site) or "-",
+                     n.test,
                      n.status, "-", "-", "-", "-", n.reason))
     headers = ["node", "primitive", "argnum", "call site", "test", "status", "analytic", "numeric", "difference",
                "tolerance", "note"]
@@ -57,8 +60,9 @@ def verdict_line(report):
         return (f"The backward pass is wrong: {text(TITLES[first.test])}, at {code(first.node)} ("
                 f"{made_at(first.site)}): {text(first.reason)}{tail}.")
     where = f" argument {first.argnum}" if first.argnum is not None else ""
+    site = Namer(getattr(report, "recording", None)).site(first.node, first.site)
     return (f"First failing node: {code(first.node)} ({code(first.primitive)}){where}, called at "
-            f"{text(first.site or 'an unknown line')}: {text(first.reason)}{tail}.")
+            f"{text(site or 'an unknown line')}: {text(first.reason)}{tail}.")
 
 
 def node_checks_section(report, options):

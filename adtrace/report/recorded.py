@@ -21,6 +21,7 @@ from ..recording.snapshots import ADD, INIT, POP, RETURN, VJP, replay
 from .abbreviate import OUTGRADS_WIDTH, brief_outgrads, counted, each
 from .fit import Short, fit
 from .format import code, fmt, text
+from .naming import Namer
 from .tables import table
 
 # -------------------- gradients never computed --------------------
@@ -70,20 +71,28 @@ def call_sequence_section(recording, nesting, options):
     headers = ["#", "level", "query", "statement", "node", "in", "out"]
     own = recording.code is not None
     rows, events, stretches = [], recording.events, {s[0]: s for s in nesting.stretches}
+    namer = Namer(recording)
     for i, e in enumerate(events):
         if len(rows) == options.max_rows:
             break
         if i in stretches:
             rows.append(_folded_row(stretches[i], e, nesting))
         elif i not in nesting.inside:
+            node, *cells = _call_cells(e, own)
             rows.append((i + 1, e.level, "-" if e.query is None else e.query, code(recording.statement(e)),
-                         *_call_cells(e, own)))
+                         namer.in_cell(node, _labels(e)), *cells))
     total = len(events) - len(nesting.inside) + len(nesting.stretches)
     intro = ("Every hooked call in order (`make_vjp` is not hooked: its first statement creates the root)." if not own
              else f"Every recorded event in order, with the statement of `{recording.code.name}` "
                   f"({recording.code.location}) that made it; a value's creation is its `__init__`.")
     return "\n".join(["## Call sequence", "", intro, "", table(headers, fit(headers, rows), options.max_rows,
                                                                total=total)])
+
+
+def _labels(e):
+    """The nodes an event names in its node cell."""
+    return [label for label in (getattr(e, name, None) for name in ("label", "node", "end", "parent", "root"))
+            if isinstance(label, str)]
 
 
 def _folded_row(stretch, first, nesting):
@@ -175,7 +184,8 @@ def snapshot_table(recording, events, max_rows):
     need (an event makes one row or two)."""
     own = recording.code
     replayed = list(replay(events[:max_rows], own))[:max_rows]
-    rows = [_snapshot_row(r) if own is None else _own_snapshot_row(r) for r in replayed]
+    namer = Namer(recording)
+    rows = [_snapshot_row(r, namer) if own is None else _own_snapshot_row(r, namer) for r in replayed]
     headers = SNAPSHOT_HEADERS if own is None else OWN_SNAPSHOT_HEADERS
     made = recording.tally(events)
     text = table(headers, fit(headers, rows), max_rows, total=made.rows)
@@ -195,12 +205,12 @@ def snapshot_rows(recording, events):
     return recording.tally(events).rows
 
 
-def _snapshot_row(r):
-    return (f"{r.step}. {code(r.statement)}", r.node or "-", _outgrad_cell(r), _ingrads_cell(r),
+def _snapshot_row(r, namer):
+    return (f"{r.step}. {code(r.statement)}", namer(r.node) if r.node else "-", _outgrad_cell(r), _ingrads_cell(r),
             Short(r.previous) if r.statement == ADD else "-", Short(r.outgrads, brief_outgrads, OUTGRADS_WIDTH))
 
 
-def _own_snapshot_row(r):
+def _own_snapshot_row(r, namer):
     """A row of an engine whose gradients stay on its values (``snapshots.GRADS``)."""
     read, written, previous = "-", "-", "-"
     if r.stands_for == INIT:
@@ -212,7 +222,7 @@ def _own_snapshot_row(r):
         written = Short(r.ingrads, suffix=f" -> {r.parent}" + (" (replaced)" if r.replaced else
                                                                " (not known: added or replaced)" if unknown else ""))
         previous = Short(r.previous)
-    return (f"{r.step}. {code(r.statement)}", r.node or "-", read, written, previous,
+    return (f"{r.step}. {code(r.statement)}", namer(r.node) if r.node else "-", read, written, previous,
             Short(r.outgrads, brief_outgrads, OUTGRADS_WIDTH))
 
 
@@ -239,7 +249,8 @@ def forward_section(recording, options):
         return None
     adds = Counter(e.node for e in recording.of_kind(AddOutgrads) if e.mode == "fwd")
     inputs = {e.root: e.input for e in recording.of_kind(TraceReturned)}  # a root's value is the input x
-    rows = [(e.label, getattr(e, "primitive", "(input)"),
+    named = Namer(recording)
+    rows = [(named(e.label), getattr(e, "primitive", "(input)"),
              Short(e.value if hasattr(e, "value") else inputs.get(e.label)), Short(e.tangent), adds.get(e.label, 0))
             for e in nodes[:options.max_rows]]
     headers = ["node", "primitive", "value", "tangent", "add_outgrads calls"]

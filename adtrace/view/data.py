@@ -19,7 +19,8 @@ The format (``FORMAT`` names its version)::
                          "fields": {column: what it holds at this statement}}]}},
      "graphs": [{                                 # one per recording (reverse, forward)
          "nodes": {"label": [str], "primitive": [str], "value": [text], "group": [group index],
-                   "parents": [[[argnum, node index], ...] by position]},
+                   "parents": [[[argnum, node index], ...] by position],
+                   "name": [str]},                # the user's variable, h@model.py:4 (report.naming), or ""
          "groups": [{"key": str, "by": "site" | "primitive"}]}],
      "passes": [{
          "id": "q1" | "f1",                       # reverse: the query number; forward: f1, f2 ...
@@ -32,7 +33,14 @@ The format (``FORMAT`` names its version)::
          "lecture": "node_to_grad" | "node_to_tangent",
          "reference": null | str,                 # why the lecture's column is empty, if it is
          "steps": {column: [value per step]}}],   # passes.COLUMNS, see passes.py for the deltas
-     "start": pass id}                            # the pass the page opens on
+     "start": pass id,                            # the pass the page opens on
+     "explanations": [{                           # input elements whose gradient is zero or not finite
+         "selector": str, "gradient": text, "verdict": "zero" | "nonfinite",  # (explained.py; graph 0)
+         "pass": pass id | null,                  # the user's pass, where the steps below are
+         "path": [node index],                    # the nodes of the element's paths to the output
+         "causes": [{"node": node index | null, "label": str, "primitive": str, "reason": str,
+                     "line": str | null, "name": str | null, "detail": str,
+                     "mark": "cut" | "nan" | "origin" | "unknown", "step": step | null}]}]}
 
 Node and parent fields of steps are node indices into the pass's graph; ``statement`` indexes
 ``code[mode].statements``. Nodes are grouped for the collapsed graph by ``group_key``.
@@ -47,6 +55,8 @@ from ..recording.snapshots import VJP, replay
 from ..report.abbreviate import counted
 from ..report.format import fmt
 from ..report.recorded import never_computed_line
+from ..report.naming import Namer
+from .explained import explanations
 from .failures import failures
 from .passes import engine_steps, forward_event_runs, forward_steps, reverse_steps
 from .source import REVERSE_STATEMENTS, code_panels
@@ -61,17 +71,19 @@ def page_data(recording=None, call=None, title=None):
     """The page of ``recording``, or of ``call`` (its reverse and forward recordings, with the
     reference engine's runs and the checks)."""
     recordings = [recording] if call is None else [r for r in (call.recording, call.forward_recording) if r]
-    graphs, passes = [], []
+    graphs, passes, indices = [], [], []
     for number, rec in enumerate(recordings):
         graph, node_index = graph_table(rec)
         graphs.append(graph)
+        indices.append(node_index)
         passes += reverse_passes(rec, number, node_index, call)
         passes += forward_passes(rec, number, node_index, call, first=sum(p["mode"] == "fwd" for p in passes) + 1)
     start = _start(passes)
+    explained = explanations(recordings[0], indices[0], passes) if recordings and recordings[0].queries else []
     return {"format": FORMAT, "title": title or _title(call), "capture": recordings[0].capture if recordings else None,
             "summary": _summary(call), "checks": _checks(call), "failures": failures(call, graphs, passes, start),
             "notes": _notes(recordings, call), "code": code_panels(_engine_code(recordings)), "graphs": graphs,
-            "passes": passes, "start": start}
+            "passes": passes, "start": start, "explanations": explained}
 
 
 def _engine_code(recordings):
@@ -102,6 +114,7 @@ def graph_table(recording):
     inputs = {e.root: e.input for e in recording.of_kind(TraceReturned)}  # a root's value is the input x
     groups, group_index = [], {}
     columns = {"label": labels, "primitive": [], "value": [], "group": [], "parents": []}
+    names = Namer(recording).named
     for label in labels:
         node = recording.nodes.get(label)
         key = group_key(recording, label)
@@ -113,6 +126,7 @@ def graph_table(recording):
         columns["group"].append(group_index[key])
         columns["parents"].append([["?" if argnum is None else argnum, index[parent]] for argnum, parent in
                                    zip(getattr(node, "argnums", ()), getattr(node, "parents", ()))])
+    columns["name"] = [names.get(label, "") for label in labels]
     return {"nodes": columns, "groups": groups}, index
 
 

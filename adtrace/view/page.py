@@ -25,7 +25,8 @@ from importlib import resources
 from ..report.format import visible
 
 SCRIPTS = ("layout.js", "svg.js", "viewer.js", "graph.js", "panels.js", "failures.js", "readable.js",
-           "controls.js")
+           "explained.js", "controls.js")
+STYLES = ("viewer.css", "explained.css")
 _MARKER = re.compile(r"@@(TITLE|STYLE|DATA|SCRIPT)@@")
 _JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"}
 # a character report.format.visible rewrites, as JSON writes it (or a look-alike: a backslash before such letters)
@@ -34,8 +35,8 @@ _MAYBE_INVISIBLE = re.compile(r"\\(u00[0189][0-9a-f]|u007f|u061c|u200[b-f]|u202[
 
 def render_page(data):
     """The HTML page for ``data`` (``adtrace.view.data.page_data``)."""
-    parts = {"TITLE": html.escape(visible(data["title"])), "STYLE": _asset("viewer.css"), "DATA": embed_shown(data),
-             "SCRIPT": "\n".join(_asset(name) for name in SCRIPTS)}
+    parts = {"TITLE": html.escape(visible(data["title"])), "STYLE": "\n".join(_asset(name) for name in STYLES),
+             "DATA": embed_shown(data), "SCRIPT": "\n".join(_asset(name) for name in SCRIPTS)}
     return _MARKER.sub(lambda m: parts[m.group(1)], _asset("page.html"))  # one pass: data never re-read
 
 

@@ -83,8 +83,16 @@
 
     // Wide enough for its text, and for an "arg k" label under each edge entering it.
     nodeWidth(n) {
-      const longest = Math.max(this.graph.nodes.label[n].length, this.graph.nodes.primitive[n].length);
+      const longest = Math.max(this.graph.nodes.label[n].length, this.secondLine(n).length);
       return Math.max(Math.min(longest, MAX_TEXT) * CHAR + 16, this.graph.nodes.parents[n].length * 40 + 12);
+    }
+
+    // Under the label: the primitive, with the user's variable where the source assigns the node's value
+    // ("h = tanh", from "h@model.py:4").
+    secondLine(n) {
+      const nodes = this.graph.nodes;
+      const name = nodes.name ? nodes.name[n] : "";
+      return name ? `${name.slice(0, name.indexOf("@"))} = ${nodes.primitive[n]}` : nodes.primitive[n];
     }
 
     groupWidth(g) {
@@ -180,9 +188,10 @@
         g.setAttribute("class", "node");
         g.setAttribute("data-node", this.graph.nodes.label[n]);
         const nodes = this.graph.nodes;
-        title.textContent = `${nodes.label[n]} = ${nodes.primitive[n]}\nvalue ${nodes.value[n]}`;
+        const name = nodes.name && nodes.name[n] ? `\n${nodes.name[n]}` : "";
+        title.textContent = `${nodes.label[n]} = ${nodes.primitive[n]}${name}\nvalue ${nodes.value[n]}`;
         text(g, middle, 14, this.graph.nodes.label[n], "label");
-        text(g, middle, 28, this.graph.nodes.primitive[n], "primitive");
+        text(g, middle, 28, this.secondLine(n), "primitive");
         this.nodeElements.set(n, g);
       } else {
         const group = this.graph.groups[unit.group];

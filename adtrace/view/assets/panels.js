@@ -93,10 +93,13 @@
       make("td", null, value, tr).setAttribute("data-testid", testid);
     };
     const node = steps.node[k];
+    const names = DATA.graphs[viewer.pass.graph].nodes.name || [];
     row("node", node === null ? "-" : viewer.labels[node], "current-node");
+    if (node !== null && names[node]) row("variable", names[node], "current-name"); // h@model.py:4
     if (steps.parent[k] !== null) {
       const argnum = DATA.graphs[viewer.pass.graph].nodes.parents[node][steps.position[k]][0];
-      row("parent", `${viewer.labels[steps.parent[k]]} (arg ${argnum})`, "parent");
+      const parentName = names[steps.parent[k]] ? `${names[steps.parent[k]]}, ` : "";
+      row("parent", `${viewer.labels[steps.parent[k]]} (${parentName}arg ${argnum})`, "parent");
     }
     for (const field in statement.fields) row(statement.fields[field], steps[field][k], field);
   }

@@ -1,0 +1,33 @@
+"""A node as the report's tables name it: its label, and beside it the user's variable where the source
+assigns the node's value, ``v3_tanh (h@model.py:4)`` (``recording/names.py``'s rule: only the node that is
+the assigned expression's value is named, so a name never stands for another node's value)."""
+
+import re
+
+from ..recording.names import named_site, node_site, variable_names
+
+
+class Namer:
+    """``namer(label)``: the label with the user's variable beside it (the label alone for a node without
+    one); ``namer.site(label, site)``: a call site with the variable before it (``h@model.py:4``)."""
+
+    def __init__(self, recording):
+        names = variable_names(recording) if recording is not None else {}
+        calls = recording.calls if names else {}
+        self.names = names
+        self.named = {label: named_site(name, node_site(recording.nodes[label], calls.get(label)))
+                      for label, name in names.items()}
+
+    def __call__(self, label):
+        named = self.named.get(label)
+        return f"{label} ({named})" if named else label
+
+    def site(self, label, site):
+        return named_site(self.names.get(label), site)
+
+    def in_cell(self, cell, labels):
+        """``cell`` (text naming the nodes ``labels``, ``v4_multiply -> v3_tanh``) with each named one named."""
+        for label in dict.fromkeys(labels):
+            if label in self.named:
+                cell = re.sub(rf"(?<![\w]){re.escape(label)}(?![\w])", lambda _: self(label), cell, count=1)
+        return cell

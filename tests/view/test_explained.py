@@ -1,0 +1,202 @@
+"""The page marks the explained gradients on the graph: each element whose gradient is zero or not finite is
+listed by the control "explain"; the chosen one's paths to the output and its cause (the node that cut them,
+the first NaN) are marked on the nodes and edges, a ring around the cause's box and a badge above it; a
+button jumps to the step of the cause's VJP. The nodes carry the user's variable names. Checked on the
+page's data and in headless Chromium by DOM and geometry (skipped without a browser, as test_view_browser)."""
+
+import importlib.util
+import textwrap
+
+import numpy as np
+import pytest
+from autograd import grad
+
+import adtrace
+from adtrace.view import page_data, recording_page
+from browser import Page, chromium_for_tests, stop_chromium
+
+PROGRAM = '''
+import autograd.numpy as np
+
+X = np.array([[1.0, 0.5], [0.2, -0.3], [-1.0, 1.0]])
+
+
+def mlp(params):
+    h = np.maximum(0.0, X @ params["W1"].T + params["b1"])
+    out = h @ params["W2"]
+    return np.mean(out ** 2)
+
+
+def trap(x):
+    logs = np.where(x > 0, np.log(x), 0.0)
+    return np.sum(logs)
+
+
+def fine(x):
+    return np.sum(np.sin(x))
+'''
+PARAMS = {"W1": np.array([[1.0, -1.0], [0.5, -2.0], [-1.0, 1.0]]), "b1": np.array([0.0, -5.0, 0.1]),
+          "W2": np.array([1.0, 2.0, -1.0])}  # unit 1's bias -5 keeps it off for every example
+W1_PATH = ["v0_root", "v1_container_take", "v2_transpose", "v3_matmul", "v5_add", "v6_maximum", "v8_matmul",
+           "v9_power", "v10_mean"]
+B1_PATH = ["v0_root", "v4_container_take", "v5_add", "v6_maximum", "v8_matmul", "v9_power", "v10_mean"]
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory):
+    """The program, from one file named as no other test's (two files shown alike name nothing)."""
+    folder = tmp_path_factory.mktemp("explained")
+    (folder / "explained_model.py").write_text(textwrap.dedent(PROGRAM))
+    spec = importlib.util.spec_from_file_location("explained_model", folder / "explained_model.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.folder = folder
+    return module
+
+
+def recorded(model, name, argument):
+    with np.errstate(all="ignore"), adtrace.record(capture="full", sites=True, calls=True,
+                                                   relative_to=model.folder) as rec:
+        grad(getattr(model, name))(argument)
+    return rec
+
+
+def labels(data, indices):
+    return [data["graphs"][0]["nodes"]["label"][i] for i in indices]
+
+
+def test_a_dead_units_elements_are_explained_with_their_own_paths_and_the_relu_that_cut_them(model):
+    data = page_data(recorded(model, "mlp", PARAMS))
+    explained = {e["selector"]: e for e in data["explanations"]}
+    assert list(explained) == ["x['W1'][1, 0]", "x['b1'][1]", "x['W2'][1]"]
+    w1, b1 = explained["x['W1'][1, 0]"], explained["x['b1'][1]"]
+    assert labels(data, w1["path"]) == W1_PATH  # not through b1's or W2's take: another part's nodes
+    assert labels(data, b1["path"]) == B1_PATH
+    (cause,) = w1["causes"]
+    assert (cause["label"], cause["mark"], cause["reason"], cause["name"]) == ("v6_maximum", "cut", "relu-off", "h")
+    steps = next(p for p in data["passes"] if p["id"] == w1["pass"])["steps"]
+    assert steps["node"][cause["step"]] == cause["node"]
+    assert data["code"]["rev"]["statements"][steps["statement"][cause["step"]]]["text"] == \
+        "ingrads = node.vjp(outgrad[0])"
+    names = data["graphs"][0]["nodes"]["name"]
+    assert {label: name for label, name in zip(data["graphs"][0]["nodes"]["label"], names) if name} == {
+        "v6_maximum": "h@explained_model.py:8", "v8_matmul": "out@explained_model.py:9"}
+
+
+def test_nothing_is_explained_when_every_gradient_is_finite_and_not_zero(model):
+    assert page_data(recorded(model, "fine", np.array([0.5, 1.0])))["explanations"] == []
+
+
+# -------------------- in the browser --------------------
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    driver = chromium_for_tests()
+    yield driver
+    stop_chromium(driver)
+
+
+@pytest.fixture
+def open_page(chromium, tmp_path):
+    opened = []
+
+    def open_(text):
+        path = tmp_path / f"page{len(opened)}.html"
+        path.write_text(text)
+        opened.append(Page(chromium, path))
+        return opened[-1]
+
+    yield open_
+    for page in opened[-1:]:
+        assert page.console_errors() == []
+        assert page.requests() == []
+
+
+MARKS = ("return Array.from(document.querySelectorAll('svg [data-explained]'))"
+         ".filter(e => e.hasAttribute(arguments[0])).map(e => [e.getAttribute(arguments[0]),"
+         " e.getAttribute('data-explained')])")
+
+
+def marks(page, attribute="data-node"):
+    return dict(page.driver.execute_script(MARKS, attribute))
+
+
+def box_of(page, selector):
+    return page.driver.execute_script(
+        "const r = document.querySelector(arguments[0]).getBoundingClientRect();"
+        "return [r.left, r.top, r.right, r.bottom];", selector)
+
+
+def edge_ends(page):
+    """``(child, parent)`` labels of each marked edge, read from its key (``child:position``) and the data."""
+    keys = marks(page, "data-edge")
+    nodes = page.driver.execute_script("return adtrace.DATA.graphs[0].nodes")
+    ends = []
+    for key in keys:
+        child, position = map(int, key.split(":"))
+        ends.append((nodes["label"][child], nodes["label"][nodes["parents"][child][position][1]]))
+    return ends
+
+
+def choose(page, selector):
+    from selenium.webdriver.support.ui import Select
+
+    option = next(o for o in Select(page.find("explain")).options if o.text.startswith(selector))
+    Select(page.find("explain")).select_by_value(option.get_attribute("value"))
+
+
+def test_the_page_marks_the_chosen_elements_paths_and_the_node_that_cut_them(open_page, model):
+    page = open_page(recording_page(recorded(model, "mlp", PARAMS)))
+    from selenium.webdriver.support.ui import Select
+
+    options = [o.text for o in Select(page.find("explain")).options]
+    assert options == ["(no marks)", "x['W1'][1, 0] = 0 (zero)", "x['b1'][1] = 0 (zero)", "x['W2'][1] = 0 (zero)"]
+    found = marks(page)  # the first element, chosen on opening
+    assert found == {label: "cut" if label == "v6_maximum" else "path" for label in W1_PATH}
+    ends = edge_ends(page)
+    assert ("v2_transpose", "v1_container_take") in ends and all(a in W1_PATH and b in W1_PATH for a, b in ends)
+    assert not any("v4_container_take" in pair or "v7_container_take" in pair for pair in ends)
+    node, ring = box_of(page, "[data-node=v6_maximum] > rect:last-of-type"), box_of(page, ".explain-ring")
+    assert ring[0] < node[0] and ring[1] < node[1] and ring[2] > node[2] and ring[3] > node[3]  # around its box
+    badge = box_of(page, "[data-testid=explain-badge]")
+    assert badge[3] <= node[1] and node[0] <= (badge[0] + badge[2]) / 2 <= node[2]  # above it, centred
+    assert page.text("explain-badge") == "\u2702 cut"
+    assert page.text("explain-cause").startswith("v6_maximum (maximum) h@explained_model.py:8: relu-off")
+
+    choose(page, "x['b1'][1]")
+    assert marks(page) == {label: "cut" if label == "v6_maximum" else "path" for label in B1_PATH}
+    page.click("next")  # a step's classes leave the marks alone
+    assert marks(page) == {label: "cut" if label == "v6_maximum" else "path" for label in B1_PATH}
+    choose(page, "(no marks)")
+    assert marks(page) == {} and marks(page, "data-edge") == {}
+    assert page.driver.find_elements("css selector", ".explain-ring") == []
+
+
+def test_the_jump_goes_to_the_causes_vjp_and_shows_the_node_out_of_its_collapsed_group(open_page, model):
+    page = open_page(recording_page(recorded(model, "mlp", PARAMS)))
+    page.click("collapse-all")
+    groups = marks(page, "data-group")
+    assert groups["explained_model.py:8"] == "cut" and groups["explained_model.py:9"] == "path"  # h: the cut
+    page.click("explain-jump")
+    assert page.current_nodes() == ["v6_maximum"]
+    assert page.text("statement") == "ingrads = node.vjp(outgrad[0])"
+    assert page.counter() == f"step {int(page.find('explain-jump').text.split()[-1])} of 48"
+    assert marks(page)["v6_maximum"] == "cut"  # drawn on its own now, and marked
+    assert page.text("current-name") == "h@explained_model.py:8"  # the step's panel names the variable
+
+
+def test_a_nan_is_marked_at_the_vjp_that_made_it_and_nodes_show_their_variable(open_page, model):
+    page = open_page(recording_page(recorded(model, "trap", np.array([2.0, 0.0, 0.5]))))
+    assert marks(page) == {"v0_root": "path", "v1_log": "nan", "v2_where": "path", "v3_sum": "path"}
+    assert page.text("explain-badge") == "first NaN"
+    where = page.driver.find_element("css selector", "[data-node=v2_where]")
+    assert [t.text for t in where.find_elements("css selector", "text")] == ["v2_where", "logs = where"]
+    assert "logs@explained_model.py:14" in page.driver.execute_script(
+        "return document.querySelector('[data-node=v2_where] title').textContent")
+
+
+def test_no_control_when_nothing_is_zero_or_not_finite(open_page, model):
+    page = open_page(recording_page(recorded(model, "fine", np.array([0.5, 1.0]))))
+    assert page.driver.find_elements("css selector", "[data-testid=explain]") == []
+    assert marks(page) == {}
