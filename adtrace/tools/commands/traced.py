@@ -256,3 +256,6 @@ def _a(kind):
 def _one_line(exc, limit=300):
     text = " / ".join(line.strip() for line in str(exc).splitlines() if line.strip())
     return text if len(text) <= limit else text[:limit] + " ..."
+
+
+call_of, user_errors = _call_of, _user_errors  # (``diff`` makes two calls as these commands make one)
