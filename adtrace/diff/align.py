@@ -24,6 +24,7 @@ class Alignment:
     constants_b: set = field(default_factory=set)
     only_a: list = field(default_factory=list)  # A's labels with no match, in A's creation order
     only_b: list = field(default_factory=list)
+    unordered: set = field(default_factory=set)  # A's nodes matched by their parents as a set, not by position
 
 
 def align(a, b):
@@ -35,15 +36,19 @@ def align(a, b):
             continue
         best = None
         for m in candidates.of(node, al):
-            unify = _compatible(node, b.nodes[m], a, b, al)
+            unify, by_position = _compatible(node, b.nodes[m], a, b, al), True
+            if unify is None:
+                unify, by_position = _as_sets(node, b.nodes[m], a, b, al), False
             if unify is None:
                 continue
-            score = (node.site is not None and node.site == b.nodes[m].site, -b.nodes[m].created)
+            score = (by_position, node.site is not None and node.site == b.nodes[m].site, -b.nodes[m].created)
             if best is None or score > best[0]:
                 best = (score, m, unify)
         if best is None:
             continue
-        _, m, (leaves, constants_a, constants_b) = best
+        (by_position, *_), m, (leaves, constants_a, constants_b) = best
+        if not by_position:
+            al.unordered.add(label)
         for x, y in [(label, m), *leaves.items()]:
             al.a_to_b[x], al.b_to_a[y] = y, x
         al.constants_a |= constants_a
@@ -81,6 +86,30 @@ def _compatible(n, m, a, b, al):
     if constants_a & set(leaves) or constants_b & set(leaves.values()):
         return None
     return leaves, constants_a, constants_b
+
+
+def _as_sets(n, m, a, b, al):
+    """``_compatible`` for a class that keeps a node's children as a set (``x * x`` has one, ``a + b`` either
+    order): the same parents, whatever their positions and how often each is named."""
+    if n.primitive and m.primitive and n.primitive != m.primitive:
+        return None
+    xs, ys = set(n.args.values()), set(m.args.values())
+    leaves = {}
+    for x in xs:
+        if x in al.a_to_b:
+            if al.a_to_b[x] not in ys:
+                return None
+            continue
+        free = [y for y in ys if y not in al.b_to_a and b.nodes[y].leaf and y not in leaves.values()
+                and y not in al.constants_b]
+        if not a.nodes[x].leaf or x in al.constants_a or not free:
+            return None
+        leaves[x] = free[0]
+    mapped = {al.a_to_b.get(x, leaves.get(x)) for x in xs}
+    constants = ys - mapped
+    if not mapped <= ys or any(y in al.b_to_a or not b.nodes[y].leaf or y in leaves.values() for y in constants):
+        return None
+    return leaves, set(), constants
 
 
 class _Candidates:

@@ -170,14 +170,16 @@ class _Walk:
                 self.note(label, "gradient")
                 found.append(self.accumulated(label, m, ga, gb))
             elif label in a.ingrads and m in b.ingrads:
-                node = a.nodes[label]
-                for argnum, sent in a.ingrads[label].items():
+                node, sent_a, sent_b = a.nodes[label], a.ingrads[label], b.ingrads[m]
+                if label in al.unordered:  # (positions not known: B's parents a set; compared in order of value)
+                    sent_a, sent_b = ({i: v for i, v in enumerate(_by_value(s.values()))} for s in (sent_a, sent_b))
+                for argnum, sent in sent_a.items():
                     parent = node.args.get(argnum)
-                    if argnum in b.ingrads[m] and not self.same(sent, b.ingrads[m][argnum]):
+                    if argnum in sent_b and not self.same(sent, sent_b[argnum]):
                         self.note(label, f"contribution to argument {argnum}")
                         found.append(Divergence(
                             LOCAL_RULE, f"contribution to argument {argnum}", self.at(a, label, sent),
-                            self.at(b, m, b.ingrads[m][argnum]),
+                            self.at(b, m, sent_b[argnum]),
                             f"the gradient {label}'s VJP read is the same on both sides, and its forward values: "
                             f"its local rule for argument {argnum} ({parent}) differs"))
         return found
@@ -185,8 +187,8 @@ class _Walk:
     def accumulated(self, label, m, ga, gb):
         """Why node ``label``'s gradient differs: its contributions, their sum, or when it was read."""
         a, b, al = self.a, self.b, self.al
-        received_a = {(w.consumer, w.argnum): w for w in a.writes.get(label, [])}
-        received_b = {(al.b_to_a.get(w.consumer), w.argnum): w for w in b.writes.get(m, [])}
+        received_a = _received(a.writes.get(label, []), lambda c: c)
+        received_b = _received(b.writes.get(m, []), al.b_to_a.get)
         at_a, at_b = self.at(a, label, ga), self.at(b, m, gb)
         if set(received_a) != set(received_b):
             missing = sorted(set(received_a) ^ set(received_b), key=str)
@@ -242,6 +244,29 @@ class _Walk:
             elif label in al.only_b:
                 rows.append(Row(None, label, node.shown, node.site, "only in B"))
         return rows
+
+
+def _received(writes, name):
+    """``(consumer, argnum) -> Write`` in A's names; where an argument position is not known (a class keeping
+    its children as a set), ``(consumer, k)`` for its k-th write in order of value."""
+    if all(w.argnum is not None for w in writes):
+        return {(name(w.consumer), w.argnum): w for w in writes}
+    by_consumer = {}
+    for w in writes:
+        by_consumer.setdefault(name(w.consumer), []).append(w)
+    return {(consumer, k): w for consumer, ws in by_consumer.items()
+            for k, w in enumerate(sorted(ws, key=lambda w: _order_key(w.value)))}
+
+
+def _by_value(values):
+    return sorted(values, key=_order_key)
+
+
+def _order_key(value):
+    try:
+        return (0, float(value))
+    except (TypeError, ValueError):
+        return (1, 0.0)
 
 
 def _sum_detail(received, ga, gb, is_same):
