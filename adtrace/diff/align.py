@@ -13,6 +13,8 @@ node is still matched by its own structure.
 
 from dataclasses import dataclass, field
 
+from .values import SAME, same
+
 SCAN = 64  # candidates weighed per node (the first unmatched ones in B's creation order)
 
 
@@ -31,19 +33,13 @@ def align(a, b):
     """The ``Alignment`` of ``Side`` a with ``Side`` b."""
     al = Alignment()
     candidates = _Candidates(b)
+    _arguments(a, b, al)
     for label, node in a.nodes.items():
         if node.leaf:
             continue
-        best = None
-        for m in candidates.of(node, al):
-            unify, by_position = _compatible(node, b.nodes[m], a, b, al), True
-            if unify is None:
-                unify, by_position = _as_sets(node, b.nodes[m], a, b, al), False
-            if unify is None:
-                continue
-            score = (by_position, node.site is not None and node.site == b.nodes[m].site, -b.nodes[m].created)
-            if best is None or score > best[0]:
-                best = (score, m, unify)
+        best = _best(node, candidates.of(node, al), a, b, al)
+        if best is None:  # one side has a node more between this node and a parent
+            best = _best(node, candidates.through(node, a, al), a, b, al, through=True)
         if best is None:
             continue
         (by_position, *_), m, (leaves, constants_a, constants_b) = best
@@ -59,8 +55,24 @@ def align(a, b):
     return al
 
 
-def _compatible(n, m, a, b, al):
-    """``(inputs matched here, A's constants, B's constants)`` if ``m`` can be ``n``'s match, else None."""
+def _best(node, found, a, b, al, through=False):
+    """``(score, B label, unification)`` of the best candidate among ``found`` (None: none fits)."""
+    best = None
+    for m in found:
+        unify, by_position = _compatible(node, b.nodes[m], a, b, al, through), True
+        if unify is None:
+            unify, by_position = _as_sets(node, b.nodes[m], a, b, al), False
+        if unify is None:
+            continue
+        score = (by_position, node.site is not None and node.site == b.nodes[m].site, -b.nodes[m].created)
+        if best is None or score > best[0]:
+            best = (score, m, unify)
+    return best
+
+
+def _compatible(n, m, a, b, al, through=False):
+    """``(inputs matched here, A's constants, B's constants)`` if ``m`` can be ``n``'s match, else None;
+    ``through``: a parent may be a node the other side has not, between the matched parents."""
     if n.primitive and m.primitive and n.primitive != m.primitive:
         return None
     leaves, constants_a, constants_b = {}, set(), set()
@@ -68,7 +80,7 @@ def _compatible(n, m, a, b, al):
         x, y = n.args.get(position), m.args.get(position)
         if x is not None and y is not None:
             if x in al.a_to_b or y in al.b_to_a:
-                if al.a_to_b.get(x) != y:
+                if al.a_to_b.get(x) != y and not (through and _between(x, y, a, b, al)):
                     return None
             elif not (a.nodes[x].leaf and b.nodes[y].leaf) or x in al.constants_a or y in al.constants_b \
                     or leaves.get(x, y) != y or y in leaves.values() and leaves.get(x) != y:
@@ -112,6 +124,14 @@ def _as_sets(n, m, a, b, al):
     return leaves, set(), constants
 
 
+def _between(x, y, a, b, al):
+    """B's parent ``y`` a node A has not, made from A's parent ``x``'s match; or A's ``x`` one B has not,
+    made from B's ``y``."""
+    if y not in al.b_to_a and al.a_to_b.get(x) in b.nodes[y].args.values():
+        return True
+    return x not in al.a_to_b and y in {al.a_to_b.get(p) for p in a.nodes[x].args.values()}
+
+
 class _Candidates:
     """B's unmatched nodes that may match an A node: children of the B match of one of its parents
     (the parent with the fewest), or, for a node of inputs and constants only, B's nodes of leaves only,
@@ -138,6 +158,18 @@ class _Candidates:
                 found = self._pruned(self.of_leaves, primitive, al)
             yield from (m for m in found[:SCAN] if m not in al.b_to_a)
 
+    def through(self, node, a, al):
+        """B's unmatched nodes one node further from a matched parent: through a node B has more, or from
+        the match of the parent of a node A has more."""
+        starts = set()
+        for p in node.args.values():
+            if p in al.a_to_b:
+                starts.update(c for c in self.b.children.get(al.a_to_b[p], ())[:SCAN] if c not in al.b_to_a)
+            else:
+                starts.update(al.a_to_b[q] for q in a.nodes[p].args.values() if q in al.a_to_b)
+        for start in starts:
+            yield from (c for c in self.b.children.get(start, ())[:SCAN] if c not in al.b_to_a)
+
     @staticmethod
     def _pruned(index, key, al):
         found = index.get(key)
@@ -149,6 +181,27 @@ class _Candidates:
         if i:
             del found[:i]
         return found
+
+
+def _arguments(a, b, al):
+    """The inputs made before any operation (autograd's root, an engine's leaf per argument) matched first:
+    in order when both sides have as many, else autograd's one root to the one leaf of its value."""
+    def arguments(side):
+        first = next((n.created for n in side.nodes.values() if not n.leaf), None)
+        return [x for x, n in side.nodes.items() if n.leaf and (first is None or n.created < first)]
+
+    xs, ys = arguments(a), arguments(b)
+    if len(xs) != len(ys):
+        if len(xs) != 1 and len(ys) != 1:
+            return
+        (one, side), others = (xs, a) if len(xs) == 1 else (ys, b), (ys, b) if len(xs) == 1 else (xs, a)
+        value = side.nodes[one[0]].value
+        alike = [o for o in others[0] if same(others[1].nodes[o].value, value) == SAME]
+        if len(alike) != 1:
+            return
+        xs, ys = (one, alike) if len(xs) == 1 else (alike, one)
+    for x, y in zip(xs, ys):
+        al.a_to_b[x], al.b_to_a[y] = y, x
 
 
 def _inputs_left(a, b, al):

@@ -12,6 +12,8 @@ its inputs matched:
   contribution), or it was visited before one arrived (``order``);
 - a node one side has and the other not (``graph``).
 
+A difference whose inputs differ too follows from an earlier one (``follows``): the list after the first.
+
 A valid visit order of its own (siblings swapped) is no divergence: the values are compared per node,
 and the first place the two orders part is reported beside the verdict.
 """
@@ -24,6 +26,7 @@ from .sides import side_of
 from .values import DIFFERS, RTOL, same
 
 LOCAL_RULE, ACCUMULATION, ORDER, GRAPH, INPUT = "local-rule", "accumulation", "order", "graph", "input"
+FOLLOWED = "follows"  # a difference whose inputs differ too: what follows from an earlier one
 IDENTICAL, VALUES_DIFFER, STRUCTURE_DIFFERS = "identical", "values-differ", "structure-differs"
 FOLLOWS = 5  # what follows from the first divergence: this many more places that differ
 
@@ -129,12 +132,12 @@ class _Walk:
             self.note(label, "forward value")
             inputs_same = all(self.same(a.nodes[p].value, b.nodes[al.a_to_b[p]].value)
                               for p in node.args.values() if p in al.a_to_b)
-            if inputs_same:
-                kind = INPUT if node.leaf else LOCAL_RULE
-                detail = ("the input differs" if node.leaf else
-                          f"its arguments' values are the same on both sides: {node.shown} computes another value")
-                found.append((node.created, Divergence(kind, "forward value", self.at(a, label, node.value),
-                                                       self.at(b, m, b.nodes[m].value), detail)))
+            kind = (INPUT if node.leaf else LOCAL_RULE) if inputs_same else FOLLOWED
+            detail = ("the input differs" if node.leaf else
+                      f"its arguments' values are the same on both sides: {node.shown} computes another value"
+                      if inputs_same else "its arguments' values differ")
+            found.append((node.created, Divergence(kind, "forward value", self.at(a, label, node.value),
+                                                   self.at(b, m, b.nodes[m].value), detail)))
         for label, node in b.nodes.items():  # (placed after the A node made last among its matched ancestors)
             rank = max((ranks.get(p, -1) for p in node.args.values()), default=-1)
             x = al.b_to_a.get(label)
@@ -173,15 +176,17 @@ class _Walk:
                 node, sent_a, sent_b = a.nodes[label], a.ingrads[label], b.ingrads[m]
                 if label in al.unordered:  # (positions not known: B's parents a set; compared in order of value)
                     sent_a, sent_b = ({i: v for i, v in enumerate(_by_value(s.values()))} for s in (sent_a, sent_b))
+                forward = [x for x in (label, *node.args.values()) if "forward value" in self.differs.get(x, ())]
                 for argnum, sent in sent_a.items():
                     parent = node.args.get(argnum)
                     if argnum in sent_b and not self.same(sent, sent_b[argnum]):
                         self.note(label, f"contribution to argument {argnum}")
+                        detail = (f"the forward value of {forward[0]} differs" if forward else
+                                  f"the gradient {label}'s VJP read is the same on both sides, and its forward "
+                                  f"values: its local rule for argument {argnum} ({parent}) differs")
                         found.append(Divergence(
-                            LOCAL_RULE, f"contribution to argument {argnum}", self.at(a, label, sent),
-                            self.at(b, m, sent_b[argnum]),
-                            f"the gradient {label}'s VJP read is the same on both sides, and its forward values: "
-                            f"its local rule for argument {argnum} ({parent}) differs"))
+                            FOLLOWED if forward else LOCAL_RULE, f"contribution to argument {argnum}",
+                            self.at(a, label, sent), self.at(b, m, sent_b[argnum]), detail))
         return found
 
     def accumulated(self, label, m, ga, gb):
@@ -189,6 +194,9 @@ class _Walk:
         a, b, al = self.a, self.b, self.al
         received_a = _received(a.writes.get(label, []), lambda c: c)
         received_b = _received(b.writes.get(m, []), al.b_to_a.get)
+        if set(received_a) != set(received_b):  # (a class keeping its children as a set: positions in any order)
+            received_a = _received(a.writes.get(label, []), lambda c: c, by_value=True)
+            received_b = _received(b.writes.get(m, []), al.b_to_a.get, by_value=True)
         at_a, at_b = self.at(a, label, ga), self.at(b, m, gb)
         if set(received_a) != set(received_b):
             missing = sorted(set(received_a) ^ set(received_b), key=str)
@@ -196,8 +204,8 @@ class _Walk:
                                                              f"(from {', '.join(str(k[0]) for k in missing)})")
         changed = [k for k in received_a if not self.same(received_a[k].value, received_b[k].value)]
         if changed:
-            return Divergence(ACCUMULATION, "gradient", at_a, at_b, f"it follows: the contribution of {changed[0][0]} "
-                                                                    f"(argument {changed[0][1]}) differs")
+            return Divergence(FOLLOWED, "gradient", at_a, at_b, f"the contribution of {changed[0][0]} "
+                                                                f"(argument {changed[0][1]}) differs")
         for side, node, received in ((b, m, received_b), (a, label, received_a)):
             late = [w for w in received.values() if node in side.visited_at and w.step > side.visited_at[node]]
             if late:
@@ -246,10 +254,10 @@ class _Walk:
         return rows
 
 
-def _received(writes, name):
+def _received(writes, name, by_value=False):
     """``(consumer, argnum) -> Write`` in A's names; where an argument position is not known (a class keeping
-    its children as a set), ``(consumer, k)`` for its k-th write in order of value."""
-    if all(w.argnum is not None for w in writes):
+    its children as a set), or ``by_value``, ``(consumer, k)`` for its k-th write in order of value."""
+    if not by_value and all(w.argnum is not None for w in writes):
         return {(name(w.consumer), w.argnum): w for w in writes}
     by_consumer = {}
     for w in writes:
