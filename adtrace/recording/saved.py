@@ -61,7 +61,9 @@ def _recording(document):
             raise SavedRecordingError(f"event {number}: not an event adtrace records: {str(saved)[:80]}")
         try:
             write(writer.values, event_type, **_stored(event_type, saved))
-        except (KeyError, TypeError, ValueError) as exc:
+        except KeyError as exc:
+            raise SavedRecordingError(f"event {number} ({event_type.kind}): no field {exc}") from exc
+        except (TypeError, ValueError) as exc:
             raise SavedRecordingError(f"event {number} ({event_type.kind}): {exc!r}") from exc
     if document.get("failure"):
         writer.fail(document["failure"])
