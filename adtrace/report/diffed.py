@@ -18,7 +18,7 @@ def diff_markdown(d, a_name="A", b_name="B", max_rows=200):
     counts = d.counts
     lines = [f"# adtrace diff: {text(a_name)} against {text(b_name)}", "",
              f"**Verdict: {d.verdict}**: {VERDICTS[d.verdict]} (rtol {d.rtol:g}).", "",
-             table(["", "A", "B"], [("engine", d.a.recording.engine, d.b.recording.engine),
+             table(["", "A", "B"], [("engine", _engine(d.a.recording), _engine(d.b.recording)),
                                     ("nodes", len(d.a.nodes), len(d.b.nodes)),
                                     ("visited", len(d.a.visits), len(d.b.visits))]), "",
              "Nodes: " + ", ".join(f"{n} {what}" for what, n in counts.items()) + ".", ""]
@@ -45,6 +45,12 @@ def diff_markdown(d, a_name="A", b_name="B", max_rows=200):
                     [(r.a or "", r.b or "", r.primitive, r.line or "", r.status, ", ".join(r.differs))
                      for r in d.rows], max_rows=max_rows)]
     return "\n".join(lines) + "\n"
+
+
+def _engine(recording):
+    """autograd, micrograd, or the title of a learner's class's own code."""
+    code = recording.code
+    return code.title if code is not None and code.title else recording.engine
 
 
 def _sides_table(divergences):

@@ -44,7 +44,7 @@ def test_the_assignment_bug_against_autograd_exits_1_and_names_the_lost_contribu
     assert out.returncode == 1, out.stderr
     text = (tmp_path / "d.md").read_text()
     assert "**accumulation**, gradient: B lost a contribution: v2_add's write into v1_mul.grad" in text
-    assert "| engine  | autograd | micrograd |" in text
+    assert "| engine  | autograd | BuggySlotsValue |" in text
     fixed = adtrace("diff", "funcs.py:g", "funcs.py:g", "--at", "3.0", "--engine", "funcs.py:SlotsValue",
                     "--engine-a", "funcs.py:SlotsValue", cwd=tmp_path)
     assert fixed.returncode == 0, fixed.stderr
