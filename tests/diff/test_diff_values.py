@@ -3,12 +3,12 @@
 import numpy as np
 
 from adtrace.recording.values import ArraySummary, Boxed, summarize
-from adtrace.diff.values import DIFFERS, NOT_COMPARED, SAME, same
+from adtrace.diff.values import DIFFERS, NOT_COMPARED, RTOL, SAME, same
 
 
 def test_numbers_and_arrays_within_rtol_of_the_larger_magnitude():
     assert same(1.0, 1.0 + 1e-12) == SAME and same(1.0, 1.0 + 1e-6) == DIFFERS
-    assert same(1.0, 1.0 + 1e-6, rtol=1e-5) == SAME
+    assert same(1.0, 1.0 + 1e-6, rtol=1e-5) == SAME and RTOL == 1e-9  # (the README's default)
     assert same(np.array([1.0, 0.0]), np.array([1.0, 1e-17])) == SAME  # (scaled by the value's largest element)
     assert same(np.array([1e-300, 0.0]), np.array([2e-300, 0.0])) == DIFFERS  # (no absolute floor)
     assert same(np.array(1.0), 1.0) == SAME and same(np.zeros(2), np.zeros(3)) == DIFFERS

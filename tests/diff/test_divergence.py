@@ -61,7 +61,7 @@ def test_a_recording_diffed_with_itself_is_identical(seed):
     f = random_function(seed, 30)
     rec = record_call(f, (0.7,))
     d = rec.diff(rec)
-    assert d.verdict == IDENTICAL and d.first is None and d.order is None and d.exit_code == 0
+    assert d.rtol == 1e-9 and d.verdict == IDENTICAL and d.first is None and d.order is None and d.exit_code == 0
     assert d.counts["identical"] == len(rec.graph(rec.gradient and d.a.end)) and d.counts["values differ"] == 0
     again = diff(rec, record_call(f, (0.7,)))  # (another run of the same function)
     assert again.verdict == IDENTICAL and again.counts == d.counts
