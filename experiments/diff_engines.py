@@ -155,8 +155,28 @@ def run():
         f"(after): verdict **{rule.verdict}**; the first divergence is **{rule.first.kind}**, "
         f"{rule.first.what} of `{rule.first.a.node}` ({rule.first.a.line}): before {fmt(rule.first.a.value)}, "
         f"after {fmt(rule.first.b.value)}, {fmt(float(rule.first.a.value) / float(rule.first.b.value))} times: "
-        "`1 + exp(u*u)`, the factor the rule forgot.", ""])
+        "`1 + exp(u*u)`, the factor the rule forgot.", "", questions(bug, lost, into_a, rule)])
     return Outcome(lines, checks, report, None)
+
+
+def questions(bug, lost, into_a, rule):
+    a, b = bug.first.a, bug.first.b
+    return f"""## Self-test questions
+
+1. **The learner's engine and autograd number their nodes differently (`{b.node}` is `{a.node}`): how
+   are they matched?** By structure: both are a product whose two arguments are the input (autograd's
+   root, the engine's leaf), made on the same line, {a.line}; micrograd's `*` is autograd's `multiply`.
+2. **Why is the first divergence `{a.node}`'s gradient and not a node's contribution?** Every
+   contribution `{a.node}` received is the same on both sides ({", ".join(fmt(c) for c in into_a)}); only their
+   sum differs, {fmt(a.value)} against {fmt(b.value)}: the learner's `{lost.node}` wrote its
+   {fmt(lost.contribution)} over the {fmt(lost.previous[0])} already there (`self.grad = ...`).
+3. **Why is x's gradient not the first divergence, though it differs too?** One of its contributions
+   (from `{a.node}`) already differs: it follows from the first ({fmt(bug.follows[-1].a.value)} against
+   {fmt(bug.follows[-1].b.value)}).
+4. **The rule before and after: which value differs first, and which do not?** `{rule.first.a.node}`'s
+   contribution to its argument; the forward values and the gradient its VJP read are the same, so the
+   rule itself is what changed.
+"""
 
 
 def _line(function, offset):
