@@ -11,11 +11,17 @@ from autograd.core import vspace
 
 from ..recording.registry import engine_named
 from ..recording.session import record
+from .divergence import collector_paused
 
 
 def record_call(f, args, argnum=0, engine=None, capture="full", relative_to=None):
     """The ``Recording`` of ``f(*args)`` and its backward pass, through autograd (``engine`` None) or
     ``engine``."""
+    with collector_paused():
+        return _recorded(f, args, argnum, engine, capture, relative_to)
+
+
+def _recorded(f, args, argnum, engine, capture, relative_to):
     if engine is None or engine == "autograd":
         with record(capture=capture, sites=True, relative_to=relative_to) as rec:
             vjp, out = make_vjp(f, argnum)(*args)

@@ -215,3 +215,24 @@ def test_a_saved_recording_diffs_as_identical_to_the_live_one(tmp_path):
     rec.save(tmp_path / "r.json")
     loaded = adtrace.load(tmp_path / "r.json")
     assert diff(rec, loaded).verdict == IDENTICAL == diff(loaded, rec).verdict
+
+
+def test_the_collector_paused_while_diffing_is_put_back_as_it_was():
+    import gc
+
+    from adtrace.diff.divergence import collector_paused
+
+    rec = record_call(random_function(1, 5), (0.7,))
+    assert gc.isenabled() and diff(rec, rec).verdict == IDENTICAL and gc.isenabled()
+    gc.disable()
+    try:
+        with collector_paused():
+            pass
+        assert not gc.isenabled()  # (a user's choice kept)
+    finally:
+        gc.enable()
+    with pytest.raises(ValueError):
+        with collector_paused():
+            assert not gc.isenabled()
+            raise ValueError
+    assert gc.isenabled()
