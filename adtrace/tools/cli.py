@@ -39,6 +39,7 @@ _CALLS = {  # how many times each command calls the user's function (tests/tools
     "view": f"The function is called 6 times: {_TRACED}--engine: 5 (the engine's backward() and 4 for finite "
             "differences). A print in it shows as many times.",
     "check": "The function is called once (recorded; each node's rule is then checked on its own).",
+    "diff": "Each target is called once (recorded, its backward pass run); a saved recording is read, nothing run.",
     "explain": "The function is called once (recorded), and again for an element no traced path reaches "
                "(under a profile hook, then with the element moved).",
 }

@@ -65,6 +65,16 @@ def test_b_its_own_arguments_and_a_saved_recording(tmp_path):
     assert adtrace("diff", "r.json", "funcs.py:g", "--at", "2.0", cwd=tmp_path).returncode == 1
 
 
+def test_each_target_is_called_once_as_help_says(tmp_path):
+    (tmp_path / "counted.py").write_text("def f(x):\n    print('called')\n    return x * x + x\n")
+    out = adtrace("diff", "counted.py:f", "counted.py:f", "--at", "0.5", "--json", "d.json", cwd=tmp_path)
+    assert out.returncode == 0 and out.stderr.count("called\n") == 2, out.stderr
+    assert "called" not in out.stdout  # (what the program prints goes to standard error)
+    saved = adtrace("diff", "d.json", "counted.py:f", "--at", "0.5", cwd=tmp_path)
+    assert saved.returncode == 2 and "not a recording" in saved.stderr  # (a diff's JSON is no recording)
+    assert "Each target is called once" in " ".join(adtrace("diff", "--help").stdout.split())
+
+
 def test_a_wrong_command_line_target_or_file_exits_2_with_one_line(tmp_path):
     setup(tmp_path)
     one_error_line(adtrace("diff", "funcs.py:g", "missing.json", "--at", "3.0", cwd=tmp_path), "B: no such file")
