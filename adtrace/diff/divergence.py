@@ -90,6 +90,11 @@ class Diff:
         return VALUES_DIFFER if counts["values differ"] or self.first is not None else IDENTICAL
 
     @property
+    def unkept(self):
+        """The sides recorded without their values (capture ``structure``): only structure and order compared."""
+        return [side.name for side in (self.a, self.b) if side.recording.capture == "structure"]
+
+    @property
     def exit_code(self):
         return 0 if self.verdict == IDENTICAL else 1
 

@@ -17,7 +17,9 @@ def diff_markdown(d, a_name="A", b_name="B", max_rows=200):
     """The report of ``diff.Diff`` ``d``; ``a_name``, ``b_name``: what each side is (a target, a file)."""
     counts = d.counts
     lines = [f"# adtrace diff: {text(a_name)} against {text(b_name)}", "",
-             f"**Verdict: {d.verdict}**: {VERDICTS[d.verdict]} (rtol {d.rtol:g}).", "",
+             f"**Verdict: {d.verdict}**: {VERDICTS[d.verdict]} (rtol {d.rtol:g})."
+             + (f" {' and '.join(d.unkept)} kept no values (capture `structure`): only the structure and the visit "
+                "order are compared." if d.unkept else ""), "",
              table(["", "A", "B"], [("engine", _engine(d.a.recording), _engine(d.b.recording)),
                                     ("nodes", len(d.a.nodes), len(d.b.nodes)),
                                     ("visited", len(d.a.visits), len(d.b.visits))]), "",
@@ -76,7 +78,7 @@ def diff_json(d):
     def divergence(x):
         return {"kind": x.kind, "what": x.what, "detail": x.detail, "a": _at(x.a), "b": _at(x.b)}
 
-    document = {"verdict": d.verdict, "rtol": d.rtol,
+    document = {"verdict": d.verdict, "rtol": d.rtol, "values_compared": not d.unkept,
                 "first": None if d.first is None else divergence(d.first),
                 "follows": [divergence(x) for x in d.follows],
                 "order": None if d.order is None else dict(zip(("step", "a", "b"), d.order)),

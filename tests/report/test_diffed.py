@@ -29,6 +29,13 @@ def test_the_json_names_the_verdict_the_first_divergence_with_both_sides_and_the
     assert len(document["nodes"]) == 5 and document["follows"][0]["a"]["node"] == "v0_root"
     same = json.loads(diff_json(diff(record_call(g, (3.0,)), record_call(g, (3.0,)))))
     assert same["verdict"] == "identical" and same["first"] is None and same["follows"] == []
+    assert same["values_compared"] and document["values_compared"]
+
+
+def test_a_side_recorded_without_values_says_only_structure_and_order_were_compared():
+    d = diff(record_call(g, (3.0,), capture="structure"), record_call(g, (2.0,)))
+    assert d.verdict == "identical" and d.unkept == ["A"] and not json.loads(diff_json(d))["values_compared"]
+    assert "A kept no values (capture `structure`): only the structure and the visit order" in diff_markdown(d)
 
 
 def test_the_markdown_shows_the_first_divergence_what_follows_and_caps_the_aligned_table():
