@@ -10,23 +10,26 @@
 The package is laid out as its pipeline: ``recording`` (autograd's run becomes events; what knows
 autograd is in ``recording/autograd``) -> ``reference`` (the lecture's engine) -> ``compare`` (the
 two engines side by side, and the checks a report states) -> ``checker`` (which node's local rule
-is wrong) -> ``report`` (Markdown) -> ``view`` (the step-through page) -> ``tools`` (the command
+is wrong) -> ``diff`` (two backward passes aligned, their first divergence) -> ``report`` (Markdown)
+-> ``view`` (the step-through page) -> ``tools`` (the command
 line, the pytest plugin, autograd's own suite and examples). A stage imports only the stages
 before it. This module is the public surface.
 """
 
 import sys
 
-from . import explain
+from . import diff as diffs, explain
 from .checker import check
 from .recording import events
 from .recording.autograd.drift import UnknownAutogradError, UnknownAutogradWarning
 from .recording.recorder import RecorderWarning
 from .recording.recording import RENDERERS, Recording
+from .recording.saved import SavedRecordingError, load
 from .recording.session import PatchConflictWarning, RecordingOrderError, record
 from .recording.snapshots import StateSnapshot
 from .recording.values import ArraySummary, Boxed, ContainerSummary, Sparse
 from .report import render_recording
+from .report.export import save_recording
 from .view import inline_recording_page, write_recording_page
 from .view.graph_dot import graph_dot
 from .view.graph_export import graph_json
@@ -36,14 +39,15 @@ from .view.graph_svg import graph_svg
 # declared here and only here (tests/recording/test_recording.py checks).
 RENDERERS.update(markdown=render_recording, html=write_recording_page, html_inline=inline_recording_page,
                  explain=explain.explain_recording, explanations=explain.explanations_section,
-                 graph_svg=graph_svg, dot=graph_dot, graph_json=graph_json)
+                 graph_svg=graph_svg, dot=graph_dot, graph_json=graph_json, save=save_recording,
+                 diff=diffs.diff)
 
 sys.modules[__name__ + ".events"] = events  # `adtrace.events`, the public name of the event classes
 
 __version__ = "0.2.0"
 __all__ = [
     "record", "check", "Recording", "events", "StateSnapshot", "ArraySummary", "ContainerSummary", "Boxed", "Sparse",
-    "explain",
+    "explain", "load", "SavedRecordingError",
     "RecordingOrderError", "RecorderWarning", "PatchConflictWarning",
     "UnknownAutogradError", "UnknownAutogradWarning",
 ]

@@ -12,7 +12,8 @@ from readme import readme
 
 PACKAGE = Path(__file__).resolve().parents[1] / "adtrace"
 TESTS = Path(__file__).resolve().parent
-STAGES = ["recording", "reference", "compare", "checker", "report", "explain", "view", "tools"]  # in pipeline order
+# in pipeline order
+STAGES = ["recording", "reference", "compare", "checker", "diff", "report", "explain", "view", "tools"]
 # the packages inside recording/: each engine's (autograd/, micrograd/) and value_class/, what engines of a
 # value class configure; a third engine's folder is one more
 ENGINES = tuple(sorted(f"recording.{p.parent.name}" for p in (PACKAGE / "recording").glob("*/__init__.py")))

@@ -126,6 +126,16 @@ class Recording:
         gradient calls, the last one (not nested in another) is explained."""
         return RENDERERS["explain"](self, wrt=wrt, name=name)
 
+    def save(self, path):
+        """Write every event to ``path`` as JSON (what ``adtrace report --json`` writes); ``adtrace.load(path)``
+        reads it back, in this process or another (its renderer is declared in ``adtrace/__init__.py``)."""
+        RENDERERS["save"](self, path)
+
+    def diff(self, other, rtol=None):
+        """``diff.Diff`` of this backward pass (A) against ``other``'s (B): the nodes aligned by structure,
+        the first divergence, the counts (``adtrace/diff/``; declared in ``adtrace/__init__.py``)."""
+        return RENDERERS["diff"](self, other, rtol=rtol)
+
     def of_kind(self, *kinds):
         """The events of ``kinds`` (``kind`` strings such as ``"node"``, or event classes), in order."""
         wanted = event_types(*kinds)

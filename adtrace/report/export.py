@@ -68,3 +68,10 @@ def events_json(recording=None, **named):
 def _recording_dict(recording):
     return {"engine": recording.engine, "capture": recording.capture, "failure": recording.failure,
             "events": [event_dict(e) for e in recording.events]}
+
+
+def save_recording(recording, path):
+    """``Recording.save(path)``: every event as JSON (``recording/saved.load`` reads it back)."""
+    from .files import write_file
+
+    write_file(path, events_json(recording))

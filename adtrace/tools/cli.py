@@ -1,5 +1,5 @@
-"""The ``adtrace`` command line: ``report``, ``view``, ``check``, ``explain``, ``graph``, ``experiments``,
-``doctor``, ``upstream``.
+"""The ``adtrace`` command line: ``report``, ``view``, ``check``, ``explain``, ``diff``, ``graph``,
+``experiments``, ``doctor``, ``upstream``.
 
 Errors a user can make (a bad TARGET, an argument that cannot be differentiated, a function that
 raises or exits, a missing VJP rule) end with one ``adtrace: ...`` line and exit 2, not a
@@ -14,16 +14,18 @@ import textwrap
 
 from .. import __version__
 from .commands import EXIT_CODES, USAGE, UserError
+from .commands.diff import EXIT_CODES as DIFF_EXIT_CODES, diff
 from .commands.doctor import doctor
 from .commands.experiments import experiments
 from .commands.traced import check, explain, graph, report, view
 from .commands.upstream import upstream_check
-from .options import engine_option, file_name, join_negative_values, point_options, positive_int, trace_options
+from .options import (engine_option, file_name, join_negative_values, natural, point_options, positive_float,
+                      positive_int, trace_options)
 from .output import StandardOutputError, show, standard_output, terminal_safe
 from .targets import TargetError
 
 HANDLERS = {"report": report, "view": view, "check": check, "experiments": experiments, "doctor": doctor,
-            "upstream": upstream_check, "explain": explain, "graph": graph}
+            "upstream": upstream_check, "explain": explain, "diff": diff, "graph": graph}
 
 _PROGRAM_OUTPUT = "What the traced program prints goes to standard error; standard output holds the result alone."
 _TRACED = ("traced by autograd, run by adtrace's reference engine (when the call is in its scope) and 4 times "
@@ -41,6 +43,7 @@ _CALLS = {  # how many times each command calls the user's function (tests/tools
                "more at the same point (under a profile hook) and once per such element, moved; --engine: once, "
                "and again for an argument no operation read (with it moved).",
     "graph": "The function is called once (recorded; no check runs).",
+    "diff": "Each target is called once (recorded, its backward pass run); a saved recording is read, nothing run.",
 }
 
 
@@ -56,6 +59,7 @@ def build_parser():
     _view_parser(commands)
     _check_parser(commands)
     _explain_parser(commands)
+    _diff_parser(commands)
     _graph_parser(commands)
     _experiments_parser(commands)
     _command(commands, "doctor", "check the installed autograd against the hook points adtrace knows",
@@ -156,7 +160,42 @@ def _graph_parser(commands):
                    help="svg: a standalone picture laid out by adtrace (default); dot: graphviz's language; json: "
                         "the nodes (label, primitive, line, value) and edges (argument position)")
     p.add_argument("-o", "--output", required=True, type=file_name, metavar="FILE",
-                   help="the file to write (- for standard output); a device is refused")
+                   help="the file to write (- for standard output)")
+
+
+def _diff_parser(commands):
+    p = _command(commands, "diff", "diff two backward passes node by node and name their first divergence",
+                 "adtrace diff funcs.py:f funcs.py:f_fixed --at 3.0 -o diff.md --json diff.json",
+                 "adtrace diff funcs.py:f funcs.py:f --engine-b micrograd --at 3.0",
+                 "adtrace diff before.json after.json", exit_codes=DIFF_EXIT_CODES)
+    for side in ("a", "b"):
+        p.add_argument(side, metavar=side.upper(), help=f"{side.upper()}: a target (module:function or "
+                       "path/to/file.py:function), or a recording saved as FILE.json (Recording.save, "
+                       "adtrace report --json)")
+    p.add_argument("--at", action="append", default=[], metavar="ARG",
+                   help="a positional argument as a Python literal, once per argument (as adtrace report); both "
+                        "targets get them unless --at-b or --args-from-b gives B its own")
+    p.add_argument("--at-b", action="append", default=[], metavar="ARG", help="B's own positional arguments")
+    p.add_argument("--kw", action="append", default=[], metavar="NAME=VALUE",
+                   help="a keyword argument of both targets, a literal as for --at (repeatable)")
+    p.add_argument("--args-from", metavar="FUNCTION",
+                   help="module:function or path/to/file.py:function returning the arguments (as adtrace report)")
+    p.add_argument("--args-from-b", metavar="FUNCTION", help="B's own --args-from")
+    p.add_argument("--dtype", choices=("float64", "float32"), default="float64",
+                   help="the float type of --at and --kw values (default float64)")
+    p.add_argument("--argnum", type=natural, default=0,
+                   help="which positional argument autograd differentiates (default 0)")
+    p.add_argument("--engine", metavar="ENGINE", help="run both targets through this engine instead of autograd: "
+                   "micrograd, or path/to/file.py:Value (each argument a leaf Value, backward() on the result)")
+    p.add_argument("--engine-a", metavar="ENGINE", help="A's engine alone")
+    p.add_argument("--engine-b", metavar="ENGINE", help="B's engine alone")
+    p.add_argument("--rtol", type=positive_float, help="relative tolerance two values are the same within "
+                   "(default 1e-9, relative to the larger value's largest element)")
+    p.add_argument("--max-rows", type=positive_int, default=200,
+                   help="rows of the aligned table before it is capped (default 200)")
+    p.add_argument("-o", "--output", type=file_name, metavar="FILE",
+                   help="write the report here (UTF-8) instead of standard output")
+    p.add_argument("--json", type=file_name, metavar="FILE", help="also write the diff here as JSON")
 
 
 def _experiments_parser(commands):

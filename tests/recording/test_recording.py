@@ -69,7 +69,7 @@ def test_no_stage_after_recording_reaches_the_write_side():
     package = Path(adtrace.__file__).parent
     reaching = re.compile(r"RecordingWriter|\.writer\b|\b_log\b|\.before_read\b"
                           r"|\._(log|events|nodes|calls|failure|before_read|built|capture|engine|code)\b")
-    stages = ("reference", "compare", "checker", "report", "explain", "view", "tools")
+    stages = ("reference", "compare", "checker", "diff", "report", "explain", "view", "tools")
     found = [f"{path.relative_to(package)}:{n}" for stage in stages
              for path in sorted((package / stage).rglob("*.py"))
              for n, line in enumerate(path.read_text().splitlines(), 1) if reaching.search(line)]
@@ -84,7 +84,7 @@ def test_every_renderer_a_recording_calls_is_declared_in_one_place():
     source = Path(adtrace.recording.recording.__file__).read_text() + Path(adtrace.report.document.__file__).read_text()
     called = set(re.findall(r'RENDERERS(?:\.get\(|\[)"(\w+)"', source))
     assert called == set(RENDERERS) == {"markdown", "html", "html_inline", "explain", "explanations",
-                                                 "graph_svg", "dot", "graph_json"}
+                                                 "graph_svg", "dot", "graph_json", "save", "diff"}
     package = Path(adtrace.__file__).parent
     declaring = sorted(str(path.relative_to(package)) for path in package.rglob("*.py")
                        if re.search(r"RENDERERS(\[[^]]+\]\s*=|\.update\()", path.read_text()))

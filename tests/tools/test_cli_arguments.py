@@ -162,7 +162,8 @@ def test_version():
 def test_every_option_has_help_and_every_command_ends_with_an_example():
     parser = build_parser()
     commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
-    assert set(commands) == {"report", "view", "check", "explain", "graph", "experiments", "doctor", "upstream"}
+    assert set(commands) == {"report", "view", "check", "explain", "diff", "graph", "experiments", "doctor",
+                             "upstream"}
     for name, command in {"adtrace": parser, **commands}.items():
         for action in command._actions:
             assert action.help and action.help != argparse.SUPPRESS, (name, action.dest)

@@ -316,3 +316,6 @@ def graph(args):
                "json": graph_json}
     write(path, exports[args.format](recording), args.output)
     return PASSED
+
+
+call_of, user_errors = _call_of, _user_errors  # (``diff`` makes two calls as these commands make one)

@@ -1,0 +1,214 @@
+"""Two backward passes' nodes matched by structure, not by position.
+
+A node of A matches a node of B when their primitives agree (autograd's words: micrograd's ``*`` is
+``multiply``) and their arguments do, position by position: a parent already matched to the other
+side's parent, an input (autograd's root, an engine's leaf) matched to an input, or a constant (a
+position autograd keeps no parent for, ``x * 2.0``) against an engine's leaf made for it (``Value(2.0)``:
+matched as a constant). Among the candidates the one made on the same line of the user's code wins,
+then the one made first. Nodes are matched in A's creation order, each among the children of a
+parent already matched: a node one side has and the other not (an engine's constant leaves, another
+order of creation, a release that adds a node) is listed as only in A or only in B, and every later
+node is still matched by its own structure.
+"""
+
+from dataclasses import dataclass, field
+
+from .values import SAME, same
+
+SCAN = 64  # candidates weighed per node (the first unmatched ones in B's creation order)
+
+
+@dataclass
+class Alignment:
+    a_to_b: dict = field(default_factory=dict)  # A label -> B label
+    b_to_a: dict = field(default_factory=dict)
+    constants_a: set = field(default_factory=set)  # A's leaves matched to a constant of B (an engine's Value(2.0))
+    constants_b: set = field(default_factory=set)
+    only_a: list = field(default_factory=list)  # A's labels with no match, in A's creation order
+    only_b: list = field(default_factory=list)
+    unordered: set = field(default_factory=set)  # A's nodes matched by their parents as a set, not by position
+
+
+def align(a, b):
+    """The ``Alignment`` of ``Side`` a with ``Side`` b."""
+    al = Alignment()
+    candidates = _Candidates(b)
+    _arguments(a, b, al)
+    for label, node in a.nodes.items():
+        if node.leaf:
+            continue
+        best = _best(node, candidates.of(node, al), a, b, al)
+        if best is None:  # one side has a node more between this node and a parent
+            best = _best(node, candidates.through(node, a, al), a, b, al, through=True)
+        if best is None:
+            continue
+        (by_position, *_), m, (leaves, constants_a, constants_b) = best
+        if not by_position:
+            al.unordered.add(label)
+        for x, y in [(label, m), *leaves.items()]:
+            al.a_to_b[x], al.b_to_a[y] = y, x
+        al.constants_a |= constants_a
+        al.constants_b |= constants_b
+    _inputs_left(a, b, al)
+    al.only_a = [x for x in a.nodes if x not in al.a_to_b and x not in al.constants_a]
+    al.only_b = [y for y in b.nodes if y not in al.b_to_a and y not in al.constants_b]
+    return al
+
+
+def _best(node, found, a, b, al, through=False):
+    """``(score, B label, unification)`` of the best candidate among ``found`` (None: none fits)."""
+    best = None
+    for m in found:
+        unify, by_position = _compatible(node, b.nodes[m], a, b, al, through), True
+        if unify is None:
+            unify, by_position = _as_sets(node, b.nodes[m], a, b, al), False
+        if unify is None:
+            continue
+        score = (by_position, node.site is not None and node.site == b.nodes[m].site, -b.nodes[m].created)
+        if best is None or score > best[0]:
+            best = (score, m, unify)
+    return best
+
+
+def _compatible(n, m, a, b, al, through=False):
+    """``(inputs matched here, A's constants, B's constants)`` if ``m`` can be ``n``'s match, else None;
+    ``through``: a parent may be a node the other side has not, between the matched parents."""
+    if n.primitive and m.primitive and n.primitive != m.primitive:
+        return None
+    leaves, constants_a, constants_b = {}, set(), set()
+    for position in set(n.args) | set(m.args):
+        x, y = n.args.get(position), m.args.get(position)
+        if x is not None and y is not None:
+            if x in al.a_to_b or y in al.b_to_a:
+                if al.a_to_b.get(x) != y and not (through and _between(x, y, a, b, al)):
+                    return None
+            elif not (a.nodes[x].leaf and b.nodes[y].leaf) or x in al.constants_a or y in al.constants_b \
+                    or leaves.get(x, y) != y or y in leaves.values() and leaves.get(x) != y:
+                return None
+            else:
+                leaves[x] = y
+        elif x is not None:  # B has a constant here: A's parent must be a leaf made for one
+            if x in al.a_to_b or not a.nodes[x].leaf or x in leaves:
+                return None
+            constants_a.add(x)
+        elif y is not None:
+            if y in al.b_to_a or not b.nodes[y].leaf or y in leaves.values():
+                return None
+            constants_b.add(y)
+    if constants_a & set(leaves) or constants_b & set(leaves.values()):
+        return None
+    return leaves, constants_a, constants_b
+
+
+def _as_sets(n, m, a, b, al):
+    """``_compatible`` for a class that keeps a node's children as a set (``x * x`` has one, ``a + b`` either
+    order): the same parents, whatever their positions and how often each is named."""
+    if n.primitive and m.primitive and n.primitive != m.primitive:
+        return None
+    xs, ys = set(n.args.values()), set(m.args.values())
+    leaves = {}
+    for x in xs:
+        if x in al.a_to_b:
+            if al.a_to_b[x] not in ys:
+                return None
+            continue
+        free = [y for y in ys if y not in al.b_to_a and b.nodes[y].leaf and y not in leaves.values()
+                and y not in al.constants_b]
+        if not a.nodes[x].leaf or x in al.constants_a or not free:
+            return None
+        leaves[x] = free[0]
+    mapped = {al.a_to_b.get(x, leaves.get(x)) for x in xs}
+    constants = ys - mapped
+    if not mapped <= ys or any(y in al.b_to_a or not b.nodes[y].leaf or y in leaves.values() for y in constants):
+        return None
+    return leaves, set(), constants
+
+
+def _between(x, y, a, b, al):
+    """B's parent ``y`` a node A has not, made from A's parent ``x``'s match; or A's ``x`` one B has not,
+    made from B's ``y``."""
+    if y not in al.b_to_a and al.a_to_b.get(x) in b.nodes[y].args.values():
+        return True
+    return x not in al.a_to_b and y in {al.a_to_b.get(p) for p in a.nodes[x].args.values()}
+
+
+class _Candidates:
+    """B's unmatched nodes that may match an A node: children of the B match of one of its parents
+    (the parent with the fewest), or, for a node of inputs and constants only, B's nodes of leaves only,
+    each list by primitive and pruned of matched nodes as it is read."""
+
+    def __init__(self, b):
+        self.b = b
+        self.by_parent = {}  # (B parent, primitive) -> [children in creation order]
+        for parent, children in b.children.items():
+            for child in children:
+                self.by_parent.setdefault((parent, b.nodes[child].primitive), []).append(child)
+        self.primitives = {node.primitive for node in b.nodes.values()}
+        self.of_leaves = {}
+        for label, node in b.nodes.items():
+            if not node.leaf and all(b.nodes[p].leaf for p in node.args.values()):
+                self.of_leaves.setdefault(node.primitive, []).append(label)
+
+    def of(self, node, al):
+        matched = {al.a_to_b[p] for p in node.args.values() if p in al.a_to_b}
+        for primitive in (node.primitive, "") if node.primitive else self.primitives:
+            if matched:
+                found = min((self._pruned(self.by_parent, (p, primitive), al) for p in matched), key=len)
+            else:
+                found = self._pruned(self.of_leaves, primitive, al)
+            yield from (m for m in found[:SCAN] if m not in al.b_to_a)
+
+    def through(self, node, a, al):
+        """B's unmatched nodes one node further from a matched parent: through a node B has more, or from
+        the match of the parent of a node A has more."""
+        starts = set()
+        for p in node.args.values():
+            if p in al.a_to_b:
+                starts.update(c for c in self.b.children.get(al.a_to_b[p], ())[:SCAN] if c not in al.b_to_a)
+            else:
+                starts.update(al.a_to_b[q] for q in a.nodes[p].args.values() if q in al.a_to_b)
+        for start in starts:
+            yield from (c for c in self.b.children.get(start, ())[:SCAN] if c not in al.b_to_a)
+
+    @staticmethod
+    def _pruned(index, key, al):
+        found = index.get(key)
+        if not found:
+            return []
+        i = 0
+        while i < len(found) and found[i] in al.b_to_a:
+            i += 1
+        if i:
+            del found[:i]
+        return found
+
+
+def _arguments(a, b, al):
+    """The inputs made before any operation (autograd's root, an engine's leaf per argument) matched first:
+    in order when both sides have as many, else autograd's one root to the one leaf of its value."""
+    def arguments(side):
+        first = next((n.created for n in side.nodes.values() if not n.leaf), None)
+        return [x for x, n in side.nodes.items() if n.leaf and (first is None or n.created < first)]
+
+    xs, ys = arguments(a), arguments(b)
+    if len(xs) != len(ys):
+        if len(xs) != 1 and len(ys) != 1:
+            return
+        (one, side), others = (xs, a) if len(xs) == 1 else (ys, b), (ys, b) if len(xs) == 1 else (xs, a)
+        value = side.nodes[one[0]].value
+        alike = [o for o in others[0] if same(others[1].nodes[o].value, value) == SAME]
+        if len(alike) != 1:
+            return
+        xs, ys = (one, alike) if len(xs) == 1 else (alike, one)
+    for x, y in zip(xs, ys):
+        al.a_to_b[x], al.b_to_a[y] = y, x
+
+
+def _inputs_left(a, b, al):
+    """Inputs no node matched (a pass whose end is its input): paired in creation order."""
+    left_b = [y for y, n in b.nodes.items() if n.leaf and y not in al.b_to_a and y not in al.constants_b]
+    for x, n in a.nodes.items():
+        if n.leaf and x not in al.a_to_b and x not in al.constants_a and left_b:
+            y = left_b.pop(0)
+            al.a_to_b[x], al.b_to_a[y] = y, x
+

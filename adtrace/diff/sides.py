@@ -1,0 +1,118 @@
+"""One side of a diff: what a recording's user backward pass did, node by node, in the words both
+engines share.
+
+For each node of the graph the pass walked (``Recording.graph(end)``): its primitive (an engine's
+op, ``*``, as autograd names it, ``multiply``), its arguments by position (a parent's label; a position
+with no parent is a constant, as autograd records ``x * 2.0``), the user's line, its forward value.
+For the pass: the order nodes were visited, the gradient each node's VJP (``_backward``) read, the
+contribution it sent to each argument, and the writes each node's gradient received, in order.
+"""
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from ..recording.events import (REV, AddOutgrads, BackwardStart, NodeCreated, RootCreated, ToposortYielded,
+                                TraceReturned, VJPCalled)
+
+LEAF = "leaf"  # the primitive of autograd's root and of an engine's leaf value
+# an engine's op as autograd's primitive (micrograd's, and learners' classes': "**2" is a power)
+OPS = {"+": "add", "*": "multiply", "-": "subtract", "/": "true_divide", "neg": "negative", "**": "power",
+       "ReLU": "relu", "root": LEAF, "": LEAF}
+
+
+def primitive_name(primitive, leaf):
+    """The primitive in autograd's words (``""``: not known, a class with no ``_op``)."""
+    if leaf:
+        return LEAF
+    if primitive.startswith("**"):
+        return "power"
+    return OPS.get(primitive, primitive) if primitive else ""
+
+
+@dataclass
+class Node:
+    label: str
+    primitive: str  # in autograd's words (primitive_name); LEAF for a root or leaf
+    args: dict  # argument position -> parent label; a position absent is a constant
+    site: Optional[str]
+    value: Any
+    leaf: bool
+    created: int  # its place in creation order
+    shown: str = ""  # the primitive as the engine names it
+
+
+@dataclass
+class Write:
+    """One contribution written into a node's gradient (autograd's ``add_outgrads``, an engine's
+    write into ``.grad``)."""
+
+    consumer: str  # the node whose VJP made it
+    argnum: int
+    value: Any  # the contribution
+    previous: Any  # the gradient before (None: none yet)
+    result: Any  # the gradient after
+    replaced: Optional[bool]  # the write assigned instead of adding (an engine's `=` bug)
+    step: int  # its place in the pass's events
+
+
+@dataclass
+class Side:
+    recording: Any
+    name: str
+    nodes: dict = field(default_factory=dict)  # label -> Node, in creation order
+    children: dict = field(default_factory=dict)  # label -> [child labels]
+    end: Optional[str] = None
+    seed: Any = None
+    visits: list = field(default_factory=list)  # labels in the order the pass visited them
+    visited_at: dict = field(default_factory=dict)  # label -> step of its VJP call
+    grads: dict = field(default_factory=dict)  # label -> the gradient its VJP read
+    ingrads: dict = field(default_factory=dict)  # label -> {argnum: contribution sent}
+    writes: dict = field(default_factory=dict)  # label -> [Write into its gradient, in order]
+
+    def gradient(self, label):
+        """The gradient the node ended with: what its VJP read, else its last write."""
+        if label in self.grads:
+            return self.grads[label]
+        writes = self.writes.get(label)
+        return writes[-1].result if writes else (self.seed if label == self.end else None)
+
+
+def side_of(recording, name="A"):
+    """The ``Side`` of ``recording``'s user backward pass (its last outermost one); a recording with
+    none gives its reverse-mode nodes and no pass."""
+    side = Side(recording, name)
+    query = recording.user_query()
+    events = recording.query_events(query) if query is not None else []
+    start = next((e for e in events if type(e) is BackwardStart), None)
+    side.end = start.end if start else None
+    side.seed = start.seed if start else None
+    inputs = {e.root: e.input for e in recording.of_kind(TraceReturned)}
+    reached = recording.graph(side.end) if side.end is not None else None
+    for created, (label, event) in enumerate(recording.nodes.items()):
+        if event.mode != REV or type(event) not in (RootCreated, NodeCreated) or (reached is not None
+                                                                                 and label not in reached):
+            continue
+        parents = getattr(event, "parents", ())
+        leaf = not parents
+        shown = getattr(event, "primitive", "root")
+        args = dict(zip(event.argnums, parents)) if parents else {}
+        side.nodes[label] = Node(label, primitive_name(shown, leaf), args,
+                                 getattr(event, "site", None), getattr(event, "value", inputs.get(label)), leaf,
+                                 created, shown or LEAF)
+        for parent in set(parents):
+            side.children.setdefault(parent, []).append(label)
+    for step, e in enumerate(events):
+        kind = type(e)
+        if kind is ToposortYielded:
+            side.visits.append(e.node)
+        elif kind is VJPCalled:
+            side.visited_at[e.node] = step
+            side.grads[e.node] = e.outgrad
+            node = side.nodes.get(e.node)
+            positions = sorted(node.args) if node is not None else range(len(e.ingrads))
+            side.ingrads[e.node] = dict(zip(positions, e.ingrads))
+        elif kind is AddOutgrads and e.node is not None and e.parent is not None:
+            side.writes.setdefault(e.parent, []).append(Write(
+                e.node, e.argnum, e.contribution, None if e.previous is None else e.previous[0], e.result[0],
+                e.replaced, step))
+    return side

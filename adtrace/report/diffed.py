@@ -1,0 +1,94 @@
+"""A diff of two backward passes (``adtrace/diff/``) as Markdown and as JSON: the verdict and the counts,
+the first divergence with both sides' nodes, values and lines and its kind, what follows from it,
+where the visit orders part, and the aligned nodes (capped)."""
+
+import json
+
+from .export import to_jsonable
+from .format import fmt, text
+from .tables import table
+
+VERDICTS = {"identical": "the same backward pass (structure, and values within rtol)",
+            "values-differ": "the same structure; values differ",
+            "structure-differs": "the structures differ (nodes only one side has)"}
+
+
+def diff_markdown(d, a_name="A", b_name="B", max_rows=200):
+    """The report of ``diff.Diff`` ``d``; ``a_name``, ``b_name``: what each side is (a target, a file)."""
+    counts = d.counts
+    lines = [f"# adtrace diff: {text(a_name)} against {text(b_name)}", "",
+             f"**Verdict: {d.verdict}**: {VERDICTS[d.verdict]} (rtol {d.rtol:g})."
+             + (f" {' and '.join(d.unkept)} kept no values (capture `structure`): only the structure and the visit "
+                "order are compared." if d.unkept else ""), "",
+             table(["", "A", "B"], [("engine", _engine(d.a.recording), _engine(d.b.recording)),
+                                    ("nodes", len(d.a.nodes), len(d.b.nodes)),
+                                    ("visited", len(d.a.visits), len(d.b.visits))]), "",
+             "Nodes: " + ", ".join(f"{n} {what}" for what, n in counts.items()) + ".", ""]
+    lines += ["## The first divergence", ""]
+    if d.first is None:
+        lines += ["None: every matched node has the same forward value, gradient and contributions.", ""]
+    else:
+        lines += [f"**{d.first.kind}**, {d.first.what}: {text(d.first.detail)}.", "", _sides_table([d.first]), ""]
+        if d.follows:
+            lines += ["What follows from it:", ""]
+            lines += [f"- {x.kind}, {x.what} of {_node(x)}: A {_value(x.a)}, B {_value(x.b)} ({text(x.detail)})"
+                      for x in d.follows]
+            lines.append("")
+    lines += ["## Visit order", ""]
+    if d.order is None:
+        lines += ["The two passes visit the nodes they share in the same order.", ""]
+    else:
+        step, x, y = d.order
+        lines += [f"The orders part at visit {step + 1}: A visits `{x}`, B visits `{y}` "
+                  f"(A's `{d.alignment.b_to_a[y]}`): an order difference, not a value difference when the gradients "
+                  "agree.", ""]
+    lines += ["## Aligned nodes", "",
+              table(["A", "B", "primitive", "line", "status", "differs"],
+                    [(r.a or "", r.b or "", r.primitive, r.line or "", r.status, ", ".join(r.differs))
+                     for r in d.rows], max_rows=max_rows)]
+    return "\n".join(lines) + "\n"
+
+
+def _engine(recording):
+    """autograd, micrograd, or the title of a learner's class's own code."""
+    code = recording.code
+    return code.title if code is not None and code.title else recording.engine
+
+
+def _sides_table(divergences):
+    rows = []
+    for x in divergences:
+        for name, at in (("A", x.a), ("B", x.b)):
+            rows.append((name, "(none)", "", "", "") if at is None else
+                        (name, at.node, at.primitive, at.line or "", fmt(at.value)))
+    return table(["side", "node", "primitive", "line", "value"], rows)
+
+
+def _node(x):
+    return " / ".join(at.node for at in (x.a, x.b) if at is not None)
+
+
+def _value(at):
+    return "(none)" if at is None else fmt(at.value)
+
+
+def diff_json(d):
+    """``verdict``, ``first`` (null when none) with ``a`` and ``b`` (``node``, ``primitive``, ``line``,
+    ``value``) and ``kind``, ``follows``, ``order`` and ``counts``, as a JSON document."""
+    def divergence(x):
+        return {"kind": x.kind, "what": x.what, "detail": x.detail, "a": _at(x.a), "b": _at(x.b)}
+
+    document = {"verdict": d.verdict, "rtol": d.rtol, "values_compared": not d.unkept,
+                "first": None if d.first is None else divergence(d.first),
+                "follows": [divergence(x) for x in d.follows],
+                "order": None if d.order is None else dict(zip(("step", "a", "b"), d.order)),
+                "counts": d.counts,
+                "nodes": [{"a": r.a, "b": r.b, "primitive": r.primitive, "line": r.line, "status": r.status,
+                           "differs": list(r.differs)} for r in d.rows]}
+    return json.dumps(document, indent=1) + "\n"
+
+
+def _at(at):
+    if at is None:
+        return None
+    return {"node": at.node, "primitive": at.primitive, "line": at.line, "value": to_jsonable(at.value)}

@@ -1,0 +1,76 @@
+"""``adtrace diff A B``: two backward passes aligned by structure, their first divergence
+(``adtrace/diff/``).
+
+A and B are each a target (``file.py:f``, ``module:f``), recorded here with the same arguments unless
+``--at-b``/``--args-from-b`` give B its own, through autograd or ``--engine``/``--engine-a``/``--engine-b``;
+or a recording saved as JSON (``Recording.save(path)``, ``adtrace report --json``: a file ending in
+``.json``). Exit 0 the same backward pass, 1 they differ, 2 the command line, a target or a file is wrong.
+"""
+
+import argparse
+import os
+
+from ...diff import diff as diff_recordings
+from ...diff.calls import record_call
+from ...recording.saved import SavedRecordingError, load
+from ..engine_call import engine_of, one_class
+from ..output import program_output_to_stderr, show
+from ..targets import source_file
+from . import UserError
+from .files import outputs, write_all
+from .traced import call_of, user_errors
+
+EXIT_CODES = ("exit status: 0 the two backward passes are the same (structure, and values within --rtol); 1 they "
+              "differ; 2 the command line, a target or a saved recording is wrong.")
+
+
+def is_saved(spec):
+    """A saved recording (a ``.json`` file), not a target."""
+    return spec.endswith(".json")
+
+
+def diff(args):
+    from ...report.diffed import diff_json, diff_markdown
+
+    given = {"-o": args.output or "-", "--json": args.json}
+    sources = {name: source_file(spec) for name, spec in (("A", args.a), ("B", args.b)) if not is_saved(spec)}
+    paths = outputs(given, {k: v for k, v in sources.items() if v})
+    with program_output_to_stderr():
+        a = _recording(args, "A", args.a, args.engine_a or args.engine, args.at, args.args_from)
+        own = bool(args.at_b or args.args_from_b)  # B's own arguments, else A's
+        b = _recording(args, "B", args.b, args.engine_b or args.engine, args.at_b if own else args.at,
+                       args.args_from_b if own else args.args_from)
+    result = diff_recordings(a, b, rtol=args.rtol)
+    texts = {}
+    text = diff_markdown(result, args.a, args.b, max_rows=args.max_rows)
+    if args.json:
+        texts["--json"] = diff_json(result)
+    if paths["-o"] != "-":
+        texts["-o"] = text
+    write_all([(option, given[option], paths[option], t) for option, t in texts.items()])
+    if paths["-o"] == "-":
+        show(text, end="")
+    return result.exit_code
+
+
+def _recording(args, side, spec, engine, at, args_from):
+    """The recording side ``side`` names: loaded, or recorded from its target."""
+    if is_saved(spec):
+        if getattr(args, f"engine_{side.lower()}"):
+            raise UserError(f"--engine-{side.lower()}: {side} is a saved recording ({spec}), not a target to run")
+        if not os.path.isfile(spec):
+            raise UserError(f"{side}: no such file: {spec}")
+        try:
+            return load(spec)
+        except SavedRecordingError as exc:
+            raise UserError(f"{side} {spec}: {exc}") from exc
+    call = argparse.Namespace(target=spec, at=list(at), kw=args.kw, args_from=args_from, dtype=args.dtype,
+                              argnum=args.argnum)
+    function, values, _ = call_of(call, "differentiate")
+    if engine is not None:
+        engine = engine_of(engine)
+    with user_errors(call):
+        if engine is None:
+            return record_call(function, values, args.argnum)
+        with one_class(function, engine):
+            return record_call(function, values, engine=engine)

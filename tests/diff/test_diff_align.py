@@ -1,0 +1,61 @@
+"""Nodes matched by structure, not position: extra nodes on one side listed, never shifting the rest."""
+
+import autograd.numpy as anp
+
+from adtrace.diff.align import align
+from adtrace.diff.calls import record_call
+from adtrace.diff.sides import side_of
+
+
+def aligned(f, g, args=(0.5,), engine_b=None):
+    a, b = side_of(record_call(f, args)), side_of(record_call(g, args, engine=engine_b))
+    return a, b, align(a, b)
+
+
+def test_another_order_of_creation_matches_each_node_by_its_arguments():
+    def f(x):
+        s, c = anp.sin(x), anp.cos(x)
+        return s * c + s
+
+    def g(x):
+        c, s = anp.cos(x), anp.sin(x)  # (made the other way round)
+        return s * c + s
+
+    a, b, al = aligned(f, g)
+    assert al.only_a == al.only_b == []
+    assert {a.nodes[x].primitive: b.nodes[y].primitive for x, y in al.a_to_b.items()} == {
+        "leaf": "leaf", "sin": "sin", "cos": "cos", "multiply": "multiply", "add": "add"}
+    assert al.a_to_b["v1_sin"] == "v2_sin" and al.a_to_b["v2_cos"] == "v1_cos"
+
+
+def test_a_node_more_on_one_side_is_listed_and_the_nodes_after_it_still_match():
+    a, b, al = aligned(lambda x: anp.exp(anp.sin(x)) * x, lambda x: anp.exp(anp.sin(x) + 0.0) * x)
+    assert al.only_a == [] and [b.nodes[y].primitive for y in al.only_b] == ["add"]
+    assert [b.nodes[al.a_to_b[x]].primitive for x in a.nodes] == ["leaf", "sin", "exp", "multiply"]
+    back, _, al2 = aligned(lambda x: anp.exp(anp.sin(x) + 0.0) * x, lambda x: anp.exp(anp.sin(x)) * x)
+    assert [back.nodes[x].primitive for x in al2.only_a] == ["add"] and al2.only_b == []
+
+
+def test_an_engines_constant_leaves_are_matched_as_constants():
+    a, b, al = aligned(lambda x: x * 2.0 + x * 3.0, lambda x: x * 2.0 + x * 3.0, engine_b="micrograd")
+    assert sorted(b.nodes[y].value for y in al.constants_b) == [2.0, 3.0]
+    assert al.only_a == al.only_b == [] and len(al.a_to_b) == 4 and not al.unordered  # (by position)
+    two = next(y for y in al.constants_b if b.nodes[y].value == 2.0)
+    assert al.a_to_b["v1_multiply"] in b.children[two]  # (the product by 2.0 matched with the one by 2.0)
+
+
+def branchy(x, flip):
+    if flip:
+        v = anp.sin(x)
+    u = anp.sin(x)  # (one line, made first or second)
+    if not flip:
+        v = anp.sin(x)
+    return u * v
+
+
+def test_the_user_line_decides_between_two_nodes_of_the_same_structure():
+    a, b = side_of(record_call(branchy, (0.5, False))), side_of(record_call(branchy, (0.5, True)))
+    al = align(a, b)
+    u = f":{branchy.__code__.co_firstlineno + 3}"
+    assert a.nodes["v1_sin"].site.endswith(u) and b.nodes["v2_sin"].site.endswith(u)
+    assert al.a_to_b["v1_sin"] == "v2_sin" and al.a_to_b["v2_sin"] == "v1_sin" and not al.unordered

@@ -1,0 +1,39 @@
+"""One side of a diff: nodes in autograd's words, arguments by position, the pass's gradients and writes."""
+
+import micrograd.engine  # noqa: F401  (the engine exists)
+
+from adtrace.diff.calls import record_call
+from adtrace.diff.sides import LEAF, primitive_name, side_of
+
+
+def f(x):
+    return x * x * 2.0 + x
+
+
+def test_an_engines_ops_are_named_as_autograd_names_its_primitives():
+    assert [primitive_name(p, False) for p in ("*", "+", "**2", "ReLU", "tanh", "")] == [
+        "multiply", "add", "power", "relu", "tanh", ""]
+    assert primitive_name("", True) == primitive_name("root", True) == LEAF
+
+
+def test_autograds_side_a_constant_is_a_position_without_a_parent():
+    side = side_of(record_call(f, (3.0,)))
+    nodes = list(side.nodes.values())
+    assert [n.primitive for n in nodes] == [LEAF, "multiply", "multiply", "add"]
+    assert nodes[2].args == {0: nodes[1].label}  # (x * x) * 2.0: the 2.0 is a constant, no parent
+    assert nodes[0].value == 3.0 and nodes[1].site.endswith(f":{f.__code__.co_firstlineno + 1}")
+    assert side.end == nodes[-1].label and side.visits[0] == side.end and side.visits[-1] == nodes[0].label
+    assert side.gradient(nodes[0].label) == 13.0  # 4x + 1 at 3
+    writes = side.writes[nodes[0].label]
+    assert sorted((w.consumer, w.argnum) for w in writes) == [(nodes[1].label, 0), (nodes[1].label, 1),
+                                                             (nodes[3].label, 1)]
+    assert side.ingrads[nodes[1].label] == {0: 6.0, 1: 6.0}
+
+
+def test_an_engines_side_its_constant_is_a_leaf_and_its_leaf_gradient_the_last_write():
+    side = side_of(record_call(f, (3.0,), engine="micrograd"))
+    leaves = [n for n in side.nodes.values() if n.leaf]
+    assert [n.value for n in leaves] == [3.0, 2.0] and all(n.primitive == LEAF for n in leaves)
+    assert side.gradient(leaves[0].label) == 13.0
+    product = next(n for n in side.nodes.values() if n.primitive == "multiply" and leaves[1].label in n.args.values())
+    assert product.args[1] == leaves[1].label and product.shown == "*"

@@ -1,0 +1,86 @@
+"""A recording read back from its JSON export: the same events, in this process or another."""
+
+import json
+import subprocess
+import sys
+
+import autograd.numpy as anp
+import numpy as np
+import pytest
+from autograd import grad
+
+import adtrace
+from adtrace.recording.saved import SavedRecordingError, from_jsonable, load
+from adtrace.report.export import events_json, to_jsonable
+
+
+def recorded(f, *args, **options):
+    with adtrace.record(**options) as rec:
+        f(*args)
+    return rec
+
+
+CASES = {
+    "scalar": lambda: recorded(grad(lambda x: x * x + anp.sin(x)), 3.0, sites=True),
+    "arrays": lambda: recorded(grad(lambda x: anp.sum(x * x + x * x + x * x)), np.array([1.0, 2.0])),
+    "summaries": lambda: recorded(grad(lambda x: anp.sum(anp.tanh(x))), np.linspace(0, 1, 500)),
+    "grad of grad (boxed)": lambda: recorded(grad(grad(lambda x: x ** 3)), 2.0),
+    "getitem (sparse)": lambda: recorded(grad(lambda x: x[1] * 2.0), np.array([1.0, 2.0, 3.0]), capture="full"),
+    "nan and a dict": lambda: recorded(grad(lambda d: d["a"] * anp.sqrt(d["b"])), {"a": 1.0, "b": np.nan}),
+    "micrograd": lambda: _micrograd(),
+}
+
+
+def _micrograd():
+    from micrograd.engine import Value
+
+    with adtrace.record(engine="micrograd") as rec:
+        x = Value(3.0)
+        (x * x + x).backward()
+    return rec
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_saved_and_loaded_a_recording_has_the_same_events(case, tmp_path):
+    rec = CASES[case]()
+    rec.save(tmp_path / "r.json")
+    loaded = adtrace.load(tmp_path / "r.json")
+    assert events_json(loaded) == events_json(rec)  # (every event, every value, as the export writes them)
+    assert (loaded.engine, loaded.capture, len(loaded.events), list(loaded.nodes)) == (
+        rec.engine, rec.capture, len(rec.events), list(rec.nodes))
+    assert [type(e) for e in loaded.events] == [type(e) for e in rec.events]
+    assert loaded.queries == rec.queries and loaded.visit_order(rec.user_query()) == rec.visit_order(rec.user_query())
+    assert loaded.graph() == rec.graph()  # (parents come back as tuples of labels)
+
+
+def test_values_come_back_as_what_they_were():
+    values = [np.array([[1.0, 2.0]], dtype=np.float32), 1.5 + 2j, np.nan, -np.inf, {1: 2.0}, (1.0, "x"),
+              adtrace.Boxed(np.array(3.0), 1)]
+    back = [from_jsonable(json.loads(json.dumps(to_jsonable(v)))) for v in values]
+    assert back[0].dtype == np.float32 and back[0].shape == (1, 2) and back[1] == 1.5 + 2j
+    assert np.isnan(back[2]) and back[3] == -np.inf and back[4] == {1: 2.0} and back[5] == [1.0, "x"]
+    assert back[6] == adtrace.Boxed(np.array(3.0), 1) or (back[6].level == 1 and back[6].value == 3.0)
+
+
+def test_what_adtrace_report_json_writes_loads_its_reverse_recording(tmp_path):
+    script = tmp_path / "funcs.py"
+    script.write_text("import autograd.numpy as anp\n\ndef f(x):\n    return anp.sin(x) * x\n")
+    out = subprocess.run([sys.executable, "-m", "adtrace", "report", "funcs.py:f", "--at", "0.5", "--mode", "both",
+                          "-o", "r.md", "--json", "r.json"], cwd=tmp_path, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    loaded = load(tmp_path / "r.json")
+    assert [e.primitive for e in loaded.of_kind("node")] == ["sin", "multiply"] and loaded.queries == [1]
+    assert float(loaded.gradient(1)) == pytest.approx(np.cos(0.5) * 0.5 + np.sin(0.5))
+
+
+@pytest.mark.parametrize("text, why", [
+    ("not json", "not JSON"), ('{"events": 3}', "no list of events"),
+    ('{"events": [{"kind": "nonsense"}]}', "not an event"),
+    ('{"events": [{"kind": "root", "mode": "rev"}]}', r"event 0 \(root\): no field 'level'")])
+def test_a_file_that_is_not_a_saved_recording_is_refused_with_why(text, why, tmp_path):
+    path = tmp_path / "bad.json"
+    path.write_text(text)
+    with pytest.raises(SavedRecordingError, match=why):
+        load(path)
+    with pytest.raises(SavedRecordingError, match="cannot read"):
+        load(tmp_path / "missing.json")

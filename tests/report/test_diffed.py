@@ -1,0 +1,50 @@
+"""A diff as Markdown and as JSON: the verdict, the first divergence with both sides, the counts, capped tables."""
+
+import json
+
+from autograd import grad
+
+from adtrace.diff import diff
+from adtrace.diff.calls import record_call
+from adtrace.report.diffed import diff_json, diff_markdown
+from learner_shapes import BuggySlotsValue
+
+
+def g(x):
+    a = x * x
+    b = a + x
+    c = a + b
+    return c * c
+
+
+def test_the_json_names_the_verdict_the_first_divergence_with_both_sides_and_the_counts():
+    d = diff(record_call(g, (3.0,)), record_call(g, (3.0,), engine=BuggySlotsValue))
+    document = json.loads(diff_json(d))
+    assert document["verdict"] == "values-differ" and document["first"]["kind"] == "accumulation"
+    a, b = document["first"]["a"], document["first"]["b"]
+    assert (a["node"], a["primitive"], a["value"]) == ("v1_multiply", "multiply", 84.0)
+    assert (b["node"], b["primitive"], b["value"]) == ("v1_mul", "*", 42.0)
+    assert a["line"] == b["line"] and a["line"].endswith(f":{g.__code__.co_firstlineno + 1}")
+    assert document["counts"] == {"identical": 3, "values differ": 2, "only in A": 0, "only in B": 0, "constants": 0}
+    assert len(document["nodes"]) == 5 and document["follows"][0]["a"]["node"] == "v0_root"
+    same = json.loads(diff_json(diff(record_call(g, (3.0,)), record_call(g, (3.0,)))))
+    assert same["verdict"] == "identical" and same["first"] is None and same["follows"] == []
+    assert same["values_compared"] and document["values_compared"]
+
+
+def test_a_side_recorded_without_values_says_only_structure_and_order_were_compared():
+    d = diff(record_call(g, (3.0,), capture="structure"), record_call(g, (2.0,)))
+    assert d.verdict == "identical" and d.unkept == ["A"] and not json.loads(diff_json(d))["values_compared"]
+    assert "A kept no values (capture `structure`): only the structure and the visit order" in diff_markdown(d)
+
+
+def test_the_markdown_shows_the_first_divergence_what_follows_and_caps_the_aligned_table():
+    d = diff(record_call(g, (3.0,)), record_call(g, (3.0,), engine=BuggySlotsValue))
+    text = diff_markdown(d, "f.py:g", "f.py:g --engine-b Buggy", max_rows=2)
+    assert text.startswith("# adtrace diff: f.py:g against f.py:g --engine-b Buggy")
+    assert "**Verdict: values-differ**" in text and "**accumulation**, gradient: B lost a contribution" in text
+    assert "| A      | v1_multiply | multiply" in text and "| B      | v1_mul      | *" in text
+    assert grad(g)(3.0) == 546.0  # (x's gradient, that B's lost contribution makes 294)
+    assert "What follows from it:" in text and "- follows, gradient of v0_root / v0_leaf: A 546, B 294" in text
+    assert "3 identical, 2 values differ, 0 only in A, 0 only in B, 0 constants" in text
+    assert "_3 more rows (table capped at 2 rows" in text

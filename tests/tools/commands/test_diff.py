@@ -1,0 +1,88 @@
+"""``adtrace diff A B``: targets or saved recordings, each side's arguments and engine; exit 0 the same, 1
+they differ, 2 wrong."""
+
+import json
+import textwrap
+
+from cli_run import adtrace, one_error_line
+
+FUNCS = textwrap.dedent("""\
+    import sys
+    sys.path.insert(0, {tests!r})
+    from learner_shapes import BuggySlotsValue, SlotsValue  # noqa
+
+
+    def g(x):
+        a = x * x
+        b = a + x
+        c = a + b
+        return c * c
+
+
+    def g_args():
+        return (3.0,)
+    """)
+
+
+def setup(tmp_path):
+    from cli_run import REPO
+
+    (tmp_path / "funcs.py").write_text(FUNCS.format(tests=str(REPO / "tests")))
+    return tmp_path
+
+
+def test_the_same_function_twice_is_identical_and_exits_0(tmp_path):
+    out = adtrace("diff", "funcs.py:g", "funcs.py:g", "--at", "3.0", "--json", "d.json", cwd=setup(tmp_path))
+    assert out.returncode == 0, out.stderr
+    assert "**Verdict: identical**" in out.stdout
+    assert json.loads((tmp_path / "d.json").read_text())["verdict"] == "identical"
+
+
+def test_the_assignment_bug_against_autograd_exits_1_and_names_the_lost_contribution(tmp_path):
+    out = adtrace("diff", "funcs.py:g", "funcs.py:g", "--at", "3.0", "--engine-b", "funcs.py:BuggySlotsValue",
+                  "-o", "d.md", cwd=setup(tmp_path))
+    assert out.returncode == 1, out.stderr
+    text = (tmp_path / "d.md").read_text()
+    assert "**accumulation**, gradient: B lost a contribution: v2_add's write into v1_mul.grad" in text
+    assert "| engine  | autograd | BuggySlotsValue |" in text
+    fixed = adtrace("diff", "funcs.py:g", "funcs.py:g", "--at", "3.0", "--engine", "funcs.py:SlotsValue",
+                    "--engine-a", "funcs.py:SlotsValue", cwd=tmp_path)
+    assert fixed.returncode == 0, fixed.stderr
+
+
+def test_b_its_own_arguments_and_a_saved_recording(tmp_path):
+    setup(tmp_path)
+    other = adtrace("diff", "funcs.py:g", "funcs.py:g", "--at", "3.0", "--at-b", "2.0", "--json", "d.json",
+                    cwd=tmp_path)
+    assert other.returncode == 1 and json.loads((tmp_path / "d.json").read_text())["first"]["kind"] == "input"
+    from_b = adtrace("diff", "funcs.py:g", "funcs.py:g", "--at", "3.0", "--args-from-b", "funcs.py:g_args",
+                     cwd=tmp_path)
+    assert from_b.returncode == 0, from_b.stderr
+    saved = adtrace("report", "funcs.py:g", "--at", "3.0", "-o", "r.md", "--json", "r.json", cwd=tmp_path)
+    assert saved.returncode == 0, saved.stderr
+    assert adtrace("diff", "r.json", "funcs.py:g", "--at", "3.0", cwd=tmp_path).returncode == 0
+    assert adtrace("diff", "r.json", "r.json", cwd=tmp_path).returncode == 0
+    assert adtrace("diff", "r.json", "funcs.py:g", "--at", "2.0", cwd=tmp_path).returncode == 1
+
+
+def test_each_target_is_called_once_as_help_says(tmp_path):
+    (tmp_path / "counted.py").write_text("def f(x):\n    print('called')\n    return x * x + x\n")
+    out = adtrace("diff", "counted.py:f", "counted.py:f", "--at", "0.5", "--json", "d.json", cwd=tmp_path)
+    assert out.returncode == 0 and out.stderr.count("called\n") == 2, out.stderr
+    assert "called" not in out.stdout  # (what the program prints goes to standard error)
+    saved = adtrace("diff", "d.json", "counted.py:f", "--at", "0.5", cwd=tmp_path)
+    assert saved.returncode == 2 and "not a recording" in saved.stderr  # (a diff's JSON is no recording)
+    assert "Each target is called once" in " ".join(adtrace("diff", "--help").stdout.split())
+
+
+def test_a_wrong_command_line_target_or_file_exits_2_with_one_line(tmp_path):
+    setup(tmp_path)
+    one_error_line(adtrace("diff", "funcs.py:g", "missing.json", "--at", "3.0", cwd=tmp_path), "B: no such file")
+    (tmp_path / "bad.json").write_text("[1, 2]")
+    one_error_line(adtrace("diff", "bad.json", "funcs.py:g", "--at", "3.0", cwd=tmp_path), "A bad.json",
+                   "not a recording")
+    one_error_line(adtrace("diff", "funcs.py:nope", "funcs.py:g", "--at", "3.0", cwd=tmp_path), "nope")
+    one_error_line(adtrace("diff", "funcs.py:g", "funcs.py:g", cwd=tmp_path), "--at")
+    one_error_line(adtrace("diff", "r.json", "funcs.py:g", "--at", "3.0", "--engine-a", "micrograd", cwd=tmp_path),
+                   "--engine-a: A is a saved recording")
+    assert adtrace("diff", "funcs.py:g", cwd=tmp_path).returncode == 2
