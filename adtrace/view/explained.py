@@ -46,15 +46,15 @@ class _EventsOnce:
     (a 4,000-node chain's page took 63 s, where the page alone takes 0.6 s)."""
 
     def __init__(self, recording):
-        self._recording, self._events = recording, {}
+        self.recording, self.read = recording, {}  # query -> its events
 
     def query_events(self, query):
-        if query not in self._events:
-            self._events[query] = self._recording.query_events(query)
-        return self._events[query]
+        if query not in self.read:
+            self.read[query] = self.recording.query_events(query)
+        return self.read[query]
 
     def __getattr__(self, name):
-        return getattr(self._recording, name)
+        return getattr(self.recording, name)
 
 
 def _explained(recording, query, graph, explanation, node_index, steps, vjp):
