@@ -299,15 +299,23 @@ return [steps.node[k], steps.parent[k]].filter(n => n !== null).map(n => viewer.
   return r.left < svg.left || r.right > svg.right || r.top < svg.top || r.bottom > svg.bottom; });"""
 
 
+ALL_IN_SIGHT = """const svg = document.querySelector('[data-testid=graph]').getBoundingClientRect();
+return [...document.querySelectorAll('svg [data-node]')].every(node => { const r = node.getBoundingClientRect();
+  return r.left >= svg.left && r.right <= svg.right && r.top >= svg.top && r.bottom <= svg.bottom; });"""
+
+
 def test_labels_are_at_least_11_px_at_the_default_fit(open_page):
     """Issue 29: at 22 nodes (taller than the page) the fit made labels about 7 px high; the default fit
-    keeps every text of the graph at least 11 px, and shows the graph in part; "fit" does the same."""
+    keeps every text of the graph at least 11 px, and shows the graph in part; "fit" does the same, and
+    "whole graph" shows all of it."""
     page = open_page(call_page(trace_call(chain_of_22, (0.3,))))
     assert len(page.driver.find_elements(page.by.CSS_SELECTOR, "svg [data-node]")) == 22
     assert page.driver.execute_script(SMALLEST_TEXT) >= 11
     page.key("END")
     page.click("fit")
     assert page.driver.execute_script(SMALLEST_TEXT) >= 11
+    page.click("whole")  # the whole graph in sight, its labels smaller
+    assert page.driver.execute_script(ALL_IN_SIGHT) and page.driver.execute_script(SMALLEST_TEXT) < 11
 
 
 def test_auto_pan_keeps_the_current_node_and_the_node_added_into_in_sight(open_page):

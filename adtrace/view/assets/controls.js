@@ -59,6 +59,7 @@
     const slider = byTestId("slider");
     slider.addEventListener("input", () => viewer.go(parseInt(slider.value, 10) - 1));
     byTestId("fit").addEventListener("click", () => viewer.graph && viewer.graph.fit());
+    byTestId("whole").addEventListener("click", () => viewer.graph && viewer.graph.fitWhole());
     byTestId("expand-all").addEventListener("click", () => expandAll(viewer, true));
     byTestId("collapse-all").addEventListener("click", () => expandAll(viewer, false));
   }

@@ -259,6 +259,12 @@
       this.reveal(this.current, this.into);
     }
 
+    // The whole drawing in sight, however small (least scale 0); auto-pan then zooms back in only
+    // when the current node and the node being added into are out of sight.
+    fitWhole() {
+      this.view = this.camera.fit(this.placed.width, this.placed.height, 0);
+    }
+
     // Keep the current node and the node being added into (or their groups) in sight, then also
     // after the svg changes size.
     reveal(n, into) {
