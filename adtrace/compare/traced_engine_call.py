@@ -39,7 +39,7 @@ def trace_engine_call(f, args, engine="micrograd", capture="auto", relative_to=N
                             "nothing to call backward() on")
         adapter.backward(out)
     grads = tuple(adapter.grad(v) for v in values)
-    call.engine, call.recording, call.output = rec.code.title or rec.engine, rec, adapter.data(out)
+    call.engine, call.recording, call.output = rec.engine_name, rec, adapter.data(out)
     call.gradient = grads[0] if len(grads) == 1 else grads
     query = rec.user_query()
     call.reference = run_recorded(rec, query) if query is not None else None

@@ -50,6 +50,12 @@ class Recording:
         return self._engine
 
     @property
+    def engine_name(self):
+        """The engine as reports name it: ``autograd``, ``micrograd``, or a learner's class's own name."""
+        code = self._code
+        return code.title if code is not None and code.title else self._engine
+
+    @property
     def code(self):
         """``EngineCode`` of an engine with its own ``backward()`` (None: autograd's ``backward_pass``)."""
         return self._code

@@ -50,9 +50,7 @@ def diff_markdown(d, a_name="A", b_name="B", max_rows=200):
 
 
 def _engine(recording):
-    """autograd, micrograd, or the title of a learner's class's own code."""
-    code = recording.code
-    return code.title if code is not None and code.title else recording.engine
+    return recording.engine_name
 
 
 def _sides_table(divergences):

@@ -18,12 +18,14 @@ path in it.
 
 import json
 from dataclasses import asdict, dataclass
+
+import numpy as np
 from typing import Optional, Union
 
 from ..recording.events import TraceReturned
 from ..report.abbreviate import clip
 from ..report.files import write_file
-from ..report.format import fmt, visible
+from ..report.format import INLINE, fmt, visible
 from .data import unrecorded_labels
 
 FORMAT = 1
@@ -36,9 +38,10 @@ class GraphNode:
     label: str
     primitive: str
     line: Optional[str]  # the user's "path:line" that made it
-    value: Optional[str]  # None: not recorded (capture "structure", or made before the recording)
+    value: Optional[str]  # whole (every digit); None: not recorded (capture "structure", or made before the recording)
     mode: Optional[str]  # "rev" | "fwd"; None for an unrecorded node
     level: Optional[int]
+    short: Optional[str] = None  # the value as the reports write it (6 digits): in a drawn node's box, not the JSON
 
 
 @dataclass(frozen=True)
@@ -58,11 +61,29 @@ def exported_graph(recording):
     for label, node in nodes.items():
         value = getattr(node, "value", inputs.get(label))
         kept = value is not None and recording.capture != "structure"
-        shown.append(GraphNode(label, _primitive(node), getattr(node, "site", None), fmt(value) if kept else None,
-                               node.mode, node.level))
+        shown.append(GraphNode(label, _primitive(node), getattr(node, "site", None), whole(value) if kept else None,
+                               node.mode, node.level, fmt(value) if kept else None))
         for argnum, parent in zip(getattr(node, "argnums", ()), getattr(node, "parents", ())):
             edges.append(GraphEdge(parent, label, "?" if argnum is None else argnum))
     return shown, edges
+
+
+def whole(value):
+    """A value with every digit a float has (``repr``: it reads back the same), arrays of at most
+    ``INLINE`` elements inline; anything else as the reports write it (``fmt``: a summary)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, complex, np.number, np.ndarray)):
+        return fmt(value)
+    if isinstance(value, np.ndarray):
+        if value.size > INLINE or value.dtype.kind not in "biufc":
+            return fmt(value)
+        if value.ndim == 0:
+            return whole(value[()])
+        return "[" + " ".join(whole(v) for v in value) + "]"
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (complex, np.complexfloating)):
+        return repr(complex(value))
+    return repr(float(value))
 
 
 def caption(node):
@@ -70,8 +91,8 @@ def caption(node):
     lines = [clip(node.label, LINE_CHARS), clip(node.primitive, LINE_CHARS)]
     if node.line:
         lines.append(clip(node.line, LINE_CHARS))
-    if node.value is not None:
-        lines.append(clip(node.value, VALUE_CHARS))
+    if node.short is not None:
+        lines.append(clip(node.short, VALUE_CHARS))
     return [visible(line) for line in lines]
 
 
@@ -79,8 +100,8 @@ def graph_json(recording, path=None):
     """The graph as JSON text (see the module's docstring), written to ``path`` if given; every value
     whole, text as the reports show it (control characters as escapes)."""
     nodes, edges = exported_graph(recording)
-    data = {"format": FORMAT, "engine": recording.engine,
-            "nodes": [{key: _shown(value) for key, value in asdict(n).items()} for n in nodes],
+    data = {"format": FORMAT, "engine": recording.engine_name,
+            "nodes": [{key: _shown(value) for key, value in asdict(n).items() if key != "short"} for n in nodes],
             "edges": [{key: _shown(value) for key, value in asdict(e).items()} for e in edges]}
     return written(json.dumps(data, indent=1, ensure_ascii=False, allow_nan=False) + "\n", path)
 

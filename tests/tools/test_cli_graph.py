@@ -31,8 +31,9 @@ def test_each_format_is_written_to_its_file(project):
     assert (project / "g.dot").read_text().startswith('digraph "adtrace" {')
     data = json.loads((project / "g.json").read_text())
     assert [(n["label"], n["line"], n["value"]) for n in data["nodes"]] == [
-        ("v0_root", None, "0.5"), ("v1_sin", "funcs.py:4", "0.479426"), ("v2_multiply", "funcs.py:4", "1.43828"),
-        ("v3_add", "funcs.py:6", "1.93828")]
+        ("v0_root", None, "0.5"), ("v1_sin", "funcs.py:4", "0.479425538604203"),
+        ("v2_multiply", "funcs.py:4", "1.438276615812609"),
+        ("v3_add", "funcs.py:6", "1.938276615812609")]  # whole: every digit
     assert {"parent": "v0_root", "child": "v3_add", "argnum": 1} in data["edges"]
 
 
@@ -56,7 +57,8 @@ def test_arguments_from_a_function_and_keywords(project):
     (project / "args.py").write_text("def point():\n    return (0.5,), {'y': 3.0}\n")
     out = adtrace("graph", "funcs.py:f", "--args-from", "args.py:point", "--format", "json", "-o", "-", cwd=project)
     assert out.returncode == 0, out.stderr
-    assert [n["value"] for n in json.loads(out.stdout)["nodes"]] == ["0.5", "0.479426", "1.43828", "1.93828"]
+    assert [n["value"] for n in json.loads(out.stdout)["nodes"]] == [
+        "0.5", "0.479425538604203", "1.438276615812609", "1.938276615812609"]
     keyword = adtrace("graph", "funcs.py:f", "--at", "0.5", "--kw", "y=3.0", "--format", "json", "-o", "-", cwd=project)
     assert keyword.stdout == out.stdout
 
@@ -69,8 +71,9 @@ def test_a_micrograd_engine_graph(project):
     data = json.loads(out.stdout)
     assert data["engine"] == "micrograd"
     assert [(n["label"], n["primitive"], n["line"], n["value"]) for n in data["nodes"]] == [
-        ("v0_leaf", "(leaf)", None, "3"), ("v1_leaf", "(leaf)", None, "2"), ("v2_mul", "*", "micro.py:2", "6"),
-        ("v3_add", "+", "micro.py:2", "9"), ("v4_ReLU", "ReLU", "micro.py:3", "9"), ("v5_mul", "*", "micro.py:3", "81")]
+        ("v0_leaf", "(leaf)", None, "3.0"), ("v1_leaf", "(leaf)", None, "2.0"), ("v2_mul", "*", "micro.py:2", "6.0"),
+        ("v3_add", "+", "micro.py:2", "9.0"), ("v4_ReLU", "ReLU", "micro.py:3", "9.0"),
+        ("v5_mul", "*", "micro.py:3", "81.0")]
     refused = adtrace("graph", "micro.py:h", "--at", "3.0", "--at", "2", "--engine", "micrograd", "--mode", "fwd",
                       "-o", "g.svg", cwd=project)
     one_error_line(refused, "reverse mode only")

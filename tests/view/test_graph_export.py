@@ -34,8 +34,10 @@ def test_each_node_has_its_label_primitive_line_and_value_and_each_edge_its_argu
     by_label = {n.label: n for n in nodes}
     assert list(by_label) == ["v0_root", "v1_sin", "v2_multiply", "v3_multiply", "v4_add"]
     assert [n.primitive for n in nodes] == ["(input)", "sin", "multiply", "multiply", "add"]
-    assert by_label["v0_root"].value == "3" and by_label["v0_root"].line is None  # the root: the input x
-    assert by_label["v1_sin"].value == "0.14112" and by_label["v1_sin"].line == f"{HERE}:{LINE + 1}"
+    assert by_label["v0_root"].value == "3.0" and by_label["v0_root"].line is None  # the root: the input x
+    assert by_label["v1_sin"].value == repr(float(anp.sin(3.0))) and by_label["v1_sin"].short == "0.14112"
+    assert by_label["v1_sin"].line == f"{HERE}:{LINE + 1}"
+    assert caption(by_label["v1_sin"])[-1] == "0.14112"  # (the box: as the reports write it)
     assert by_label["v4_add"].line == f"{HERE}:{LINE + 2}" and float(by_label["v4_add"].value) == pytest.approx(
         anp.sin(3.0) * 3.0 + 6.0, rel=1e-5)
     assert {(e.parent, e.child, e.argnum) for e in edges} == {
@@ -69,10 +71,23 @@ def test_a_micrograd_recording_has_its_leaves_and_ops():
         (a * b + a).backward()
     nodes, edges = exported_graph(rec)
     assert [(n.label, n.primitive, n.value) for n in nodes] == [
-        ("v0_leaf", "(leaf)", "2"), ("v1_leaf", "(leaf)", "3"), ("v2_mul", "*", "6"), ("v3_add", "+", "8")]
+        ("v0_leaf", "(leaf)", "2.0"), ("v1_leaf", "(leaf)", "3.0"), ("v2_mul", "*", "6.0"), ("v3_add", "+", "8.0")]
     assert nodes[2].line == f"{HERE}:{inspect.currentframe().f_lineno - 4}"
     assert {(e.parent, e.child, e.argnum) for e in edges} == {("v0_leaf", "v2_mul", 0), ("v1_leaf", "v2_mul", 1),
                                                              ("v2_mul", "v3_add", 0), ("v0_leaf", "v3_add", 1)}
+
+
+def test_a_learners_class_is_named_by_its_own_name_and_small_arrays_are_whole():
+    from value_classes import Value
+
+    with adtrace.record(engine=Value) as rec:
+        a = Value(2.0)
+        (a * a).backward()
+    assert json.loads(graph_json(rec))["engine"] == "Value"  # (it said micrograd)
+    with adtrace.record(capture="full") as rec:
+        grad(lambda x: anp.sum(anp.sin(x)))(anp.array([0.1, 0.2]))
+    sin = next(n for n in exported_graph(rec)[0] if n.primitive == "sin")
+    assert [float(v) for v in sin.value.strip("[]").split()] == list(anp.sin(anp.array([0.1, 0.2])))
 
 
 def test_a_parent_made_before_the_recording_is_a_node_too():
@@ -89,8 +104,9 @@ def test_the_json_form_holds_the_nodes_and_edges_with_labels_lines_and_values():
     data = json.loads(graph_json(rec))
     assert data["format"] == 1 and data["engine"] == "autograd"
     sin = next(n for n in data["nodes"] if n["label"] == "v1_sin")
-    assert sin == {"label": "v1_sin", "primitive": "sin", "line": f"{HERE}:{LINE + 1}", "value": "0.14112",
+    assert sin == {"label": "v1_sin", "primitive": "sin", "line": f"{HERE}:{LINE + 1}", "value": "0.1411200080598672",
                    "mode": "rev", "level": 0}
+    assert float(sin["value"]) == anp.sin(3.0)  # whole: every digit
     assert {"parent": "v0_root", "child": "v2_multiply", "argnum": 1} in data["edges"]
     assert graph_json(rec) == graph_json(recorded())  # the same call, the same text
 
