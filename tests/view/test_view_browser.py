@@ -404,3 +404,42 @@ def test_the_jupyter_frame_is_drawn_and_fitted_whenever_it_gets_a_size(chromium,
     assert view == refitted  # fitted again into the narrower frame, not only shrunk with it
     assert [e for e in chromium.get_log("browser") if e["level"] == "SEVERE"] == []
 
+
+
+def feeding_every_iteration(x):
+    y = x
+    for _ in range(60):
+        y = anp.sin(y) * y + x  # x waits in outgrads while each iteration's nodes are popped
+    return y
+
+
+# what a user sees of a step: the counter, both dict panels in their order, the graph's classes
+SEEN = """const panel = (id) => Array.from(document.querySelectorAll(`[data-testid='${id}'] [data-node]`))
+  .map((e) => e.getAttribute('data-node') + ' = ' + e.textContent);
+const seen = () => [document.querySelector('[data-testid=step-counter]').textContent, panel('outgrads'),
+  panel('node-to-grad'), document.querySelector('[data-testid=statement]').textContent,
+  Array.from(document.querySelectorAll('svg [data-node], svg [data-group]')).map((e) => e.getAttribute('class'))];
+const viewer = adtrace.viewer;
+const wanted = arguments[0];
+const found = [];
+const look = (k) => (found[k] = seen());
+"""
+
+
+def test_a_step_reached_by_jumping_shows_what_stepping_to_it_shows(open_page):
+    """Any step is reached from stored states: jumping there (from far away, or a few steps off) shows the
+    same panels and graph as stepping forward to it from the first step, or back from the last."""
+    page = open_page(call_page(trace_call(feeding_every_iteration, (0.3,))))
+    count = page.driver.execute_script("return adtrace.viewer.count")
+    assert count > 3 * 256  # several stored states apart
+    wanted = list(range(count))  # (an entry put back in the wrong place may be gone a step later)
+    forward = page.driver.execute_script(SEEN + "for (let k = 0; k < viewer.count; k++) { viewer.go(k); look(k); }"
+                                         " return found;", wanted)
+    backward = page.driver.execute_script(SEEN + "for (let k = viewer.count - 1; k >= 0; k--) { viewer.go(k); "
+                                          "look(k); } return found;", wanted)
+    far = page.driver.execute_script(SEEN + "for (const k of wanted) { viewer.go((k + viewer.count / 2) % "
+                                     "viewer.count); viewer.go(k); look(k); } return found;", wanted)
+    near = page.driver.execute_script(SEEN + "for (const k of wanted) { viewer.go(k + 40); viewer.go(k); look(k); "
+                                      "viewer.go(k - 30); viewer.go(k); look(k); } return found;", wanted)
+    assert len(forward) == count and forward[11][1] and forward[count - 41][1]  # autograd's dict is not empty there
+    assert backward == forward and far == forward and near == forward
