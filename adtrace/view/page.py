@@ -24,7 +24,7 @@ from importlib import resources
 
 from ..report.format import visible
 
-SCRIPTS = ("layout.js", "svg.js", "steps.js", "viewer.js", "graph.js", "panels.js", "controls.js")
+SCRIPTS = ("layout.js", "svg.js", "steps.js", "viewer.js", "groups.js", "graph.js", "panels.js", "controls.js")
 _MARKER = re.compile(r"@@(TITLE|STYLE|DATA|SCRIPT)@@")
 _JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"}
 # a character report.format.visible rewrites, as JSON writes it (or a look-alike: a backslash before such letters)
