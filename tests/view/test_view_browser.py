@@ -482,3 +482,50 @@ def test_a_step_reached_by_jumping_shows_what_stepping_to_it_shows(open_page):
     near = page.driver.execute_script(SEEN + "for (const k of wanted) { viewer.go(k + 40); viewer.go(k); look(k); "
                                       "viewer.go(k - 30); viewer.go(k); look(k); } return found;", wanted)
     assert all(far[k] == forward[k] and near[k] == forward[k] for k in wanted)
+
+
+def feeding_many_iterations(x):
+    y = x
+    for _ in range(199):  # 598 nodes: x's edges into every iteration span too many layers to route them all
+        y = anp.sin(y) * y + x
+    return y
+
+
+# the nodes a drawn edge's path passes through (other than its two ends), sampled every 4 units of its length
+CROSSINGS = """const boxes = new Map();
+for (const g of document.querySelectorAll('svg g[data-node]')) {
+  const [x, y] = /translate\\(([^ ]+) ([^)]+)\\)/.exec(g.getAttribute('transform')).slice(1).map(Number);
+  const rect = g.querySelector('rect');
+  const size = ['width', 'height'].map((name) => Number(rect.getAttribute(name)));
+  boxes.set(g.getAttribute('data-node'), [x, y, ...size]);
+}
+const nodes = adtrace.viewer.graph.graph.nodes;
+const crossings = [];
+for (const edge of document.querySelectorAll('svg g.edge')) {
+  const [child, position] = edge.getAttribute('data-edge').split(':').map(Number);
+  const ends = [nodes.label[child], nodes.label[nodes.parents[child][position][1]]];
+  const path = edge.querySelector('path');
+  const length = path.getTotalLength();
+  for (let d = 0; d <= length; d += 4) {
+    const p = path.getPointAtLength(d);
+    boxes.forEach(([x, y, w, h], label) => {
+      if (!ends.includes(label) && p.x > x + 1 && p.x < x + w - 1 && p.y > y + 1 && p.y < y + h - 1) {
+        crossings.push(ends.join('>') + ' through ' + label);
+      }
+    });
+  }
+}
+return [boxes.size, [...new Set(crossings)]];"""
+
+
+def test_expand_all_draws_no_edge_through_a_node_or_is_refused(open_page):
+    page = open_page(call_page(trace_call(feeding_every_iteration, (0.3,))))
+    page.click("expand-all")
+    page.driver.set_script_timeout(300)  # (every edge sampled, on a shared machine)
+    drawn, crossings = page.driver.execute_script(CROSSINGS)
+    assert drawn == 151 and crossings == [] and not page.find("graph-message").is_displayed()
+    page = open_page(call_page(trace_call(feeding_many_iterations, (0.3,))))
+    before = drawn_nodes(page)
+    page.click("expand-all")  # the layout would leave some edges straight: refused, the overview kept
+    assert "598 nodes" in page.text("graph-message") and "would be drawn through nodes" in page.text("graph-message")
+    assert drawn_nodes(page) == before

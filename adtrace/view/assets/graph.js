@@ -249,11 +249,16 @@
     expandAll(on) {
       const refused = on && adtrace.groups.expandAllRefusal(this.nodes.length);
       if (refused) return refused;
+      const [all, expanded, view] = [this.all, this.expanded, this.view];
       this.all = on;
       this.expanded = new Set();
       this.view = null;
       this.draw();
-      return null;
+      const direct = on && this.placed.direct;
+      if (!direct) return null;
+      [this.all, this.expanded, this.view] = [all, expanded, view]; // as it was
+      this.draw();
+      return adtrace.groups.expandAllRefusal(this.nodes.length, direct);
     }
 
     // -------------------- what is in sight --------------------

@@ -91,10 +91,13 @@
   }
 
   // Why "expand all" is refused for this many nodes, or null.
-  function expandAllRefusal(count) {
-    if (count <= EXPAND_ALL_LIMIT) return null;
-    return `${counted(count, "node")}: too many to draw expanded (at most ${EXPAND_ALL_LIMIT}); click a box to ` +
-      "expand it one level, or step: the current node and its neighbours are always drawn";
+  // (direct: how many edges the layout would draw straight, maybe through nodes, when it tried)
+  function expandAllRefusal(count, direct) {
+    const why = direct ? `${counted(direct, "edge")} would be drawn through nodes`
+      : count > EXPAND_ALL_LIMIT ? `too many to draw expanded (at most ${EXPAND_ALL_LIMIT})` : null;
+    if (!why) return null;
+    return `${counted(count, "node")}: ${why}; click a box to expand it one level, or step: the current node ` +
+      "and its neighbours are always drawn";
   }
 
   // A message beside the graph's buttons (null: none).
