@@ -61,6 +61,7 @@ def browse(path, keys):
         start = time.perf_counter()
         page = Page(driver, path)
         opened = time.perf_counter() - start
+        driver.set_script_timeout(600)  # (a 100,000-node page takes long to reach its end here)
         steps = driver.execute_script("return adtrace.viewer.count")
         end = driver.execute_script(KEY, "End")
         print(f"opened in {opened:.2f} s; End (step {steps:,}) in {end:.0f} ms")
