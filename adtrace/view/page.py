@@ -24,8 +24,8 @@ from importlib import resources
 
 from ..report.format import visible
 
-SCRIPTS = ("layout.js", "svg.js", "viewer.js", "graph.js", "panels.js", "failures.js", "readable.js",
-           "explained.js", "controls.js")
+SCRIPTS = ("layout.js", "svg.js", "steps.js", "viewer.js", "groups.js", "graph.js", "panels.js", "failures.js",
+           "readable.js", "explained.js", "controls.js")
 STYLES = ("viewer.css", "explained.css")
 _MARKER = re.compile(r"@@(TITLE|STYLE|DATA|SCRIPT)@@")
 _JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"}

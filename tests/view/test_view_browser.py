@@ -378,15 +378,50 @@ def test_a_4000_node_graph_opens_collapsed_and_reaches_its_last_step(open_page):
         grad(loop)(0.3)
     assert len(rec.nodes) == 4000
     page = open_page(rec.to_html())
+    assert "(input): 1 node " in page.driver.execute_script(
+        "return Array.from(document.querySelectorAll('svg [data-group] title')).map(t => t.textContent).join(' ')")
     page.key("END")
     count = page.counter().split()[-1]
     page.wait(lambda: page.counter() == f"step {count} of {count}")
     groups = page.driver.find_elements(page.by.CSS_SELECTOR, "svg [data-group]")
-    assert 2 <= len(groups) <= 4 and not page.driver.find_elements(page.by.CSS_SELECTOR, "svg [data-node]")
-    assert page.driver.find_elements(page.by.CSS_SELECTOR, "svg [data-group].holds-current")
-    line = next(g for g in groups if g.get_attribute("data-group").endswith(":" + str(loop_line("s ="))))
-    line.click()  # expands that source line's group into its nodes
-    page.wait(lambda: len(page.driver.find_elements(page.by.CSS_SELECTOR, "svg [data-node]")) == LOOP_ITERATIONS)
+    assert 2 <= len(groups) <= 4
+    for _ in range(5):
+        page.key("ARROW_LEFT")
+    current = page.text("current-node")
+    assert page.current_nodes() == [current]  # drawn as a node inside the collapsed overview, with its neighbours
+    consumers = {label for label, node in rec.nodes.items() if current in getattr(node, "parents", ())}
+    assert consumers and set(rec.nodes[current].parents) | consumers <= set(drawn_nodes(page))
+    key = next(g for g in drawn_groups(page) if g.endswith(f":{loop_line('s =')}"))  # the line's group
+    assert "1,333 iterations, 1,333 nodes" in page.driver.execute_script(
+        "return Array.from(document.querySelectorAll('svg [data-group]')).find(e => e.getAttribute('data-group') "
+        "=== arguments[0]).textContent", key)
+    shown = 1
+    for opened, boxes in ((key, 32), (f"{key} iterations 1-42 of 1,333", 21), (f"{key} iterations 21-22 of 1,333", 2)):
+        click_group(page, opened)  # one level at a time: at most 32 boxes each
+        shown += boxes - 1
+        assert len([g for g in drawn_groups(page) if g.startswith(key)]) == shown
+    click_group(page, f"{key} iteration 21 of 1,333")
+    assert "v61_sin" in drawn_nodes(page)
+    before = drawn_nodes(page)
+    page.click("expand-all")  # refused: 4,000 nodes are more than the layout draws cleanly
+    assert "4,000 nodes: too many to draw expanded" in page.text("graph-message")
+    assert drawn_nodes(page) == before
+
+
+def drawn_nodes(page):
+    return page.driver.execute_script(
+        "return Array.from(document.querySelectorAll('svg [data-node]')).map(e => e.getAttribute('data-node'))")
+
+
+def drawn_groups(page):
+    return page.driver.execute_script(
+        "return Array.from(document.querySelectorAll('svg [data-group]')).map(e => e.getAttribute('data-group'))")
+
+
+def click_group(page, key):
+    page.driver.execute_script(
+        "Array.from(document.querySelectorAll('svg [data-group]')).find(e => e.getAttribute('data-group')"
+        "=== arguments[0]).dispatchEvent(new MouseEvent('click'))", key)
 
 
 def loop_line(text):
@@ -502,3 +537,93 @@ def test_the_jupyter_frame_is_drawn_and_fitted_whenever_it_gets_a_size(chromium,
     assert view == refitted  # fitted again into the narrower frame, not only shrunk with it
     assert [e for e in chromium.get_log("browser") if e["level"] == "SEVERE"] == []
 
+
+
+def feeding_every_iteration(x):
+    y = x
+    for _ in range(50):
+        y = anp.sin(y) * y + x  # x waits in outgrads while each iteration's nodes are popped
+    return y
+
+
+# what a user sees of a step: the counter, both dict panels in their order, the graph's classes
+SEEN = """const panel = (id) => Array.from(document.querySelectorAll(`[data-testid='${id}'] [data-node]`))
+  .map((e) => e.getAttribute('data-node') + ' = ' + e.textContent);
+const seen = () => [document.querySelector('[data-testid=step-counter]').textContent, panel('outgrads'),
+  panel('node-to-grad'), document.querySelector('[data-testid=statement]').textContent,
+  Array.from(document.querySelectorAll('svg [data-node], svg [data-group]')).map((e) => e.getAttribute('class'))];
+const viewer = adtrace.viewer;
+const wanted = arguments[0];
+const found = [];
+const look = (k) => (found[k] = seen());
+"""
+
+
+def test_a_step_reached_by_jumping_shows_what_stepping_to_it_shows(open_page):
+    """Any step is reached from stored states: jumping there (from far away, or a few steps off) shows the
+    same panels and graph as stepping forward to it from the first step, or back from the last."""
+    page = open_page(call_page(trace_call(feeding_every_iteration, (0.3,))))
+    page.click("expand-all")  # (every node's class compared; no drawing anew as the neighbourhood moves)
+    count = page.driver.execute_script("return adtrace.viewer.count")
+    assert count > 2 * 256  # several stored states apart
+    page.driver.set_script_timeout(300)  # (every step looked at, on a shared machine)
+    every = list(range(count))  # (an entry put back in the wrong place may be gone a step later)
+    forward = page.driver.execute_script(SEEN + "for (let k = 0; k < viewer.count; k++) { viewer.go(k); look(k); }"
+                                         " return found;", every)
+    backward = page.driver.execute_script(SEEN + "for (let k = viewer.count - 1; k >= 0; k--) { viewer.go(k); "
+                                          "look(k); } return found;", every)
+    assert len(forward) == count and forward[11][1] and forward[count - 41][1]  # autograd's dict is not empty there
+    assert backward == forward
+    wanted = sorted({*range(0, count, 7), 255, 256, 257, count - 1})
+    far = page.driver.execute_script(SEEN + "for (const k of wanted) { viewer.go((k + viewer.count / 2) % "
+                                     "viewer.count); viewer.go(k); look(k); } return found;", wanted)
+    near = page.driver.execute_script(SEEN + "for (const k of wanted) { viewer.go(k + 40); viewer.go(k); look(k); "
+                                      "viewer.go(k - 30); viewer.go(k); look(k); } return found;", wanted)
+    assert all(far[k] == forward[k] and near[k] == forward[k] for k in wanted)
+
+
+def feeding_many_iterations(x):
+    y = x
+    for _ in range(199):  # 598 nodes: x's edges into every iteration span too many layers to route them all
+        y = anp.sin(y) * y + x
+    return y
+
+
+# the nodes a drawn edge's path passes through (other than its two ends), sampled every 4 units of its length
+CROSSINGS = """const boxes = new Map();
+for (const g of document.querySelectorAll('svg g[data-node]')) {
+  const [x, y] = /translate\\(([^ ]+) ([^)]+)\\)/.exec(g.getAttribute('transform')).slice(1).map(Number);
+  const rect = g.querySelector('rect');
+  const size = ['width', 'height'].map((name) => Number(rect.getAttribute(name)));
+  boxes.set(g.getAttribute('data-node'), [x, y, ...size]);
+}
+const nodes = adtrace.viewer.graph.graph.nodes;
+const crossings = [];
+for (const edge of document.querySelectorAll('svg g.edge')) {
+  const [child, position] = edge.getAttribute('data-edge').split(':').map(Number);
+  const ends = [nodes.label[child], nodes.label[nodes.parents[child][position][1]]];
+  const path = edge.querySelector('path');
+  const length = path.getTotalLength();
+  for (let d = 0; d <= length; d += 4) {
+    const p = path.getPointAtLength(d);
+    boxes.forEach(([x, y, w, h], label) => {
+      if (!ends.includes(label) && p.x > x + 1 && p.x < x + w - 1 && p.y > y + 1 && p.y < y + h - 1) {
+        crossings.push(ends.join('>') + ' through ' + label);
+      }
+    });
+  }
+}
+return [boxes.size, [...new Set(crossings)]];"""
+
+
+def test_expand_all_draws_no_edge_through_a_node_or_is_refused(open_page):
+    page = open_page(call_page(trace_call(feeding_every_iteration, (0.3,))))
+    page.click("expand-all")
+    page.driver.set_script_timeout(300)  # (every edge sampled, on a shared machine)
+    drawn, crossings = page.driver.execute_script(CROSSINGS)
+    assert drawn == 151 and crossings == [] and not page.find("graph-message").is_displayed()
+    page = open_page(call_page(trace_call(feeding_many_iterations, (0.3,))))
+    before = drawn_nodes(page)
+    page.click("expand-all")  # the layout would leave some edges straight: refused, the overview kept
+    assert "598 nodes" in page.text("graph-message") and "would be drawn through nodes" in page.text("graph-message")
+    assert drawn_nodes(page) == before

@@ -66,7 +66,7 @@
 
   function expandAll(viewer, on) {
     if (!viewer.graph) return;
-    viewer.graph.expandAll(on);
+    adtrace.groups.say(viewer.graph.expandAll(on));
     viewer.go(viewer.k);
   }
 

@@ -48,7 +48,8 @@
         if (kind !== "path") ring(el, kind);
         continue;
       }
-      const g = GRAPH.nodes.group[n];
+      const g = view.closedBox(n); // (the outermost closed box holding it)
+      if (g === null) continue;
       if (!groups.has(g) || PRIORITY.indexOf(kind) < PRIORITY.indexOf(groups.get(g))) groups.set(g, kind);
     }
     groups.forEach((kind, g) => {
@@ -113,8 +114,9 @@
     const viewer = adtrace.viewer;
     viewer.open(explained.pass, cause.step);
     const view = viewer.graph;
-    if (!view.nodeElements.has(cause.node) && view.members.has(GRAPH.nodes.group[cause.node])) {
-      view.expand(GRAPH.nodes.group[cause.node]);
+    if (!view.nodeElements.has(cause.node) && view.closedBox(cause.node) !== null) {
+      view.groups.path(cause.node).forEach((id) => view.expanded.add(id)); // (every box around it opened)
+      view.draw();
       viewer.go(viewer.k);
     }
   }

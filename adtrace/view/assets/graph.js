@@ -22,14 +22,20 @@
       this.graph = graph;
       this.status = status;
       this.nodes = pass.nodes;
-      this.members = new Map(); // group index -> node indices of this pass
+      this.groups = new adtrace.groups.Groups(graph, this.nodes); // (groups.js: lines, iterations)
+      this.all = this.nodes.length <= EXPANDED_LIMIT; // every node drawn
+      this.expanded = new Set(); // the ids of the boxes opened, one level each
+      this.paths = new Map(); // node -> the ids of its boxes, outermost first
+      this.near = new Set(); // the current node, its parents and its consumers: drawn as nodes
+      this.consumers = new Map();
+      const inPass = (this.inPass = new Set(this.nodes));
       for (const n of this.nodes) {
-        const g = graph.nodes.group[n];
-        if (!this.members.has(g)) this.members.set(g, []);
-        this.members.get(g).push(n);
+        for (const [, parent] of graph.nodes.parents[n]) {
+          if (!inPass.has(parent)) continue;
+          if (!this.consumers.has(parent)) this.consumers.set(parent, []);
+          this.consumers.get(parent).push(n);
+        }
       }
-      const small = this.nodes.length <= EXPANDED_LIMIT;
-      this.expanded = new Set(small ? this.members.keys() : []);
       this.view = null; // this pass's part of the drawing in sight (see Camera)
     }
 
@@ -40,17 +46,19 @@
       const groupUnit = new Map();
       const units = []; // in creation order of their first node: the layout's key order
       for (const n of this.nodes) {
-        const g = this.graph.nodes.group[n];
-        if (this.expanded.has(g)) {
+        const id = this.closedBox(n);
+        if (id === null) {
           unitOf.set(n, units.length);
           units.push({ key: n, node: n, width: this.nodeWidth(n), height: NODE_HEIGHT });
           continue;
         }
-        if (!groupUnit.has(g)) {
-          groupUnit.set(g, units.length);
-          units.push({ key: n, group: g, width: this.groupWidth(g), height: 40 });
+        if (!groupUnit.has(id)) {
+          groupUnit.set(id, units.length);
+          const box = this.groups.boxes.get(id);
+          const lines = this.groups.describe(box);
+          units.push({ key: n, group: box, lines, width: this.groupWidth(lines), height: 12 + 15 * lines.length });
         }
-        unitOf.set(n, groupUnit.get(g));
+        unitOf.set(n, groupUnit.get(id));
       }
       return { units, edges: this.edges(unitOf, units) };
     }
@@ -95,9 +103,15 @@
       return name ? `${name.slice(0, name.indexOf("@"))} = ${nodes.primitive[n]}` : nodes.primitive[n];
     }
 
-    groupWidth(g) {
-      const key = this.graph.groups[g].key;
-      return Math.min(Math.max(key.length, 14), MAX_TEXT) * CHAR + 20;
+    groupWidth(lines) {
+      return Math.min(Math.max(14, ...lines.map((line) => line.length)), MAX_TEXT) * CHAR + 20;
+    }
+
+    // The outermost box of node n still closed (null: n is drawn as a node).
+    closedBox(n) {
+      if (this.all || this.near.has(n)) return null;
+      if (!this.paths.has(n)) this.paths.set(n, this.groups.path(n));
+      return this.paths.get(n).find((id) => !this.expanded.has(id)) || null;
     }
 
     // -------------------- drawing --------------------
@@ -119,8 +133,7 @@
       this.drawEdges(edgeLayer, edges, placed);
       units.forEach((unit, u) => this.drawUnit(unitLayer, unit, u, placed));
       for (const n of this.nodes) {
-        const g = this.graph.nodes.group[n];
-        this.unitOfNode.set(n, this.expanded.has(g) ? this.nodeElements.get(n) : this.groupElements.get(g));
+        this.unitOfNode.set(n, this.nodeElements.get(n) || this.groupElements.get(this.closedBox(n)));
       }
       this.refresh();
       this.active = null; // drawn anew: mark the step's edge and node in the new drawing
@@ -194,18 +207,16 @@
         text(g, middle, 28, this.secondLine(n), "primitive");
         this.nodeElements.set(n, g);
       } else {
-        const group = this.graph.groups[unit.group];
-        const size = this.members.get(unit.group).length;
+        const box = unit.group;
         g.setAttribute("class", "group");
-        g.setAttribute("data-group", group.key);
-        const count = `${size} node${size === 1 ? "" : "s"}`;
-        title.textContent = `${group.key}: ${count} (click to expand)`;
-        text(g, middle, 16, group.key, "label");
-        text(g, middle, 32, count, "primitive");
-        g.addEventListener("click", () => this.camera.moved || this.expand(unit.group));
-        this.groupElements.set(unit.group, g);
+        g.setAttribute("data-group", unit.lines.slice(0, -1).join(" "));
+        title.textContent = `${unit.lines.join(": ")} (click to expand)`;
+        unit.lines.forEach((line, i) => text(g, middle, 16 + 15 * i, line, i ? "primitive" : "label"));
+        g.addEventListener("click", () => this.camera.moved || this.expand(box.id));
+        g.boxId = box.id;
+        this.groupElements.set(box.id, g);
       }
-      const members = unit.node !== undefined ? [unit.node] : this.members.get(unit.group);
+      const members = unit.node !== undefined ? [unit.node] : unit.group.members;
       adtrace.failures.mark(g, this.graph, members, unit.width, unit.height);
       g.box = { x: placed.x[u], y: placed.y[u], w: unit.width, h: unit.height + 16 }; // (+ its edges' "arg k")
     }
@@ -218,15 +229,16 @@
       for (const n of nodes || this.nodes) {
         const el = this.nodeElements.get(n);
         if (el) el.setAttribute("class", "node " + this.status(n));
-        else groups.add(this.graph.nodes.group[n]);
+        else groups.add(this.closedBox(n));
       }
       for (const g of groups) this.refreshGroup(g);
     }
 
-    refreshGroup(g) {
-      const el = this.groupElements.get(g);
+    refreshGroup(id) {
+      const el = this.groupElements.get(id);
       if (!el) return;
-      const statuses = this.members.get(g).map((n) => this.status(n));
+      const inside = this.groups.boxes.get(id).members.filter((n) => this.unitOfNode.get(n) === el);
+      const statuses = inside.map((n) => this.status(n));
       const has = (s) => statuses.includes(s);
       const status = has("current") ? "holds-current" : has("waiting") ? "waiting"
         : statuses.every((s) => s === "visited") ? "visited" : has("visited") ? "partly" : "";
@@ -240,15 +252,25 @@
       if (this.active) this.active.classList.add("active");
     }
 
-    expand(g) {
-      this.expanded.add(g);
+    expand(id) {
+      this.expanded.add(id);
       this.draw();
     }
 
+    // Every node drawn (on), or every box closed; returns why it is refused, if it is (too many nodes).
     expandAll(on) {
-      this.expanded = new Set(on ? this.members.keys() : []);
+      const refused = on && adtrace.groups.expandAllRefusal(this.nodes.length);
+      if (refused) return refused;
+      const [all, expanded, view] = [this.all, this.expanded, this.view];
+      this.all = on;
+      this.expanded = new Set();
       this.view = null;
       this.draw();
+      const direct = on && this.placed.direct;
+      if (!direct) return null;
+      [this.all, this.expanded, this.view] = [all, expanded, view]; // as it was
+      this.draw();
+      return adtrace.groups.expandAllRefusal(this.nodes.length, direct);
     }
 
     // -------------------- what is in sight --------------------
@@ -265,12 +287,21 @@
       this.view = this.camera.fit(this.placed.width, this.placed.height, 0);
     }
 
-    // Keep the current node and the node being added into (or their groups) in sight, then also
-    // after the svg changes size.
+    // Keep the current node and the node being added into (or their groups) in sight, the current node
+    // drawn with its parents and consumers; then also after the svg changes size.
     reveal(n, into) {
       this.current = n;
       this.into = into;
       this.camera.refitted = () => this.reveal(this.current, this.into);
+      if (!this.all && this.placed && n !== null && n !== undefined && n !== this.nearOf) {
+        this.nearOf = n;
+        const near = new Set([n, ...this.graph.nodes.parents[n].map(([, p]) => p), ...(this.consumers.get(n) || [])]
+          .filter((m) => this.inPass.has(m)));
+        const drawn = (m) => this.nodeElements.has(m);
+        const changed = [...near].some((m) => !drawn(m)) || [...this.near].some((m) => !near.has(m) && drawn(m));
+        this.near = near;
+        if (changed) return this.draw(); // (draw reveals n and into)
+      }
       const boxes = [n, into].filter((m) => m !== null && m !== undefined && this.unitOfNode.get(m))
         .map((m) => this.unitOfNode.get(m).box);
       this.camera.revealBoxes(boxes);

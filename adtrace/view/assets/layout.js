@@ -61,9 +61,10 @@
   // edges stay direct (drawn straight through).
   function addDummies(g, edges, forward, units) {
     const span = (i) => g.rank[edges[i].to] - g.rank[edges[i].from];
-    let budget = Math.max(2000, 3 * units);
+    let budget = Math.max(20000, 3 * units);
     const chains = new Map(); // edge index -> its dummies, bottom to top
-    for (const i of forward.filter((i) => span(i) > 1).sort((a, b) => span(a) - span(b) || a - b)) {
+    const long = forward.filter((i) => span(i) > 1).sort((a, b) => span(a) - span(b) || a - b);
+    for (const i of long) {
       if (span(i) - 1 > budget) break;
       budget -= span(i) - 1;
       const { from, to } = edges[i];
@@ -84,6 +85,7 @@
       link(g, previous, to);
       chains.set(i, chain);
     }
+    chains.direct = long.length - chains.size; // edges drawn straight, maybe through nodes
     return chains;
   }
 
@@ -166,7 +168,7 @@
     for (let u = 0; u < g.size; u++) x[u] -= left;
     const routes = edges.map((e, i) => (chains.get(i) || []).map((d) => [x[d], y[d]]));
     return { x: x.subarray(0, units.length), y: y.subarray(0, units.length), width: right - left,
-      height: Math.max(0, top - RANK_GAP), back, routes };
+      direct: chains.direct, height: Math.max(0, top - RANK_GAP), back, routes };
   }
 
   adtrace.layout = layout;

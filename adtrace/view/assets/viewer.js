@@ -2,12 +2,11 @@
 //
 // The page's data (adtrace/view/data.py documents it) holds each pass's steps by column, and the
 // two dicts it shows (autograd's outgrads or tangents, the lecture's node_to_grad or tangents) as
-// deltas per step. The state after step k is rebuilt by replaying the deltas from the nearest
-// checkpoint; stepping forward applies one delta to what is on screen.
+// deltas per step. A move of a few steps is walked in place (applied forward, undone backward), a jump
+// replays from the nearest stored state (steps.js); the panels change only the rows that differ.
 (function (adtrace) {
   "use strict";
 
-  const CHECKPOINT_EVERY = 256; // steps between stored states (for jumps)
   const DATA = JSON.parse(document.getElementById("adtrace-data").textContent);
 
   function byTestId(id) {
@@ -22,69 +21,7 @@
     return el;
   }
 
-  // -------------------- replaying the deltas --------------------
-
-  // A state: autograd's dict (node -> text), the lecture's (node -> {items, value}) and the
-  // nodes visited so far (popped in reverse mode, built in forward mode).
-  function emptyState() {
-    return { engine: new Map(), lecture: new Map(), visited: new Set() };
-  }
-
-  function copyState(s) {
-    const lecture = new Map();
-    s.lecture.forEach((entry, node) => lecture.set(node, { items: entry.items.slice(), value: entry.value }));
-    return { engine: new Map(s.engine), lecture, visited: new Set(s.visited) };
-  }
-
-  // Apply step k's deltas to state s; returns the nodes whose entries changed.
-  function applyStep(pass, s, k) {
-    const touched = [];
-    const change = pass.steps.state[k];
-    if (change) {
-      const [op, node, text] = change;
-      if (op === "pop") {
-        s.engine.delete(node);
-        s.visited.add(node);
-      } else if (op === "visit") { // an engine whose .grad stays after the visit
-        s.visited.add(node);
-      } else {
-        s.engine.set(node, text);
-        if (pass.mode === "fwd") s.visited.add(node);
-      }
-      touched.push(node);
-    }
-    const lecture = pass.steps.lecture[k];
-    if (lecture) {
-      const [op, node, text] = lecture;
-      if (!s.lecture.has(node)) s.lecture.set(node, { items: [], value: null });
-      const entry = s.lecture.get(node);
-      if (op === "append") entry.items.push(text);
-      else entry.value = text;
-      touched.push(node);
-    }
-    return touched;
-  }
-
-  class Replay {
-    constructor(pass) {
-      this.pass = pass;
-      this.checkpoints = [emptyState()]; // checkpoints[j]: the state before step j * CHECKPOINT_EVERY
-    }
-
-    // The state after step k (a fresh copy).
-    stateAfter(k) {
-      const target = k + 1;
-      let j = Math.min(Math.floor(target / CHECKPOINT_EVERY), this.checkpoints.length - 1);
-      const s = copyState(this.checkpoints[j]);
-      for (let step = j * CHECKPOINT_EVERY; step < target; step++) {
-        applyStep(this.pass, s, step);
-        if ((step + 1) % CHECKPOINT_EVERY === 0 && this.checkpoints.length === (step + 1) / CHECKPOINT_EVERY) {
-          this.checkpoints.push(copyState(s));
-        }
-      }
-      return s;
-    }
-  }
+  const { emptyState, Replay } = adtrace.steps; // (steps.js: the state after any step)
 
   // -------------------- a dict on screen --------------------
 
@@ -189,25 +126,30 @@
       return this.state.visited.has(n) ? "visited" : "";
     }
 
-    // Go to step k (0-based): one step forward is applied in place, anything else rebuilt.
+    // Go to step k (0-based): a few steps are walked in place, anything else rebuilt.
     go(k) {
       if (!this.count) return adtrace.panels.showStep(this);
       k = Math.max(0, Math.min(this.count - 1, k));
       const before = this.pass.steps.node[this.k];
-      if (k === this.k + 1) {
+      const replay = this.replays.get(this.pass.id);
+      const born = (n) => this.state.born.get(n);
+      if (Math.abs(k - this.k) <= adtrace.steps.WALK) {
+        const touched = [...replay.walk(this.state, this.k, k)];
         this.k = k;
-        const touched = applyStep(this.pass, this.state, k);
         touched.forEach((n) => {
+          const had = this.engine.rows.has(n);
           this.engine.update(n, this.state.engine);
+          if (!had) adtrace.steps.place(this.engine, n, born); // (an undone pop: back in its place)
           this.lecture.update(n, this.state.lecture);
         });
         const changed = [...touched, before, this.pass.steps.node[k]];
         this.graph.refresh(changed.filter((n) => n !== null && n !== undefined));
       } else {
         this.k = k;
-        this.state = this.replays.get(this.pass.id).stateAfter(k);
-        this.engine.reset(this.state.engine);
-        this.lecture.reset(this.state.lecture);
+        const state = replay.stateAfter(k);
+        adtrace.steps.sync(this.engine, this.state.engine, state.engine, (n) => state.born.get(n));
+        adtrace.steps.sync(this.lecture, this.state.lecture, state.lecture, adtrace.steps.positions(state.lecture));
+        this.state = state;
         this.graph.refresh();
       }
       adtrace.panels.showStep(this);
