@@ -1,6 +1,7 @@
 """Instructions executed per autograd node, recorded against plain, counted by valgrind's callgrind.
 
-    python benchmarks/instructions.py [--workload chain|forward|gradgrad|systematic] [--captures structure,auto]
+    python benchmarks/instructions.py [--workload chain|forward|gradgrad|systematic|mlp|lstm|micrograd]
+                                      [--captures structure,auto]
                                       [--noop [on_vjp_node,on_toposort,...]]
 
 ``forward`` is ``make_jvp`` through a chain of small-array operations: the JVP nodes that
@@ -8,6 +9,8 @@ autograd's ``check_grads`` makes as many of as VJP nodes. ``systematic`` runs ev
 autograd's own ``tests/test_systematic.py`` (7 tests, from the sdist ``adtrace.tools.upstream`` fetches),
 each in its own ``record()`` as ``--adtrace`` runs them: a realistic mix of forward and reverse
 mode, higher order, boxes, containers and sparse values, counted per run rather than per node.
+``mlp``, ``lstm`` and ``micrograd`` are ``run.py``'s tanh MLP, LSTM-like recurrence and micrograd MLP
+step, one run each, counted per run (BLAS's work is counted too: their ratios are not wall-time ratios).
 
 Wall-time ratios on a shared machine move by +-0.05x from run to run; instruction counts do not,
 once the sources of variation are pinned: OpenBLAS worker threads (they spin, and callgrind counts
@@ -28,15 +31,16 @@ import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-RUNS = {"chain": 3, "forward": 3, "gradgrad": 300, "systematic": 1}  # runs per measurement
+RUNS = {"chain": 3, "forward": 3, "gradgrad": 300, "systematic": 1, "mlp": 1, "lstm": 1, "micrograd": 1}
 # autograd nodes per run (28: both traces of grad(grad(f))); None: counted per run
-NODES = {"chain": 2000, "forward": 2000, "gradgrad": 28, "systematic": None}
+NODES = {"chain": 2000, "forward": 2000, "gradgrad": 28, "systematic": None, "mlp": None, "lstm": None,
+         "micrograd": None}
 
 CHILD = """
 import sys
 import warnings
 sys.path.insert(0, {here!r})
-from workloads import forward_chain, scalar_chain, second_derivative
+from workloads import forward_chain, lstm_like, micrograd_mlp, scalar_chain, second_derivative, tanh_mlp
 import adtrace
 from adtrace.recording.autograd.recorder import Recorder
 
@@ -59,14 +63,16 @@ if workload == "systematic":
                         test()
 else:
     makers = {{"chain": scalar_chain, "forward": forward_chain}}
-    once = makers[workload]({nodes}) if workload in makers else second_derivative()
+    others = {{"gradgrad": second_derivative, "mlp": tanh_mlp, "lstm": lstm_like, "micrograd": micrograd_mlp}}
+    once = makers[workload]({nodes}) if workload in makers else others[workload]()
+    engine = "micrograd" if workload == "micrograd" else "autograd"
 
     def run(capture, runs={runs}):
         if capture is None:
             for _ in range(runs):
                 once()
         else:
-            with adtrace.record(capture=capture):
+            with adtrace.record(capture=capture, engine=engine):
                 for _ in range(runs):
                     once()
 # a recorder that stops (after an error, e.g. a no-op method leaving a table the others read

@@ -5,7 +5,10 @@ engine, upstream suite.
     python benchmarks/run.py --only report-scale [--nodes N]   (one report, in this fresh process)
 
 Everything is measured in one process, plain and recorded runs interleaved, medians quoted; no
-timing is asserted anywhere (this machine is shared and noisy). Writes reports/benchmarks.md.
+timing is asserted anywhere (this machine is shared and noisy). BLAS is pinned to one thread
+(``BLAS_THREADS``, set before numpy is imported, and inherited by the processes this starts): under
+load, OpenBLAS's worker threads made the plain tanh MLP take 0.41-7.47 s instead of 0.21 s, which
+turned ratios into noise. Writes reports/benchmarks.md.
 """
 
 import argparse
@@ -23,8 +26,11 @@ import tracemalloc
 import warnings
 from pathlib import Path
 
-import numpy as np
-from autograd import grad
+BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+os.environ.update(dict.fromkeys(BLAS_THREADS, "1"))  # (before numpy starts its thread pool)
+
+import numpy as np  # noqa: E402
+from autograd import grad  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import adtrace  # noqa: E402
@@ -43,11 +49,13 @@ CAPTURES = ("auto", "full", "structure")
 REPEAT_SMALL = 200  # the small grad(grad(f)) runs this many times per measurement
 
 
-def timed(fn):
+def timed(fn, collect=True):
     """Wall time of ``fn()``, started from a collected heap: otherwise when Python's full
     collections fall depends on what ran before, and which variant ran first showed in its ratio
-    (up to 0.2x on the scalar chain)."""
-    gc.collect()
+    (up to 0.2x on the scalar chain). ``collect=False``: the collector left to run where it falls,
+    as in a user's training loop (the recorded run's extra objects make it run more often)."""
+    if collect:
+        gc.collect()
     start = time.perf_counter()
     fn()
     return time.perf_counter() - start
@@ -81,6 +89,7 @@ def traced(run):
 HOOKED_METHODS = ("on_vjp_node", "on_vjp_root", "on_jvp_root", "on_trace", "begin_query", "end_query", "on_toposort",
                   "on_vjp_called", "before_add_outgrads", "after_add_outgrads", "begin_jvp_node")
 BREAKDOWN = ("wrappers only", "auto, no statistics")
+UNCOLLECTED = "no gc.collect() before each run"  # (a second row for an engine's workload)
 MAIN = 1 + len(CAPTURES) + 1  # an overhead row: the workload, the capture levels, settrace; then BREAKDOWN
 NAN = float("nan")
 
@@ -149,11 +158,14 @@ def overhead(rounds):
             variants = {c: recorded(run, c, engine) for c in CAPTURES}
             variants["settrace"] = traced(run)
             rows.append((name, *ratios(run, variants, rounds), *["-"] * len(BREAKDOWN)))
+            rows.append((f"{name}, {UNCOLLECTED}", *ratios(run, variants, rounds, collect=False),
+                         *["-"] * len(BREAKDOWN)))
     return rows
 
 
-def ratios(run, variants, rounds):
-    """The median ratio of each variant to the plain ``run``, in the order of ``variants``."""
+def ratios(run, variants, rounds, collect=True):
+    """The median ratio of each variant to the plain ``run``, in the order of ``variants`` (``collect``:
+    each run started from a collected heap, ``timed``)."""
     with warnings.catch_warnings():  # a recorder stopped by an error would time a floor that does not exist
         warnings.simplefilter("error", adtrace.RecorderWarning)
         run(), [v() for v in variants.values()]  # warm up
@@ -161,8 +173,8 @@ def ratios(run, variants, rounds):
         keys = list(variants)
         for round_ in range(rounds):
             for key in keys[round_ % len(keys):] + keys[:round_ % len(keys)]:  # each first in turn
-                base = timed(run)  # interleaved: plain, variant, plain, variant...
-                found[key].append(timed(variants[key]) / base)
+                base = timed(run, collect)  # interleaved: plain, variant, plain, variant...
+                found[key].append(timed(variants[key], collect) / base)
     return [f"{statistics.median(found[k]):.2f}x" for k in variants]
 
 
@@ -322,7 +334,10 @@ def main(argv=None):
         "Capture level per column (`auto` is the default); `settrace` is a no-op `sys.settrace` line "
         f"tracer on the same workload. The small `grad(grad(f))` runs {REPEAT_SMALL} times per measurement. The "
         "micrograd row is one training step of micrograd's own MLP, recorded with `engine=\"micrograd\"` (skipped "
-        "when micrograd is not installed).", "",
+        "when micrograd is not installed), twice: each run started from a collected heap as every other row, "
+        f"then with `{UNCOLLECTED}` (the collector runs where it falls, as in a training loop: a recording's "
+        "values are objects it walks). BLAS is pinned to one thread (`OPENBLAS_NUM_THREADS`, `OMP_NUM_THREADS`, "
+        "`MKL_NUM_THREADS` set to 1 before numpy is imported).", "",
         table(["workload", *CAPTURES, "settrace"], [row[:MAIN] for row in ratios]), "",
         "What the overhead is made of, in the same rounds: `wrappers only` is capture `structure` with "
         "every recorder method the wrappers call replaced by a no-op (the cost of the hook points "

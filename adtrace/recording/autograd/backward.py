@@ -11,6 +11,7 @@ from .copy_on_write import hold, hold_accumulation, written_leaves
 from ..values import NO_REFERENCE, SCALARS, holds_reference
 from .capture import is_immutable, summary_after_sparse_add
 from .forward import JVPFrame
+from ..fanout import guards_itself
 from ..events import NO_PREVIOUS, AddOutgrads, BackwardEnd, BackwardStart, ToposortYielded, VJPCalled
 from ..packers import inline_writes, write
 
@@ -73,57 +74,78 @@ class BackwardQueries:
         if error is None and self.by_reference and holds_reference(kept):  # the user gets the array these events hold
             self.copy_on_write.detach(self.writer, query.held, result, also=(position,))
 
+    @guards_itself
     def on_toposort(self, node):
-        query = self.query
-        if query is None:  # autograd.core.toposort called outside backward_pass: not a visit
+        if not self.live:  # (the guard, written out: one frame per callback)
             return
-        nodes, key = self.nodes, id(node)
-        label = nodes.labels.get(key) or nodes.unrecorded(node)  # (NodeTable.label written out)
-        query.parents, query.label, query.argnums, query.position = node.parents, label, nodes.argnums[key], 0
-        if self.keeps_values:
-            query.popped = query.entries.pop(label, None)  # outgrad = outgrads.pop(node)
-        write(self.values, ToposortYielded, mode="rev", level=query.level, query=query.number, node=label,
-              position=query.visited)
-        query.visited += 1
+        try:
+            query = self.query
+            if query is None:  # autograd.core.toposort called outside backward_pass: not a visit
+                return
+            nodes, key = self.nodes, id(node)
+            label = nodes.labels.get(key) or nodes.unrecorded(node)  # (NodeTable.label written out)
+            query.parents, query.label, query.argnums, query.position = node.parents, label, nodes.argnums[key], 0
+            if self.keeps_values:
+                query.popped = query.entries.pop(label, None)  # outgrad = outgrads.pop(node)
+            write(self.values, ToposortYielded, mode="rev", level=query.level, query=query.number, node=label,
+                  position=query.visited)
+            query.visited += 1
+        except Exception as exc:
+            self.fail(exc)
 
+    @guards_itself
     def on_vjp_called(self, node_id, g, ingrads):
-        query = self.query
-        label = self.nodes.labels.get(node_id)
-        if query is None:  # a vjp called by hand, outside backward_pass
-            level, number = self.nodes.current_level(), None
-        else:
-            level, number, label = query.level, query.number, label or query.label
-        if self.keeps_values:
-            popped = query and query.popped
-            outgrad = popped[1] if popped and popped[0] is g else self.keep(g)
-            # A rule that passes g through (add, unbroadcast of a same-shape g) reuses its kept value
-            # when g cannot have changed: an ingrad is what the rule returned, and a rule may
-            # write into an array g (np.clip(g, out=g)). Under full the kept value is g itself.
-            # (A loop: before Python 3.12 a comprehension builds and calls a function, per node here.)
-            kept_ingrads = []
-            for i in ingrads:
-                if type(i) in SCALARS:
-                    kept_ingrads.append(i)
-                elif i is g and (self.by_reference or is_immutable(g)):
-                    kept_ingrads.append(outgrad)
-                else:
-                    kept_ingrads.append(self.keep(i))
-        else:
-            count = len(ingrads)
-            outgrad, kept_ingrads = None, _NONES[count] if count < 64 else (None,) * count
-        values = self.values
-        position = len(values)  # where this event starts (copy_on_write.hold notes positions)
-        if query is not None:
-            query.ingrads, query.kept_ingrads = ingrads, kept_ingrads
-            if self.by_reference:
-                held = query.held
-                if type(outgrad) not in NO_REFERENCE:
-                    hold(held, g, outgrad, position)
-                for value, kept in zip(ingrads, kept_ingrads):
-                    if type(kept) not in NO_REFERENCE and value is not g:
-                        hold(held, value, kept, position)
-        write(values, VJPCalled, mode="rev", level=level, query=number, node=label, outgrad=outgrad,
-              ingrads=kept_ingrads)
+        if not self.live:  # (the guard, written out: one frame per callback)
+            return
+        try:
+            query = self.query
+            label = self.nodes.labels.get(node_id)
+            if query is None:  # a vjp called by hand, outside backward_pass
+                level, number = self.nodes.current_level(), None
+            else:
+                level, number, label = query.level, query.number, label or query.label
+            if self.keeps_values:
+                popped = query and query.popped
+                if popped and popped[0] is g:  # kept before the rule ran
+                    outgrad, unchanged = popped[1], self.by_reference or is_immutable(g)
+                else:  # kept now, after it
+                    outgrad, unchanged = self.keep(g), True
+                # A rule that passes g through (add, unbroadcast of a same-shape g) reuses its kept value
+                # when g cannot have changed since: an ingrad is what the rule returned, and a rule may
+                # write into an array g (np.clip(g, out=g)). Under full the kept value is g itself.
+                # (A loop: before Python 3.12 a comprehension builds and calls a function, per node here.)
+                kept_ingrads = []
+                last = last_kept = None
+                for i in ingrads:
+                    if type(i) in SCALARS:
+                        kept_ingrads.append(i)
+                    elif i is g and unchanged:
+                        kept_ingrads.append(outgrad)
+                    elif i is last:  # the same value twice in the output (auto: one summary; full keeps each apart)
+                        kept_ingrads.append(last_kept)
+                    else:
+                        kept = self.keep(i)
+                        kept_ingrads.append(kept)
+                        if not self.by_reference:
+                            last, last_kept = i, kept
+            else:
+                count = len(ingrads)
+                outgrad, kept_ingrads = None, _NONES[count] if count < 64 else (None,) * count
+            values = self.values
+            position = len(values)  # where this event starts (copy_on_write.hold notes positions)
+            if query is not None:
+                query.ingrads, query.kept_ingrads = ingrads, kept_ingrads
+                if self.by_reference:
+                    held = query.held
+                    if type(outgrad) not in NO_REFERENCE:
+                        hold(held, g, outgrad, position)
+                    for value, kept in zip(ingrads, kept_ingrads):
+                        if type(kept) not in NO_REFERENCE and value is not g:
+                            hold(held, value, kept, position)
+            write(values, VJPCalled, mode="rev", level=level, query=number, node=label, outgrad=outgrad,
+                  ingrads=kept_ingrads)
+        except Exception as exc:
+            self.fail(exc)
 
     def before_add_outgrads(self, prev_g_flagged, g):
         """The kept value of ``outgrads.get(parent)`` (a non-empty ``prev_g_flagged``), taken before
@@ -145,57 +167,63 @@ class BackwardQueries:
             self.copy_on_write.before_writing(written_leaves(value, g))
         return kept
 
+    @guards_itself
     def after_add_outgrads(self, prev_g_flagged, previous, g, result):
         """``result = add_outgrads(prev_g_flagged, g)`` returned; ``previous`` is what
         before_add_outgrads took of ``prev_g_flagged`` (``None`` when it was not called)."""
-        frame = self.top
-        if frame is not self.query or frame is None:  # forward mode, or a pass from before the recording
-            if type(frame) is JVPFrame:
-                return self.add_in_jvp_node(frame, prev_g_flagged, previous, g, result)
-            return self._add_outside_a_pass(prev_g_flagged, previous, g, result)
-        value, mutable = result
-        position = frame.position
-        frame.position = position + 1
-        parents, argnums = frame.parents, frame.argnums
-        if position < len(parents):  # zip(node.parents, ingrads): the parent this adds into
-            parent = parents[position]
-            parent = self.nodes.labels.get(id(parent)) or self.nodes.unrecorded(parent)  # (NodeTable.label)
-        else:
-            parent = None
-        argnum = argnums[position] if position < len(argnums) else None
-        previous_flag = prev_g_flagged[1] if prev_g_flagged else NO_PREVIOUS
-        values = self.values
-        if not self.keeps_values:
-            write(values, AddOutgrads, mode="rev", level=frame.level, query=frame.number, node=frame.label,
-                  position=position, parent=parent, argnum=argnum, previous=None, previous_flag=previous_flag,
-                  contribution=None, result=None, result_flag=mutable, replaced=False)
+        if not self.live:  # (the guard, written out: one frame per callback)
             return
-        ingrads = frame.ingrads
-        contribution = frame.kept_ingrads[position] if position < len(ingrads) and ingrads[position] is g \
-            else self.keep(g)
-        if value is g:
-            kept = contribution
-        elif type(value) in SCALARS:
-            kept = value
-        else:
-            kept = None
-            if type(g) is SparseObject and not self.by_reference and parent is not None:  # xs[i] of a list
-                seen = frame.entries.get(parent)
-                if seen is not None and prev_g_flagged and prev_g_flagged[0] is seen[0]:
-                    kept = summary_after_sparse_add(seen[0], seen[1], value, g)
-            if kept is None:
-                kept = self.keep(value)
-        if self.by_reference:
-            if mutable and holds_reference(kept):  # autograd may write into it later
-                kept = self.copy_on_write.share(kept, value)
-            if type(contribution) not in NO_REFERENCE or type(kept) not in NO_REFERENCE or previous is not None:
-                # (len(values): where this event starts)
-                hold_accumulation(frame.held, len(values), prev_g_flagged, previous, g, contribution, value, kept)
-        write(values, AddOutgrads, mode="rev", level=frame.level, query=frame.number, node=frame.label,
-              position=position, parent=parent, argnum=argnum, previous=previous, previous_flag=previous_flag,
-              contribution=contribution, result=kept, result_flag=mutable, replaced=False)
-        if parent is not None:
-            frame.entries[parent] = (value, kept)
+        try:
+            frame = self.top
+            if frame is not self.query or frame is None:  # forward mode, or a pass from before the recording
+                if type(frame) is JVPFrame:
+                    return self.add_in_jvp_node(frame, prev_g_flagged, previous, g, result)
+                return self._add_outside_a_pass(prev_g_flagged, previous, g, result)
+            value, mutable = result
+            position = frame.position
+            frame.position = position + 1
+            parents, argnums = frame.parents, frame.argnums
+            if position < len(parents):  # zip(node.parents, ingrads): the parent this adds into
+                parent = parents[position]
+                parent = self.nodes.labels.get(id(parent)) or self.nodes.unrecorded(parent)  # (NodeTable.label)
+            else:
+                parent = None
+            argnum = argnums[position] if position < len(argnums) else None
+            previous_flag = prev_g_flagged[1] if prev_g_flagged else NO_PREVIOUS
+            values = self.values
+            if not self.keeps_values:
+                write(values, AddOutgrads, mode="rev", level=frame.level, query=frame.number, node=frame.label,
+                      position=position, parent=parent, argnum=argnum, previous=None, previous_flag=previous_flag,
+                      contribution=None, result=None, result_flag=mutable, replaced=False)
+                return
+            ingrads = frame.ingrads
+            contribution = frame.kept_ingrads[position] if position < len(ingrads) and ingrads[position] is g \
+                else self.keep(g)
+            if value is g:
+                kept = contribution
+            elif type(value) in SCALARS:
+                kept = value
+            else:
+                kept = None
+                if type(g) is SparseObject and not self.by_reference and parent is not None:  # xs[i] of a list
+                    seen = frame.entries.get(parent)
+                    if seen is not None and prev_g_flagged and prev_g_flagged[0] is seen[0]:
+                        kept = summary_after_sparse_add(seen[0], seen[1], value, g)
+                if kept is None:
+                    kept = self.keep(value)
+            if self.by_reference:
+                if mutable and holds_reference(kept):  # autograd may write into it later
+                    kept = self.copy_on_write.share(kept, value)
+                if type(contribution) not in NO_REFERENCE or type(kept) not in NO_REFERENCE or previous is not None:
+                    # (len(values): where this event starts)
+                    hold_accumulation(frame.held, len(values), prev_g_flagged, previous, g, contribution, value, kept)
+            write(values, AddOutgrads, mode="rev", level=frame.level, query=frame.number, node=frame.label,
+                  position=position, parent=parent, argnum=argnum, previous=previous, previous_flag=previous_flag,
+                  contribution=contribution, result=kept, result_flag=mutable, replaced=False)
+            if parent is not None:
+                frame.entries[parent] = (value, kept)
+        except Exception as exc:
+            self.fail(exc)
 
     def _add_outside_a_pass(self, prev_g_flagged, previous, g, result):
         """``add_outgrads`` with no frame open: a backward pass that began before this recording

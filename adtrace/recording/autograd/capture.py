@@ -195,6 +195,10 @@ def container_summary(value, reuse=None):
     """The stored form of a ``ContainerSummary`` of a live container: its leaves, depth first, each
     as its path and the stored form of its ``ArraySummary`` (a leaf that is not a number: its type
     name as the dtype, no statistics). ``reuse`` maps a path to a leaf summary still true."""
+    if type(value) in (list, tuple):  # most often flat: a list of arrays (a model's parameters)
+        flat = _flat_leaves(value, reuse)
+        if flat is not None:
+            return CONTAINER_SUMMARY, type(value).__name__, len(value), flat, max(len(value) - MAX_LEAVES, 0)
     leaves, more = [], 0
     for path, leaf in leaf_paths(value, getval):
         if len(leaves) == MAX_LEAVES:
@@ -207,6 +211,21 @@ def container_summary(value, reuse=None):
         else:
             leaves.append((path, (ARRAY_SUMMARY, (), type(leaf).__name__, _NAN, _NAN, _NAN)))
     return CONTAINER_SUMMARY, type(value).__name__, len(value), tuple(leaves), more
+
+
+_INDEX_PATHS = tuple(f"[{i}]" for i in range(MAX_LEAVES))  # leaf_paths' names of a flat sequence's leaves
+
+
+def _flat_leaves(value, reuse):
+    """``container_summary``'s leaves of a list or tuple of plain arrays (its first ``MAX_LEAVES``,
+    named ``[i]`` as ``leaf_paths`` names them), without the walk; ``None`` for any other content."""
+    for item in value:
+        if type(item) is not np.ndarray:
+            return None
+    leaves = []  # (a loop: before Python 3.12 a comprehension builds and calls a function)
+    for path, leaf in zip(_INDEX_PATHS, value):
+        leaves.append((path, reuse[path] if reuse is not None and path in reuse else stored_summary(leaf)))
+    return tuple(leaves)
 
 
 def summary_after_sparse_add(before, kept, after, g):
@@ -225,12 +244,20 @@ def summary_after_sparse_add(before, kept, after, g):
     if type(index) is not int or not -len(after) <= index < len(after):
         return None
     index %= len(after)
+    flat = True  # every element a plain array: leaf i is element i
     for i, (old, new) in enumerate(zip(before, after)):  # the same objects but at the index
         if old is not new and i != index:
             return None
+        if type(new) is not np.ndarray:
+            flat = False
     old, new = getval(before[index]), getval(after[index])
     if type(old) is not type(new) or (type(old) is np.ndarray and old.shape != new.shape):
         return None
+    if flat:  # container_summary's flat leaves, the one at the index summarized again
+        leaves = kept[3]
+        if index < len(leaves):
+            leaves = (*leaves[:index], (leaves[index][0], stored_summary(new)), *leaves[index + 1:])
+        return CONTAINER_SUMMARY, type(after).__name__, len(after), leaves, kept[4]
     paths = [path for path, _ in kept[3]]
     if len(set(paths)) != len(paths):  # two leaves of one path (dict keys named by type only): ambiguous
         return None

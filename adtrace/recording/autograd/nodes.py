@@ -15,6 +15,7 @@ from .copy_on_write import hold
 from ..values import NO_REFERENCE, SCALARS, holds_reference
 from .capture import array_leaves, is_part_of
 from ..events import JVPRoot, NodeCreated, RootCreated, TraceReturned
+from ..fanout import guards_itself
 from ..packers import inline_writes, write
 
 # Primitives whose output is an outgrads accumulator under higher-order differentiation: the inner
@@ -40,49 +41,55 @@ class NodeCall:
 class Nodes:
     """The Recorder's node events (a mixin of ``Recorder``)."""
 
+    @guards_itself
     def on_vjp_node(self, node, value, fun, args, kwargs, argnums, parents):
-        # Numbered once built: a rule maker that computes on an outer trace's boxes (higher order)
-        # creates those outer nodes first; the order within each level is creation order either way.
-        # Hot path (once per primitive call): the node table's lookups and the event written inline.
-        nodes = self.nodes
-        number = nodes.made
-        nodes.made = number + 1
-        names = nodes.names.get(fun) or nodes.name_of(fun)
-        label = f"v{number}_{names[1]}"  # (labels.label_for written out: a call is 320 instructions)
-        argnums = nodes.distinct_argnums.setdefault(argnums, argnums)  # (see NodeTable.distinct_argnums)
-        labels, levels = nodes.labels, nodes.levels
-        if len(parents) == 1:  # most nodes
-            parent = parents[0]
-            key = id(parent)
-            parent_labels = labels.get(key) or nodes.unrecorded(parent)
-            level = levels[key]
-        elif len(parents) == 2:  # a binary operation on two boxes (x * x, and many nodes under grad(grad(f)))
-            first, second = parents
-            key = id(first)
-            first_label = labels.get(key) or nodes.unrecorded(first)  # (the first named first)
-            second_label = labels.get(id(second)) or nodes.unrecorded(second)
-            parent_labels = f"{first_label},{second_label}"
-            level = levels[key]
-        else:
-            parent_labels, level = nodes.parent_labels(parents)
-        key = id(node)
-        labels[key], levels[key], nodes.argnums[key] = label, level, argnums  # (NodeTable.add written out)
-        site = None
-        if self.keep_sites:
-            site = user_call_site(self.relative_to)
-            if self.keep_calls:
-                self.writer.add_call(label, NodeCall(fun, args, kwargs, argnums, site))
-        if not self.keeps_values:
-            kept = None
-        elif type(value) in SCALARS:  # most values of a scalar program: no call
-            kept = value
-        elif not self.by_reference:  # capture "auto" copies what it keeps
-            kept = self.keep(value)
-        else:
-            kept = self.keep_node_value(level, fun, value, args)
-        query = self.query
-        write(self.values, NodeCreated, mode="rev", level=level, query=query and query.number, label=label,
-              primitive=names[0], argnums=argnums, parents=parent_labels, value=kept, site=site)
+        if not self.live:  # (the guard, written out: one frame per callback)
+            return
+        try:
+            # Numbered once built: a rule maker that computes on an outer trace's boxes (higher order)
+            # creates those outer nodes first; the order within each level is creation order either way.
+            # Hot path (once per primitive call): the node table's lookups and the event written inline.
+            nodes = self.nodes
+            number = nodes.made
+            nodes.made = number + 1
+            names = nodes.names.get(fun) or nodes.name_of(fun)
+            label = f"v{number}_{names[1]}"  # (labels.label_for written out: a call is 320 instructions)
+            argnums = nodes.distinct_argnums.setdefault(argnums, argnums)  # (see NodeTable.distinct_argnums)
+            labels, levels = nodes.labels, nodes.levels
+            if len(parents) == 1:  # most nodes
+                parent = parents[0]
+                key = id(parent)
+                parent_labels = labels.get(key) or nodes.unrecorded(parent)
+                level = levels[key]
+            elif len(parents) == 2:  # a binary operation on two boxes (x * x, and many nodes under grad(grad(f)))
+                first, second = parents
+                key = id(first)
+                first_label = labels.get(key) or nodes.unrecorded(first)  # (the first named first)
+                second_label = labels.get(id(second)) or nodes.unrecorded(second)
+                parent_labels = f"{first_label},{second_label}"
+                level = levels[key]
+            else:
+                parent_labels, level = nodes.parent_labels(parents)
+            key = id(node)
+            labels[key], levels[key], nodes.argnums[key] = label, level, argnums  # (NodeTable.add written out)
+            site = None
+            if self.keep_sites:
+                site = user_call_site(self.relative_to)
+                if self.keep_calls:
+                    self.writer.add_call(label, NodeCall(fun, args, kwargs, argnums, site))
+            if not self.keeps_values:
+                kept = None
+            elif type(value) in SCALARS:  # most values of a scalar program: no call
+                kept = value
+            elif not self.by_reference:  # capture "auto" copies what it keeps
+                kept = self.keep(value)
+            else:
+                kept = self.keep_node_value(level, fun, value, args)
+            query = self.query
+            write(self.values, NodeCreated, mode="rev", level=level, query=query and query.number, label=label,
+                  primitive=names[0], argnums=argnums, parents=parent_labels, value=kept, site=site)
+        except Exception as exc:
+            self.fail(exc)
 
     def keep_node_value(self, level, fun, value, args):
         """The kept value of a new node's value under capture ``full``, written next into the log (VJP

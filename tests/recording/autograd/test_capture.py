@@ -8,7 +8,7 @@ from autograd.misc import flatten
 
 import adtrace
 from adtrace.recording.autograd import backward, capture
-from adtrace.recording.values import ContainerSummary, plain
+from adtrace.recording.values import ArraySummary, ContainerSummary, plain, resolve
 
 RNG = np.random.default_rng(0)
 WEIGHTS = [RNG.standard_normal((8, 8)) for _ in range(6)]
@@ -113,3 +113,41 @@ def test_only_scalars_and_scalars_boxed_by_outer_traces_are_immutable():
 
     assert capture.is_immutable(3.0) is True and capture.is_immutable(ArrayBox(2.5, 1, None)) is True
     assert capture.is_immutable(np.zeros(2)) is False and capture.is_immutable(ArrayBox(np.zeros(2), 1, None)) is False
+
+
+MANY = [RNG.standard_normal((2, 2)) / 2 for _ in range(capture.MAX_LEAVES + 6)]  # more leaves than a summary keeps
+
+
+def test_a_list_of_arrays_is_summarized_as_the_leaf_walk_summarizes_it(monkeypatch):
+    """A flat list of arrays (a model's parameters) skips the walk of its leaves: the same leaves,
+    named ``[i]``, the first ``MAX_LEAVES`` of them, the rest counted; every event as with the walk."""
+    kept = resolve(capture.Keeper("auto")(MANY))
+    assert isinstance(kept, ContainerSummary) and (kept.length, kept.more) == (len(MANY), 6)
+    assert [path for path, _ in kept.leaves] == [f"[{i}]" for i in range(capture.MAX_LEAVES)]
+    assert kept.leaves[5][1].max == MANY[5].max()
+    def loss(ws):  # each parameter read once: one sparse addition into the list's gradient each
+        return sum(anp.sum(anp.tanh(w) * w) for w in ws)
+
+    fast, fast_result = recorded(grad(loss), MANY, 2)
+    monkeypatch.setattr(capture, "_flat_leaves", lambda value, reuse: None)
+    monkeypatch.setattr(backward, "summary_after_sparse_add", lambda *a: None)
+    assert resolve(capture.Keeper("auto")(MANY)) == kept
+    walked, walked_result = recorded(grad(loss), MANY, 2)
+    assert [repr(e) for e in fast.events] == [repr(e) for e in walked.events]
+    assert np.array_equal(flatten(fast_result)[0], flatten(walked_result)[0])
+
+
+def test_a_value_twice_in_one_local_vjp_output_is_summarized_once(monkeypatch):
+    """``y + y`` passes its g to both arguments: one summary for both (nothing runs between them)."""
+    calls = []
+    summary = capture.stored_summary
+    monkeypatch.setattr(capture, "stored_summary", lambda a: calls.append(a.shape) or summary(a))
+    with adtrace.record(capture="auto") as rec:
+        g = grad(lambda x: anp.sum((lambda y: y + y)(anp.sin(x))))(np.linspace(0, 1, 100))
+    assert np.allclose(g, 2 * np.cos(np.linspace(0, 1, 100)))
+    (add,) = [e for e in rec.of_kind("vjp") if e.node.endswith("_add")]
+    first, second = add.ingrads
+    assert isinstance(first, ArraySummary) and first == second and first.shape == (100,)
+    # the values of sin and add, the trace's input; then the sum's ones, the add's g (once), the sum
+    # of its two contributions, sin's gradient
+    assert calls == [(100,)] * 7

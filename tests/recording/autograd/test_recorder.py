@@ -235,6 +235,35 @@ def test_internal_recorder_error_disables_recording_not_the_program(monkeypatch)
     assert rec.failure == "KeyError: 'bug'"
 
 
+@pytest.mark.parametrize("callback", ["on_vjp_node", "on_toposort", "on_vjp_called", "after_add_outgrads"])
+@pytest.mark.parametrize("capture", ["auto", "structure"])
+def test_each_hot_callback_that_fails_stops_the_recorder_and_the_program_runs_on(monkeypatch, callback, capture):
+    """The hot callbacks write their guard out (one frame per call): an internal error inside one
+    warns, stops the recorder and leaves the program's result its own."""
+    import sys
+
+    from adtrace.recording.autograd.recorder import Recorder
+
+    class Log(list):
+        def extend(self, items):  # (every callback writes its event into the log)
+            if sys._getframe(1).f_code.co_name == callback:
+                raise ZeroDivisionError("recorder bug")
+            list.extend(self, items)
+
+    made = Recorder.__init__
+
+    def init(self, *args, **kwargs):
+        made(self, *args, **kwargs)
+        self.values = Log()  # (what it writes, apart from the recording's log)
+
+    monkeypatch.setattr(Recorder, "__init__", init)
+    with pytest.warns(adtrace.RecorderWarning, match="recorder bug"):
+        with adtrace.record(capture=capture) as rec:
+            g = grad(lambda x: anp.sin(x) * x)(0.5)
+    assert g == np.cos(0.5) * 0.5 + np.sin(0.5)
+    assert rec.failure == "ZeroDivisionError: recorder bug"
+
+
 def test_one_argnums_tuple_kept_per_distinct_value():
     """autograd makes a fresh argnums tuple per node; a recording keeping each of them made Python's
     collections five times as frequent on autograd's own test_systematic (capture structure)."""
