@@ -4,6 +4,9 @@ nothing when every element's gradient is finite and not zero, or the recording c
 (another engine's, values not kept whole). ``report/`` calls it through ``RENDERERS["explanations"]``
 (``adtrace/__init__.py``): it comes after the report in the pipeline."""
 
+from collections import Counter
+from dataclasses import replace
+
 import numpy as np
 
 from ..recording.values import ArraySummary, ContainerSummary
@@ -11,6 +14,7 @@ from .explainer import explain_recording
 from .markdown import render_explanation
 
 TITLE = "## Explanations"
+CAUSES_SHOWN = 20  # per element; the rest counted by reason (a long chain's every node may be a cause)
 
 
 def explanations_section(recording):
@@ -18,13 +22,16 @@ def explanations_section(recording):
         found = explain_recording(recording, largest=False)
     except (ValueError, TypeError, KeyError):  # not an autograd recording, values summarised, no trace
         return _summarised(recording)
+    except Exception as error:  # a recording the explainer cannot read never breaks the report
+        return (f"{TITLE}\n\nExplanations could not be made from this recording ({type(error).__name__} in "
+                "adtrace's explain stage): the rest of the report stands.")
     if not found:
         return ""
     known = [e for e in found if any(c.reason != "unknown" for c in e.causes)]
     parts = [TITLE]
     if known:
         parts += ["Why these input elements' gradients are zero or not finite (`adtrace explain` says more: "
-                  "`--wrt` any element, `--json`):"] + [_demoted(render_explanation(e)) for e in known]
+                  "`--wrt` any element, `--json`):"] + [_shown(e) for e in known]
     if len(known) < len(found):
         unknown = [f"`{e.selector}`" for e in found if e not in known]
         plural = len(unknown) > 1
@@ -49,6 +56,17 @@ def _summarised(recording):
     return (f"{TITLE}\n\nThe gradient holds a zero or non-finite part, but this recording kept its values as "
             "summaries: record with `capture=\"full\", sites=True, calls=True` or run `adtrace explain` on the "
             "function to see why.")
+
+
+def _shown(explanation):
+    """An explanation's Markdown, its first ``CAUSES_SHOWN`` causes in the table and the others counted."""
+    rest = explanation.causes[CAUSES_SHOWN:]
+    markdown = _demoted(render_explanation(replace(explanation, causes=explanation.causes[:CAUSES_SHOWN])))
+    if not rest:
+        return markdown
+    reasons = ", ".join(f"{n} `{reason}`" for reason, n in Counter(c.reason for c in rest).most_common())
+    return (markdown + f"\n\n_{len(rest)} more causes not shown here ({reasons}): `adtrace explain` (`--json`) "
+            "lists them all._")
 
 
 def _demoted(markdown):
