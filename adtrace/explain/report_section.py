@@ -10,14 +10,18 @@ from dataclasses import replace
 import numpy as np
 
 from ..recording.values import ArraySummary, ContainerSummary
+from .elements import leaves
 from .explainer import explain_recording
 from .markdown import render_explanation
 
 TITLE = "## Explanations"
+MAX_NODES = 10_000  # a larger graph is not explained in a report (seconds per 10,000 nodes): the section says so
 CAUSES_SHOWN = 20  # per element; the rest counted by reason (a long chain's every node may be a cause)
 
 
 def explanations_section(recording):
+    if recording.engine == "autograd" and len(recording.nodes) > MAX_NODES:
+        return _too_large(recording)
     try:
         found = explain_recording(recording, largest=False)
     except (ValueError, TypeError, KeyError):  # not an autograd recording, values summarised, no trace
@@ -56,6 +60,22 @@ def _summarised(recording):
     return (f"{TITLE}\n\nThe gradient holds a zero or non-finite part, but this recording kept its values as "
             "summaries: record with `capture=\"full\", sites=True, calls=True` or run `adtrace explain` on the "
             "function to see why.")
+
+
+def _too_large(recording):
+    """A pointer instead of explanations, for a graph above ``MAX_NODES`` whose gradient has a zero or non-finite
+    element (said only then, as the section)."""
+    query = recording.user_query()
+    gradient = recording.gradient(query) if query is not None else None
+    if gradient is not None:  # (None: no backward pass ran, a gradient of zeros)
+        try:
+            numbers = np.concatenate([np.ravel(np.asarray(leaf, dtype=complex)) for _, leaf in leaves(gradient)])
+        except (TypeError, ValueError):  # kept as summaries: as explain would, the pointer of _summarised
+            return _summarised(recording)
+        if numbers.size and np.isfinite(numbers).all() and (numbers != 0).all():
+            return ""
+    return (f"{TITLE}\n\nThe gradient holds a zero or non-finite element, but this graph has {len(recording.nodes):,} "
+            f"nodes, above the {MAX_NODES:,} a report explains: run `adtrace explain` on the function to see why.")
 
 
 def _shown(explanation):

@@ -100,3 +100,18 @@ def test_a_recording_the_explainer_cannot_read_says_so_and_the_report_stands(mon
     section = text.split("## Explanations", 1)[1]
     assert "could not be made" in section and "AttributeError" in section
     assert "## Where the work went" in text and "## Call sequence" in text  # the rest of the report stands
+
+
+def test_a_graph_above_the_reports_limit_is_not_explained_and_the_section_says_so(monkeypatch):
+    from adtrace.explain import report_section
+    from view_cases import zero_chain
+
+    rec = zero_chain(30)  # 122 nodes
+    monkeypatch.setattr(report_section, "MAX_NODES", 100)
+    monkeypatch.setattr(report_section, "explain_recording", None)  # (not called: it would raise)
+    section = render_recording(rec).split("## Explanations", 1)[1]
+    assert "this graph has 122 nodes, above the 100 a report explains" in section and "adtrace explain" in section
+    with adtrace.record(capture="full", sites=True) as rec:  # every gradient finite and not zero: no section
+        grad(lambda x: np.sum(np.sin(np.sin(np.sin(x)))))(np.array([0.5, 1.0]))
+    monkeypatch.setattr(report_section, "MAX_NODES", 2)
+    assert "## Explanations" not in render_recording(rec)
