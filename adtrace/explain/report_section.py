@@ -79,9 +79,13 @@ def _too_large(recording):
 
 
 def _shown(explanation):
-    """An explanation's Markdown, its first ``CAUSES_SHOWN`` causes in the table and the others counted."""
-    rest = explanation.causes[CAUSES_SHOWN:]
-    markdown = _demoted(render_explanation(replace(explanation, causes=explanation.causes[:CAUSES_SHOWN])))
+    """An explanation's Markdown, ``CAUSES_SHOWN`` causes in the table (of many, the known ones first: a chain's
+    thousands of nodes of unknown derivative come before the node that cut it) and the others counted."""
+    causes = explanation.causes
+    if len(causes) > CAUSES_SHOWN:
+        causes = [c for c in causes if c.reason != "unknown"] + [c for c in causes if c.reason == "unknown"]
+    rest = causes[CAUSES_SHOWN:]
+    markdown = _demoted(render_explanation(replace(explanation, causes=tuple(causes[:CAUSES_SHOWN]))))
     if not rest:
         return markdown
     reasons = ", ".join(f"{n} `{reason}`" for reason, n in Counter(c.reason for c in rest).most_common())

@@ -84,6 +84,8 @@ def test_a_long_chains_causes_are_shown_twenty_and_the_rest_counted_by_reason():
     assert len(rows) == CAUSES_SHOWN < len(explained.causes)
     assert f"_{len(explained.causes) - CAUSES_SHOWN} more causes not shown here (" in section
     assert "`unknown`" in section.split("more causes not shown here", 1)[1].split(")", 1)[0]
+    known = [c.node for c in explained.causes if c.reason != "unknown"]
+    assert known and all(row.startswith(f"| {label} ") for row, label in zip(rows, known))  # the known first
 
 
 def test_a_recording_the_explainer_cannot_read_says_so_and_the_report_stands(monkeypatch):
