@@ -24,7 +24,7 @@ from .nonfinite import why_nonfinite
 from .paths import element_paths, paths, scalar_graph
 from .value_class import explain_values
 from .zero import why_zero
-from .query_index import query_index
+from .query_index import ReadOnce, query_index
 
 EACH = 3  # default elements: this many of each kind (zero, non-finite, largest)
 UNPROBED = ("autograd traced no path from the input to the output (no backward pass ran): it does not depend on "
@@ -39,7 +39,7 @@ def explain_recording(recording, wrt=None, name="x", largest=True, names=None):
     ``names`` (label -> name) gives some leaves names. Run unseen by any recording open here."""
     if recording.engine != "autograd":
         return unrecorded(explain_values, recording, wrt, names, largest)
-    return unrecorded(_explain_autograd, recording, wrt, name, largest)
+    return unrecorded(_explain_autograd, ReadOnce(recording), wrt, name, largest)
 
 
 def _explain_autograd(recording, wrt, name, largest):

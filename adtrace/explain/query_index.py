@@ -31,3 +31,15 @@ def query_index(recording, query):
     if kept is None or kept[0] != count:
         kept = made[query] = (count, QueryIndex(recording.query_events(query)))
     return kept[1]
+
+
+class ReadOnce:
+    """``recording`` whose ``nodes`` and ``calls`` tables are read once (each read of them checks the recording for
+    new events: explain reads them several times for every node it follows). For one explanation, of a recording
+    that has ended."""
+
+    def __init__(self, recording):
+        self._recording, self.nodes, self.calls = recording, recording.nodes, recording.calls
+
+    def __getattr__(self, name):
+        return getattr(self._recording, name)
