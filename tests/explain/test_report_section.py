@@ -117,3 +117,11 @@ def test_a_graph_above_the_reports_limit_is_not_explained_and_the_section_says_s
         grad(lambda x: np.sum(np.sin(np.sin(np.sin(x)))))(np.array([0.5, 1.0]))
     monkeypatch.setattr(report_section, "MAX_NODES", 2)
     assert "## Explanations" not in render_recording(rec)
+
+
+def test_the_readme_states_the_sections_limits():
+    from adtrace.explain.report_section import CAUSES_SHOWN, MAX_NODES
+    from readme import stated
+
+    assert stated(r"or the graph is above ([\d,]+) nodes") == MAX_NODES
+    assert stated(r"\((\d+) causes an element at most") == CAUSES_SHOWN
