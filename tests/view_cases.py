@@ -279,3 +279,31 @@ def replay(page_pass, labels):
                 entry["value"] = text
         yield ([(labels[n], t) for n, t in state.items()],
                {labels[n]: (list(e["items"]), e["value"]) for n, e in lecture.items()})
+
+
+def zero_chain(n):
+    """A scalar chain of ``4 n`` nodes whose input gradient is 0 (the output selects a constant), recorded
+    without calls: explain reads each node's local derivative from its recorded VJP."""
+    def f(x):
+        y = x
+        for _ in range(n):
+            y = anp.sin(y) * 1.001 + 0.0 * y
+        return anp.maximum(y, 10.0)
+    with adtrace.record(capture="full", sites=True) as rec:
+        grad(f)(0.5)
+    return rec
+
+
+def query_scans(monkeypatch, make):
+    """How many times ``make()`` reads a query's events (``Recording.query_events``)."""
+    from adtrace.recording.recording import Recording
+
+    counted, query_events = [], Recording.query_events
+
+    def counting(self, query):
+        counted.append(query)
+        return query_events(self, query)
+    monkeypatch.setattr(Recording, "query_events", counting)
+    make()
+    monkeypatch.undo()
+    return len(counted)

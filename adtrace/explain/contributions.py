@@ -19,8 +19,8 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ..recording.events import AddOutgrads
 from .elements import component, covers
+from .query_index import query_index
 
 
 @dataclass(frozen=True)
@@ -49,16 +49,15 @@ class Share:
 def recorded_contributions(recording, query, root, element, like):
     """The contributions into ``root`` at ``element`` in this query, in the order they were added."""
     found = []
-    for event in recording.query_events(query):
-        if type(event) is AddOutgrads and event.parent == root:
-            node = recording.nodes.get(event.node)
-            value = component(event.contribution, element, like)
-            if value is None:
-                raise ValueError(f"the contribution of {event.node} was kept as a summary: explain needs the "
-                                 "values whole (record(capture=\"full\"))")
-            found.append(Contribution(
-                event.node, getattr(node, "primitive", ""), event.argnum, line_of(node, event.node), value,
-                component(event.result[0], element, like), covers(event.contribution, element, like)))
+    for event in query_index(recording, query).accumulations.get(root, ()):
+        node = recording.nodes.get(event.node)
+        value = component(event.contribution, element, like)
+        if value is None:
+            raise ValueError(f"the contribution of {event.node} was kept as a summary: explain needs the "
+                             "values whole (record(capture=\"full\"))")
+        found.append(Contribution(
+            event.node, getattr(node, "primitive", ""), event.argnum, line_of(node, event.node), value,
+            component(event.result[0], element, like), covers(event.contribution, element, like)))
     return found
 
 

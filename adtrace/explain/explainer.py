@@ -24,6 +24,7 @@ from .nonfinite import why_nonfinite
 from .paths import element_paths, paths, scalar_graph
 from .value_class import explain_values
 from .zero import why_zero
+from .query_index import ReadOnce, query_index
 
 EACH = 3  # default elements: this many of each kind (zero, non-finite, largest)
 UNPROBED = ("autograd traced no path from the input to the output (no backward pass ran): it does not depend on "
@@ -38,7 +39,7 @@ def explain_recording(recording, wrt=None, name="x", largest=True, names=None):
     ``names`` (label -> name) gives some leaves names. Run unseen by any recording open here."""
     if recording.engine != "autograd":
         return unrecorded(explain_values, recording, wrt, names, largest)
-    return unrecorded(_explain_autograd, recording, wrt, name, largest)
+    return unrecorded(_explain_autograd, ReadOnce(recording), wrt, name, largest)
 
 
 def _explain_autograd(recording, wrt, name, largest):
@@ -141,7 +142,7 @@ def _trace(recording, query):
     """The trace the user's query differentiates (the last reverse-mode trace when none ran)."""
     traces = [e for e in recording.of_kind(TraceReturned) if e.mode == "rev"]
     if query is not None:
-        end = next(e.end for e in recording.query_events(query) if type(e) is BackwardStart)
+        end = next(e.end for e in query_index(recording, query).events if type(e) is BackwardStart)
         traces = [t for t in traces if t.end == end] or traces
     return traces[-1] if traces else None
 

@@ -15,9 +15,9 @@ import weakref
 import numpy as np
 from autograd.core import primitive_vjps, vspace
 
-from ..recording.events import VJPCalled
 from ..recording.values import Sparse
 from .elements import dense, flat, positions
+from .query_index import query_index
 from .reasons import ELEMENTWISE
 
 MAX_ELEMENTS = 4096
@@ -201,15 +201,15 @@ def _random_like(value, rng):
 def recorded_diagonal(recording, query, label, position, parent_value):
     """An element-wise node's local derivatives ``ingrad / outgrad`` read from its recorded ``vjp``
     (no call needed); NaN where the outgrad was 0 (not known). None if not element-wise-shaped."""
-    for event in recording.query_events(query):
-        if type(event) is VJPCalled and event.node == label:
-            outgrad = flat(event.outgrad)
-            ingrad = flat(dense(event.ingrads[position], parent_value))
-            if outgrad is None or ingrad is None or outgrad.size != ingrad.size:
-                return None
-            with np.errstate(all="ignore"):
-                return np.where(outgrad != 0, ingrad / np.where(outgrad != 0, outgrad, 1), np.nan)
-    return None
+    event = query_index(recording, query).vjps.get(label)
+    if event is None:
+        return None
+    outgrad = flat(event.outgrad)
+    ingrad = flat(dense(event.ingrads[position], parent_value))
+    if outgrad is None or ingrad is None or outgrad.size != ingrad.size:
+        return None
+    with np.errstate(all="ignore"):
+        return np.where(outgrad != 0, ingrad / np.where(outgrad != 0, outgrad, 1), np.nan)
 
 
 def recorded_take(recording, query, label, parent_value):
@@ -218,17 +218,17 @@ def recorded_take(recording, query, label, parent_value):
     container's flat position of each of the node's elements; None if not known."""
     node = flat(recording.nodes[label].value)
     parent = flat(parent_value)
-    for event in recording.query_events(query):
-        if type(event) is VJPCalled and event.node == label and isinstance(event.ingrads[0], Sparse):
-            items = list(parent_value.items() if isinstance(parent_value, dict) else enumerate(parent_value))
-            sizes = [np.size(flat(item)) for _, item in items]
-            offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
-            index = event.ingrads[0].index
-            if isinstance(parent_value, dict):
-                chosen = [i for i, (key, _) in enumerate(items) if str(key) == index]
-            else:
-                chosen = (positions(index, len(items)) or ([], True))[0]
-            if node is None or parent is None or sum(sizes[i] for i in chosen) != node.size or not chosen:
-                return None
-            return np.concatenate([offsets[i] + np.arange(sizes[i]) for i in chosen])
-    return None
+    event = query_index(recording, query).vjps.get(label)
+    if event is None or not isinstance(event.ingrads[0], Sparse):
+        return None
+    items = list(parent_value.items() if isinstance(parent_value, dict) else enumerate(parent_value))
+    sizes = [np.size(flat(item)) for _, item in items]
+    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
+    index = event.ingrads[0].index
+    if isinstance(parent_value, dict):
+        chosen = [i for i, (key, _) in enumerate(items) if str(key) == index]
+    else:
+        chosen = (positions(index, len(items)) or ([], True))[0]
+    if node is None or parent is None or sum(sizes[i] for i in chosen) != node.size or not chosen:
+        return None
+    return np.concatenate([offsets[i] + np.arange(sizes[i]) for i in chosen])

@@ -23,13 +23,14 @@ from .explanation import Cause
 from .jacobians import diagonal, jacobian
 from .reach import follow
 from .reasons import ELEMENTWISE, nonfinite_reason
+from .query_index import query_index
 
 
 def why_nonfinite(recording, query, graph, element):
     causes = []
     touched = follow(recording, query, graph, element).touched
     origins = []
-    for event in recording.query_events(query):
+    for event in query_index(recording, query).events:
         if type(event) is BackwardStart and not _finite(event.seed):
             causes.append(Cause(event.end, "seed", None, None, "nonfinite-seed", detail="the seed itself"))
             break

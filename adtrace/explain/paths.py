@@ -24,6 +24,7 @@ from .elements import flat, flat_index
 from .explanation import Path
 from .jacobians import column as column_of, diagonal, jacobian
 from .reasons import ELEMENTWISE
+from .query_index import query_index
 
 MAX_PATHS = 10_000  # enumerated at most; beyond, only counted
 SHOWN = 10
@@ -38,7 +39,7 @@ def scalar_graph(recording, graph):
 def local_partials(recording, query, graph):
     """``(node, position) -> d node / d parent``, for every edge the query's VJPs ran."""
     partials = {}
-    for event in recording.query_events(query):
+    for event in query_index(recording, query).events:
         if type(event) is not VJPCalled:
             continue
         for position, ingrad in enumerate(event.ingrads):
@@ -77,7 +78,7 @@ def paths(recording, query, graph, partials=None):
 
 def element_paths(recording, query, graph, element):
     """``(shown, more, more_sum)`` of an array graph's element paths, or ``((), 0, None)`` when not cheap."""
-    seed = next((flat(e.seed) for e in recording.query_events(query) if type(e) is BackwardStart), None)
+    seed = next((flat(e.seed) for e in query_index(recording, query).events if type(e) is BackwardStart), None)
     start = (graph.root, flat_index(graph.input, element))
     found, stack = [], [((start,), np.float64(1.0))]
     with np.errstate(all="ignore"):

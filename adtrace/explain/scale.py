@@ -15,6 +15,7 @@ import numpy as np
 from ..recording.events import NodeCreated, VJPCalled
 from .contributions import line_of
 from .elements import Element, dense, flat, leaves
+from .query_index import query_index
 
 
 @dataclass(frozen=True)
@@ -33,7 +34,7 @@ def by_line(recording, query, skip=()):
     """``Scale`` per line, in the order the lines first made a node (the nodes of ``skip`` left out: a value
     class's argument leaves, made by adtrace, not on a line of the user's)."""
     lines, first = {}, {}
-    for event in recording.query_events(query):
+    for event in query_index(recording, query).events:
         node = recording.nodes.get(event.node) if type(event) is VJPCalled and event.node not in skip else None
         if type(node) is not NodeCreated:  # (the input's own gradient: by_leaf)
             continue

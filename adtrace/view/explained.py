@@ -38,7 +38,8 @@ def explanations(recording, node_index, passes):
     steps = next((p["steps"] for p in passes if p["mode"] == "rev" and p["query"] == query), None)
     # (an engine with its own backward(): its statements, passes.engine_steps)
     vjp = REVERSE_STATEMENTS.index(VJP) if recording.code is None else ENGINE_STATEMENTS.index("vjp")
-    return [_explained(recording, query, graph, e, node_index, steps, vjp) for e in found]
+    at = _steps_by_node(steps, vjp)
+    return [_explained(recording, query, graph, e, node_index, steps, at) for e in found]
 
 
 class _EventsOnce:
@@ -57,10 +58,10 @@ class _EventsOnce:
         return getattr(self.recording, name)
 
 
-def _explained(recording, query, graph, explanation, node_index, steps, vjp):
+def _explained(recording, query, graph, explanation, node_index, steps, at):
     causes = [{"node": node_index.get(c.node), "label": c.node, "primitive": c.primitive, "reason": c.reason,
                "line": c.line, "name": c.name, "detail": c.detail, "mark": _mark(explanation, c),
-               "step": _step(steps, node_index.get(c.node), vjp)} for c in explanation.causes]
+               "step": at.get(node_index.get(c.node))} for c in explanation.causes]
     path = _path_nodes(recording, query, graph, explanation) | {c.node for c in explanation.causes}
     return {"selector": explanation.selector, "gradient": fmt(explanation.gradient), "verdict": explanation.verdict,
             "pass": None if steps is None else f"q{query}", "causes": causes,
@@ -75,13 +76,16 @@ def _mark(explanation, cause):
     return "cut"
 
 
-def _step(steps, node, vjp):
-    """The step (0-based) of the user's pass where ``node``'s VJP (statement ``vjp``) ran, else its first step,
-    else None."""
-    if steps is None or node is None:
-        return None
-    at = [k for k, n in enumerate(steps["node"]) if n == node]
-    return next((k for k in at if steps["statement"][k] == vjp), at[0] if at else None)
+def _steps_by_node(steps, vjp):
+    """node -> the step (0-based) of the user's pass where its VJP (statement ``vjp``) ran, else its first step
+    (read once: a cause per node of a long chain would read every step again)."""
+    if steps is None:
+        return {}
+    at = {}
+    for k, (node, statement) in enumerate(zip(steps["node"], steps["statement"])):
+        if node is not None and node not in at or (node in at and statement == vjp and not at[node][1]):
+            at[node] = (k, statement == vjp)
+    return {node: k for node, (k, _) in at.items()}
 
 
 def _graph(recording, query):

@@ -71,3 +71,57 @@ def test_a_micrograd_report_explains_a_dead_relu():
     assert "### `v0_leaf` = 0: zero" in section and "`relu-off`" in section
     assert "### `v1_leaf`" not in section  # its gradient, 1.5, is finite and not zero
     assert "## Explanations" not in render(trace_engine_call(lambda w, x: w * x, (0.5, -2.0), engine="micrograd"))
+
+
+def test_a_long_chains_causes_are_shown_twenty_and_the_rest_counted_by_reason():
+    from adtrace.explain.report_section import CAUSES_SHOWN
+    from view_cases import zero_chain
+
+    rec = zero_chain(30)  # 120 nodes, each a cause (no calls: every derivative read from a VJP of 0 unknown)
+    (explained,) = rec.explain()
+    section = render_recording(rec).split("## Explanations", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| v")]
+    assert len(rows) == CAUSES_SHOWN < len(explained.causes)
+    assert f"_{len(explained.causes) - CAUSES_SHOWN} more causes not shown here (" in section
+    assert "`unknown`" in section.split("more causes not shown here", 1)[1].split(")", 1)[0]
+    known = [c.node for c in explained.causes if c.reason != "unknown"]
+    assert known and all(row.startswith(f"| {label} ") for row, label in zip(rows, known))  # the known first
+
+
+def test_a_recording_the_explainer_cannot_read_says_so_and_the_report_stands(monkeypatch):
+    from view_cases import recording_ended_inside_a_vjp
+
+    assert "## Where the work went" in render_recording(recording_ended_inside_a_vjp())
+    with adtrace.record(capture="full", sites=True, calls=True) as rec:
+        grad(lambda x: np.sum(np.maximum(x, 0.0)))(np.array([-1.0, 2.0]))
+
+    def unreadable(*args, **kwargs):
+        raise AttributeError("'RootCreated' object has no attribute 'value'")
+    monkeypatch.setattr("adtrace.explain.report_section.explain_recording", unreadable)
+    text = render_recording(rec)
+    section = text.split("## Explanations", 1)[1]
+    assert "could not be made" in section and "AttributeError" in section
+    assert "## Where the work went" in text and "## Call sequence" in text  # the rest of the report stands
+
+
+def test_a_graph_above_the_reports_limit_is_not_explained_and_the_section_says_so(monkeypatch):
+    from adtrace.explain import report_section
+    from view_cases import zero_chain
+
+    rec = zero_chain(30)  # 122 nodes
+    monkeypatch.setattr(report_section, "MAX_NODES", 100)
+    monkeypatch.setattr(report_section, "explain_recording", None)  # (not called: it would raise)
+    section = render_recording(rec).split("## Explanations", 1)[1]
+    assert "this graph has 122 nodes, above the 100 a report explains" in section and "adtrace explain" in section
+    with adtrace.record(capture="full", sites=True) as rec:  # every gradient finite and not zero: no section
+        grad(lambda x: np.sum(np.sin(np.sin(np.sin(x)))))(np.array([0.5, 1.0]))
+    monkeypatch.setattr(report_section, "MAX_NODES", 2)
+    assert "## Explanations" not in render_recording(rec)
+
+
+def test_the_readme_states_the_sections_limits():
+    from adtrace.explain.report_section import CAUSES_SHOWN, MAX_NODES
+    from readme import stated
+
+    assert stated(r"or the graph is above ([\d,]+) nodes") == MAX_NODES
+    assert stated(r"\((\d+) causes an element at most") == CAUSES_SHOWN

@@ -1,5 +1,6 @@
 """Every experiment script runs, passes its own checks, and its committed report is current."""
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -12,18 +13,25 @@ REPO = Path(__file__).resolve().parents[2]
 EXPERIMENTS = discover(REPO / "experiments")
 
 
-def run_script(name):
-    return subprocess.run([sys.executable, str(EXPERIMENTS[name])], capture_output=True, text=True, cwd=REPO)
+def run_script(name, folder):
+    """The experiment run as a script from a copy in ``folder/experiments``: it writes its report and page into
+    ``folder/reports``, never over the committed ones."""
+    (folder / "experiments").mkdir()
+    script = shutil.copy(EXPERIMENTS[name], folder / "experiments")
+    return subprocess.run([sys.executable, str(script)], capture_output=True, text=True, cwd=folder)
 
 
-def test_multiple_paths_prints_the_seed_numbers():
-    out = run_script("multiple_paths")
+def test_multiple_paths_prints_the_seed_numbers(tmp_path):
+    committed = {path: path.stat().st_mtime_ns for path in (REPO / "reports").glob("multiple_paths.*")}
+    out = run_script("multiple_paths", tmp_path)
     assert out.returncode == 0, out.stdout + out.stderr
     assert out.stdout == (
         "call 1: previous=None, contribution=3, accumulated=(3,False)\n"
         "call 2: previous=(3,False), contribution=3, accumulated=(6,True)\n"
         "gradient contributions: 3 + 3 = 6\n"
         "all checks passed\n")
+    assert (tmp_path / "reports" / "multiple_paths.md").read_text().startswith("# ")
+    assert {path: path.stat().st_mtime_ns for path in (REPO / "reports").glob("multiple_paths.*")} == committed
 
 
 @pytest.mark.parametrize("name", sorted(EXPERIMENTS))

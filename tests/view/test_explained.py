@@ -87,6 +87,33 @@ def test_nothing_is_explained_when_every_gradient_is_finite_and_not_zero(model):
     assert page_data(recorded(model, "fine", np.array([0.5, 1.0])))["explanations"] == []
 
 
+class Counted(list):
+    """A page's steps column that counts how often it is read through."""
+
+    def __iter__(self):
+        self.reads = getattr(self, "reads", 0) + 1
+        return super().__iter__()
+
+
+def test_a_long_chains_causes_find_their_steps_in_one_read_of_the_pass(monkeypatch):
+    from adtrace.recording.snapshots import VJP
+    from adtrace.view.explained import explanations
+    from adtrace.view.source import REVERSE_STATEMENTS
+    from view_cases import query_scans, zero_chain
+
+    rec = zero_chain(80)  # a zero through 320 nodes, no calls: a cause at each of them
+    query, index = rec.user_query(), {label: i for i, label in enumerate(rec.nodes)}
+    order = [index[e.node] for e in rec.query_events(query) if type(e).__name__ == "VJPCalled"]
+    steps = {"node": Counted(n for n in order for _ in (0, 1)),  # each VJP's step after another of its node's
+             "statement": Counted(s for _ in order for s in (0, REVERSE_STATEMENTS.index(VJP)))}
+    (explained,) = explanations(rec, index, [{"mode": "rev", "query": query, "steps": steps}])
+    assert len(explained["causes"]) > 80 and steps["node"].reads == 1
+    assert all(steps["node"][c["step"]] == c["node"] and c["step"] % 2 for c in explained["causes"])
+    short, long = zero_chain(10), zero_chain(80)  # the query's events read as often, however long the chain
+    assert query_scans(monkeypatch, lambda: explanations(long, index, [])) == query_scans(
+        monkeypatch, lambda: explanations(short, index, [])) <= 3
+
+
 # -------------------- in the browser --------------------
 
 
