@@ -3,6 +3,7 @@ engine, upstream suite.
 
     python benchmarks/run.py [--quick] [--no-upstream]
     python benchmarks/run.py --only report-scale [--nodes N]   (one report, in this fresh process)
+    python benchmarks/run.py --only diff-scale [--nodes N]     (one diff of two recordings, likewise)
 
 Everything is measured in one process, plain and recorded runs interleaved, medians quoted; no
 timing is asserted anywhere (this machine is shared and noisy). BLAS is pinned to one thread
@@ -248,6 +249,48 @@ def one_report(nodes):
     return figures
 
 
+DIFF_SCALE = (20_000, 100_000)  # scalar nodes of each of the two recordings diffed
+
+
+def diff_scale():
+    """``Recording.diff`` of two recordings of the scalar chain at each size of ``DIFF_SCALE``, each in a
+    fresh process."""
+    rows = []
+    for nodes in DIFF_SCALE:
+        out = subprocess.run([sys.executable, __file__, "--only", "diff-scale", "--nodes", str(nodes)],
+                             capture_output=True, text=True, check=True)
+        m = json.loads(out.stdout.splitlines()[-1])
+        rows.append((m["nodes"], m["verdict"], f"{m['read_seconds']:.1f} s", f"{m['seconds']:.1f} s",
+                     f"{m['cpu']:.1f} s", f"{m['peak_mb']:.0f} MB", f"{m['peak_mb'] * 1e6 / m['nodes']:.0f} B"))
+    return rows
+
+
+def one_diff(nodes):
+    """Two recordings of a scalar chain of ``nodes`` nodes (``adtrace diff``'s own ``record_call``, capture
+    ``full``) read and diffed, measured in this process: the figures as JSON. Times first, then the peak
+    memory (tracemalloc's, which slows what it watches several times over) of the diff run again."""
+    from adtrace.diff.calls import record_call
+
+    a, b = (record_call(_chain(nodes // 2), (0.3,)) for _ in range(2))
+    gc.collect()
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    cpu, start = usage.ru_utime + usage.ru_stime, time.perf_counter()
+    len(a.events), len(b.events)  # (events are decoded from the log when first read)
+    read = time.perf_counter() - start
+    result = a.diff(b)
+    seconds = time.perf_counter() - start
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    cpu = usage.ru_utime + usage.ru_stime - cpu
+    del result
+    gc.collect()
+    tracemalloc.start()
+    result = a.diff(b)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return {"nodes": len(a.nodes), "verdict": result.verdict, "read_seconds": read, "seconds": seconds,
+            "cpu": cpu, "peak_mb": peak / 1e6}
+
+
 def reference_engine(rounds):
     import adtrace.reference as ref
 
@@ -316,11 +359,15 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="fewer rounds (a smoke run)")
     parser.add_argument("--no-upstream", action="store_true", help="skip autograd's own test suite")
-    parser.add_argument("--only", choices=("report-scale",), help="one measurement, printed as JSON (not written)")
-    parser.add_argument("--nodes", type=int, default=REPORT_SCALE[-1], help="with --only report-scale: nodes")
+    parser.add_argument("--only", choices=("report-scale", "diff-scale"),
+                        help="one measurement, printed as JSON (not written)")
+    parser.add_argument("--nodes", type=int, help="with --only: nodes")
     args = parser.parse_args(argv)
     if args.only == "report-scale":
-        print(json.dumps(one_report(args.nodes)))
+        print(json.dumps(one_report(args.nodes or REPORT_SCALE[-1])))
+        return
+    if args.only == "diff-scale":
+        print(json.dumps(one_diff(args.nodes or DIFF_SCALE[-1])))
         return
     rounds = 3 if args.quick else 7
     pairs = 1 if args.quick else 5  # (3 pairs: one slow run moved the median by 0.1x)
@@ -356,6 +403,13 @@ def main(argv=None):
         "and CPU time, peak RSS of the process, the report's size; then the JSON export of every event.", "",
         table(["nodes", "events", "report time", "CPU time", "peak RSS", "report size", "JSON time", "JSON size"],
               report_scale()), "",
+        "## Diff scale", "",
+        "`Recording.diff` of two recordings of the scalar chain (`adtrace diff`'s recording: capture `full`, "
+        "the user's lines), each size in a fresh process (`python benchmarks/run.py --only diff-scale --nodes N`): "
+        "the time to read both recordings' events, the total with the diff (wall and CPU), and the diff's peak "
+        "memory (tracemalloc, the diff run again), in all and per node of one side.", "",
+        table(["nodes (each side)", "verdict", "read", "read and diff", "CPU time", "peak memory", "peak per node"],
+              diff_scale()), "",
         "## Reference engine against autograd", "",
         "Time of `adtrace.reference.grad` over `autograd.grad` on the same function.", "",
         table(["graph", "reference / autograd"], reference_engine(rounds)), "",

@@ -7,6 +7,7 @@ object the garbage collector tracks that a recording keeps alive makes Python's 
 sooner, and on a scalar workload those collections were most of the recorder's cost.
 """
 
+import gc
 from bisect import bisect_left
 
 from . import events
@@ -96,6 +97,25 @@ class EventLog:
         """Event ``index``, built from its stored values."""
         start, end = self._span(index)
         return LAYOUTS[self.values[start]].build([resolve(f) for f in self.values[start + 1:end]])
+
+    def events_from(self, index):
+        """Events ``index`` onwards, built in one walk over ``values`` (a recording read whole: each event's
+        span found as it goes, not looked up per event)."""
+        values, starts = self.values, self.starts
+        built, end = [], len(values)
+        enabled = gc.isenabled()
+        gc.disable()  # (each full collection would walk every event built so far: quadratic in a large recording)
+        try:
+            for i in range(index, len(starts)):
+                start = starts[i]
+                stop = starts[i + 1] if i + 1 < len(starts) else end
+                stored = LAYOUTS[values[start]]
+                built.append(stored.build([f if type(f) in NO_REFERENCE else resolve(f)
+                                           for f in values[start + 1:stop]]))
+        finally:
+            if enabled:
+                gc.enable()
+        return built
 
     def update(self, start, change):
         """Replace each stored field of the event starting at ``start`` that may hold an array by

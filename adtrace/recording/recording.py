@@ -78,11 +78,11 @@ class Recording:
         if before_read is not None and len(self._events) < len(self._log):
             before_read()
         events, log = self._events, self._log
-        for index in range(len(events), len(log)):
-            event = log.event(index)
+        nodes = self._nodes
+        for event in log.events_from(len(events)):
             events.append(event)
             if event.is_node:
-                self._nodes[event.label] = event
+                nodes[event.label] = event
         self._built = len(log.values)
         return events
 

@@ -196,6 +196,9 @@ def _diff_parser(commands):
     p.add_argument("-o", "--output", type=file_name, metavar="FILE",
                    help="write the report here (UTF-8) instead of standard output")
     p.add_argument("--json", type=file_name, metavar="FILE", help="also write the diff here as JSON")
+    p.add_argument("--html", type=file_name, metavar="FILE",
+                   help="also write a side-by-side page here: both passes stepped together, the first divergence "
+                   "ringed")
 
 
 def _experiments_parser(commands):

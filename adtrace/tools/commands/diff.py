@@ -32,7 +32,7 @@ def is_saved(spec):
 def diff(args):
     from ...report.diffed import diff_json, diff_markdown
 
-    given = {"-o": args.output or "-", "--json": args.json}
+    given = {"-o": args.output or "-", "--json": args.json, "--html": args.html}
     sources = {name: source_file(spec) for name, spec in (("A", args.a), ("B", args.b)) if not is_saved(spec)}
     paths = outputs(given, {k: v for k, v in sources.items() if v})
     with program_output_to_stderr():
@@ -45,6 +45,10 @@ def diff(args):
     text = diff_markdown(result, args.a, args.b, max_rows=args.max_rows)
     if args.json:
         texts["--json"] = diff_json(result)
+    if args.html:
+        from ...view.diffed import diff_page
+
+        texts["--html"] = diff_page(result, args.a, args.b)
     if paths["-o"] != "-":
         texts["-o"] = text
     write_all([(option, given[option], paths[option], t) for option, t in texts.items()])

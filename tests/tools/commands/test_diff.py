@@ -86,3 +86,18 @@ def test_a_wrong_command_line_target_or_file_exits_2_with_one_line(tmp_path):
     one_error_line(adtrace("diff", "r.json", "funcs.py:g", "--at", "3.0", "--engine-a", "micrograd", cwd=tmp_path),
                    "--engine-a: A is a saved recording")
     assert adtrace("diff", "funcs.py:g", cwd=tmp_path).returncode == 2
+
+
+def test_html_writes_the_side_by_side_page_with_the_first_divergence(tmp_path):
+    import html
+    import re
+
+    out = adtrace("diff", "funcs.py:g", "funcs.py:g", "--at", "3.0", "--engine-b", "funcs.py:BuggySlotsValue",
+                  "--html", "d.html", "--json", "d.json", cwd=setup(tmp_path))
+    assert out.returncode == 1, out.stderr
+    first = json.loads((tmp_path / "d.json").read_text())["first"]
+    page = (tmp_path / "d.html").read_text()
+    data = json.loads(re.search(r'<script type="application/json" id="adtrace-diff">(.*?)</script>', page, re.S)[1])
+    assert data["sides"] == ["funcs.py:g", "funcs.py:g"] and len(data["pages"]) == 2
+    assert data["first"] == [first["a"]["node"], first["b"]["node"]] and data["firstStep"] is not None
+    assert html.escape("funcs.py:g funcs.py:g") in page
