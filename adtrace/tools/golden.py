@@ -36,8 +36,8 @@ def changes(a_name, b_name, a, b, rtol=RTOL):
     """The events that changed from release ``a_name``'s recording ``a`` to ``b_name``'s ``b`` (either may
     be the text of the error the experiment raised, or None: no recording): a list of sentences."""
     if a is None or b is None or isinstance(a, str) or isinstance(b, str):
-        said = [_state(name, x) for name, x in ((a_name, a), (b_name, b))]
-        return [] if said[0] == said[1] else [f"{said[0]}; {said[1]}"]
+        same = isinstance(a, str) and a == b or a is None and b is None
+        return [] if same else [f"{_state(a_name, a)}; {_state(b_name, b)}"]
     d = a.diff(b, rtol=rtol)
     found = []
     for row in d.rows:

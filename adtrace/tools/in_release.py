@@ -16,14 +16,14 @@ from pathlib import Path
 
 def record_target(call, out):
     from .commands import UserError
-    from .commands.diff import _recording
+    from .commands.diff import side_recording
     from .output import program_output_to_stderr
     from .targets import TargetError
 
     args = argparse.Namespace(engine_a=None, kw=call["kw"], dtype=call["dtype"], argnum=call["argnum"])
     try:
         with program_output_to_stderr():
-            recording = _recording(args, "A", call["target"], call["engine"], call["at"], call["args_from"])
+            recording = side_recording(args, "A", call["target"], call["engine"], call["at"], call["args_from"])
     except (UserError, TargetError) as exc:  # (what the command line says in one line)
         print(exc, file=sys.stderr)
         return 2

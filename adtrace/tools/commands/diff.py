@@ -42,9 +42,9 @@ def diff(args):
         names = [f"{args.a} (autograd {version})" for version in args.autograd]
     else:
         with program_output_to_stderr():
-            a = _recording(args, "A", args.a, args.engine_a or args.engine, args.at, args.args_from)
+            a = side_recording(args, "A", args.a, args.engine_a or args.engine, args.at, args.args_from)
             own = bool(args.at_b or args.args_from_b)  # B's own arguments, else A's
-            b = _recording(args, "B", args.b, args.engine_b or args.engine, args.at_b if own else args.at,
+            b = side_recording(args, "B", args.b, args.engine_b or args.engine, args.at_b if own else args.at,
                            args.args_from_b if own else args.args_from)
         names = [args.a, args.b]
     result = diff_recordings(a, b, rtol=args.rtol)
@@ -105,7 +105,7 @@ def _in_release(args, version):
         return load(saved)
 
 
-def _recording(args, side, spec, engine, at, args_from):
+def side_recording(args, side, spec, engine, at, args_from):
     """The recording side ``side`` names: loaded, or recorded from its target."""
     if is_saved(spec):
         if getattr(args, f"engine_{side.lower()}"):
