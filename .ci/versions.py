@@ -2,8 +2,8 @@
 
     python .ci/versions.py [1.7.0 1.8.0 1.9.0 1.9.1]
 
-Each venv (cached under $ADTRACE_CACHE/venvs, default ~/.cache/adtrace/venvs, one per Python
-version and release) has only its own autograd installed from the package index and sees, after
+Each venv (adtrace/tools/releases.py: cached under $ADTRACE_CACHE/venvs, default ~/.cache/adtrace/venvs,
+one per Python version and release) has only its own autograd installed from the package index and sees, after
 it, the packages of the interpreter running this script (numpy, pytest, hypothesis, tabulate)
 through a .pth file: that interpreter may itself be a fresh venv (.ci/run), whose packages a
 venv's system-site-packages would not see. adtrace is taken from this checkout. Prints one line
@@ -14,41 +14,17 @@ import os
 import subprocess
 import sys
 import time
-import venv
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+from adtrace.tools.releases import environment  # noqa: E402  (the venvs adtrace diff --autograd uses too)
 RELEASES = ("1.7.0", "1.8.0", "1.9.0", "1.9.1")
 RECORDER_TESTS = ("recording/autograd/test_recorder.py", "recording/autograd/test_copy_on_write.py",
                   "recording/test_session.py", "recording/autograd/test_hooks.py", "recording/test_snapshots.py",
                   "recording/test_values.py", "recording/test_recording.py", "recording/test_patching.py",
                   "recording/test_labels.py", "recording/autograd/test_pinned.py", "tools/test_selftest.py",
                   "recording/autograd/test_drift.py")
-
-
-def environment(version, cache):
-    """The venv for one release, rebuilt if an earlier build did not finish or holds another one.
-
-    The venv has no pip of its own (this interpreter's pip installs into it: 1 MB instead of 26)."""
-    folder = cache / "venvs" / f"py{sys.version_info.major}.{sys.version_info.minor}-autograd-{version}"
-    python = folder / "bin" / "python"
-    own = site_packages(python)
-    if own is None or not list(own.glob(f"autograd-{version}.dist-info")):
-        venv.EnvBuilder(clear=True).create(folder)
-        own = site_packages(python)
-        subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(own),
-                        f"autograd=={version}"], check=True)
-    theirs = [p for p in sys.path if Path(p).name in ("site-packages", "dist-packages")]
-    (own / "running-interpreter.pth").write_text("".join(f"{p}\n" for p in theirs))
-    return python
-
-
-def site_packages(python):
-    if not python.exists():
-        return None
-    done = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                          capture_output=True, text=True)
-    return Path(done.stdout.strip()) if done.returncode == 0 else None
 
 
 def run(version, cache):

@@ -167,11 +167,14 @@ def _diff_parser(commands):
     p = _command(commands, "diff", "diff two backward passes node by node and name their first divergence",
                  "adtrace diff funcs.py:f funcs.py:f_fixed --at 3.0 -o diff.md --json diff.json",
                  "adtrace diff funcs.py:f funcs.py:f --engine-b micrograd --at 3.0",
-                 "adtrace diff before.json after.json", exit_codes=DIFF_EXIT_CODES)
+                 "adtrace diff before.json after.json",
+                 "adtrace diff funcs.py:f --autograd 1.8.0 --autograd 1.9.1 --at 3.0", exit_codes=DIFF_EXIT_CODES)
     for side in ("a", "b"):
-        p.add_argument(side, metavar=side.upper(), help=f"{side.upper()}: a target (module:function or "
+        p.add_argument(side, metavar=side.upper(), nargs=None if side == "a" else "?",
+                       help=f"{side.upper()}: a target (module:function or "
                        "path/to/file.py:function), or a recording saved as FILE.json (Recording.save, "
-                       "adtrace report --json)")
+                       "adtrace report --json)" + (" (none with --autograd: A under each release)" if side == "b"
+                                                    else ""))
     p.add_argument("--at", action="append", default=[], metavar="ARG",
                    help="a positional argument as a Python literal, once per argument (as adtrace report); both "
                         "targets get them unless --at-b or --args-from-b gives B its own")
@@ -189,6 +192,9 @@ def _diff_parser(commands):
                    "micrograd, or path/to/file.py:Value (each argument a leaf Value, backward() on the result)")
     p.add_argument("--engine-a", metavar="ENGINE", help="A's engine alone")
     p.add_argument("--engine-b", metavar="ENGINE", help="B's engine alone")
+    p.add_argument("--autograd", action="append", metavar="VERSION",
+                   help="twice: run target A under each of these autograd releases (each in its own venv, built and "
+                        "cached under $ADTRACE_CACHE/venvs), then diff the two recordings")
     p.add_argument("--rtol", type=positive_float, help="relative tolerance two values are the same within "
                    "(default 1e-9, relative to the larger value's largest element)")
     p.add_argument("--max-rows", type=positive_int, default=200,
@@ -212,15 +218,23 @@ def _experiments_parser(commands):
 
 def _upstream_parser(commands):
     p = _command(commands, "upstream", "run autograd's own test suite without and with --adtrace",
-                 "adtrace upstream", "adtrace upstream --examples --only rosenbrock --rounds 1 -o examples.md")
+                 "adtrace upstream", "adtrace upstream --examples --only rosenbrock --rounds 1 -o examples.md",
+                 "adtrace upstream --golden")
     p.add_argument("--version", help="the autograd release whose sdist to test (default: the installed one)")
     p.add_argument("--examples", action="store_true",
                    help="report and check autograd's own examples instead, and write their table")
-    p.add_argument("--only", action="append", metavar="NAME", help="with --examples: only this example (repeatable)")
+    p.add_argument("--golden", action="store_true",
+                   help="record every experiment under every supported autograd release, diff neighbouring releases "
+                        "and write what changed (default reports/upstream_diff.md); exit 2 if a release cannot be "
+                        "installed here")
+    p.add_argument("--dir", default="experiments", help="with --golden: folder of experiments (default: experiments)")
+    p.add_argument("--only", action="append", metavar="NAME",
+                   help="with --examples: only this example; with --golden: only this experiment (repeatable)")
     p.add_argument("--rounds", type=positive_int, default=5,
                    help="with --examples: timing rounds per example (default 5)")
-    p.add_argument("-o", "--output", type=file_name, default="reports/examples.md",
-                   help="with --examples: where the table goes (default reports/examples.md)")
+    p.add_argument("-o", "--output", type=file_name,
+                   help="with --examples: where the table goes (default reports/examples.md); with --golden: where "
+                        "the report goes (default reports/upstream_diff.md)")
 
 
 def _version():

@@ -54,3 +54,14 @@ def test_compare_returns_both_runs_and_the_tests_whose_outcome_differs(tmp_path,
     plain, recorded, differences = upstream.compare()
     assert (plain, recorded) == (runs[False], runs[True])
     assert differences == [("t::b", "passed", "failed"), ("t::c", "skipped", "absent"), ("t::d", "absent", "passed")]
+
+
+def test_golden_says_which_release_cannot_be_installed_here_and_exits_2(tmp_path):
+    from cli_run import adtrace, one_error_line
+
+    (tmp_path / "no_wheels").mkdir()
+    offline = {"ADTRACE_CACHE": str(tmp_path / "cache"), "PIP_NO_INDEX": "1",
+               "PIP_FIND_LINKS": str(tmp_path / "no_wheels")}  # (no index, no wheel: as offline without a cache)
+    out = adtrace("upstream", "--golden", "-o", str(tmp_path / "upstream_diff.md"), env=offline)
+    one_error_line(out, f"cannot install autograd {list(drift.known_releases())[0]} here")
+    assert not (tmp_path / "upstream_diff.md").exists()

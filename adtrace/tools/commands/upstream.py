@@ -12,6 +12,8 @@ def upstream_check(args):
 
     if args.examples:
         return upstream_examples(args)
+    if args.golden:
+        return upstream_golden(args)
 
     try:
         plain, recorded, differences = compare(args.version)
@@ -37,6 +39,7 @@ def upstream_examples(args):
     unknown = [name for name in args.only or () if name not in EXAMPLES]
     if unknown:
         raise UserError(f"no example named {', '.join(unknown)} (there are: {', '.join(EXAMPLES)})")
+    args.output = args.output or "reports/examples.md"
     path = outputs({"-o": args.output})["-o"]  # checked before the examples run (minutes)
     runs = []
     try:
@@ -53,3 +56,25 @@ def upstream_examples(args):
     return 0 if passed == len(runs) else 1
 
 
+
+
+def upstream_golden(args):
+    """Every experiment recorded under every supported release, neighbouring releases diffed: the
+    report of what changed in autograd's internals (reports/upstream_diff.md)."""
+    import time
+
+    from ..golden import markdown, record_all
+    from ..releases import supported
+    from ..upstream import UpstreamError
+
+    given = args.output or "reports/upstream_diff.md"
+    path = outputs({"-o": given})["-o"]
+    start = time.perf_counter()
+    try:
+        recorded = record_all(supported(), args.dir, args.only or ())
+    except UpstreamError as exc:
+        raise UserError(str(exc)) from exc
+    write(path, markdown(recorded), given)
+    recordings = sum(map(len, recorded.values()))
+    show(f"{len(recorded)} releases, {recordings} recordings, in {time.perf_counter() - start:.0f} s")
+    return 0

@@ -4,6 +4,8 @@ they differ, 2 wrong."""
 import json
 import textwrap
 
+import pytest
+
 from cli_run import adtrace, one_error_line
 
 FUNCS = textwrap.dedent("""\
@@ -101,3 +103,40 @@ def test_html_writes_the_side_by_side_page_with_the_first_divergence(tmp_path):
     assert data["sides"] == ["funcs.py:g", "funcs.py:g"] and len(data["pages"]) == 2
     assert data["first"] == [first["a"]["node"], first["b"]["node"]] and data["firstStep"] is not None
     assert html.escape("funcs.py:g funcs.py:g") in page
+
+
+def test_autograd_twice_one_target_else_exit_2(tmp_path):
+    setup(tmp_path)
+    one_error_line(adtrace("diff", "funcs.py:g", "--autograd", "1.9.1", "--at", "3.0", cwd=tmp_path),
+                   "--autograd: give it twice")
+    one_error_line(adtrace("diff", "funcs.py:g", "funcs.py:g", "--autograd", "1.8.0", "--autograd", "1.9.1",
+                           "--at", "3.0", cwd=tmp_path), "B (funcs.py:g) is not wanted")
+    one_error_line(adtrace("diff", "funcs.py:g", "--autograd", "1.8.0", "--autograd", "1.9.1", "--engine",
+                           "micrograd", "--at", "3.0", cwd=tmp_path), "--engine cannot be used")
+    one_error_line(adtrace("diff", "funcs.py:g", "--at", "3.0", cwd=tmp_path), "B is missing")
+
+
+def test_a_release_that_cannot_be_installed_here_exits_2_saying_so(tmp_path):
+    setup(tmp_path)
+    (tmp_path / "no_wheels").mkdir()
+    offline = {"ADTRACE_CACHE": str(tmp_path / "cache"), "PIP_NO_INDEX": "1",
+               "PIP_FIND_LINKS": str(tmp_path / "no_wheels")}  # (no index, no wheel: as offline without a cache)
+    out = adtrace("diff", "funcs.py:g", "--autograd", "1.8.0", "--autograd", "1.9.1", "--at", "3.0", cwd=tmp_path,
+                  env=offline)
+    one_error_line(out, "cannot install autograd 1.8.0 here")
+
+
+@pytest.mark.slow
+def test_one_target_under_two_releases_each_in_its_own_process(tmp_path):
+    from release_venvs import installed_or_skip
+
+    installed_or_skip("1.8.0", "1.9.1")
+    setup(tmp_path)
+    out = adtrace("diff", "funcs.py:g", "--autograd", "1.8.0", "--autograd", "1.9.1", "--at", "3.0", "--json",
+                  "d.json", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "# adtrace diff: funcs.py:g (autograd 1.8.0) against funcs.py:g (autograd 1.9.1)" in out.stdout
+    document = json.loads((tmp_path / "d.json").read_text())
+    assert document["verdict"] == "identical" and document["counts"]["identical"] == 5
+    one_error_line(adtrace("diff", "funcs.py:nope", "--autograd", "1.8.0", "--autograd", "1.9.1", "--at", "3.0",
+                           cwd=tmp_path), "under autograd 1.8.0", "nope")
