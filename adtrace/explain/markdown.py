@@ -1,6 +1,8 @@
 """Explanations as Markdown: a heading per element, its verdict, its causes and where its gradient
 came from (per line, and per path for a scalar graph), through the reports' tables."""
 
+import numpy as np
+
 from ..recording.names import named_site
 from ..report.abbreviate import clip
 from ..report.fit import LINE_WIDTH, fit
@@ -52,9 +54,29 @@ def render_explanation(e):
         parts.append(table(["path", "product of local partials"], fit(["path", "product of local partials"], rows)))
         if e.more_paths:
             parts.append(f"_{e.more_paths} more paths, summing to {fmt(e.more_paths_sum)}._")
+        parts += _paths_disagree(e)
     elif e.more_paths:
         parts.append(f"_{e.more_paths} paths from the input to the output: too many to list (see the lines)._")
     return "\n\n".join(parts)
+
+
+def _paths_disagree(e):
+    """A sentence when the paths' products do not sum to the recorded gradient (beyond rounding): the
+    table shows the derivative, the gradient is what the pass wrote (a lost write, a wrong rule)."""
+    values = [p.value for p in e.paths] + ([e.more_paths_sum] if e.more_paths else [])
+    if e.gradient is None or any(v is None for v in values):
+        return []
+    with np.errstate(all="ignore"):
+        values = np.asarray(values, dtype=complex)
+        total, gradient = values.sum(), complex(np.asarray(e.gradient)[()])
+        if not (np.isfinite(total) and np.isfinite(gradient)):
+            return []
+        if abs(total - gradient) <= 1e-6 * max(np.abs(values).sum(), abs(gradient)):
+            return []
+    lost = any(c.reason == "grad-replaced" for c in e.causes)
+    why = "a write on the way was lost (`grad-replaced` above)" if lost else "the pass did not compute this derivative"
+    return [f"**The paths' products sum to {fmt(total.real if total.imag == 0 else total)}, not the recorded "
+            f"gradient {fmt(e.gradient)}**: {why}."]
 
 
 def _path(nodes, ends=4):

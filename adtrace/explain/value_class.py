@@ -102,7 +102,7 @@ def explain_leaf(recording, query, events, graph, partials, gradient, selector):
         causes = tuple(why_zero(recording, graph, partials))
     elif verdict == "nonfinite":
         causes = tuple(why_nonfinite(recording, events, graph, partials))
-    causes += tuple(_replaced(recording, events, graph.root))
+    causes += tuple(_replaced(recording, events, graph))
     shown, more, more_sum = paths(recording, query, graph, partials)
     shares = by_line(found)
     return Explanation(selector, gradient, verdict, causes, tuple(shares), tuple(found),
@@ -167,15 +167,18 @@ def contributions(recording, events, leaf):
     return found
 
 
-def _replaced(recording, events, leaf):
-    """A ``grad-replaced`` cause per write into the leaf's ``.grad`` that assigned it over a value not 0
-    (``grad = c``, the classic bug): what was there is lost, and the contributions do not add up."""
+def _replaced(recording, events, graph):
+    """A ``grad-replaced`` cause per write that assigned ``.grad = c`` over a value not 0 (the classic bug)
+    into the leaf's ``.grad`` or into a value on its paths (what was lost there never reached the leaf)."""
+    mine = {graph.root} | {label for label in graph.descendants(graph.root) if graph.to_end.get(label)}
     for event in events:
-        if type(event) is AddOutgrads and event.parent == leaf and event.replaced and event.previous is not None \
+        if type(event) is AddOutgrads and event.parent in mine and event.replaced and event.previous is not None \
                 and _float(event.previous[0]) != 0:
+            into = "" if event.parent == graph.root else f" of {event.parent}"
             yield _cause(recording, event.node, event.position, "grad-replaced", None,
-                         f"its _backward assigned .grad = {fmt(event.contribution)} over {fmt(event.previous[0])}, "
-                         "which was lost (write .grad += ...)", {"previous": event.previous[0]})
+                         f"its _backward assigned .grad{into} = {fmt(event.contribution)} over "
+                         f"{fmt(event.previous[0])}, which was lost (write .grad += ...)",
+                         {"previous": event.previous[0]})
 
 
 # -------------------- local partials --------------------

@@ -264,3 +264,23 @@ def test_a_write_that_replaced_the_grad_does_not_add_up():
     assert "do NOT add up to the recorded gradient" in text and "rounding" not in text
     right = explained(f, 1.0, engine=SlotsValue)["a"]
     assert (right.gradient, right.exact, right.causes) == (5.0, True, ())
+
+
+def test_a_write_that_replaced_an_intermediate_grad_is_named_and_the_paths_say_they_disagree():
+    from learner_shapes import BUGGY, ParentsValue, SlotsValue
+
+    def g(x):
+        a = x * x
+        b = a + x
+        c = a + b  # c's backward assigns a.grad = 42, then b's assigns it again: 42 lost at a, not at x
+        return c * c
+
+    for shape in (SlotsValue, ParentsValue):
+        e = explained(g, 3.0, engine=BUGGY[shape])["x"]
+        assert e.gradient == 294 and e.exact  # x's own writes add up: the loss was upstream
+        assert reasons(e) == ["grad-replaced"] and "v1_mul" in e.causes[0].detail
+        assert e.causes[0].primitive == "+" and e.causes[0].values["previous"] == 42
+        assert sum(p.value for p in e.paths) == 546  # the derivative, which the table must not pass off as 294
+        assert "paths' products sum to 546, not the recorded gradient 294" in render_explanations([e])
+        right = explained(g, 3.0, engine=shape)["x"]
+        assert (right.gradient, right.causes) == (546, ()) and "not the recorded" not in render_explanations([right])

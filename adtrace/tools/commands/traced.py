@@ -267,6 +267,9 @@ def _user_errors(args):
             value, kind = no_space.groups()
             raise UserError(f"{args.target} returned {_a(kind)} ({_one_line(value, 60)}): autograd differentiates "
                             "float outputs (a float, an array of floats, or a tuple/list/dict of them)") from exc
+        rejected = _REJECTED.match(str(exc))  # adtrace refused what it returned: the function raised nothing
+        if rejected:
+            raise UserError(f"{args.target} {_one_line(rejected.group(1))}") from exc
         if "differentiate" in str(exc) or "argnum" in str(exc):
             raise UserError(f"cannot differentiate {args.target} at argument {args.argnum}: {_one_line(exc)}") from exc
         raise UserError(f"{args.target} raised {type(exc).__name__}: {_one_line(exc)}") from exc
@@ -277,6 +280,7 @@ def _user_errors(args):
 
 
 _MISSING_RULE = re.compile(r"^[VJ]JP of .+ wrt argnums? .+ not defined$")
+_REJECTED = re.compile(r"^the function (returned .*)", re.S)
 _NO_VECTOR_SPACE = re.compile(r"^Can't find vector space for value (.*) of type <class '([\w.]+)'>", re.S)
 
 

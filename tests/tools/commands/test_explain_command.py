@@ -95,6 +95,14 @@ def test_engine_explains_a_micrograd_leaf_by_its_argument_name(tmp_path):
     one_error_line(bad, "--wrt", "q names no leaf", "w, x, b")
 
 
+def test_engine_a_return_value_adtrace_refuses_is_not_said_to_be_raised(tmp_path):
+    (tmp_path / "flt.py").write_text("def flt(w, b):\n    return 3.0\n")
+    out = adtrace("explain", "flt.py:flt", "--at", "1.0", "--at", "2.0", "--engine", "micrograd", cwd=tmp_path)
+    assert out.returncode == 2
+    one_error_line(out, "flt.py:flt returned a float, not a Value")
+    assert "raised" not in out.stderr
+
+
 def test_wrt_a_whole_part_a_whole_argument_and_a_negative_index(project):
     def headings(*args):
         out = adtrace("explain", *args, cwd=project)
