@@ -58,7 +58,7 @@ header { padding: 6px 10px; border-bottom: 1px solid #ccc; }
   let j = 0;
   function ring(frame, label) {
     const doc = frame.contentDocument;
-    if (!doc || !label) return;
+    if (!doc || !doc.head || !label) return; // (a frame between documents: the next step rings it)
     if (!doc.getElementById("adtrace-divergence-style")) {
       const style = doc.createElement("style");
       style.id = "adtrace-divergence-style";

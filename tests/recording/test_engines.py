@@ -199,4 +199,5 @@ def test_the_protocol_is_exactly_what_the_code_reads_of_an_engine():
     hooks = {"recording/value_class/hooks.py"}  # (autograd's table and ENGINE read the same hooks.PASS_START ...)
     assert inside["pass_start"] == inside["local_backward"] == inside["grad_write"] == hooks
     assert {"leaf", "backward", "data", "grad"} <= set(outside)
-    assert outside["leaf"] == {"compare/traced_engine_call.py", "checker/engine_rules.py"}
+    assert outside["leaf"] == {"compare/traced_engine_call.py", "checker/engine_rules.py", "diff/calls.py",
+                               "explain/entry.py", "tools/recorded_call.py"}  # (each makes an engine's leaves)
