@@ -71,3 +71,18 @@ def test_a_micrograd_report_explains_a_dead_relu():
     assert "### `v0_leaf` = 0: zero" in section and "`relu-off`" in section
     assert "### `v1_leaf`" not in section  # its gradient, 1.5, is finite and not zero
     assert "## Explanations" not in render(trace_engine_call(lambda w, x: w * x, (0.5, -2.0), engine="micrograd"))
+
+
+def test_without_calls_each_element_is_explained_by_its_own_nodes():
+    def f(x):
+        z = x * 2.0
+        h = np.maximum(0.0, z - 3.0)
+        u = np.sin(x[0]) * 0.0  # x[0]'s alone
+        return np.sum(h) + u
+    with adtrace.record(capture="full", sites=True) as rec:
+        grad(f)(np.array([0.5, 2.5, 1.0]))
+    section = render_recording(rec).split("## Explanations", 1)[1].split("\n## ", 1)[0]
+    first, third = section.split("### `x[0]`", 1)[1].split("### `x[2]`")
+    assert "v6_multiply" in first and "v3_maximum" in first
+    assert "v3_maximum" in third and "`relu-off`" in third
+    assert not any(label in third for label in ("v4_ArrayBox_getitem", "v5_sin", "v6_multiply", "`unknown`"))
