@@ -176,9 +176,31 @@ def positions(index, length):
         return None
 
 
+def array_index(text):
+    """An index as ``recording/autograd/sparse.describe_index`` wrote it, back; None if not read."""
+    text = text.strip()
+    if text.startswith("(") and text.endswith(")"):
+        parts = [array_index(part) for part in text[1:-1].split(",") if part.strip()]
+        return None if any(p is None for p in parts) else tuple(parts)
+    try:
+        if text.startswith("[") and text.endswith("]") and "..." not in text:
+            return np.array([int(i) for i in text[1:-1].split()], dtype=int)
+        if ":" in text:
+            return slice(*[int(p) if p.strip() else None for p in text.split(":")])
+        return int(text)
+    except ValueError:
+        return None
+
+
 def covers(value, element, like):
     """Whether a cotangent can hold a number at ``element``: not a sparse one into another item of a
     container (``params['b']``'s, read at an element of ``params['W']``)."""
+    if isinstance(value, Sparse) and isinstance(like, np.ndarray) and value.index is not None:  # x[index]'s
+        try:
+            taken = np.arange(like.size).reshape(like.shape)[array_index(value.index)]
+        except (IndexError, ValueError, TypeError):  # (None: an index not read)
+            return True
+        return flat_index(like, element) in np.ravel(taken)
     if not isinstance(value, Sparse) or not element.keys or not isinstance(like, (dict, list, tuple)):
         return True
     if isinstance(like, dict):

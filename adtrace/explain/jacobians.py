@@ -16,7 +16,7 @@ import numpy as np
 from autograd.core import primitive_vjps, vspace
 
 from ..recording.values import Sparse
-from .elements import dense, flat, positions
+from .elements import array_index, dense, flat, positions
 from .query_index import query_index
 from .reasons import ELEMENTWISE
 
@@ -232,3 +232,40 @@ def recorded_take(recording, query, label, parent_value):
     if node is None or parent is None or sum(sizes[i] for i in chosen) != node.size or not chosen:
         return None
     return np.concatenate([offsets[i] + np.arange(sizes[i]) for i in chosen])
+
+
+def recorded_index(recording, query, label, parent_value):
+    """An array's ``x[index]`` (its VJP a sparse cotangent, ``untake``): the parent's flat position of each
+    of the node's elements, read from the index the recorded VJP kept (``1``, ``1:3``, ``(0, :)``, ``[0 2]``);
+    None if not known (no such VJP, an index adtrace kept shortened or does not read)."""
+    node, parent = flat(recording.nodes[label].value), flat(parent_value)
+    if node is None or parent is None or isinstance(parent_value, (dict, list, tuple)):
+        return None
+    event = query_index(recording, query).vjps.get(label)
+    if event is None:
+        return None
+    found = event.ingrads[0] if len(event.ingrads) == 1 else None
+    index = array_index(found.index) if isinstance(found, Sparse) and found.index is not None else None
+    if index is None:
+        return None
+    try:
+        taken = np.arange(parent.size).reshape(np.shape(parent_value))[index].ravel()
+    except (IndexError, ValueError, TypeError):
+        return None
+    return taken if taken.size == node.size else None
+
+
+def recorded_row(recording, query, label, position, parent_value):
+    """A node of one element's local derivatives from a parent (a ``sum``, a ``dot`` to a number), read from
+    its recorded VJP: ``ingrad / outgrad``, exact where the outgrad was not 0; None otherwise."""
+    if np.size(flat(recording.nodes[label].value)) != 1:
+        return None
+    event = query_index(recording, query).vjps.get(label)
+    if event is None:
+        return None
+    outgrad = flat(event.outgrad)
+    ingrad = flat(dense(event.ingrads[position], parent_value))
+    if outgrad is None or ingrad is None or outgrad.size != 1 or outgrad[0] == 0:
+        return None
+    with np.errstate(all="ignore"):
+        return (ingrad / outgrad[0]).reshape(1, -1)

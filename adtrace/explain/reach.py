@@ -15,8 +15,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..recording.values import Sparse
 from .elements import flat, flat_index
-from .jacobians import Rows, diagonal, jacobian, moved as moved_by, recorded_diagonal, recorded_take, structural
+from .jacobians import (Rows, diagonal, jacobian, moved as moved_by, recorded_diagonal, recorded_index, recorded_row,
+                        recorded_take, structural)
+from .query_index import query_index
 from .reasons import ELEMENTWISE, SELECTIONS
 
 
@@ -27,22 +30,25 @@ class Reach:
     cuts: list = field(default_factory=list)  # (label, position, parent, mask of the cut elements)
     stops: list = field(default_factory=list)  # (label, position or None, the parent's reached mask)
     guessed: set = field(default_factory=set)  # reached through a node not followed element-wise
+    lost: list = field(default_factory=list)  # nodes not followed where the element was not guessed through
     unsure: list = field(default_factory=list)  # (label, position, mask): reached elements whose local
     # derivative the recording does not tell (a recorded diagonal where the outgrad was 0), taken as connected
 
 
-def follow(recording, query, graph, element):
+def follow(recording, query, graph, element, guess=True):
+    """``guess``: a node not followed element-wise connects every element to every element (else it stops
+    the element there: ``stops`` names it, and nothing beyond is the element's)."""
     start = np.zeros(flat(graph.input).size, dtype=bool)
     start[flat_index(graph.input, element)] = True
     found = Reach({graph.root: start}, {graph.root: start})
     for label in graph.order:
         if label != graph.root and hasattr(recording.nodes.get(label), "parents"):  # (not another call's root)
             _into(recording, query, graph, label, found.reached, found.touched, found.cuts, found.stops,
-                  found.guessed, found.unsure)
+                  found.guessed, found.unsure, guess, found.lost)
     return found
 
 
-def _into(recording, query, graph, label, reached, touched, cuts, stops, guessed, unsure):
+def _into(recording, query, graph, label, reached, touched, cuts, stops, guessed, unsure, guess=True, lost=None):
     """Follow the element into ``label``: ``reached`` its elements with a non-zero derivative chain,
     ``touched`` those it would reach if every cut were closed."""
     node = recording.nodes[label]
@@ -55,6 +61,10 @@ def _into(recording, query, graph, label, reached, touched, cuts, stops, guessed
         if near is None:
             continue
         nonzero, unknown = _connections(recording, query, graph, label, position, node, near.size)
+        if nonzero is None and not guess and not _one_number(recording, query, label, position):
+            if from_parent is not None and on_a_path:  # not known: the element is lost here
+                lost.append(label)
+            continue
         if nonzero is None:  # not known: every element to every element
             mask[:] = mask.any() or from_parent is not None
             structure[:] = True
@@ -91,6 +101,15 @@ def _into(recording, query, graph, label, reached, touched, cuts, stops, guessed
         touched[label] = structure
 
 
+def _one_number(recording, query, label, position):
+    """A node of one element made of the whole parent (a ``sum``, a ``dot``; not ``x[i]``, whose VJP is sparse):
+    taken as reading every element of it where its derivatives are not known."""
+    if np.size(flat(recording.nodes[label].value)) != 1:
+        return False
+    event = query_index(recording, query).vjps.get(label)
+    return not (event is not None and isinstance(event.ingrads[position], Sparse))
+
+
 def _connections(recording, query, graph, label, position, node, in_size):
     """``(out, in)`` booleans: which elements of the parent move which of the node (a local
     derivative not 0), from the re-evaluated Jacobian, else from the recorded diagonal of an
@@ -111,6 +130,12 @@ def _connections(recording, query, graph, label, position, node, in_size):
     if node.primitive == "container_take" and isinstance(parent_value, (dict, list, tuple)):
         taken = recorded_take(recording, query, label, parent_value)
         return (None if taken is None else Taken(taken)), None
+    taken = recorded_index(recording, query, label, parent_value) if not same_size else None
+    if taken is not None:  # x[index] without its call: the index its VJP kept
+        return Taken(taken), None
+    row = recorded_row(recording, query, label, position, parent_value) if not same_size else None
+    if row is not None:  # a number made of the parent (a sum): its VJP's ingrad is its row
+        return Dense(row != 0), None
     if not same_size:
         return None, None
     found = recorded_diagonal(recording, query, label, position, parent_value)
@@ -122,7 +147,27 @@ def _connections(recording, query, graph, label, position, node, in_size):
         if parent is not None and output is not None and parent.size == output.size:
             found = np.where(unknown, (parent == output).astype(float), found)
             unknown = np.zeros_like(unknown)
+    if unknown.any() and node.primitive in LINEAR:  # known from the values: no call needed
+        found = np.where(unknown, _linear(recording, graph, node, position, parent_value), found)
+        unknown = np.isnan(found)
     return Diagonal(found != 0), unknown  # (NaN != 0: unknown, connected)
+
+
+LINEAR = ("add", "subtract", "negative", "multiply")
+
+
+def _linear(recording, graph, node, position, parent_value):
+    """An element-wise ``+``, ``-`` or ``*`` node's local derivatives from its values: 1 (``+``, ``-``), the
+    other factor (``a * b``), ``y / x`` (``x * c``, the constant not kept; NaN where x is 0)."""
+    size = np.size(flat(parent_value))
+    if node.primitive != "multiply":
+        return np.ones(size)
+    if len(node.parents) == 2:
+        other = flat(graph.value_of(recording, node.parents[1 - position]))
+        return other.astype(float) if other is not None and other.size == size else np.full(size, np.nan)
+    x, y = flat(parent_value), flat(node.value)
+    with np.errstate(all="ignore"):
+        return np.where(x != 0, y / np.where(x != 0, x, 1), np.nan)
 
 
 class Dense:

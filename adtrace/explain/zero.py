@@ -29,14 +29,16 @@ from .reasons import REDUCTIONS_SELECTING, SELECTIONS, ZERO_DEFAULT, selection_r
 
 def why_zero(recording, query, graph, element):
     """The ``Cause``s of a zero gradient at ``element`` of the input."""
-    found = follow(recording, query, graph, element)
+    found = follow(recording, query, graph, element, guess=False)  # (never another element's nodes)
     reached, touched, cuts, stops = found.reached, found.touched, found.cuts, found.stops
     unknown = [label for label, position, _ in stops if position is None]
-    if graph.end in reached and unknown:
+    lost = [_cause(recording, label, None, "unknown", None, LOST.format(where=element.selector("") or "()"))
+            for label in dict.fromkeys(found.lost)]
+    if graph.end in reached and (unknown or lost):
         return [_cause(recording, label, None, "unknown", None, "its local Jacobian is not known (record with "
                        "calls=True, or a node above jacobians.MAX_ELEMENTS or past its MAX_ENTRIES numbers kept): "
                        "taken as connecting every element")
-                for label in unknown]
+                for label in unknown] + lost
     if graph.end in reached:
         return [_cause(recording, graph.end, None, "cancellation", None,
                        "the input reaches the output; its contributions cancel")]
@@ -47,17 +49,22 @@ def why_zero(recording, query, graph, element):
                    "or was not used") for label in graph.sinks() if label in reached]
     zeros = [_stop(recording, own, label, position, mask) for label, position, mask in stops if position is not None]
     causes = [_cut(recording, own, *cut) for cut in cuts] + [c for c in zeros if c.reason != "independent"] + left
-    if not causes:
+    if not causes and not lost:
         causes = zeros
     if found.unsure and causes:  # an earlier node may have cut it: the recording cannot tell which did
-        causes = [_unsure(recording, own, *u) for u in found.unsure] + [
-            replace(c, fraction=None, detail=c.detail + UNSURE_AFTER) for c in causes]
+        after = set().union(*(graph.descendants(label) for label, _, _ in found.unsure))
+        causes = [c for c in causes if c.node not in after] + [_unsure(recording, own, *u) for u in found.unsure] + [
+            replace(c, fraction=None, detail=c.detail + UNSURE_AFTER) for c in causes if c.node in after]
+    causes += lost
     return causes or [_cause(recording, graph.root, None, "independent", 1.0,
                              "no traced operation reaching the output reads the input")]
 
 
 UNSURE = ("its local derivative at element {where} is not known from this recording (the gradient that reached it "
           "was 0 there): it may be what cut the path; record with capture=\"full\", sites=True, calls=True to tell")
+LOST = ("this recording cannot follow element {where} through this node (its call was not kept, or its Jacobian is "
+        "too large to re-evaluate): what happens to it beyond is not known; record with capture=\"full\", sites=True, "
+        "calls=True to tell")
 UNSURE_AFTER = " (after a node whose derivative this recording does not tell: it may not be the cut)"
 
 

@@ -107,7 +107,7 @@ def _path_nodes(recording, query, graph, explanation):
     if len(graph.parents) > MAX_FOLLOWED:
         return between
     try:
-        touched = follow(recording, query, graph, parse_selector(explanation.selector)[1]).touched
+        touched = follow(recording, query, graph, parse_selector(explanation.selector)[1], guess=False).touched
     except (ValueError, TypeError, KeyError, AttributeError, IndexError):  # not followed: node to node
         return between
     return {label for label, mask in touched.items() if mask.any()} & on_paths

@@ -125,3 +125,18 @@ def test_the_readme_states_the_sections_limits():
 
     assert stated(r"or the graph is above ([\d,]+) nodes") == MAX_NODES
     assert stated(r"\((\d+) causes an element at most") == CAUSES_SHOWN
+
+
+def test_without_calls_each_element_is_explained_by_its_own_nodes():
+    def f(x):
+        z = x * 2.0
+        h = np.maximum(0.0, z - 3.0)
+        u = np.sin(x[0]) * 0.0  # x[0]'s alone
+        return np.sum(h) + u
+    with adtrace.record(capture="full", sites=True) as rec:
+        grad(f)(np.array([0.5, 2.5, 1.0]))
+    section = render_recording(rec).split("## Explanations", 1)[1].split("\n## ", 1)[0]
+    first, third = section.split("### `x[0]`", 1)[1].split("### `x[2]`")
+    assert "v6_multiply" in first and "v3_maximum" in first
+    assert "v3_maximum" in third and "`relu-off`" in third
+    assert not any(label in third for label in ("v4_ArrayBox_getitem", "v5_sin", "v6_multiply", "`unknown`"))

@@ -220,3 +220,38 @@ def test_an_element_not_the_maximum_of_np_max_is_not_selected():
         (cause,) = only(lambda x: np.max(x), np.array([1.0, 3.0, 2.0]), selector)
         assert (cause.primitive, cause.reason) == ("max", "not-selected")
         assert "not the maximum" in cause.detail
+
+
+def relu_of_a_product_and_a_sine_made_nothing(x):
+    z = x * 2.0
+    h = np.maximum(0.0, z - 3.0)  # off at x[0] and x[2]
+    u = np.sin(x[0]) * 0.0  # reads x[0] only
+    return np.sum(h) + u
+
+
+def test_without_calls_an_element_gets_its_own_causes_not_another_elements():
+    x = np.array([0.5, 2.5, 1.0])
+    rec = recorded_without_calls(relu_of_a_product_and_a_sine_made_nothing, x)
+    first, third = explain_recording(rec, ["x[0]", "x[2]"])
+    with_calls = explain(relu_of_a_product_and_a_sine_made_nothing, x, wrt=["x[2]"])[0]
+    assert [(c.node, c.reason, c.fraction) for c in third.causes] == \
+        [(c.node, c.reason, c.fraction) for c in with_calls.causes] == [("v3_maximum", "relu-off", 1.0)]
+    sine = f":{relu_of_a_product_and_a_sine_made_nothing.__code__.co_firstlineno + 3}"
+    assert [s.line for s in third.attribution] == [s.line for s in with_calls.attribution]
+    assert not any(s.line.endswith(sine) for s in third.attribution)  # x[0]'s sine: a 0 into x[0], not x[2]
+    assert any(s.line.endswith(sine) for s in first.attribution)
+    assert first.causes[0].node == "v3_maximum"  # the cut the recording is sure of first
+    assert {(c.node, c.reason) for c in first.causes} >= {("v3_maximum", "relu-off"),
+                                                          ("v6_multiply", "zero-derivative")}
+
+
+def test_without_calls_an_element_lost_in_a_node_is_said_lost_there_and_nothing_after_is_blamed():
+    M = np.array([[0.0, 1.0], [0.0, 2.0]])  # x[0] read by nothing: its gradient 0 whatever the relu did
+
+    def f(x):
+        return np.sum(np.maximum(np.dot(M, x) - 5.0, 0.0))
+    rec = recorded_without_calls(f, np.array([1.0, 1.0]))
+    for e in explain_recording(rec, ["x[0]", "x[1]"]):
+        (cause,) = e.causes
+        assert (cause.primitive, cause.reason) == ("dot", "unknown")
+        assert f"element {e.selector[1:]}" in cause.detail and "calls=True" in cause.detail

@@ -227,3 +227,21 @@ def test_no_control_when_nothing_is_zero_or_not_finite(open_page, model):
     page = open_page(recording_page(recorded(model, "fine", np.array([0.5, 1.0]))))
     assert page.driver.find_elements("css selector", "[data-testid=explain]") == []
     assert marks(page) == {}
+
+
+def test_without_calls_an_elements_paths_and_causes_are_its_own(model, tmp_path):
+    program = tmp_path / "explained_dz.py"
+    program.write_text("import autograd.numpy as np\n\n\ndef dz(x):\n    z = x * 2.0\n"
+                       "    h = np.maximum(0.0, z - 3.0)\n    u = np.sin(x[0]) * 0.0\n    return np.sum(h) + u\n")
+    spec = importlib.util.spec_from_file_location("explained_dz", program)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    with adtrace.record(capture="full", sites=True, relative_to=tmp_path) as rec:  # (no calls)
+        grad(module.dz)(np.array([0.5, 2.5, 1.0]))
+    data = page_data(rec)
+    explained = {e["selector"]: e for e in data["explanations"]}
+    first, third = explained["x[0]"], explained["x[2]"]
+    assert labels(data, third["path"]) == ["v0_root", "v1_multiply", "v2_subtract", "v3_maximum", "v7_sum", "v8_add"]
+    assert [(c["label"], c["mark"]) for c in third["causes"]] == [("v3_maximum", "cut")]  # the jump goes to the relu
+    assert {"v4_ArrayBox_getitem", "v5_sin", "v6_multiply"} <= set(labels(data, first["path"]))
+    assert first["causes"][0]["label"] == "v3_maximum"
