@@ -3,6 +3,6 @@
 (``values.py``), the first divergence and the counts (``divergence.py``); ``calls.py`` records a call
 to diff (autograd's VJP, or an engine's ``backward()``)."""
 
-from .divergence import Diff, Divergence, diff
+from .divergence import Diff, Divergence, NothingToDiff, diff
 
-__all__ = ["diff", "Diff", "Divergence"]
+__all__ = ["diff", "Diff", "Divergence", "NothingToDiff"]

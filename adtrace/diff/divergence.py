@@ -99,10 +99,20 @@ class Diff:
         return 0 if self.verdict == IDENTICAL else 1
 
 
+class NothingToDiff(ValueError):
+    """A side holds no backward pass: there is nothing to compare (never "identical")."""
+
+
 def diff(a, b, rtol=None, names=("A", "B")):
-    """The ``Diff`` of recording ``a``'s user backward pass against ``b``'s (``Recording.diff``)."""
+    """The ``Diff`` of recording ``a``'s user backward pass against ``b``'s (``Recording.diff``); a side
+    without one raises ``NothingToDiff``."""
     with collector_paused():
-        result = Diff(side_of(a, names[0]), side_of(b, names[1]), None, RTOL if rtol is None else rtol)
+        sides = side_of(a, names[0]), side_of(b, names[1])
+        for side in sides:
+            if side.end is None:
+                raise NothingToDiff(f"{side.name} holds no backward pass: nothing to diff (an output that does not "
+                                    "depend on the input, a forward-mode recording, or an empty one)")
+        result = Diff(*sides, None, RTOL if rtol is None else rtol)
         result.alignment = align(result.a, result.b)
         found = _Walk(result).divergences()
     result.first, result.follows = (found[0], found[1:1 + FOLLOWS]) if found else (None, [])

@@ -51,8 +51,19 @@ def load(source):
     return _recording(document)
 
 
+FORMAT = 1  # (report/export.py writes it: a saved file without one is from before it, the same layout)
+ENGINES, CAPTURES = ("autograd", "micrograd"), ("auto", "full", "structure")
+
+
 def _recording(document):
-    recording = Recording(document.get("capture", "auto"), document.get("engine", "autograd"))
+    if document.get("format", FORMAT) != FORMAT:
+        raise SavedRecordingError(f"saved in format {document['format']!r}; this adtrace reads format {FORMAT} "
+                                  "(save it again with this version)")
+    engine, capture = document.get("engine", "autograd"), document.get("capture", "auto")
+    if engine not in ENGINES or capture not in CAPTURES:
+        raise SavedRecordingError(f"engine {engine!r}, capture {capture!r}: adtrace records {' or '.join(ENGINES)} "
+                                  f"at capture {', '.join(CAPTURES)}")
+    recording = Recording(capture, engine)
     writer = RecordingWriter(recording)
     kinds = {t.kind: t for t in events.EVENT_TYPES}
     for number, saved in enumerate(document["events"]):
@@ -72,6 +83,10 @@ def _recording(document):
 
 def _stored(event_type, saved):
     """The fields of one saved event, as its packer takes them."""
+    known = {"kind", *(name for name, _ in layout(event_type))}
+    unknown = sorted(set(saved) - known)
+    if unknown:
+        raise ValueError(f"fields adtrace does not record: {', '.join(map(str, unknown))}")
     fields = {}
     for name, how in layout(event_type):
         value = saved[name]

@@ -65,8 +65,11 @@ def events_json(recording=None, **named):
     return json.dumps(document, indent=1, sort_keys=False) + "\n"
 
 
+FORMAT = 1  # of a saved recording (``recording/saved.py`` reads this one; another is refused)
+
+
 def _recording_dict(recording):
-    return {"engine": recording.engine, "capture": recording.capture, "failure": recording.failure,
+    return {"format": FORMAT, "engine": recording.engine, "capture": recording.capture, "failure": recording.failure,
             "events": [event_dict(e) for e in recording.events]}
 
 

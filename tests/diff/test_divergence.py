@@ -236,3 +236,18 @@ def test_the_collector_paused_while_diffing_is_put_back_as_it_was():
             assert not gc.isenabled()
             raise ValueError
     assert gc.isenabled()
+
+
+def test_a_side_without_a_backward_pass_is_nothing_to_diff_never_identical():
+    """A recording with no backward pass (an output that does not depend on the input, an empty one) was
+    diffed as "identical" with 0 nodes visited, exit 0."""
+    from adtrace.diff import NothingToDiff
+    from adtrace.recording.saved import load
+
+    with adtrace.record() as empty:
+        pass
+    some = record_call(lambda x: anp.sin(x) * x, (0.5,))
+    for a, b in ((empty, empty), (some, load('{"events": []}')), (empty, some)):
+        with pytest.raises(NothingToDiff, match="holds no backward pass"):
+            diff(a, b)
+    assert diff(some, some).verdict == IDENTICAL

@@ -62,6 +62,12 @@ def test_values_come_back_as_what_they_were():
     assert back[6] == adtrace.Boxed(np.array(3.0), 1) or (back[6].level == 1 and back[6].value == 3.0)
 
 
+def test_a_saved_recording_says_its_format():
+    with adtrace.record() as rec:
+        grad(anp.sin)(0.5)
+    assert json.loads(events_json(rec))["format"] == 1 and load(events_json(rec)).events == rec.events
+
+
 def test_what_adtrace_report_json_writes_loads_its_reverse_recording(tmp_path):
     script = tmp_path / "funcs.py"
     script.write_text("import autograd.numpy as anp\n\ndef f(x):\n    return anp.sin(x) * x\n")
@@ -76,8 +82,15 @@ def test_what_adtrace_report_json_writes_loads_its_reverse_recording(tmp_path):
 @pytest.mark.parametrize("text, why", [
     ("not json", "not JSON"), ('{"events": 3}', "no list of events"),
     ('{"events": [{"kind": "nonsense"}]}', "not an event"),
-    ('{"events": [{"kind": "root", "mode": "rev"}]}', r"event 0 \(root\): no field 'level'")])
+    ('{"events": [{"kind": "root", "mode": "rev"}]}', r"event 0 \(root\): no field 'level'"),
+    ('{"format": 999, "events": []}', "saved in format 999; this adtrace reads format 1"),
+    ('{"engine": "tensorflow", "events": []}', "engine 'tensorflow'"),
+    ('{"capture": "weird", "events": []}', "capture 'weird'"),
+    ('{"events": [{"kind": "root", "mode": "rev", "level": 0, "label": "v0_root", "zz": 1}]}',
+     "fields adtrace does not record: zz")])
 def test_a_file_that_is_not_a_saved_recording_is_refused_with_why(text, why, tmp_path):
+    """Also a file of another format, engine or capture level, or with a field no event has (they were read
+    as if they were this format's: a diff of two of them said identical)."""
     path = tmp_path / "bad.json"
     path.write_text(text)
     with pytest.raises(SavedRecordingError, match=why):

@@ -10,7 +10,7 @@ or a recording saved as JSON (``Recording.save(path)``, ``adtrace report --json`
 import argparse
 import os
 
-from ...diff import diff as diff_recordings
+from ...diff import NothingToDiff, diff as diff_recordings
 from ...diff.calls import record_call
 from ...recording.saved import SavedRecordingError, load
 from ..engine_call import engine_of, one_class
@@ -47,7 +47,10 @@ def diff(args):
             b = side_recording(args, "B", args.b, args.engine_b or args.engine, args.at_b if own else args.at,
                            args.args_from_b if own else args.args_from)
         names = [args.a, args.b]
-    result = diff_recordings(a, b, rtol=args.rtol)
+    try:
+        result = diff_recordings(a, b, rtol=args.rtol)
+    except NothingToDiff as exc:
+        raise UserError(str(exc)) from exc
     texts = {}
     text = diff_markdown(result, *names, max_rows=args.max_rows)
     if args.json:

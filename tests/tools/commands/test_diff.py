@@ -88,6 +88,8 @@ def test_a_wrong_command_line_target_or_file_exits_2_with_one_line(tmp_path):
     one_error_line(adtrace("diff", "r.json", "funcs.py:g", "--at", "3.0", "--engine-a", "micrograd", cwd=tmp_path),
                    "--engine-a: A is a saved recording")
     assert adtrace("diff", "funcs.py:g", cwd=tmp_path).returncode == 2
+    (tmp_path / "empty.json").write_text('{"events": []}')  # (diffed with itself: "identical", exit 0)
+    one_error_line(adtrace("diff", "empty.json", "empty.json", cwd=tmp_path), "A holds no backward pass")
 
 
 def test_html_writes_the_side_by_side_page_with_the_first_divergence(tmp_path):
