@@ -23,7 +23,7 @@ def record_call(f, args, argnum=0, engine=None, capture="full", relative_to=None
 
 def _recorded(f, args, argnum, engine, capture, relative_to):
     if engine is None or engine == "autograd":
-        with record(capture=capture, sites=True, relative_to=relative_to) as rec:
+        with record(capture=capture, sites=True, calls=True, relative_to=relative_to) as rec:  # (calls: constants)
             vjp, out = make_vjp(f, argnum)(*args)
             vjp(vspace(out).ones())
         return rec

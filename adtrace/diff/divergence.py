@@ -169,6 +169,8 @@ class _Walk:
             detail = ("the input differs" if node.leaf else
                       f"its arguments' values are the same on both sides: {node.shown} computes another value"
                       if inputs_same else "its arguments' values differ")
+            if kind == LOCAL_RULE:
+                kind, detail = self.constants(node, b.nodes[m], kind, detail)
             found.append((node.created, Divergence(kind, "forward value", self.at(a, label, node.value),
                                                    self.at(b, m, b.nodes[m].value), detail)))
         for label, node in b.nodes.items():  # (placed after the A node made last among its matched ancestors)
@@ -180,6 +182,19 @@ class _Walk:
                 found.append((rank + 0.5, self.graph(None, label)))
         found.sort(key=lambda pair: pair[0])
         return [d for _, d in found]
+
+    def constants(self, x, y, kind, detail):
+        """A rule's node whose traced arguments agree: an argument that was not traced (a constant, a
+        non-differentiated argument) that differs makes it an ``INPUT``; not kept on a side, it is said."""
+        if x.constants is None or y.constants is None:
+            return kind, (f"its traced arguments' values are the same on both sides (its constant arguments were "
+                          f"not kept): {x.shown} computes another value")
+        differ = [k for k in sorted(set(x.constants) | set(y.constants), key=str)
+                  if k not in x.constants or k not in y.constants or not self.same(x.constants[k], y.constants[k])]
+        if not differ:
+            return kind, detail
+        which = ", ".join(f"argument {k}" if isinstance(k, int) else f"{k}=" for k in differ)
+        return INPUT, f"its traced arguments are the same, but a constant differs ({which}): not its rule"
 
     def graph(self, x, y):
         side, label = (self.a, x) if x is not None else (self.b, y)

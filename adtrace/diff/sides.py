@@ -39,6 +39,8 @@ class Node:
     leaf: bool
     created: int  # its place in creation order
     shown: str = ""  # the primitive as the engine names it
+    constants: Optional[dict] = None  # argument position (or keyword) -> its value, of the arguments not traced;
+    # None: not known (the recording kept no calls)
 
 
 @dataclass
@@ -88,6 +90,7 @@ def side_of(recording, name="A"):
     side.seed = start.seed if start else None
     inputs = {e.root: e.input for e in recording.of_kind(TraceReturned)}
     reached = recording.graph(side.end) if side.end is not None else None
+    calls = recording.calls
     for created, (label, event) in enumerate(recording.nodes.items()):
         if event.mode != REV or type(event) not in (RootCreated, NodeCreated) or (reached is not None
                                                                                  and label not in reached):
@@ -98,7 +101,7 @@ def side_of(recording, name="A"):
         args = dict(zip(event.argnums, parents)) if parents else {}
         side.nodes[label] = Node(label, primitive_name(shown, leaf), args,
                                  getattr(event, "site", None), getattr(event, "value", inputs.get(label)), leaf,
-                                 created, shown or LEAF)
+                                 created, shown or LEAF, _constants(calls.get(label), args))
         for parent in set(parents):
             side.children.setdefault(parent, []).append(label)
     for step, e in enumerate(events):
@@ -116,3 +119,13 @@ def side_of(recording, name="A"):
                 e.node, e.argnum, e.contribution, None if e.previous is None else e.previous[0], e.result[0],
                 e.replaced, step))
     return side
+
+
+def _constants(call, traced):
+    """The values of a primitive call's arguments that were not traced (``record(calls=True)``'s
+    ``NodeCall``): a constant that differs between two sides is an input that differs, not a rule."""
+    if call is None:
+        return None
+    constants = {i: value for i, value in enumerate(call.args) if i not in traced}
+    constants.update(call.kwargs)
+    return constants

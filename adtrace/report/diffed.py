@@ -5,7 +5,7 @@ where the visit orders part, and the aligned nodes (capped)."""
 import json
 
 from .export import to_jsonable
-from .format import fmt, text
+from .format import fmt, text, whole
 from .tables import table
 
 VERDICTS = {"identical": "the same backward pass (structure, and values within rtol)",
@@ -31,7 +31,7 @@ def diff_markdown(d, a_name="A", b_name="B", max_rows=200):
         lines += [f"**{d.first.kind}**, {d.first.what}: {text(d.first.detail)}.", "", _sides_table([d.first]), ""]
         if d.follows:
             lines += ["What follows from it:", ""]
-            lines += [f"- {x.kind}, {x.what} of {_node(x)}: A {_value(x.a)}, B {_value(x.b)} ({text(x.detail)})"
+            lines += [f"- {x.kind}, {x.what} of {_node(x)}: A {_values(x)[0]}, B {_values(x)[1]} ({text(x.detail)})"
                       for x in d.follows]
             lines.append("")
     lines += ["## Visit order", ""]
@@ -56,18 +56,24 @@ def _engine(recording):
 def _sides_table(divergences):
     rows = []
     for x in divergences:
-        for name, at in (("A", x.a), ("B", x.b)):
+        values = _values(x)
+        for name, at, value in (("A", x.a, values[0]), ("B", x.b, values[1])):
             rows.append((name, "(none)", "", "", "") if at is None else
-                        (name, at.node, at.primitive, at.line or "", fmt(at.value)))
+                        (name, at.node, at.primitive, at.line or "", value))
     return table(["side", "node", "primitive", "line", "value"], rows)
+
+
+def _values(x):
+    """Both sides' values as the reports write them, or whole (every digit) where those read the same:
+    a difference past the 6th digit is seen."""
+    shown = [None if at is None else fmt(at.value) for at in (x.a, x.b)]
+    if None not in shown and shown[0] == shown[1]:
+        shown = [whole(at.value) for at in (x.a, x.b)]
+    return ["(none)" if s is None else s for s in shown]
 
 
 def _node(x):
     return " / ".join(at.node for at in (x.a, x.b) if at is not None)
-
-
-def _value(at):
-    return "(none)" if at is None else fmt(at.value)
 
 
 def diff_json(d):

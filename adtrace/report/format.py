@@ -61,6 +61,24 @@ def fmt(value):
     return type(value).__name__  # never repr(): it may hold a memory address
 
 
+def whole(value):
+    """A value with every digit a float has (``repr``: it reads back the same), arrays of at most
+    ``INLINE`` elements inline; anything else as the reports write it (``fmt``: a summary)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, complex, np.number, np.ndarray)):
+        return fmt(value)
+    if isinstance(value, np.ndarray):
+        if value.size > INLINE or value.dtype.kind not in "biufc":
+            return fmt(value)
+        if value.ndim == 0:
+            return whole(value[()])
+        return "[" + " ".join(whole(v) for v in value) + "]"
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (complex, np.complexfloating)):
+        return repr(complex(value))
+    return repr(float(value))
+
+
 def fmt_outgrads(state):
     """An ``outgrads`` dict of labels, as the seed's ``{M:(1,False)}``."""
     return "{" + ", ".join(f"{label}:{fmt(pair)}" for label, pair in state.items()) + "}"

@@ -19,13 +19,12 @@ path in it.
 import json
 from dataclasses import asdict, dataclass
 
-import numpy as np
 from typing import Optional, Union
 
 from ..recording.events import TraceReturned
 from ..report.abbreviate import clip
 from ..report.files import write_file
-from ..report.format import INLINE, fmt, visible
+from ..report.format import fmt, visible, whole
 from .data import unrecorded_labels
 
 FORMAT = 1
@@ -66,24 +65,6 @@ def exported_graph(recording):
         for argnum, parent in zip(getattr(node, "argnums", ()), getattr(node, "parents", ())):
             edges.append(GraphEdge(parent, label, "?" if argnum is None else argnum))
     return shown, edges
-
-
-def whole(value):
-    """A value with every digit a float has (``repr``: it reads back the same), arrays of at most
-    ``INLINE`` elements inline; anything else as the reports write it (``fmt``: a summary)."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, complex, np.number, np.ndarray)):
-        return fmt(value)
-    if isinstance(value, np.ndarray):
-        if value.size > INLINE or value.dtype.kind not in "biufc":
-            return fmt(value)
-        if value.ndim == 0:
-            return whole(value[()])
-        return "[" + " ".join(whole(v) for v in value) + "]"
-    if isinstance(value, (int, np.integer)):
-        return str(int(value))
-    if isinstance(value, (complex, np.complexfloating)):
-        return repr(complex(value))
-    return repr(float(value))
 
 
 def caption(node):

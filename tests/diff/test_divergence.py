@@ -9,8 +9,8 @@ from autograd.extend import defvjp, primitive
 import adtrace
 from adtrace.diff import diff
 from adtrace.diff.calls import record_call
-from adtrace.diff.divergence import (ACCUMULATION, FOLLOWED, GRAPH, IDENTICAL, LOCAL_RULE, ORDER, STRUCTURE_DIFFERS,
-                                     VALUES_DIFFER)
+from adtrace.diff.divergence import (ACCUMULATION, FOLLOWED, GRAPH, IDENTICAL, INPUT, LOCAL_RULE, ORDER,
+                                     STRUCTURE_DIFFERS, VALUES_DIFFER)
 from learner_shapes import BUGGY, SHAPES
 
 
@@ -251,3 +251,12 @@ def test_a_side_without_a_backward_pass_is_nothing_to_diff_never_identical():
         with pytest.raises(NothingToDiff, match="holds no backward pass"):
             diff(a, b)
     assert diff(some, some).verdict == IDENTICAL
+
+
+def test_a_constant_argument_that_differs_is_an_input_not_a_local_rule():
+    """Only y differs, autograd's constant (argnum 0 differentiated): it was called local-rule ("multiply
+    computes another value"); a rule made wrong is still local-rule."""
+    f = lambda x, y: anp.sin(x * y)  # noqa: E731
+    d = diff(record_call(f, (0.5, 3.0)), record_call(f, (0.5, 3.0000001)))
+    assert d.first.kind == INPUT and "a constant differs (argument 1)" in d.first.detail
+    assert d.first.a.primitive == "multiply"

@@ -48,3 +48,12 @@ def test_the_markdown_shows_the_first_divergence_what_follows_and_caps_the_align
     assert "What follows from it:" in text and "- follows, gradient of v0_root / v0_leaf: A 546, B 294" in text
     assert "3 identical, 2 values differ, 0 only in A, 0 only in B, 0 constants" in text
     assert "_3 more rows (table capped at 2 rows" in text
+
+
+def test_values_that_read_the_same_in_six_digits_are_shown_whole():
+    import autograd.numpy as anp
+
+    f = lambda x, y: anp.sin(x * y)  # noqa: E731
+    text = diff_markdown(diff(record_call(f, (0.5, 3.0)), record_call(f, (0.5, 3.0000001))))
+    first = text.split("## The first divergence", 1)[1].split("What follows", 1)[0]
+    assert "| 1.5 " in first and "| 1.50000005 " in first  # (both read 1.5 in 6 digits)
