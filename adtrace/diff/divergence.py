@@ -249,7 +249,7 @@ class _Walk:
         if set(received_a) != set(received_b):
             missing = sorted(set(received_a) ^ set(received_b), key=str)
             return Divergence(GRAPH, "gradient", at_a, at_b, f"the two sides received different contributions "
-                                                             f"(from {', '.join(str(k[0]) for k in missing)})")
+                                                             f"(from {', '.join(_consumer(k[0]) for k in missing)})")
         changed = [k for k in received_a if not self.same(received_a[k].value, received_b[k].value)]
         if changed:
             return Divergence(FOLLOWED, "gradient", at_a, at_b, f"the contribution of {changed[0][0]} "
@@ -366,3 +366,6 @@ def _short(value):
     except (TypeError, ValueError):
         return type(value).__name__
 
+
+def _consumer(label):
+    return "a node only B has" if label is None else str(label)

@@ -39,9 +39,10 @@ def diff_markdown(d, a_name="A", b_name="B", max_rows=200):
         lines += ["The two passes visit the nodes they share in the same order.", ""]
     else:
         step, x, y = d.order
+        why = ("an order difference, not a value difference: the gradients agree" if d.first is None else
+               "the values differ too (the first divergence above)")
         lines += [f"The orders part at visit {step + 1}: A visits `{x}`, B visits `{y}` "
-                  f"(A's `{d.alignment.b_to_a[y]}`): an order difference, not a value difference when the gradients "
-                  "agree.", ""]
+                  f"(A's `{d.alignment.b_to_a[y]}`): {why}.", ""]
     lines += ["## Aligned nodes", "",
               table(["A", "B", "primitive", "line", "status", "differs"],
                     [(r.a or "", r.b or "", r.primitive, r.line or "", r.status, ", ".join(r.differs))

@@ -208,6 +208,13 @@ def test_a_different_valid_order_is_identical_and_reported_as_an_order_differenc
     assert sorted(visits) == sorted(auto.visit_order(1)) and visits != auto.visit_order(1)
     step, x, y = d.order
     assert auto.visit_order(1)[step] == x and other.visit_order(1)[step] == y and d.alignment.a_to_b[x] != y
+    from adtrace.report.diffed import diff_markdown
+
+    assert "an order difference, not a value difference: the gradients agree" in diff_markdown(d)
+    from learner_passes import QueueValue, squares  # (its gradient differs too: never said to agree)
+
+    wrong = diff_markdown(diff(record_call(squares, (2.0,)), record_call(squares, (2.0,), engine=QueueValue)))
+    assert "the gradients agree" not in wrong and "the values differ too" in wrong
 
 
 def test_a_saved_recording_diffs_as_identical_to_the_live_one(tmp_path):

@@ -57,3 +57,16 @@ def test_values_that_read_the_same_in_six_digits_are_shown_whole():
     text = diff_markdown(diff(record_call(f, (0.5, 3.0)), record_call(f, (0.5, 3.0000001))))
     first = text.split("## The first divergence", 1)[1].split("What follows", 1)[0]
     assert "| 1.5 " in first and "| 1.50000005 " in first  # (both read 1.5 in 6 digits)
+
+
+def test_a_contribution_from_a_node_only_one_side_has_is_named_so():
+    import autograd.numpy as anp
+
+    def f(x, y):
+        return anp.sin(x * y) + x * x
+
+    def g(x, y):
+        return anp.cos(x * y) + x * x
+
+    text = diff_markdown(diff(record_call(f, (0.5, 3.0)), record_call(g, (0.5, 3.0))))
+    assert "(from v2_sin, a node only B has)" in text and "None" not in text
