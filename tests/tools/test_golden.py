@@ -50,6 +50,18 @@ def test_an_experiment_that_raises_under_one_release_is_a_change():
     assert golden.changes("1.7.0", "1.8.0", "ValueError: no", "ValueError: no") == []
 
 
+def test_an_experiment_without_a_backward_pass_under_both_releases_is_no_change():
+    """independent_output's recording has no pass (its output does not depend on its input): a diff of it
+    is refused (NothingToDiff), which stopped --golden; under both releases it is no change."""
+    import adtrace
+
+    with adtrace.record() as none:
+        pass
+    assert golden.changes("1.8.0", "1.9.0", none, none) == []
+    assert golden.changes("1.8.0", "1.9.0", none, record_call(scaled, (0.5,))) == [
+        "a backward pass under 1.9.0 only"]
+
+
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_ulps_count_floats_in_between_across_zero(dtype):
     x = np.array([1.0, -0.0, -1e-30], dtype=dtype)
