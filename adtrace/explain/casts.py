@@ -11,6 +11,8 @@ import numpy as np
 
 from .explanation import Cause
 
+ASTYPE = ("astype", "_astype")  # (autograd's primitive under numpy 2, and under numpy 1.x)
+
 DETAIL = ("a cast to an integer dtype: autograd's VJP passes the gradient through it as if it were the identity, "
           "where the rounding's derivative is 0")
 
@@ -22,7 +24,7 @@ def integer_casts(recording, graph, paths=()):
     found = []
     for label in graph.order:
         node = recording.nodes.get(label)
-        if getattr(node, "primitive", None) != "astype" or not graph.from_root.get(label) \
+        if getattr(node, "primitive", None) not in ASTYPE or not graph.from_root.get(label) \
                 or not graph.to_end.get(label) or (paths and label not in on_paths):
             continue
         if np.asarray(node.value).dtype.kind in "iub":

@@ -12,7 +12,8 @@ def test_a_gradient_through_astype_int_names_the_cast():
     first, second = explain(f, np.array([1.5, 2.5]), wrt=["x[0]", "x[1]"])
     assert (first.verdict, first.gradient) == ("contributions", 2.5)  # k + x, where d(x * floor(x))/dx = k = 1
     (cause,) = first.causes
-    assert (cause.node, cause.primitive, cause.reason) == ("v1_astype", "astype", "integer-cast")
+    assert (cause.node, cause.reason) == ("v1_astype", "integer-cast")
+    assert cause.primitive in ("astype", "_astype")  # (autograd's name for it under numpy 1.x: _astype)
     assert cause.line.endswith(f":{f.__code__.co_firstlineno + 1}") and cause.fraction == 0.5
     assert [c.reason for c in second.causes] == ["integer-cast"]
 
