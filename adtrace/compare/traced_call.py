@@ -6,7 +6,6 @@ output), in forward mode one JVP with a tangent of ones. Everything the reporter
 the returned ``TracedCall``; the reporter itself never runs autograd.
 """
 
-import contextlib
 import gc
 import warnings
 from dataclasses import dataclass, field
@@ -19,6 +18,7 @@ from autograd import make_jvp, make_vjp
 from autograd.core import vspace
 
 from .. import reference
+from ..recording.eventlog import collector_paused
 from ..recording.events import FWD, REV, NodeCreated
 from .align import align, relabel
 from .arguments import differentiated, unary
@@ -69,7 +69,7 @@ def trace_call(f, args, argnum=0, mode="rev", capture="auto", relative_to=None, 
     x = differentiated(args, argnum)
     of_x = unary(f, args, argnum)
     call = TracedCall(function_name(f), source_location(f, relative_to), tuple(args), argnum, mode, capture)
-    with warnings.catch_warnings(record=True) as caught, _collector_paused():
+    with warnings.catch_warnings(record=True) as caught, collector_paused():
         warnings.simplefilter("always")
         if mode in (REV, "both"):
             _reverse(call, of_x, x, capture, rtol, relative_to)
@@ -77,20 +77,6 @@ def trace_call(f, args, argnum=0, mode="rev", capture="auto", relative_to=None, 
             _forward(call, of_x, x, capture, relative_to)
     call.warnings, call.reference_warnings = _sorted_warnings(caught)
     return call
-
-
-@contextlib.contextmanager
-def _collector_paused():
-    """Python's cyclic garbage collector off for the call, as ``timeit`` does: a large graph is
-    millions of objects (autograd's, the recording's, the reference engine's), and each full
-    collection walks all of them: most of the time of a large scalar program."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _sorted_warnings(caught):

@@ -9,9 +9,9 @@ of micrograd's shape (``engine="micrograd"`` or a ``Value`` class): each argumen
 from autograd import make_vjp
 from autograd.core import vspace
 
+from ..recording.eventlog import collector_paused
 from ..recording.registry import engine_named
 from ..recording.session import record
-from .divergence import collector_paused
 
 
 def record_call(f, args, argnum=0, engine=None, capture="full", relative_to=None):

@@ -18,11 +18,10 @@ A valid visit order of its own (siblings swapped) is no divergence: the values a
 and the first place the two orders part is reported beside the verdict.
 """
 
-import contextlib
-import gc
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from ..recording.eventlog import collector_paused
 from .align import align
 from .sides import side_of
 from .values import DIFFERS, RTOL, same
@@ -118,19 +117,6 @@ def diff(a, b, rtol=None, names=("A", "B")):
     result.first, result.follows = (found[0], found[1:1 + FOLLOWS]) if found else (None, [])
     result.order = _order(result)
     return result
-
-
-@contextlib.contextmanager
-def collector_paused():
-    """Python's cyclic garbage collector off, as ``timeit`` does (and ``trace_call``): each full collection
-    walks every event and node of both recordings, a third of a large diff's time."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 class _Walk:

@@ -7,6 +7,7 @@ object the garbage collector tracks that a recording keeps alive makes Python's 
 sooner, and on a scalar workload those collections were most of the recorder's cost.
 """
 
+import contextlib
 import gc
 from bisect import bisect_left
 
@@ -103,18 +104,13 @@ class EventLog:
         span found as it goes, not looked up per event)."""
         values, starts = self.values, self.starts
         built, end = [], len(values)
-        enabled = gc.isenabled()
-        gc.disable()  # (each full collection would walk every event built so far: quadratic in a large recording)
-        try:
+        with collector_paused():  # (each full collection would walk every event built so far: quadratic)
             for i in range(index, len(starts)):
                 start = starts[i]
                 stop = starts[i + 1] if i + 1 < len(starts) else end
                 stored = LAYOUTS[values[start]]
                 built.append(stored.build([f if type(f) in NO_REFERENCE else resolve(f)
                                            for f in values[start + 1:stop]]))
-        finally:
-            if enabled:
-                gc.enable()
         return built
 
     def update(self, start, change):
@@ -129,3 +125,17 @@ class EventLog:
     def _span(self, index):
         starts = self.starts
         return starts[index], starts[index + 1] if index + 1 < len(starts) else len(self.values)
+
+
+@contextlib.contextmanager
+def collector_paused():
+    """Python's cyclic garbage collector off inside, as ``timeit`` does: a large recording is millions of
+    objects (autograd's, the events', the reference engine's), each full collection walks all of them
+    (most of the time of tracing, reading or diffing a large scalar program). Back on after, if it was."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()

@@ -227,7 +227,7 @@ def test_a_saved_recording_diffs_as_identical_to_the_live_one(tmp_path):
 def test_the_collector_paused_while_diffing_is_put_back_as_it_was():
     import gc
 
-    from adtrace.diff.divergence import collector_paused
+    from adtrace.recording.eventlog import collector_paused
 
     rec = record_call(random_function(1, 5), (0.7,))
     assert gc.isenabled() and diff(rec, rec).verdict == IDENTICAL and gc.isenabled()
