@@ -34,17 +34,27 @@ record_call(function.f, (0.7,), relative_to=sys.argv[2]).save(sys.argv[3])
 
 def other_pythons():
     """Interpreters of another Python version that can import this adtrace (its dependencies installed):
-    ``ADTRACE_OTHER_PYTHON``, then pyenv's."""
+    ``ADTRACE_OTHER_PYTHON``, then pyenv's. One named by ``ADTRACE_OTHER_PYTHON`` that cannot is kept, so
+    that the test fails saying so instead of skipping (CI sets it to the main leg's venv)."""
+    named = os.environ.get("ADTRACE_OTHER_PYTHON")
     found = []
-    for python in [os.environ.get("ADTRACE_OTHER_PYTHON"), *sorted(glob.glob(os.path.expanduser(
-            "~/.pyenv/versions/3.*/bin/python")))]:
-        if not python or not os.path.exists(python):
+    for python in [named, *sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.*/bin/python")))]:
+        if not python or not os.path.exists(python) and python != named or python in found:
             continue
-        probe = subprocess.run([python, "-c", "import sys, adtrace; print(sys.version_info[:2])"],
-                               capture_output=True, text=True, cwd=REPO)
-        if probe.returncode == 0 and probe.stdout.strip() != str(tuple(sys.version_info[:2])):
+        version = probe(python)
+        if version != str(tuple(sys.version_info[:2])) and (version or python == named):
             found.append(python)
     return found
+
+
+def probe(python):
+    """The version ``python`` runs as a tuple's text, if it imports adtrace; else None."""
+    try:
+        done = subprocess.run([python, "-c", "import sys, adtrace; print(sys.version_info[:2])"],
+                              capture_output=True, text=True, cwd=REPO)
+    except OSError:
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
 
 
 def saved_elsewhere(python, tmp_path):
@@ -76,4 +86,5 @@ def test_a_recording_saved_by_another_process_diffs_as_identical(tmp_path):
 @pytest.mark.parametrize("python", other_pythons() or [pytest.param(None, marks=pytest.mark.skip(
     reason="no other Python version that imports adtrace (set ADTRACE_OTHER_PYTHON)"))])
 def test_a_recording_saved_by_another_python_version_diffs_as_identical(python, tmp_path):
+    assert probe(python), f"{python} (ADTRACE_OTHER_PYTHON) cannot import adtrace"
     check_identical(*saved_elsewhere(python, tmp_path))
