@@ -1,4 +1,6 @@
-"""The benchmark workloads: each a zero-argument callable that runs one gradient computation."""
+"""The benchmark workloads: each a zero-argument callable that runs one gradient computation. ``wrap``, when
+given, is applied to the workload's own function (the one a user writes: the loss, ``f``, the training
+step), as a user decorates theirs with a line tracer (benchmarks/peers.py)."""
 
 import autograd.numpy as anp
 import numpy as np
@@ -6,7 +8,7 @@ from autograd import grad
 from autograd.core import make_jvp
 
 
-def scalar_chain(n=10_000):
+def scalar_chain(n=10_000, wrap=None):
     """A Python-bound chain of ``n`` scalar operations (sin and multiply alternating)."""
 
     def f(x):
@@ -14,11 +16,11 @@ def scalar_chain(n=10_000):
             x = anp.sin(x) * 1.0001
         return x
 
-    g = grad(f)
+    g = grad(_wrapped(f, wrap))
     return lambda: g(0.3)
 
 
-def tanh_mlp(width=100, layers=200, batch=100):
+def tanh_mlp(width=100, layers=200, batch=100, wrap=None):
     """An array-bound tanh MLP: ``layers`` of ``width`` x ``width`` weights."""
     rng = np.random.default_rng(0)
     weights = [rng.standard_normal((width, width)) / np.sqrt(width) for _ in range(layers)]
@@ -30,11 +32,11 @@ def tanh_mlp(width=100, layers=200, batch=100):
             h = anp.tanh(anp.dot(h, w))
         return anp.sum(h * h)
 
-    g = grad(loss)
+    g = grad(_wrapped(loss, wrap))
     return lambda: g(weights)
 
 
-def lstm_like(steps=50, width=64, batch=32):
+def lstm_like(steps=50, width=64, batch=32, wrap=None):
     """An LSTM-like recurrence over arrays: gates from one weight matrix, indexed time steps."""
     rng = np.random.default_rng(1)
     W = rng.standard_normal((2 * width, 4 * width)) / np.sqrt(2 * width)
@@ -53,13 +55,16 @@ def lstm_like(steps=50, width=64, batch=32):
             h = sigmoid(o) * anp.tanh(c)
         return anp.sum(h * h)
 
-    g = grad(loss)
+    g = grad(_wrapped(loss, wrap))
     return lambda: g(W)
 
 
-def second_derivative():
+def second_derivative(wrap=None):
     """``grad(grad(f))`` on a small scalar function."""
-    g2 = grad(grad(lambda x: anp.sin(x) * x * x + anp.exp(-x * x)))
+    def f(x):
+        return anp.sin(x) * x * x + anp.exp(-x * x)
+
+    g2 = grad(grad(_wrapped(f, wrap)))
     return lambda: g2(0.7)
 
 
@@ -78,7 +83,7 @@ def forward_chain(n=2_000, size=12):
     return lambda: jvp(tangent)
 
 
-def micrograd_mlp(points=20):
+def micrograd_mlp(points=20, wrap=None):
     """One training step of micrograd's own ``nn.MLP(2, [16, 16, 1])``: its squared loss over ``points``
     random points, then ``backward()``. Raises ImportError when micrograd is not installed."""
     import random
@@ -95,7 +100,12 @@ def micrograd_mlp(points=20):
         loss = sum((model(x) - y) ** 2 for x, y in zip(xs, ys))
         loss.backward()
 
-    return step
+    return _wrapped(step, wrap)
+
+
+
+def _wrapped(function, wrap):
+    return function if wrap is None else wrap(function)
 
 
 WORKLOADS = {
