@@ -595,8 +595,11 @@ PANELS = """const panel = (id) => [
     .map((e) => [e.getAttribute('data-node'), e.textContent]),
   document.querySelector(`[data-testid='${id}-more']`).hidden ? ''
     : document.querySelector(`[data-testid='${id}-more']`).textContent,
-  Array.from(document.querySelectorAll(`[data-testid='${id}'] .touched [data-node]`))
-    .map((e) => e.getAttribute('data-node'))];
+  Array.from(document.querySelectorAll(`[data-testid='${id}'] .touched`)).map((e) => {
+    const [row, panel] = [e.getBoundingClientRect(), e.parentNode.getBoundingClientRect()];
+    const seen = row.top >= panel.top && row.bottom <= panel.bottom;  // scrolled into the panel's view
+    return e.querySelector('[data-node]').getAttribute('data-node') + (seen ? '' : ' (out of sight)');
+  })];
 const viewer = adtrace.viewer;
 return arguments[0].map((k) => { viewer.go(k); return [panel('outgrads'), panel('node-to-grad')]; });"""
 

@@ -120,6 +120,18 @@
       this.marked = this.rows.get(node) || null;
       if (this.marked) this.marked.classList.add(cls);
       this.count();
+      this.scrollTo(this.marked);
+    }
+
+    // A row scrolled into the panel's view, when the panel scrolls (the panel alone: the page stays).
+    scrollTo(row) {
+      const panel = this.container;
+      if (!row || panel.scrollHeight <= panel.clientHeight) return;
+      const top = row.getBoundingClientRect().top - panel.getBoundingClientRect().top - panel.clientTop + panel.scrollTop;
+      if (top < panel.scrollTop) panel.scrollTop = top;
+      else if (top + row.offsetHeight > panel.scrollTop + panel.clientHeight) {
+        panel.scrollTop = top + row.offsetHeight - panel.clientHeight;
+      }
     }
   }
 
