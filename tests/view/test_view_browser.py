@@ -639,11 +639,22 @@ def test_a_dict_of_many_entries_draws_its_last_rows_the_marked_one_and_counts_th
             assert places == sorted(places), k  # in the dict's order
             hidden = len(full) - len(rows)
             assert more == ("" if not hidden else f"{hidden} more entr{'y' if hidden == 1 else 'ies'} not drawn "
-                            "(a panel draws the last 200 and those the steps since changed)"), k
+                            "(a panel draws the last 200 and those the steps since changed) "), k
             assert touched == ([names[marked]] if names[marked] in full else []), k
             assert len(rows) == len(full) or 100 <= len(rows) <= 401, k
             capped += bool(hidden)
     assert capped > 100
+    panel, _, _ = page.driver.execute_script(PANELS, [count - 1])[0][1]
+    assert len(panel) >= 200 and len([label for label, _ in panel if "_sin" in label]) < 100
+    page.driver.find_element(page.by.CSS_SELECTOR, "[data-testid=node-to-grad-filter]").send_keys("_sin")
+    rows, more, _ = page.driver.execute_script(PANELS, [count - 1])[0][1]
+    last = states[-1][1]
+    assert rows == [[label, text] for label, text in last.items() if "_sin" in label] and len(rows) == 100
+    assert more == '201 more entries not drawn (a panel draws the last 200 whose label has "_sin") '
+    page.driver.find_element(page.by.CSS_SELECTOR, "[data-testid=node-to-grad-filter]").clear()
+    page.driver.execute_script("document.querySelector('[data-testid=node-to-grad-filter]')"
+                               ".dispatchEvent(new Event('input'))")
+    assert page.driver.execute_script(PANELS, [count - 1])[0][1][0] == panel
 
 
 def feeding_many_iterations(x):

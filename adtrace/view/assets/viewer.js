@@ -29,7 +29,7 @@
 
   // One row per entry drawn, in the order of key(node); the value is an element with data-node. A dict of more
   // than ROWS entries shows its last ROWS, and the rows steps change since (the row marked always), the others
-  // counted in a line above it.
+  // counted in a line above it, with a filter that draws the entries whose label has a text.
   class DictPanel {
     constructor(container, labels, show, key) {
       this.container = container;
@@ -38,12 +38,26 @@
       this.key = key; // node -> its place in the panel's order
       this.map = new Map();
       this.rows = new Map();
-      this.more = container.parentNode.querySelector(".more");
-      if (!this.more) {
-        this.more = make("div", "note more");
-        this.more.setAttribute("data-testid", container.getAttribute("data-testid") + "-more");
-        container.before(this.more);
-      }
+      const id = container.getAttribute("data-testid");
+      const old = container.parentNode.querySelector(".more");
+      if (old) old.remove(); // (a panel per pass: the line and its filter are this panel's)
+      this.more = make("div", "note more");
+      this.more.setAttribute("data-testid", id + "-more");
+      this.counted = make("span", null, null, this.more);
+      this.filter = make("input", "filter", null, this.more);
+      Object.assign(this.filter, { type: "search", placeholder: "find a node" });
+      this.filter.setAttribute("aria-label", "draw the entries whose label has this text");
+      this.filter.setAttribute("data-testid", id + "-filter");
+      this.filter.addEventListener("input", () => {
+        this.reset();
+        if (this.marking) this.mark(...this.marking);
+      });
+      container.before(this.more);
+    }
+
+    // Whether node's entry may be drawn (the filter's text in its label, or no filter).
+    shows(node) {
+      return !this.filter.value || this.labels[node].includes(this.filter.value);
     }
 
     reset() {
@@ -51,8 +65,9 @@
       this.rows = new Map();
       this.marked = null;
       const fragment = document.createDocumentFragment();
-      let skip = this.map.size - ROWS;
-      adtrace.steps.ordered(this.map, this.key).forEach((entry, node) => skip-- > 0 || this.row(node, entry, fragment));
+      const shown = [];
+      adtrace.steps.ordered(this.map, this.key).forEach((entry, node) => this.shows(node) && shown.push([node, entry]));
+      shown.slice(-ROWS).forEach(([node, entry]) => this.row(node, entry, fragment));
       this.container.appendChild(fragment);
       this.count();
     }
@@ -75,7 +90,7 @@
         this.rows.delete(node);
       } else if (row) {
         row.lastChild.textContent = this.show(this.map.get(node));
-      } else {
+      } else if (this.shows(node)) {
         this.place(this.row(node, this.map.get(node)));
         this.trim(this.rows.get(node));
       }
@@ -105,16 +120,18 @@
     // The entries not drawn, counted.
     count() {
       const more = this.map.size - this.rows.size;
-      this.more.hidden = !more;
+      this.more.hidden = !more && !this.filter.value;
       const entries = more === 1 ? "1 more entry" : `${more.toLocaleString("en-US")} more entries`;
-      this.more.textContent = more ? `${entries} not drawn (a panel draws the last ${ROWS} and those the steps since ` +
-        "changed)" : "";
+      const drawn = this.filter.value ? `the last ${ROWS} whose label has "${this.filter.value}"`
+        : `the last ${ROWS} and those the steps since changed`;
+      this.counted.textContent = `${entries} not drawn (a panel draws ${drawn}) `;
     }
 
     // The row of node marked (drawn if it was not), as the current step's; rows drawn anew when steps back
     // have removed half of them.
     mark(node, cls) {
-      if (this.rows.size < ROWS / 2 && this.map.size > this.rows.size) this.reset();
+      this.marking = [node, cls];
+      if (this.rows.size < ROWS / 2 && this.map.size > this.rows.size && !this.filter.value) this.reset();
       if (this.marked) this.marked.classList.remove(cls);
       if (!this.rows.has(node) && this.map.has(node)) this.update(node);
       this.marked = this.rows.get(node) || null;
