@@ -611,8 +611,9 @@ def lecture_text(items, value):
 
 
 def test_a_dict_of_many_entries_draws_its_last_rows_the_marked_one_and_counts_the_others(open_page):
-    """Item 3 of issue 29: a 100,000-entry dict drawn as rows took the page 40 s at its last step. A panel
-    draws about 200 rows (the last, those changed since, the current node's); a line counts the others."""
+    """Item 3 of issue 29: a 100,000-entry dict drawn as rows took the page 33 s at its last step. A panel
+    draws about 200 rows (the last, those changed since, the current node's, scrolled to); a line counts the others,
+    with a filter."""
     call = trace_call(many_entries, (0.3,))
     data = page_data(call=call)
     page_pass = data["passes"][0]
