@@ -12,13 +12,13 @@ from autograd import grad
 import adtrace
 from adtrace.report import render, render_recording
 from adtrace.compare.traced_call import trace_call
-from adtrace.view import call_page, page_data
+from adtrace.view import call_page, page_data, render_page
 from browser import Page, chromium_for_tests, stop_chromium
 from seed import SNAPSHOT_ROWS, square
 from view_cases import (HOSTILE, autograd_node_made_before, buggy_twice, chain_of_22, dict_text, fan_out,
                         first_derivative, long_values,
                         forward_tangents, hostile_primitive, jacobian_recording, micrograd_leaves_made_before,
-                        nested_recording, snapshot_rows, sum_and_sine, wrong_rule_call)
+                        nested_recording, replay, snapshot_rows, sum_and_sine, wrong_rule_call)
 
 REPO = Path(__file__).resolve().parents[2]
 LOOP_ITERATIONS = 1333  # 1 + 3 * 1333 = 4,000 nodes
@@ -580,6 +580,82 @@ def test_a_step_reached_by_jumping_shows_what_stepping_to_it_shows(open_page):
     near = page.driver.execute_script(SEEN + "for (const k of wanted) { viewer.go(k + 40); viewer.go(k); look(k); "
                                       "viewer.go(k - 30); viewer.go(k); look(k); } return found;", wanted)
     assert all(far[k] == forward[k] and near[k] == forward[k] for k in wanted)
+
+
+def many_entries(x):
+    y = x
+    for _ in range(100):  # 301 nodes: at its end, the lecture's dict has more entries than a panel draws
+        y = anp.sin(y) * y + x  # x's entry, written first, is added to in every iteration
+    return y
+
+
+# per step looked at: each dict panel's rows drawn, its "more entries" line, and the label of the row marked
+PANELS = """const panel = (id) => [
+  Array.from(document.querySelectorAll(`[data-testid='${id}'] [data-node]`))
+    .map((e) => [e.getAttribute('data-node'), e.textContent]),
+  document.querySelector(`[data-testid='${id}-more']`).hidden ? ''
+    : document.querySelector(`[data-testid='${id}-more']`).textContent,
+  Array.from(document.querySelectorAll(`[data-testid='${id}'] .touched`)).map((e) => {
+    const [row, panel] = [e.getBoundingClientRect(), e.parentNode.getBoundingClientRect()];
+    const seen = row.top >= panel.top && row.bottom <= panel.bottom;  // scrolled into the panel's view
+    return e.querySelector('[data-node]').getAttribute('data-node') + (seen ? '' : ' (out of sight)');
+  })];
+const viewer = adtrace.viewer;
+return arguments[0].map((k) => { viewer.go(k); return [panel('outgrads'), panel('node-to-grad')]; });"""
+
+
+def lecture_text(items, value):
+    if not items:
+        return value
+    return f"[{', '.join(items)}]" + ("" if value is None else f", summed: {value}")
+
+
+def test_a_dict_of_many_entries_draws_its_last_rows_the_marked_one_and_counts_the_others(open_page):
+    """Item 3 of issue 29: a 100,000-entry dict drawn as rows took the page 33 s at its last step. A panel
+    draws about 200 rows (the last, those changed since, the current node's, scrolled to); a line counts the others,
+    with a filter."""
+    call = trace_call(many_entries, (0.3,))
+    data = page_data(call=call)
+    page_pass = data["passes"][0]
+    nodes = page_pass["steps"]["node"]
+    parents = page_pass["steps"]["parent"]
+    names = data["graphs"][page_pass["graph"]]["nodes"]["label"]
+    states = [(dict(engine), {label: lecture_text(*entry) for label, entry in lecture.items()})
+              for engine, lecture in replay(page_pass, names)]
+    count = len(states)
+    assert len(states[-1][1]) == 301
+    page = open_page(render_page(data))
+    page.driver.set_script_timeout(300)
+    jumps = [k for far in range(count - 1, count // 2, -5) for k in (10, far)]
+    wanted = [count - 1, *range(count - 2, count - 400, -1), count // 2, count - 1, count - 300, *range(count - 299,
+              count), *jumps]  # stepped back, jumped, stepped forward, jumped from far
+    seen = page.driver.execute_script(PANELS, wanted)
+    capped = 0
+    for k, panels in zip(wanted, seen):
+        marked = parents[k] if parents[k] is not None else nodes[k]
+        for full, (rows, more, touched) in zip(states[k], panels):
+            order = list(full)
+            assert all(full[label] == text for label, text in rows), k
+            places = [order.index(label) for label, _ in rows]
+            assert places == sorted(places), k  # in the dict's order
+            hidden = len(full) - len(rows)
+            assert more == ("" if not hidden else f"{hidden} more entr{'y' if hidden == 1 else 'ies'} not drawn "
+                            "(a panel draws the last 200 and those the steps since changed) "), k
+            assert touched == ([names[marked]] if names[marked] in full else []), k
+            assert len(rows) == len(full) or 100 <= len(rows) <= 401, k
+            capped += bool(hidden)
+    assert capped > 100
+    panel, _, _ = page.driver.execute_script(PANELS, [count - 1])[0][1]
+    assert len(panel) >= 200 and len([label for label, _ in panel if "_sin" in label]) < 100
+    page.driver.find_element(page.by.CSS_SELECTOR, "[data-testid=node-to-grad-filter]").send_keys("_sin")
+    rows, more, _ = page.driver.execute_script(PANELS, [count - 1])[0][1]
+    last = states[-1][1]
+    assert rows == [[label, text] for label, text in last.items() if "_sin" in label] and len(rows) == 100
+    assert more == '201 more entries not drawn (a panel draws the last 200 whose label has "_sin") '
+    page.driver.find_element(page.by.CSS_SELECTOR, "[data-testid=node-to-grad-filter]").clear()
+    page.driver.execute_script("document.querySelector('[data-testid=node-to-grad-filter]')"
+                               ".dispatchEvent(new Event('input'))")
+    assert page.driver.execute_script(PANELS, [count - 1])[0][1][0] == panel
 
 
 def feeding_many_iterations(x):

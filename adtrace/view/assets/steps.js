@@ -1,7 +1,7 @@
 // adtrace viewer: the state of a pass after any step, reached in time independent of where the step lies.
 //
 // A state is autograd's dict (node -> text; with the step each entry was put in, its place on screen), the
-// lecture's (node -> {items, value}, in the order first written) and the nodes visited so far. A step
+// lecture's (node -> {items, value, at: its place in the order first written}) and the nodes visited so far. A step
 // forward applies its deltas; a step back undoes them from an index made once per pass (what each delta
 // overwrote); a jump replays at most `every` steps from the nearest stored state. At most CHECKPOINTS
 // states are stored per pass, so their memory stays a few states however long the pass.
@@ -18,7 +18,7 @@
 
   function copyState(s) {
     const lecture = new Map();
-    s.lecture.forEach((entry, node) => lecture.set(node, { items: entry.items.slice(), value: entry.value }));
+    s.lecture.forEach(({ items, value, at }, node) => lecture.set(node, { items: items.slice(), value, at }));
     return { engine: new Map(s.engine), born: new Map(s.born), lecture, visited: new Set(s.visited) };
   }
 
@@ -44,7 +44,7 @@
     const lecture = pass.steps.lecture[k];
     if (lecture) {
       const [op, node, text] = lecture;
-      if (!s.lecture.has(node)) s.lecture.set(node, { items: [], value: null });
+      if (!s.lecture.has(node)) s.lecture.set(node, { items: [], value: null, at: s.lecture.size });
       const entry = s.lecture.get(node);
       if (op === "append") entry.items.push(text);
       else entry.value = text;
@@ -174,44 +174,19 @@
     return key ? new Map([...map].sort((a, b) => key(a[0]) - key(b[0]))) : map;
   }
 
-  // After panel.update(node) put a new row at the end: move it up to its place by key(node).
-  function place(panel, node, key) {
-    const row = panel.rows.get(node);
-    if (!row || !key) return;
-    row.adtraceNode = node;
-    const nodeOf = (r) => {
-      if (r.adtraceNode === undefined) panel.rows.forEach((each, n) => (each.adtraceNode = n)); // once per reset
-      return r.adtraceNode;
-    };
-    let next = row;
-    while (next.previousSibling && key(nodeOf(next.previousSibling)) > key(node)) next = next.previousSibling;
-    if (next !== row) panel.container.insertBefore(row, next);
-  }
-
-  // Show newMap in a panel showing oldMap, changing only the rows that differ (a few, for a jump of
+  // Show newMap in a panel showing another map, changing only the rows that differ (a few, for a jump of
   // a few steps); many new rows are drawn anew.
-  function sync(panel, oldMap, newMap, key) {
+  function sync(panel, newMap) {
+    const oldMap = panel.map;
+    panel.map = newMap;
     const added = [];
     newMap.forEach((entry, node) => oldMap.has(node) || added.push(node));
-    if (added.length > WALK) return panel.reset(ordered(newMap, key));
-    oldMap.forEach((entry, node) => newMap.has(node) || panel.update(node, newMap));
+    if (added.length > WALK) return panel.reset();
+    oldMap.forEach((entry, node) => newMap.has(node) || panel.update(node));
     newMap.forEach((entry, node) => {
-      if (!oldMap.has(node)) {
-        panel.update(node, newMap);
-        place(panel, node, key);
-      } else if (panel.show(oldMap.get(node)) !== panel.show(entry)) {
-        panel.update(node, newMap);
-      }
+      if (!oldMap.has(node) || panel.show(oldMap.get(node)) !== panel.show(entry)) panel.update(node);
     });
   }
 
-  // The lecture's entries keep the order they were first written in (an undone step removes the last).
-  function positions(map) {
-    const position = new Map();
-    map.forEach((entry, node) => position.set(node, position.size));
-    return (node) => position.get(node);
-  }
-
-  adtrace.steps = { emptyState, copyState, applyStep, undoStep, undoIndex, Replay, ordered, place, sync, positions,
-    WALK };
+  adtrace.steps = { emptyState, copyState, applyStep, undoStep, undoIndex, Replay, ordered, sync, WALK };
 })(window.adtrace = window.adtrace || {});

@@ -25,21 +25,51 @@
 
   // -------------------- a dict on screen --------------------
 
-  // One row per entry, in the dict's insertion order; the value is an element with data-node.
+  const ROWS = 200; // rows a dict panel draws anew, at most: a 100,000-entry dict as rows takes the page seconds
+
+  // One row per entry drawn, in the order of key(node); the value is an element with data-node. A dict of more
+  // than ROWS entries shows its last ROWS, and the rows steps change since (the row marked always), the others
+  // counted in a line above it, with a filter that draws the entries whose label has a text.
   class DictPanel {
-    constructor(container, labels, show) {
+    constructor(container, labels, show, key) {
       this.container = container;
       this.labels = labels;
       this.show = show; // entry -> text
+      this.key = key; // node -> its place in the panel's order
+      this.map = new Map();
       this.rows = new Map();
+      const id = container.getAttribute("data-testid");
+      const old = container.parentNode.querySelector(".more");
+      if (old) old.remove(); // (a panel per pass: the line and its filter are this panel's)
+      this.more = make("div", "note more");
+      this.more.setAttribute("data-testid", id + "-more");
+      this.counted = make("span", null, null, this.more);
+      this.filter = make("input", "filter", null, this.more);
+      Object.assign(this.filter, { type: "search", placeholder: "find a node" });
+      this.filter.setAttribute("aria-label", "draw the entries whose label has this text");
+      this.filter.setAttribute("data-testid", id + "-filter");
+      this.filter.addEventListener("input", () => {
+        this.reset();
+        if (this.marking) this.mark(...this.marking);
+      });
+      container.before(this.more);
     }
 
-    reset(map) {
+    // Whether node's entry may be drawn (the filter's text in its label, or no filter).
+    shows(node) {
+      return !this.filter.value || this.labels[node].includes(this.filter.value);
+    }
+
+    reset() {
       this.container.textContent = "";
       this.rows = new Map();
+      this.marked = null;
       const fragment = document.createDocumentFragment();
-      map.forEach((entry, node) => this.row(node, entry, fragment));
+      const shown = [];
+      adtrace.steps.ordered(this.map, this.key).forEach((entry, node) => this.shows(node) && shown.push([node, entry]));
+      shown.slice(-ROWS).forEach(([node, entry]) => this.row(node, entry, fragment));
       this.container.appendChild(fragment);
+      this.count();
     }
 
     row(node, entry, parent) {
@@ -47,26 +77,78 @@
       make("span", "key", this.labels[node] + ": ", row);
       const value = make("span", "value", this.show(entry), row);
       value.setAttribute("data-node", this.labels[node]);
+      row.adtraceNode = node;
       this.rows.set(node, row);
       return row;
     }
 
-    update(node, map) {
+    // Node's row follows the map: removed, changed, or drawn in its place.
+    update(node) {
       const row = this.rows.get(node);
-      if (!map.has(node)) {
+      if (!this.map.has(node)) {
         if (row) row.remove();
         this.rows.delete(node);
       } else if (row) {
-        row.lastChild.textContent = this.show(map.get(node));
-      } else {
-        this.row(node, map.get(node));
+        row.lastChild.textContent = this.show(this.map.get(node));
+      } else if (this.shows(node)) {
+        this.place(this.row(node, this.map.get(node)));
+        this.trim(this.rows.get(node));
       }
     }
 
+    // A new row, put at the end: moved up to its place by key.
+    place(row) {
+      const key = this.key(row.adtraceNode);
+      let next = row;
+      while (next.previousSibling && this.key(next.previousSibling.adtraceNode) > key) next = next.previousSibling;
+      if (next !== row) this.container.insertBefore(row, next);
+    }
+
+    // Past 2 * ROWS rows, the first rows go (but the marked one and keep) until ROWS are left.
+    trim(keep) {
+      if (this.rows.size <= 2 * ROWS) return;
+      for (let row = this.container.firstChild; row && this.rows.size > ROWS;) {
+        const next = row.nextSibling;
+        if (row !== keep && row !== this.marked) {
+          row.remove();
+          this.rows.delete(row.adtraceNode);
+        }
+        row = next;
+      }
+    }
+
+    // The entries not drawn, counted.
+    count() {
+      const more = this.map.size - this.rows.size;
+      this.more.hidden = !more && !this.filter.value;
+      const entries = more === 1 ? "1 more entry" : `${more.toLocaleString("en-US")} more entries`;
+      const drawn = this.filter.value ? `the last ${ROWS} whose label has "${this.filter.value}"`
+        : `the last ${ROWS} and those the steps since changed`;
+      this.counted.textContent = `${entries} not drawn (a panel draws ${drawn}) `;
+    }
+
+    // The row of node marked (drawn if it was not), as the current step's; rows drawn anew when steps back
+    // have removed half of them.
     mark(node, cls) {
+      this.marking = [node, cls];
+      if (this.rows.size < ROWS / 2 && this.map.size > this.rows.size && !this.filter.value) this.reset();
       if (this.marked) this.marked.classList.remove(cls);
+      if (!this.rows.has(node) && this.map.has(node)) this.update(node);
       this.marked = this.rows.get(node) || null;
       if (this.marked) this.marked.classList.add(cls);
+      this.count();
+      this.scrollTo(this.marked);
+    }
+
+    // A row scrolled into the panel's view, when the panel scrolls (the panel alone: the page stays).
+    scrollTo(row) {
+      const panel = this.container;
+      if (!row || panel.scrollHeight <= panel.clientHeight) return;
+      const top = row.getBoundingClientRect().top - panel.getBoundingClientRect().top - panel.clientTop + panel.scrollTop;
+      if (top < panel.scrollTop) panel.scrollTop = top;
+      else if (top + row.offsetHeight > panel.scrollTop + panel.clientHeight) {
+        panel.scrollTop = top + row.offsetHeight - panel.clientHeight;
+      }
     }
   }
 
@@ -100,13 +182,18 @@
       if (!this.replays.has(pass.id)) this.replays.set(pass.id, new Replay(pass));
       const graph = DATA.graphs[pass.graph];
       const labels = graph.nodes.label;
-      this.engine = new DictPanel(byTestId("outgrads"), labels, (text) => text);
-      this.lecture = new DictPanel(byTestId("node-to-grad"), labels, lectureText);
+      this.engine = new DictPanel(byTestId("outgrads"), labels, (text) => text, (n) => this.state.born.get(n));
+      this.lecture = new DictPanel(byTestId("node-to-grad"), labels, lectureText, (n) => {
+        const entry = this.state.lecture.get(n);
+        return entry ? entry.at : -1;
+      });
       this.labels = labels;
       this.k = -1;
       this.state = emptyState();
-      this.engine.reset(this.state.engine);
-      this.lecture.reset(this.state.lecture);
+      this.engine.map = this.state.engine;
+      this.lecture.map = this.state.lecture;
+      this.engine.reset();
+      this.lecture.reset();
       this.camera = this.camera || new adtrace.svg.Camera(byTestId("graph"));
       if (!this.views.has(pass.id)) {
         this.views.set(pass.id, new adtrace.GraphView(this.camera, graph, pass, (n) => this.status(n)));
@@ -132,24 +219,20 @@
       k = Math.max(0, Math.min(this.count - 1, k));
       const before = this.pass.steps.node[this.k];
       const replay = this.replays.get(this.pass.id);
-      const born = (n) => this.state.born.get(n);
       if (Math.abs(k - this.k) <= adtrace.steps.WALK) {
         const touched = [...replay.walk(this.state, this.k, k)];
         this.k = k;
-        touched.forEach((n) => {
-          const had = this.engine.rows.has(n);
-          this.engine.update(n, this.state.engine);
-          if (!had) adtrace.steps.place(this.engine, n, born); // (an undone pop: back in its place)
-          this.lecture.update(n, this.state.lecture);
-        });
+        for (const panel of [this.engine, this.lecture]) { // (rows removed first: a row is placed among those left)
+          touched.forEach((n) => panel.map.has(n) || panel.update(n));
+          touched.forEach((n) => panel.map.has(n) && panel.update(n));
+        }
         const changed = [...touched, before, this.pass.steps.node[k]];
         this.graph.refresh(changed.filter((n) => n !== null && n !== undefined));
       } else {
         this.k = k;
-        const state = replay.stateAfter(k);
-        adtrace.steps.sync(this.engine, this.state.engine, state.engine, (n) => state.born.get(n));
-        adtrace.steps.sync(this.lecture, this.state.lecture, state.lecture, adtrace.steps.positions(state.lecture));
-        this.state = state;
+        this.state = replay.stateAfter(k); // (the panels' keys read it)
+        adtrace.steps.sync(this.engine, this.state.engine);
+        adtrace.steps.sync(this.lecture, this.state.lecture);
         this.graph.refresh();
       }
       adtrace.panels.showStep(this);
