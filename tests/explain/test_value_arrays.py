@@ -251,8 +251,10 @@ def test_a_tanh_saturated_through_a_matmul():
 def test_log_at_zero():
     e = explained(lambda x: x.log().sum(), np.array([0.0, 2.0]), wrt=["x"])
     assert (e["x[0]"].verdict, reasons(e["x[0]"])[0]) == ("nonfinite", "log-of-zero")
-    cause = e["x[0]"].causes[0]
-    assert cause.node.endswith("_log") and cause.values["input[0]"] == 0.0 and cause.line
+    cause, forward = e["x[0]"].causes
+    assert cause.node.endswith("_log") and cause.values["input[0]"] == 0.0 and cause.line and not cause.forward
+    assert cause.values["outgrad"] == 1.0 and cause.values["ingrad"] == np.inf
+    assert forward.forward and forward.node == cause.node
     assert e["x[1]"].gradient == 0.5 and e["x[1]"].verdict == "contributions"
 
 
@@ -263,11 +265,13 @@ def test_division_by_zero_and_sqrt_at_zero():
     assert s.verdict == "nonfinite" and reasons(s)[0] == "sqrt-at-zero"
 
 
-def test_a_nan_made_of_an_infinite_grad_and_a_relu_off():
-    # log(0) = -inf forward; relu off at -inf: 0 * inf in the backward of relu? its .grad there is finite
+def test_a_nan_of_log_at_zero_behind_a_relu_off_and_the_first_infinity():
     e = explained(lambda x, y: ((x.log()).relu() * y).sum() + (y / x).sum(), np.array([0.0, 1.0]),
                   np.array([1.0, 1.0]), wrt=["x[0]"])["x[0]"]
-    assert e.verdict == "nonfinite" and e.causes and all(c.reason != "unknown" for c in e.causes)
+    assert e.verdict == "nonfinite" and np.isnan(e.gradient)
+    # first non-finite write: y / x at 0; the NaN: log's backward at 0 from relu's .grad 0 there; log(0) forward
+    assert reasons(e) == ["division-by-zero", "log-of-zero", "log-of-zero"]
+    assert e.causes[1].values["outgrad"] == 0.0 and np.isnan(e.causes[1].values["ingrad"]) and e.causes[2].forward
 
 
 # -------------------- scale --------------------
