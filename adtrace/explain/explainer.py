@@ -35,7 +35,8 @@ UNPROBED = ("autograd traced no path from the input to the output (no backward p
 def explain_recording(recording, wrt=None, name=None, largest=True, names=None):
     """``wrt``: selectors (``"x[3]"``, ``"params['W'][0, 1]"``, ``Element``s), or None for the
     default elements (without the largest ones if not ``largest``). ``name``: the argument's name in
-    the selectors shown, by default the one the selectors use, else ``x``. A value class's recording (micrograd's): ``wrt`` names leaves (``value_class.py``),
+    the selectors shown, by default the one the selectors use, else ``x``. A value class's recording
+    (micrograd's): ``wrt`` names leaves (``value_class.py``),
     ``names`` (label -> name) gives some leaves names. Run unseen by any recording open here."""
     if recording.engine != "autograd":
         return unrecorded(explain_values, recording, wrt, names, largest)
