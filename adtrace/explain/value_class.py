@@ -22,6 +22,8 @@ data (``node``), each ``_backward`` call with the ``.grad`` it read and what it 
 A local partial is the class's own rule at the recorded values (``recording.code.ops``: ``+``, ``*``,
 ``**k``, ReLU, tanh, exp, log ...), else the recorded ``ingrad / outgrad``, else not known (NaN).
 
+A class whose values are numpy arrays is explained element by element (``value_arrays.py``).
+
 Selectors (``wrt``): a leaf's label (``v0_leaf``, ``u1_unrecorded`` for a value made before the
 recording), or a name ``names`` gives a leaf (``adtrace explain --engine``: the target's argument names).
 """
