@@ -281,3 +281,20 @@ def test_scale_per_line_and_per_leaf():
     found = adtrace.explain(layer, W, X, engine=Tensor)
     assert [s.where for s in found.leaves] and {"w", "x"} >= {s.where for s in found.leaves}
     assert found.lines and found.lines[0].largest == 2.0  # the outgrads on layer's line: largest 2
+
+
+def test_an_element_whose_data_left_the_engine_is_left_trace():
+    def g(a, b):
+        c = Arr(a.data * 2.0)  # a new value made of a's .data
+        a * b  # read, not used: a's paths end at this product
+        return (c * b).sum()
+
+    e = explained(g, np.array([1.0, 2.0]), np.array([3.0, 4.0]), wrt=["a[1]"])["a[1]"]
+    assert e.gradient == 0.0 and reasons(e) == ["left-trace"]  # the output moves with a[1]
+
+    def h(a, b):
+        a * b
+        return (b * b).sum()
+
+    e = explained(h, np.array([1.0, 2.0]), np.array([3.0, 4.0]), wrt=["a[1]"])["a[1]"]
+    assert reasons(e) == ["independent"]  # moved, the output stays
