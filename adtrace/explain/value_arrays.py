@@ -39,6 +39,7 @@ from . import scale
 
 EACH = 3
 MAX_ENTRIES = 1 << 20  # a Jacobian of more entries is not made (not known)
+MAX_RULE_CALLS = 200_000  # rule calls on unit cotangents per explanation, all Jacobians together; past it, not known
 SAME = 1e-9  # relative: the rule reproduces the closure's write (a matmul's sums may round in another order)
 STRUCTURAL = ("@", "sum", "mean")  # ops whose output element is not their inputs' element at the same place
 UNKNOWN = ("the gradient is 0 but the element reaches the output through a node whose local Jacobian adtrace "
@@ -171,17 +172,19 @@ class Jacobians:
         self.recording = recording
         self.vjps = {e.node: e for e in events if type(e) is VJPCalled}
         self.made = {}
+        self.calls = 0  # (MAX_RULE_CALLS)
 
     def local(self, label, position):
-        key = ("local", label, position)
-        if key not in self.made:
-            self.made[key] = self._local(label, position)
-        return self.made[key]
+        return self._once(("local", label, position), self._local)
 
     def structure(self, label, position):
-        key = ("structure", label, position)
+        return self._once(("structure", label, position), self._structure)
+
+    def _once(self, key, make):
         if key not in self.made:
-            self.made[key] = self._structure(label, position)
+            size = int(np.size(getattr(self.recording.nodes.get(key[1]), "value", None)))
+            self.calls += size
+            self.made[key] = make(*key[1:]) if self.calls <= MAX_RULE_CALLS else None
         return self.made[key]
 
     def _rule(self, label):

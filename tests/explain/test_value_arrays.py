@@ -298,3 +298,11 @@ def test_an_element_whose_data_left_the_engine_is_left_trace():
 
     e = explained(h, np.array([1.0, 2.0]), np.array([3.0, 4.0]), wrt=["a[1]"])["a[1]"]
     assert reasons(e) == ["independent"]  # moved, the output stays
+
+
+def test_past_its_budget_of_rule_calls_a_node_is_unknown(monkeypatch):
+    from adtrace.explain import value_arrays
+
+    monkeypatch.setattr(value_arrays, "MAX_RULE_CALLS", 1)
+    e = explained(layer, W, X, engine=Tensor, wrt=["w[0, 0]"])["w[0, 0]"]
+    assert e.gradient == 0.0 and reasons(e) == ["unknown"]  # no Jacobian made: not a cut claimed
