@@ -188,6 +188,11 @@ def test_attribution_adds_up_exactly_on_random_array_graphs():
             assert (total if total is not None else 0.0) == e.gradient and e.exact in (True, None)
             if e.contributions:
                 assert e.exact is True and e.rounding is not None
+            if e.verdict == "zero":  # a true cause: moving the element does not move the output
+                assert reasons(e) and set(reasons(e)) <= {"independent", "relu-off"}
+                moved = [a.copy() for a in args]
+                moved["abc".index(name)][index] += 1e-6
+                assert f(*map(Tensor, moved)).data == f(*map(Tensor, args)).data
 
 
 # -------------------- why zero --------------------
