@@ -20,7 +20,10 @@ engine: elementwise ops with broadcasting, ``@``, ``sum``), element by element (
   for ``**0.5``, ``power-at-zero``), the one that made a NaN of infinities, and the first forward value
   not finite there, each with its inputs at that element.
 
-Paths are not enumerated for arrays (``Explanation.paths`` is empty).
+Paths: from the element through the nodes' elements along the ops' derivatives at the recorded values (the
+rule's Jacobian where the op computes the recorded value, written by the class's ``_backward`` or not: the
+table shows the derivative, ``Explanation.paths_sum`` says when the pass wrote another gradient), at most
+``MAX_PATHS``.
 """
 
 import math
@@ -32,13 +35,14 @@ from ..recording.events import AddOutgrads, VJPCalled
 from ..report.format import fmt
 from .contributions import Contribution, by_line, fold, line_of, rounding, same
 from .elements import select
-from .explanation import Cause, Explanation, Explanations, verdict_of
+from .explanation import Cause, Explanation, Explanations, Path, verdict_of
 from .graph import Graph
 from .reasons import nonfinite_reason
 from . import scale
 
 EACH = 3
 MAX_ENTRIES = 1 << 20  # a Jacobian of more entries is not made (not known)
+MAX_PATHS, SHOWN = 10_000, 10  # element paths enumerated at most; shown
 MAX_RULE_CALLS = 200_000  # rule calls on unit cotangents per explanation, all Jacobians together; past it, not known
 SAME = 1e-9  # relative: the rule reproduces the closure's write (a matmul's sums may round in another order)
 STRUCTURAL = ("@", "sum", "mean")  # ops whose output element is not their inputs' element at the same place
@@ -66,7 +70,8 @@ def explain_arrays(recording, query, events, start, grads, wrt, names, largest, 
     for label, index in chosen:
         graph = Graph(recording.graph(), label, start.end, _data(recording, label))
         name = names.get(label, label)
-        explanation = explain_element(recording, events, graph, jacobians, grads[label], shapes[label], index, name)
+        explanation = explain_element(recording, events, graph, jacobians, grads[label], shapes[label], index, name,
+                                      start.seed)
         found.append(replace(explanation, causes=tuple(
             replace(c, name=variables.get(c.node), line=None if c.node in arguments else c.line)
             for c in explanation.causes)))
@@ -77,7 +82,7 @@ def explain_arrays(recording, query, events, start, grads, wrt, names, largest, 
     return found
 
 
-def explain_element(recording, events, graph, jacobians, grad, shape, index, name):
+def explain_element(recording, events, graph, jacobians, grad, shape, index, name, seed=1.0):
     gradient = _element(grad, shape, index)
     found = contributions(recording, events, graph.root, shape, index)
     verdict = verdict_of(gradient)
@@ -92,8 +97,38 @@ def explain_element(recording, events, graph, jacobians, grad, shape, index, nam
     shares = by_line(found)
     exact = same(fold(found), gradient) if found and all(c.value is not None for c in found) else None
     selector = name + ("[" + ", ".join(str(i) for i in index) + "]" if index else "")
+    shown, more, more_sum = element_paths(graph, jacobians, at, selector, seed)
     return Explanation(selector, gradient, verdict, causes + replaced, tuple(shares), tuple(found), exact,
-                       rounding(gradient, shares) if exact is not None else None)
+                       rounding(gradient, shares) if exact is not None else None, shown, more, more_sum)
+
+
+def element_paths(graph, jacobians, at, selector, seed):
+    """``(shown, more, more_sum)``: the element's paths to the output's elements (``v3_ReLU[1]``) along the
+    ops' derivatives not 0, each product times the seed there, largest first; ``((), 0, None)`` when a node on
+    the way has no derivative here or the paths exceed ``MAX_PATHS``."""
+    seed = np.ravel(np.asarray(seed, dtype=float))
+    found, stack = [], [(((graph.root, at),), 1.0)]
+    with np.errstate(all="ignore"):
+        while stack:
+            steps, product = stack.pop()
+            label, k = steps[-1]
+            if label == graph.end:
+                names = (selector,) + tuple(f"{node}[{i}]" for node, i in steps[1:])
+                found.append(Path(names, np.float64(product) * (seed[k] if k < seed.size else np.nan)))
+                continue
+            for consumer, position in graph.consumers.get(label, ()):
+                if not graph.to_end.get(consumer):
+                    continue
+                J = jacobians.derivative(consumer, position)
+                if J is None or k >= J.shape[1]:
+                    return (), 0, None
+                for m in np.flatnonzero(J[:, k] != 0):
+                    stack.append((steps + ((consumer, int(m)),), product * J[m, k]))
+            if len(found) + len(stack) > MAX_PATHS:
+                return (), 0, None
+    found.sort(key=lambda p: -abs(p.value) if np.isfinite(p.value) else -np.inf)
+    rest = found[SHOWN:]
+    return tuple(found[:SHOWN]), len(rest), (sum(p.value for p in rest) if rest else None)
 
 
 # -------------------- elements and contributions --------------------
@@ -179,6 +214,15 @@ class Jacobians:
 
     def structure(self, label, position):
         return self._once(("structure", label, position), self._structure)
+
+    def derivative(self, label, position):
+        """The op's derivative at the recorded values (the rule's Jacobian where the op computes the recorded
+        value), whether or not the class's ``_backward`` wrote it: what a path table shows."""
+        return self._once(("derivative", label, position), self._derivative)
+
+    def _derivative(self, label, position):
+        rule, out, inputs = self._rule(label)
+        return None if rule is None else _jacobian(rule, out, inputs, position)
 
     def _once(self, key, make):
         if key not in self.made:

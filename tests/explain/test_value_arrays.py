@@ -188,6 +188,8 @@ def test_attribution_adds_up_exactly_on_random_array_graphs():
             assert (total if total is not None else 0.0) == e.gradient and e.exact in (True, None)
             if e.contributions:
                 assert e.exact is True and e.rounding is not None
+            if e.paths:  # each path's product of the ops' derivatives: they sum to the gradient within rounding
+                assert e.paths_sum()[1] is False
             if e.verdict == "zero":  # a true cause: moving the element does not move the output
                 assert reasons(e) and set(reasons(e)) <= {"independent", "relu-off"}
                 moved = [a.copy() for a in args]
@@ -240,6 +242,9 @@ def test_a_backward_that_is_not_its_ops_rule_is_unknown_not_a_false_cause():
     assert e.gradient == 0.0 and reasons(e) == ["unknown"]
     right = explained(lambda w, x: (w @ x).sum(), np.ones((2, 2)), x, engine=Tensor, wrt=["w[0, 1]"])["w[0, 1]"]
     assert right.gradient == 3.0
+    # the path table shows @'s derivative (2 through out[0], 1 through out[1]), not what the wrong rule wrote
+    assert sorted(p.value for p in e.paths) == [1.0, 2.0] and e.paths[0].nodes[0] == "w[0, 1]"
+    assert e.to_json()["paths_differ"] is True and right.to_json()["paths_differ"] is False
 
 
 def test_a_tanh_saturated_through_a_matmul():
