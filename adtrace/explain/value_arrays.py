@@ -376,7 +376,7 @@ def _cut(recording, graph, label, position, k):
     output = _flat_at(node.value, k)
     values = {"output": output, **{f"input[{a}]": v for a, v in inputs.items()}}
     op = node.primitive
-    where = f" at element {k}" if np.size(node.value) > 1 else ""
+    where = f" at element {_index(node.value, k)}" if np.size(node.value) > 1 else ""
     if op in ("ReLU", "relu"):
         reason, detail = "relu-off", f"ReLU at {fmt(inputs.get(0))} <= 0{where}: its derivative is 0"
     elif op == "tanh" and output is not None and abs(output) == 1:
@@ -437,7 +437,8 @@ def _backward_cause(recording, node, position, outgrad, made, k, jacobians):
         reason = "zero-times-inf" if derivative == 0 or primitive == "multiply" else "nonfinite-input"
     else:
         reason = nonfinite_reason(primitive, argnum, _reason_inputs(node, inputs), made[k], derivative, output)
-    detail = f"its _backward wrote {fmt(made[k])} at element {k} of its child's .grad"
+    parent = _data(recording, node.parents[position])
+    detail = f"its _backward wrote {fmt(made[k])} at element {_index(parent, k)} of its child's .grad"
     values = {"outgrad": g, "ingrad": made[k], **{f"input[{a}]": v for a, v in inputs.items()}, "output": output,
               "derivative": derivative}
     return Cause(node.label, node.primitive, argnum, node.site, reason, detail=detail,
@@ -458,7 +459,7 @@ def _forward_origin(recording, graph, masks):
         inputs = _inputs_at(recording, node, k)
         reason = nonfinite_reason(_primitive(node.primitive), 0, _reason_inputs(node, inputs), value[k])
         return Cause(label, node.primitive, 0, node.site, reason, forward=True,
-                     detail=f"its forward value was already {fmt(value[k])} at element {k}",
+                     detail=f"its forward value was already {fmt(value[k])} at element {_index(node.value, k)}",
                      values={f"input[{a}]": v for a, v in inputs.items()})
     return None
 
@@ -493,6 +494,12 @@ def _replaced(recording, events, graph, jacobians, shape, index, at):
 
 def _data(recording, label):
     return getattr(recording.nodes.get(label), "value", None)
+
+
+def _index(value, k):
+    """The flat position ``k`` of ``value`` as its index, ``[0, 1]``."""
+    shape = np.shape(value)
+    return "[" + ", ".join(str(int(i)) for i in np.unravel_index(k, shape)) + "]" if shape else "[]"
 
 
 def _flat_at(value, k):
