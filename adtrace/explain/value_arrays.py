@@ -406,7 +406,10 @@ def why_nonfinite(recording, events, graph, jacobians, at):
             parent = node.parents[position]
             if parent not in masks or ingrad is None:
                 continue
-            made = np.ravel(_at_all(ingrad, np.shape(_data(recording, parent))))
+            try:  # (a write of another shape than the child's: not read)
+                made = np.ravel(np.broadcast_to(np.asarray(ingrad, dtype=float), np.shape(_data(recording, parent))))
+            except (ValueError, TypeError):
+                continue
             bad = masks[parent] & ~np.isfinite(made) if made.size == masks[parent].size else ~np.isfinite(made)
             if origin is None and bad.any() and np.isfinite(outgrad).all():
                 origin = _backward_cause(recording, node, position, outgrad, made, int(np.flatnonzero(bad)[0]),
