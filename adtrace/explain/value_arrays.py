@@ -331,18 +331,17 @@ def reach(recording, graph, jacobians, at, structural=False):
                 continue
             through |= unknown.get(parent, False)
             J, S = jacobians.local(label, position), jacobians.structure(label, position)
-            if J is None or J.shape[0] != size:
+            if J is None or J.shape[0] != size or S is None or S.shape != J.shape:  # (a 0 not told from no edge)
                 moved[:], through = True, True
                 continue
             with np.errstate(invalid="ignore"):
                 entries = J[:, mask]
                 moved |= ((entries != 0) | np.isnan(entries)).any(axis=1)
-                if S is not None and S.shape == J.shape:
-                    zero = ((S[:, mask] != 0) & (entries == 0)).any(axis=1)
-                    if structural:
-                        moved |= zero
-                    elif zero.any():
-                        cuts.append((label, position, zero))
+                zero = ((S[:, mask] != 0) & (entries == 0)).any(axis=1)
+                if structural:
+                    moved |= zero
+                elif zero.any():
+                    cuts.append((label, position, zero))
         if moved.any():
             masks[label], unknown[label] = moved, through
     cuts = [(label, position, zero & ~masks.get(label, np.zeros_like(zero))) for label, position, zero in cuts]

@@ -316,3 +316,11 @@ def test_past_its_budget_of_rule_calls_a_node_is_unknown(monkeypatch):
     monkeypatch.setattr(value_arrays, "MAX_RULE_CALLS", 1)
     e = explained(layer, W, X, engine=Tensor, wrt=["w[0, 0]"])["w[0, 0]"]
     assert e.gradient == 0.0 and reasons(e) == ["unknown"]  # no Jacobian made: not a cut claimed
+
+
+def test_without_the_ops_structure_a_zero_entry_is_not_read_as_no_edge(monkeypatch):
+    from adtrace.explain import value_arrays
+
+    monkeypatch.setattr(value_arrays.Jacobians, "structure", lambda self, label, position: None)
+    e = explained(layer, W, X, engine=Tensor, wrt=["w[0, 0]"])["w[0, 0]"]
+    assert reasons(e) == ["unknown"]  # not "independent": relu's 0 could be a cut or no connection
