@@ -222,6 +222,13 @@ def test_an_input_not_used_is_independent():
     assert (e.verdict, reasons(e)) == ("zero", ["independent"])
 
 
+def test_contributions_that_cancel():
+    e = explained(lambda a, b, c: (a * b).sum() + (a * c).sum(), np.array([1.0, 2.0]), np.array([1.0, 3.0]),
+                  np.array([-1.0, 3.0]), wrt=["a[0]"])["a[0]"]
+    assert (e.verdict, reasons(e)) == ("zero", ["cancellation"])
+    assert sorted(c.value for c in e.contributions) == [-1.0, 1.0]
+
+
 def test_the_assignment_bug_is_grad_replaced():
     def f(a, b):
         return (a + b).sum() + (a * b).sum()  # a.grad = 1 + b, but + assigns after * added b
