@@ -25,7 +25,7 @@ from autograd.tracer import getval, isbox
 from ..recording.events import NodeCreated
 from ..recording.registry import engine_named, unrecorded
 from ..recording.session import record
-from .elements import Element, leaves, select
+from .elements import Element, leaves, parse_selector, select
 from .escapes import escapes
 from .explainer import explain_recording
 from .explanation import Cause, Explanations
@@ -95,15 +95,24 @@ def _explain_engine(f, args, wrt, engine, relative_to):
 
 
 def _moved_leaf(explanation, f, adapter, args, arguments, out):
+    """(An argument of arrays: its element moved, ``x[3]``.)"""
     causes = explanation.causes
-    i = arguments.get(explanation.selector)
-    if i is None or not causes or any(c.reason != "independent" for c in causes):
+    i, element = arguments.get(explanation.selector), Element()  # (a number's name: w, args[0])
+    if i is None:
+        name, element = parse_selector(explanation.selector)
+        i = arguments.get(name)
+    if i is None or element.keys or not causes or any(c.reason != "independent" for c in causes):
         return explanation
     moved = list(args)
-    moved[i] = args[i] + PROBE * max(abs(args[i]), 1.0)
+    if element.index:
+        moved[i] = np.array(args[i], dtype=float)
+        moved[i][element.index] += PROBE * max(abs(moved[i][element.index]), 1.0)
+    else:
+        moved[i] = args[i] + PROBE * max(abs(args[i]), 1.0)
     with np.errstate(all="ignore"):
-        again = adapter.data(f(*[adapter.leaf(a) for a in moved]))
-    if again == adapter.data(out) or (again != again and adapter.data(out) != adapter.data(out)):
+        again = np.asarray(adapter.data(f(*[adapter.leaf(a) for a in moved])))
+    before = np.asarray(adapter.data(out))
+    if again.shape == before.shape and np.array_equal(again, before, equal_nan=True):
         return explanation
     detail = ("the output moves with this input, but no traced path from it reaches the output: the .data of this "
               "value was read outside the engine (a new Value made of it)")

@@ -16,7 +16,7 @@ from ..recording.registry import unrecorded
 from ..recording.values import ArraySummary, ContainerSummary
 from .casts import integer_casts
 from .contributions import by_line, fold, recorded_contributions, rounding, same
-from .elements import component, elements, leaves, select, size
+from .elements import component, elements, leaves, parse_selector, select, size
 from . import scale
 from .explanation import Cause, Explanation, Explanations, verdict_of
 from .graph import Graph
@@ -32,13 +32,16 @@ UNPROBED = ("autograd traced no path from the input to the output (no backward p
             "the function again to tell)")
 
 
-def explain_recording(recording, wrt=None, name="x", largest=True, names=None):
+def explain_recording(recording, wrt=None, name=None, largest=True, names=None):
     """``wrt``: selectors (``"x[3]"``, ``"params['W'][0, 1]"``, ``Element``s), or None for the
     default elements (without the largest ones if not ``largest``). ``name``: the argument's name in
-    the selectors shown. A value class's recording (micrograd's): ``wrt`` names leaves (``value_class.py``),
+    the selectors shown, by default the one the selectors use, else ``x``. A value class's recording
+    (micrograd's): ``wrt`` names leaves (``value_class.py``),
     ``names`` (label -> name) gives some leaves names. Run unseen by any recording open here."""
     if recording.engine != "autograd":
         return unrecorded(explain_values, recording, wrt, names, largest)
+    if name is None:
+        name = selectors_name(wrt) or "x"
     return unrecorded(_explain_autograd, ReadOnce(recording), wrt, name, largest)
 
 
@@ -65,6 +68,17 @@ def _explain_autograd(recording, wrt, name, largest):
     output = getattr(recording.nodes.get(trace.end), "value", None)
     found.summed = size(output) if output is not None and size(output) > 1 else None
     return found
+
+
+def selectors_name(wrt):
+    """The argument's name the first written selector of ``wrt`` uses (``params`` of ``params['W'][0]``), or None."""
+    for selector in [wrt] if isinstance(wrt, str) else (wrt or ()):
+        if isinstance(selector, str):
+            try:
+                return parse_selector(selector)[0]
+            except (ValueError, SyntaxError):
+                return None
+    return None
 
 
 def explain_element(recording, query, graph, gradient, element, name="x"):

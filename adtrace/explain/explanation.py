@@ -90,7 +90,23 @@ class Explanation:
             "rounding": None if self.rounding is None else float(self.rounding),
             "paths": [{"nodes": list(p.nodes), "value": number(p.value)} for p in self.paths],
             "more_paths": self.more_paths,
+            "paths_differ": self.paths_sum()[1],
         }
+
+    def paths_sum(self):
+        """``(total, differs)``: the paths' products summed (the listed ones and the rest), and whether that
+        sum is not the recorded gradient beyond rounding (the table shows the derivative, the gradient is
+        what the pass wrote: a lost write, a wrong rule); ``(None, None)`` without paths or where a value is
+        not finite or not known."""
+        values = [p.value for p in self.paths] + ([self.more_paths_sum] if self.more_paths else [])
+        if not self.paths or self.gradient is None or any(v is None for v in values):
+            return None, None
+        with np.errstate(all="ignore"):
+            values = np.asarray(values, dtype=complex)
+            total, gradient = values.sum(), complex(np.asarray(self.gradient)[()])
+            if not (np.isfinite(total) and np.isfinite(gradient)):
+                return None, None
+            return total, bool(abs(total - gradient) > 1e-6 * max(np.abs(values).sum(), abs(gradient)))
 
 
 class Explanations(list):

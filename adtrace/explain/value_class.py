@@ -22,6 +22,8 @@ data (``node``), each ``_backward`` call with the ``.grad`` it read and what it 
 A local partial is the class's own rule at the recorded values (``recording.code.ops``: ``+``, ``*``,
 ``**k``, ReLU, tanh, exp, log ...), else the recorded ``ingrad / outgrad``, else not known (NaN).
 
+A class whose values are numpy arrays is explained element by element (``value_arrays.py``).
+
 Selectors (``wrt``): a leaf's label (``v0_leaf``, ``u1_unrecorded`` for a value made before the
 recording), or a name ``names`` gives a leaf (``adtrace explain --engine``: the target's argument names).
 """
@@ -40,6 +42,7 @@ from .explanation import Cause, Explanation, Explanations, verdict_of
 from .graph import Graph
 from .paths import paths
 from .reasons import nonfinite_reason
+from .value_arrays import arrays_in, explain_arrays
 
 EACH = 3  # default leaves: this many of each kind (zero, non-finite, largest)
 
@@ -66,12 +69,12 @@ def explain_values(recording, wrt=None, names=None, largest=True, arguments=()):
         raise ValueError("nothing to explain: the recording holds no backward() pass")
     if recording.capture == "structure":
         raise ValueError("explain needs the values: record with capture=\"full\" (or \"auto\"), sites=True")
-    arrays = [label for label, node in recording.nodes.items() if np.ndim(getattr(node, "value", None)) > 0]
-    if arrays:
-        raise ValueError(f"explain reads a value class of numbers; {arrays[0]} holds an array (a class of arrays is "
-                         "not explained yet)")
     events = recording.query_events(query)
     grads = _gradients(recording, events, start, names)
+    if arrays_in(recording):  # a class of numpy arrays: element by element (value_arrays.py)
+        used = _ancestors(recording.graph(), start.end) | set(names)
+        return explain_arrays(recording, query, events, start, grads, wrt, names, largest, arguments, used,
+                              variable_names(recording))
     if wrt is None:  # the leaves the output was computed from, and the named ones (a function's arguments)
         graph = recording.graph()
         used = _ancestors(graph, start.end) | set(names)
@@ -348,15 +351,15 @@ def _inputs(recording, node):
 
 def _reason_inputs(node, inputs):
     """The inputs as the reasons read them: ``x**k`` is ``power(x, k)``."""
-    k = _exponent(node.primitive)
+    k = exponent(node.primitive)
     return {0: inputs.get(0), 1: float(k)} if k is not None and 0 in inputs else inputs
 
 
 def _primitive(op):
-    return "power" if _exponent(op) is not None else PRIMITIVES.get(op, str(op))
+    return "power" if exponent(op) is not None else PRIMITIVES.get(op, str(op))
 
 
-def _exponent(op):
+def exponent(op):
     if isinstance(op, str) and op.startswith("**"):
         try:
             return float(op[2:])

@@ -24,7 +24,7 @@ from .explanation import Cause
 from .graph import Graph
 from .jacobians import moved, structural
 from .reach import follow
-from .reasons import REDUCTIONS_SELECTING, SELECTIONS, ZERO_DEFAULT, selection_reason, zero_reason
+from .reasons import REDUCTIONS_SELECTING, SELECTIONS, ZERO_DEFAULT, ZERO_REASONS, selection_reason, zero_reason
 
 
 def why_zero(recording, query, graph, element):
@@ -51,15 +51,21 @@ def why_zero(recording, query, graph, element):
     causes = [_cut(recording, own, *cut) for cut in cuts] + [c for c in zeros if c.reason != "independent"] + left
     if not causes and not lost:
         causes = zeros
-    if found.unsure and causes:  # an earlier node may have cut it: the recording cannot tell which did
-        after = set().union(*(graph.descendants(label) for label, _, _ in found.unsure))
-        causes = [c for c in causes if c.node not in after] + [_unsure(recording, own, *u) for u in found.unsure] + [
+    unsure = found.unsure
+    if unsure and causes:  # the gradient reaching each unsure node was 0 there: it came from downstream
+        known = {c.node for c in causes}
+        unsure = [u for u in unsure if recording.nodes[u[0]].primitive in PIECEWISE  # (one may have cut too)
+                  or not known & graph.descendants(u[0])]
+    if unsure and causes:  # an earlier node may have cut it: the recording cannot tell which did
+        after = set().union(*(graph.descendants(label) for label, _, _ in unsure))
+        causes = [c for c in causes if c.node not in after] + [_unsure(recording, own, *u) for u in unsure] + [
             replace(c, fraction=None, detail=c.detail + UNSURE_AFTER) for c in causes if c.node in after]
     causes += lost
     return causes or [_cause(recording, graph.root, None, "independent", 1.0,
                              "no traced operation reaching the output reads the input")]
 
 
+PIECEWISE = frozenset(ZERO_REASONS) | {"abs", "absolute", "fabs"}  # a derivative 0 on a region or at a kink
 UNSURE = ("its local derivative at element {where} is not known from this recording (the gradient that reached it "
           "was 0 there): it may be what cut the path; record with capture=\"full\", sites=True, calls=True to tell")
 LOST = ("this recording cannot follow element {where} through this node (its call was not kept, or its Jacobian is "

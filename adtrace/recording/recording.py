@@ -125,11 +125,13 @@ class Recording:
         as JSON, written to ``path`` if given; returns its text."""
         return RENDERERS["graph_json"](self, path=path)
 
-    def explain(self, wrt=None, name="x"):
+    def explain(self, wrt=None, name=None):
         """An ``Explanation`` per input element of the user's gradient (``adtrace/explain/``): ``wrt``
         selectors (``"x[3]"``, ``"params['W'][0, 1]"``), by default the elements whose gradient is zero,
-        non-finite or largest. Record with ``capture="full"``, ``sites=True`` and ``calls=True``. Of several
-        gradient calls, the last one (not nested in another) is explained."""
+        non-finite or largest. ``name``: the argument's name in the selectors shown; by default the one the
+        ``wrt`` selectors use (``params``), else ``x`` (a recording does not keep the function's parameter
+        names). Record with ``capture="full"``, ``sites=True`` and ``calls=True``. Of several gradient calls,
+        the last one (not nested in another) is explained."""
         return RENDERERS["explain"](self, wrt=wrt, name=name)
 
     def save(self, path):

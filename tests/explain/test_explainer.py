@@ -127,3 +127,16 @@ def test_a_recording_of_two_gradient_calls_explains_the_last():
     found = {e.selector: e for e in rec.explain()}
     assert set(found) == {"x[0]", "x[1]", "x[2]"}  # the last call's input
     assert found["x[0]"].gradient == 6.0 and found["x[1]"].causes[0].reason == "relu-off"
+
+
+def test_a_recordings_selectors_keep_the_name_the_user_wrote():
+    def loss(params):
+        return np.sum(np.maximum(np.dot(params["W"], np.array([1.0, 1.0])), 0.0))
+    params = {"W": np.array([[1.0, 2.0], [-3.0, -1.0]])}
+    with adtrace.record(capture="full", sites=True, calls=True) as rec:
+        grad(loss)(params)
+    (e,) = rec.explain(wrt=["params['W'][1, 0]"])
+    assert e.selector == "params['W'][1, 0]" and e.verdict == "zero"
+    assert [d.selector for d in rec.explain()][0].startswith("x['W']")  # no selector written: x
+    (named,) = rec.explain(wrt=["params['W'][1, 0]"], name="p")
+    assert named.selector == "p['W'][1, 0]"

@@ -22,3 +22,20 @@ def test_json_fields_of_a_zero_and_a_nonfinite_gradient():
 
 def test_numbers():
     assert [number(v) for v in (np.float64(2.5), np.nan, -np.inf, None)] == [2.5, "nan", "-inf", None]
+
+
+def test_json_flags_paths_whose_products_do_not_sum_to_the_gradient():
+    from learner_shapes import BUGGY, SlotsValue
+
+    def g(x):
+        a = x * x
+        b = a + x
+        c = a + b  # the buggy + assigns a.grad: the pass writes 294 where the paths' products sum to 546
+        return c * c
+
+    (wrong,) = explain(g, 3.0, engine=BUGGY[SlotsValue])
+    (right,) = explain(g, 3.0, engine=SlotsValue)
+    assert json.loads(json.dumps(wrong.to_json()))["paths_differ"] is True
+    assert right.to_json()["paths_differ"] is False and right.to_json()["paths"]
+    nan, = explain(lambda x: np.sqrt(x), np.float64(0.0))  # a gradient not finite: not compared
+    assert nan.to_json()["paths_differ"] is None

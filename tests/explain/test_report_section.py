@@ -73,6 +73,18 @@ def test_a_micrograd_report_explains_a_dead_relu():
     assert "## Explanations" not in render(trace_engine_call(lambda w, x: w * x, (0.5, -2.0), engine="micrograd"))
 
 
+def test_a_report_of_a_class_of_numpy_arrays_explains_its_dead_unit_element_by_element():
+    from adtrace.compare.traced_engine_call import trace_engine_call
+    from learner_arrays import Tensor
+
+    def layer(w, x):
+        return ((w @ x).relu() * x).sum()  # w @ x = [-3, 4]: unit 0 is off, w[0, :] gets 0
+    W, X = np.array([[1.0, -2.0], [3.0, 0.5]]), np.array([[1.0], [2.0]])
+    section = render(trace_engine_call(layer, (W, X), engine=Tensor)).split("## Explanations", 1)[1]
+    assert "### `v0_leaf[0, 0]` = 0: zero" in section and "### `v0_leaf[0, 1]` = 0: zero" in section
+    assert "`relu-off`" in section and "### `v0_leaf[1, 1]`" not in section  # its 4 is finite, not zero
+
+
 def test_a_long_chains_causes_are_shown_twenty_and_the_rest_counted_by_reason():
     from adtrace.explain.report_section import CAUSES_SHOWN
     from view_cases import zero_chain

@@ -240,16 +240,6 @@ def test_by_default_only_the_leaves_the_output_was_computed_from():
     assert reasons(other) == ["independent"]
 
 
-def test_a_class_of_arrays_is_refused_by_name():
-    from value_classes import ArrayValue
-
-    with adtrace.record(engine=ArrayValue, capture="full") as rec:
-        a = ArrayValue(np.array([1.0, -2.0]))
-        (a * a).backward()
-    with pytest.raises(ValueError, match="holds an array"):
-        rec.explain()
-
-
 def test_a_write_that_replaced_the_grad_does_not_add_up():
     from learner_shapes import BUGGY, SlotsValue
 

@@ -255,3 +255,15 @@ def test_without_calls_an_element_lost_in_a_node_is_said_lost_there_and_nothing_
         (cause,) = e.causes
         assert (cause.primitive, cause.reason) == ("dot", "unknown")
         assert f"element {e.selector[1:]}" in cause.detail and "calls=True" in cause.detail
+
+
+def test_without_calls_a_smooth_node_reached_by_a_gradient_of_0_is_not_named_the_cut_after_it_is():
+    # sin's derivative is not known from a plain record (the gradient reaching it was 0): that 0 came from the
+    # relu after it, which cuts every path; a where's (piecewise: it may cut too) stays named (test above)
+    def f(x):
+        s = np.sin(x)
+        return np.sum(np.maximum(s * 2.0 - 5.0, 0.0))
+    with adtrace.record(capture="full", sites=True) as rec:
+        grad(f)(np.array([0.5, 2.5]))
+    for e in rec.explain():
+        assert [(c.primitive, c.reason, c.fraction) for c in e.causes] == [("maximum", "relu-off", 1.0)]

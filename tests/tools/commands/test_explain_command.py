@@ -114,3 +114,23 @@ def test_wrt_a_whole_part_a_whole_argument_and_a_negative_index(project):
     assert headings("funcs.py:f", "--at", "[1.0, 2.0]", "--wrt", "x[-1]") == ["x[1]"]
     out = adtrace("explain", *mlp, "--wrt", "zzz['W'][0, 1]", cwd=project)
     assert out.returncode == 2 and "called params, not zzz" in out.stderr
+
+
+def test_engine_explains_elements_of_a_class_of_numpy_arrays(tmp_path):
+    import shutil
+    from pathlib import Path
+
+    shutil.copy(Path(__file__).parents[2] / "learner_arrays.py", tmp_path / "learner_arrays.py")
+    (tmp_path / "layer.py").write_text("def layer(w, x):\n    h = (w @ x).relu()\n    return (h * x).sum()\n")
+    out = adtrace("explain", "layer.py:layer", "--at", "[[1.0, -2.0], [3.0, 0.5]]", "--at", "[[1.0], [2.0]]",
+                  "--engine", "learner_arrays.py:Tensor", "--wrt", "w[0, 1]", "--wrt", "x[1, 0]", "--json", "why.json",
+                  cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "## `w[0, 1]` = 0: zero" in out.stdout and "`relu-off`" in out.stdout
+    dead, alive = json.loads((tmp_path / "why.json").read_text())
+    assert (dead["selector"], dead["causes"][0]["reason"], dead["causes"][0]["line"]) == ("w[0, 1]", "relu-off",
+                                                                                          "layer.py:2")
+    assert (alive["selector"], alive["gradient"], alive["exact"]) == ("x[1, 0]", 5.0, True)
+    bad = adtrace("explain", "layer.py:layer", "--at", "[[1.0, -2.0], [3.0, 0.5]]", "--at", "[[1.0], [2.0]]",
+                  "--engine", "learner_arrays.py:Tensor", "--wrt", "w[2, 0]", cwd=tmp_path)
+    assert bad.returncode == 2
