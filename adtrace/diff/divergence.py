@@ -61,6 +61,8 @@ class Row:
     line: Optional[str]
     status: str  # "identical", "values differ", "only in A", "only in B", "constant"
     differs: tuple = ()  # what differs: "forward value", "gradient", "contribution to argument 0"
+    b_line: Optional[str] = None  # B's own line
+    b_operands: tuple = ()  # B's arguments in B's order, where it is another than A's (a * b against b * a)
 
 
 @dataclass
@@ -143,7 +145,7 @@ class _Walk:
             ranks[label] = node.created
             m = al.a_to_b.get(label)
             if m is None:
-                if label not in al.constants_a:
+                if label not in al.constants_a and not (node.leaf and label in a.children):
                     found.append((node.created, self.graph(label, None)))
                 continue
             if self.same(node.value, b.nodes[m].value):
@@ -165,22 +167,35 @@ class _Walk:
             ranks[label] = a.nodes[x].created if x is not None else rank
             if label in al.only_b:
                 ranks[label] = rank + 0.5
-                found.append((rank + 0.5, self.graph(None, label)))
+                if not (node.leaf and label in b.children):  # (a leaf, a constant: the node using it is named)
+                    found.append((rank + 0.5, self.graph(None, label)))
         found.sort(key=lambda pair: pair[0])
         return [d for _, d in found]
 
     def constants(self, x, y, kind, detail):
         """A rule's node whose traced arguments agree: an argument that was not traced (a constant, a
         non-differentiated argument) that differs makes it an ``INPUT``; not kept on a side, it is said."""
-        if x.constants is None or y.constants is None:
+        cx, cy = self.constants_of(self.a, x, self.al.constants_a), self.constants_of(self.b, y, self.al.constants_b)
+        if cx is None or cy is None:
             return kind, (f"its traced arguments' values are the same on both sides (its constant arguments were "
                           f"not kept): {x.shown} computes another value")
-        differ = [k for k in sorted(set(x.constants) | set(y.constants), key=str)
-                  if k not in x.constants or k not in y.constants or not self.same(x.constants[k], y.constants[k])]
+        engine = x.constants is None or y.constants is None  # (an engine's op keeps some constants in its name: **2)
+        differ = [k for k in sorted(set(cx) | set(cy), key=str) if (k in cx and k in cy or not engine)
+                  and (k not in cx or k not in cy or not self.same(cx[k], cy[k]))]
         if not differ:
             return kind, detail
         which = ", ".join(f"argument {k}" if isinstance(k, int) else f"{k}=" for k in differ)
         return INPUT, f"its traced arguments are the same, but a constant differs ({which}): not its rule"
+
+    @staticmethod
+    def constants_of(side, node, constants):
+        """``node``'s constant arguments: as autograd's call kept them, or an engine's leaves matched as the other
+        side's constants (an engine makes every argument a value); None: not known."""
+        if node.constants is not None:
+            return node.constants
+        if side.recording.engine == "autograd":
+            return None
+        return {k: side.nodes[p].value for k, p in node.args.items() if p in constants}
 
     def graph(self, x, y):
         side, label = (self.a, x) if x is not None else (self.b, y)
@@ -277,8 +292,9 @@ class _Walk:
                 rows.append(Row(label, None, node.shown, node.site, "only in A"))
             else:
                 what = tuple(w for w in self.differs.get(label, ()) if w != "node")
-                rows.append(Row(label, m, node.shown, node.site or (None if node.leaf else b.nodes[m].site),
-                                "values differ" if what else "identical", what))
+                other = b.nodes[m]
+                rows.append(Row(label, m, node.shown, node.site or (None if node.leaf else other.site),
+                                "values differ" if what else "identical", what, other.site, self.operands(node, other)))
         for label in b.nodes:
             node = b.nodes[label]
             if label in al.constants_b:
@@ -286,6 +302,13 @@ class _Walk:
             elif label in al.only_b:
                 rows.append(Row(None, label, node.shown, node.site, "only in B"))
         return rows
+
+
+    def operands(self, x, y):
+        """B's arguments of ``y`` in B's order where they are A's in another order (a * b against b * a)."""
+        ours = [self.al.a_to_b.get(p) for _, p in sorted(x.args.items())]
+        theirs = [p for _, p in sorted(y.args.items())]
+        return tuple(theirs) if ours != theirs and sorted(ours, key=str) == sorted(theirs, key=str) else ()
 
 
 def _received(writes, name, by_value=False):

@@ -11,6 +11,8 @@ contribution it sent to each argument, and the writes each node's gradient recei
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+import numpy as np
+
 from ..recording.events import (REV, AddOutgrads, BackwardStart, NodeCreated, RootCreated, ToposortYielded,
                                 TraceReturned, VJPCalled)
 
@@ -18,6 +20,16 @@ LEAF = "leaf"  # the primitive of autograd's root and of an engine's leaf value
 # an engine's op as autograd's primitive (micrograd's, and learners' classes': "**2" is a power)
 OPS = {"+": "add", "*": "multiply", "-": "subtract", "/": "true_divide", "neg": "negative", "**": "power",
        "ReLU": "relu", "root": LEAF, "": LEAF}
+# The alignment's table of equivalent primitives: autograd's forms of one engine op (micrograd's, a learner's).
+# ``relu()`` is ``np.maximum(0, x)``, ``np.maximum(x, 0)`` or ``np.where(x > 0, x, 0)``: autograd's node of one
+# traced argument x, by x's position -> the position of its other value, a constant 0 (``where``: its condition
+# picks x where x > 0)
+RELU_FORMS = {"maximum": {0: 1, 1: 0}, "where": {1: 2, 2: 1}}
+# an engine writes ``x - c``, ``x / c`` and ``-x`` with its own ops and a constant leaf (micrograd: ``x + (-c)``,
+# ``x * c**-1``, ``x * -1``): autograd's primitive of x (argument 0) and a constant c (argument 1) -> the engine's
+# op and its constant
+CONSTANT_FORMS = {"subtract": ("add", lambda c: -c), "true_divide": ("multiply", lambda c: c ** -1),
+                  "divide": ("multiply", lambda c: c ** -1), "negative": ("multiply", lambda c: -1.0)}
 
 
 def primitive_name(primitive, leaf):
@@ -41,6 +53,8 @@ class Node:
     shown: str = ""  # the primitive as the engine names it
     constants: Optional[dict] = None  # argument position (or keyword) -> its value, of the arguments not traced;
     # None: not known (the recording kept no calls)
+    renumbered: Optional[dict] = None  # the recorded argument position -> its position in ``args`` (a form of
+    # RELU_FORMS: np.maximum(0, x)'s x is the relu's argument 0)
 
 
 @dataclass
@@ -99,9 +113,13 @@ def side_of(recording, name="A"):
         leaf = not parents
         shown = getattr(event, "primitive", "root")
         args = dict(zip(event.argnums, parents)) if parents else {}
-        side.nodes[label] = Node(label, primitive_name(shown, leaf), args,
-                                 getattr(event, "site", None), getattr(event, "value", inputs.get(label)), leaf,
-                                 created, shown or LEAF, _constants(calls.get(label), args))
+        node = side.nodes[label] = Node(label, primitive_name(shown, leaf), args, getattr(event, "site", None),
+                                        getattr(event, "value", inputs.get(label)), leaf, created, shown or LEAF,
+                                        _constants(calls.get(label), args))
+        if node.primitive in RELU_FORMS and len(args) == 1:
+            _as_relu(node, side.nodes)
+        elif node.primitive in CONSTANT_FORMS and list(args) == [0]:
+            _as_engine_op(node)
         for parent in set(parents):
             side.children.setdefault(parent, []).append(label)
     for step, e in enumerate(events):
@@ -115,8 +133,10 @@ def side_of(recording, name="A"):
             positions = sorted(node.args) if node is not None else range(len(e.ingrads))
             side.ingrads[e.node] = dict(zip(positions, e.ingrads))
         elif kind is AddOutgrads and e.node is not None and e.parent is not None:
+            consumer = side.nodes.get(e.node)
+            argnum = e.argnum if consumer is None or consumer.renumbered is None else consumer.renumbered[e.argnum]
             side.writes.setdefault(e.parent, []).append(Write(
-                e.node, e.argnum, e.contribution, None if e.previous is None else e.previous[0], e.result[0],
+                e.node, argnum, e.contribution, None if e.previous is None else e.previous[0], e.result[0],
                 e.replaced, step))
     return side
 
@@ -129,3 +149,42 @@ def _constants(call, traced):
     constants = {i: value for i, value in enumerate(call.args) if i not in traced}
     constants.update(call.kwargs)
     return constants
+
+
+def _as_relu(node, nodes):
+    """Name ``node`` (autograd's maximum or where of one traced argument) ``relu`` when it is one of
+    ``RELU_FORMS``: its other value a constant 0 and, where it is kept, its value its argument's relu (the
+    condition of ``where`` picks x where x > 0). A form not known to be one is left as it is."""
+    (position, parent), = node.args.items()
+    other = RELU_FORMS[node.primitive].get(position)
+    if other is None or node.constants is not None and not _zero(node.constants.get(other)):
+        return
+    if node.constants is None or node.primitive == "where":
+        x = nodes[parent].value
+        try:
+            if not np.array_equal(np.asarray(node.value, dtype=float), np.maximum(np.asarray(x, dtype=float), 0)):
+                return
+        except (TypeError, ValueError):  # (a value not kept, or summarized)
+            return
+    node.primitive, node.args, node.renumbered, node.constants = "relu", {0: parent}, {position: 0}, {}
+
+
+def _as_engine_op(node):
+    """Name ``node`` (autograd's ``x - c``, ``x / c``, ``-x``) as an engine writes it (``CONSTANT_FORMS``), and
+    its constant as the engine's where the call was kept."""
+    op, constant = CONSTANT_FORMS[node.primitive]
+    if node.constants is not None:
+        c = node.constants.get(1, 0.0)
+        try:
+            c = constant(np.asarray(c, dtype=float) if np.ndim(c) else float(c))
+        except (TypeError, ValueError, ZeroDivisionError):
+            return
+        node.constants = {**node.constants, 1: c}
+    node.primitive = op
+
+
+def _zero(value):
+    try:
+        return value is not None and bool(np.all(np.asarray(value, dtype=float) == 0))
+    except (TypeError, ValueError):
+        return False
