@@ -294,7 +294,8 @@ class _Walk:
                 what = tuple(w for w in self.differs.get(label, ()) if w != "node")
                 other = b.nodes[m]
                 rows.append(Row(label, m, node.shown, node.site or (None if node.leaf else other.site),
-                                "values differ" if what else "identical", what, other.site, self.operands(node, other)))
+                                "values differ" if what else "identical", what, other.site,
+                                self.operands(node, other) if label in al.unordered else ()))
         for label in b.nodes:
             node = b.nodes[label]
             if label in al.constants_b:
@@ -305,7 +306,8 @@ class _Walk:
 
 
     def operands(self, x, y):
-        """B's arguments of ``y`` in B's order where they are A's in another order (a * b against b * a)."""
+        """B's arguments of ``y`` in B's order where they are A's in another order (a * b against b * a: matched
+        by its parents as a set, ``Alignment.unordered``)."""
         ours = [self.al.a_to_b.get(p) for _, p in sorted(x.args.items())]
         theirs = [p for _, p in sorted(y.args.items())]
         return tuple(theirs) if ours != theirs and sorted(ours, key=str) == sorted(theirs, key=str) else ()

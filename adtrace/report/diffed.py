@@ -41,11 +41,20 @@ def diff_markdown(d, a_name="A", b_name="B", max_rows=200):
                "the values differ too (the first divergence above)")
         lines += [f"The orders part at visit {step + 1}: A visits `{x}`, B visits `{y}` "
                   f"(A's `{d.alignment.b_to_a[y]}`): {why}.", ""]
-    lines += ["## Aligned nodes", "",
-              table(["A", "B", "primitive", "line", "B's line", "B's operands", "status", "differs"],
-                    [(r.a or "", r.b or "", r.primitive, r.line or "", r.b_line or "", ", ".join(r.b_operands),
-                      r.status, ", ".join(r.differs)) for r in d.rows], max_rows=max_rows)]
+    lines += ["## Aligned nodes", "", _aligned(d.rows, max_rows)]
     return "\n".join(lines) + "\n"
+
+
+def _aligned(rows, max_rows):
+    """The aligned nodes; B's own line where it is another than the one shown, and B's operands where B
+    wrote them in another order (``b * a`` against ``a * b``): columns only where some row has one."""
+    b_lines = [r.b_line if r.b_line and r.b_line != r.line else "" for r in rows]
+    extra = [(name, column) for name, column in (("B's line", b_lines),
+                                                 ("B's operands", [", ".join(r.b_operands) for r in rows]))
+             if any(column)]
+    headers = ["A", "B", "primitive", "line", *(name for name, _ in extra), "status", "differs"]
+    return table(headers, [(r.a or "", r.b or "", r.primitive, r.line or "", *(column[i] for _, column in extra),
+                            r.status, ", ".join(r.differs)) for i, r in enumerate(rows)], max_rows=max_rows)
 
 
 def _verdict(d):
