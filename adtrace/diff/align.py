@@ -78,7 +78,7 @@ def _compatible(n, m, a, b, al, through=False):
     if n.primitive and m.primitive and n.primitive != m.primitive:
         return None
     leaves, constants_a, constants_b = {}, set(), set()
-    for position in set(n.args) | set(m.args):
+    for position in n.args.keys() | m.args.keys():
         x, y = n.args.get(position), m.args.get(position)
         if x is not None and y is not None:
             if x in al.a_to_b or y in al.b_to_a:
@@ -175,13 +175,17 @@ class _Candidates:
                 self.of_leaves.setdefault(node.primitive, []).append(label)
 
     def of(self, node, al):
-        matched = {al.a_to_b[p] for p in node.args.values() if p in al.a_to_b}
+        a_to_b, b_to_a, candidates = al.a_to_b, al.b_to_a, []
+        matched = {a_to_b[p] for p in node.args.values() if p in a_to_b}
         for primitive in (node.primitive, "") if node.primitive else self.primitives:
-            if matched:
+            if len(matched) == 1:
+                found = self._pruned(self.by_parent, (next(iter(matched)), primitive), al)
+            elif matched:
                 found = min((self._pruned(self.by_parent, (p, primitive), al) for p in matched), key=len)
             else:
                 found = self._pruned(self.of_leaves, primitive, al)
-            yield from (m for m in found[:SCAN] if m not in al.b_to_a)
+            candidates += [m for m in found[:SCAN] if m not in b_to_a]
+        return candidates
 
     def through(self, node, a, al):
         """B's unmatched nodes one node further from a matched parent: through a node B has more, or from

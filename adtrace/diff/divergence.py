@@ -161,11 +161,14 @@ class _Walk:
                 kind, detail = self.constants(node, b.nodes[m], kind, detail)
             found.append((node.created, Divergence(kind, "forward value", self.at(a, label, node.value),
                                                    self.at(b, m, b.nodes[m].value), detail)))
+        only_b = set(al.only_b)
         for label, node in b.nodes.items():  # (placed after the A node made last among its matched ancestors)
-            rank = max((ranks.get(p, -1) for p in node.args.values()), default=-1)
             x = al.b_to_a.get(label)
-            ranks[label] = a.nodes[x].created if x is not None else rank
-            if label in al.only_b:
+            if x is not None:
+                ranks[label] = a.nodes[x].created
+                continue
+            ranks[label] = rank = max((ranks.get(p, -1) for p in node.args.values()), default=-1)
+            if label in only_b:
                 ranks[label] = rank + 0.5
                 if not (node.leaf and label in b.children):  # (a leaf, a constant: the node using it is named)
                     found.append((rank + 0.5, self.graph(None, label)))
@@ -179,7 +182,7 @@ class _Walk:
         if cx is None or cy is None:
             return kind, (f"its traced arguments' values are the same on both sides (its constant arguments were "
                           f"not kept): {x.shown} computes another value")
-        engine = x.constants is None or y.constants is None  # (an engine's op keeps some constants in its name: **2)
+        engine = x.constants_read() is None or y.constants_read() is None  # (an engine's op keeps some in its name)
         differ = [k for k in sorted(set(cx) | set(cy), key=str) if (k in cx and k in cy or not engine)
                   and (k not in cx or k not in cy or not self.same(cx[k], cy[k]))]
         if not differ:
@@ -191,7 +194,7 @@ class _Walk:
     def constants_of(side, node, constants):
         """``node``'s constant arguments: as autograd's call kept them, or an engine's leaves matched as the other
         side's constants (an engine makes every argument a value); None: not known."""
-        if node.constants is not None:
+        if node.constants_read() is not None:
             return node.constants
         if side.recording.engine == "autograd":
             return None
@@ -225,10 +228,11 @@ class _Walk:
                 node, sent_a, sent_b = a.nodes[label], a.ingrads[label], b.ingrads[m]
                 if label in al.unordered:  # (positions not known: B's parents a set; compared in order of value)
                     sent_a, sent_b = ({i: v for i, v in enumerate(_by_value(s.values()))} for s in (sent_a, sent_b))
-                forward = [x for x in (label, *node.args.values()) if "forward value" in self.differs.get(x, ())]
                 for argnum, sent in sent_a.items():
-                    parent = node.args.get(argnum)
                     if argnum in sent_b and not self.same(sent, sent_b[argnum]):
+                        parent = node.args.get(argnum)
+                        forward = [x for x in (label, *node.args.values())
+                                   if "forward value" in self.differs.get(x, ())]
                         self.note(label, f"contribution to argument {argnum}")
                         detail = (f"the forward value of {forward[0]} differs" if forward else
                                   f"the gradient {label}'s VJP read is the same on both sides, and its forward "

@@ -16,6 +16,7 @@ import numpy as np
 from ..recording.events import (REV, AddOutgrads, BackwardStart, NodeCreated, RootCreated, ToposortYielded,
                                 TraceReturned, VJPCalled)
 
+UNREAD = object()  # a node's constants not read from its call yet
 LEAF = "leaf"  # the primitive of autograd's root and of an engine's leaf value
 # an engine's op as autograd's primitive (micrograd's, and learners' classes': "**2" is a power)
 OPS = {"+": "add", "*": "multiply", "-": "subtract", "/": "true_divide", "neg": "negative", "**": "power",
@@ -51,10 +52,17 @@ class Node:
     leaf: bool
     created: int  # its place in creation order
     shown: str = ""  # the primitive as the engine names it
-    constants: Optional[dict] = None  # argument position (or keyword) -> its value, of the arguments not traced;
-    # None: not known (the recording kept no calls)
+    constants: Any = None  # argument position (or keyword) -> its value, of the arguments not traced; None: not
+    # known (the recording kept no calls); UNREAD: not read from ``call`` yet (``Node.constants_read()``)
+    call: Any = None  # the primitive call recorded (``record(calls=True)``'s ``NodeCall``), None: not kept
     renumbered: Optional[dict] = None  # the recorded argument position -> its position in ``args`` (a form of
     # RELU_FORMS: np.maximum(0, x)'s x is the relu's argument 0)
+
+    def constants_read(self):
+        """``constants``, read from the call when first wanted (most nodes of a diff never are)."""
+        if self.constants is UNREAD:
+            self.constants = _constants(self.call, self.args)
+        return self.constants
 
 
 @dataclass(slots=True)
@@ -119,8 +127,9 @@ def side_of(recording, name="A"):
         if parents:
             shown = event.primitive
             args = dict(zip(event.argnums, parents))
+            call = calls.get(label)
             node = nodes[label] = Node(label, primitive_name(shown, False), args, event.site, event.value, False,
-                                       created, shown or LEAF, _constants(calls.get(label), args))
+                                       created, shown or LEAF, UNREAD if call is not None else None, call)
             if node.primitive in RELU_FORMS and len(args) == 1:
                 _as_relu(node, nodes)
             elif node.primitive in CONSTANT_FORMS and list(args) == [0]:
@@ -133,24 +142,35 @@ def side_of(recording, name="A"):
         else:
             nodes[label] = Node(label, LEAF, {}, getattr(event, "site", None),
                                 getattr(event, "value", inputs.get(label)), True, created,
-                                getattr(event, "primitive", "root") or LEAF, _constants(calls.get(label), {}))
+                                getattr(event, "primitive", "root") or LEAF, _constants(calls.get(label), {}),
+                                call=calls.get(label))
+    _read_pass(side, events)
+    return side
+
+
+def _read_pass(side, events):
+    """The pass's visits, the gradient each VJP read and the contributions it sent, and each node's writes."""
+    nodes, visits, visited_at, grads, ingrads, writes = (side.nodes, side.visits, side.visited_at, side.grads,
+                                                         side.ingrads, side.writes)
     for step, e in enumerate(events):
         kind = type(e)
         if kind is ToposortYielded:
-            side.visits.append(e.node)
+            visits.append(e.node)
         elif kind is VJPCalled:
-            side.visited_at[e.node] = step
-            side.grads[e.node] = e.outgrad
-            node = side.nodes.get(e.node)
-            positions = sorted(node.args) if node is not None else range(len(e.ingrads))
-            side.ingrads[e.node] = dict(zip(positions, e.ingrads))
+            label = e.node
+            visited_at[label] = step
+            grads[label] = e.outgrad
+            node = nodes.get(label)
+            ingrads[label] = dict(zip(sorted(node.args) if node is not None else range(len(e.ingrads)), e.ingrads))
         elif kind is AddOutgrads and e.node is not None and e.parent is not None:
-            consumer = side.nodes.get(e.node)
+            consumer = nodes.get(e.node)
             argnum = e.argnum if consumer is None or consumer.renumbered is None else consumer.renumbered[e.argnum]
-            side.writes.setdefault(e.parent, []).append(Write(
-                e.node, argnum, e.contribution, None if e.previous is None else e.previous[0], e.result[0],
-                e.replaced, step))
-    return side
+            write = Write(e.node, argnum, e.contribution, None if e.previous is None else e.previous[0], e.result[0],
+                          e.replaced, step)
+            if e.parent in writes:
+                writes[e.parent].append(write)
+            else:
+                writes[e.parent] = [write]
 
 
 def _reached(nodes, end):
@@ -181,6 +201,7 @@ def _as_relu(node, nodes):
     ``RELU_FORMS``: its other value a constant 0 and, where it is kept, its value its argument's relu (the
     condition of ``where`` picks x where x > 0). A form not known to be one is left as it is."""
     (position, parent), = node.args.items()
+    node.constants_read()
     other = RELU_FORMS[node.primitive].get(position)
     if other is None or node.constants is not None and not _zero(node.constants.get(other)):
         return
@@ -198,7 +219,7 @@ def _as_engine_op(node):
     """Name ``node`` (autograd's ``x - c``, ``x / c``, ``-x``) as an engine writes it (``CONSTANT_FORMS``), and
     its constant as the engine's where the call was kept."""
     op, constant = CONSTANT_FORMS[node.primitive]
-    if node.constants is not None:
+    if node.constants_read() is not None:
         c = node.constants.get(1, 0.0)
         try:
             c = constant(np.asarray(c, dtype=float) if np.ndim(c) else float(c))
