@@ -226,8 +226,8 @@ class _Walk:
                 found.append(self.accumulated(label, m, ga, gb))
             elif label in a.ingrads and m in b.ingrads:
                 node, sent_a, sent_b = a.nodes[label], a.ingrads[label], b.ingrads[m]
-                if label in al.unordered:  # (positions not known: B's parents a set; compared in order of value)
-                    sent_a, sent_b = ({i: v for i, v in enumerate(_by_value(s.values()))} for s in (sent_a, sent_b))
+                if label in al.unordered:  # (B's arguments in another order: by the parent each goes to)
+                    sent_b = _in_a_positions(node, b.nodes[m], sent_b, al.b_to_a)
                 for argnum, sent in sent_a.items():
                     if argnum in sent_b and not self.same(sent, sent_b[argnum]):
                         parent = node.args.get(argnum)
@@ -312,9 +312,24 @@ class _Walk:
     def operands(self, x, y):
         """B's arguments of ``y`` in B's order where they are A's in another order (a * b against b * a: matched
         by its parents as a set, ``Alignment.unordered``)."""
-        ours = [self.al.a_to_b.get(p) for _, p in sorted(x.args.items())]
-        theirs = [p for _, p in sorted(y.args.items())]
-        return tuple(theirs) if ours != theirs and sorted(ours, key=str) == sorted(theirs, key=str) else ()
+        a_to_b, b_to_a = self.al.a_to_b, self.al.b_to_a
+        ours = {k: a_to_b.get(p) for k, p in x.args.items()}
+        theirs = {k: p for k, p in y.args.items() if p in b_to_a}  # (a constant leaf of B's: A has no parent there)
+        return tuple(p for _, p in sorted(y.args.items())) if ours != theirs else ()
+
+
+def _in_a_positions(x, y, sent, b_to_a):
+    """B node ``y``'s contributions keyed by A node ``x``'s argument positions, each by the parent it goes to
+    (``w * h`` against an engine's ``h * w``; ``x * x``'s two in order of position); a constant's left out."""
+    free = {}
+    for position, parent in sorted(x.args.items()):
+        free.setdefault(parent, []).append(position)
+    keyed = {}
+    for position, value in sorted(sent.items()):
+        positions = free.get(b_to_a.get(y.args.get(position)))
+        if positions:
+            keyed[positions.pop(0)] = value
+    return keyed
 
 
 def _received(writes, name, by_value=False):
@@ -327,10 +342,6 @@ def _received(writes, name, by_value=False):
         by_consumer.setdefault(name(w.consumer), []).append(w)
     return {(consumer, k): w for consumer, ws in by_consumer.items()
             for k, w in enumerate(sorted(ws, key=lambda w: _order_key(w.value)))}
-
-
-def _by_value(values):
-    return sorted(values, key=_order_key)
 
 
 def _order_key(value):

@@ -291,3 +291,25 @@ def test_a_constant_that_differs_between_engines_is_an_input_not_a_rule():
     same = diff(record_call(lambda x: anp.maximum(0, x * 0.7) * 2.0, (0.5,)),
                 record_call(lambda x: (x * 0.7).relu() * 2.0, (0.5,), engine="micrograd"))
     assert same.verdict == IDENTICAL and same.counts["constants"] == 2
+
+
+def test_a_product_whose_engine_wrote_its_operands_the_other_way_is_identical_at_any_input():
+    W = (0.5, -0.3, 0.8)
+
+    def f(x):  # (autograd's w * h: the constant first; micrograd's float * Value is h * Value(w))
+        total = 0.05
+        for w in W:
+            total = total + w * anp.maximum(0, w * x + 0.1)
+        return total * total
+
+    def g(x):
+        total = 0.05
+        for w in W:
+            total = total + w * (w * x + 0.1).relu()
+        return total * total
+
+    for x in (1.5, -2.0, 0.3):  # (every unit live, some dead)
+        d = diff(record_call(f, (x,)), record_call(g, (x,), engine="micrograd"))
+        assert d.verdict == IDENTICAL and d.first is None, (x, d.first)
+        swapped = [r for r in d.rows if r.b_operands]
+        assert swapped and all(d.b.nodes[r.b].args[0] in d.alignment.b_to_a for r in swapped)
