@@ -19,7 +19,7 @@ and the first place the two orders part is reported beside the verdict.
 """
 
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, NamedTuple, Optional
 
 from ..recording.eventlog import collector_paused
 from .align import align
@@ -51,9 +51,8 @@ class Divergence:
     detail: str  # one sentence: why this kind
 
 
-@dataclass(frozen=True)
-class Row:
-    """One node of the aligned table."""
+class Row(NamedTuple):
+    """One node of the aligned table (a named tuple: 100,000 made per side in a few tenths of a second)."""
 
     a: Optional[str]
     b: Optional[str]

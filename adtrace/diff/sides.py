@@ -9,7 +9,7 @@ contribution it sent to each argument, and the writes each node's gradient recei
 """
 
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, NamedTuple, Optional
 
 import numpy as np
 
@@ -65,8 +65,7 @@ class Node:
         return self.constants
 
 
-@dataclass(slots=True)
-class Write:
+class Write(NamedTuple):
     """One contribution written into a node's gradient (autograd's ``add_outgrads``, an engine's
     write into ``.grad``)."""
 
