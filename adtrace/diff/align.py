@@ -1,10 +1,12 @@
 """Two backward passes' nodes matched by structure, not by position.
 
 A node of A matches a node of B when their primitives agree (autograd's words: micrograd's ``*`` is
-``multiply``) and their arguments do, position by position: a parent already matched to the other
-side's parent, an input (autograd's root, an engine's leaf) matched to an input, or a constant (a
-position autograd keeps no parent for, ``x * 2.0``) against an engine's leaf made for it (``Value(2.0)``:
-matched as a constant). Among the candidates the one made on the same line of the user's code wins,
+``multiply``; autograd's forms of one engine op, ``np.maximum(0, x)`` as micrograd's ``relu``, are in the
+table of equivalent primitives in ``sides.py``) and their arguments do, position by position: a parent
+already matched to the other side's parent, an input (autograd's root, an engine's leaf) matched to an input,
+or a constant (a position autograd keeps no parent for, ``x * 2.0``) against an engine's leaf made for it
+(``Value(2.0)``: matched as a constant) or a node made of such leaves only (``y * 3.0`` of an argument not
+differentiated). Among the candidates the one made on the same line of the user's code wins,
 then the one made first. Nodes are matched in A's creation order, each among the children of a
 parent already matched: a node one side has and the other not (an engine's constant leaves, another
 order of creation, a release that adds a node) is listed as only in A or only in B, and every later
@@ -76,7 +78,7 @@ def _compatible(n, m, a, b, al, through=False):
     if n.primitive and m.primitive and n.primitive != m.primitive:
         return None
     leaves, constants_a, constants_b = {}, set(), set()
-    for position in set(n.args) | set(m.args):
+    for position in n.args.keys() | m.args.keys():
         x, y = n.args.get(position), m.args.get(position)
         if x is not None and y is not None:
             if x in al.a_to_b or y in al.b_to_a:
@@ -87,14 +89,16 @@ def _compatible(n, m, a, b, al, through=False):
                 return None
             else:
                 leaves[x] = y
-        elif x is not None:  # B has a constant here: A's parent must be a leaf made for one
-            if x in al.a_to_b or not a.nodes[x].leaf or x in leaves:
+        elif x is not None:  # B has a constant here: A's parent must be a leaf made for one, or made of such
+            made = _constant(x, a, al.a_to_b, leaves)
+            if made is None:
                 return None
-            constants_a.add(x)
+            constants_a |= made
         elif y is not None:
-            if y in al.b_to_a or not b.nodes[y].leaf or y in leaves.values():
+            made = _constant(y, b, al.b_to_a, leaves.values())
+            if made is None:
                 return None
-            constants_b.add(y)
+            constants_b |= made
     if constants_a & set(leaves) or constants_b & set(leaves.values()):
         return None
     return leaves, constants_a, constants_b
@@ -118,10 +122,31 @@ def _as_sets(n, m, a, b, al):
             return None
         leaves[x] = free[0]
     mapped = {al.a_to_b.get(x, leaves.get(x)) for x in xs}
-    constants = ys - mapped
-    if not mapped <= ys or any(y in al.b_to_a or not b.nodes[y].leaf or y in leaves.values() for y in constants):
+    if not mapped <= ys:
         return None
+    constants = set()
+    for y in ys - mapped:
+        made = _constant(y, b, al.b_to_a, leaves.values())
+        if made is None:
+            return None
+        constants |= made
     return leaves, set(), constants
+
+
+def _constant(label, side, matched, taken):
+    """``label`` and the nodes it is made of if it stands for the other side's constant: a leaf no input
+    matched, or a node made of such leaves only (an engine's ``y * 3.0`` of a non-differentiated argument y,
+    where autograd has the constant); else None."""
+    made, stack = set(), [label]
+    while stack:
+        x = stack.pop()
+        if x in made:
+            continue
+        if x in matched or x in taken or len(made) == SCAN:
+            return None
+        made.add(x)
+        stack.extend(side.nodes[x].args.values())
+    return made
 
 
 def _between(x, y, a, b, al):
@@ -150,13 +175,17 @@ class _Candidates:
                 self.of_leaves.setdefault(node.primitive, []).append(label)
 
     def of(self, node, al):
-        matched = {al.a_to_b[p] for p in node.args.values() if p in al.a_to_b}
+        a_to_b, b_to_a, candidates = al.a_to_b, al.b_to_a, []
+        matched = {a_to_b[p] for p in node.args.values() if p in a_to_b}
         for primitive in (node.primitive, "") if node.primitive else self.primitives:
-            if matched:
+            if len(matched) == 1:
+                found = self._pruned(self.by_parent, (next(iter(matched)), primitive), al)
+            elif matched:
                 found = min((self._pruned(self.by_parent, (p, primitive), al) for p in matched), key=len)
             else:
                 found = self._pruned(self.of_leaves, primitive, al)
-            yield from (m for m in found[:SCAN] if m not in al.b_to_a)
+            candidates += [m for m in found[:SCAN] if m not in b_to_a]
+        return candidates
 
     def through(self, node, a, al):
         """B's unmatched nodes one node further from a matched parent: through a node B has more, or from

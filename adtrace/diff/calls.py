@@ -9,6 +9,7 @@ of micrograd's shape (``engine="micrograd"`` or a ``Value`` class): each argumen
 from autograd import make_vjp
 from autograd.core import vspace
 
+from ..recording.callsite import calls_user_code
 from ..recording.eventlog import collector_paused
 from ..recording.registry import engine_named
 from ..recording.session import record
@@ -21,6 +22,7 @@ def record_call(f, args, argnum=0, engine=None, capture="full", relative_to=None
         return _recorded(f, args, argnum, engine, capture, relative_to)
 
 
+@calls_user_code  # (an engine's leaf made here for an argument is an input: no user line)
 def _recorded(f, args, argnum, engine, capture, relative_to):
     if engine is None or engine == "autograd":
         with record(capture=capture, sites=True, calls=True, relative_to=relative_to) as rec:  # (calls: constants)

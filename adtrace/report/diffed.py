@@ -11,15 +11,13 @@ from .tables import table
 VERDICTS = {"identical": "the same backward pass (structure, and values within rtol)",
             "values-differ": "the same structure; values differ",
             "structure-differs": "the structures differ (nodes only one side has)"}
+UNKEPT = {"identical": "the same structure"}  # (a side without values: the verdict says no more than was compared)
 
 
 def diff_markdown(d, a_name="A", b_name="B", max_rows=200):
     """The report of ``diff.Diff`` ``d``; ``a_name``, ``b_name``: what each side is (a target, a file)."""
     counts = d.counts
-    lines = [f"# adtrace diff: {text(a_name)} against {text(b_name)}", "",
-             f"**Verdict: {d.verdict}**: {VERDICTS[d.verdict]} (rtol {d.rtol:g})."
-             + (f" {' and '.join(d.unkept)} kept no values (capture `structure`): only the structure and the visit "
-                "order are compared." if d.unkept else ""), "",
+    lines = [f"# adtrace diff: {text(a_name)} against {text(b_name)}", "", _verdict(d), "",
              table(["", "A", "B"], [("engine", _engine(d.a.recording), _engine(d.b.recording)),
                                     ("nodes", len(d.a.nodes), len(d.b.nodes)),
                                     ("visited", len(d.a.visits), len(d.b.visits))]), "",
@@ -31,8 +29,8 @@ def diff_markdown(d, a_name="A", b_name="B", max_rows=200):
         lines += [f"**{d.first.kind}**, {d.first.what}: {text(d.first.detail)}.", "", _sides_table([d.first]), ""]
         if d.follows:
             lines += ["What follows from it:", ""]
-            lines += [f"- {x.kind}, {x.what} of {_node(x)}: A {_values(x)[0]}, B {_values(x)[1]} ({text(x.detail)})"
-                      for x in d.follows]
+            lines += [f"- {x.kind}, {x.what} of {_node(x)}: A {a}, B {b} ({text(x.detail)})"
+                      for x, (a, b) in ((x, _values(x)) for x in d.follows)]
             lines.append("")
     lines += ["## Visit order", ""]
     if d.order is None:
@@ -43,11 +41,29 @@ def diff_markdown(d, a_name="A", b_name="B", max_rows=200):
                "the values differ too (the first divergence above)")
         lines += [f"The orders part at visit {step + 1}: A visits `{x}`, B visits `{y}` "
                   f"(A's `{d.alignment.b_to_a[y]}`): {why}.", ""]
-    lines += ["## Aligned nodes", "",
-              table(["A", "B", "primitive", "line", "status", "differs"],
-                    [(r.a or "", r.b or "", r.primitive, r.line or "", r.status, ", ".join(r.differs))
-                     for r in d.rows], max_rows=max_rows)]
+    lines += ["## Aligned nodes", "", _aligned(d.rows, max_rows)]
     return "\n".join(lines) + "\n"
+
+
+def _aligned(rows, max_rows):
+    """The aligned nodes; B's own line where it is another than the one shown, and B's operands where B
+    wrote them in another order (``b * a`` against ``a * b``): columns only where some row has one."""
+    b_lines = [r.b_line if r.b_line and r.b_line != r.line else "" for r in rows]
+    extra = [(name, column) for name, column in (("B's line", b_lines),
+                                                 ("B's operands", [", ".join(r.b_operands) for r in rows]))
+             if any(column)]
+    headers = ["A", "B", "primitive", "line", *(name for name, _ in extra), "status", "differs"]
+    return table(headers, [(r.a or "", r.b or "", r.primitive, r.line or "", *(column[i] for _, column in extra),
+                            r.status, ", ".join(r.differs)) for i, r in enumerate(rows)], max_rows=max_rows)
+
+
+def _verdict(d):
+    """The verdict's sentence; a side kept without values (capture ``structure``): values not compared."""
+    if not d.unkept:
+        return f"**Verdict: {d.verdict}**: {VERDICTS[d.verdict]} (rtol {d.rtol:g})."
+    said = UNKEPT.get(d.verdict, VERDICTS[d.verdict])
+    return (f"**Verdict: {d.verdict}**: {said}; values not compared: {' and '.join(d.unkept)} kept none (capture "
+            "`structure`): only the structure and the visit order are compared.")
 
 
 def _engine(recording):
@@ -88,8 +104,9 @@ def diff_json(d):
                 "follows": [divergence(x) for x in d.follows],
                 "order": None if d.order is None else dict(zip(("step", "a", "b"), d.order)),
                 "counts": d.counts,
-                "nodes": [{"a": r.a, "b": r.b, "primitive": r.primitive, "line": r.line, "status": r.status,
-                           "differs": list(r.differs)} for r in d.rows]}
+                "nodes": [{"a": r.a, "b": r.b, "primitive": r.primitive, "line": r.line, "b_line": r.b_line,
+                           "b_operands": list(r.b_operands), "status": r.status, "differs": list(r.differs)}
+                          for r in d.rows]}
     return json.dumps(document, indent=1) + "\n"
 
 

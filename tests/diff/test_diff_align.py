@@ -59,3 +59,31 @@ def test_the_user_line_decides_between_two_nodes_of_the_same_structure():
     u = f":{branchy.__code__.co_firstlineno + 3}"
     assert a.nodes["v1_sin"].site.endswith(u) and b.nodes["v2_sin"].site.endswith(u)
     assert al.a_to_b["v1_sin"] == "v2_sin" and al.a_to_b["v2_sin"] == "v1_sin" and not al.unordered
+
+
+def mlp(x, relu):
+    """A two-layer scalar MLP; ``relu``: the engine's (micrograd's ``relu()``) or an autograd form."""
+    h = relu(x * 0.5 + 0.1)
+    y = relu(h * 0.7 - 0.2)
+    return (y - 1.0) * (y - 1.0) / 2.0
+
+
+def test_an_engines_relu_matches_autograds_maximum_and_where_and_its_constants_are_constants():
+    for form in (lambda h: anp.maximum(0, h), lambda h: anp.maximum(h, 0), lambda h: anp.where(h > 0, h, 0.0)):
+        for x in (1.5, -1.5, 0.1):  # (both units live, the first dead, the second dead)
+            a, b, al = aligned(lambda x: mlp(x, form), lambda x: mlp(x, lambda h: h.relu()), (x,), "micrograd")
+            assert al.only_a == al.only_b == [] and len(al.a_to_b) == len(a.nodes)
+            assert sorted(b.nodes[al.a_to_b[x]].shown for x in a.nodes if a.nodes[x].shown in ("maximum", "where")) \
+                == ["ReLU", "ReLU"]
+            assert sorted(b.nodes[y].value for y in al.constants_b if b.nodes[y].leaf) == [-1.0, -1.0, -0.2, 0.1,
+                                                                                            0.5, 0.5, 0.7]
+
+
+def test_an_engines_node_made_of_a_non_differentiated_argument_matches_autograds_constant():
+    def f(x, y):
+        return x * y + y * 3.0  # (y not differentiated: autograd's y * 3.0 is a number; micrograd's a node)
+
+    for args in ((1.5, 2.0), (2.0, 2.0)):
+        a, b, al = aligned(f, f, args, "micrograd")
+        assert al.only_a == al.only_b == [] and len(al.a_to_b) == len(a.nodes) == 3
+        assert sorted(b.nodes[y].shown for y in al.constants_b) == ["*", "leaf", "leaf"]

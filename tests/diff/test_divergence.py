@@ -267,3 +267,49 @@ def test_a_constant_argument_that_differs_is_an_input_not_a_local_rule():
     d = diff(record_call(f, (0.5, 3.0)), record_call(f, (0.5, 3.0000001)))
     assert d.first.kind == INPUT and "a constant differs (argument 1)" in d.first.detail
     assert d.first.a.primitive == "multiply"
+
+
+def test_an_engines_constant_leaf_is_never_the_first_divergence_the_node_using_it_is():
+    def f(x):
+        return anp.exp(x * 0.7) * 2.0
+
+    def g(x):
+        return ((x * 0.7) ** 2) * 2.0  # (the op differs; its constants do not)
+
+    for d in (diff(record_call(f, (0.5,)), record_call(g, (0.5,), engine="micrograd")),
+              diff(record_call(g, (0.5,), engine="micrograd"), record_call(f, (0.5,)))):
+        assert d.verdict == STRUCTURE_DIFFERS and d.first.kind == GRAPH
+        assert {at.primitive for at in (d.first.a, d.first.b) if at is not None} <= {"exp", "**2"}
+        assert not any((x.a or x.b).primitive == "leaf" for x in [d.first, *d.follows])
+
+
+def test_a_constant_that_differs_between_engines_is_an_input_not_a_rule():
+    d = diff(record_call(lambda x: anp.maximum(0, x * 0.7) * 2.0, (0.5,)),
+             record_call(lambda x: (x * 0.8).relu() * 2.0, (0.5,), engine="micrograd"))
+    assert d.first.kind == INPUT and "argument 1" in d.first.detail and (d.first.a.value, d.first.b.value) == (
+        0.35, 0.4)
+    same = diff(record_call(lambda x: anp.maximum(0, x * 0.7) * 2.0, (0.5,)),
+                record_call(lambda x: (x * 0.7).relu() * 2.0, (0.5,), engine="micrograd"))
+    assert same.verdict == IDENTICAL and same.counts["constants"] == 2
+
+
+def test_a_product_whose_engine_wrote_its_operands_the_other_way_is_identical_at_any_input():
+    W = (0.5, -0.3, 0.8)
+
+    def f(x):  # (autograd's w * h: the constant first; micrograd's float * Value is h * Value(w))
+        total = 0.05
+        for w in W:
+            total = total + w * anp.maximum(0, w * x + 0.1)
+        return total * total
+
+    def g(x):
+        total = 0.05
+        for w in W:
+            total = total + w * (w * x + 0.1).relu()
+        return total * total
+
+    for x in (1.5, -2.0, 0.3):  # (every unit live, some dead)
+        d = diff(record_call(f, (x,)), record_call(g, (x,), engine="micrograd"))
+        assert d.verdict == IDENTICAL and d.first is None, (x, d.first)
+        swapped = [r for r in d.rows if r.b_operands]
+        assert swapped and all(d.b.nodes[r.b].args[0] in d.alignment.b_to_a for r in swapped)

@@ -37,3 +37,21 @@ def test_an_engines_side_its_constant_is_a_leaf_and_its_leaf_gradient_the_last_w
     assert side.gradient(leaves[0].label) == 13.0
     product = next(n for n in side.nodes.values() if n.primitive == "multiply" and leaves[1].label in n.args.values())
     assert product.args[1] == leaves[1].label and product.shown == "*"
+
+
+def test_autograds_forms_of_an_engines_relu_are_named_relu_with_its_one_argument():
+    import autograd.numpy as anp
+
+    for form in (lambda h: anp.maximum(0, h), lambda h: anp.maximum(h, 0.0), lambda h: anp.where(h > 0, h, 0)):
+        for x in (1.5, -1.5):  # (a live unit and a dead one)
+            side = side_of(record_call(lambda x: form(x * 0.5) * x, (x,)))
+            relu = [n for n in side.nodes.values() if n.primitive == "relu"]
+            assert len(relu) == 1 and relu[0].shown in ("maximum", "where") and list(relu[0].args) == [0]
+            assert [w.argnum for w in side.writes[relu[0].args[0]]] == [0]  # (its write renumbered as the relu's)
+    kept = side_of(record_call(lambda x: anp.maximum(0.5, x * 0.5) + anp.where(x < 0, x, 0), (1.5,)))
+    assert [n.primitive for n in kept.nodes.values()] == [LEAF, "multiply", "maximum", "where", "add"]
+
+
+def test_an_engines_leaf_made_for_an_argument_is_an_input_without_a_user_line():
+    side = side_of(record_call(lambda x, y: x * y, (1.5, 2.0), engine="micrograd"))
+    assert [n.site for n in side.nodes.values() if n.leaf] == [None, None]

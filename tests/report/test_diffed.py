@@ -35,7 +35,9 @@ def test_the_json_names_the_verdict_the_first_divergence_with_both_sides_and_the
 def test_a_side_recorded_without_values_says_only_structure_and_order_were_compared():
     d = diff(record_call(g, (3.0,), capture="structure"), record_call(g, (2.0,)))
     assert d.verdict == "identical" and d.unkept == ["A"] and not json.loads(diff_json(d))["values_compared"]
-    assert "A kept no values (capture `structure`): only the structure and the visit order" in diff_markdown(d)
+    verdict = diff_markdown(d).split("\n")[2]
+    assert "values not compared: A kept none (capture `structure`)" in verdict and "within rtol" not in verdict
+    assert d.exit_code == 0  # (the structure agrees: what was compared is the same)
 
 
 def test_the_markdown_shows_the_first_divergence_what_follows_and_caps_the_aligned_table():
@@ -70,3 +72,38 @@ def test_a_contribution_from_a_node_only_one_side_has_is_named_so():
 
     text = diff_markdown(diff(record_call(f, (0.5, 3.0)), record_call(g, (0.5, 3.0))))
     assert "(from v2_sin, a node only B has)" in text and "None" not in text
+
+
+def test_a_node_whose_operands_b_swapped_shows_bs_line_and_bs_operand_order():
+    import autograd.numpy as anp
+
+    def f(x):
+        s = anp.sin(x)
+        c = anp.cos(x)
+        return s * c
+
+    def h(x):
+        c = anp.cos(x)
+        s = anp.sin(x)
+        return c * s
+
+    d = diff(record_call(f, (0.3,)), record_call(h, (0.3,)))
+    product = next(r for r in d.rows if r.primitive == "multiply")
+    assert product.b_operands == (d.alignment.a_to_b["v2_cos"], d.alignment.a_to_b["v1_sin"])
+    assert product.b_line.endswith(f":{h.__code__.co_firstlineno + 3}") and product.line != product.b_line
+    text = diff_markdown(d)
+    row = next(line for line in text.splitlines() if line.startswith("| v3_multiply"))
+    assert product.b_line in row and "v1_cos, v2_sin" in row
+    assert json.loads(diff_json(d))["nodes"][-1]["b_operands"] == ["v1_cos", "v2_sin"]
+    same = diff(record_call(f, (0.3,)), record_call(f, (0.3,)))
+    assert all(r.b_operands == () for r in same.rows)
+
+
+def test_each_follows_line_reads_both_values_once(monkeypatch):
+    import adtrace.report.diffed as diffed
+
+    d = diff(record_call(g, (3.0,)), record_call(g, (3.0,), engine=BuggySlotsValue))
+    read, calls = diffed._values, []
+    monkeypatch.setattr(diffed, "_values", lambda x: calls.append(x) or read(x))
+    diff_markdown(d)
+    assert len(calls) == 1 + len(d.follows) and len(d.follows) > 0  # (the first divergence's table, each line)
