@@ -72,12 +72,13 @@ def value_class_names(recording):
     names = {}
     for (target, value, _), nodes in by_statement.values():
         result = _value_result(value)
-        if not nodes or result is None or not result(nodes[-1].primitive):
+        ops = [getattr(node, "primitive", "") for node in nodes]
+        if not nodes or result is None or not result(ops[-1]):
             continue
         runs, run = [], []
-        for node in nodes:
-            run.append(node.primitive)
-            if result(node.primitive):
+        for node, op in zip(nodes, ops):
+            run.append(op)
+            if result(op):
                 runs.append((node.label, tuple(run)))
                 run = []
         inside = any(_value_made(inner, result) for inner in ast.walk(value) if inner is not value)
@@ -107,13 +108,14 @@ def _value_result(expression):
 
 def _value_made(expression, result):
     """Whether ``expression``'s own operation may make a node ``result`` accepts on the statement's line."""
-    if isinstance(expression, ast.Call) or isinstance(expression, ast.Attribute) and expression.attr == "T":
-        return True  # a method or function: any op (a learner's tanh made of exp)
+    if isinstance(expression, (ast.Call, ast.Compare)) or isinstance(expression, ast.Attribute) and \
+            expression.attr == "T":
+        return True  # a method, a function or an operator the class may write any way: any op (a tanh made of exp)
     if isinstance(expression, ast.BinOp):
         made = VALUE_MADE.get(type(expression.op)) or VALUE_BINARY.get(type(expression.op))
-        return any(map(result, made)) if made else isinstance(expression.op, ast.Pow) and result("**")
-    if isinstance(expression, ast.UnaryOp) and isinstance(expression.op, ast.USub):
-        return any(map(result, VALUE_NEGATIVE))
+        return any(map(result, made)) if made else not isinstance(expression.op, ast.Pow) or result("**")
+    if isinstance(expression, ast.UnaryOp):
+        return not isinstance(expression.op, ast.USub) or any(map(result, VALUE_NEGATIVE))
     return False
 
 
