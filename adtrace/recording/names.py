@@ -45,9 +45,8 @@ def variable_names(recording):
             continue
         target, operation, nested = found
         matching = [n for n in nodes if n.primitive in operation]
-        if nested:  # tanh(tanh(x)): the outer one, not consumed by another of them on the line
-            labels = {n.label for n in matching}
-            consumed = {p for m in matching for p in m.parents if p in labels}  # (once: a loop's line has many)
+        if nested:  # tanh(sin(tanh(x))): the outer one, not consumed by another node of the line
+            consumed = {p for n in nodes for p in n.parents}  # (once: a loop's line has many)
             matching = [n for n in matching if n.label not in consumed]
         names.update((n.label, target) for n in matching)
     return names

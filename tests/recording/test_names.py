@@ -60,6 +60,14 @@ def test_an_operation_nested_in_itself_names_the_outer_one(found):
     assert [found[label] for label in ("v6_tanh", "v7_tanh")] == [("tanh", None), ("tanh", "g")]
 
 
+def test_an_operation_nested_in_itself_through_another_names_only_the_outer_one(tmp_path):
+    program = "import autograd.numpy as np\n\ndef loss(params, x):\n    s = np.tanh(np.sin(np.tanh(params['W'])))\n" \
+              "    return np.sum(s)\n"
+    found = names_of(tmp_path, program, module_name="nested_for_names")
+    assert [found[label] for label in ("v2_tanh", "v3_sin", "v4_tanh")] == [("tanh", None), ("sin", None),
+                                                                              ("tanh", "s")]
+
+
 def test_tuple_targets_and_returns_name_nothing_and_augmented_and_long_statements_do(found):
     assert [name for primitive, name in found.values() if primitive == "ArrayBox.__getitem__"] == [None, None]
     assert [(p, n) for p, n in found.values() if n in ("h", "total") and p in ("add", "multiply")] == [
