@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import adtrace
+from adtrace.explain import render_explanations
 from adtrace.explain.value_class import NoSuchLeaf
 from learner_arrays import MeanTensor, NoTransposeTensor, Tensor
 from value_classes import ArrayValue
@@ -145,6 +146,19 @@ def test_elements_are_selected_and_explained_by_default():
         adtrace.explain(layer, W, X, engine=Tensor, wrt=["w[2, 0]"])
     with pytest.raises(NoSuchLeaf, match="names no leaf"):
         adtrace.explain(layer, W, X, engine=Tensor, wrt=["z[0]"])
+
+
+def named_layer(w, x):
+    h = (w @ x).relu()
+    return (h * x).sum()
+
+
+def test_a_cause_assigned_to_a_variable_is_named_so():
+    found = adtrace.explain(named_layer, W, X, engine=Tensor, wrt=["w[0, 0]"])
+    (cause,) = found[0].causes
+    assert (cause.primitive, cause.reason, cause.name) == ("ReLU", "relu-off", "h")
+    assert f"h@{cause.line}" in render_explanations(found)
+    assert cause.line.endswith(f"test_value_arrays.py:{named_layer.__code__.co_firstlineno + 1}")
 
 
 def test_a_class_accumulating_in_place():

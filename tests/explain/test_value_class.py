@@ -81,6 +81,20 @@ def test_a_relu_at_or_below_zero_cuts_every_path():
     assert cause.line.endswith(f"test_value_class.py:{neuron.__code__.co_firstlineno + 1}")
 
 
+def dead_unit(w, x, b):
+    h = (w * x + b).relu()
+    return h * 2.0
+
+
+def test_a_cause_assigned_to_a_variable_is_named_so():
+    found = adtrace.explain(dead_unit, 0.5, -2.0, 0.2, engine="micrograd", wrt=["w"])
+    (cause,) = found[0].causes
+    assert (cause.node, cause.primitive, cause.name) == ("v5_ReLU", "ReLU", "h")  # not v4_add (w * x + b)
+    line = f"h@{cause.line}"
+    assert line.endswith(f"test_value_class.py:{dead_unit.__code__.co_firstlineno + 1}")
+    assert line in render_explanations(found)
+
+
 def test_a_product_with_a_zero_factor():
     e = explained(lambda a, b: a * b + b, 3.0, 0.0, wrt=["a"])["a"]
     assert reasons(e) == ["zero-derivative"] and e.causes[0].values["input[1]"] == 0.0

@@ -90,3 +90,32 @@ def test_the_check_table_and_its_verdict_name_the_failing_nodes_variable(program
     assert sites["v5_steep"] == "y@naming_model.py:18" and sites["v7_sum"] == "naming_model.py:19"
     assert verdict_line(checked).startswith("First failing node: `v5_steep` (`steep`) argument 0, called at "
                                             "y@naming_model.py:18: ")
+
+
+ENGINE_PROGRAM = '''
+def loss(w, x):
+    h = (w * x).relu()
+    out = h * w + x
+    return out - w
+'''
+
+
+def test_an_engines_tables_and_check_table_name_the_assigned_node_too(tmp_path):
+    from adtrace.checker.engine_rules import check_engine_call
+    from adtrace.compare.traced_engine_call import trace_engine_call
+    path = tmp_path / "engine_naming_model.py"
+    path.write_text(textwrap.dedent(ENGINE_PROGRAM))
+    spec = importlib.util.spec_from_file_location("engine_naming_model", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    call = check_engine_call(trace_engine_call(module.loss, (-2.0, 3.0), engine="micrograd", relative_to=tmp_path))
+    report = render(call)
+    graph = {row["node"].split(" ")[0]: row["node"] for row in rows_of(report, "## Graph")}
+    assert graph["v3_ReLU"] == "v3_ReLU (h@engine_naming_model.py:3)" and graph["v2_mul"] == "v2_mul"
+    assert graph["v5_add"] == "v5_add (out@engine_naming_model.py:4)" and graph["v4_mul"] == "v4_mul"
+    assert [graph[label] for label in ("v7_mul", "v8_add")] == ["v7_mul", "v8_add"]  # a return names nothing
+    calls = [row["node"] for row in rows_of(report, "## Call sequence")]
+    assert "v3_ReLU (h@engine_naming_model.py:3) = ReLU" in calls
+    sites = {row["node"]: row["call site"] for row in rows_of("\n" + node_checks_table(call.node_checks), "\n")}
+    assert sites["v3_ReLU"] == "h@engine_naming_model.py:3" and sites["v2_mul"] == "engine_naming_model.py:3"
+    assert sites["v5_add"] == "out@engine_naming_model.py:4"

@@ -83,6 +83,22 @@ def test_a_dead_units_elements_are_explained_with_their_own_paths_and_the_relu_t
         "v6_maximum": "h@explained_model.py:8", "v8_matmul": "out@explained_model.py:9"}
 
 
+def test_an_engines_page_names_the_assigned_nodes_and_the_cut(tmp_path):
+    from micrograd.engine import Value
+    (tmp_path / "engine_explained_model.py").write_text("def unit(w, x):\n    h = (w * x).relu()\n    return h * w\n")
+    spec = importlib.util.spec_from_file_location("engine_explained_model", tmp_path / "engine_explained_model.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    with adtrace.record(engine="micrograd", capture="full", sites=True, relative_to=tmp_path) as rec:
+        module.unit(Value(2.0), Value(-3.0)).backward()
+    data = page_data(rec)
+    nodes = data["graphs"][0]["nodes"]
+    assert {label: name for label, name in zip(nodes["label"], nodes["name"]) if name} == {
+        "v3_ReLU": "h@engine_explained_model.py:2"}  # (v2_mul is inside h's expression; a return names nothing)
+    causes = [c for e in data["explanations"] for c in e["causes"]]
+    assert ("v3_ReLU", "relu-off", "h") in [(c["label"], c["reason"], c["name"]) for c in causes]
+
+
 def test_nothing_is_explained_when_every_gradient_is_finite_and_not_zero(model):
     assert page_data(recorded(model, "fine", np.array([0.5, 1.0])))["explanations"] == []
 
