@@ -7,9 +7,9 @@ A loop of N iterations (``x = x * 1.001 + np.sin(x) * 0.001``: 4 nodes each, 17 
 engine and checks), its page written (``call_page``) and opened in headless Chromium (Debian's
 ``chromium`` and ``chromium-driver``, as tests/view/ drive it). Printed, one row each: the wall time of
 tracing and of writing the page; the whole ``adtrace view`` command writing the same loop's page, as a user
-runs it (a fresh process each time, its imports included: the median wall and CPU time of R runs); the time each arrow key takes at the last step (the key's handler, then
-the style and layout it forces: medians and the slowest of K keys each way); the JavaScript heap after
-reaching the last step (``performance.memory``). Nothing is asserted (this machine is shared and noisy).
+runs it (a fresh process each time, its imports included: the median wall and CPU time of R runs); the time
+each arrow key takes at the last step (the key's handler, then the style and layout it forces: medians and
+the slowest of K keys each way); the JavaScript heap after reaching the last step (``performance.memory``). Nothing is asserted (this machine is shared and noisy).
 """
 
 import argparse
