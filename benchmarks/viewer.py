@@ -9,7 +9,8 @@ engine and checks), its page written (``call_page``) and opened in headless Chro
 tracing and of writing the page; the whole ``adtrace view`` command writing the same loop's page, as a user
 runs it (a fresh process each time, its imports included: the median wall and CPU time of R runs); the time
 each arrow key takes at the last step (the key's handler, then the style and layout it forces: medians and
-the slowest of K keys each way); the JavaScript heap after reaching the last step (``performance.memory``). Nothing is asserted (this machine is shared and noisy).
+the slowest of K keys each way); the JavaScript heap after reaching the last step (``performance.memory``).
+Nothing is asserted (this machine is shared and noisy).
 """
 
 import argparse
