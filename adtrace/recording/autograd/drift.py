@@ -15,7 +15,6 @@ import importlib.util
 import json
 import warnings
 from functools import lru_cache
-from importlib import metadata
 from pathlib import Path
 
 from .hooks import HOOK_POINTS, RELIED_ON
@@ -108,6 +107,8 @@ def known_releases():
 
 
 def installed_version():
+    from importlib import metadata  # (here: it is most of the time of importing this module)
+
     return metadata.version("autograd")
 
 
