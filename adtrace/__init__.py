@@ -16,9 +16,10 @@ line, the pytest plugin, autograd's own suite and examples). A stage imports onl
 before it. This module is the public surface.
 """
 
+import importlib
 import sys
 
-from . import diff as diffs, explain
+from . import explain
 from .checker import check
 from .recording import events
 from .recording.autograd.drift import UnknownAutogradError, UnknownAutogradWarning
@@ -31,16 +32,36 @@ from .recording.values import ArraySummary, Boxed, ContainerSummary, Sparse
 from .report import render_recording
 from .report.export import save_recording
 from .view import inline_recording_page, write_recording_page
-from .view.graph_dot import graph_dot
-from .view.graph_export import graph_json
-from .view.graph_svg import graph_svg
+
+# What is imported when first used (module __getattr__): the diff stage and the graph exports, which no command
+# that traces one call needs (the diff stage, xml.sax and the urllib it brings were a tenth of `adtrace view`'s
+# start-up). name -> (module, attribute: None for the module itself)
+_LATER = {"diff": (".diff", None), "diffs": (".diff", None), "graph_svg": (".view.graph_svg", "graph_svg"),
+          "graph_dot": (".view.graph_dot", "graph_dot"), "graph_json": (".view.graph_export", "graph_json")}
+
+
+def __getattr__(name):
+    if name not in _LATER:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module, attribute = _LATER[name]
+    found = importlib.import_module(module, __name__)
+    return found if attribute is None else getattr(found, attribute)
+
+
+def _later(name, attribute=None):
+    """The renderer ``_LATER[name]`` (or its ``attribute``), imported when first called."""
+    def render(*args, **kwargs):
+        found = __getattr__(name)
+        return (getattr(found, attribute) if attribute else found)(*args, **kwargs)
+    return render
+
 
 # How a Recording renders itself (recording/ never imports the stages that render): every renderer,
 # declared here and only here (tests/recording/test_recording.py checks).
 RENDERERS.update(markdown=render_recording, html=write_recording_page, html_inline=inline_recording_page,
                  explain=explain.explain_recording, explanations=explain.explanations_section,
-                 graph_svg=graph_svg, dot=graph_dot, graph_json=graph_json, save=save_recording,
-                 diff=diffs.diff)
+                 graph_svg=_later("graph_svg"), dot=_later("graph_dot"), graph_json=_later("graph_json"),
+                 save=save_recording, diff=_later("diff", "diff"))
 
 sys.modules[__name__ + ".events"] = events  # `adtrace.events`, the public name of the event classes
 

@@ -125,6 +125,9 @@ def compare(recorded, reference, scale=None):
 
 def magnitude(value):
     """The largest finite magnitude in a value (arrays, scalars, containers, summaries; 0 if none)."""
+    if type(value) in _REALS:  # (a scalar program's every value: numpy's arrays would be most of align's time)
+        size = abs(float(value))
+        return size if size != _INF and size == size else 0.0
     value = plain(value)
     if isinstance(value, (tuple, list)):
         return max((magnitude(v) for v in value), default=0.0)

@@ -20,36 +20,34 @@ class _Layout:
     """One event type's stored layout: ``size`` slots (its tag and a tail's count included) and,
     for a type with a tail, where the count is."""
 
-    __slots__ = ("type", "hows", "size", "count_at", "flat")
+    __slots__ = ("type", "hows", "size", "count_at", "build")
 
     def __init__(self, event_type):
         self.type = event_type
         self.hows = tuple(how for _, how in layout(event_type))
         self.size = 1 + sum(2 if how == PAIR else 1 for how in self.hows)
         self.count_at = self.size - 1 if self.hows and self.hows[-1] == TAIL else None
-        self.flat = all(how == ONE for how in self.hows)  # built straight from its slots
+        self.build = _builder(event_type, self.hows)
 
-    def build(self, slots):
-        """The event from its stored slots (the tag left out, copy-on-write resolved)."""
-        if self.flat:
-            return self.type(*slots)
-        fields, i = [], 0
-        for how in self.hows:
-            if how == ONE:
-                fields.append(slots[i])
-                i += 1
-            elif how == PAIR:
-                value, flag = slots[i], slots[i + 1]
-                fields.append(None if flag is NO_PREVIOUS else (value, flag))
-                i += 2
-            elif how == LABELS:
-                fields.append(tuple(slots[i].split(",")) if slots[i] else ())
-                i += 1
-            else:  # TAIL
-                count = slots[i]
-                fields.append(tuple(slots[i + 1:i + 1 + count]))
-                i += 1 + count
-        return self.type(*fields)
+
+def _builder(event_type, hows):
+    """``build(slots)``: the event from its stored slots (the tag left out, copy-on-write resolved), compiled for
+    its layout (a loop over the layout per event was a third of the time of building add_outgrads events)."""
+    fields, i = [], 0
+    for how in hows:
+        if how == ONE:
+            fields.append(f"s[{i}]")
+        elif how == PAIR:  # (value, flag); NO_PREVIOUS in the flag slot: None
+            fields.append(f"(None if s[{i + 1}] is NO_PREVIOUS else (s[{i}], s[{i + 1}]))")
+            i += 1
+        elif how == LABELS:
+            fields.append(f"(tuple(s[{i}].split(',')) if s[{i}] else ())")
+        else:  # TAIL, the last field: its count, then its items
+            fields.append(f"tuple(s[{i + 1}:{i + 1} + s[{i}]])")
+        i += 1
+    namespace = {"event_type": event_type, "NO_PREVIOUS": NO_PREVIOUS}
+    exec(f"def build(s):\n    return event_type({', '.join(fields)})", namespace)
+    return namespace["build"]
 
 
 class _Layouts(dict):

@@ -25,7 +25,8 @@ def fmt(value):
     """A recorded value (a kept value, an autograd pair, a container) as short text."""
     kind = type(value)
     if kind is float or kind is np.float64:  # (the usual kinds first: a page of 17,000 steps formats 65,000)
-        return _real(value)
+        text = f"{float(value):.6g}"  # (_real's, inline: a call and its checks were most of the time)
+        return "0" if text == "-0" else text
     if kind is tuple and len(value) == 2 and type(value[1]) is bool:
         return f"({fmt(value[0])},{value[1]})"
     if value is None:
@@ -91,7 +92,7 @@ def _scalar(x):
 
 
 def _real(x):
-    if type(x) is not float and isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_)):
+    if not isinstance(x, float) and isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_)):
         return str(int(x))
     text = f"{float(x):.6g}"
     return "0" if text == "-0" else text

@@ -8,24 +8,33 @@ what the traced program prints goes to standard error.
 """
 
 import argparse
+import importlib
 import os
 import sys
 import textwrap
 
 from .. import __version__
-from .commands import EXIT_CODES, USAGE, UserError
-from .commands.diff import EXIT_CODES as DIFF_EXIT_CODES, diff
-from .commands.doctor import doctor
-from .commands.experiments import experiments
+from .commands import DIFF_EXIT_CODES, EXIT_CODES, USAGE, UserError
 from .commands.traced import check, explain, graph, report, view
-from .commands.upstream import upstream_check
 from .options import (engine_option, file_name, join_negative_values, natural, point_options, positive_float,
                       positive_int, trace_options)
 from .output import StandardOutputError, show, standard_output, terminal_safe
 from .targets import TargetError
 
-HANDLERS = {"report": report, "view": view, "check": check, "experiments": experiments, "doctor": doctor,
-            "upstream": upstream_check, "explain": explain, "diff": diff, "graph": graph}
+
+
+def _later(module, name):
+    """The handler ``name`` of ``module``, imported when its command runs (the diff stage, the experiments and
+    autograd's suite are no part of the commands that trace one call, nor of their start-up)."""
+    def handler(args):
+        return getattr(importlib.import_module(module, __package__), name)(args)
+    return handler
+
+
+HANDLERS = {"report": report, "view": view, "check": check, "explain": explain, "graph": graph,
+            "experiments": _later(".commands.experiments", "experiments"),
+            "doctor": _later(".commands.doctor", "doctor"), "upstream": _later(".commands.upstream", "upstream_check"),
+            "diff": _later(".commands.diff", "diff")}
 
 _PROGRAM_OUTPUT = "What the traced program prints goes to standard error; standard output holds the result alone."
 _TRACED = ("traced by autograd, run by adtrace's reference engine (when the call is in its scope) and 4 times "
@@ -52,7 +61,7 @@ def build_parser():
         prog="adtrace", description="See, check and teach how autograd computes a gradient.",
         epilog=f"{EXIT_CODES}\n\nexample:\n  adtrace report funcs.py:f --at 0.5 --at 3.0 -o report.md",
         formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--version", action="version", version=_version())
+    parser.add_argument("--version", action=_Version)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
                                      help="adtrace COMMAND --help says more about each")
     _report_parser(commands)
@@ -241,6 +250,19 @@ def _version():
     from ..recording.autograd.drift import installed_version
 
     return f"adtrace {__version__} (autograd {installed_version()})"
+
+
+class _Version(argparse.Action):
+    """``--version``, read when asked: autograd's version comes through importlib.metadata, whose import was a
+    tenth of every command's start-up."""
+
+    def __init__(self, option_strings, dest, **kwargs):
+        super().__init__(option_strings, argparse.SUPPRESS, nargs=0, default=argparse.SUPPRESS,
+                         help="show program's version number and exit")
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        show(_version())
+        parser.exit()
 
 
 def main(argv=None):

@@ -98,7 +98,10 @@ def group_key(recording, label):
     """``(by, key)``: what groups a node in the collapsed graph. The user's source line that made
     it when the recording kept it (the node's ``site``, under ``record(sites=True)``), else its
     primitive, so the page groups as the reports do."""
-    node = recording.nodes.get(label)
+    return _group_key(recording.nodes.get(label))
+
+
+def _group_key(node):
     site = getattr(node, "site", None)
     if site:
         return "site", site
@@ -115,9 +118,10 @@ def graph_table(recording):
     groups, group_index = [], {}
     columns = {"label": labels, "primitive": [], "value": [], "group": [], "parents": []}
     names = Namer(recording).named
+    nodes = recording.nodes  # (once: each read of the property checks the log)
     for label in labels:
-        node = recording.nodes.get(label)
-        key = group_key(recording, label)
+        node = nodes.get(label)
+        key = _group_key(node)
         if key not in group_index:
             group_index[key] = len(groups)
             groups.append({"key": key[1], "by": key[0]})

@@ -15,7 +15,6 @@ import importlib.util
 import json
 import warnings
 from functools import lru_cache
-from importlib import metadata
 from pathlib import Path
 
 from .hooks import HOOK_POINTS, RELIED_ON
@@ -38,7 +37,11 @@ class UnknownAutogradWarning(UserWarning):
 
 def fingerprint(source, qualname):
     """The canonical-AST fingerprint of ``qualname`` (``"f"`` or ``"Class.method"``) in ``source``."""
-    node = _find(ast.parse(source), qualname.split("."))
+    return _fingerprint(ast.parse(source), qualname)
+
+
+def _fingerprint(tree, qualname):
+    node = _find(tree, qualname.split("."))
     if node is None:
         return None
     return hashlib.sha256(canonical(node).encode()).hexdigest()[:16]
@@ -86,8 +89,13 @@ def _without_docstring(body):
 
 def fingerprints_of(source_of):
     """``{"module:qualname": fingerprint}`` for every watched function; ``source_of(module)``
-    returns a module's source text."""
-    return {f"{m}:{q}": fingerprint(source_of(m), q) for m, q, _ in WATCHED}
+    returns a module's source text. Each module is read and parsed once (11 of the 14 are in autograd.core:
+    parsing it for each was most of the time of the first ``record()``)."""
+    trees = {}
+    for module, _, _ in WATCHED:
+        if module not in trees:
+            trees[module] = ast.parse(source_of(module))
+    return {f"{m}:{q}": _fingerprint(trees[m], q) for m, q, _ in WATCHED}
 
 
 def installed_source(module):
@@ -99,6 +107,8 @@ def known_releases():
 
 
 def installed_version():
+    from importlib import metadata  # (here: it is most of the time of importing this module)
+
     return metadata.version("autograd")
 
 

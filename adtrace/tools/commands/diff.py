@@ -20,10 +20,6 @@ from . import UserError
 from .files import outputs, write_all
 from .traced import call_of, user_errors
 
-EXIT_CODES = ("exit status: 0 the two backward passes are the same (structure, and values within --rtol; a side "
-              "saved under capture structure: structure only); 1 they differ; 2 the command line, a target or a "
-              "saved recording is wrong.")
-
 
 def is_saved(spec):
     """A saved recording (a ``.json`` file), not a target."""
