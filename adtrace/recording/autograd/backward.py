@@ -199,20 +199,25 @@ class BackwardQueries:
             ingrads = frame.ingrads
             contribution = frame.kept_ingrads[position] if position < len(ingrads) and ingrads[position] is g \
                 else self.keep(g)
+            shared = False
             if value is g:
                 kept = contribution
             elif type(value) in SCALARS:
                 kept = value
             else:
                 kept = None
-                if type(g) is SparseObject and not self.by_reference and parent is not None:  # xs[i] of a list
+                if type(g) is SparseObject and parent is not None:  # xs[i] of a list
                     seen = frame.entries.get(parent)
                     if seen is not None and prev_g_flagged and prev_g_flagged[0] is seen[0]:
-                        kept = summary_after_sparse_add(seen[0], seen[1], value, g)
+                        if not self.by_reference:
+                            kept = summary_after_sparse_add(seen[0], seen[1], value, g)
+                        elif mutable:  # shared already: its other elements' Versions, still live
+                            kept = self.copy_on_write.shared_after_sparse_add(seen[0], seen[1], value, g, self.keep)
+                            shared = kept is not None
                 if kept is None:
                     kept = self.keep(value)
             if self.by_reference:
-                if mutable and holds_reference(kept):  # autograd may write into it later
+                if mutable and not shared and holds_reference(kept):  # autograd may write into it later
                     kept = self.copy_on_write.share(kept, value)
                 if type(contribution) not in NO_REFERENCE or type(kept) not in NO_REFERENCE or previous is not None:
                     # (len(values): where this event starts)

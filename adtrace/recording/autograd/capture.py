@@ -11,7 +11,7 @@ Under ``auto`` an exact array is a copy: at most ``inline_size`` elements, cheap
 live array true. Under ``full`` it is kept by reference, not copied: autograd writes in place only
 into an ``outgrads`` entry flagged mutable, and the recorder copies such a value just before
 autograd mutates it (``copy_on_write.py``). Views are copied at once, because they share memory
-with arrays autograd does not own (``x.T`` of the user's input). Sparse cotangents
+with arrays autograd does not own (``x.T`` of the user's input), unless nothing else holds their base. Sparse cotangents
 (``SparseObject``, from ``x[i]``) are densified into fresh zeros, which mutates nothing else;
 values boxed by an outer trace (under ``grad(grad(f))``) become ``Boxed(value, level)``.
 
@@ -20,6 +20,8 @@ Under ``auto`` a ``Keeper`` returns ``Boxed``, ``Sparse``, ``ArraySummary`` and
 garbage collector stops tracking such a tuple at its first collection, and would track a
 dataclass instance for as long as it lives.
 """
+
+import sys
 
 import numpy as np
 from autograd.core import SparseObject
@@ -53,7 +55,9 @@ class Keeper:
         if t is np.ndarray:
             if self.limit is not None:
                 return stored_summary(value) if value.size > self.limit else value.copy()
-            return value.copy() if copy or value.base is not None or id(value) in self._protected else value
+            if copy or (value.base is not None and not owns_its_base(value)) or id(value) in self._protected:
+                return value.copy()
+            return value
         if t in SCALARS:
             return value
         if (t is tuple or t is list) and self.limit is not None:  # most often flat: arrays and scalars
@@ -141,6 +145,20 @@ class Keeper:
             count = self._protected.pop(id(array), 0) - 1
             if count > 0:
                 self._protected[id(array)] = count
+
+
+def owns_its_base(view):
+    """Whether nothing but ``view`` holds the arrays it is a view of (``tensordot``'s reshape of its
+    fresh result): no one else can write into that memory, so it is kept by reference as a fresh array
+    is. Views of anything held elsewhere (``x.T`` of the user's input, a slice of a node's value) are not."""
+    base = view.base
+    while type(base) is np.ndarray:
+        if sys.getrefcount(base) > 3:  # the view's reference, this name's and the call's argument
+            return False
+        if base.base is None:
+            return True
+        base = base.base
+    return False
 
 
 def is_immutable(value):

@@ -22,6 +22,8 @@ such a rule truthfully: backward.py).
 """
 
 
+from operator import is_
+
 import numpy as np
 
 from autograd.core import SparseObject
@@ -43,6 +45,33 @@ class CopyOnWrite:
             return self._version(value)
         leaves = {id(a) for a in array_leaves(value)}
         return map_arrays(kept, lambda a: self._version(a) if id(a) in leaves else a)
+
+    def shared_after_sparse_add(self, before, kept, after, g, keep):
+        """``share`` of ``after``, the accumulator list or tuple ``add_outgrads`` made from ``before``
+        (shared as ``kept``) by adding the sparse ``g`` (the VJP of ``xs[i]``) into element ``i``:
+        ``kept`` with element ``i`` kept and shared again, when every other element is the same array
+        and ``kept`` holds it through its Version still live; ``None`` otherwise. A model's parameter
+        list, added into once per parameter read, is not kept and shared whole at each addition."""
+        kind = type(after)
+        if (kind is not list and kind is not tuple) or type(before) is not kind or type(kept) is not kind \
+                or len(after) != len(before) or len(kept) != len(after):
+            return None
+        parts = sparse_parts(g)
+        index = parts[0] if parts is not None else None
+        if type(index) is not int or not -len(after) <= index < len(after):
+            return None
+        index %= len(after)
+        others = after[:index] + after[index + 1:]
+        live = self._live  # (C-level scans: no Python frame per element)
+        if not all(map(is_, before, after)) or not all(map(is_, map(live.get, map(id, others)),
+                                                           kept[:index] + kept[index + 1:])):
+            return None
+        element = keep(after[index])
+        if holds_reference(element):
+            element = self.share(element, after[index])
+        items = list(kept)
+        items[index] = element
+        return items if kind is list else tuple(items)
 
     @property
     def live(self):

@@ -6,6 +6,7 @@ import autograd.numpy as anp
 import numpy as np
 import pytest
 from autograd import grad, hessian, make_jvp, make_vjp
+from autograd.extend import defvjp, primitive
 
 import adtrace
 from adtrace.recording.autograd.capture import array_leaves
@@ -54,9 +55,12 @@ def test_gradient_changed_by_the_user_leaves_the_recording_true():
     assert rec.of_kind("vjp")[-1].outgrad.tolist() == [6, 12]
 
 
-def test_input_changed_by_the_user_leaves_views_true():
+@pytest.mark.parametrize("capture", ["auto", "full"])
+def test_input_changed_by_the_user_leaves_views_true(capture):
+    """reshape's value is a view of the user's input (held by the user: full copies it, as it does not
+    a view whose base nothing else holds)."""
     x = np.array([1.0, 2.0, 3.0, 4.0])
-    rec, _ = record_grad(lambda v: anp.sum(anp.reshape(v, (2, 2)) * 2.0), x)
+    rec, _ = record_grad(lambda v: anp.sum(anp.reshape(v, (2, 2)) * 2.0), x, capture=capture)
     x[:] = -1.0
     reshaped = next(e for e in rec.of_kind("node") if e.primitive == "reshape")
     assert reshaped.value.tolist() == [[1, 2], [3, 4]]
@@ -223,6 +227,33 @@ def test_full_capture_of_a_parameter_list_keeps_linear_memory():
     assert_accumulation_consistent(rec)
     assert len(g) == k
 
+
+
+def test_a_parameter_list_read_during_its_pass_stays_true():
+    """x[i] into a list keeps the list's other elements through their Versions; once the events are read
+    (every Version frozen) they are shared again, and the additions after the read still show each state."""
+    weights = [np.full(3, i + 1.0) for i in range(4)]
+    seen = []
+
+    def loss(ws):
+        h = ws[0] * ws[1]  # ws[1] read twice: its element written into in place
+        for i in range(1, len(ws)):
+            h = h * (_read(seen, ws[i]) if i == 2 else ws[i])  # the events read between additions into the list
+        return anp.sum(h)
+
+    with adtrace.record(capture="full") as rec:
+        seen.append(rec)
+        grad(loss)(weights)
+    assert len([e for e in rec.of_kind("add_outgrads") if isinstance(e.contribution, Sparse)]) >= 4
+    assert_accumulation_consistent(rec)
+
+
+@primitive
+def _read(recordings, x):
+    return x
+
+
+defvjp(_read, None, lambda ans, recordings, x: lambda g: (recordings[0].events, g)[1])
 
 
 def test_events_read_during_the_recording_stay_true():
