@@ -4,6 +4,7 @@ engine, upstream suite.
     python benchmarks/run.py [--quick] [--no-upstream]
     python benchmarks/run.py --only report-scale [--nodes N]   (one report, in this fresh process)
     python benchmarks/run.py --only diff-scale [--nodes N]     (one diff of two recordings, likewise)
+    python benchmarks/run.py --only node-memory --capture C [--nodes N]   (B per recorded node, likewise)
 
 Everything is measured in one process, plain and recorded runs interleaved, medians quoted; no
 timing is asserted anywhere (this machine is shared and noisy). BLAS is pinned to one thread
@@ -226,6 +227,46 @@ def memory():
     return rows
 
 
+NODE_MEMORY_NODES = 100_000  # nodes of the scalar chain whose memory per node is measured
+
+
+def node_memory():
+    """What a recorded node costs: the scalar chain of ``NODE_MEMORY_NODES`` nodes recorded under each capture
+    level, each in a fresh process (``one_node_memory``)."""
+    rows = []
+    for capture in CAPTURES:
+        out = subprocess.run([sys.executable, __file__, "--only", "node-memory", "--capture", capture,
+                              "--nodes", str(NODE_MEMORY_NODES)], capture_output=True, text=True, check=True)
+        m = json.loads(out.stdout.splitlines()[-1])
+        rows.append((m["nodes"], capture, f"{m['plain_b'] / m['nodes']:.0f} B", f"{m['traced_b'] / m['nodes']:.0f} B",
+                     f"{m['rss_b'] / m['nodes']:.0f} B", f"{m['kept_b'] / m['nodes']:.0f} B"))
+    return rows
+
+
+def one_node_memory(nodes, capture):
+    """The scalar chain of ``nodes`` nodes, plain then recorded under ``capture``, in this process: the peak
+    RSS the recorded run adds to the plain run's (``ru_maxrss``, first: tracemalloc's own tables would
+    raise it); then the plain run's peak (tracemalloc), the recorded run's peak above it and what the
+    finished recording keeps."""
+    run = scalar_chain(nodes)
+    recordings = []
+
+    def go():
+        with adtrace.record(capture=capture) as rec:
+            run()
+        recordings.append(rec)
+
+    run()
+    plain_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    go()
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    recordings.clear()
+    plain_peak = _traced(run)[0]
+    peak, kept = _traced(go)
+    return {"nodes": len(recordings[0].nodes), "plain_b": plain_peak, "traced_b": peak - plain_peak,
+            "rss_b": (rss - plain_rss) * 1024, "kept_b": kept}  # (ru_maxrss: KiB on Linux)
+
+
 def _traced(fn):
     """(peak, still allocated at the end) bytes while ``fn`` runs, by tracemalloc."""
     gc.collect()
@@ -238,7 +279,7 @@ def _traced(fn):
 
 
 
-REPORT_SCALE = (10_000, 200_000)  # nodes of the scalar chain reported
+REPORT_SCALE = (10_000, 200_000, 1_000_000)  # nodes of the scalar chain reported
 
 
 def report_scale():
@@ -381,15 +422,19 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="fewer rounds (a smoke run)")
     parser.add_argument("--no-upstream", action="store_true", help="skip autograd's own test suite")
-    parser.add_argument("--only", choices=("report-scale", "diff-scale"),
+    parser.add_argument("--only", choices=("report-scale", "diff-scale", "node-memory"),
                         help="one measurement, printed as JSON (not written)")
     parser.add_argument("--nodes", type=int, help="with --only: nodes")
+    parser.add_argument("--capture", choices=CAPTURES, default="auto", help="with --only node-memory: capture level")
     args = parser.parse_args(argv)
     if args.only == "report-scale":
         print(json.dumps(one_report(args.nodes or REPORT_SCALE[-1])))
         return
     if args.only == "diff-scale":
         print(json.dumps(one_diff(args.nodes or DIFF_SCALE[-1])))
+        return
+    if args.only == "node-memory":
+        print(json.dumps(one_node_memory(args.nodes or NODE_MEMORY_NODES, args.capture)))
         return
     rounds = 3 if args.quick else 7
     pairs = 1 if args.quick else 5  # (3 pairs: one slow run moved the median by 0.1x)
@@ -423,6 +468,12 @@ def main(argv=None):
         "finished recording keeps per event; the largest array any event holds (the inline size is 64).", "",
         table(["workload", "capture", "events", "peak per 10,000 events", "kept per event", "largest array kept"],
               memory()), "",
+        f"What a recorded node costs: the scalar chain of {NODE_MEMORY_NODES:,} nodes, plain then recorded, each "
+        "capture level in a fresh process (`python benchmarks/run.py --only node-memory --capture C --nodes N`): the "
+        "plain run's peak per node (tracemalloc), the recorded run's peak above it per node (tracemalloc, and the "
+        "peak RSS it adds, measured first, untraced), and what the finished recording keeps per node.", "",
+        table(["nodes", "capture", "plain peak per node", "recorded peak above plain", "RSS above plain",
+               "kept per node"], node_memory()), "",
         "## Report scale", "",
         "`adtrace report` of the scalar chain (`trace_call` and `render` with the default options, capture "
         "`auto`), each size in a fresh process (`python benchmarks/run.py --only report-scale --nodes N`): wall "

@@ -7,6 +7,7 @@ For every node autograd visits, the lecture (the reference engine's step log) ke
 pop 6. The two totals must agree; the first node where they do not is where the engines part ways.
 """
 
+import math
 from dataclasses import dataclass, replace
 from typing import Any, Optional
 
@@ -44,13 +45,18 @@ def autograd_running_entries(query_events):
     """``label -> [entry after each arrival]`` and ``label -> popped value`` for one query."""
     running, popped, state = {}, {}, {}
     for e in query_events:
-        if isinstance(e, BackwardStart):
+        event_type = type(e)  # (not isinstance: this loop reads every event of the pass)
+        if event_type is AddOutgrads:
+            parent = e.parent
+            entries = running.get(parent)
+            if entries is None:
+                entries = running[parent] = [None]
+            entries.append(e.result)
+            state[parent] = e.result
+        elif event_type is BackwardStart:
             running[e.end] = [None, (e.seed, False)]
             state[e.end] = (e.seed, False)
-        elif isinstance(e, AddOutgrads):
-            running.setdefault(e.parent, [None]).append(e.result)
-            state[e.parent] = e.result
-        elif isinstance(e, ToposortYielded):
+        elif event_type is ToposortYielded:
             entry = state.pop(e.node, None)
             popped[e.node] = None if entry is None else entry[0]
     return running, popped
@@ -125,9 +131,10 @@ def compare(recorded, reference, scale=None):
 
 def magnitude(value):
     """The largest finite magnitude in a value (arrays, scalars, containers, summaries; 0 if none)."""
-    if type(value) in _REALS:  # (a scalar program's every value: numpy's arrays would be most of align's time)
-        size = abs(float(value))
-        return size if size != _INF and size == size else 0.0
+    if type(value) in _REALS:  # (a scalar program's every value: numpy's path is most of aligning it)
+        return float(abs(value)) if math.isfinite(value) else 0.0
+    if type(value) is tuple:  # (plain's own walk, without the copy)
+        return max((magnitude(v) for v in value), default=0.0)
     value = plain(value)
     if isinstance(value, (tuple, list)):
         return max((magnitude(v) for v in value), default=0.0)

@@ -90,10 +90,14 @@ def orders_valid(autograd_order, autograd_graph, reference_order, reference_grap
     """``walk``: what made the engine's order (another engine: "micrograd's build_topo"); ``early``: the
     node whose local backward ran before a consumer added into it, as ``pass_checks`` names it;
     ``leaves_anywhere``: the engine's leaves may be visited at any time (``is_reverse_topological``)."""
-    ok_autograd = is_reverse_topological(autograd_order, autograd_graph, leaves_anywhere) and early is None
+    strict = None if leaves_anywhere else is_reverse_topological(autograd_order, autograd_graph)  # (read once)
+    ok_autograd = (is_reverse_topological(autograd_order, autograd_graph, leaves_anywhere) if strict is None
+                   else strict) and early is None
     ok_reference = is_reverse_topological(reference_order, reference_graph)
     same = list(autograd_order) == list(reference_order)
-    valid = "valid" if not ok_autograd or is_reverse_topological(autograd_order, autograd_graph) else \
+    if strict is None and ok_autograd:
+        strict = is_reverse_topological(autograd_order, autograd_graph)
+    valid = "valid" if not ok_autograd or strict else \
         "valid (a leaf visited before a consumer added into it: its local backward does nothing)"
     detail = (f"{walk}: {valid if ok_autograd else 'INVALID'}; lecture's DFS order: "
               f"{'valid' if ok_reference else 'INVALID'}; {'same order' if same else 'different orders'}")

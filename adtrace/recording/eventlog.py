@@ -1,10 +1,13 @@
 """Where the recorder writes events: one flat list of plain values, decoded into events on read.
 
-The hot path appends each event's type tag and its fields (``values.extend``), laid out as its
+The hot path appends each event's head and its fields (``values.extend``), laid out as its
 class declares (``events.layout``), and nothing else: where each event starts is found on read,
-from the number of slots each type stores. It creates no lasting container per event: every
-object the garbage collector tracks that a recording keeps alive makes Python's collections come
-sooner, and on a scalar workload those collections were most of the recorder's cost.
+from the number of slots each type stores. The head is one tuple, ``(type tag, mode, level, query)``
+(the fields stored ``HEAD``), kept once in ``HEADS`` and shared by every event alike: those fields
+take one slot of the log, not four (a scalar program's log was most of what its recording kept).
+It creates no lasting container per event (a head is shared): every object the garbage collector
+tracks that a recording keeps alive makes Python's collections come sooner, and on a scalar
+workload those collections were most of the recorder's cost.
 """
 
 import contextlib
@@ -12,27 +15,41 @@ import gc
 from bisect import bisect_left
 
 from . import events
-from .events import LABELS, NO_PREVIOUS, ONE, PAIR, TAIL, layout
+from .events import HEAD, LABELS, NO_PREVIOUS, ONE, PAIR, TAIL, layout
 from .values import NO_REFERENCE, resolve
+
+class _Heads(dict):
+    """Every head written: ``(type tag, mode, level, query)`` -> itself, one tuple per distinct head, looked up
+    as ``HEADS[key]`` (the packers' code: the lookup is the dict's own, a new head added by ``__missing__``).
+    Queries are numbered per recording: as many as the largest recording's passes times its kinds and levels."""
+
+    def __missing__(self, key):
+        self[key] = key
+        return key
+
+
+HEADS = _Heads()
+HEADS_NAME = "__adtrace_heads__"  # the name the packers' code reads it by (in the namespace of a method inlined)
 
 
 class _Layout:
-    """One event type's stored layout: ``size`` slots (its tag and a tail's count included) and,
+    """One event type's stored layout: ``size`` slots (its head and a tail's count included) and,
     for a type with a tail, where the count is."""
 
     __slots__ = ("type", "hows", "size", "count_at", "build")
 
     def __init__(self, event_type):
         self.type = event_type
-        self.hows = tuple(how for _, how in layout(event_type))
+        self.hows = tuple(how for _, how in layout(event_type) if how != HEAD)  # (the head's fields: its own slot)
         self.size = 1 + sum(2 if how == PAIR else 1 for how in self.hows)
         self.count_at = self.size - 1 if self.hows and self.hows[-1] == TAIL else None
         self.build = _builder(event_type, self.hows)
 
 
 def _builder(event_type, hows):
-    """``build(slots)``: the event from its stored slots (the tag left out, copy-on-write resolved), compiled for
-    its layout (a loop over the layout per event was a third of the time of building add_outgrads events)."""
+    """``build(head, slots)``: the event from its head and its stored slots (the head left out, copy-on-write
+    resolved), compiled for its layout (a loop over the layout per event was a third of the time of building
+    add_outgrads events)."""
     fields, i = [], 0
     for how in hows:
         if how == ONE:
@@ -46,7 +63,7 @@ def _builder(event_type, hows):
             fields.append(f"tuple(s[{i + 1}:{i + 1} + s[{i}]])")
         i += 1
     namespace = {"event_type": event_type, "NO_PREVIOUS": NO_PREVIOUS}
-    exec(f"def build(s):\n    return event_type({', '.join(fields)})", namespace)
+    exec(f"def build(h, s):\n    return event_type(*h[1:], {', '.join(fields)})", namespace)
     return namespace["build"]
 
 
@@ -66,12 +83,12 @@ class EventLog:
     __slots__ = ("values", "_starts")
 
     def __init__(self):
-        self.values = []  # [type tag, slot, slot, ..., type tag, slot, ...]
-        self._starts = []  # where each event's type tag is in values, as far as found
+        self.values = []  # [head, slot, slot, ..., head, slot, ...]
+        self._starts = []  # where each event's head is in values, as far as found
 
     @property
     def starts(self):
-        """Where each event's type tag is in ``values`` (found on read, not by the hot path)."""
+        """Where each event's head is in ``values`` (found on read, not by the hot path)."""
         starts, values = self._starts, self.values
         position = starts[-1] + self._size(starts[-1]) if starts else 0
         while position < len(values):
@@ -80,7 +97,7 @@ class EventLog:
         return starts
 
     def _size(self, position):
-        stored = LAYOUTS[self.values[position]]
+        stored = LAYOUTS[self.values[position][0]]
         if stored.count_at is None:
             return stored.size
         return stored.size + self.values[position + stored.count_at]
@@ -89,13 +106,14 @@ class EventLog:
         return len(self.starts)
 
     def index_at(self, position):
-        """The index of the event whose type tag is at ``position`` in ``values``."""
+        """The index of the event whose head is at ``position`` in ``values``."""
         return bisect_left(self.starts, position)
 
     def event(self, index):
         """Event ``index``, built from its stored values."""
         start, end = self._span(index)
-        return LAYOUTS[self.values[start]].build([resolve(f) for f in self.values[start + 1:end]])
+        head = self.values[start]
+        return LAYOUTS[head[0]].build(head, [resolve(f) for f in self.values[start + 1:end]])
 
     def events_from(self, index):
         """Events ``index`` onwards, built in one walk over ``values`` (a recording read whole: each event's
@@ -106,9 +124,9 @@ class EventLog:
             for i in range(index, len(starts)):
                 start = starts[i]
                 stop = starts[i + 1] if i + 1 < len(starts) else end
-                stored = LAYOUTS[values[start]]
-                built.append(stored.build([f if type(f) in NO_REFERENCE else resolve(f)
-                                           for f in values[start + 1:stop]]))
+                head = values[start]
+                built.append(LAYOUTS[head[0]].build(head, [f if type(f) in NO_REFERENCE else resolve(f)
+                                                           for f in values[start + 1:stop]]))
         return built
 
     def update(self, start, change):

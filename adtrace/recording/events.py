@@ -24,6 +24,7 @@ from typing import Any, ClassVar, Optional
 
 # -------------------- how a field is stored in the event log --------------------
 
+HEAD = "head"  # in the event's head: one tuple (type tag, mode, level, query) shared by every event alike
 ONE = "one"  # one slot
 PAIR = "pair"  # autograd's (value, mutable) pair as two slots; NO_PREVIOUS in the flag slot means None
 LABELS = "labels"  # a tuple of node labels as one comma-separated string (labels hold no commas)
@@ -34,7 +35,7 @@ REV, FWD = "rev", "fwd"  # an event's mode: reverse (backward_pass, VJPs) or for
 
 
 def stored(how):
-    """A dataclass field stored as ``how`` (``PAIR``, ``LABELS`` or ``TAIL``)."""
+    """A dataclass field stored as ``how`` (``HEAD``, ``PAIR``, ``LABELS`` or ``TAIL``)."""
     return field(metadata={"stored": how})
 
 
@@ -82,9 +83,10 @@ class Event:
     in_backward_pass: ClassVar[bool] = False  # it is a step of backward_pass (a query's events)
     index: ClassVar[int]  # the type tag (set by @event)
     steps: ClassVar[tuple] = ()  # the statements of backward_pass it stands for, in order: a snapshot row each
-    mode: str
-    level: int
-    query: Optional[int]
+    # (few values, the same for most events: stored once in the event log, in heads the events share)
+    mode: str = stored(HEAD)
+    level: int = stored(HEAD)
+    query: Optional[int] = stored(HEAD)
 
     @classmethod
     def count_rows(cls, n, events, statements):

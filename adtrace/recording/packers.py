@@ -11,8 +11,9 @@ appended whole). A type's packer is made when it is first written, so a type dec
 A call by keywords costs about 1,900 instructions per event (callgrind), a quarter of the
 recorder's own cost on a scalar chain. So the recorder's classes are compiled with their writes
 inlined (``inline_writes``): each ``write(...)`` statement becomes the packer's own statements over
-the call's argument expressions, the same ``values.extend((tag, ...))`` a recorder once wrote by
-hand. The check is made then, at import of a class so decorated (``write`` called elsewhere checks
+the call's argument expressions, the same ``values.extend((head, ...))`` a recorder once wrote by
+hand (the head, ``(tag, mode, level, query)``, looked up in ``eventlog.HEADS``). The check is made
+then, at import of a class so decorated (``write`` called elsewhere checks
 its keywords when it runs): the keywords must be the type's, in stored order (the order they are
 evaluated in, as in a call), a tail given as a name (it is read for its count, then its items) and
 the values appended to as a name or an attribute (``values``, ``self.values``: read with no call).
@@ -26,7 +27,8 @@ import sys
 import textwrap
 
 from . import events
-from .events import PAIR, TAIL, layout
+from .eventlog import HEADS, HEADS_NAME
+from .events import HEAD, PAIR, TAIL, layout
 
 
 def parameters(event_type):
@@ -39,13 +41,18 @@ def parameters(event_type):
 
 
 def _statements(event_type):
-    """The packer's body, over its own parameter names and ``values``: one ``extend``, straight-line code
-    (a tail's items after their count, in the same call: an event is appended whole)."""
+    """The packer's body, over its own parameter names, ``values`` and ``HEADS_NAME``: one ``extend``,
+    straight-line code (the head first, looked up as its fields, the first ones, are evaluated; a tail's
+    items after their count, in the same call: an event is appended whole)."""
     names = list(parameters(event_type))
+    heads = [name for name, how in layout(event_type) if how == HEAD]
+    if names[:len(heads)] != heads:  # (evaluated in stored order, as in a call)
+        raise TypeError(f"{event_type.__name__}: the fields stored {HEAD!r} come first")
+    names[:len(heads)] = [f"{HEADS_NAME}[{', '.join([str(event_type.index), *heads])}]"]
     if layout(event_type)[-1][1] != TAIL:
-        return f"values.extend(({', '.join([str(event_type.index), *names])},))"
+        return f"values.extend(({', '.join(names)},))"
     tail = names.pop()
-    return f"values.extend([{', '.join([str(event_type.index), *names])}, len({tail}), *{tail}])"
+    return f"values.extend([{', '.join(names)}, len({tail}), *{tail}])"
 
 
 def _packer(event_type):
@@ -54,7 +61,7 @@ def _packer(event_type):
     name = f"write_{event_type.kind}"
     source = (f"def {name}(values, *, {', '.join(parameters(event_type))}):\n"
               + textwrap.indent(_statements(event_type), "    ") + "\n")
-    namespace = {}
+    namespace = {HEADS_NAME: HEADS}
     # (a fixed template over the declared field names, filed under this module: machinery)
     exec(compile(source, f"{__file__} (packer of {event_type.__name__})", "exec"), namespace)
     return namespace[name]
@@ -77,6 +84,7 @@ def write(values, event_type, **fields):
     PACKERS[event_type.index](values, **fields)
 
 
+
 # -------------------- writes compiled inline --------------------
 
 def inline_writes(cls):
@@ -95,6 +103,7 @@ def inline_writes(cls):
         definition = inliner.visit(definition)
         inlined = _compiled(cls, function, definition) if inliner.inlined else None
         if inlined is not None:
+            function.__globals__.setdefault(HEADS_NAME, HEADS)  # (the heads its writes read)
             function.__code__ = inlined
     _PARSED.clear()  # (its trees would stay alive for good: more objects for every garbage collection to walk)
     return cls

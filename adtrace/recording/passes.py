@@ -22,6 +22,10 @@ class BackwardPass:
 
 def backward_passes(recording):
     """One ``BackwardPass`` per query, in the order the passes began."""
+    return list(recording.derived("passes", _backward_passes))
+
+
+def _backward_passes(recording):
     passes, running, visiting = [], [], {}
     for e in recording.events:
         event_type = type(e)  # (not isinstance: this loop reads every event)

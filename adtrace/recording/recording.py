@@ -38,6 +38,7 @@ class Recording:
         self._failure = None  # set when the recorder stopped after an internal error
         self._calls = {}  # label -> NodeCall, under record(calls=True) only
         self._before_read = None  # set by the recorder while it records
+        self._derived = {}  # views read from every event (each query's events, the passes), until the events change
 
     @property
     def capture(self):
@@ -74,19 +75,28 @@ class Recording:
     @property
     def events(self):
         """Every event, in the order autograd emitted them."""
-        if self._built == len(self._log.values):  # (all built: the usual read, thousands of times per page)
-            return self._events
+        events = self._events
+        if self._built == len(self._log.values) and self._before_read is None:  # (built already: read per node)
+            return events
         before_read = self._before_read
         if before_read is not None and len(self._events) < len(self._log):
             before_read()
-        events, log = self._events, self._log
-        nodes = self._nodes
+        log, nodes = self._log, self._nodes
         for event in log.events_from(len(events)):
             events.append(event)
             if event.is_node:
                 nodes[event.label] = event
         self._built = len(log.values)
         return events
+
+    def derived(self, name, compute):
+        """``compute(self)``, a view read from every event, computed once while the events stay the same (a
+        report reads each query's events and the passes several times: each a walk over every event)."""
+        events = self.events
+        found = self._derived.get(name)
+        if found is None or found[0] != len(events):  # (more events since; an event corrected: cleared)
+            found = self._derived[name] = (len(events), compute(self))
+        return found[1]
 
     @property
     def nodes(self):
@@ -159,7 +169,7 @@ class Recording:
 
     def query_events(self, query):
         """The backward-pass events of one query, in order (nested queries excluded)."""
-        return [e for e in self.events if e.query == query and e.mode == events.REV and e.in_backward_pass]
+        return list(self.derived("query_events", _events_by_query).get(query, ()))
 
     def visit_order(self, query):
         """The labels ``toposort`` yielded in this query."""
@@ -220,6 +230,18 @@ class Recording:
         return event.statement
 
 
+def _events_by_query(recording):
+    """query -> its backward-pass events in order (``Recording.query_events``), in one walk."""
+    by_query = {}
+    for e in recording.events:
+        if e.in_backward_pass and e.mode == events.REV:
+            found = by_query.get(e.query)
+            if found is None:
+                found = by_query[e.query] = []
+            found.append(e)
+    return by_query
+
+
 class RecordingWriter:
     """The write side of one ``Recording``, for its recorder alone: the session makes it and hands it
     to the engine's ``recorder(...)``; readers (report, view, compare, checker, tools) never see it.
@@ -244,6 +266,7 @@ class RecordingWriter:
         recording = self._recording
         log = recording._log
         log.update(start, change)
+        recording._derived.clear()
         if start < recording._built:
             index = log.index_at(start)
             event = recording._events[index] = log.event(index)

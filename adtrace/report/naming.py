@@ -12,11 +12,8 @@ class Namer:
     one); ``namer.site(label, site)``: a call site with the variable before it (``h@model.py:4``)."""
 
     def __init__(self, recording):
-        names = variable_names(recording) if recording is not None else {}
-        calls = recording.calls if names else {}
-        self.names = names
-        self.named = {label: named_site(name, node_site(recording.nodes[label], calls.get(label)))
-                      for label, name in names.items()}
+        # (read once per recording: a report names nodes in several sections, each a walk over every node)
+        self.names, self.named = recording.derived("names", _names) if recording is not None else ({}, {})
 
     def __call__(self, label):
         named = self.named.get(label)
@@ -31,3 +28,11 @@ class Namer:
             if label in self.named:
                 cell = re.sub(rf"(?<![\w]){re.escape(label)}(?![\w])", lambda _: self(label), cell, count=1)
         return cell
+
+
+def _names(recording):
+    """``(label -> variable, label -> its named site)`` of a recording's nodes (``Namer``)."""
+    names = variable_names(recording)
+    calls = recording.calls if names else {}
+    return names, {label: named_site(name, node_site(recording.nodes[label], calls.get(label)))
+                   for label, name in names.items()}

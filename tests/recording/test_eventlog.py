@@ -62,8 +62,8 @@ def test_every_event_type_is_found_where_it_starts():
     log = RecordingWriter(rec).log
     starts, values = log.starts, log.values
     assert len(starts) == len(rec.events) and starts[0] == 0
-    assert all(values[start] == EVENT_TYPES.index(type(e)) for start, e in zip(starts, rec.events))
-    assert starts[-1] + LAYOUTS[values[starts[-1]]].size == len(values)  # the last event: backward_end
+    assert all(values[start][0] == EVENT_TYPES.index(type(e)) for start, e in zip(starts, rec.events))
+    assert starts[-1] + LAYOUTS[values[starts[-1]][0]].size == len(values)  # the last event: backward_end
 
 
 @primitive
@@ -80,7 +80,8 @@ from typing import Any, Union, get_args, get_origin, get_type_hints  # noqa: E40
 
 from corpus import CASES, run  # noqa: E402
 
-from adtrace.recording.events import EVENT_TYPES, LABELS, NO_PREVIOUS, ONE, PAIR, TAIL, layout  # noqa: E402
+from adtrace.recording.eventlog import HEADS  # noqa: E402
+from adtrace.recording.events import EVENT_TYPES, HEAD, LABELS, NO_PREVIOUS, ONE, PAIR, TAIL, layout  # noqa: E402
 
 
 def _accepts(hint, value):
@@ -100,14 +101,20 @@ def _check_layout(values):
     """Walk the flat log as the layouts say; each slot must fit its field. Returns the count."""
     position, count = 0, 0
     while position < len(values):
-        tag = values[position]
+        head = values[position]
+        assert type(head) is tuple and HEADS.get(head) is head, f"no head kept once at {position}: {head!r}"
+        tag = head[0]
         assert type(tag) is int and 0 <= tag < len(EVENT_TYPES), f"no type tag at {position}: {tag!r}"
         event_type = EVENT_TYPES[tag]
         hints = get_type_hints(event_type)
         position += 1
+        in_head = iter(head[1:])
         for name, how in layout(event_type):
             hint = hints[name]
-            if how == ONE:
+            if how == HEAD:
+                field = next(in_head)
+                assert _accepts(hint, field), (event_type.kind, name, field)
+            elif how == ONE:
                 assert _accepts(hint, values[position]), (event_type.kind, name, values[position])
                 position += 1
             elif how == PAIR:
@@ -122,6 +129,7 @@ def _check_layout(values):
             else:
                 assert how == TAIL and type(values[position]) is int, (event_type.kind, name)
                 position += 1 + values[position]
+        assert next(in_head, None) is None, (event_type.kind, head)
         count += 1
     assert position == len(values)
     return count
@@ -141,6 +149,6 @@ def test_the_layout_check_catches_a_slot_too_many():
     with adtrace.record() as rec:
         grad(lambda x: x * x)(3.0)
     values = list(RecordingWriter(rec).log.values)
-    add = values.index(AddOutgrads.index)
+    add = next(i for i, v in enumerate(values) if type(v) is tuple and v[0] == AddOutgrads.index)
     with pytest.raises(AssertionError):
         _check_layout(values[:add + 5] + ["extra"] + values[add + 5:])

@@ -4,6 +4,7 @@ import re
 from pathlib import Path
 
 import autograd.numpy as anp
+import numpy as np
 import pytest
 from autograd import grad
 
@@ -31,6 +32,23 @@ def test_queries_and_events_per_query():
         "backward_start", "toposort", "vjp", "add_outgrads", "toposort", "vjp", "backward_end"]
     assert rec.gradient(1) == 2.0 and rec.gradient(2) == 3.0 and rec.gradient(3) is None
     assert rec.visit_order(2) == ["v3_multiply", "v2_root"]
+
+
+def test_views_read_before_more_events_follow_them():
+    """A query's events and the passes are read once per recording while its events stay the same: read
+    mid-recording, then again after another pass, or after an event is corrected in place, they follow."""
+    with adtrace.record() as rec:
+        grad(lambda x: anp.sin(x) * x)(0.5)
+        first = rec.query_events(1)
+        assert [p.query for p in rec.passes()] == [1] and rec.user_query() == 1
+        first.clear()  # (a copy: the caller's own list)
+        grad(lambda x: anp.sum(x * 2.0))(np.array([1.0, 2.0]))
+    assert [p.query for p in rec.passes()] == [1, 2] and rec.user_query() == 2
+    assert len(rec.query_events(1)) > 0 and [e.query for e in rec.query_events(2)] == [2] * len(rec.query_events(2))
+    writer, end = RecordingWriter(rec), rec.query_events(2)[-1]
+    index, replacement = rec.events.index(end), np.array([-1.0, -1.0])
+    writer.update(writer.log.starts[index], lambda stored: replacement if stored is end.result else stored)
+    assert rec.query_events(2)[-1].result is replacement and rec.gradient(2) is replacement
 
 
 def test_an_engine_of_micrographs_shape_names_the_statements_of_its_own_backward():

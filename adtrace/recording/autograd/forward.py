@@ -7,6 +7,7 @@ import autograd.core as core
 import numpy as np
 
 from .copy_on_write import hold, hold_accumulation
+from .node_table import UNARY
 from ..values import NO_REFERENCE, SCALARS, holds_reference
 from .capture import is_part_of
 from ..callsite import user_call_site
@@ -95,7 +96,11 @@ class ForwardMode:
         else:
             self.pop(frame)
         nodes, key = self.nodes, id(node)  # (NodeTable.add written out)
-        nodes.labels[key], nodes.levels[key], nodes.argnums[key] = frame.label, frame.level, frame.argnums
+        nodes.labels[key] = frame.label  # (levels and argnums Sparse)
+        if frame.level != 0 or key in nodes.levels:
+            nodes.levels[key] = frame.level
+        if frame.argnums is not UNARY or key in nodes.argnums:
+            nodes.argnums[key] = frame.argnums
         if not self.keeps_values:
             kept = tangent = None
         elif not self.by_reference:  # capture "auto" copies what it keeps

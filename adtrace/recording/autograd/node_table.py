@@ -9,22 +9,43 @@ from ..labels import ROOT_NAME, label_for, label_name, primitive_name, unrecorde
 from .state import state
 
 
+class Sparse(dict):
+    """A node table's column that keeps only the values other than its ``default``: read ``column[key]``
+    for a node in ``labels`` (most nodes are of level 0 and one boxed argument: an entry for each was a
+    dict entry per node of a scalar program, about 50 bytes). Written by ``NodeTable.add`` or its
+    lines written out: ``if value is not column.default or key in column: column[key] = value`` (a
+    value set for a node that died whose id Python reused is overwritten)."""
+
+    __slots__ = ("default",)
+
+    def __init__(self, default):
+        super().__init__()
+        self.default = default
+
+    def __missing__(self, key):
+        return self.default
+
+
+UNARY = (0,)  # the argnums of a node with one boxed argument, the first (the argnums column's default)
+
+
 class NodeTable:
     """``labels``, ``levels`` and ``argnums``: three dicts keyed by ``id(node)`` (no tuple per node
-    for the garbage collector). Every label is made here, in ``labels.py``'s form: ``v<i>_<name>``
-    numbered in creation order (``made``), ``v<i>_root`` for a root, ``u<j>_unrecorded`` for a node
-    made before the recording. The recorder's hot paths read the dicts directly: ``label`` and
-    ``add`` written out, ``labels.get(key) or table.unrecorded(node)``."""
+    for the garbage collector), ``levels`` and ``argnums`` ``Sparse`` (0 and ``UNARY`` not kept). Every label
+    is made here, in ``labels.py``'s form: ``v<i>_<name>`` numbered in creation order (``made``),
+    ``v<i>_root`` for a root, ``u<j>_unrecorded`` for a node made before the recording. The recorder's hot
+    paths read the dicts directly: ``label`` and ``add`` written out, ``labels.get(key) or
+    table.unrecorded(node)``."""
 
     __slots__ = ("labels", "levels", "argnums", "made", "names", "distinct_argnums", "frames", "_unrecorded")
 
     def __init__(self, frames):
-        self.labels, self.levels, self.argnums = {}, {}, {}
+        self.labels, self.levels, self.argnums = {}, Sparse(0), Sparse(UNARY)
         self.made = 0  # the next node's number
         self.names = {}  # primitive -> (name, its label_name): computed once per primitive (name_of)
         # one argnums tuple kept per distinct value, not autograd's fresh one per node: every tuple a
         # recording keeps brings Python's next garbage collection sooner
-        self.distinct_argnums = {}
+        self.distinct_argnums = {UNARY: UNARY}  # (UNARY itself: the argnums column's default, compared by identity)
         self.frames = frames  # the recorder's open passes and JVP nodes, innermost last (current_level)
         self._unrecorded = 0
 
@@ -36,7 +57,12 @@ class NodeTable:
 
     def add(self, node, label, level, argnums=()):
         key = id(node)
-        self.labels[key], self.levels[key], self.argnums[key] = label, level, argnums
+        self.labels[key] = label
+        levels, kept = self.levels, self.argnums
+        if level != 0 or key in levels:
+            levels[key] = level
+        if argnums is not UNARY or key in kept:
+            kept[key] = argnums
 
     def new_root(self, node, level):
         """A root's label (``make_vjp`` / ``make_jvp``'s input node: it never runs ``__init__``)."""
@@ -75,17 +101,17 @@ class NodeTable:
 _ROOT = label_name(ROOT_NAME)
 
 
-def box_levels(levels):
-    """``Keeper.box_level`` for the node table's ``levels`` (``id(node) -> level``): a box's level is
+def box_levels(table):
+    """``Keeper.box_level`` for a node table (its ``levels``, ``id(node) -> level``): a box's level is
     its node's (autograd's own trace numbers are global across threads).
 
     A function of the table, not a method of the Recorder: the Recorder holds its Keeper, and a
     bound method there would be a reference cycle that kept each recording (its events, its node
     table) alive after its last use, until Python's cyclic collector ran."""
-    get = levels.get
+    labels, levels = table.labels, table.levels
 
     def box_level(box):
-        level = get(id(box._node))
-        return level if level is not None else state.levels.get(box._trace, box._trace)
+        key = id(box._node)
+        return levels[key] if key in labels else state.levels.get(box._trace, box._trace)
 
     return box_level

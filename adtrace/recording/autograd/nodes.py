@@ -9,6 +9,7 @@ from typing import Callable, Optional
 import autograd.core as core
 import numpy as np
 
+from .node_table import UNARY
 from .state import state
 from ..callsite import user_call_site
 from .copy_on_write import hold
@@ -71,7 +72,11 @@ class Nodes:
             else:
                 parent_labels, level = nodes.parent_labels(parents)
             key = id(node)
-            labels[key], levels[key], nodes.argnums[key] = label, level, argnums  # (NodeTable.add written out)
+            labels[key] = label  # (NodeTable.add written out: levels and argnums Sparse)
+            if level != 0 or key in levels:
+                levels[key] = level
+            if argnums is not UNARY or key in nodes.argnums:
+                nodes.argnums[key] = argnums
             site = None
             if self.keep_sites:
                 site = user_call_site(self.relative_to)

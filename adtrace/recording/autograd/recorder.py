@@ -39,7 +39,7 @@ class Recorder(RecorderBase, Nodes, BackwardQueries, ForwardMode):
         self.by_reference = keeper.by_reference  # True under "full": copy-on-write (copy_on_write.py)
         self.frames = []  # open Query and JVPFrame objects, innermost last
         self.nodes = NodeTable(self.frames)  # every node met: id(node) -> label, level, argnums
-        keeper.box_level = box_levels(self.nodes.levels)  # (no reference back to the recorder: see box_levels)
+        keeper.box_level = box_levels(self.nodes)  # (no reference back to the recorder: see box_levels)
         self.top = None  # the innermost of them
         self.query = None  # the innermost open Query
         self.queries = 0  # backward passes begun

@@ -4,7 +4,7 @@ import autograd.numpy as anp
 from autograd import grad, make_jvp
 
 import adtrace
-from adtrace.recording.autograd.node_table import NodeTable
+from adtrace.recording.autograd.node_table import UNARY, NodeTable
 from adtrace.recording.labels import label_name, node_label, primitive_name
 
 
@@ -52,3 +52,26 @@ def test_a_recordings_labels_are_the_reference_engines_form():
         nodes = [e for e in rec.events if e.is_node]
         assert len(nodes) == 3
         assert [e.label for e in nodes] == [node_label(i, getattr(e, "primitive", "root")) for i, e in enumerate(nodes)]
+
+
+def test_levels_and_argnums_keep_only_what_differs_and_an_id_seen_again_takes_its_new_entry():
+    """Most nodes are of level 0 with one boxed argument: those are not kept, and read so."""
+    table = NodeTable([])
+    node = object()
+    table.add(node, "v0_sin", 0, UNARY)
+    assert id(node) not in table.levels and id(node) not in table.argnums
+    assert (table.levels[id(node)], table.argnums[id(node)]) == (0, (0,))
+    table.add(node, "v1_multiply", 1, (0, 1))
+    assert (table.levels[id(node)], table.argnums[id(node)]) == (1, (0, 1))
+    table.add(node, "v2_sin", 0, UNARY)  # Python reused the id of a node that died: the new entry wins
+    assert (table.label(node), table.levels[id(node)], table.argnums[id(node)]) == ("v2_sin", 0, (0,))
+
+
+def test_a_recordings_levels_and_argnums_come_from_the_sparse_table():
+    with adtrace.record() as rec:
+        grad(grad(lambda x: anp.sin(x) * x))(0.5)
+    nodes = [e for e in rec.events if e.is_node]
+    assert {e.level for e in nodes} == {0, 1}
+    assert {getattr(e, "argnums", None) for e in nodes} >= {(0,), (0, 1)}
+    adds = [e for e in rec.of_kind("add_outgrads") if e.node is not None]
+    assert {a.argnum for a in adds} >= {0, 1}
