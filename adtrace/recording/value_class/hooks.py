@@ -318,7 +318,8 @@ class ClassHooks:
                 self.notify("grad_written", None, target, None, previous, None, result, None)
             return
         frame = state.frames[-1]
-        added = accumulation(addition, target, previous, result)
+        added = None if addition is None or addition[0] is not result else \
+            accumulation(addition, target, previous, result)  # (its first test, written out: a write not a sum)
         if added is not None:
             contribution, accumulated = added[0], True
         elif previous is None or previous is MISSING:  # nothing there to drop: the value written is what it adds
@@ -327,7 +328,13 @@ class ClassHooks:
             contribution, accumulated = result, False
         else:  # read, and written otherwise than by adding to it (grad = grad * 1 + c, an in-place *=)
             contribution, accumulated = None, None
-        position, sink = frame.position(target), self.active.get()
+        position, children = None, frame.children  # (frame.position, written out: once per write)
+        for unwritten in frame.unwritten:
+            if children[unwritten] is target:
+                frame.unwritten.remove(unwritten)
+                position = unwritten
+                break
+        sink = self.active.get()
         if sink is not None:  # (notify, written out)
             state.quiet += 1
             try:
