@@ -136,7 +136,7 @@ class ClassHooks:
 
     def _wrap_init(self, original):
         hooks, name, index, default = self, self.shape.children, self.shape.children_index, self.shape.children_default
-        edges = self.shape.edges
+        edges, op_name, data_name = self.shape.edges, self.shape.op, self.shape.data
 
         @functools.wraps(original)
         def __init__(node, *args, **kwargs):
@@ -153,7 +153,20 @@ class ClassHooks:
             original(node, *args, **kwargs)
             if edges:
                 children = tuple(pair[0] for pair in children)
-            hooks.node_created(node, tuple(children), type(children) is not tuple and _unordered(children))
+            if type(children) is not tuple:
+                return hooks.node_created(node, tuple(children), _unordered(children))
+            # (hooks.node_created, written out for a tuple's children: micrograd's (self, other); once per value made)
+            op, data = getattr(node, op_name, ""), getattr(node, data_name, None)
+            hooks.children[id(node)] = children
+            hooks.made.append(node)
+            sink = hooks.active.get()
+            if sink is not None:
+                state = hooks.local.state
+                state.quiet += 1
+                try:
+                    sink.node_created(node, children, op, data)
+                finally:
+                    state.quiet -= 1
 
         __init__.__adtrace_hook__ = "__init__"
         return __init__
@@ -215,8 +228,11 @@ class ClassHooks:
                 if state.frames:  # (a _backward called from another's: what it read, its caller read)
                     state.frames[-1].read |= frame.read
                     state.frames[-1].handed += frame.handed  # (_hand_back, written out)
-                elif frame.handed:
-                    detach_all(frame.handed)
+                else:  # (detach_all, written out: once per visit)
+                    for value in frame.handed:
+                        attributes = vars(value)
+                        attributes.pop("_owner", None)
+                        attributes.pop("_state", None)
                 state.addition = state.in_place = None
                 sink = hooks.active.get()
                 if sink is not None:  # (notify, written out)
