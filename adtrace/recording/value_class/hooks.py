@@ -136,7 +136,7 @@ class ClassHooks:
 
     def _wrap_init(self, original):
         hooks, name, index, default = self, self.shape.children, self.shape.children_index, self.shape.children_default
-        edges = self.shape.edges
+        edges, op_name, data_name = self.shape.edges, self.shape.op, self.shape.data
 
         @functools.wraps(original)
         def __init__(node, *args, **kwargs):
@@ -153,7 +153,20 @@ class ClassHooks:
             original(node, *args, **kwargs)
             if edges:
                 children = tuple(pair[0] for pair in children)
-            hooks.node_created(node, tuple(children), type(children) is not tuple and _unordered(children))
+            if type(children) is not tuple:
+                return hooks.node_created(node, tuple(children), _unordered(children))
+            # (hooks.node_created, written out for a tuple's children: micrograd's (self, other); once per value made)
+            op, data = getattr(node, op_name, ""), getattr(node, data_name, None)
+            hooks.children[id(node)] = children
+            hooks.made.append(node)
+            sink = hooks.active.get()
+            if sink is not None:
+                state = hooks.local.state
+                state.quiet += 1
+                try:
+                    sink.node_created(node, children, op, data)
+                finally:
+                    state.quiet -= 1
 
         __init__.__adtrace_hook__ = "__init__"
         return __init__
@@ -215,8 +228,11 @@ class ClassHooks:
                 if state.frames:  # (a _backward called from another's: what it read, its caller read)
                     state.frames[-1].read |= frame.read
                     state.frames[-1].handed += frame.handed  # (_hand_back, written out)
-                elif frame.handed:
-                    detach_all(frame.handed)
+                else:  # (detach_all, written out: once per visit)
+                    for value in frame.handed:
+                        attributes = vars(value)
+                        attributes.pop("_owner", None)
+                        attributes.pop("_state", None)
                 state.addition = state.in_place = None
                 sink = hooks.active.get()
                 if sink is not None:  # (notify, written out)
@@ -318,7 +334,8 @@ class ClassHooks:
                 self.notify("grad_written", None, target, None, previous, None, result, None)
             return
         frame = state.frames[-1]
-        added = accumulation(addition, target, previous, result)
+        added = None if addition is None or addition[0] is not result else \
+            accumulation(addition, target, previous, result)  # (its first test, written out: a write not a sum)
         if added is not None:
             contribution, accumulated = added[0], True
         elif previous is None or previous is MISSING:  # nothing there to drop: the value written is what it adds
@@ -327,7 +344,13 @@ class ClassHooks:
             contribution, accumulated = result, False
         else:  # read, and written otherwise than by adding to it (grad = grad * 1 + c, an in-place *=)
             contribution, accumulated = None, None
-        position, sink = frame.position(target), self.active.get()
+        position, children = None, frame.children  # (frame.position, written out: once per write)
+        for unwritten in frame.unwritten:
+            if children[unwritten] is target:
+                frame.unwritten.remove(unwritten)
+                position = unwritten
+                break
+        sink = self.active.get()
         if sink is not None:  # (notify, written out)
             state.quiet += 1
             try:

@@ -106,7 +106,12 @@ class Recorder(RecorderBase):
             labels[id(node)] = label  # (self._name, written out)
             self._alive.append(node)
             n = self._children[id(node)] = len(children)
-            parents = ",".join([labels.get(id(child)) or self._label(child) for child in children])
+            if n == 2:  # (most values: the join written out, no list made; each label found in order)
+                first, second = children
+                first = labels.get(id(first)) or self._label(first)
+                parents = f"{first},{labels.get(id(second)) or self._label(second)}"
+            else:
+                parents = ",".join([labels.get(id(child)) or self._label(child) for child in children])
             site = user_call_site(self.relative_to, self._own_code) if self.keep_sites else None
             value = None if self.nothing else data if type(data) is not np.ndarray else self.keep(data)  # (self.keep)
             argnums = _POSITIONS[n] if n < len(_POSITIONS) and type(children) is tuple else _argnums(children)
@@ -197,10 +202,16 @@ class Recorder(RecorderBase):
             if run is None or not run.visits or run.visits[-1].node is not node:
                 return
             visit = run.visits.pop()
-            ingrads = visit.ingrads()
+            # (visit.ingrads and _add_outgrads, written out: once per visit)
+            ingrads = tuple(fields[_CONTRIBUTION] for fields in visit.writes) if visit.children is None else \
+                tuple(map(visit.by_position.get, range(visit.children)))
             write(self.values, VJPCalled, mode=REV, level=0, query=run.number, node=visit.label, outgrad=visit.outgrad,
                   ingrads=ingrads)
-            self._add_outgrads(*visit.writes)
+            for query, label, position, parent, previous, previous_flag, contribution, result, result_flag, replaced \
+                    in visit.writes:
+                write(self.values, AddOutgrads, mode=REV, level=0, query=query, node=label, position=position,
+                      parent=parent, argnum=position, previous=previous, previous_flag=previous_flag,
+                      contribution=contribution, result=result, result_flag=result_flag, replaced=replaced)
         except Exception as exc:
             self.fail(exc)
 

@@ -45,7 +45,10 @@ class Tracked:
     """The number ``owner.grad`` held when it was read (``plain``); ``state`` gets the additions."""
 
     def __add__(self, other):
-        result = operator.add(self._plain, other if type(other) in UNTRACKED else plain(other))
+        if type(other) in UNTRACKED:
+            result = operator.add(self._plain, other)
+        else:  # (plain, written out for a tracked number: micrograd's grad += out.grad)
+            result = operator.add(self._plain, other._plain if type(other) in _NUMBER_KINDS else plain(other))
         state = self.__dict__.get("_state")
         if state is None:  # (detached: the other operand may note it)
             return _note(self, other, result)
@@ -260,6 +263,7 @@ TrackedFloat64 = type("TrackedFloat64", (np.float64,), {
 TrackedInt._kind, TrackedFloat._kind = int, float
 _NUMBERS = (Tracked, TrackedFloat64)
 _ALL = (*_NUMBERS, TrackedArray)  # every tracked kind
+_NUMBER_KINDS = frozenset({TrackedInt, TrackedFloat, TrackedFloat64})  # (exact types: plain(g) is g._plain)
 TRACKED_NUMBER = {int: TrackedInt, float: TrackedFloat, np.float64: TrackedFloat64}  # (by the exact type)
 UNTRACKED = frozenset({int, float, type(None)})  # (``plain`` of these is themselves: callers test it first)
 
