@@ -214,18 +214,26 @@ class _Candidates:
 
 def _arguments(a, b, al):
     """The inputs made before any operation (autograd's root, an engine's leaf per argument) matched first:
-    in order when both sides have as many, else autograd's one root to the one leaf of its value."""
+    in order when both sides have as many, else autograd's one root to the engine's leaf of its argument
+    position where it is known, else to the one leaf of its value. An engine's leaf made by a line of the
+    user's code (``0.5 * x``'s ``Value(0.5)``) is a constant, not an argument, where lines were kept."""
     def arguments(side):
         first = next((n.created for n in side.nodes.values() if not n.leaf), None)
-        return [x for x, n in side.nodes.items() if n.leaf and (first is None or n.created < first)]
+        made = [x for x, n in side.nodes.items() if n.leaf and (first is None or n.created < first)]
+        inputs = [x for x in made if side.nodes[x].site is None]
+        return inputs if inputs and any(n.site is not None for n in side.nodes.values()) else made
 
     xs, ys = arguments(a), arguments(b)
     if len(xs) != len(ys):
         if len(xs) != 1 and len(ys) != 1:
             return
-        (one, side), others = (xs, a) if len(xs) == 1 else (ys, b), (ys, b) if len(xs) == 1 else (xs, a)
-        value = side.nodes[one[0]].value
-        alike = [o for o in others[0] if same(others[1].nodes[o].value, value) == SAME]
+        (one, side), (others, other) = ((xs, a), (ys, b)) if len(xs) == 1 else ((ys, b), (xs, a))
+        argnum = side.argnum if side.argnum is not None and other.argnum is None else None
+        if argnum is not None and argnum < len(others):
+            alike = [others[argnum]]
+        else:
+            value = side.nodes[one[0]].value
+            alike = [o for o in others if same(other.nodes[o].value, value) == SAME]
         if len(alike) != 1:
             return
         xs, ys = (one, alike) if len(xs) == 1 else (alike, one)

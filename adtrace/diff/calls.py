@@ -28,6 +28,7 @@ def _recorded(f, args, argnum, engine, capture, relative_to):
         with record(capture=capture, sites=True, calls=True, relative_to=relative_to) as rec:  # (calls: constants)
             vjp, out = make_vjp(f, argnum)(*args)
             vjp(vspace(out).ones())
+        rec.argnum = argnum  # (the root is this argument: the diff pairs it with an engine's leaf of that position)
         return rec
     adapter = engine_named(engine)
     with record(engine=engine, capture=capture, sites=True, relative_to=relative_to) as rec:

@@ -91,6 +91,7 @@ class Side:
     grads: dict = field(default_factory=dict)  # label -> the gradient its VJP read
     ingrads: dict = field(default_factory=dict)  # label -> {argnum: contribution sent}
     writes: dict = field(default_factory=dict)  # label -> [Write into its gradient, in order]
+    argnum: Optional[int] = None  # the argument autograd's root is (record_call's), None: not known
 
     def gradient(self, label):
         """The gradient the node ended with: what its VJP read, else its last write."""
@@ -103,7 +104,7 @@ class Side:
 def side_of(recording, name="A"):
     """The ``Side`` of ``recording``'s user backward pass (its last outermost one); a recording with
     none gives its reverse-mode nodes and no pass."""
-    side = Side(recording, name)
+    side = Side(recording, name, argnum=getattr(recording, "argnum", None))
     query = recording.user_query()
     events = recording.query_events(query) if query is not None else []
     start = next((e for e in events if type(e) is BackwardStart), None)

@@ -2,8 +2,10 @@
 
 import autograd.numpy as anp
 
+from adtrace.diff import diff
 from adtrace.diff.align import align
 from adtrace.diff.calls import record_call
+from adtrace.diff.divergence import IDENTICAL
 from adtrace.diff.sides import side_of
 
 
@@ -87,3 +89,17 @@ def test_an_engines_node_made_of_a_non_differentiated_argument_matches_autograds
         a, b, al = aligned(f, f, args, "micrograd")
         assert al.only_a == al.only_b == [] and len(al.a_to_b) == len(a.nodes) == 3
         assert sorted(b.nodes[y].shown for y in al.constants_b) == ["*", "leaf", "leaf"]
+
+
+def linear(x1, x2):
+    return 0.5 * x1 + -1.5 * x2  # (micrograd makes leaves Value(0.5) and Value(-1.5) before the products)
+
+
+def test_autograds_root_is_the_engines_leaf_of_its_argument_even_where_argument_values_coincide():
+    for argnum in (0, 1):
+        ag, mg = record_call(linear, (1.0, 1.0), argnum), record_call(linear, (1.0, 1.0), engine="micrograd")
+        a, b = side_of(ag), side_of(mg)
+        al = align(a, b)
+        inputs = [y for y, n in b.nodes.items() if n.leaf and n.site is None]  # (the engine's argument leaves)
+        assert len(inputs) == 2 and al.a_to_b["v0_root"] == inputs[argnum] and al.only_a == al.only_b == []
+        assert diff(ag, mg).verdict == IDENTICAL
