@@ -15,6 +15,7 @@ node is still matched by its own structure.
 
 from dataclasses import dataclass, field
 
+from .sides import same_primitive
 from .values import SAME, same
 
 SCAN = 64  # candidates weighed per node (the first unmatched ones in B's creation order)
@@ -75,7 +76,7 @@ def _best(node, found, a, b, al, through=False):
 def _compatible(n, m, a, b, al, through=False):
     """``(inputs matched here, A's constants, B's constants)`` if ``m`` can be ``n``'s match, else None;
     ``through``: a parent may be a node the other side has not, between the matched parents."""
-    if n.primitive and m.primitive and n.primitive != m.primitive:
+    if n.primitive and m.primitive and not same_primitive(n, m):
         return None
     leaves, constants_a, constants_b = {}, set(), set()
     for position in n.args.keys() | m.args.keys():
@@ -107,7 +108,7 @@ def _compatible(n, m, a, b, al, through=False):
 def _as_sets(n, m, a, b, al):
     """``_compatible`` for a class that keeps a node's children as a set (``x * x`` has one, ``a + b`` either
     order): the same parents, whatever their positions and how often each is named."""
-    if n.primitive and m.primitive and n.primitive != m.primitive:
+    if n.primitive and m.primitive and not same_primitive(n, m):
         return None
     xs, ys = set(n.args.values()), set(m.args.values())
     leaves = {}
@@ -167,17 +168,19 @@ class _Candidates:
         self.by_parent = {}  # (B parent, primitive) -> [children in creation order]
         for parent, children in b.children.items():
             for child in children:
-                self.by_parent.setdefault((parent, b.nodes[child].primitive), []).append(child)
-        self.primitives = {node.primitive for node in b.nodes.values()}
+                for primitive in {b.nodes[child].primitive, b.nodes[child].alias} - {""}:
+                    self.by_parent.setdefault((parent, primitive), []).append(child)
+        self.primitives = {node.primitive for node in b.nodes.values()} | {n.alias for n in b.nodes.values()} - {""}
         self.of_leaves = {}
         for label, node in b.nodes.items():
             if not node.leaf and all(b.nodes[p].leaf for p in node.args.values()):
-                self.of_leaves.setdefault(node.primitive, []).append(label)
+                for primitive in {node.primitive, node.alias} - {""}:
+                    self.of_leaves.setdefault(primitive, []).append(label)
 
     def of(self, node, al):
         a_to_b, b_to_a, candidates = al.a_to_b, al.b_to_a, []
         matched = {a_to_b[p] for p in node.args.values() if p in a_to_b}
-        for primitive in (node.primitive, "") if node.primitive else self.primitives:
+        for primitive in dict.fromkeys((node.primitive, node.alias, "")) if node.primitive else self.primitives:
             if len(matched) == 1:
                 found = self._pruned(self.by_parent, (next(iter(matched)), primitive), al)
             elif matched:

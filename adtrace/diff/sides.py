@@ -31,6 +31,19 @@ RELU_FORMS = {"maximum": {0: 1, 1: 0}, "where": {1: 2, 2: 1}}
 # op and its constant
 CONSTANT_FORMS = {"subtract": ("add", lambda c: -c), "true_divide": ("multiply", lambda c: c ** -1),
                   "divide": ("multiply", lambda c: c ** -1), "negative": ("multiply", lambda c: -1.0)}
+# an engine writes ``a - b`` and ``a / b`` of a traced ``b`` in two nodes (micrograd: ``a + b*(-1)``, ``1.0 - x``
+# as ``x*(-1) + 1.0``, ``2.0 / x`` as ``x**-1 * 2.0``): the op of a node one of whose arguments is the inverse
+# of b (its only use) -> autograd's one node, ``primitive(a, b)`` (a: the op's other argument, or a constant).
+# Both sides are read so (autograd's ``a + -b`` too): the inverse's node is part of it, its contribution to b
+# the node's contribution to its argument 1.
+INVERSE_FORMS = {"add": ("subtract", "multiply", -1.0), "multiply": ("divide", "power", -1.0)}
+INVERSE_NAMES = {"subtract": "subtract", "divide": "divide", "true_divide": "divide"}  # autograd's -> INVERSE_FORMS'
+
+
+def same_primitive(n, m):
+    """Nodes ``n`` and ``m`` are of one primitive (or one is the other's ``alias``)."""
+    return n.primitive == m.primitive or bool(n.alias) and n.alias == m.primitive or bool(m.alias) and \
+        m.alias == n.primitive
 
 
 def primitive_name(primitive, leaf):
@@ -55,6 +68,8 @@ class Node:
     constants: Any = None  # argument position (or keyword) -> its value, of the arguments not traced; None: not
     # known (the recording kept no calls); UNREAD: not read from ``call`` yet (``Node.constants_read()``)
     call: Any = None  # the primitive call recorded (``record(calls=True)``'s ``NodeCall``), None: not kept
+    alias: str = ""  # autograd's primitive of a node read as an engine's (CONSTANT_FORMS: ``x - c`` is ``add``, and
+    # ``subtract`` too where the engine wrote ``x - b`` of a b the other side does not trace)
     renumbered: Optional[dict] = None  # the recorded argument position -> its position in ``args`` (a form of
     # RELU_FORMS: np.maximum(0, x)'s x is the relu's argument 0)
 
@@ -130,6 +145,8 @@ def side_of(recording, name="A"):
             call = calls.get(label)
             node = nodes[label] = Node(label, primitive_name(shown, False), args, event.site, event.value, False,
                                        created, shown or LEAF, UNREAD if call is not None else None, call)
+            if node.primitive == "true_divide":  # (numpy's name of divide before 2.0, and learners' "/")
+                node.primitive = "divide"
             if node.primitive in RELU_FORMS and len(args) == 1:
                 _as_relu(node, nodes)
             elif node.primitive in CONSTANT_FORMS and list(args) == [0]:
@@ -145,6 +162,8 @@ def side_of(recording, name="A"):
                                 getattr(event, "primitive", "root") or LEAF, _constants(calls.get(label), {}),
                                 call=calls.get(label))
     _read_pass(side, events)
+    for label in [x for x, n in nodes.items() if n.primitive in INVERSE_FORMS]:
+        _as_inverse_form(side, label)
     return side
 
 
@@ -227,6 +246,71 @@ def _as_engine_op(node):
             return
         node.constants = {**node.constants, 1: c}
     node.primitive = op
+    node.alias = INVERSE_NAMES.get(node.alias or node.shown, "")
+
+
+def _inverse(side, label, within):
+    """``(b, the engine's constant leaf or None)`` if node ``label`` is b's inverse of ``INVERSE_FORMS``
+    (``b * -1``, ``-b``, ``b ** -1``) used by ``within`` only, else None."""
+    node, (inverse, by) = side.nodes.get(label), INVERSE_FORMS[side.nodes[within].primitive][1:]
+    if node is None or node.leaf or node.primitive != inverse or side.children.get(label) != [within] \
+            or 0 not in node.args:
+        return None
+    if list(node.args) == [0]:  # (autograd's: its constant kept by the call, or an engine's exponent in its name)
+        if node.shown.startswith("**"):
+            constant = node.shown[2:]
+        else:
+            constant = (node.constants_read() or {}).get(1)
+        try:
+            return (node.args[0], None) if float(constant) == by else None
+        except (TypeError, ValueError):
+            return None
+    leaf = node.args.get(1)
+    if len(node.args) != 2 or not side.nodes[leaf].leaf or side.children.get(leaf) != [label] \
+            or side.nodes[leaf].site is None or not _equal(side.nodes[leaf].value, by):
+        return None
+    return node.args[0], leaf
+
+
+def _as_inverse_form(side, label):
+    """Read node ``label`` and an argument that is an inverse (``INVERSE_FORMS``) as autograd's one node."""
+    node = side.nodes.get(label)
+    if node is None:  # (an inverse read as part of a node made before)
+        return
+    found = [(p, x, _inverse(side, x, label)) for p, x in node.args.items()]
+    found = [(p, x, i) for p, x, i in found if i is not None]
+    if len(found) != 1 or len(set(node.args.values())) != len(node.args):
+        return
+    (position, inverse, (b, leaf)), = found
+    others = [(p, x) for p, x in node.args.items() if p != position]
+    node.primitive = INVERSE_FORMS[node.primitive][0]
+    node.args = {**({0: others[0][1]} if others else {}), 1: b}
+    if node.constants_read():
+        node.constants = {0: c for p, c in node.constants.items() if p != position}
+    gone = {inverse} | ({leaf} if leaf else set())
+    for x in gone:
+        del side.nodes[x]
+        side.children.pop(x, None)
+        side.grads.pop(x, None)
+        side.visited_at.pop(x, None)
+        side.writes.pop(x, None)
+    side.children[b] = list(dict.fromkeys(label if c == inverse else c for c in side.children[b]))
+    side.visits[:] = [x for x in side.visits if x not in gone]
+    sent, inverse_sent = side.ingrads.get(label, {}), side.ingrads.pop(inverse, {})
+    side.ingrads.pop(leaf, None)
+    side.ingrads[label] = {**({0: sent[others[0][0]]} if others and others[0][0] in sent else {}),
+                           **({1: inverse_sent[0]} if 0 in inverse_sent else {})}
+    for parent, writes in side.writes.items():
+        writes[:] = [w._replace(consumer=label, argnum=1) if w.consumer == inverse
+                     else w._replace(argnum=0) if w.consumer == label and others and w.argnum == others[0][0]
+                     else w for w in writes]
+
+
+def _equal(value, to):
+    try:
+        return bool(np.all(np.asarray(value, dtype=float) == to))
+    except (TypeError, ValueError):
+        return False
 
 
 def _zero(value):

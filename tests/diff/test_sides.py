@@ -2,7 +2,9 @@
 
 import micrograd.engine  # noqa: F401  (the engine exists)
 
+from adtrace.diff import diff
 from adtrace.diff.calls import record_call
+from adtrace.diff.divergence import IDENTICAL, VALUES_DIFFER
 from adtrace.diff.sides import LEAF, primitive_name, side_of
 
 
@@ -55,3 +57,32 @@ def test_autograds_forms_of_an_engines_relu_are_named_relu_with_its_one_argument
 def test_an_engines_leaf_made_for_an_argument_is_an_input_without_a_user_line():
     side = side_of(record_call(lambda x, y: x * y, (1.5, 2.0), engine="micrograd"))
     assert [n.site for n in side.nodes.values() if n.leaf] == [None, None]
+
+
+def difference(x):
+    return x * x - x * 3.0  # (micrograd: x*x + (x*3.0)*(-1))
+
+
+def from_one(x):
+    return 1.0 - x  # (micrograd: x*(-1) + 1.0)
+
+
+def over(x):
+    return 2.0 / x  # (micrograd: x**-1 * 2.0)
+
+
+def layer(x1, x2):
+    return 1.2 * (0.5 * x1 - 1.5 * x2) - 0.6 * (x1 / 3 + 0.7)
+
+
+def test_an_engines_subtract_and_divide_of_a_traced_value_are_autograds_one_node():
+    for f, args in ((difference, (0.7,)), (from_one, (0.7,)), (over, (0.7,)), (layer, (1.0, -0.5))):
+        for argnum in range(len(args)):
+            a, b = record_call(f, args, argnum), record_call(f, args, engine="micrograd")
+            side = side_of(b)
+            assert "subtract" in {n.primitive for n in side.nodes.values()} or f is over
+            d = diff(a, b)
+            assert d.verdict == IDENTICAL, (f.__name__, argnum)
+    wrong = record_call(lambda x: x * x - x * 3.5, (0.7,), engine="micrograd")  # (another coefficient: found)
+    d = diff(record_call(difference, (0.7,)), wrong)
+    assert d.verdict == VALUES_DIFFER
