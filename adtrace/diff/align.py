@@ -168,13 +168,13 @@ class _Candidates:
         self.by_parent = {}  # (B parent, primitive) -> [children in creation order]
         for parent, children in b.children.items():
             for child in children:
-                for primitive in {b.nodes[child].primitive, b.nodes[child].alias} - {""}:
+                for primitive in _names(b.nodes[child]):
                     self.by_parent.setdefault((parent, primitive), []).append(child)
         self.primitives = {node.primitive for node in b.nodes.values()} | {n.alias for n in b.nodes.values()} - {""}
         self.of_leaves = {}
         for label, node in b.nodes.items():
             if not node.leaf and all(b.nodes[p].leaf for p in node.args.values()):
-                for primitive in {node.primitive, node.alias} - {""}:
+                for primitive in _names(node):
                     self.of_leaves.setdefault(primitive, []).append(label)
 
     def of(self, node, al):
@@ -213,6 +213,11 @@ class _Candidates:
         if i:
             del found[:i]
         return found
+
+
+def _names(node):
+    """The primitive ``node`` is indexed under: its own ("": a class with no ``_op``) and its alias."""
+    return (node.primitive, node.alias) if node.alias else (node.primitive,)
 
 
 def _arguments(a, b, al):
