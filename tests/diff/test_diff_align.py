@@ -7,6 +7,7 @@ from adtrace.diff.align import align
 from adtrace.diff.calls import record_call
 from adtrace.diff.divergence import IDENTICAL
 from adtrace.diff.sides import side_of
+from learner_shapes import OplessEdgeValue
 
 
 def aligned(f, g, args=(0.5,), engine_b=None):
@@ -103,3 +104,14 @@ def test_autograds_root_is_the_engines_leaf_of_its_argument_even_where_argument_
         inputs = [y for y, n in b.nodes.items() if n.leaf and n.site is None]  # (the engine's argument leaves)
         assert len(inputs) == 2 and al.a_to_b["v0_root"] == inputs[argnum] and al.only_a == al.only_b == []
         assert diff(ag, mg).verdict == IDENTICAL
+
+
+def test_a_class_with_no_op_is_aligned_by_its_arguments_alone():
+    def f(a, b):
+        return (a + b) * a
+
+    ag, edge = record_call(f, (3.0, 4.0)), record_call(f, (3.0, 4.0), engine=OplessEdgeValue)
+    a, b = side_of(ag), side_of(edge)
+    al = align(a, b)
+    assert {b.nodes[y].primitive for y in b.nodes if not b.nodes[y].leaf} == {""}
+    assert al.only_a == [] and len([x for x in al.a_to_b if not a.nodes[x].leaf]) == 2
