@@ -21,7 +21,7 @@ def diff_markdown(d, a_name="A", b_name="B", max_rows=200):
              table(["", "A", "B"], [("engine", _engine(d.a.recording), _engine(d.b.recording)),
                                     ("nodes", len(d.a.nodes), len(d.b.nodes)),
                                     ("visited", len(d.a.visits), len(d.b.visits))]), "",
-             "Nodes: " + ", ".join(f"{n} {what}" for what, n in counts.items()) + ".", ""]
+             "Nodes: " + ", ".join(f"{n} {_counted(d, what)}" for what, n in counts.items()) + ".", ""]
     lines += ["## The first divergence", ""]
     if d.first is None:
         lines += ["None: every matched node has the same forward value, gradient and contributions.", ""]
@@ -55,6 +55,11 @@ def _aligned(rows, max_rows):
     headers = ["A", "B", "primitive", "line", *(name for name, _ in extra), "status", "differs"]
     return table(headers, [(r.a or "", r.b or "", r.primitive, r.line or "", *(column[i] for _, column in extra),
                             r.status, ", ".join(r.differs)) for i, r in enumerate(rows)], max_rows=max_rows)
+
+
+def _counted(d, what):
+    """A count's words: a node matched where a side kept no values is not known identical."""
+    return "matched (values not compared)" if what == "identical" and d.unkept else what
 
 
 def _verdict(d):

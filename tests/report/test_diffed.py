@@ -37,6 +37,8 @@ def test_a_side_recorded_without_values_says_only_structure_and_order_were_compa
     assert d.verdict == "identical" and d.unkept == ["A"] and not json.loads(diff_json(d))["values_compared"]
     verdict = diff_markdown(d).split("\n")[2]
     assert "values not compared: A kept none (capture `structure`)" in verdict and "within rtol" not in verdict
+    nodes = next(line for line in diff_markdown(d).split("\n") if line.startswith("Nodes:"))
+    assert f"{d.counts['identical']} matched (values not compared)" in nodes and "identical" not in nodes
     assert d.exit_code == 0  # (the structure agrees: what was compared is the same)
 
 
