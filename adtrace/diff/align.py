@@ -111,18 +111,22 @@ def _as_sets(n, m, a, b, al):
     if n.primitive and m.primitive and not same_primitive(n, m):
         return None
     xs, ys = set(n.args.values()), set(m.args.values())
-    leaves = {}
-    for x in xs:
+    leaves, constants_a = {}, set()
+    for x in sorted(xs, key=lambda x: a.nodes[x].created):
         if x in al.a_to_b:
             if al.a_to_b[x] not in ys:
                 return None
             continue
         free = [y for y in ys if y not in al.b_to_a and b.nodes[y].leaf and y not in leaves.values()
                 and y not in al.constants_b]
-        if not a.nodes[x].leaf or x in al.constants_a or not free:
+        if a.nodes[x].leaf and x not in al.constants_a and free:
+            leaves[x] = free[0]
+            continue
+        made = _constant(x, a, al.a_to_b, leaves)  # (A an engine: its Value(0.5) of ``0.5 * x``, B's constant)
+        if made is None or len(n.args) == len(m.args):
             return None
-        leaves[x] = free[0]
-    mapped = {al.a_to_b.get(x, leaves.get(x)) for x in xs}
+        constants_a |= made
+    mapped = {al.a_to_b.get(x, leaves.get(x)) for x in xs} - {None}
     if not mapped <= ys:
         return None
     constants = set()
@@ -131,7 +135,7 @@ def _as_sets(n, m, a, b, al):
         if made is None:
             return None
         constants |= made
-    return leaves, set(), constants
+    return leaves, constants_a, constants
 
 
 def _constant(label, side, matched, taken):

@@ -115,3 +115,11 @@ def test_a_class_with_no_op_is_aligned_by_its_arguments_alone():
     al = align(a, b)
     assert {b.nodes[y].primitive for y in b.nodes if not b.nodes[y].leaf} == {""}
     assert al.only_a == [] and len([x for x in al.a_to_b if not a.nodes[x].leaf]) == 2
+
+
+def test_an_engine_on_side_a_its_constant_leaf_of_a_commuted_product_is_autograds_constant():
+    for args in ((1.0, 2.0), (1.0, 1.0)):  # (0.5 * x1: micrograd's x1 * Value(0.5), autograd's multiply(0.5, x1))
+        mg, ag = record_call(linear, args, engine="micrograd"), record_call(linear, args)
+        al = align(side_of(mg), side_of(ag))
+        assert al.only_a == al.only_b == [] and len(al.a_to_b) == 3  # (root, 0.5 * x1, the sum)
+        assert diff(mg, ag).verdict == IDENTICAL
