@@ -345,3 +345,24 @@ def test_without_the_ops_structure_a_zero_entry_is_not_read_as_no_edge(monkeypat
     monkeypatch.setattr(value_arrays.Jacobians, "structure", lambda self, label, position: None)
     e = explained(layer, W, X, engine=Tensor, wrt=["w[0, 0]"])["w[0, 0]"]
     assert reasons(e) == ["unknown"]  # not "independent": relu's 0 could be a cut or no connection
+
+
+class OpArr(Arr):
+    """A class keeping its op in ``op``, not ``_op``: adtrace does not know its ops."""
+
+    def __init__(self, data, _children=(), _op=''):
+        super().__init__(data, _children)
+        del self._op
+        self.op = _op
+
+
+def divided(x, y):
+    return (x / y).sum()
+
+
+def test_one_over_zero_of_an_op_not_known_is_no_overflow():
+    """1/0 in a class whose op adtrace cannot read: the cause is not established (no false ``overflow``)."""
+    found = explained(divided, np.array([1.0, 2.0]), np.array([0.0, 4.0]), engine=OpArr, wrt=["x[0]", "y[0]"])
+    for selector in ("x[0]", "y[0]"):
+        assert found[selector].verdict == "nonfinite"
+        assert found[selector].causes and "overflow" not in reasons(found[selector])
