@@ -6,7 +6,8 @@ engine: elementwise ops with broadcasting, ``@``, ``sum``), element by element (
   the recorded ``.grad`` there bit for bit (``Explanation.exact``), per source line;
 - **local Jacobians**: a class's ``_backward`` is a closure adtrace cannot run again on a unit cotangent,
   so a node's Jacobian is its op's rule (``recording.code.ops.vjp``: elementwise ops, ``**k``, ``@``,
-  ``sum``) run on unit cotangents at the recorded values, and only where the op computes the recorded
+  ``sum``) at the recorded values (an elementwise op's: its diagonal, broadcasting included; ``@``'s and
+  ``sum``'s: on unit cotangents, a ``0 * inf`` NaN where the rule's structure has no entry read as 0), and only where the op computes the recorded
   value from the recorded inputs and its rule, run on the recorded ``.grad``, gives what the closure wrote
   (``SAME``). Else it is not known: the node is taken to connect
   every element to every element, and a zero that reaches the output through it is ``unknown``;
@@ -122,8 +123,9 @@ def element_paths(graph, jacobians, at, selector, seed):
                 J = jacobians.derivative(consumer, position)
                 if J is None or k >= J.shape[1]:
                     return (), 0, None
-                for m in np.flatnonzero(J[:, k] != 0):
-                    stack.append((steps + ((consumer, int(m)),), product * J[m, k]))
+                column = _column(J, k)
+                for m in np.flatnonzero(column != 0):
+                    stack.append((steps + ((consumer, int(m)),), product * column[m]))
             if len(found) + len(stack) > MAX_PATHS:
                 return (), 0, None
     found.sort(key=lambda p: -abs(p.value) if np.isfinite(p.value) else -np.inf)
@@ -222,7 +224,28 @@ class Jacobians:
 
     def _derivative(self, label, position):
         rule, out, inputs = self._rule(label)
-        return None if rule is None else _jacobian(rule, out, inputs, position)
+        return None if rule is None else self._masked(self._jacobian(label, rule, out, inputs, position), label,
+                                                      position)
+
+    def _jacobian(self, label, rule, out, inputs, position):
+        """An elementwise op's Jacobian is its diagonal (``Diagonal``, broadcasting included); ``@``'s and
+        ``sum``'s dense."""
+        if self.recording.nodes[label].primitive not in STRUCTURAL:
+            try:
+                if np.broadcast_shapes(*(v.shape for v in inputs)) == out.shape:
+                    return _diagonal(rule, out, inputs, position)
+            except ValueError:
+                return None
+        return _jacobian(rule, out, inputs, position)
+
+    def _masked(self, J, label, position):
+        """A dense Jacobian's NaN where the rule's structure has no entry is a unit cotangent's ``0 * inf``: 0."""
+        if J is None or isinstance(J, Diagonal):
+            return J
+        S = self.structure(label, position)
+        if isinstance(S, np.ndarray) and S.shape == J.shape:
+            J = np.where(np.isnan(J) & (S == 0), 0.0, J)
+        return J
 
     def _once(self, key, make):
         if key not in self.made:
@@ -247,7 +270,7 @@ class Jacobians:
         event = self.vjps.get(label)
         if rule is None or event is None or not self._reproduces(rule, out, inputs, event, position):
             return None
-        return _jacobian(rule, out, inputs, position)
+        return self._masked(self._jacobian(label, rule, out, inputs, position), label, position)
 
     def _reproduces(self, rule, out, inputs, event, position):
         shape = inputs[position].shape
@@ -272,7 +295,7 @@ class Jacobians:
                 value = np.asarray(forward(*moved))
         except (ValueError, TypeError):
             return None
-        return _jacobian(rule, value, moved, position)
+        return self._jacobian(label, rule, value, moved, position)
 
 
 def _computes(ops, node, inputs):
@@ -289,6 +312,51 @@ def _computes(ops, node, inputs):
                                                                       equal_nan=True))
     except (ValueError, TypeError):
         return False
+
+
+class Diagonal:
+    """An elementwise op's Jacobian: output element ``m`` reads only the input's element ``columns[m]`` (numpy's
+    broadcasting), with the derivative ``values[m]``; no dense ``(out_size, in_size)`` matrix is made."""
+
+    def __init__(self, values, columns, in_size):
+        self.values, self.columns, self.shape = values, columns, (values.size, in_size)
+
+
+def _diagonal(rule, out, inputs, position):
+    """The rule on a cotangent of ones, the inputs spread to the output's shape: each element's derivative."""
+    try:
+        spread = [np.broadcast_to(v, out.shape) for v in inputs]
+        with np.errstate(all="ignore"):
+            values = np.ravel(np.broadcast_to(rule(np.ones(out.shape), out, *spread)[position], out.shape))
+    except (ValueError, TypeError, IndexError):
+        return None
+    parent = inputs[position]
+    columns = np.ravel(np.broadcast_to(np.arange(parent.size).reshape(parent.shape), out.shape))
+    return Diagonal(values.astype(float), columns, parent.size)
+
+
+def _column(J, k):
+    """Input element ``k``'s entries, one per output element."""
+    if isinstance(J, Diagonal):
+        return np.where(J.columns == k, J.values, 0.0)
+    return J[:, k]
+
+
+def _entry(J, m, k):
+    if isinstance(J, Diagonal):
+        return J.values[m] if J.columns[m] == k else 0.0
+    return J[m, k]
+
+
+def _rows(J, S, mask):
+    """Per output element: whether an input element of ``mask`` moves it (an entry not 0, or NaN), and whether
+    an entry of one is 0 where the structure ``S`` connects (a cut)."""
+    with np.errstate(invalid="ignore"):
+        if isinstance(J, Diagonal):
+            on = mask[J.columns]
+            return on & ((J.values != 0) | np.isnan(J.values)), on & (S.values != 0) & (J.values == 0)
+        entries = J[:, mask]
+        return ((entries != 0) | np.isnan(entries)).any(axis=1), ((S[:, mask] != 0) & (entries == 0)).any(axis=1)
 
 
 def _jacobian(rule, out, inputs, position):
@@ -331,17 +399,15 @@ def reach(recording, graph, jacobians, at, structural=False):
                 continue
             through |= unknown.get(parent, False)
             J, S = jacobians.local(label, position), jacobians.structure(label, position)
-            if J is None or J.shape[0] != size or S is None or S.shape != J.shape:  # (a 0 not told from no edge)
-                moved[:], through = True, True
+            if J is None or J.shape[0] != size or S is None or S.shape != J.shape or type(S) is not type(J):
+                moved[:], through = True, True  # (a 0 not told from no edge)
                 continue
-            with np.errstate(invalid="ignore"):
-                entries = J[:, mask]
-                moved |= ((entries != 0) | np.isnan(entries)).any(axis=1)
-                zero = ((S[:, mask] != 0) & (entries == 0)).any(axis=1)
-                if structural:
-                    moved |= zero
-                elif zero.any():
-                    cuts.append((label, position, zero))
+            reached, zero = _rows(J, S, mask)
+            moved |= reached
+            if structural:
+                moved |= zero
+            elif zero.any():
+                cuts.append((label, position, zero))
         if moved.any():
             masks[label], unknown[label] = moved, through
     cuts = [(label, position, zero & ~masks.get(label, np.zeros_like(zero))) for label, position, zero in cuts]
@@ -431,7 +497,7 @@ def _backward_cause(recording, node, position, outgrad, made, k, jacobians):
     inputs = _inputs_at(recording, node, k) if elementwise else {}
     g = _flat_at(np.broadcast_to(outgrad, np.shape(node.value)), k) if elementwise else None
     J = jacobians.local(node.label, position) if elementwise else None
-    derivative = J[k, k] if J is not None else None
+    derivative = _entry(J, k, k) if J is not None else None
     primitive = _primitive(node.primitive)
     argnum = node.argnums[position] if node.argnums else position
     output = _flat_at(node.value, k) if elementwise else None

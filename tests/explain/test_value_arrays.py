@@ -366,3 +366,31 @@ def test_one_over_zero_of_an_op_not_known_is_no_overflow():
     for selector in ("x[0]", "y[0]"):
         assert found[selector].verdict == "nonfinite"
         assert found[selector].causes and "overflow" not in reasons(found[selector])
+
+
+def test_a_non_finite_derivative_makes_no_path_to_the_other_elements():
+    """A unit cotangent's 0 * inf is no path: an elementwise op's element reads its own element only."""
+    s = explained(lambda x: (x ** 0.5).sum(), np.array([0.0, 2.0, 3.0]), wrt=["x[0]"])["x[0]"]
+    assert [p.nodes[1].endswith("[0]") for p in s.paths] == [True] and s.paths[0].value == np.inf
+    g = explained(lambda x: x.log().sum(), np.array([0.0, 1.0, 2.0]), wrt=["x[0]"])["x[0]"]
+    assert len(g.paths) == 1 and g.paths[0].nodes[1].endswith("[0]")
+    d = explained(lambda a, b: (a / b).sum(), np.array([1.0, 2.0]), np.array([0.0, 4.0]), wrt=["a[0]"])["a[0]"]
+    assert len(d.paths) == 1 and d.paths[0].nodes[1].endswith("[0]")
+    # @: w[0, 0] moves out[0, :] only; x's inf at [0, 1] makes no path through out[1, :]
+    m = explained(lambda w, x: (w @ x).sum(), np.ones((2, 2)), np.array([[1.0, np.inf], [1.0, 1.0]]),
+                  engine=Tensor, wrt=["w[0, 0]"])["w[0, 0]"]
+    assert sorted(p.nodes[1].split("[")[1] for p in m.paths) == ["0]", "1]"]  # (flat: out[0, 0], out[0, 1])
+
+
+def test_a_dead_unit_of_a_wide_layer_is_relu_off():
+    """32 x 64 through a 64 x 64 layer: the add's Jacobian is its diagonal (no 2048 x 2048 matrix)."""
+    rng = np.random.default_rng(0)
+    w1, b1, w2, x = rng.normal(size=(64, 64)), rng.normal(size=(64,)), rng.normal(size=(64, 1)), rng.normal(
+        size=(32, 64))
+    b1[3] = -5000.0
+
+    def net(w1, b1, w2, x):
+        return ((x @ w1 + b1).relu() @ w2).sum()
+
+    e = explained(net, w1, b1, w2, x, engine=Tensor, wrt=["b1[3]"])["b1[3]"]
+    assert e.gradient == 0.0 and set(reasons(e)) == {"relu-off"}
