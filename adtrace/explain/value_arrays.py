@@ -7,9 +7,9 @@ engine: elementwise ops with broadcasting, ``@``, ``sum``), element by element (
 - **local Jacobians**: a class's ``_backward`` is a closure adtrace cannot run again on a unit cotangent,
   so a node's Jacobian is its op's rule (``recording.code.ops.vjp``: elementwise ops, ``**k``, ``@``,
   ``sum``) at the recorded values (an elementwise op's: its diagonal, broadcasting included; ``@``'s and
-  ``sum``'s: on unit cotangents, a ``0 * inf`` NaN where the rule's structure has no entry read as 0), and only where the op computes the recorded
-  value from the recorded inputs and its rule, run on the recorded ``.grad``, gives what the closure wrote
-  (``SAME``). Else it is not known: the node is taken to connect
+  ``sum``'s: on unit cotangents, a ``0 * inf`` NaN where the rule's structure has no entry read as 0), and
+  only where the op computes the recorded value from the recorded inputs and its rule, run on the recorded
+  ``.grad``, gives what the closure wrote (``SAME``). Else it is not known: the node is taken to connect
   every element to every element, and a zero that reaches the output through it is ``unknown``;
 - **why zero**: the element's influence followed forward, element by element: an entry of a Jacobian that
   is 0 where the op's structure (its rule at other, random values) connects is a cut (``relu-off``,
