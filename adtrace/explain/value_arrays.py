@@ -47,8 +47,14 @@ MAX_PATHS, SHOWN = 10_000, 10  # element paths enumerated at most; shown
 MAX_RULE_CALLS = 200_000  # rule calls on unit cotangents per explanation, all Jacobians together; past it, not known
 SAME = 1e-9  # relative: the rule reproduces the closure's write (a matmul's sums may round in another order)
 STRUCTURAL = ("@", "sum", "mean")  # ops whose output element is not their inputs' element at the same place
-UNKNOWN = ("the gradient is 0 but the element reaches the output through a node whose local Jacobian adtrace "
-           "cannot tell (the class's _backward is not its op's rule here, or the op has none): why is not known")
+UNKNOWN = "the gradient is 0 but the element reaches the output through this node, {}: why is not known"
+WHY_NOT_KNOWN = {  # why a node's Jacobian is not known (Jacobians.why)
+    "no-rule": "whose op adtrace has no rule for here (or whose rule does not compute its recorded value)",
+    "not-its-rule": "whose _backward is not its op's rule here (the rule does not reproduce what it wrote)",
+    "no-structure": "whose rule's structure adtrace cannot tell (a 0 of its Jacobian is not told from no edge)",
+    "too-large": "too large to follow (its Jacobian exceeds adtrace's limits)",
+    "not-read": "whose _backward's write adtrace could not read (what it added is not known)",
+}
 
 
 def arrays_in(recording):
@@ -210,6 +216,7 @@ class Jacobians:
         self.vjps = {e.node: e for e in events if type(e) is VJPCalled}
         self.made = {}
         self.calls = 0  # (MAX_RULE_CALLS)
+        self.over = set()  # (kind, label, position) not made: past MAX_RULE_CALLS
 
     def local(self, label, position):
         return self._once(("local", label, position), self._local)
@@ -252,7 +259,26 @@ class Jacobians:
             size = int(np.size(getattr(self.recording.nodes.get(key[1]), "value", None)))
             self.calls += size
             self.made[key] = make(*key[1:]) if self.calls <= MAX_RULE_CALLS else None
+            if self.calls > MAX_RULE_CALLS:
+                self.over.add(key)
         return self.made[key]
+
+    def why(self, label, position):
+        """Why the node's Jacobian at ``position`` is not known: a key of ``WHY_NOT_KNOWN``."""
+        if {("local", label, position), ("structure", label, position)} & self.over:
+            return "too-large"
+        rule, out, inputs = self._rule(label)
+        if rule is None:
+            return "no-rule"
+        if (self.recording.nodes[label].primitive in STRUCTURAL
+                and out.size * inputs[position].size > MAX_ENTRIES):
+            return "too-large"
+        event = self.vjps.get(label)
+        if event is None or position >= len(event.ingrads) or event.ingrads[position] is None:
+            return "not-read"
+        if self.local(label, position) is not None and self.structure(label, position) is None:
+            return "no-structure"
+        return "not-its-rule"
 
     def _rule(self, label):
         node = self.recording.nodes.get(label)
@@ -381,26 +407,27 @@ def _jacobian(rule, out, inputs, position):
 
 def reach(recording, graph, jacobians, at, structural=False):
     """label -> mask of its elements the input element moves (known entries not 0; a node not known: all),
-    label -> whether an unknown node is on the way, and the cuts ``(label, position, elements)``: entries 0
-    where the op's structure connects, at elements nothing else reached. ``structural``: follow the
+    label -> the first node ``(label, position)`` on the way whose Jacobian is not known (None: none), and the
+    cuts ``(label, position, elements)``: entries 0 where the op's structure connects, at elements nothing else
+    reached. ``structural``: follow the
     structure's entries too (the elements a non-finite value can flow through: ``0 * inf``)."""
     masks = {graph.root: np.zeros(max(np.size(graph.input), 1), dtype=bool)}
     masks[graph.root][at] = True
-    unknown, cuts = {graph.root: False}, []
+    unknown, cuts = {graph.root: None}, []
     for label in graph.order:
         if label == graph.root:
             continue
         node = recording.nodes.get(label)
         size = max(np.size(getattr(node, "value", None)), 1)
-        moved, through = np.zeros(size, dtype=bool), False
+        moved, through = np.zeros(size, dtype=bool), None
         for position, parent in enumerate(getattr(node, "parents", ())):
             mask = masks.get(parent)
             if mask is None or not mask.any():
                 continue
-            through |= unknown.get(parent, False)
+            through = through or unknown.get(parent)
             J, S = jacobians.local(label, position), jacobians.structure(label, position)
             if J is None or J.shape[0] != size or S is None or S.shape != J.shape or type(S) is not type(J):
-                moved[:], through = True, True  # (a 0 not told from no edge)
+                moved[:], through = True, through or (label, position)  # (a 0 not told from no edge)
                 continue
             reached, zero = _rows(J, S, mask)
             moved |= reached
@@ -422,7 +449,9 @@ def why_zero(recording, graph, jacobians, at):
     masks, unknown, cuts = reach(recording, graph, jacobians, at)
     if graph.end in masks:
         if unknown.get(graph.end):
-            return [_cause(recording, graph.end, None, "unknown", None, UNKNOWN)]
+            label, position = unknown[graph.end]
+            return [_cause(recording, label, position, "unknown", None,
+                           UNKNOWN.format(WHY_NOT_KNOWN[jacobians.why(label, position)]))]
         return [_cause(recording, graph.end, None, "cancellation", None,
                        "the element reaches the output along local derivatives not 0; its contributions cancel")]
     causes = [_cut(recording, graph, label, position, int(np.flatnonzero(zero)[0]))

@@ -394,3 +394,47 @@ def test_a_dead_unit_of_a_wide_layer_is_relu_off():
 
     e = explained(net, w1, b1, w2, x, engine=Tensor, wrt=["b1[3]"])["b1[3]"]
     assert e.gradient == 0.0 and set(reasons(e)) == {"relu-off"}
+
+
+class WrongReluArr(Arr):
+    """relu's _backward passes the gradient where the input is negative (the wrong mask)."""
+
+    def relu(self):
+        out = WrongReluArr(np.maximum(self.data, 0), (self,), 'ReLU')
+
+        def _backward():
+            self.grad = self.grad + (self.data < 0) * out.grad
+        out._backward = _backward
+        return out
+
+
+class CubeArr(Arr):
+    """A ``cube`` op adtrace has no rule for (its _backward right)."""
+
+    def cube(self):
+        out = CubeArr(self.data ** 3, (self,), 'cube')
+
+        def _backward():
+            self.grad = self.grad + 3 * self.data ** 2 * out.grad
+        out._backward = _backward
+        return out
+
+
+def test_unknown_names_the_node_whose_backward_is_not_its_rule():
+    c = explained(lambda x: (x.cube() + x).relu().sum(), np.array([0.0, 1.0]), engine=CubeArr, wrt=["x[0]"])["x[0]"]
+    assert [(c.reason, c.primitive) for c in c.causes] == [("unknown", "cube")] and "no rule" in c.causes[0].detail
+    e = explained(lambda x: x.relu().sum(), np.array([2.0, -1.0]), engine=WrongReluArr, wrt=["x[0]"])["x[0]"]
+    (cause,) = e.causes
+    assert (cause.reason, cause.primitive) == ("unknown", "ReLU") and "not its op's rule" in cause.detail
+    mean = explained(lambda x: (x * x).mean(), np.array([0.0, 1.0]), engine=MeanTensor, wrt=["x[0]"])["x[0]"]
+    assert [(c.reason, c.primitive) for c in mean.causes] == [("unknown", "*")]  # (its first node on the way)
+    assert "could not read" in mean.causes[0].detail  # MeanTensor's writes are copies: what they added is not known
+
+
+def test_a_node_too_large_to_follow_is_named_so(monkeypatch):
+    from adtrace.explain import value_arrays
+
+    monkeypatch.setattr(value_arrays, "MAX_ENTRIES", 3)  # w @ x's 4 x 4 Jacobian is past it
+    e = explained(layer, W, X, engine=Tensor, wrt=["w[0, 0]"])["w[0, 0]"]
+    assert [(c.reason, c.primitive) for c in e.causes] == [("unknown", "@")] and "too large to follow" in e.causes[
+        0].detail
