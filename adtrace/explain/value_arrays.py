@@ -100,7 +100,7 @@ def explain_element(recording, events, graph, jacobians, grad, shape, index, nam
         causes = tuple(c for c in why_zero(recording, graph, jacobians, at)
                        if not (replaced and c.reason in ("cancellation", "unknown")))
     elif verdict == "nonfinite":
-        causes = tuple(why_nonfinite(recording, events, graph, jacobians, at))
+        causes = tuple(why_nonfinite(recording, events, graph, jacobians, at, name))
     shares = by_line(found)
     exact = same(fold(found), gradient) if found and all(c.value is not None for c in found) else None
     selector = name + ("[" + ", ".join(str(i) for i in index) + "]" if index else "")
@@ -488,7 +488,7 @@ def _cut(recording, graph, label, position, k):
 # -------------------- why NaN or Inf --------------------
 
 
-def why_nonfinite(recording, events, graph, jacobians, at):
+def why_nonfinite(recording, events, graph, jacobians, at, name=None):
     masks, _, _ = reach(recording, graph, jacobians, at, structural=True)
     origin = nan_maker = None
     for event in events:
@@ -517,6 +517,8 @@ def why_nonfinite(recording, events, graph, jacobians, at):
                                                                                        nan_maker.argnum):
         causes = [origin]
     forward = _forward_origin(recording, graph, masks)
+    if forward is None:  # (made off the element's paths: a sibling's value, or an argument not finite)
+        forward = _forward_source(recording, graph, [c.node for c in causes] or [graph.end], name)
     return causes + ([forward] if forward is not None else [])
 
 
@@ -535,7 +537,8 @@ def _backward_cause(recording, node, position, outgrad, made, k, jacobians):
     else:
         reason = nonfinite_reason(primitive, argnum, _reason_inputs(node, inputs), made[k], derivative, output)
     parent = _data(recording, node.parents[position])
-    detail = f"its _backward wrote {fmt(made[k])} at element {_index(parent, k)} of its child's .grad"
+    where = f" at element {_index(parent, k)} of" if np.ndim(parent) else " into"
+    detail = f"its _backward wrote {fmt(made[k])}{where} its child's .grad"
     values = {"outgrad": g, "ingrad": made[k], **{f"input[{a}]": v for a, v in inputs.items()}, "output": output,
               "derivative": derivative}
     return Cause(node.label, node.primitive, argnum, node.site, reason, detail=detail,
@@ -556,7 +559,42 @@ def _forward_origin(recording, graph, masks):
         inputs = _inputs_at(recording, node, k)
         reason = nonfinite_reason(_primitive(node.primitive), 0, _reason_inputs(node, inputs), value[k])
         return Cause(label, node.primitive, 0, node.site, reason, forward=True,
-                     detail=f"its forward value was already {fmt(value[k])} at element {_index(node.value, k)}",
+                     detail=f"its forward value was already {fmt(value[k])}"
+                     + (f" at element {_index(node.value, k)}" if np.ndim(node.value) else ""),
+                     values={f"input[{a}]": v for a, v in inputs.items()})
+    return None
+
+
+def _forward_source(recording, graph, labels, name):
+    """The first value, among those ``labels`` were computed from, that was not finite where its inputs were
+    (an argument's element already not finite: ``nonfinite-input``)."""
+    above, stack = set(), list(labels)
+    while stack:
+        label = stack.pop()
+        if label not in above:
+            above.add(label)
+            stack.extend(graph.parents.get(label, ()))
+    for label in (label for label in graph.order if label in above):
+        node = recording.nodes.get(label)
+        try:
+            value = np.ravel(np.asarray(getattr(node, "value", None), dtype=float))
+            parents = [np.asarray(_data(recording, p), dtype=float) for p in graph.parents.get(label, ())]
+        except (TypeError, ValueError):
+            continue
+        bad = np.flatnonzero(~np.isfinite(value))
+        if not bad.size or not all(np.isfinite(p).all() for p in parents):
+            continue
+        k = int(bad[0])
+        where = f" at element {_index(node.value, k)}" if np.ndim(node.value) else ""
+        if not parents:
+            who = (name if label == graph.root and name else label) + (_index(node.value, k) if np.ndim(node.value)
+                                                                         else "")
+            return Cause(label, "leaf", None, getattr(node, "site", None), "nonfinite-input", forward=True,
+                         detail=f"the input {who} was already {fmt(value[k])}: the argument is not finite")
+        inputs = _inputs_at(recording, node, k)
+        reason = nonfinite_reason(_primitive(node.primitive), 0, _reason_inputs(node, inputs), value[k])
+        return Cause(label, node.primitive, 0, node.site, reason, forward=True,
+                     detail=f"its forward value was already {fmt(value[k])}{where}",
                      values={f"input[{a}]": v for a, v in inputs.items()})
     return None
 

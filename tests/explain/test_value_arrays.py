@@ -438,3 +438,25 @@ def test_a_node_too_large_to_follow_is_named_so(monkeypatch):
     e = explained(layer, W, X, engine=Tensor, wrt=["w[0, 0]"])["w[0, 0]"]
     assert [(c.reason, c.primitive) for c in e.causes] == [("unknown", "@")] and "too large to follow" in e.causes[
         0].detail
+
+
+class PowDivArr(Arr):
+    """``x / y`` written ``x * y**-1`` (as micrograd does)."""
+
+    def __truediv__(self, other):
+        return self * other ** -1
+
+
+def test_a_non_finite_value_made_in_a_sibling_branch_is_named():
+    e = explained(lambda x, y: (x / y).sum(), np.array([1.0, 2.0]), np.array([0.0, 4.0]), engine=PowDivArr,
+                  wrt=["x[0]"])["x[0]"]
+    assert reasons(e)[0] == "nonfinite-input" and e.causes[0].primitive == "*"
+    (origin,) = [c for c in e.causes if c.forward]
+    assert (origin.primitive, origin.reason, origin.values["input[0]"]) == ("**-1", "power-at-zero", 0.0)
+
+
+def test_an_argument_not_finite_is_the_forward_origin():
+    e = explained(lambda x: x.log().sum().log(), np.array([np.nan, 1.0]), wrt=["x[0]"])["x[0]"]
+    (origin,) = [c for c in e.causes if c.forward]
+    assert origin.reason == "nonfinite-input" and "the input x[0] was already nan" in origin.detail
+    assert all("[]" not in c.detail for c in e.causes)  # (a number's element: no empty brackets)
