@@ -38,6 +38,7 @@ class Recording:
         self._failure = None  # set when the recorder stopped after an internal error
         self._calls = {}  # label -> NodeCall, under record(calls=True) only
         self._before_read = None  # set by the recorder while it records
+        self.argument_names = {}  # a traced call's leaf label -> the function's parameter it was made of (W)
 
     @property
     def capture(self):
