@@ -249,6 +249,7 @@ def test_the_assignment_bug_is_grad_replaced():
 
     e = explained(f, np.array([1.0, 2.0]), np.array([0.0, 3.0]), engine=BuggyArr, wrt=["a[1]"])["a[1]"]
     assert "grad-replaced" in reasons(e)
+    assert e.gradient == 1.0 and "the lines sum to 4, the recorded gradient is 1" in render_explanations([e])
     right = explained(f, np.array([1.0, 2.0]), np.array([0.0, 3.0]), wrt=["a[1]"])["a[1]"]
     assert "grad-replaced" not in reasons(right) and right.gradient == 4.0
 
