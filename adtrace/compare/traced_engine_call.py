@@ -12,10 +12,12 @@ agrees per node, both orders are valid, every write into ``.grad`` adds, and cen
 differences of ``f`` through the engine itself.
 """
 
+import inspect
+
 import numpy as np
 
 from ..recording.callsite import calls_user_code, source_location
-from ..recording.events import AddOutgrads, BackwardStart
+from ..recording.events import AddOutgrads, BackwardStart, NodeCreated
 from ..recording.registry import engine_named
 from ..recording.session import record
 from ..reference.recorded import lecture_order, run_recorded
@@ -39,6 +41,8 @@ def trace_engine_call(f, args, engine="micrograd", capture="auto", relative_to=N
                             "nothing to call backward() on")
         adapter.backward(out)
     grads = tuple(adapter.grad(v) for v in values)
+    made = [e.label for e in rec.of_kind(NodeCreated) if not e.parents][:len(args)]  # (each argument's leaf first)
+    rec.argument_names = dict(zip(made, _parameter_names(f)))  # (the report's explanations say W[1, 0])
     call.engine, call.recording, call.output = rec.engine_name, rec, adapter.data(out)
     call.gradient = grads[0] if len(grads) == 1 else grads
     query = rec.user_query()
@@ -64,6 +68,14 @@ def trace_engine_call(f, args, engine="micrograd", capture="auto", relative_to=N
     call.checks.append(writes_add(rec, query, call.reference))
     call.checks.append(_finite_differences(f, adapter, args, out, call.gradient, rtol))
     return call
+
+
+def _parameter_names(f):
+    try:
+        parameters = inspect.signature(f).parameters.values()
+    except (TypeError, ValueError):
+        return []
+    return [p.name for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
 
 
 def writes_add(recording, query, run):

@@ -91,7 +91,8 @@ def select(selector, value, name=None):
     index = tuple(i for sub in subscripts for i in (sub if isinstance(sub, tuple) else (sub,)))
     shape = np.shape(here)
     if len(index) > len(shape) or not all(type(i) is int and -n <= i < n for i, n in zip(index, shape)):
-        raise ValueError(f"no such element: {Element(keys).selector(name)} has shape {shape} ({shapes(value, name)})")
+        parts = f" ({shapes(value, name)})" if isinstance(value, (dict, list, tuple)) else ""  # (a container's parts)
+        raise ValueError(f"no such element: {Element(keys).selector(name)} has shape {shape}{parts}")
     index = tuple(i % n for i, n in zip(index, shape))
     return [Element(keys, index + e.index) for e in elements(np.asarray(here)[index])]
 

@@ -106,6 +106,8 @@ class Explanation:
             total, gradient = values.sum(), complex(np.asarray(self.gradient)[()])
             if not (np.isfinite(total) and np.isfinite(gradient)):
                 return None, None
+            if not values.imag.any() and gradient.imag == 0:  # (a real graph's: a real number)
+                total = float(total.real)
             return total, bool(abs(total - gradient) > 1e-6 * max(np.abs(values).sum(), abs(gradient)))
 
 

@@ -3,6 +3,7 @@ came from (per line, and per path for a scalar graph), through the reports' tabl
 
 
 from ..recording.names import named_site
+from .contributions import exact
 from ..report.abbreviate import clip
 from ..report.fit import LINE_WIDTH, fit
 from ..report.format import code, fmt, text
@@ -89,6 +90,7 @@ def _sums(e):
         line += f" ({elsewhere} into other items of it, 0 here, not in the table)"
     if e.rounding and e.exact:
         line += f"; the lines' exact sum differs from it by the rounding of those additions, {fmt(float(e.rounding))}"
-    elif e.rounding:  # (a write that replaced .grad, not a rounding)
-        line += f"; the lines' exact sum differs from it by {fmt(float(e.rounding))}"
+    elif e.rounding:  # (a write that replaced .grad, not a rounding): the sum, then the gradient
+        line += f"; the lines sum to {fmt(float(exact(e.gradient) - e.rounding))}, the recorded gradient is " \
+            f"{fmt(e.gradient)}"
     return line + "."

@@ -39,6 +39,10 @@ def selection_reason(traced, other):
 LOGS = frozenset({"log", "log2", "log10", "log1p"})
 DIVISIONS = frozenset({"divide", "true_divide", "reciprocal"})
 SUMS = frozenset({"add", "subtract", "sum", "logaddexp"})
+# finite inputs can make a value too large to hold, with a finite derivative (an overflow, not a pole)
+OVERFLOWING = frozenset("""
+    add subtract multiply divide true_divide reciprocal power square exp exp2 expm1 sinh cosh ldexp hypot
+    sum prod cumsum cumprod dot matmul tensordot einsum inner outer""".split())
 
 
 def nonfinite_reason(primitive, argnum, inputs, result=None, derivative=None, output=None):
@@ -48,7 +52,7 @@ def nonfinite_reason(primitive, argnum, inputs, result=None, derivative=None, ou
     (``sqrt-of-negative``, ``log-of-negative``, ``power-of-negative``, ``domain-error``: NaN, "invalid")
     is told from a boundary (``log-of-zero``, ``sqrt-at-zero``, ``infinite-derivative``: an infinite
     value or derivative at a finite point) and from an ``overflow`` (a value, or a finite derivative's
-    product, too large to hold)."""
+    product, too large to hold), and ``unknown`` when none is established (an op adtrace does not know)."""
     numbers = {a: _number(v) for a, v in inputs.items()}
     if any(v is not None and not np.isfinite(v) for v in numbers.values()):
         return _of_nonfinite(primitive, numbers, result)
@@ -73,12 +77,16 @@ def nonfinite_reason(primitive, argnum, inputs, result=None, derivative=None, ou
         if made is not None and np.isnan(made):
             return "domain-error"
     if output is not None and np.isinf(output):
-        return "overflow"
+        return "overflow" if primitive in OVERFLOWING else "unknown"
     if derivative is not None and np.isinf(derivative):
         return "infinite-derivative"
     if result is not None and np.isnan(result):
         return "domain-error"
-    return "overflow"
+    if derivative is not None and np.isfinite(derivative) and result is not None and np.isinf(result):
+        return "overflow"  # a finite derivative times a finite cotangent, too large to hold
+    if primitive in OVERFLOWING and (result is None or np.isinf(result)):
+        return "overflow"
+    return "unknown"  # (an op adtrace does not know, or a cause not established: never a guess)
 
 
 def _of_nonfinite(primitive, numbers, result):

@@ -23,7 +23,8 @@ def explanations_section(recording):
     if recording.engine == "autograd" and len(recording.nodes) > MAX_NODES:
         return _too_large(recording)
     try:
-        found = explain_recording(recording, largest=False)
+        names = getattr(recording, "argument_names", None) or None  # (a traced call's: W[1, 0], not v0_leaf[1, 0])
+        found = explain_recording(recording, largest=False, names=names)
     except (ValueError, TypeError, KeyError):  # not an autograd recording, values summarised, no trace
         return _summarised(recording)
     except Exception as error:  # a recording the explainer cannot read never breaks the report

@@ -6,9 +6,10 @@ engine: elementwise ops with broadcasting, ``@``, ``sum``), element by element (
   the recorded ``.grad`` there bit for bit (``Explanation.exact``), per source line;
 - **local Jacobians**: a class's ``_backward`` is a closure adtrace cannot run again on a unit cotangent,
   so a node's Jacobian is its op's rule (``recording.code.ops.vjp``: elementwise ops, ``**k``, ``@``,
-  ``sum``) run on unit cotangents at the recorded values, and only where the op computes the recorded
-  value from the recorded inputs and its rule, run on the recorded ``.grad``, gives what the closure wrote
-  (``SAME``). Else it is not known: the node is taken to connect
+  ``sum``) at the recorded values (an elementwise op's: its diagonal, broadcasting included; ``@``'s and
+  ``sum``'s: on unit cotangents, a ``0 * inf`` NaN where the rule's structure has no entry read as 0), and
+  only where the op computes the recorded value from the recorded inputs and its rule, run on the recorded
+  ``.grad``, gives what the closure wrote (``SAME``). Else it is not known: the node is taken to connect
   every element to every element, and a zero that reaches the output through it is ``unknown``;
 - **why zero**: the element's influence followed forward, element by element: an entry of a Jacobian that
   is 0 where the op's structure (its rule at other, random values) connects is a cut (``relu-off``,
@@ -46,8 +47,14 @@ MAX_PATHS, SHOWN = 10_000, 10  # element paths enumerated at most; shown
 MAX_RULE_CALLS = 200_000  # rule calls on unit cotangents per explanation, all Jacobians together; past it, not known
 SAME = 1e-9  # relative: the rule reproduces the closure's write (a matmul's sums may round in another order)
 STRUCTURAL = ("@", "sum", "mean")  # ops whose output element is not their inputs' element at the same place
-UNKNOWN = ("the gradient is 0 but the element reaches the output through a node whose local Jacobian adtrace "
-           "cannot tell (the class's _backward is not its op's rule here, or the op has none): why is not known")
+UNKNOWN = "the gradient is 0 but the element reaches the output through this node, {}: why is not known"
+WHY_NOT_KNOWN = {  # why a node's Jacobian is not known (Jacobians.why)
+    "no-rule": "whose op adtrace has no rule for here (or whose rule does not compute its recorded value)",
+    "not-its-rule": "whose _backward is not its op's rule here (the rule does not reproduce what it wrote)",
+    "no-structure": "whose rule's structure adtrace cannot tell (a 0 of its Jacobian is not told from no edge)",
+    "too-large": "too large to follow (its Jacobian exceeds adtrace's limits)",
+    "not-read": "whose _backward's write adtrace could not read (what it added is not known)",
+}
 
 
 def arrays_in(recording):
@@ -93,7 +100,7 @@ def explain_element(recording, events, graph, jacobians, grad, shape, index, nam
         causes = tuple(c for c in why_zero(recording, graph, jacobians, at)
                        if not (replaced and c.reason in ("cancellation", "unknown")))
     elif verdict == "nonfinite":
-        causes = tuple(why_nonfinite(recording, events, graph, jacobians, at))
+        causes = tuple(why_nonfinite(recording, events, graph, jacobians, at, name))
     shares = by_line(found)
     exact = same(fold(found), gradient) if found and all(c.value is not None for c in found) else None
     selector = name + ("[" + ", ".join(str(i) for i in index) + "]" if index else "")
@@ -122,8 +129,9 @@ def element_paths(graph, jacobians, at, selector, seed):
                 J = jacobians.derivative(consumer, position)
                 if J is None or k >= J.shape[1]:
                     return (), 0, None
-                for m in np.flatnonzero(J[:, k] != 0):
-                    stack.append((steps + ((consumer, int(m)),), product * J[m, k]))
+                column = _column(J, k)
+                for m in np.flatnonzero(column != 0):
+                    stack.append((steps + ((consumer, int(m)),), product * column[m]))
             if len(found) + len(stack) > MAX_PATHS:
                 return (), 0, None
     found.sort(key=lambda p: -abs(p.value) if np.isfinite(p.value) else -np.inf)
@@ -208,6 +216,7 @@ class Jacobians:
         self.vjps = {e.node: e for e in events if type(e) is VJPCalled}
         self.made = {}
         self.calls = 0  # (MAX_RULE_CALLS)
+        self.over = set()  # (kind, label, position) not made: past MAX_RULE_CALLS
 
     def local(self, label, position):
         return self._once(("local", label, position), self._local)
@@ -222,14 +231,54 @@ class Jacobians:
 
     def _derivative(self, label, position):
         rule, out, inputs = self._rule(label)
-        return None if rule is None else _jacobian(rule, out, inputs, position)
+        return None if rule is None else self._masked(self._jacobian(label, rule, out, inputs, position), label,
+                                                      position)
+
+    def _jacobian(self, label, rule, out, inputs, position):
+        """An elementwise op's Jacobian is its diagonal (``Diagonal``, broadcasting included); ``@``'s and
+        ``sum``'s dense."""
+        if self.recording.nodes[label].primitive not in STRUCTURAL:
+            try:
+                if np.broadcast_shapes(*(v.shape for v in inputs)) == out.shape:
+                    return _diagonal(rule, out, inputs, position)
+            except ValueError:
+                return None
+        return _jacobian(rule, out, inputs, position)
+
+    def _masked(self, J, label, position):
+        """A dense Jacobian's NaN where the rule's structure has no entry is a unit cotangent's ``0 * inf``: 0."""
+        if J is None or isinstance(J, Diagonal):
+            return J
+        S = self.structure(label, position)
+        if isinstance(S, np.ndarray) and S.shape == J.shape:
+            J = np.where(np.isnan(J) & (S == 0), 0.0, J)
+        return J
 
     def _once(self, key, make):
         if key not in self.made:
             size = int(np.size(getattr(self.recording.nodes.get(key[1]), "value", None)))
             self.calls += size
             self.made[key] = make(*key[1:]) if self.calls <= MAX_RULE_CALLS else None
+            if self.calls > MAX_RULE_CALLS:
+                self.over.add(key)
         return self.made[key]
+
+    def why(self, label, position):
+        """Why the node's Jacobian at ``position`` is not known: a key of ``WHY_NOT_KNOWN``."""
+        if {("local", label, position), ("structure", label, position)} & self.over:
+            return "too-large"
+        rule, out, inputs = self._rule(label)
+        if rule is None:
+            return "no-rule"
+        if (self.recording.nodes[label].primitive in STRUCTURAL
+                and out.size * inputs[position].size > MAX_ENTRIES):
+            return "too-large"
+        event = self.vjps.get(label)
+        if event is None or position >= len(event.ingrads) or event.ingrads[position] is None:
+            return "not-read"
+        if self.local(label, position) is not None and self.structure(label, position) is None:
+            return "no-structure"
+        return "not-its-rule"
 
     def _rule(self, label):
         node = self.recording.nodes.get(label)
@@ -247,7 +296,7 @@ class Jacobians:
         event = self.vjps.get(label)
         if rule is None or event is None or not self._reproduces(rule, out, inputs, event, position):
             return None
-        return _jacobian(rule, out, inputs, position)
+        return self._masked(self._jacobian(label, rule, out, inputs, position), label, position)
 
     def _reproduces(self, rule, out, inputs, event, position):
         shape = inputs[position].shape
@@ -272,7 +321,7 @@ class Jacobians:
                 value = np.asarray(forward(*moved))
         except (ValueError, TypeError):
             return None
-        return _jacobian(rule, value, moved, position)
+        return self._jacobian(label, rule, value, moved, position)
 
 
 def _computes(ops, node, inputs):
@@ -289,6 +338,51 @@ def _computes(ops, node, inputs):
                                                                       equal_nan=True))
     except (ValueError, TypeError):
         return False
+
+
+class Diagonal:
+    """An elementwise op's Jacobian: output element ``m`` reads only the input's element ``columns[m]`` (numpy's
+    broadcasting), with the derivative ``values[m]``; no dense ``(out_size, in_size)`` matrix is made."""
+
+    def __init__(self, values, columns, in_size):
+        self.values, self.columns, self.shape = values, columns, (values.size, in_size)
+
+
+def _diagonal(rule, out, inputs, position):
+    """The rule on a cotangent of ones, the inputs spread to the output's shape: each element's derivative."""
+    try:
+        spread = [np.broadcast_to(v, out.shape) for v in inputs]
+        with np.errstate(all="ignore"):
+            values = np.ravel(np.broadcast_to(rule(np.ones(out.shape), out, *spread)[position], out.shape))
+    except (ValueError, TypeError, IndexError):
+        return None
+    parent = inputs[position]
+    columns = np.ravel(np.broadcast_to(np.arange(parent.size).reshape(parent.shape), out.shape))
+    return Diagonal(values.astype(float), columns, parent.size)
+
+
+def _column(J, k):
+    """Input element ``k``'s entries, one per output element."""
+    if isinstance(J, Diagonal):
+        return np.where(J.columns == k, J.values, 0.0)
+    return J[:, k]
+
+
+def _entry(J, m, k):
+    if isinstance(J, Diagonal):
+        return J.values[m] if J.columns[m] == k else 0.0
+    return J[m, k]
+
+
+def _rows(J, S, mask):
+    """Per output element: whether an input element of ``mask`` moves it (an entry not 0, or NaN), and whether
+    an entry of one is 0 where the structure ``S`` connects (a cut)."""
+    with np.errstate(invalid="ignore"):
+        if isinstance(J, Diagonal):
+            on = mask[J.columns]
+            return on & ((J.values != 0) | np.isnan(J.values)), on & (S.values != 0) & (J.values == 0)
+        entries = J[:, mask]
+        return ((entries != 0) | np.isnan(entries)).any(axis=1), ((S[:, mask] != 0) & (entries == 0)).any(axis=1)
 
 
 def _jacobian(rule, out, inputs, position):
@@ -313,35 +407,34 @@ def _jacobian(rule, out, inputs, position):
 
 def reach(recording, graph, jacobians, at, structural=False):
     """label -> mask of its elements the input element moves (known entries not 0; a node not known: all),
-    label -> whether an unknown node is on the way, and the cuts ``(label, position, elements)``: entries 0
-    where the op's structure connects, at elements nothing else reached. ``structural``: follow the
+    label -> the first node ``(label, position)`` on the way whose Jacobian is not known (None: none), and the
+    cuts ``(label, position, elements)``: entries 0 where the op's structure connects, at elements nothing else
+    reached. ``structural``: follow the
     structure's entries too (the elements a non-finite value can flow through: ``0 * inf``)."""
     masks = {graph.root: np.zeros(max(np.size(graph.input), 1), dtype=bool)}
     masks[graph.root][at] = True
-    unknown, cuts = {graph.root: False}, []
+    unknown, cuts = {graph.root: None}, []
     for label in graph.order:
         if label == graph.root:
             continue
         node = recording.nodes.get(label)
         size = max(np.size(getattr(node, "value", None)), 1)
-        moved, through = np.zeros(size, dtype=bool), False
+        moved, through = np.zeros(size, dtype=bool), None
         for position, parent in enumerate(getattr(node, "parents", ())):
             mask = masks.get(parent)
             if mask is None or not mask.any():
                 continue
-            through |= unknown.get(parent, False)
+            through = through or unknown.get(parent)
             J, S = jacobians.local(label, position), jacobians.structure(label, position)
-            if J is None or J.shape[0] != size or S is None or S.shape != J.shape:  # (a 0 not told from no edge)
-                moved[:], through = True, True
+            if J is None or J.shape[0] != size or S is None or S.shape != J.shape or type(S) is not type(J):
+                moved[:], through = True, through or (label, position)  # (a 0 not told from no edge)
                 continue
-            with np.errstate(invalid="ignore"):
-                entries = J[:, mask]
-                moved |= ((entries != 0) | np.isnan(entries)).any(axis=1)
-                zero = ((S[:, mask] != 0) & (entries == 0)).any(axis=1)
-                if structural:
-                    moved |= zero
-                elif zero.any():
-                    cuts.append((label, position, zero))
+            reached, zero = _rows(J, S, mask)
+            moved |= reached
+            if structural:
+                moved |= zero
+            elif zero.any():
+                cuts.append((label, position, zero))
         if moved.any():
             masks[label], unknown[label] = moved, through
     cuts = [(label, position, zero & ~masks.get(label, np.zeros_like(zero))) for label, position, zero in cuts]
@@ -356,7 +449,9 @@ def why_zero(recording, graph, jacobians, at):
     masks, unknown, cuts = reach(recording, graph, jacobians, at)
     if graph.end in masks:
         if unknown.get(graph.end):
-            return [_cause(recording, graph.end, None, "unknown", None, UNKNOWN)]
+            label, position = unknown[graph.end]
+            return [_cause(recording, label, position, "unknown", None,
+                           UNKNOWN.format(WHY_NOT_KNOWN[jacobians.why(label, position)]))]
         return [_cause(recording, graph.end, None, "cancellation", None,
                        "the element reaches the output along local derivatives not 0; its contributions cancel")]
     causes = [_cut(recording, graph, label, position, int(np.flatnonzero(zero)[0]))
@@ -393,7 +488,7 @@ def _cut(recording, graph, label, position, k):
 # -------------------- why NaN or Inf --------------------
 
 
-def why_nonfinite(recording, events, graph, jacobians, at):
+def why_nonfinite(recording, events, graph, jacobians, at, name=None):
     masks, _, _ = reach(recording, graph, jacobians, at, structural=True)
     origin = nan_maker = None
     for event in events:
@@ -422,6 +517,8 @@ def why_nonfinite(recording, events, graph, jacobians, at):
                                                                                        nan_maker.argnum):
         causes = [origin]
     forward = _forward_origin(recording, graph, masks)
+    if forward is None:  # (made off the element's paths: a sibling's value, or an argument not finite)
+        forward = _forward_source(recording, graph, [c.node for c in causes] or [graph.end], name)
     return causes + ([forward] if forward is not None else [])
 
 
@@ -431,7 +528,7 @@ def _backward_cause(recording, node, position, outgrad, made, k, jacobians):
     inputs = _inputs_at(recording, node, k) if elementwise else {}
     g = _flat_at(np.broadcast_to(outgrad, np.shape(node.value)), k) if elementwise else None
     J = jacobians.local(node.label, position) if elementwise else None
-    derivative = J[k, k] if J is not None else None
+    derivative = _entry(J, k, k) if J is not None else None
     primitive = _primitive(node.primitive)
     argnum = node.argnums[position] if node.argnums else position
     output = _flat_at(node.value, k) if elementwise else None
@@ -440,7 +537,8 @@ def _backward_cause(recording, node, position, outgrad, made, k, jacobians):
     else:
         reason = nonfinite_reason(primitive, argnum, _reason_inputs(node, inputs), made[k], derivative, output)
     parent = _data(recording, node.parents[position])
-    detail = f"its _backward wrote {fmt(made[k])} at element {_index(parent, k)} of its child's .grad"
+    where = f" at element {_index(parent, k)} of" if np.ndim(parent) else " into"
+    detail = f"its _backward wrote {fmt(made[k])}{where} its child's .grad"
     values = {"outgrad": g, "ingrad": made[k], **{f"input[{a}]": v for a, v in inputs.items()}, "output": output,
               "derivative": derivative}
     return Cause(node.label, node.primitive, argnum, node.site, reason, detail=detail,
@@ -461,7 +559,42 @@ def _forward_origin(recording, graph, masks):
         inputs = _inputs_at(recording, node, k)
         reason = nonfinite_reason(_primitive(node.primitive), 0, _reason_inputs(node, inputs), value[k])
         return Cause(label, node.primitive, 0, node.site, reason, forward=True,
-                     detail=f"its forward value was already {fmt(value[k])} at element {_index(node.value, k)}",
+                     detail=f"its forward value was already {fmt(value[k])}"
+                     + (f" at element {_index(node.value, k)}" if np.ndim(node.value) else ""),
+                     values={f"input[{a}]": v for a, v in inputs.items()})
+    return None
+
+
+def _forward_source(recording, graph, labels, name):
+    """The first value, among those ``labels`` were computed from, that was not finite where its inputs were
+    (an argument's element already not finite: ``nonfinite-input``)."""
+    above, stack = set(), list(labels)
+    while stack:
+        label = stack.pop()
+        if label not in above:
+            above.add(label)
+            stack.extend(graph.parents.get(label, ()))
+    for label in (label for label in graph.order if label in above):
+        node = recording.nodes.get(label)
+        try:
+            value = np.ravel(np.asarray(getattr(node, "value", None), dtype=float))
+            parents = [np.asarray(_data(recording, p), dtype=float) for p in graph.parents.get(label, ())]
+        except (TypeError, ValueError):
+            continue
+        bad = np.flatnonzero(~np.isfinite(value))
+        if not bad.size or not all(np.isfinite(p).all() for p in parents):
+            continue
+        k = int(bad[0])
+        where = f" at element {_index(node.value, k)}" if np.ndim(node.value) else ""
+        if not parents:
+            who = (name if label == graph.root and name else label) + (_index(node.value, k) if np.ndim(node.value)
+                                                                         else "")
+            return Cause(label, "leaf", None, getattr(node, "site", None), "nonfinite-input", forward=True,
+                         detail=f"the input {who} was already {fmt(value[k])}: the argument is not finite")
+        inputs = _inputs_at(recording, node, k)
+        reason = nonfinite_reason(_primitive(node.primitive), 0, _reason_inputs(node, inputs), value[k])
+        return Cause(label, node.primitive, 0, node.site, reason, forward=True,
+                     detail=f"its forward value was already {fmt(value[k])}{where}",
                      values={f"input[{a}]": v for a, v in inputs.items()})
     return None
 

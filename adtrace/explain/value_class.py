@@ -149,6 +149,9 @@ def default_leaves(grads, each=EACH, largest=True):
 
 def _leaf(selector, grads, by_name):
     label = by_name.get(selector, selector)
+    head = selector.split("[", 1)[0].strip()
+    if label not in grads and "[" in selector and by_name.get(head, head) in grads:
+        raise NoSuchLeaf(f"{selector}: {head} has shape () (a number): select it as {head}")
     if label not in grads:
         known = ", ".join(list(by_name) + [g for g in grads if g not in by_name.values()][:12])
         more = ", ..." if len(grads) > 12 else ""

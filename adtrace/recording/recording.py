@@ -39,6 +39,7 @@ class Recording:
         self._calls = {}  # label -> NodeCall, under record(calls=True) only
         self._before_read = None  # set by the recorder while it records
         self._derived = {}  # views read from every event (each query's events, the passes), until the events change
+        self.argument_names = {}  # a traced call's leaf label -> the function's parameter it was made of (W)
 
     @property
     def capture(self):

@@ -88,3 +88,9 @@ def test_select_reads_a_selector_against_the_value():
 def test_select_refuses_naming_the_users_argument(text, message):
     with pytest.raises(ValueError, match=message):
         select(text, {"W": np.zeros((2, 2))}, "params")
+
+
+def test_an_arrays_shape_is_said_once():
+    with pytest.raises(ValueError) as error:
+        select("y[5]", np.zeros(2), "y")
+    assert str(error.value) == "no such element: y has shape (2,)"

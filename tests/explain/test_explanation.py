@@ -39,3 +39,11 @@ def test_json_flags_paths_whose_products_do_not_sum_to_the_gradient():
     assert right.to_json()["paths_differ"] is False and right.to_json()["paths"]
     nan, = explain(lambda x: np.sqrt(x), np.float64(0.0))  # a gradient not finite: not compared
     assert nan.to_json()["paths_differ"] is None
+
+
+def test_the_paths_sum_of_a_real_graph_is_a_real_number():
+    from learner_shapes import SlotsValue
+
+    (e,) = explain(lambda x: x * x + x, 3.0, engine=SlotsValue)
+    total, differs = e.paths_sum()
+    assert type(total) is float and total == 7.0 and differs is False

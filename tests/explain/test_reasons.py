@@ -18,7 +18,7 @@ def test_nonfinite_reasons_read_the_inputs_at_the_element():
     assert nonfinite_reason("power", 0, {0: 0.0, 1: 0.5}) == "power-at-zero"
     assert nonfinite_reason("exp", 0, {0: 1000.0}) == "overflow"
     assert nonfinite_reason("sin", 0, {0: np.inf}) == "nonfinite-input"
-    assert nonfinite_reason("sqrt", 0, {0: 4.0}) == "overflow"
+    assert nonfinite_reason("sqrt", 0, {0: 4.0}) == "unknown"  # sqrt of a finite number cannot overflow
 
 
 def test_a_domain_error_is_no_overflow():
@@ -31,3 +31,12 @@ def test_a_domain_error_is_no_overflow():
     assert nonfinite_reason("multiply", 0, {0: np.inf, 1: 0.0}, np.nan) == "zero-times-inf"
     assert nonfinite_reason("exp", 0, {0: 1000.0}, np.inf, np.inf, np.inf) == "overflow"
     assert nonfinite_reason("arcsin", 0, {0: 1.0}, np.inf, np.inf, np.pi / 2) == "infinite-derivative"
+
+
+def test_a_cause_not_established_is_unknown_not_overflow():
+    """An op adtrace does not know (a class's own op name, or none: '') at 1/0 is no overflow: not known."""
+    assert nonfinite_reason("", 0, {0: 1.0, 1: 0.0}, np.inf, None, np.inf) == "unknown"
+    assert nonfinite_reason("", 0, {0: 1.0, 1: 0.0}, np.inf) == "unknown"
+    assert nonfinite_reason("arctanh", 0, {0: 1.0}, np.inf, None, np.inf) == "unknown"  # a pole, not an overflow
+    assert nonfinite_reason("multiply", 0, {0: 1e200, 1: 1e200}, np.inf, None, np.inf) == "overflow"
+    assert nonfinite_reason("sin", 0, {0: 1.0}, np.inf, 1e308) == "overflow"  # a finite derivative's product

@@ -68,8 +68,9 @@ def test_a_micrograd_report_explains_a_dead_relu():
 
     text = render(trace_engine_call(lambda w, x: (w * x).relu() + x, (0.5, -2.0), engine="micrograd"))
     section = text.split("## Explanations", 1)[1]
-    assert "### `v0_leaf` = 0: zero" in section and "`relu-off`" in section
-    assert "### `v1_leaf`" not in section  # its gradient, 1.5, is finite and not zero
+    assert "### `w` = 0: zero" in section and "`relu-off`" in section  # (the argument's name, as explain says)
+    assert "### `v0_leaf`" not in section and "### `v1_leaf`" not in section
+    assert "### `x` =" not in section  # its gradient, 1.5, is finite and not zero
     assert "## Explanations" not in render(trace_engine_call(lambda w, x: w * x, (0.5, -2.0), engine="micrograd"))
 
 
@@ -81,8 +82,9 @@ def test_a_report_of_a_class_of_numpy_arrays_explains_its_dead_unit_element_by_e
         return ((w @ x).relu() * x).sum()  # w @ x = [-3, 4]: unit 0 is off, w[0, :] gets 0
     W, X = np.array([[1.0, -2.0], [3.0, 0.5]]), np.array([[1.0], [2.0]])
     section = render(trace_engine_call(layer, (W, X), engine=Tensor)).split("## Explanations", 1)[1]
-    assert "### `v0_leaf[0, 0]` = 0: zero" in section and "### `v0_leaf[0, 1]` = 0: zero" in section
-    assert "`relu-off`" in section and "### `v0_leaf[1, 1]`" not in section  # its 4 is finite, not zero
+    assert "### `w[0, 0]` = 0: zero" in section and "### `w[0, 1]` = 0: zero" in section  # (as explain names them)
+    assert "`relu-off`" in section and "### `w[1, 1]`" not in section
+    assert "### `v0_leaf" not in section  # its 4 is finite, not zero
 
 
 def test_a_long_chains_causes_are_shown_twenty_and_the_rest_counted_by_reason():

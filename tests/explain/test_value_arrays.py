@@ -249,6 +249,7 @@ def test_the_assignment_bug_is_grad_replaced():
 
     e = explained(f, np.array([1.0, 2.0]), np.array([0.0, 3.0]), engine=BuggyArr, wrt=["a[1]"])["a[1]"]
     assert "grad-replaced" in reasons(e)
+    assert e.gradient == 1.0 and "the lines sum to 4, the recorded gradient is 1" in render_explanations([e])
     right = explained(f, np.array([1.0, 2.0]), np.array([0.0, 3.0]), wrt=["a[1]"])["a[1]"]
     assert "grad-replaced" not in reasons(right) and right.gradient == 4.0
 
@@ -345,3 +346,118 @@ def test_without_the_ops_structure_a_zero_entry_is_not_read_as_no_edge(monkeypat
     monkeypatch.setattr(value_arrays.Jacobians, "structure", lambda self, label, position: None)
     e = explained(layer, W, X, engine=Tensor, wrt=["w[0, 0]"])["w[0, 0]"]
     assert reasons(e) == ["unknown"]  # not "independent": relu's 0 could be a cut or no connection
+
+
+class OpArr(Arr):
+    """A class keeping its op in ``op``, not ``_op``: adtrace does not know its ops."""
+
+    def __init__(self, data, _children=(), _op=''):
+        super().__init__(data, _children)
+        del self._op
+        self.op = _op
+
+
+def divided(x, y):
+    return (x / y).sum()
+
+
+def test_one_over_zero_of_an_op_not_known_is_no_overflow():
+    """1/0 in a class whose op adtrace cannot read: the cause is not established (no false ``overflow``)."""
+    found = explained(divided, np.array([1.0, 2.0]), np.array([0.0, 4.0]), engine=OpArr, wrt=["x[0]", "y[0]"])
+    for selector in ("x[0]", "y[0]"):
+        assert found[selector].verdict == "nonfinite"
+        assert found[selector].causes and "overflow" not in reasons(found[selector])
+
+
+def test_a_non_finite_derivative_makes_no_path_to_the_other_elements():
+    """A unit cotangent's 0 * inf is no path: an elementwise op's element reads its own element only."""
+    s = explained(lambda x: (x ** 0.5).sum(), np.array([0.0, 2.0, 3.0]), wrt=["x[0]"])["x[0]"]
+    assert [p.nodes[1].endswith("[0]") for p in s.paths] == [True] and s.paths[0].value == np.inf
+    g = explained(lambda x: x.log().sum(), np.array([0.0, 1.0, 2.0]), wrt=["x[0]"])["x[0]"]
+    assert len(g.paths) == 1 and g.paths[0].nodes[1].endswith("[0]")
+    d = explained(lambda a, b: (a / b).sum(), np.array([1.0, 2.0]), np.array([0.0, 4.0]), wrt=["a[0]"])["a[0]"]
+    assert len(d.paths) == 1 and d.paths[0].nodes[1].endswith("[0]")
+    # @: w[0, 0] moves out[0, :] only; x's inf at [0, 1] makes no path through out[1, :]
+    m = explained(lambda w, x: (w @ x).sum(), np.ones((2, 2)), np.array([[1.0, np.inf], [1.0, 1.0]]),
+                  engine=Tensor, wrt=["w[0, 0]"])["w[0, 0]"]
+    assert sorted(p.nodes[1].split("[")[1] for p in m.paths) == ["0]", "1]"]  # (flat: out[0, 0], out[0, 1])
+
+
+def test_a_dead_unit_of_a_wide_layer_is_relu_off():
+    """32 x 64 through a 64 x 64 layer: the add's Jacobian is its diagonal (no 2048 x 2048 matrix)."""
+    rng = np.random.default_rng(0)
+    w1, b1, w2, x = rng.normal(size=(64, 64)), rng.normal(size=(64,)), rng.normal(size=(64, 1)), rng.normal(
+        size=(32, 64))
+    b1[3] = -5000.0
+
+    def net(w1, b1, w2, x):
+        return ((x @ w1 + b1).relu() @ w2).sum()
+
+    e = explained(net, w1, b1, w2, x, engine=Tensor, wrt=["b1[3]"])["b1[3]"]
+    assert e.gradient == 0.0 and set(reasons(e)) == {"relu-off"}
+
+
+class WrongReluArr(Arr):
+    """relu's _backward passes the gradient where the input is negative (the wrong mask)."""
+
+    def relu(self):
+        out = WrongReluArr(np.maximum(self.data, 0), (self,), 'ReLU')
+
+        def _backward():
+            self.grad = self.grad + (self.data < 0) * out.grad
+        out._backward = _backward
+        return out
+
+
+class CubeArr(Arr):
+    """A ``cube`` op adtrace has no rule for (its _backward right)."""
+
+    def cube(self):
+        out = CubeArr(self.data ** 3, (self,), 'cube')
+
+        def _backward():
+            self.grad = self.grad + 3 * self.data ** 2 * out.grad
+        out._backward = _backward
+        return out
+
+
+def test_unknown_names_the_node_whose_backward_is_not_its_rule():
+    c = explained(lambda x: (x.cube() + x).relu().sum(), np.array([0.0, 1.0]), engine=CubeArr, wrt=["x[0]"])["x[0]"]
+    assert [(c.reason, c.primitive) for c in c.causes] == [("unknown", "cube")] and "no rule" in c.causes[0].detail
+    e = explained(lambda x: x.relu().sum(), np.array([2.0, -1.0]), engine=WrongReluArr, wrt=["x[0]"])["x[0]"]
+    (cause,) = e.causes
+    assert (cause.reason, cause.primitive) == ("unknown", "ReLU") and "not its op's rule" in cause.detail
+    mean = explained(lambda x: (x * x).mean(), np.array([0.0, 1.0]), engine=MeanTensor, wrt=["x[0]"])["x[0]"]
+    assert [(c.reason, c.primitive) for c in mean.causes] == [("unknown", "*")]  # (its first node on the way)
+    assert "could not read" in mean.causes[0].detail  # MeanTensor's writes are copies: what they added is not known
+
+
+def test_a_node_too_large_to_follow_is_named_so(monkeypatch):
+    from adtrace.explain import value_arrays
+
+    monkeypatch.setattr(value_arrays, "MAX_ENTRIES", 3)  # w @ x's 4 x 4 Jacobian is past it
+    e = explained(layer, W, X, engine=Tensor, wrt=["w[0, 0]"])["w[0, 0]"]
+    assert [(c.reason, c.primitive) for c in e.causes] == [("unknown", "@")] and "too large to follow" in e.causes[
+        0].detail
+
+
+class PowDivArr(Arr):
+    """``x / y`` written ``x * y**-1`` (as micrograd does)."""
+
+    def __truediv__(self, other):
+        return self * other ** -1
+
+
+def test_a_non_finite_value_made_in_a_sibling_branch_is_named():
+    e = explained(lambda x, y: (x / y).sum(), np.array([1.0, 2.0]), np.array([0.0, 4.0]), engine=PowDivArr,
+                  wrt=["x[0]"])["x[0]"]
+    assert reasons(e)[0] == "nonfinite-input" and e.causes[0].primitive == "*"
+    (origin,) = [c for c in e.causes if c.forward]
+    assert (origin.primitive, origin.reason, origin.values["input[0]"]) == ("**-1", "power-at-zero", 0.0)
+
+
+def test_an_argument_not_finite_is_the_forward_origin():
+    e = explained(lambda x: x.log().sum().log(), np.array([np.nan, 1.0]), wrt=["x[0]"])["x[0]"]
+    (origin,) = [c for c in e.causes if c.forward]
+    assert origin.reason == "nonfinite-input" and "the input x[0] was already nan" in origin.detail
+    assert all("[]" not in c.detail for c in e.causes)  # (a number's element: no empty brackets)

@@ -214,6 +214,8 @@ def test_attribution_adds_up_exactly_on_random_graphs():
 def test_a_selector_naming_no_leaf():
     with pytest.raises(NoSuchLeaf, match="names no leaf"):
         adtrace.explain(neuron, 0.5, -2.0, 0.2, engine="micrograd", wrt=["q"])
+    with pytest.raises(NoSuchLeaf, match=r"has shape \(\)"):  # a number's element: said so, not "no leaf"
+        adtrace.explain(neuron, 0.5, -2.0, 0.2, engine="micrograd", wrt=["x[0]"])
 
 
 # -------------------- explain inside an open record() --------------------
