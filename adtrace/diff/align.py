@@ -6,7 +6,8 @@ table of equivalent primitives in ``sides.py``) and their arguments do, position
 already matched to the other side's parent, an input (autograd's root, an engine's leaf) matched to an input,
 or a constant (a position autograd keeps no parent for, ``x * 2.0``) against an engine's leaf made for it
 (``Value(2.0)``: matched as a constant) or a node made of such leaves only (``y * 3.0`` of an argument not
-differentiated). Among the candidates the one made on the same line of the user's code wins,
+differentiated). Among the candidates the one whose constants agree wins (``0.5 * x`` with ``x * Value(0.5)``,
+not with ``x / 3``), then the one matched by position, then the one made on the same line of the user's code,
 then the one made first. Nodes are matched in A's creation order, each among the children of a
 parent already matched: a node one side has and the other not (an engine's constant leaves, another
 order of creation, a release that adds a node) is listed as only in A or only in B, and every later
@@ -16,7 +17,7 @@ node is still matched by its own structure.
 from dataclasses import dataclass, field
 
 from .sides import same_primitive
-from .values import SAME, same
+from .values import DIFFERS, SAME, same
 
 SCAN = 64  # candidates weighed per node (the first unmatched ones in B's creation order)
 
@@ -45,7 +46,7 @@ def align(a, b):
             best = _best(node, candidates.through(node, a, al), a, b, al, through=True)
         if best is None:
             continue
-        (by_position, *_), m, (leaves, constants_a, constants_b) = best
+        (_, _, by_position, *_), m, (leaves, constants_a, constants_b) = best
         if not by_position:
             al.unordered.add(label)
         for x, y in [(label, m), *leaves.items()]:
@@ -62,15 +63,63 @@ def _best(node, found, a, b, al, through=False):
     """``(score, B label, unification)`` of the best candidate among ``found`` (None: none fits)."""
     best = None
     for m in found:
-        unify, by_position = _compatible(node, b.nodes[m], a, b, al, through), True
-        if unify is None:
-            unify, by_position = _as_sets(node, b.nodes[m], a, b, al), False
+        unify, by_position = _unify(node, m, a, b, al, through)
         if unify is None:
             continue
-        score = (by_position, node.site is not None and node.site == b.nodes[m].site, -b.nodes[m].created)
+        agree = _constants_agree(node, b.nodes[m], a, b, unify) is not False
+        free = agree or not _claimed(node, m, a, b, al, through)
+        score = (agree, free, by_position, node.site is not None and node.site == b.nodes[m].site,
+                 -b.nodes[m].created)
         if best is None or score > best[0]:
             best = (score, m, unify)
     return best
+
+
+def _unify(n, m, a, b, al, through=False):
+    """``(unification, matched by position)`` of A node ``n`` with B node ``m``; ``(None, _)``: they cannot match."""
+    unify = _compatible(n, b.nodes[m], a, b, al, through)
+    if unify is not None:
+        return unify, True
+    return _as_sets(n, b.nodes[m], a, b, al), False
+
+
+def _claimed(n, m, a, b, al, through):
+    """B's ``m`` has the constants of another unmatched A node of ``n``'s parents (a coefficient changed in
+    ``0.5 * x``: its match is the other ``0.6 * x``, not ``x / 3``, the match of A's ``x / 3``)."""
+    siblings = {c for p in n.args.values() for c in a.children.get(p, ())[:SCAN]} - {n.label} - al.a_to_b.keys()
+    for c in siblings:
+        unify, _ = _unify(a.nodes[c], m, a, b, al, through)
+        if unify is not None and _constants_agree(a.nodes[c], b.nodes[m], a, b, unify) is True:
+            return True
+    return False
+
+
+def _constants_agree(n, m, a, b, unify):
+    """Whether the constants ``n`` and ``m`` were made with agree, whatever their positions (micrograd's
+    ``x * Value(0.5)`` with autograd's ``0.5 * x``, not its ``x / 3``); None: not known on a side."""
+    _, constants_a, constants_b = unify
+    cx, cy = _constant_values(n, a, constants_a), _constant_values(m, b, constants_b)
+    if cx is None or cy is None:
+        return None
+    cx, cy = sorted(cx, key=_key), sorted(cy, key=_key)
+    return len(cx) == len(cy) and all(same(x, y) != DIFFERS for x, y in zip(cx, cy))
+
+
+def _constant_values(node, side, constants):
+    """The values of ``node``'s constant arguments (autograd's call's, an engine's leaves matched as constants);
+    None: not known."""
+    if node.constants_read() is not None:
+        return [v for k, v in node.constants.items() if isinstance(k, int)]
+    if side.recording.engine == "autograd":
+        return None
+    return [side.nodes[p].value for p in node.args.values() if p in constants]
+
+
+def _key(value):
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return float("inf")
 
 
 def _compatible(n, m, a, b, al, through=False):

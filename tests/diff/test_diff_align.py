@@ -5,7 +5,7 @@ import autograd.numpy as anp
 from adtrace.diff import diff
 from adtrace.diff.align import align
 from adtrace.diff.calls import record_call
-from adtrace.diff.divergence import IDENTICAL
+from adtrace.diff.divergence import IDENTICAL, VALUES_DIFFER
 from adtrace.diff.sides import side_of
 from learner_shapes import OplessEdgeValue
 
@@ -123,3 +123,20 @@ def test_an_engine_on_side_a_its_constant_leaf_of_a_commuted_product_is_autograd
         al = align(side_of(mg), side_of(ag))
         assert al.only_a == al.only_b == [] and len(al.a_to_b) == 3  # (root, 0.5 * x1, the sum)
         assert diff(mg, ag).verdict == IDENTICAL
+
+
+def layer(x1, x2, coefficient=0.5):
+    """Two units of one input x1 by two constants: micrograd's ``x1 * Value(0.5)`` and ``x1 * Value(1/3)``."""
+    return coefficient * x1 + x1 / 3 * x2
+
+
+def test_an_engine_on_side_a_its_product_by_a_constant_matches_the_one_by_the_same_constant():
+    for args in ((1.0, 0.5), (1.0, -0.4)):
+        mg, ag = record_call(layer, args, engine="micrograd"), record_call(layer, args)
+        for a, b in ((mg, ag), (ag, mg)):
+            result = diff(a, b)
+            assert result.alignment.only_a == result.alignment.only_b == [] and result.verdict == IDENTICAL
+        changed = record_call(lambda x1, x2: layer(x1, x2, 0.6), args)  # (a real change of a coefficient)
+        for a, b in ((mg, changed), (changed, mg)):
+            result = diff(a, b)
+            assert result.alignment.only_a == result.alignment.only_b == [] and result.verdict == VALUES_DIFFER
