@@ -5,11 +5,7 @@ by the node they went into. Explain asks for a node's VJP for every node it foll
 ``query_index(recording, query)`` is made once per recording and query and kept while the recording
 holds the same events (a recording still recording gets a new one when it has more)."""
 
-import weakref
-
 from ..recording.events import AddOutgrads, VJPCalled
-
-_MADE = weakref.WeakKeyDictionary()  # recording -> {query: QueryIndex}
 
 
 class QueryIndex:
@@ -24,13 +20,9 @@ class QueryIndex:
 
 
 def query_index(recording, query):
-    """The ``QueryIndex`` of ``recording``'s ``query``, made once while the recording's events stay the same."""
-    made = _MADE.setdefault(recording, {})
-    count = len(recording.events)
-    kept = made.get(query)
-    if kept is None or kept[0] != count:
-        kept = made[query] = (count, QueryIndex(recording.query_events(query)))
-    return kept[1]
+    """The ``QueryIndex`` of ``recording``'s ``query``, made once while the recording's events stay the same
+    (``Recording.derived``)."""
+    return recording.derived(("query_index", query), lambda r: QueryIndex(r.query_events(query)))
 
 
 class ReadOnce:
