@@ -17,7 +17,7 @@ node is still matched by its own structure.
 from dataclasses import dataclass, field
 
 from .sides import same_primitive
-from .values import DIFFERS, SAME, same
+from .values import DIFFERS, RTOL, SAME, same
 
 SCAN = 64  # candidates weighed per node (the first unmatched ones in B's creation order)
 
@@ -31,11 +31,12 @@ class Alignment:
     only_a: list = field(default_factory=list)  # A's labels with no match, in A's creation order
     only_b: list = field(default_factory=list)
     unordered: set = field(default_factory=set)  # A's nodes matched by their parents as a set, not by position
+    rtol: float = RTOL  # constants agree, and an input is alike, within the diff's own tolerance
 
 
-def align(a, b):
-    """The ``Alignment`` of ``Side`` a with ``Side`` b."""
-    al = Alignment()
+def align(a, b, rtol=RTOL):
+    """The ``Alignment`` of ``Side`` a with ``Side`` b (``rtol``: the diff's, ``values.same``)."""
+    al = Alignment(rtol=rtol)
     candidates = _Candidates(b)
     _arguments(a, b, al)
     for label, node in a.nodes.items():
@@ -66,7 +67,7 @@ def _best(node, found, a, b, al, through=False):
         unify, by_position = _unify(node, m, a, b, al, through)
         if unify is None:
             continue
-        agree = _constants_agree(node, b.nodes[m], a, b, unify) is not False
+        agree = _constants_agree(node, b.nodes[m], a, b, unify, al.rtol) is not False
         free = agree or not _claimed(node, m, a, b, al, through)
         score = (agree, free, by_position, node.site is not None and node.site == b.nodes[m].site,
                  -b.nodes[m].created)
@@ -89,12 +90,12 @@ def _claimed(n, m, a, b, al, through):
     siblings = {c for p in n.args.values() for c in a.children.get(p, ())[:SCAN]} - {n.label} - al.a_to_b.keys()
     for c in siblings:
         unify, _ = _unify(a.nodes[c], m, a, b, al, through)
-        if unify is not None and _constants_agree(a.nodes[c], b.nodes[m], a, b, unify) is True:
+        if unify is not None and _constants_agree(a.nodes[c], b.nodes[m], a, b, unify, al.rtol) is True:
             return True
     return False
 
 
-def _constants_agree(n, m, a, b, unify):
+def _constants_agree(n, m, a, b, unify, rtol):
     """Whether the constants ``n`` and ``m`` were made with agree, whatever their positions (micrograd's
     ``x * Value(0.5)`` with autograd's ``0.5 * x``, not its ``x / 3``); None: not known on a side."""
     _, constants_a, constants_b = unify
@@ -102,7 +103,7 @@ def _constants_agree(n, m, a, b, unify):
     if cx is None or cy is None:
         return None
     cx, cy = sorted(cx, key=_key), sorted(cy, key=_key)
-    return len(cx) == len(cy) and all(same(x, y) != DIFFERS for x, y in zip(cx, cy))
+    return len(cx) == len(cy) and all(same(x, y, rtol) != DIFFERS for x, y in zip(cx, cy))
 
 
 def _constant_values(node, side, constants):
@@ -294,7 +295,7 @@ def _arguments(a, b, al):
             alike = [others[argnum]]
         else:
             value = side.nodes[one[0]].value
-            alike = [o for o in others if same(other.nodes[o].value, value) == SAME]
+            alike = [o for o in others if same(other.nodes[o].value, value, al.rtol) == SAME]
         if len(alike) != 1:
             return
         xs, ys = (one, alike) if len(xs) == 1 else (alike, one)

@@ -113,7 +113,7 @@ def diff(a, b, rtol=None, names=("A", "B")):
                 raise NothingToDiff(f"{side.name} holds no backward pass: nothing to diff (an output that does not "
                                     "depend on the input, a forward-mode recording, or an empty one)")
         result = Diff(*sides, None, RTOL if rtol is None else rtol)
-        result.alignment = align(result.a, result.b)
+        result.alignment = align(result.a, result.b, result.rtol)
         found = _Walk(result).divergences()
     result.first, result.follows = (found[0], found[1:1 + FOLLOWS]) if found else (None, [])
     result.order = _order(result)

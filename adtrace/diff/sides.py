@@ -119,7 +119,7 @@ class Side:
 def side_of(recording, name="A"):
     """The ``Side`` of ``recording``'s user backward pass (its last outermost one); a recording with
     none gives its reverse-mode nodes and no pass."""
-    side = Side(recording, name, argnum=getattr(recording, "argnum", None))
+    side = Side(recording, name, argnum=recording.argnum)
     query = recording.user_query()
     events = recording.query_events(query) if query is not None else []
     start = next((e for e in events if type(e) is BackwardStart), None)

@@ -40,6 +40,7 @@ class Recording:
         self._before_read = None  # set by the recorder while it records
         self._derived = {}  # views read from every event (each query's events, the passes), until the events change
         self.argument_names = {}  # a traced call's leaf label -> the function's parameter it was made of (W)
+        self.argnum = None  # the argument autograd's root is (a diff's record_call, or its saved file); None: not known
 
     @property
     def capture(self):

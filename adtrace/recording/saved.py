@@ -78,6 +78,10 @@ def _recording(document):
             raise SavedRecordingError(f"event {number} ({event_type.kind}): {exc!r}") from exc
     if document.get("failure"):
         writer.fail(document["failure"])
+    argnum = document.get("argnum")
+    if argnum is not None and (type(argnum) is not int or argnum < 0):
+        raise SavedRecordingError(f"argnum {argnum!r}: not the number of an argument")
+    recording.argnum = argnum
     return recording
 
 

@@ -69,8 +69,12 @@ FORMAT = 1  # of a saved recording (``recording/saved.py`` reads this one; anoth
 
 
 def _recording_dict(recording):
-    return {"format": FORMAT, "engine": recording.engine, "capture": recording.capture, "failure": recording.failure,
-            "events": [event_dict(e) for e in recording.events]}
+    document = {"format": FORMAT, "engine": recording.engine, "capture": recording.capture,
+                "failure": recording.failure}
+    if recording.argnum is not None:  # (a diff pairs the root with an engine's leaf of that position)
+        document["argnum"] = recording.argnum
+    document["events"] = [event_dict(e) for e in recording.events]
+    return document
 
 
 def save_recording(recording, path):

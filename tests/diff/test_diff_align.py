@@ -140,3 +140,14 @@ def test_an_engine_on_side_a_its_product_by_a_constant_matches_the_one_by_the_sa
         for a, b in ((mg, changed), (changed, mg)):
             result = diff(a, b)
             assert result.alignment.only_a == result.alignment.only_b == [] and result.verdict == VALUES_DIFFER
+
+
+def test_inputs_and_constants_are_alike_within_the_diffs_own_tolerance():
+    """``diff(a, b, rtol)``'s tolerance is the alignment's too: autograd's root of an unknown argument (a file
+    saved without it) is the engine's leaf of a value within rtol of it, not no leaf at all."""
+    mg = record_call(linear, (1.0, 2.0), engine="micrograd")
+    ag = record_call(linear, (1.0 + 1e-7, 2.0))
+    ag.argnum = None  # (not known: which leaf it is, only its value can say)
+    loose = align(side_of(ag), side_of(mg), rtol=1e-3)
+    leaf = loose.a_to_b["v0_root"]
+    assert side_of(mg).nodes[leaf].value == 1.0 and diff(ag, mg, rtol=1e-3).verdict == IDENTICAL

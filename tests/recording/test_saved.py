@@ -79,6 +79,18 @@ def test_what_adtrace_report_json_writes_loads_its_reverse_recording(tmp_path):
     assert float(loaded.gradient(1)) == pytest.approx(np.cos(0.5) * 0.5 + np.sin(0.5))
 
 
+def test_a_diffs_recording_keeps_the_argument_it_differentiated(tmp_path):
+    """The argument autograd's root is (``record_call(f, args, argnum)``) is saved with it: a diff of the loaded
+    file pairs the root with an engine's leaf of that position, as it does the recording itself."""
+    from adtrace.diff.calls import record_call
+
+    rec = record_call(lambda x, y: x * y + anp.sin(y), (2.0, 0.5), argnum=1)
+    rec.save(tmp_path / "r.json")
+    assert rec.argnum == 1 and load(tmp_path / "r.json").argnum == 1
+    assert "argnum" not in json.loads(events_json(recorded(grad(anp.sin), 0.5)))  # (unknown: not written)
+    assert load(events_json(recorded(grad(anp.sin), 0.5))).argnum is None
+
+
 @pytest.mark.parametrize("text, why", [
     ("not json", "not JSON"), ('{"events": 3}', "no list of events"),
     ('{"events": [{"kind": "nonsense"}]}', "not an event"),
@@ -87,7 +99,8 @@ def test_what_adtrace_report_json_writes_loads_its_reverse_recording(tmp_path):
     ('{"engine": "tensorflow", "events": []}', "engine 'tensorflow'"),
     ('{"capture": "weird", "events": []}', "capture 'weird'"),
     ('{"events": [{"kind": "root", "mode": "rev", "level": 0, "label": "v0_root", "zz": 1}]}',
-     "fields adtrace does not record: zz")])
+     "fields adtrace does not record: zz"),
+    ('{"argnum": -1, "events": []}', "argnum -1: not the number of an argument")])
 def test_a_file_that_is_not_a_saved_recording_is_refused_with_why(text, why, tmp_path):
     """Also a file of another format, engine or capture level, or with a field no event has (they were read
     as if they were this format's: a diff of two of them said identical)."""

@@ -38,6 +38,7 @@ def diff(args):
         a, b = (_in_release(args, version) for version in args.autograd)
         names = [f"{args.a} (autograd {version})" for version in args.autograd]
     else:
+        _check_arguments_used(args)
         with program_output_to_stderr():
             a = side_recording(args, "A", args.a, args.engine_a or args.engine, args.at, args.args_from)
             own = bool(args.at_b or args.args_from_b)  # B's own arguments, else A's
@@ -82,6 +83,18 @@ def _check_releases(args):
         raise UserError(f"--autograd: {', '.join(chosen)} cannot be used with it (autograd's own pass, one target)")
 
 
+def _check_arguments_used(args):
+    """Two saved recordings run nothing: the options that give a target its arguments would be ignored."""
+    if not (is_saved(args.a) and is_saved(args.b)):
+        return
+    given = [option for option, value in (("--at", args.at), ("--kw", args.kw), ("--args-from", args.args_from),
+                                          ("--at-b", args.at_b), ("--args-from-b", args.args_from_b),
+                                          ("--argnum", args.argnum), ("--dtype", args.dtype != "float64")) if value]
+    if given:
+        raise UserError(f"{', '.join(given)}: A and B are both saved recordings, nothing is run (each was recorded "
+                        "with its own arguments)")
+
+
 def _in_release(args, version):
     """Target A recorded under autograd ``version``, in that release's venv, read back from its saved JSON."""
     import json
@@ -123,10 +136,15 @@ def side_recording(args, side, spec, engine, at, args_from):
     call = argparse.Namespace(target=spec, at=list(at), kw=args.kw, args_from=args_from, dtype=args.dtype,
                               argnum=args.argnum)
     function, values, _ = call_of(call, "differentiate")
+    if engine is None and args.argnum >= len(values):
+        raise UserError(f"--argnum {args.argnum}: {side} ({spec}) is given {len(values)} argument(s)")
     if engine is not None:
         engine = engine_of(engine)
-    with user_errors(call):
-        if engine is None:
-            return record_call(function, values, args.argnum)
-        with one_class(function, engine):
-            return record_call(function, values, engine=engine)
+    try:
+        with user_errors(call):
+            if engine is None:
+                return record_call(function, values, args.argnum)
+            with one_class(function, engine):
+                return record_call(function, values, engine=engine)
+    except UserError as exc:  # (A and B may be the same target: say which side's run failed)
+        raise UserError(f"{side}: {exc}") from exc

@@ -23,6 +23,12 @@ FUNCS = textwrap.dedent("""\
 
     def g_args():
         return (3.0,)
+
+
+    def h(x):
+        if x < 0:
+            raise ValueError("x must not be negative")
+        return x * x
     """)
 
 
@@ -90,6 +96,19 @@ def test_a_wrong_command_line_target_or_file_exits_2_with_one_line(tmp_path):
     assert adtrace("diff", "funcs.py:g", cwd=tmp_path).returncode == 2
     (tmp_path / "empty.json").write_text('{"events": []}')  # (diffed with itself: "identical", exit 0)
     one_error_line(adtrace("diff", "empty.json", "empty.json", cwd=tmp_path), "A holds no backward pass")
+
+
+def test_which_side_failed_is_said_and_options_nothing_uses_are_refused(tmp_path):
+    setup(tmp_path)
+    one_error_line(adtrace("diff", "funcs.py:h", "funcs.py:h", "--at", "3.0", "--at-b", "-1.0", cwd=tmp_path),
+                   "B: funcs.py:h raised ValueError: x must not be negative")
+    one_error_line(adtrace("diff", "funcs.py:g", "funcs.py:g", "--at", "3.0", "--argnum", "1", cwd=tmp_path),
+                   "--argnum 1: A (funcs.py:g) is given 1 argument(s)")
+    assert adtrace("report", "funcs.py:g", "--at", "3.0", "-o", "r.md", "--json", "r.json", cwd=tmp_path).returncode == 0
+    one_error_line(adtrace("diff", "r.json", "r.json", "--at", "2.0", cwd=tmp_path),
+                   "--at: A and B are both saved recordings, nothing is run")
+    one_error_line(adtrace("diff", "r.json", "r.json", "--argnum", "1", "--dtype", "float32", cwd=tmp_path),
+                   "--argnum, --dtype: A and B are both saved")
 
 
 def test_html_writes_the_side_by_side_page_with_the_first_divergence(tmp_path):
