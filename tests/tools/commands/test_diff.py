@@ -104,7 +104,8 @@ def test_which_side_failed_is_said_and_options_nothing_uses_are_refused(tmp_path
                    "B: funcs.py:h raised ValueError: x must not be negative")
     one_error_line(adtrace("diff", "funcs.py:g", "funcs.py:g", "--at", "3.0", "--argnum", "1", cwd=tmp_path),
                    "--argnum 1: A (funcs.py:g) is given 1 argument(s)")
-    assert adtrace("report", "funcs.py:g", "--at", "3.0", "-o", "r.md", "--json", "r.json", cwd=tmp_path).returncode == 0
+    saved = adtrace("report", "funcs.py:g", "--at", "3.0", "-o", "r.md", "--json", "r.json", cwd=tmp_path)
+    assert saved.returncode == 0, saved.stderr
     one_error_line(adtrace("diff", "r.json", "r.json", "--at", "2.0", cwd=tmp_path),
                    "--at: A and B are both saved recordings, nothing is run")
     one_error_line(adtrace("diff", "r.json", "r.json", "--argnum", "1", "--dtype", "float32", cwd=tmp_path),
