@@ -33,6 +33,8 @@ from .ops import OPS
 CHILDREN_PARAMETERS = ("_children", "children", "_prev", "prev", "parents", "inputs")
 # the attributes of micrograd's shape that are the engine's hook sites (``recording/engines.Engine``)
 PASS_START, LOCAL_BACKWARD, GRAD_WRITE = "backward", "_backward", "grad"
+# the attributes learners keep a value's op in (a string: ``'+'``, ``'tanh'``), first match wins
+OP_ATTRIBUTES = ("_op", "op")
 # what ``declare`` names (each an attribute of the class, ``children`` a parameter of __init__), micrograd's by default
 DECLARED = {"data": "data", "grad": GRAD_WRITE, "children": None, "local_backward": LOCAL_BACKWARD,
             "backward": PASS_START, "op": "_op"}
@@ -168,7 +170,12 @@ def _check_probe(cls, names, missing, unfound, skip):
     if names["local_backward"] not in skip:
         edges = _check_local_backward(cls, names, probe, made, missing, unfound)
     if not hasattr(probe, names["op"]):  # (optional: every op is then '', but a declaration may name it)
-        unfound.add("op")
+        found = [name for name in OP_ATTRIBUTES if names["op"] == DECLARED["op"]
+                 and isinstance(getattr(made if made is not None else probe, name, None), str)]
+        if found:  # (not declared: another common name, ``self.op = op``)
+            names["op"] = found[0]
+        else:
+            unfound.add("op")
     missing += operations
     return probe, edges
 

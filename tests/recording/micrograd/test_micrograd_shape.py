@@ -271,6 +271,23 @@ def test_a_class_without_an_op_is_recorded_each_op_one_adtrace_has_no_rule_for()
     assert grads == [10.0, 3.0] and not any(w[-1] for w in writes)
 
 
+class OpValue(MiniValue):
+    """micrograd's class with its op kept as ``self.op`` (another tutorial's name), not ``self._op``."""
+
+    def __init__(self, data, _children=(), op=''):
+        self.data, self.grad, self._backward = data, 0.0, lambda: None
+        self._prev, self.op = set(_children), op
+
+
+def test_an_op_kept_as_op_is_found_without_a_declaration():
+    def f(a, b):
+        return (a + b) * a
+
+    assert check_shape(OpValue).op == "op" and check_shape(MiniValue).op == "_op"
+    (_, nodes, _, _, _), grads = events_of(OpValue, f, 3.0, 4.0)
+    assert [primitive for _, primitive, _, _ in nodes] == ["", "", "+", "*"] and grads == [10.0, 3.0]
+
+
 def test_a_leaf_without_a_local_backward_is_visited_once_per_pass():
     """``backward()`` reads a leaf's ``_backward`` (None, or no attribute) and calls nothing: one
     visit with nothing written, as micrograd's no-op closure makes; however many times it is read."""
