@@ -393,22 +393,28 @@ def _mlp(layers):
 
 
 def upstream_suite(pairs):
-    """Its wall time plain and with --adtrace, ``pairs`` times interleaved: medians, and the median
-    of the pairs' ratios with their range (one slow run on a shared machine moves a single ratio by
-    0.2x); the test ids whose outcome differed in any pair."""
+    """Its wall and CPU time plain and with --adtrace, ``pairs`` times interleaved: medians, and the
+    median of the pairs' ratios with their range (one slow run on a shared machine moves a single
+    wall-time ratio by 0.2x; CPU time, the pytest process's user + system time, moves less); the
+    test ids whose outcome differed in any pair."""
     from adtrace.tools import upstream
 
     source = upstream.fetch_sdist()
-    plain, recorded_run, ratios, differing = [], [], [], set()
+    runs, differing = [], set()  # (plain, recorded) per pair
     for _ in range(pairs):
         p = upstream.run_suite(source)
         r = upstream.run_suite(source, adtrace=True)
-        plain.append(p.seconds)
-        recorded_run.append(r.seconds)
-        ratios.append(r.seconds / p.seconds)
+        runs.append((p, r))
         differing |= {test_id for test_id, _, _ in upstream.differences(p, r)}
-    return [(f"{statistics.median(plain):.1f} s", f"{statistics.median(recorded_run):.1f} s",
-             f"{statistics.median(ratios):.2f}x ({min(ratios):.2f}-{max(ratios):.2f})", len(differing))]
+
+    def columns(time_of):
+        ratios = [time_of(r) / time_of(p) for p, r in runs]
+        return (f"{statistics.median(time_of(p) for p, _ in runs):.1f} s",
+                f"{statistics.median(time_of(r) for _, r in runs):.1f} s",
+                f"{statistics.median(ratios):.2f}x ({min(ratios):.2f}-{max(ratios):.2f})")
+
+    return [("CPU", *columns(lambda run: run.cpu_seconds), len(differing)),
+            ("wall", *columns(lambda run: run.seconds), len(differing))]
 
 
 def machine():
@@ -493,10 +499,11 @@ def main(argv=None):
     ]
     if not args.no_upstream:
         sections += ["## autograd's own test suite", "",
-                     "Wall time of its `tests/` (sdist of the installed version), plain and with `--adtrace` "
-                     f"(capture `auto`), {pairs} interleaved pairs: median times, the median of the pairs' ratios "
-                     "(their range in brackets), and the number of test ids whose outcome differed.", "",
-                     table(["plain", "--adtrace", "ratio", "outcomes differing"], upstream_suite(pairs)), ""]
+                     "CPU time (the pytest process's user + system time, which other processes on a shared "
+                     "machine move less) and wall time of its `tests/` (sdist of the installed version), plain and "
+                     f"with `--adtrace` (capture `auto`), {pairs} interleaved pairs: median times, the median of the "
+                     "pairs' ratios (their range in brackets), and the number of test ids whose outcome differed.", "",
+                     table(["time", "plain", "--adtrace", "ratio", "outcomes differing"], upstream_suite(pairs)), ""]
     text = "\n".join(sections)
     write_file(REPO / "reports" / "benchmarks.md", text)
     print(text)

@@ -8,6 +8,7 @@ says so, never a silent skip.
 """
 
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -24,7 +25,8 @@ from .sdist import UpstreamError, cache_dir  # noqa: F401  (the command line and
 @dataclass
 class SuiteRun:
     outcomes: dict  # test id -> passed | skipped | failed | error
-    seconds: float
+    seconds: float  # wall time
+    cpu_seconds: float = None  # the child's user + system time (what other processes on the machine move less)
 
     def counts(self):
         totals = {}
@@ -46,13 +48,19 @@ def run_suite(source, adtrace=False, extra=()):
         command = [sys.executable, "-m", "pytest", "-c", os.devnull, "--rootdir", str(source), "-q",
                    "-p", "no:cacheprovider", "-o", "junit_family=xunit2", f"--junitxml={junit}",
                    str(source / "tests"), *(["--adtrace"] if adtrace else []), *extra]
-        start = time.perf_counter()
+        start, children = time.perf_counter(), _children_cpu()
         done = subprocess.run(command, capture_output=True, text=True, cwd=source)
-        seconds = time.perf_counter() - start
+        seconds, cpu_seconds = time.perf_counter() - start, _children_cpu() - children
         if not junit.exists():
             raise UpstreamError(f"autograd's test suite in {source} did not run: "
                                 f"{done.stdout[-500:]}{done.stderr[-500:]}")
-        return SuiteRun(_outcomes(junit), seconds)
+        return SuiteRun(_outcomes(junit), seconds, cpu_seconds)
+
+
+def _children_cpu():
+    """User + system time of this process's ended (waited-for) children, and theirs."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _outcomes(junit):

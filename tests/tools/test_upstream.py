@@ -32,6 +32,18 @@ def test_outcomes_are_compared_per_test_id():
                                           ("t::c", "absent", "passed")]
 
 
+def test_a_suite_run_counts_the_cpu_time_of_its_pytest_process(tmp_path):
+    """CPU time is the child pytest's own (what the benchmark's ratios divide): a test that spins for
+    a second of its process's CPU time makes the run's CPU time at least that."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_spin.py").write_text(
+        "import time\n\ndef test_spin():\n    end = time.process_time() + 1.0\n"
+        "    while time.process_time() < end:\n        pass\n")
+    run = upstream.run_suite(tmp_path)
+    assert run.outcomes == {"tests.test_spin::test_spin": "passed"}
+    assert run.cpu_seconds >= 1.0
+
+
 def test_cli_reports_a_download_failure_in_one_line():
     out = subprocess.run([sys.executable, "-m", "adtrace", "upstream", "--version", "0.0.0"],
                          capture_output=True, text=True)

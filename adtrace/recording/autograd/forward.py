@@ -11,6 +11,7 @@ from .node_table import UNARY
 from ..values import NO_REFERENCE, SCALARS, holds_reference
 from .capture import is_part_of
 from ..callsite import user_call_site
+from ..fanout import guards_itself
 from ..events import NO_PREVIOUS, AddOutgrads, JVPNodeCreated
 from ..packers import inline_writes, write
 
@@ -49,77 +50,87 @@ class JVPFrame:
 class ForwardMode:
     """The Recorder's forward-mode events (a mixin of ``Recorder``)."""
 
+    @guards_itself
     def begin_jvp_node(self, fun, argnums, parents):
-        # once per primitive call under forward mode: the node table's lookups and the frame push written out
-        nodes = self.nodes
-        if len(parents) == 1:  # most nodes
-            parent = parents[0]
-            key = id(parent)
-            labels = (nodes.labels.get(key) or nodes.unrecorded(parent),)
-            level = nodes.levels[key]
-        elif len(parents) == 2:  # a binary operation (x + sin(x))
-            first, second = parents
-            key = id(first)
-            get = nodes.labels.get
-            labels = (get(key) or nodes.unrecorded(first), get(id(second)) or nodes.unrecorded(second))
-            level = nodes.levels[key]
-        else:
-            get = nodes.labels.get
-            labels = ()
-            for p in parents:  # (a loop: before Python 3.12 a comprehension builds and calls a function)
-                labels += (get(id(p)) or nodes.unrecorded(p),)
-            level = nodes.levels[id(parents[0])] if parents else nodes.current_level()
-        number = nodes.made
-        nodes.made = number + 1
-        names = nodes.names.get(fun) or nodes.name_of(fun)
-        # the maker JVPNode.__init__ is about to look up (it could register another while it runs)
-        sums = self.keeps_values and not self.by_reference and \
-            id(getattr(core.primitive_jvps.get(fun), "__code__", None)) in _SUMMING_IDS
-        argnums = nodes.distinct_argnums.setdefault(argnums, argnums)  # (see NodeTable.distinct_argnums)
-        label = f"v{number}_{names[1]}"  # (labels.label_for written out, as in Nodes.on_vjp_node)
-        frame = JVPFrame(fun, label, names[0], level, argnums, labels, sums)
-        self.frames.append(frame)
-        self.top = frame
-        return frame
+        if not self.live:  # (the guard, written out: one frame per callback)
+            return None
+        try:
+            # once per primitive call under forward mode: the node table's lookups and the frame push written out
+            nodes = self.nodes
+            if len(parents) == 1:  # most nodes
+                parent = parents[0]
+                key = id(parent)
+                labels = (nodes.labels.get(key) or nodes.unrecorded(parent),)
+                level = nodes.levels[key]
+            elif len(parents) == 2:  # a binary operation (x + sin(x))
+                first, second = parents
+                key = id(first)
+                get = nodes.labels.get
+                labels = (get(key) or nodes.unrecorded(first), get(id(second)) or nodes.unrecorded(second))
+                level = nodes.levels[key]
+            else:
+                get = nodes.labels.get
+                labels = ()
+                for p in parents:  # (a loop: before Python 3.12 a comprehension builds and calls a function)
+                    labels += (get(id(p)) or nodes.unrecorded(p),)
+                level = nodes.levels[id(parents[0])] if parents else nodes.current_level()
+            number = nodes.made
+            nodes.made = number + 1
+            names = nodes.names.get(fun) or nodes.name_of(fun)
+            # the maker JVPNode.__init__ is about to look up (it could register another while it runs)
+            sums = self.keeps_values and not self.by_reference and \
+                id(getattr(core.primitive_jvps.get(fun), "__code__", None)) in _SUMMING_IDS
+            argnums = nodes.distinct_argnums.setdefault(argnums, argnums)  # (see NodeTable.distinct_argnums)
+            label = f"v{number}_{names[1]}"  # (labels.label_for written out, as in Nodes.on_vjp_node)
+            frame = JVPFrame(fun, label, names[0], level, argnums, labels, sums)
+            self.frames.append(frame)
+            self.top = frame
+            return frame
+        except Exception as exc:
+            self.fail(exc)
 
     def abort_jvp_node(self, frame):
         if frame is not None:  # (None: begin_jvp_node failed)
             self.pop(frame)
 
+    @guards_itself
     def end_jvp_node(self, frame, node, value, args):
-        if frame is None:  # (begin_jvp_node failed)
+        if frame is None or not self.live:  # (None: begin_jvp_node failed; the guard, written out)
             return
-        frames = self.frames
-        if frames and frames[-1] is frame:  # the common case of pop
-            frames.pop()
-            self.top = frames[-1] if frames else None
-        else:
-            self.pop(frame)
-        nodes, key = self.nodes, id(node)  # (NodeTable.add written out)
-        nodes.labels[key] = frame.label  # (levels and argnums Sparse)
-        if frame.level != 0 or key in nodes.levels:
-            nodes.levels[key] = frame.level
-        if frame.argnums is not UNARY or key in nodes.argnums:
-            nodes.argnums[key] = frame.argnums
-        if not self.keeps_values:
-            kept = tangent = None
-        elif not self.by_reference:  # capture "auto" copies what it keeps
-            kept = value if type(value) in SCALARS else self.keep(value)
-            g = node.g
-            if frame.sums and frame.position and g is frame.last_value:
-                tangent = frame.last_kept  # sum_outgrads returned it: already a copy
+        try:
+            frames = self.frames
+            if frames and frames[-1] is frame:  # the common case of pop
+                frames.pop()
+                self.top = frames[-1] if frames else None
             else:
-                tangent = self.keep(g)
-        else:  # copy a tangent that is (part of) an argument (make_jvp's seed is protected: Keeper.protect)
-            kept = self.keep_node_value(frame.level, frame.fun, value, args)
-            tangent = self.keep(node.g, type(node.g) is np.ndarray and is_part_of(node.g, args))
-            if type(tangent) not in NO_REFERENCE:  # make_jvp gives the end node's tangent to the user
-                hold(self.held_in_trace(frame.level), node.g, tangent, len(self.values))
-        query = self.query
-        site = user_call_site(self.relative_to) if self.keep_sites else None
-        write(self.values, JVPNodeCreated, mode="fwd", level=frame.level, query=query and query.number,
-              label=frame.label, primitive=frame.name, argnums=frame.argnums, parents=",".join(frame.parents),
-              value=kept, tangent=tangent, site=site)
+                self.pop(frame)
+            nodes, key = self.nodes, id(node)  # (NodeTable.add written out)
+            nodes.labels[key] = frame.label  # (levels and argnums Sparse)
+            if frame.level != 0 or key in nodes.levels:
+                nodes.levels[key] = frame.level
+            if frame.argnums is not UNARY or key in nodes.argnums:
+                nodes.argnums[key] = frame.argnums
+            if not self.keeps_values:
+                kept = tangent = None
+            elif not self.by_reference:  # capture "auto" copies what it keeps
+                kept = value if type(value) in SCALARS else self.keep(value)
+                g = node.g
+                if frame.sums and frame.position and g is frame.last_value:
+                    tangent = frame.last_kept  # sum_outgrads returned it: already a copy
+                else:
+                    tangent = self.keep(g)
+            else:  # copy a tangent that is (part of) an argument (make_jvp's seed is protected: Keeper.protect)
+                kept = self.keep_node_value(frame.level, frame.fun, value, args)
+                tangent = self.keep(node.g, type(node.g) is np.ndarray and is_part_of(node.g, args))
+                if type(tangent) not in NO_REFERENCE:  # make_jvp gives the end node's tangent to the user
+                    hold(self.held_in_trace(frame.level), node.g, tangent, len(self.values))
+            query = self.query
+            site = user_call_site(self.relative_to) if self.keep_sites else None
+            write(self.values, JVPNodeCreated, mode="fwd", level=frame.level, query=query and query.number,
+                  label=frame.label, primitive=frame.name, argnums=frame.argnums, parents=",".join(frame.parents),
+                  value=kept, tangent=tangent, site=site)
+        except Exception as exc:
+            self.fail(exc)
 
     def add_in_jvp_node(self, frame, prev_g_flagged, previous, g, result):
         """One step of the sum_outgrads that builds a JVPNode's tangent (``after_add_outgrads``

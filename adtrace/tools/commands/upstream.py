@@ -21,8 +21,9 @@ def upstream_check(args):
         raise UserError(str(exc)) from exc
     for name, run in (("plain", plain), ("--adtrace", recorded)):
         counts = ", ".join(f"{n} {k}" for k, n in sorted(run.counts().items()))
-        show(f"{name:>9}: {counts} in {run.seconds:.1f} s")
-    show(f"wall time ratio --adtrace / plain: {recorded.seconds / plain.seconds:.2f}")
+        show(f"{name:>9}: {counts} in {run.seconds:.1f} s ({run.cpu_seconds:.1f} s CPU)")
+    show(f"wall time ratio --adtrace / plain: {recorded.seconds / plain.seconds:.2f}, "
+         f"CPU time ratio {recorded.cpu_seconds / plain.cpu_seconds:.2f}")
     for test_id, before, after in differences:
         show(f"DIFFERS: {test_id}: {before} without adtrace, {after} with it")
     show("same outcome for every test id" if not differences else f"{len(differences)} test ids differ")

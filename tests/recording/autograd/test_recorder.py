@@ -264,6 +264,44 @@ def test_each_hot_callback_that_fails_stops_the_recorder_and_the_program_runs_on
     assert rec.failure == "ZeroDivisionError: recorder bug"
 
 
+@pytest.mark.parametrize("callback", ["begin_jvp_node", "end_jvp_node"])
+@pytest.mark.parametrize("capture", ["auto", "structure"])
+def test_each_forward_callback_that_fails_stops_the_recorder_and_the_program_runs_on(monkeypatch, callback, capture):
+    """Forward mode's callbacks (once per JVPNode each) write their guard out too: an internal error
+    inside one warns, stops the recorder and leaves make_jvp's result its own."""
+    import sys
+
+    from adtrace.recording.autograd.recorder import Recorder
+
+    class Log(list):  # (begin_jvp_node pushes its frame, end_jvp_node writes its event)
+        def append(self, item):
+            self.fail_in(callback)
+            list.append(self, item)
+
+        def extend(self, items):
+            self.fail_in(callback)
+            list.extend(self, items)
+
+        @staticmethod
+        def fail_in(name):
+            if sys._getframe(2).f_code.co_name == name:
+                raise ZeroDivisionError("recorder bug")
+
+    made = Recorder.__init__
+
+    def init(self, *args, **kwargs):
+        made(self, *args, **kwargs)
+        self.values, self.frames = Log(), Log()
+        self.nodes.frames = self.frames  # (the node table reads the same list)
+
+    monkeypatch.setattr(Recorder, "__init__", init)
+    with pytest.warns(adtrace.RecorderWarning, match="recorder bug"):
+        with adtrace.record(capture=capture) as rec:
+            value, tangent = make_jvp(lambda x: anp.sin(x) * x)(0.5)(1.0)
+    assert (value, tangent) == (np.sin(0.5) * 0.5, np.cos(0.5) * 0.5 + np.sin(0.5))
+    assert rec.failure == "ZeroDivisionError: recorder bug"
+
+
 def test_one_argnums_tuple_kept_per_distinct_value():
     """autograd makes a fresh argnums tuple per node; a recording keeping each of them made Python's
     collections five times as frequent on autograd's own test_systematic (capture structure)."""
