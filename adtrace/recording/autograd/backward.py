@@ -11,6 +11,7 @@ from .copy_on_write import hold, hold_accumulation, written_leaves
 from ..values import NO_REFERENCE, SCALARS, holds_reference
 from .capture import is_immutable, summary_after_sparse_add
 from .forward import JVPFrame
+from .node_table import UNARY
 from ..fanout import guards_itself
 from ..events import NO_PREVIOUS, AddOutgrads, BackwardEnd, BackwardStart, ToposortYielded, VJPCalled
 from ..packers import inline_writes, write
@@ -48,7 +49,7 @@ class BackwardQueries:
     def begin_query(self, g, end_node):
         self.queries += 1
         end = self.nodes.label(end_node)
-        level = self.nodes.levels[id(end_node)]
+        level = self.nodes.levels.get(id(end_node), 0)
         query = Query(self.queries, level, end)
         seed = self.keep(g, copy=True)  # the caller's array: they may change it afterwards
         if self.keeps_values:
@@ -84,7 +85,8 @@ class BackwardQueries:
                 return
             nodes, key = self.nodes, id(node)
             label = nodes.labels.get(key) or nodes.unrecorded(node)  # (NodeTable.label written out)
-            query.parents, query.label, query.argnums, query.position = node.parents, label, nodes.argnums[key], 0
+            query.parents, query.label, query.position = node.parents, label, 0
+            query.argnums = nodes.argnums.get(key, UNARY)  # (Sparse: get, not its __missing__, a Python call)
             if self.keeps_values:
                 query.popped = query.entries.pop(label, None)  # outgrad = outgrads.pop(node)
             write(self.values, ToposortYielded, mode="rev", level=query.level, query=query.number, node=label,

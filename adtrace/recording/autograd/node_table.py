@@ -12,7 +12,8 @@ from .state import state
 class Sparse(dict):
     """A node table's column that keeps only the values other than its ``default``: read ``column[key]``
     for a node in ``labels`` (most nodes are of level 0 and one boxed argument: an entry for each was a
-    dict entry per node of a scalar program, about 50 bytes). Written by ``NodeTable.add`` or its
+    dict entry per node of a scalar program, about 50 bytes); the hot paths read ``column.get(key, default)``
+    (``__missing__`` is a Python call: twice the instructions). Written by ``NodeTable.add`` or its
     lines written out: ``if value is not column.default or key in column: column[key] = value`` (a
     value set for a node that died whose id Python reused is overwritten)."""
 
@@ -112,6 +113,6 @@ def box_levels(table):
 
     def box_level(box):
         key = id(box._node)
-        return levels[key] if key in labels else state.levels.get(box._trace, box._trace)
+        return levels.get(key, 0) if key in labels else state.levels.get(box._trace, box._trace)
 
     return box_level

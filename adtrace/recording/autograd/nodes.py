@@ -61,14 +61,14 @@ class Nodes:
                 parent = parents[0]
                 key = id(parent)
                 parent_labels = labels.get(key) or nodes.unrecorded(parent)
-                level = levels[key]
+                level = levels.get(key, 0)  # (Sparse: get, not its __missing__, a Python call)
             elif len(parents) == 2:  # a binary operation on two boxes (x * x, and many nodes under grad(grad(f)))
                 first, second = parents
                 key = id(first)
                 first_label = labels.get(key) or nodes.unrecorded(first)  # (the first named first)
                 second_label = labels.get(id(second)) or nodes.unrecorded(second)
                 parent_labels = f"{first_label},{second_label}"
-                level = levels[key]
+                level = levels.get(key, 0)
             else:
                 parent_labels, level = nodes.parent_labels(parents)
             key = id(node)
@@ -138,7 +138,7 @@ class Nodes:
     def on_trace(self, start_node, x, end_value, end_node):
         mode = "fwd" if isinstance(start_node, core.JVPNode) else "rev"
         nodes = self.nodes
-        root, level = nodes.label(start_node), nodes.levels[id(start_node)]
+        root, level = nodes.label(start_node), nodes.levels.get(id(start_node), 0)
         end = None if end_node is None else nodes.label(end_node)
         write(self.values, TraceReturned, mode=mode, level=level, query=self.query and self.query.number, root=root,
               end=end, input=self.keep(x, copy=True), output=self.keep(end_value, copy=True),
