@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from ..patching import NOTSET, original_of
-from .descriptors import MISSING, BackwardDescriptor, EdgesDescriptor, GradDescriptor, Storage
+from .descriptors import MISSING, BackwardDescriptor, EdgesDescriptor, GradDescriptor, RecordedLocalBackward, Storage
 from .tracked import accumulation, detach_all, plain
 
 
@@ -204,54 +204,51 @@ class ClassHooks:
 
     def recorded_local_backward(self, node, closure):
         """``node._backward`` as ``backward()`` reads it: the closure, its call told to the sinks."""
-        hooks = self
+        return RecordedLocalBackward(self.run_local_backward, node, closure)
 
-        def recorded(*args, **kwargs):
-            state, error = hooks.local.state, None
-            if state.quiet:
-                return closure(*args, **kwargs)
-            sink = hooks.active.get()
-            if sink is not None:  # (notify, written out on the hot path: one call per callback)
-                try:  # (hooks.grad.load_or_missing, written out for a value's own entry)
-                    grad = node.__dict__.get(hooks.own_grad, MISSING) if hooks.own_grad else \
-                        hooks.grad.load_or_missing(node)
-                except AttributeError:  # (no __dict__)
-                    grad = MISSING
+    def run_local_backward(self, node, closure, *args, **kwargs):
+        """A call of ``node._backward`` read by ``backward()``: ``closure`` run, told to the sinks."""
+        state, error = self.local.state, None
+        if state.quiet:
+            return closure(*args, **kwargs)
+        sink = self.active.get()
+        if sink is not None:  # (notify, written out on the hot path: one call per callback)
+            try:  # (self.grad.load_or_missing, written out for a value's own entry)
+                grad = node.__dict__.get(self.own_grad, MISSING) if self.own_grad else self.grad.load_or_missing(node)
+            except AttributeError:  # (no __dict__)
+                grad = MISSING
+            state.quiet += 1
+            try:
+                sink.local_backward_started(node, grad)
+            finally:
+                state.quiet -= 1
+        state.frames.append(_Frame(node, self.children.get(id(node))))
+        state.addition = state.in_place = None
+        try:
+            result = closure(*args, **kwargs) if args or kwargs else closure()
+            return result if result is None else plain(result)
+        except BaseException as exc:
+            error = exc
+            raise
+        finally:
+            frame = state.frames.pop()
+            if state.frames:  # (a _backward called from another's: what it read, its caller read)
+                state.frames[-1].read |= frame.read
+                state.frames[-1].handed += frame.handed  # (_hand_back, written out)
+            else:  # (detach_all, written out: once per visit)
+                for value in frame.handed:
+                    attributes = vars(value)
+                    attributes.pop("_owner", None)
+                    attributes.pop("_state", None)
+            state.addition = state.in_place = None
+            sink = self.active.get()
+            if sink is not None:  # (notify, written out)
                 state.quiet += 1
                 try:
-                    sink.local_backward_started(node, grad)
+                    sink.local_backward_ended(node, error)
                 finally:
                     state.quiet -= 1
-            state.frames.append(_Frame(node, hooks.children.get(id(node))))
-            state.addition = state.in_place = None
-            try:
-                result = closure(*args, **kwargs) if args or kwargs else closure()
-                return result if result is None else plain(result)
-            except BaseException as exc:
-                error = exc
-                raise
-            finally:
-                frame = state.frames.pop()
-                if state.frames:  # (a _backward called from another's: what it read, its caller read)
-                    state.frames[-1].read |= frame.read
-                    state.frames[-1].handed += frame.handed  # (_hand_back, written out)
-                else:  # (detach_all, written out: once per visit)
-                    for value in frame.handed:
-                        attributes = vars(value)
-                        attributes.pop("_owner", None)
-                        attributes.pop("_state", None)
-                state.addition = state.in_place = None
-                sink = hooks.active.get()
-                if sink is not None:  # (notify, written out)
-                    state.quiet += 1
-                    try:
-                        sink.local_backward_ended(node, error)
-                    finally:
-                        state.quiet -= 1
-                error = None
-
-        recorded.__wrapped__ = closure
-        return recorded
+            error = None
 
     def no_local_backward(self, node):
         """``backward()`` read ``node._backward`` and found none (a leaf's None, or no attribute): the
