@@ -7,11 +7,12 @@ under the same name, or the class's ``__slots__`` entry), always as the plain ob
 assigned: once the descriptors are removed, instances hold exactly what they would have held.
 """
 
+import functools
 import inspect
 import sys
 import types
 
-from .tracked import TRACKED_NUMBER, UNTRACKED, plain, track
+from .tracked import NOT_HELD, NUMBER_KINDS, TRACKED_NUMBER, UNTRACKED, plain, track
 
 
 class _Missing:
@@ -77,6 +78,7 @@ class GradDescriptor:
     def __init__(self, hooks, storage):
         self.hooks, self.storage = hooks, storage
         self.local, self.name, self.slot = hooks.local, storage.name, storage.slot  # (read on every access)
+        self.active = hooks.active
 
     def __get__(self, value, owner=None):
         if value is None:
@@ -88,7 +90,6 @@ class GradDescriptor:
         state = self.local.state
         if state.frames and not state.quiet:
             frame = state.frames[-1]
-            frame.read.add(id(value))  # (hooks.grad_written: a .grad never read cannot be added to)
             kind = TRACKED_NUMBER.get(type(grad))
             if kind is not None:  # (track, written out for a number: once per .grad read)
                 tracked = kind(grad)
@@ -96,8 +97,11 @@ class GradDescriptor:
                 attributes["_plain"], attributes["_owner"], attributes["_state"] = grad, value, state
             else:
                 tracked = track(grad, value, state)
+            # (hooks.grad_written: a .grad never read cannot be added to; a tracked one read is its owner's)
             if tracked is not grad:
                 frame.handed.append(tracked)  # (detached when the local backward returns)
+            else:
+                frame.read.add(id(value))
             return tracked
         return grad
 
@@ -122,6 +126,31 @@ class GradDescriptor:
             self.slot.__set__(value, grad)
         if grad is previous and in_place is grad:  # (self.grad += c: the in-place write was told as it happened)
             return
+        frames = state.frames
+        if frames and addition is not None and addition[0] is grad and addition[3] == "+":
+            # (hooks.grad_written, written out for micrograd's grad += c inside a local backward: a tracked number
+            # read from this value's .grad, plus a number; the first pair accumulation() tries)
+            left, right = addition[1], addition[2]
+            kind = type(right)
+            if type(left) in NUMBER_KINDS and (kind in UNTRACKED or kind in NUMBER_KINDS):
+                attributes = left.__dict__
+                if attributes.get("_owner") is value and attributes.get("_plain", NOT_HELD) is previous:
+                    frame = frames[-1]
+                    position, children = None, frame.children  # (frame.position, written out)
+                    for unwritten in frame.unwritten:
+                        if children[unwritten] is value:
+                            frame.unwritten.remove(unwritten)
+                            position = unwritten
+                            break
+                    sink = self.active.get()
+                    if sink is not None:  # (notify, written out)
+                        state.quiet += 1
+                        try:
+                            sink.grad_written(frame.node, value, position, previous,
+                                              right if kind in UNTRACKED else right._plain, grad, True)
+                        finally:
+                            state.quiet -= 1
+                    return
         self.hooks.grad_written(value, previous, grad, addition, state)
 
     def __delete__(self, value):
@@ -133,7 +162,7 @@ class BackwardDescriptor:
     wrapper inside a recorded ``backward()`` (that is where ``backward()`` reads it to call it)."""
 
     def __init__(self, hooks, storage):
-        self.hooks, self.storage = hooks, storage
+        self.hooks, self.storage, self.run = hooks, storage, hooks.run_local_backward
         self.local, self.name, self.slot = hooks.local, storage.name, storage.slot  # (read on every access)
 
     def __get__(self, value, owner=None):
@@ -154,7 +183,7 @@ class BackwardDescriptor:
             if closure is None:  # a leaf's None: backward() has nothing to call
                 self.hooks.no_local_backward(value)
                 return None
-            return self.hooks.recorded_local_backward(value, closure)
+            return RecordedLocalBackward(self.run, value, closure)  # (hooks.recorded_local_backward, written out)
         return closure
 
     def __set__(self, value, closure):
@@ -165,6 +194,15 @@ class BackwardDescriptor:
 
     def __delete__(self, value):
         self.storage.delete(value)
+
+
+class RecordedLocalBackward(functools.partial):
+    """What ``value._backward`` reads as inside a recorded ``backward()``: a call runs the value's own
+    closure through ``ClassHooks.run_local_backward``; ``__wrapped__`` is the closure. (A partial: made and
+    called in C, about half the cost of a closure made per visit with its ``__wrapped__`` set.)"""
+    __slots__ = ()
+
+    __wrapped__ = property(lambda self: self.args[1])
 
 
 class EdgesDescriptor:

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from ..patching import NOTSET, original_of
-from .descriptors import MISSING, BackwardDescriptor, EdgesDescriptor, GradDescriptor, Storage
+from .descriptors import MISSING, BackwardDescriptor, EdgesDescriptor, GradDescriptor, RecordedLocalBackward, Storage
 from .tracked import accumulation, detach_all, plain
 
 
@@ -110,6 +110,8 @@ class ClassHooks:
         self.children = {}  # id(node) -> its children, each node kept alive in made: ids stay unique
         self.made = []  # (a list, not a (node, children) pair per node: no object more per value for the collector)
         self.grad = Storage(*engine.grad_write)
+        # its name if values keep .grad only in their own __dict__ (if any), else None: read on every visit
+        self.own_grad = self.grad.name if self.grad.slot is None and self.grad.fallback is MISSING else None
 
     def install(self, patcher):
         """Put every hook on the class, or none (a failure undoes what was put); ``patcher.undo()``
@@ -202,49 +204,51 @@ class ClassHooks:
 
     def recorded_local_backward(self, node, closure):
         """``node._backward`` as ``backward()`` reads it: the closure, its call told to the sinks."""
-        hooks = self
+        return RecordedLocalBackward(self.run_local_backward, node, closure)
 
-        def recorded(*args, **kwargs):
-            state, error = hooks.local.state, None
-            if state.quiet:
-                return closure(*args, **kwargs)
-            grad, sink = hooks.grad.load_or_missing(node), hooks.active.get()
-            if sink is not None:  # (notify, written out on the hot path: one call per callback)
+    def run_local_backward(self, node, closure, *args, **kwargs):
+        """A call of ``node._backward`` read by ``backward()``: ``closure`` run, told to the sinks."""
+        state, error = self.local.state, None
+        if state.quiet:
+            return closure(*args, **kwargs)
+        sink = self.active.get()
+        if sink is not None:  # (notify, written out on the hot path: one call per callback)
+            try:  # (self.grad.load_or_missing, written out for a value's own entry)
+                grad = node.__dict__.get(self.own_grad, MISSING) if self.own_grad else self.grad.load_or_missing(node)
+            except AttributeError:  # (no __dict__)
+                grad = MISSING
+            state.quiet += 1
+            try:
+                sink.local_backward_started(node, grad)
+            finally:
+                state.quiet -= 1
+        state.frames.append(_Frame(node, self.children.get(id(node))))
+        state.addition = state.in_place = None
+        try:
+            result = closure(*args, **kwargs) if args or kwargs else closure()
+            return result if result is None else plain(result)
+        except BaseException as exc:
+            error = exc
+            raise
+        finally:
+            frame = state.frames.pop()
+            if state.frames:  # (a _backward called from another's: what it read, its caller read)
+                state.frames[-1].read |= frame.read
+                state.frames[-1].handed += frame.handed  # (_hand_back, written out)
+            else:  # (detach_all, written out: once per visit)
+                for value in frame.handed:
+                    attributes = vars(value)
+                    attributes.pop("_owner", None)
+                    attributes.pop("_state", None)
+            state.addition = state.in_place = None
+            sink = self.active.get()
+            if sink is not None:  # (notify, written out)
                 state.quiet += 1
                 try:
-                    sink.local_backward_started(node, grad)
+                    sink.local_backward_ended(node, error)
                 finally:
                     state.quiet -= 1
-            state.frames.append(_Frame(node, hooks.children.get(id(node))))
-            state.addition = state.in_place = None
-            try:
-                result = closure(*args, **kwargs)
-                return result if result is None else plain(result)
-            except BaseException as exc:
-                error = exc
-                raise
-            finally:
-                frame = state.frames.pop()
-                if state.frames:  # (a _backward called from another's: what it read, its caller read)
-                    state.frames[-1].read |= frame.read
-                    state.frames[-1].handed += frame.handed  # (_hand_back, written out)
-                else:  # (detach_all, written out: once per visit)
-                    for value in frame.handed:
-                        attributes = vars(value)
-                        attributes.pop("_owner", None)
-                        attributes.pop("_state", None)
-                state.addition = state.in_place = None
-                sink = hooks.active.get()
-                if sink is not None:  # (notify, written out)
-                    state.quiet += 1
-                    try:
-                        sink.local_backward_ended(node, error)
-                    finally:
-                        state.quiet -= 1
-                error = None
-
-        recorded.__wrapped__ = closure
-        return recorded
+            error = None
 
     def no_local_backward(self, node):
         """``backward()`` read ``node._backward`` and found none (a leaf's None, or no attribute): the
@@ -340,7 +344,7 @@ class ClassHooks:
             contribution, accumulated = added[0], True
         elif previous is None or previous is MISSING:  # nothing there to drop: the value written is what it adds
             contribution, accumulated = result, True
-        elif id(target) not in frame.read:  # never read here: the write drops it
+        elif not frame.has_read(target):  # never read here: the write drops it
             contribution, accumulated = result, False
         else:  # read, and written otherwise than by adding to it (grad = grad * 1 + c, an in-place *=)
             contribution, accumulated = None, None
@@ -419,15 +423,23 @@ class _ThreadState:
         self.quiet = 0        # > 0 while a sink is called
 
 
+_UNWRITTEN = [list(range(n)) for n in range(64)]  # (copied per frame: a visit's child positions, unwritten)
+
+
 class _Frame:
     """A running ``_backward``: its value and which child positions it has not written yet."""
     __slots__ = ("node", "children", "unwritten", "read", "handed")
 
     def __init__(self, node, children):
         self.node, self.children = node, children
-        self.unwritten = list(range(len(children))) if children else []
-        self.read = set()  # id of each value whose .grad it read
-        self.handed = []  # the tracked values its reads returned
+        n = len(children) if children else 0
+        self.unwritten = _UNWRITTEN[n][:] if n < len(_UNWRITTEN) else list(range(n))
+        self.read = set()  # id of each value whose .grad it read untracked (not an int, float or ndarray)
+        self.handed = []  # the tracked values its reads returned (each read of its owner's .grad)
+
+    def has_read(self, value):
+        """Whether it read ``value.grad`` (rare: asked of a write that neither adds to it nor finds it empty)."""
+        return id(value) in self.read or any(vars(tracked).get("_owner") is value for tracked in self.handed)
 
     def position(self, target):
         for position in self.unwritten:

@@ -48,7 +48,7 @@ class Tracked:
         if type(other) in UNTRACKED:
             result = operator.add(self._plain, other)
         else:  # (plain, written out for a tracked number: micrograd's grad += out.grad)
-            result = operator.add(self._plain, other._plain if type(other) in _NUMBER_KINDS else plain(other))
+            result = operator.add(self._plain, other._plain if type(other) in NUMBER_KINDS else plain(other))
         state = self.__dict__.get("_state")
         if state is None:  # (detached: the other operand may note it)
             return _note(self, other, result)
@@ -263,7 +263,7 @@ TrackedFloat64 = type("TrackedFloat64", (np.float64,), {
 TrackedInt._kind, TrackedFloat._kind = int, float
 _NUMBERS = (Tracked, TrackedFloat64)
 _ALL = (*_NUMBERS, TrackedArray)  # every tracked kind
-_NUMBER_KINDS = frozenset({TrackedInt, TrackedFloat, TrackedFloat64})  # (exact types: plain(g) is g._plain)
+NUMBER_KINDS = frozenset({TrackedInt, TrackedFloat, TrackedFloat64})  # (exact types: plain(g) is g._plain)
 TRACKED_NUMBER = {int: TrackedInt, float: TrackedFloat, np.float64: TrackedFloat64}  # (by the exact type)
 UNTRACKED = frozenset({int, float, type(None)})  # (``plain`` of these is themselves: callers test it first)
 
@@ -343,7 +343,7 @@ def accumulation(addition, target, previous, result):
     pairs = ((left, right),) if sign is SUBTRACTED else ((left, right), (right, left))
     for mine, other in pairs:
         if isinstance(mine, _ALL) and mine.__dict__.get("_owner") is target \
-                and mine.__dict__.get("_plain", _NOT_HELD) is previous:  # (plain(mine) is previous, written out)
+                and mine.__dict__.get("_plain", NOT_HELD) is previous:  # (plain(mine) is previous, written out)
             other = other if type(other) in UNTRACKED else plain(other)
             if result is previous and isinstance(other, np.ndarray) and np.may_share_memory(other, result):
                 return (None,)  # (in place: c is now what was written, not what was added)
@@ -351,7 +351,7 @@ def accumulation(addition, target, previous, result):
     return None
 
 
-_NOT_HELD = object()  # (a tracked value without its plain one: made by type(g)(0), or np.ndarray.view)
+NOT_HELD = object()  # (a tracked value without its plain one: made by type(g)(0), or np.ndarray.view)
 SUBTRACTED = "-"  # the sign of a noted difference ``grad - c``; an addition's is "+"
 
 

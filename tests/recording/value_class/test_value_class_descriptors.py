@@ -55,3 +55,31 @@ def test_missing_previous_grad():
         y.backward()
     assert log.of("seeded") == [(y, MISSING, 1.0)]
     assert repr(log.of("seeded")[0][1]) == "MISSING"  # what a sink that prints its calls shows
+
+
+def test_local_backward_read_inside_backward_unwraps_to_the_values_own_closure():
+    """What ``backward()`` reads as ``v._backward`` is a recorded wrapper: called, it runs the value's own
+    closure (told to the sink); ``inspect.unwrap`` gives that closure; outside, the closure itself."""
+    import inspect
+
+    seen = []
+
+    class Peeking(MiniValue):
+        def backward(self):
+            for v in reversed(self.topological_order()):
+                seen.append((v, v._backward))
+            self.grad = 1.0
+            for v, wrapper in seen:
+                wrapper()
+
+    log = EventLog()
+    with attach(Peeking, log):
+        x = Peeking(3.0)
+        y = x * x
+        closure = vars(y)["_backward"]
+        y.backward()
+        assert y._backward is closure  # (read outside backward(): the closure itself)
+    wrappers = {v: wrapper for v, wrapper in seen}
+    assert wrappers[y] is not closure and inspect.unwrap(wrappers[y]) is closure
+    assert [call[0] for call in log.of("local_backward_started")] == [y, x]
+    assert x.grad == 6.0 and vars(y)["_backward"] is closure
