@@ -15,7 +15,7 @@ import gc
 from bisect import bisect_left
 
 from . import events
-from .events import HEAD, LABELS, NO_PREVIOUS, ONE, PAIR, TAIL, layout
+from .events import FORM_STEP, HEAD, LABELS, NO_PREVIOUS, ONE, ONE_ITEM, PAIR, TAIL, Is, Same, layout, parameters
 from .values import NO_REFERENCE, resolve
 
 class _Heads(dict):
@@ -33,46 +33,65 @@ HEADS_NAME = "__adtrace_heads__"  # the name the packers' code reads it by (in t
 
 
 class _Layout:
-    """One event type's stored layout: ``size`` slots (its head and a tail's count included) and,
-    for a type with a tail, where the count is."""
+    """One stored form of an event type (``form``: 0 whole, k its ``forms[k - 1]``): ``size`` slots (its head
+    and a tail's count included) and, for a form with a counted tail, where the count is."""
 
-    __slots__ = ("type", "hows", "size", "count_at", "build")
+    __slots__ = ("type", "form", "stored", "size", "count_at", "build")
 
-    def __init__(self, event_type):
-        self.type = event_type
-        self.hows = tuple(how for _, how in layout(event_type) if how != HEAD)  # (the head's fields: its own slot)
-        self.size = 1 + sum(2 if how == PAIR else 1 for how in self.hows)
-        self.count_at = self.size - 1 if self.hows and self.hows[-1] == TAIL else None
-        self.build = _builder(event_type, self.hows)
+    def __init__(self, event_type, form=0):
+        self.type, self.form = event_type, form
+        short = event_type.forms[form - 1] if form else {}
+        heads = sum(how == HEAD for _, how in layout(event_type))
+        # (parameter, how stored): ONE, ONE_ITEM or TAIL, for each parameter the form stores, in order
+        self.stored = tuple((name, TAIL if name == _tail(event_type) else ONE) if name not in short
+                            else (name, short[name]) for name in parameters(event_type)[heads:]
+                            if name not in short or short[name] is ONE_ITEM)
+        self.size = 1 + len(self.stored)
+        self.count_at = self.size - 1 if self.stored and self.stored[-1][1] == TAIL else None
+        self.build = _builder(event_type, short, self.stored)
 
 
-def _builder(event_type, hows):
+def _tail(event_type):
+    """The name of ``event_type``'s counted tail, or None."""
+    name, how = layout(event_type)[-1]
+    return name if how == TAIL else None
+
+
+def _builder(event_type, short, stored):
     """``build(head, slots)``: the event from its head and its stored slots (the head left out, copy-on-write
-    resolved), compiled for its layout (a loop over the layout per event was a third of the time of building
-    add_outgrads events)."""
-    fields, i = [], 0
-    for how in hows:
-        if how == ONE:
-            fields.append(f"s[{i}]")
-        elif how == PAIR:  # (value, flag); NO_PREVIOUS in the flag slot: None
-            fields.append(f"(None if s[{i + 1}] is NO_PREVIOUS else (s[{i}], s[{i + 1}]))")
-            i += 1
+    resolved), compiled for its stored form (a loop over the layout per event was a third of the time of
+    building add_outgrads events)."""
+    given, constants = {}, []  # parameter -> its expression over the slots s and the form's constants C
+    for i, (name, how) in enumerate(stored):
+        given[name] = f"(s[{i}],)" if how is ONE_ITEM else f"tuple(s[{i + 1}:{i + 1} + s[{i}]])" if how == TAIL \
+            else f"s[{i}]"
+    for name, how in short.items():
+        if type(how) is Is:
+            given[name] = f"C[{len(constants)}]"
+            constants.append(how.value)
+    for name, how in short.items():
+        if type(how) is Same:
+            given[name] = given[how.name]
+    fields = []
+    for name, how in layout(event_type):
+        if how == PAIR:  # (value, flag); NO_PREVIOUS in the flag slot: None
+            flag = given[f"{name}_flag"]
+            fields.append(f"(None if {flag} is NO_PREVIOUS else ({given[name]}, {flag}))")
         elif how == LABELS:
-            fields.append(f"(tuple(s[{i}].split(',')) if s[{i}] else ())")
-        else:  # TAIL, the last field: its count, then its items
-            fields.append(f"tuple(s[{i + 1}:{i + 1} + s[{i}]])")
-        i += 1
-    namespace = {"event_type": event_type, "NO_PREVIOUS": NO_PREVIOUS}
+            fields.append(f"(tuple({given[name]}.split(',')) if {given[name]} else ())")
+        elif how != HEAD:
+            fields.append(given[name])
+    namespace = {"event_type": event_type, "NO_PREVIOUS": NO_PREVIOUS, "C": tuple(constants)}
     exec(f"def build(h, s):\n    return event_type(*h[1:], {', '.join(fields)})", namespace)
     return namespace["build"]
 
 
 class _Layouts(dict):
-    """type tag -> ``_Layout``, made when a tag is first read: a type declared after import (a
+    """type tag (or a form's tag) -> ``_Layout``, made when a tag is first read: a type declared after import (a
     test's throwaway kind, tests/recording/test_events.py) is read like the others."""
 
     def __missing__(self, tag):
-        found = self[tag] = _Layout(events.EVENT_TYPES[tag])
+        found = self[tag] = _Layout(events.EVENT_TYPES[tag % FORM_STEP], tag // FORM_STEP)
         return found
 
 
