@@ -15,7 +15,8 @@ import gc
 from bisect import bisect_left
 
 from . import events
-from .events import FORM_STEP, HEAD, LABELS, NO_PREVIOUS, ONE, ONE_ITEM, PAIR, TAIL, Is, Same, layout, parameters
+from .events import (FORM_STEP, HEAD, LABELS, NO_PREVIOUS, ONE, ONE_ITEM, PAIR, TAIL, VISITS, Is, Same, layout,
+                     parameters)
 from .values import NO_REFERENCE, resolve
 
 class _Heads(dict):
@@ -36,7 +37,7 @@ class _Layout:
     """One stored form of an event type (``form``: 0 whole, k its ``forms[k - 1]``): ``size`` slots (its head
     and a tail's count included) and, for a form with a counted tail, where the count is."""
 
-    __slots__ = ("type", "form", "stored", "size", "count_at", "build")
+    __slots__ = ("type", "form", "stored", "size", "count_at", "build", "visit", "counted")
 
     def __init__(self, event_type, form=0):
         self.type, self.form = event_type, form
@@ -49,6 +50,9 @@ class _Layout:
         self.size = 1 + len(self.stored)
         self.count_at = self.size - 1 if self.stored and self.stored[-1][1] == TAIL else None
         self.build = _builder(event_type, short, self.stored)
+        self.visit = event_type is events.ToposortYielded  # (counted per query: a position given as VISITS)
+        # (its position counted on read: given to build as a slot more)
+        self.counted = any(type(how) is Is and how.value is VISITS for how in short.values())
 
 
 def _tail(event_type):
@@ -66,7 +70,9 @@ def _builder(event_type, short, stored):
         given[name] = f"(s[{i}],)" if how is ONE_ITEM else f"tuple(s[{i + 1}:{i + 1} + s[{i}]])" if how == TAIL \
             else f"s[{i}]"
     for name, how in short.items():
-        if type(how) is Is:
+        if type(how) is Is and how.value is VISITS:  # (counted on read: given after the stored slots)
+            given[name] = f"s[{len(stored)}]"
+        elif type(how) is Is:
             given[name] = f"C[{len(constants)}]"
             constants.append(how.value)
     for name, how in short.items():
@@ -99,11 +105,12 @@ LAYOUTS = _Layouts()  # by type tag
 
 
 class EventLog:
-    __slots__ = ("values", "_starts")
+    __slots__ = ("values", "_starts", "_visits")
 
     def __init__(self):
         self.values = []  # [head, slot, slot, ..., head, slot, ...]
         self._starts = []  # where each event's head is in values, as far as found
+        self._visits = (0, {})  # (events built by events_from, query -> its ToposortYielded events among them)
 
     @property
     def starts(self):
@@ -132,20 +139,44 @@ class EventLog:
         """Event ``index``, built from its stored values."""
         start, end = self._span(index)
         head = self.values[start]
-        return LAYOUTS[head[0]].build(head, [resolve(f) for f in self.values[start + 1:end]])
+        stored = LAYOUTS[head[0]]
+        slots = [resolve(f) for f in self.values[start + 1:end]]
+        if stored.counted:
+            slots.append(self._visits_before(index).get(head[3], 0))
+        return stored.build(head, slots)
+
+    def _visits_before(self, index):
+        """query -> how many ToposortYielded events of it come before event ``index`` (a position given as VISITS:
+        the recorder counted them so)."""
+        values, visits = self.values, {}
+        for start in self.starts[:index]:
+            head = values[start]
+            if LAYOUTS[head[0]].visit:
+                visits[head[3]] = visits.get(head[3], 0) + 1
+        return visits
 
     def events_from(self, index):
         """Events ``index`` onwards, built in one walk over ``values`` (a recording read whole: each event's
         span found as it goes, not looked up per event)."""
         values, starts = self.values, self.starts
         built, end = [], len(values)
+        counted, visits = self._visits
+        if counted != index:  # (not where the last walk stopped)
+            visits = self._visits_before(index)
         with collector_paused():  # (each full collection would walk every event built so far: quadratic)
             for i in range(index, len(starts)):
                 start = starts[i]
                 stop = starts[i + 1] if i + 1 < len(starts) else end
                 head = values[start]
-                built.append(LAYOUTS[head[0]].build(head, [f if type(f) in NO_REFERENCE else resolve(f)
-                                                           for f in values[start + 1:stop]]))
+                stored = LAYOUTS[head[0]]
+                slots = [f if type(f) in NO_REFERENCE else resolve(f) for f in values[start + 1:stop]]
+                if stored.visit:
+                    visited = visits.get(head[3], 0)
+                    visits[head[3]] = visited + 1
+                    if stored.counted:
+                        slots.append(visited)
+                built.append(stored.build(head, slots))
+        self._visits = (len(starts), visits)
         return built
 
     def update(self, start, change):

@@ -81,6 +81,9 @@ class Same:
 
 
 ONE_ITEM = "one item"  # a tail of exactly one item: the item stored alone, without its count
+# ToposortYielded's position given as VISITS: not stored, counted on read (the ToposortYielded events of its query
+# before it); a recorder gives it where the position it would give is that count (autograd's recorder)
+VISITS = "".join(("<adtrace ", "visits>"))  # (made at run time: no position a program gives is this object)
 FORM_STEP = 1000  # the tag of form k (from 1) of a type: its type tag + FORM_STEP * k
 UNARY = (0,)  # the argnums of a node with one boxed argument, the first (autograd's node table keeps this one tuple)
 
@@ -215,6 +218,7 @@ class ToposortYielded(Event):
     steps: ClassVar[tuple] = (YIELD, POP)
     node: str
     position: int
+    forms: ClassVar[tuple] = ({"position": Is(VISITS)},)
 
     def replay(self, run):
         run.visit(self.node)

@@ -82,6 +82,8 @@ from typing import Any, Union, get_args, get_origin, get_type_hints  # noqa: E40
 from corpus import CASES, run  # noqa: E402
 
 from adtrace.recording.eventlog import HEADS  # noqa: E402
+from adtrace.recording.eventlog import LAYOUTS  # noqa: E402
+from adtrace.recording.events import ToposortYielded  # noqa: E402
 from adtrace.recording.events import (EVENT_TYPES, FORM_STEP, HEAD, LABELS, NO_PREVIOUS, ONE, ONE_ITEM, PAIR,  # noqa: E402
                                      TAIL, layout)
 
@@ -158,3 +160,21 @@ def test_the_layout_check_catches_a_slot_too_many():
     add = next(i for i, v in enumerate(values) if type(v) is tuple and v[0] == AddOutgrads.index)
     with pytest.raises(AssertionError):
         _check_layout(values[:add + 5] + ["extra"] + values[add + 5:])
+
+
+def test_a_visit_s_position_is_counted_on_read_wherever_reading_starts():
+    """autograd's recorder leaves a visit's position out (events.VISITS): read whole, read per event, or read
+    while recording, each query's visits are numbered from 0."""
+    with adtrace.record(capture="structure") as rec:
+        grad(grad(lambda x: anp.sin(x) * x))(0.3)
+        first = len(rec.events)  # (read mid-recording: the next walk starts here)
+        grad(lambda x: anp.cos(x) * x * x)(0.5)
+    log = RecordingWriter(rec).log
+    visits = {}
+    for e in rec.events:
+        if type(e) is ToposortYielded:
+            visits.setdefault(e.query, []).append(e.position)
+    assert len(visits) == 3 and all(p == list(range(len(p))) for p in visits.values()), visits
+    assert [log.event(i) for i in range(len(log))] == rec.events == log.events_from(0)
+    assert log.events_from(first) == rec.events[first:]
+    assert {LAYOUTS[log.values[s][0]].counted for s in log.starts} == {False, True}

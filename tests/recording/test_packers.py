@@ -1,6 +1,7 @@
 """Events written by name: every packer writes the layout the event log reads back, and a write with a
 field missing, misnamed or out of order fails loudly (inlined writes at import)."""
 
+import dataclasses
 import importlib.util
 import subprocess
 import sys
@@ -13,7 +14,7 @@ from adtrace.recording import eventlog, events, packers
 from adtrace.recording.autograd.backward import BackwardQueries
 from adtrace.recording.eventlog import EventLog
 from adtrace.recording.events import (EVENT_TYPES, FORM_STEP, LABELS, NO_PREVIOUS, ONE_ITEM, PAIR, TAIL, AddOutgrads,
-                                      Event, Is, NodeCreated, Same, ToposortYielded, VJPCalled, layout)
+                                      VISITS, Event, Is, NodeCreated, Same, ToposortYielded, VJPCalled, layout)
 from adtrace.recording.packers import parameters, write
 
 
@@ -103,8 +104,11 @@ def test_an_event_in_a_shorter_stored_form_reads_back_the_same(event_type, k, tm
         assert 0 < log.values[whole][0] // FORM_STEP <= k
         assert len(log.values) - whole < whole
         how(log.values, by_name(sample(event_type, "-again")))
-        assert [log.event(i) for i in range(3)] == [sample(event_type), event, sample(event_type, "-again")]
-        assert log.events_from(0) == [sample(event_type), event, sample(event_type, "-again")]
+        read = event
+        if event_type is ToposortYielded and event.position is VISITS:  # counted: one visit of its query before
+            read = dataclasses.replace(event, position=1)
+        assert [log.event(i) for i in range(3)] == [sample(event_type), read, sample(event_type, "-again")]
+        assert log.events_from(0) == [sample(event_type), read, sample(event_type, "-again")]
 
 
 def test_a_stored_form_keeps_what_its_values_are():
