@@ -5,6 +5,9 @@ class declares (``events.layout``), and nothing else: where each event starts is
 from the number of slots each type stores. The head is one tuple, ``(type tag, mode, level, query)``
 (the fields stored ``HEAD``), kept once in ``HEADS`` and shared by every event alike: those fields
 take one slot of the log, not four (a scalar program's log was most of what its recording kept).
+An event that fits one of its type's shorter stored forms (``events.Is``: its common case, a scalar
+node's) is stored in that form under the form's own tag, and read back into the same event; a visit's
+position given as ``VISITS`` is counted on read (``events_from`` carries the counts from one walk to the next).
 It creates no lasting container per event (a head is shared): every object the garbage collector
 tracks that a recording keeps alive makes Python's collections come sooner, and on a scalar
 workload those collections were most of the recorder's cost.
