@@ -44,6 +44,50 @@ def layout(event_type):
     return tuple((f.name, f.metadata.get("stored", ONE)) for f in fields(event_type))
 
 
+def parameters(event_type):
+    """The names a write of ``event_type`` takes, in stored order (a ``PAIR`` field as ``<name>``
+    and ``<name>_flag``)."""
+    names = []
+    for name, how in layout(event_type):
+        names += [name, f"{name}_flag"] if how == PAIR else [name]
+    return tuple(names)
+
+
+# -------------------- shorter stored forms of an event --------------------
+# An event type may declare ``forms``: stored forms that leave out what the common case makes
+# constant (a scalar program's log was most of what its recording kept). Each is a dict
+# ``parameter -> Is(value) | Same(parameter) | ONE_ITEM``; the writer stores an event in the first
+# form whose conditions all hold (else whole), under its own tag, and the event log reads it back
+# into the same event.
+
+
+class Is:
+    """The parameter is this very object (``is``): not stored, given back on read."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+
+class Same:
+    """The parameter is the same object as parameter ``name``'s, a value holding no array (a copy-on-write
+    correction, which changes each stored slot apart, never finds it): stored once."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+
+ONE_ITEM = "one item"  # a tail of exactly one item: the item stored alone, without its count
+# ToposortYielded's position given as VISITS: not stored, counted on read (the ToposortYielded events of its query
+# before it); a recorder gives it where the position it would give is that count (autograd's recorder)
+VISITS = "".join(("<adtrace ", "visits>"))  # (made at run time: no position a program gives is this object)
+FORM_STEP = 1000  # the tag of form k (from 1) of a type: its type tag + FORM_STEP * k
+UNARY = (0,)  # the argnums of a node with one boxed argument, the first (autograd's node table keeps this one tuple)
+
+
 # -------------------- the statements of backward_pass (autograd 1.9.1) --------------------
 
 INIT = "outgrads = {end_node: (g, False)}"
@@ -82,6 +126,7 @@ class Event:
     is_node: ClassVar[bool] = False  # it creates a node (the Recording's nodes table)
     in_backward_pass: ClassVar[bool] = False  # it is a step of backward_pass (a query's events)
     index: ClassVar[int]  # the type tag (set by @event)
+    forms: ClassVar[tuple] = ()  # shorter stored forms, tried in order (see Is)
     steps: ClassVar[tuple] = ()  # the statements of backward_pass it stands for, in order: a snapshot row each
     # (few values, the same for most events: stored once in the event log, in heads the events share)
     mode: str = stored(HEAD)
@@ -129,6 +174,8 @@ class NodeCreated(Event):
     parents: tuple = stored(LABELS)  # parent labels, aligned with argnums (one per boxed argument position)
     value: Any
     site: Optional[str] = None  # the user's line that made it, "path:line" (record(sites=True))
+    forms: ClassVar[tuple] = ({"argnums": Is(UNARY), "value": Is(None), "site": Is(None)},  # structure
+                              {"argnums": Is(UNARY), "site": Is(None)})
 
 
 @event
@@ -171,6 +218,7 @@ class ToposortYielded(Event):
     steps: ClassVar[tuple] = (YIELD, POP)
     node: str
     position: int
+    forms: ClassVar[tuple] = ({"position": Is(VISITS)},)
 
     def replay(self, run):
         run.visit(self.node)
@@ -189,6 +237,8 @@ class VJPCalled(Event):
     node: str
     outgrad: Any
     ingrads: tuple = stored(TAIL)  # one cotangent per parent position (a generator VJP is materialised)
+    forms: ClassVar[tuple] = ({"outgrad": Is(None), "ingrads": Is((None,))},  # one parent, under structure
+                              {"ingrads": ONE_ITEM})
 
     @classmethod
     def count_rows(cls, n, events, statements):
@@ -232,6 +282,12 @@ class AddOutgrads(Event):
     contribution: Any
     result: tuple = stored(PAIR)
     replaced: Optional[bool] = False  # the write replaced the previous value instead of adding to it
+    # the first contribution to a node's first parent position, by a value kept as it is (a scalar chain's)
+    forms: ClassVar[tuple] = (
+        {"contribution": Is(None), "position": Is(0), "argnum": Is(0), "previous": Is(None),  # structure's
+         "previous_flag": Is(NO_PREVIOUS), "result": Is(None), "result_flag": Is(False), "replaced": Is(False)},
+        {"position": Is(0), "argnum": Is(0), "previous": Is(None), "previous_flag": Is(NO_PREVIOUS),
+         "result": Same("contribution"), "result_flag": Is(False), "replaced": Is(False)})
 
     def replay(self, run):
         run.write(self.parent, self.result)

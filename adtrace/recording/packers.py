@@ -28,31 +28,88 @@ import textwrap
 
 from . import events
 from .eventlog import HEADS, HEADS_NAME
-from .events import HEAD, PAIR, TAIL, layout
+from .events import FORM_STEP, HEAD, ONE_ITEM, TAIL, Same, layout, parameters
+from .values import NO_REFERENCE
+
+NO_REFERENCE_NAME = "__adtrace_no_reference__"  # the name the packers' code reads values.NO_REFERENCE by
+FORM_VALUES = {}  # name -> a value a stored form's test compares with by identity (events.Is), by the same names
 
 
-def parameters(event_type):
-    """The names a write of ``event_type`` takes, in stored order (a ``PAIR`` field as ``<name>``
-    and ``<name>_flag``)."""
-    names = []
-    for name, how in layout(event_type):
-        names += [name, f"{name}_flag"] if how == PAIR else [name]
-    return tuple(names)
+def _statements(event_type, constant=None):
+    """The packer's body, over its own parameter names, ``values`` and ``HEADS_NAME``: one ``extend`` per
+    stored form, straight-line code (the head first, looked up as its fields, the first ones, are evaluated; a
+    tail's items after their count, in the same call: an event is appended whole), the shorter forms
+    (``events.Is``) under the tests that choose them. ``constant``: parameter -> value, for the parameters
+    an inlined call gives as constants (their tests decided now, not at run time)."""
+    constant = constant or {}
+    branches = []
+    for k, form in enumerate(event_type.forms, 1):
+        tests = [_test(event_type, name, how, constant) for name, how in form.items()]
+        if False in tests:
+            continue  # (never, for this call)
+        tests = [t for t in tests if t is not True]
+        if any(" and ".join(tests) == test for test, _ in branches):
+            continue  # (decided by the same tests as a form before it, for this call)
+        branches.append((" and ".join(tests), _extend(event_type, event_type.index + FORM_STEP * k, form)))
+        if not tests:
+            break  # (always, for this call)
+    else:
+        branches.append(("", _extend(event_type, event_type.index, {})))
+    if not branches[0][0]:
+        return branches[0][1]
+    source = "".join(f"{'elif' if i else 'if'} {test}:\n    {extend}\n"
+                     for i, (test, extend) in enumerate(branches) if test)
+    return source + ("" if branches[-1][0] else f"else:\n    {branches[-1][1]}\n")
 
 
-def _statements(event_type):
-    """The packer's body, over its own parameter names, ``values`` and ``HEADS_NAME``: one ``extend``,
-    straight-line code (the head first, looked up as its fields, the first ones, are evaluated; a tail's
-    items after their count, in the same call: an event is appended whole)."""
+def _extend(event_type, tag, form):
+    """The one ``extend`` of an event stored in ``form`` under ``tag``."""
     names = list(parameters(event_type))
     heads = [name for name, how in layout(event_type) if how == HEAD]
     if names[:len(heads)] != heads:  # (evaluated in stored order, as in a call)
         raise TypeError(f"{event_type.__name__}: the fields stored {HEAD!r} come first")
-    names[:len(heads)] = [f"{HEADS_NAME}[{', '.join([str(event_type.index), *heads])}]"]
-    if layout(event_type)[-1][1] != TAIL:
-        return f"values.extend(({', '.join(names)},))"
-    tail = names.pop()
-    return f"values.extend([{', '.join(names)}, len({tail}), *{tail}])"
+    tail = names[-1] if layout(event_type)[-1][1] == TAIL else None
+    stored = [f"{HEADS_NAME}[{', '.join([str(tag), *heads])}]"]
+    for name in names[len(heads):]:
+        how = form.get(name)
+        if how is ONE_ITEM:
+            stored.append(f"{name}[0]")
+        elif how is None and name == tail:
+            return f"values.extend([{', '.join(stored)}, len({tail}), *{tail}])"
+        elif how is None:
+            stored.append(name)
+    return f"values.extend(({', '.join(stored)},))"
+
+
+def _test(event_type, name, how, constant):
+    """The source of the test that ``name`` fits ``how`` (``Is``, ``Same``, ``ONE_ITEM``), or True / False when
+    decided now (``constant``)."""
+    if type(how) is Same:
+        if name in constant and how.name in constant:
+            return constant[name] is constant[how.name] and type(constant[name]) in NO_REFERENCE
+        return f"{name} is {how.name} and type({name}) in {NO_REFERENCE_NAME}"
+    if how is ONE_ITEM:
+        return f"len({name}) == 1"
+    if name in constant:
+        return constant[name] is how.value
+    if name == _tail(event_type):  # a tail of these very items
+        return " and ".join([f"len({name}) == {len(how.value)}",
+                             *(_is(f"{name}[{i}]", item) for i, item in enumerate(how.value))])
+    return _is(name, how.value)
+
+
+def _is(expression, value):
+    """``expression is value``, ``value`` named in the packers' globals (``FORM_VALUES``) unless None, True or False."""
+    if value is None or value is True or value is False:
+        return f"{expression} is {value}"
+    name = f"__adtrace_form_value_{id(value)}__"
+    FORM_VALUES[name] = value
+    return f"{expression} is {name}"
+
+
+def _tail(event_type):
+    name, how = layout(event_type)[-1]
+    return name if how == TAIL else None
 
 
 def _packer(event_type):
@@ -61,7 +118,7 @@ def _packer(event_type):
     name = f"write_{event_type.kind}"
     source = (f"def {name}(values, *, {', '.join(parameters(event_type))}):\n"
               + textwrap.indent(_statements(event_type), "    ") + "\n")
-    namespace = {HEADS_NAME: HEADS}
+    namespace = {HEADS_NAME: HEADS, NO_REFERENCE_NAME: NO_REFERENCE, **FORM_VALUES}
     # (a fixed template over the declared field names, filed under this module: machinery)
     exec(compile(source, f"{__file__} (packer of {event_type.__name__})", "exec"), namespace)
     return namespace[name]
@@ -104,6 +161,9 @@ def inline_writes(cls):
         inlined = _compiled(cls, function, definition) if inliner.inlined else None
         if inlined is not None:
             function.__globals__.setdefault(HEADS_NAME, HEADS)  # (the heads its writes read)
+            function.__globals__.setdefault(NO_REFERENCE_NAME, NO_REFERENCE)  # (and what their forms' tests read)
+            for name, value in FORM_VALUES.items():
+                function.__globals__.setdefault(name, value)
             function.__code__ = inlined
     _PARSED.clear()  # (its trees would stay alive for good: more objects for every garbage collection to walk)
     return cls
@@ -195,12 +255,23 @@ class _Inliner(ast.NodeTransformer):
         if not _plain(fields["values"]):
             raise TypeError(f"{where}: the values a write appends to are given as a name or an attribute "
                             "(values, self.values)")
-        statements = ast.parse(_statements(event_type)).body
+        # a form's tests read their fields before the extend: a field tested that is no name or constant, and
+        # every field before it, is evaluated first into a name of its own (each field once, in order)
+        tested = {name for form in event_type.forms for name, how in form.items()} | \
+                 {how.name for form in event_type.forms for how in form.values() if type(how) is Same}
+        hoisted = [k for k, name in enumerate(given)
+                   if name in tested and not isinstance(fields[name], (ast.Name, ast.Constant))]
+        first = []
+        for name in given[:hoisted[-1] + 1] if hoisted else ():
+            first.append(ast.Assign(targets=[ast.Name(id=f"_adtrace_{name}", ctx=ast.Store())], value=fields[name]))
+            fields[name] = ast.Name(id=f"_adtrace_{name}", ctx=ast.Load())
+        constant = {name: fields[name].value for name in given if isinstance(fields[name], ast.Constant)}
+        statements = first + [_Substitute(fields).visit(s) for s in ast.parse(_statements(event_type, constant)).body]
         for statement in statements:
             for part in ast.walk(statement):  # the template's own nodes stand at the call's place
                 ast.copy_location(part, node)
         self.inlined += 1
-        return [_Substitute(fields).visit(s) for s in statements]
+        return statements
 
 
 def _plain(node):

@@ -62,7 +62,8 @@ def test_every_event_type_is_found_where_it_starts():
     log = RecordingWriter(rec).log
     starts, values = log.starts, log.values
     assert len(starts) == len(rec.events) and starts[0] == 0
-    assert all(values[start][0] == EVENT_TYPES.index(type(e)) for start, e in zip(starts, rec.events))
+    assert all(LAYOUTS[values[start][0]].type is type(e) for start, e in zip(starts, rec.events))
+    assert {LAYOUTS[values[start][0]].form for start in starts} > {0}  # some events in a shorter stored form
     assert starts[-1] + LAYOUTS[values[starts[-1]][0]].size == len(values)  # the last event: backward_end
 
 
@@ -81,7 +82,10 @@ from typing import Any, Union, get_args, get_origin, get_type_hints  # noqa: E40
 from corpus import CASES, run  # noqa: E402
 
 from adtrace.recording.eventlog import HEADS  # noqa: E402
-from adtrace.recording.events import EVENT_TYPES, HEAD, LABELS, NO_PREVIOUS, ONE, PAIR, TAIL, layout  # noqa: E402
+from adtrace.recording.eventlog import LAYOUTS  # noqa: E402
+from adtrace.recording.events import ToposortYielded  # noqa: E402
+from adtrace.recording.events import (EVENT_TYPES, FORM_STEP, HEAD, LABELS, NO_PREVIOUS, ONE, ONE_ITEM, PAIR,  # noqa: E402
+                                     TAIL, layout)
 
 
 def _accepts(hint, value):
@@ -98,14 +102,16 @@ def _accepts(hint, value):
 
 
 def _check_layout(values):
-    """Walk the flat log as the layouts say; each slot must fit its field. Returns the count."""
+    """Walk the flat log as the layouts (and their shorter stored forms) say; each slot must fit its field.
+    Returns the count."""
     position, count = 0, 0
     while position < len(values):
         head = values[position]
         assert type(head) is tuple and HEADS.get(head) is head, f"no head kept once at {position}: {head!r}"
         tag = head[0]
-        assert type(tag) is int and 0 <= tag < len(EVENT_TYPES), f"no type tag at {position}: {tag!r}"
-        event_type = EVENT_TYPES[tag]
+        assert type(tag) is int and 0 <= tag % FORM_STEP < len(EVENT_TYPES), f"no type tag at {position}: {tag!r}"
+        event_type = EVENT_TYPES[tag % FORM_STEP]
+        form = event_type.forms[tag // FORM_STEP - 1] if tag // FORM_STEP else {}
         hints = get_type_hints(event_type)
         position += 1
         in_head = iter(head[1:])
@@ -114,6 +120,8 @@ def _check_layout(values):
             if how == HEAD:
                 field = next(in_head)
                 assert _accepts(hint, field), (event_type.kind, name, field)
+            elif name in form or f"{name}_flag" in form:  # (left out, or a tail of one item stored alone)
+                position += form.get(name) is ONE_ITEM
             elif how == ONE:
                 assert _accepts(hint, values[position]), (event_type.kind, name, values[position])
                 position += 1
@@ -152,3 +160,21 @@ def test_the_layout_check_catches_a_slot_too_many():
     add = next(i for i, v in enumerate(values) if type(v) is tuple and v[0] == AddOutgrads.index)
     with pytest.raises(AssertionError):
         _check_layout(values[:add + 5] + ["extra"] + values[add + 5:])
+
+
+def test_a_visit_s_position_is_counted_on_read_wherever_reading_starts():
+    """autograd's recorder leaves a visit's position out (events.VISITS): read whole, read per event, or read
+    while recording, each query's visits are numbered from 0."""
+    with adtrace.record(capture="structure") as rec:
+        grad(grad(lambda x: anp.sin(x) * x))(0.3)
+        first = len(rec.events)  # (read mid-recording: the next walk starts here)
+        grad(lambda x: anp.cos(x) * x * x)(0.5)
+    log = RecordingWriter(rec).log
+    visits = {}
+    for e in rec.events:
+        if type(e) is ToposortYielded:
+            visits.setdefault(e.query, []).append(e.position)
+    assert len(visits) == 3 and all(p == list(range(len(p))) for p in visits.values()), visits
+    assert [log.event(i) for i in range(len(log))] == rec.events == log.events_from(0)
+    assert log.events_from(first) == rec.events[first:]
+    assert {LAYOUTS[log.values[s][0]].counted for s in log.starts} == {False, True}

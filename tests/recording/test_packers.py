@@ -1,6 +1,7 @@
 """Events written by name: every packer writes the layout the event log reads back, and a write with a
 field missing, misnamed or out of order fails loudly (inlined writes at import)."""
 
+import dataclasses
 import importlib.util
 import subprocess
 import sys
@@ -12,8 +13,8 @@ import pytest
 from adtrace.recording import eventlog, events, packers
 from adtrace.recording.autograd.backward import BackwardQueries
 from adtrace.recording.eventlog import EventLog
-from adtrace.recording.events import (EVENT_TYPES, LABELS, NO_PREVIOUS, PAIR, TAIL, AddOutgrads, Event,
-                                      ToposortYielded, VJPCalled, layout)
+from adtrace.recording.events import (EVENT_TYPES, FORM_STEP, LABELS, NO_PREVIOUS, ONE_ITEM, PAIR, TAIL, AddOutgrads,
+                                      VISITS, Event, Is, NodeCreated, Same, ToposortYielded, VJPCalled, layout)
 from adtrace.recording.packers import parameters, write
 
 
@@ -60,6 +61,69 @@ def test_a_first_contribution_has_no_previous_pair():
     log = EventLog()
     write(log.values, AddOutgrads, **by_name(first))
     assert log.event(0).previous is None and log.event(0) == first
+
+
+def _in_form(event_type, form):
+    """A sample event of ``event_type`` whose fields fit ``form`` (a stored form's conditions)."""
+    given = by_name(sample(event_type))  # (as written: a pair as value and flag)
+    for name, how in form.items():
+        if type(how) is Is:
+            given[name] = how.value
+        elif how is ONE_ITEM:
+            given[name] = given[name][:1]
+    for name, how in form.items():
+        if type(how) is Same:
+            given[name] = given[how.name] = 2.5  # (a float: kept as it is)
+    fields = {}
+    for name, how in layout(event_type):
+        if how == PAIR:
+            flag = given[f"{name}_flag"]
+            fields[name] = None if flag is NO_PREVIOUS else (given[name], flag)
+        elif how == LABELS:
+            fields[name] = tuple(given[name].split(","))
+        else:
+            fields[name] = given[name]
+    return event_type(**fields)
+
+
+@pytest.mark.parametrize("event_type, k", [(t, k) for t in EVENT_TYPES for k in range(1, len(t.forms) + 1)])
+def test_an_event_in_a_shorter_stored_form_reads_back_the_same(event_type, k, tmp_path):
+    """Written by the packer or inline, an event that fits a stored form is stored in that form or an earlier
+    one (fewer slots), and read back as the same event, wherever it stands in the log."""
+    event = _in_form(event_type, event_type.forms[k - 1])
+    writer = load(tmp_path, f"""
+        def go(self, values, {', '.join(parameters(event_type))}):
+            write(values, {event_type.__name__}, {', '.join(f'{p}={p}' for p in parameters(event_type))})
+    """, name=f"form_{event_type.__name__}_{k}")
+    for how in (lambda values, fields: write(values, event_type, **fields),
+                lambda values, fields: writer().go(values, **fields)):
+        log = EventLog()
+        how(log.values, by_name(sample(event_type)))  # (whole)
+        whole = len(log.values)
+        how(log.values, by_name(event))
+        assert 0 < log.values[whole][0] // FORM_STEP <= k
+        assert len(log.values) - whole < whole
+        how(log.values, by_name(sample(event_type, "-again")))
+        read = event
+        if event_type is ToposortYielded and event.position is VISITS:  # counted: one visit of its query before
+            read = dataclasses.replace(event, position=1)
+        assert [log.event(i) for i in range(3)] == [sample(event_type), read, sample(event_type, "-again")]
+        assert log.events_from(0) == [sample(event_type), read, sample(event_type, "-again")]
+
+
+def test_a_stored_form_keeps_what_its_values_are():
+    """An argnums equal to autograd's (0,) but not the very tuple, a result equal to the contribution but not
+    the same array (copy-on-write corrects each apart), a first position 1: stored whole."""
+    import numpy as np
+    contribution = np.ones(2)
+    cases = [sample(NodeCreated), AddOutgrads("rev", 0, 1, "v1_sin", 1, "v0_x", 1, None, 2.5, (2.5, False), False),
+             AddOutgrads("rev", 0, 1, "v1_sin", 0, "v0_x", 0, None, contribution, (contribution, False), False)]
+    cases[0] = NodeCreated(**{**{n: getattr(cases[0], n) for n, _ in layout(NodeCreated)}, "argnums": (0,),
+                              "value": None, "site": None})
+    for event in cases:
+        log = EventLog()
+        write(log.values, type(event), **by_name(event))
+        assert log.values[0][0] == type(event).index and log.event(0) == event
 
 
 def test_an_empty_tail_and_empty_labels():

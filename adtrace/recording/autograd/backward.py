@@ -13,7 +13,7 @@ from .capture import is_immutable, summary_after_sparse_add
 from .forward import JVPFrame
 from .node_table import UNARY
 from ..fanout import guards_itself
-from ..events import NO_PREVIOUS, AddOutgrads, BackwardEnd, BackwardStart, ToposortYielded, VJPCalled
+from ..events import NO_PREVIOUS, VISITS, AddOutgrads, BackwardEnd, BackwardStart, ToposortYielded, VJPCalled
 from ..packers import inline_writes, write
 
 _NONES = [(None,) * n for n in range(64)]  # ingrads under capture "structure", without a new tuple
@@ -90,7 +90,7 @@ class BackwardQueries:
             if self.keeps_values:
                 query.popped = query.entries.pop(label, None)  # outgrad = outgrads.pop(node)
             write(self.values, ToposortYielded, mode="rev", level=query.level, query=query.number, node=label,
-                  position=query.visited)
+                  position=VISITS)  # (counted on read: query.visited)
             query.visited += 1
         except Exception as exc:
             self.fail(exc)

@@ -5,6 +5,7 @@ entry is written when the node is created, so an id that Python reuses after a n
 overwritten.
 """
 
+from ..events import UNARY  # the argnums of a node with one boxed argument, the first (the argnums column's default)
 from ..labels import ROOT_NAME, label_for, label_name, primitive_name, unrecorded_label
 from .state import state
 
@@ -25,9 +26,6 @@ class Sparse(dict):
 
     def __missing__(self, key):
         return self.default
-
-
-UNARY = (0,)  # the argnums of a node with one boxed argument, the first (the argnums column's default)
 
 
 class NodeTable:
