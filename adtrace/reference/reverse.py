@@ -88,11 +88,12 @@ def record_step(i, partials, v_i_bar, v_k_to_i_bars, kinds=None):
         note_visit(i.fun, rule, REV)
     else:
         rule, name = ROOT, ROOT_NAME
-    contributions = tuple(
-        Contribution(k, argnum, v_k.label, getval(v_k_to_i_bar))
-        for k, (argnum, v_k, v_k_to_i_bar) in enumerate(zip(i.argnums, i.parents, v_k_to_i_bars))
-    )
-    return Step(i.label, name, rule, tuple(map(getval, partials)), getval(v_i_bar), contributions)
+    contributions = tuple([  # (a float is its own raw value: no box to look into)
+        Contribution(k, argnum, v_k.label, g if type(g) is float else getval(g))
+        for k, (argnum, v_k, g) in enumerate(zip(i.argnums, i.parents, v_k_to_i_bars))
+    ])
+    return Step(i.label, name, rule, tuple([p if type(p) is float else getval(p) for p in partials]),
+                v_i_bar if type(v_i_bar) is float else getval(v_i_bar), contributions)
 
 
 # -------------------- the public surface, with autograd's signatures --------------------

@@ -2,6 +2,7 @@
 
 import dataclasses
 import json
+import math
 
 import numpy as np
 
@@ -16,6 +17,8 @@ TAGS = frozenset({"complex", "array", "summary", "container_summary", "boxed", "
 def to_jsonable(value):
     """A kept value as plain JSON data (arrays as nested lists, complex as [re, im], a dict with a key
     that is not a string, or one of ``TAGS``, as ``{"dict_items": [[key, value], ...]}``)."""
+    if type(value) is float:  # (a scalar program's every value)
+        return value if math.isfinite(value) else repr(value)
     if value is None or isinstance(value, (bool, str, int)):
         return value
     if isinstance(value, (float, np.floating)):
@@ -52,7 +55,13 @@ def to_jsonable(value):
 
 
 def event_dict(event):
-    return {"kind": event.kind, **{f.name: to_jsonable(getattr(event, f.name)) for f in dataclasses.fields(event)}}
+    names = _FIELD_NAMES.get(type(event))
+    if names is None:
+        names = _FIELD_NAMES[type(event)] = tuple(f.name for f in dataclasses.fields(event))
+    return {"kind": event.kind, **{name: to_jsonable(getattr(event, name)) for name in names}}
+
+
+_FIELD_NAMES = {}  # event class -> its fields' names (``dataclasses.fields`` per event was a fifth of the export)
 
 
 def events_json(recording=None, **named):
@@ -62,7 +71,63 @@ def events_json(recording=None, **named):
         document = _recording_dict(recording)
     else:
         document = {name: _recording_dict(r) for name, r in named.items()}
-    return json.dumps(document, indent=1, sort_keys=False) + "\n"
+    parts = []
+    try:
+        _indented(document, parts, "\n")
+    except _NotPlain:
+        return json.dumps(document, indent=1, sort_keys=False) + "\n"
+    return "".join(parts) + "\n"
+
+
+class _NotPlain(Exception):
+    """A value ``_indented`` does not write (``json.dumps`` then writes the whole document)."""
+
+
+_STRING = json.encoder.encode_basestring_ascii
+
+
+def _indented(value, parts, newline):
+    """``json.dumps(value, indent=1)``'s text, appended to ``parts`` (json's own writer with an indent is
+    pure Python, a generator per container: most of a large recording's export)."""
+    if isinstance(value, str):
+        parts.append(_STRING(value))
+    elif type(value) is float:
+        parts.append(float.__repr__(value) if math.isfinite(value) else
+                     "NaN" if value != value else "Infinity" if value > 0 else "-Infinity")
+    elif value is None:
+        parts.append("null")
+    elif value is True:
+        parts.append("true")
+    elif value is False:
+        parts.append("false")
+    elif isinstance(value, int):
+        parts.append(int.__repr__(value))
+    elif isinstance(value, (list, tuple)):
+        if not value:
+            parts.append("[]")
+            return
+        inner = newline + " "
+        separator = "[" + inner
+        for item in value:
+            parts.append(separator)
+            _indented(item, parts, inner)
+            separator = "," + inner
+        parts.append(newline + "]")
+    elif isinstance(value, dict):
+        if not value:
+            parts.append("{}")
+            return
+        inner = newline + " "
+        separator = "{" + inner
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise _NotPlain
+            parts.append(separator + _STRING(key) + ": ")
+            _indented(item, parts, inner)
+            separator = "," + inner
+        parts.append(newline + "}")
+    else:
+        raise _NotPlain
 
 
 FORMAT = 1  # of a saved recording (``recording/saved.py`` reads this one; another is refused)
