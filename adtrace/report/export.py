@@ -17,8 +17,13 @@ TAGS = frozenset({"complex", "array", "summary", "container_summary", "boxed", "
 def to_jsonable(value):
     """A kept value as plain JSON data (arrays as nested lists, complex as [re, im], a dict with a key
     that is not a string, or one of ``TAGS``, as ``{"dict_items": [[key, value], ...]}``)."""
-    if type(value) is float:  # (a scalar program's every value)
+    kind = type(value)
+    if kind is float:  # (a scalar program's every value)
         return value if math.isfinite(value) else repr(value)
+    if kind is str or value is None:
+        return value
+    if kind is tuple or kind is list:  # (not a subclass: a summary is a tuple too)
+        return [to_jsonable(v) for v in value]
     if value is None or isinstance(value, (bool, str, int)):
         return value
     if isinstance(value, (float, np.floating)):
@@ -84,6 +89,7 @@ class _NotPlain(Exception):
 
 
 _STRING = json.encoder.encode_basestring_ascii
+_LONG = 1000  # items of a list
 
 
 def _indented(value, parts, newline):
@@ -108,10 +114,17 @@ def _indented(value, parts, newline):
             return
         inner = newline + " "
         separator = "[" + inner
-        for item in value:
-            parts.append(separator)
-            _indented(item, parts, inner)
-            separator = "," + inner
+        if len(value) > _LONG:  # (each item's text joined: not millions of small strings alive at once)
+            for item in value:
+                written = [separator]
+                _indented(item, written, inner)
+                parts.append("".join(written))
+                separator = "," + inner
+        else:
+            for item in value:
+                parts.append(separator)
+                _indented(item, parts, inner)
+                separator = "," + inner
         parts.append(newline + "]")
     elif isinstance(value, dict):
         if not value:

@@ -47,7 +47,8 @@ def test_the_export_is_the_json_module_s_own_indented_document(capture):
         grad(f)(np.array([0.5, -1.0, 3.0]))
     exported = events_json(rec)
     assert exported == json.dumps(json.loads(exported), indent=1) + "\n"
-    odd = {"\u00e9\n\"": [[], {}, [1, -0.0, float("nan"), -float("inf"), 5e-324, True, None, {"x": [[2]]}]]}
+    odd = {"\u00e9\n\"": [[], {}, [1, -0.0, float("nan"), -float("inf"), 5e-324, True, None, {"x": [[2]]}]],
+           "long": [{"i": i, "v": [i / 7, None]} for i in range(3000)]}  # (a long list's items written apart)
     parts = []
     _indented(odd, parts, "\n")
     assert "".join(parts) == json.dumps(odd, indent=1)
