@@ -72,16 +72,33 @@ _FIELD_NAMES = {}  # event class -> its fields' names (``dataclasses.fields`` pe
 def events_json(recording=None, **named):
     """Every event, in order, as a deterministic JSON document; several recordings by name
     (``reverse=..., forward=...``) give one document with one entry each."""
-    if recording is not None:
-        document = _recording_dict(recording)
-    else:
-        document = {name: _recording_dict(r) for name, r in named.items()}
+    def document(lazy):
+        if recording is not None:
+            return _recording_dict(recording, lazy)
+        return {name: _recording_dict(r, lazy) for name, r in named.items()}
+
     parts = []
     try:
-        _indented(document, parts, "\n")
+        _indented(document(True), parts, "\n")
     except _NotPlain:
-        return json.dumps(document, indent=1, sort_keys=False) + "\n"
+        return json.dumps(document(False), indent=1, sort_keys=False) + "\n"
     return "".join(parts) + "\n"
+
+
+class _Events:
+    """A recording's events as ``_indented`` reads the list of their dicts: each made as it is written, then
+    dropped (the whole list of a million-node recording's dicts was gigabytes)."""
+
+    __slots__ = ("events",)
+
+    def __init__(self, events):
+        self.events = events
+
+    def __len__(self):
+        return len(self.events)
+
+    def __iter__(self):
+        return map(event_dict, self.events)
 
 
 class _NotPlain(Exception):
@@ -108,8 +125,8 @@ def _indented(value, parts, newline):
         parts.append("false")
     elif isinstance(value, int):
         parts.append(int.__repr__(value))
-    elif isinstance(value, (list, tuple)):
-        if not value:
+    elif isinstance(value, (list, tuple)) or type(value) is _Events:
+        if not len(value):
             parts.append("[]")
             return
         inner = newline + " "
@@ -146,9 +163,11 @@ def _indented(value, parts, newline):
 FORMAT = 1  # of a saved recording (``recording/saved.py`` reads this one; another is refused)
 
 
-def _recording_dict(recording):
+def _recording_dict(recording, lazy=False):
+    """``lazy``: the events as ``_Events`` (only ``_indented`` reads them), not a list of their dicts."""
+    events = recording.events
     return {"format": FORMAT, "engine": recording.engine, "capture": recording.capture, "failure": recording.failure,
-            "events": [event_dict(e) for e in recording.events]}
+            "events": _Events(events) if lazy else [event_dict(e) for e in events]}
 
 
 def save_recording(recording, path):
