@@ -113,4 +113,4 @@ def parent_labels(graph, only_reachable=True):
     ``only_reachable=False`` gives every traced node.
     """
     keep = reachable(graph.out) if only_reachable else set(graph.nodes)
-    return {n.label: tuple(p.label for p in n.parents) for n in graph.nodes if n in keep}
+    return {n.label: tuple([p.label for p in n.parents]) for n in graph.nodes if n in keep}
