@@ -68,17 +68,21 @@ def align(recording, query, run):
     events = recording.query_events(query)
     running, popped = autograd_running_entries(events)
     steps = {step.label: step for step in run.steps} if run is not None else {}
-    rows, nodes = [], recording.nodes
+    rows, nodes, no_entries = [], recording.nodes, (None,)
     for label in recording.visit_order(query):
         node = nodes.get(label)
         step = steps.get(label)
-        status, difference = (MISSING, None) if step is None else compare(popped.get(label), step.v_i_bar,
-                                                                          magnitude(step.partial_adjoints))
-        rows.append(NodeAlignment(label, getattr(node, "primitive", "root"),
-                                  None if step is None else step.partial_adjoints,
-                                  None if step is None else step.v_i_bar,
-                                  tuple(running.get(label, [None])), popped.get(label), status, difference,
-                                  summarized(popped.get(label))))
+        value = popped.get(label)
+        entries = running.get(label)
+        if step is None:
+            status, difference, partials, v_i_bar = MISSING, None, None, None
+        else:
+            partials, v_i_bar = step.partial_adjoints, step.v_i_bar
+            status, difference = compare(value, v_i_bar, magnitude(
+                partials[0] if type(partials) is tuple and len(partials) == 1 else partials))
+        rows.append(NodeAlignment(label, getattr(node, "primitive", "root"), partials, v_i_bar,
+                                  no_entries if entries is None else tuple(entries), value, status, difference,
+                                  type(value) not in _REALS and summarized(value)))
     return rows
 
 

@@ -106,7 +106,8 @@ def _reverse(call, f, x, capture, rtol, relative_to):
     del vjp  # it holds autograd's whole graph: freed before the reference engine builds its own
     call.output, call.recording = output, rec
     call.reference, call.reference_note = _reference_run(f, x, seed, output, rec)
-    gc.collect(0)  # the reference engine's graph, garbage held by its own cycles (collected young: what this call made)
+    if call.reference is None:  # a run that stopped leaves its graph held by its own cycles (a finished one frees it)
+        gc.collect(0)  # (collected young: what this call made)
     query = user_query(rec)  # not a pass run during the forward computation or inside a VJP rule
     if query is not None and call.reference is not None:
         end = rec.query_events(query)[0].end

@@ -185,8 +185,8 @@ class Recording:
     def graph(self, end=None):
         """``label -> parent labels by argument position`` for reverse-mode nodes; with ``end``,
         only the nodes ``end`` depends on (the graph ``toposort(end)`` walks)."""
-        graph = {label: getattr(node, "parents", ()) for label, node in self.nodes.items()
-                 if node.mode == events.REV}
+        rev = events.REV
+        graph = {label: getattr(node, "parents", ()) for label, node in self.nodes.items() if node.mode == rev}
         if end is None:
             return graph
         reached, stack = {}, [end]

@@ -37,9 +37,16 @@ class Graph:
     root: "ReferenceNode" = None
     out: "ReferenceNode" = None  # None when the output does not depend on the input
     value: object = None  # the output's value (a box if an outer trace is tracing)
+    names: dict = field(default_factory=dict, repr=False)  # primitive -> its name (the same few at every node)
 
     def add(self, node):
-        node.label = node_label(len(self.nodes), primitive_name(node.fun) if self.nodes else ROOT_NAME)
+        if self.nodes:
+            name = self.names.get(node.fun)
+            if name is None:
+                name = self.names[node.fun] = primitive_name(node.fun)
+        else:
+            name = ROOT_NAME
+        node.label = node_label(len(self.nodes), name)
         self.nodes.append(node)
 
 
@@ -106,4 +113,4 @@ def parent_labels(graph, only_reachable=True):
     ``only_reachable=False`` gives every traced node.
     """
     keep = reachable(graph.out) if only_reachable else set(graph.nodes)
-    return {n.label: tuple(p.label for p in n.parents) for n in graph.nodes if n in keep}
+    return {n.label: tuple([p.label for p in n.parents]) for n in graph.nodes if n in keep}

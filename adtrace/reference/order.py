@@ -16,8 +16,6 @@ autograd's ``toposort`` counts children instead and may visit siblings in anothe
 order; both are valid, which ``is_reverse_topological`` checks on any order.
 """
 
-from collections import Counter
-
 
 def topo_order(out):
     """Depth-first post-order from ``out``: every node after all of its inputs.
@@ -56,11 +54,14 @@ def is_reverse_topological(order, graph, leaves_anywhere=False):
     backward does nothing, so visiting it before a consumer has added into it loses nothing.
     """
     order = list(order)
-    if Counter(order) != Counter(graph.keys()):
-        return False
     position = {label: i for i, label in enumerate(order)}
-    return all(
-        parent in position and (position[node] < position[parent] or (leaves_anywhere and not graph.get(parent)))
-        for node, parents in graph.items()
-        for parent in parents
-    )
+    # each node once and nothing else: no label twice, as many as the graph has, all of the graph's
+    if len(position) != len(order) or len(position) != len(graph) or any(label not in position for label in graph):
+        return False
+    for node, parents in graph.items():
+        at = position[node]
+        for parent in parents:
+            after = position.get(parent)
+            if after is None or not (at < after or (leaves_anywhere and not graph.get(parent))):
+                return False
+    return True

@@ -46,6 +46,8 @@ def sum_partial_adjoints(partials):
     vector space: ``+`` for arrays and scalars (the very additions autograd makes),
     ``vspace(...).add`` for the rest, as autograd's ``add_outgrads`` does (Python's ``+`` would
     concatenate three 3-tuples into a 9-tuple, and cannot add dicts)."""
+    if len(partials) == 1:  # (most nodes: the sum of one term is the term itself, in every space)
+        return partials[0]
     if Box.type_mappings.get(type(getval(partials[0]))) is ArrayBox:
         return reduce(operator.add, partials)
     return reduce(vspace(partials[0]).add, partials)
@@ -54,13 +56,18 @@ def sum_partial_adjoints(partials):
 def gradient(graph, seed):
     """The lecture's algorithm on ``graph``: returns ``(v_input_bar, steps)``."""
     node_to_grad = {graph.out: [seed]}
-    v_input_bar, steps = None, []
+    v_input_bar, steps, kinds = None, [], {}
     for i in reverse_topo_order(graph.out):
-        v_i_bar = sum_partial_adjoints(node_to_grad[i])
+        partials = node_to_grad.pop(i)  # (each node's list is read once: not kept for the whole run)
+        v_i_bar = sum_partial_adjoints(partials)
         v_k_to_i_bars = partial_adjoints(i, v_i_bar) if i.parents else ()
         for v_k, v_k_to_i_bar in zip(i.parents, v_k_to_i_bars):  # inputs(i), by position
-            node_to_grad.setdefault(v_k, []).append(v_k_to_i_bar)
-        steps.append(record_step(i, node_to_grad[i], v_i_bar, v_k_to_i_bars))
+            found = node_to_grad.get(v_k)
+            if found is None:
+                node_to_grad[v_k] = [v_k_to_i_bar]
+            else:
+                found.append(v_k_to_i_bar)
+        steps.append(record_step(i, partials, v_i_bar, v_k_to_i_bars, kinds))
         if i is graph.root:
             v_input_bar = v_i_bar
     if v_input_bar is None:  # the input got no partial adjoint: zeros of its space
@@ -68,17 +75,25 @@ def gradient(graph, seed):
     return v_input_bar, steps
 
 
-def record_step(i, partials, v_i_bar, v_k_to_i_bars):
-    """The visit of node ``i`` as a ``Step`` of raw values."""
-    rule = ROOT if not i.parents else vjp_source(i.fun)
+def record_step(i, partials, v_i_bar, v_k_to_i_bars, kinds=None):
+    """The visit of node ``i`` as a ``Step`` of raw values. ``kinds``: a cache of each primitive's
+    ``(rule, name)`` for one run (a run visits the same few primitives at every node)."""
     if i.parents:
+        kind = kinds.get(i.fun) if kinds is not None else None
+        if kind is None:
+            kind = (vjp_source(i.fun), primitive_name(i.fun))
+            if kinds is not None:
+                kinds[i.fun] = kind
+        rule, name = kind
         note_visit(i.fun, rule, REV)
-    contributions = tuple(
-        Contribution(k, i.argnums[k], v_k.label, getval(v_k_to_i_bar))
-        for k, (v_k, v_k_to_i_bar) in enumerate(zip(i.parents, v_k_to_i_bars))
-    )
-    name = ROOT_NAME if not i.parents else primitive_name(i.fun)
-    return Step(i.label, name, rule, tuple(getval(p) for p in partials), getval(v_i_bar), contributions)
+    else:
+        rule, name = ROOT, ROOT_NAME
+    contributions = tuple([  # (a float is its own raw value: no box to look into)
+        Contribution(k, argnum, v_k.label, g if type(g) is float else getval(g))
+        for k, (argnum, v_k, g) in enumerate(zip(i.argnums, i.parents, v_k_to_i_bars))
+    ])
+    return Step(i.label, name, rule, tuple([p if type(p) is float else getval(p) for p in partials]),
+                v_i_bar if type(v_i_bar) is float else getval(v_i_bar), contributions)
 
 
 # -------------------- the public surface, with autograd's signatures --------------------
@@ -130,7 +145,7 @@ def run_gradient(fun, x, seed=None):
         adjoint, steps = vspace(x).zeros(), []
     else:
         adjoint, steps = gradient(graph, seed)
-    return GradientRun(
+    run = GradientRun(
         value=getval(graph.value),
         seed=getval(seed),
         adjoint=getval(adjoint),
@@ -139,3 +154,5 @@ def run_gradient(fun, x, seed=None):
         parents=parent_labels(graph),
         labels=tuple(node.label for node in graph.nodes),
     )
+    graph.nodes, graph.root, graph.out = [], None, None  # (each node holds the graph: freed now, not by a collection)
+    return run

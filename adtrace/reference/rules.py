@@ -67,6 +67,8 @@ def jvp_source(fun):
 
 def own_rules_for(table, node, kind):
     rules = table[node.fun]
+    if len(node.argnums) == 1 and node.argnums[0] in rules:  # (most nodes)
+        return rules
     missing = [a for a in node.argnums if a not in rules]
     if missing:
         raise NotImplementedError(
@@ -83,11 +85,10 @@ def partial_adjoints(node, v_i_bar):
     """``v_k_to_i_bar`` for every input position k of node i, in position order."""
     if vjp_source(node.fun) == OWN:
         rules = own_rules_for(primitive_vjps, node, "VJP")
-        return tuple(
-            rules[argnum](node.value, *node.args, **node.kwargs)(v_i_bar) for argnum in node.argnums
-        )
+        value, args, kwargs = node.value, node.args, node.kwargs
+        return tuple([rules[argnum](value, *args, **kwargs)(v_i_bar) for argnum in node.argnums])
     vjp = autograd_core.primitive_vjps[node.fun](node.argnums, node.value, node.args, node.kwargs)
-    return tuple(densify(g) for g in vjp(v_i_bar))  # may be a generator: materialise it
+    return tuple([densify(g) for g in vjp(v_i_bar)])  # may be a generator: materialise it
 
 
 def tangent_shares(node, input_tangents):
@@ -105,6 +106,8 @@ def tangent_shares(node, input_tangents):
 
 def densify(g):
     """autograd's rules for indexing return a sparse ``SparseObject``; make it an array."""
+    if type(g) is float:  # (a scalar program's every partial adjoint)
+        return g
     if isinstance(g, SparseObject):
         return g.mut_add(g.vs.zeros())
     return g

@@ -5,6 +5,7 @@ or left out where its report has no such input."""
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
+from ..recording.eventlog import collector_paused
 from ..recording.events import FWD, REV
 from ..recording.recording import RENDERERS
 from .options import ReportOptions
@@ -96,7 +97,8 @@ def render_recording(recording, options=None, title="adtrace recording", intro=N
         header += f"\n\n{never}"
     for line in pass_findings_lines(recording):
         header += f"\n\n{line}"
-    return _document(header, Inputs(recording, Nesting(recording), options or ReportOptions()))
+    with collector_paused():  # (a large recording's millions of objects: each collection would walk them again)
+        return _document(header, Inputs(recording, Nesting(recording), options or ReportOptions()))
 
 
 def render(call, options=None, title=None, intro=None):
@@ -106,9 +108,10 @@ def render(call, options=None, title=None, intro=None):
     if intro:
         header += f"\n\n{intro.strip()}"
     recording = call.recording if call.recording is not None else call.forward_recording
-    return _document(header, Inputs(recording, Nesting(recording), options or ReportOptions(),
-                                    reverse=call.recording is not None, call=call,
-                                    reference_counts=_reference_counts(call.reference)))
+    with collector_paused():  # (a large call's millions of objects: each collection would walk them again)
+        return _document(header, Inputs(recording, Nesting(recording), options or ReportOptions(),
+                                        reverse=call.recording is not None, call=call,
+                                        reference_counts=_reference_counts(call.reference)))
 
 
 def _document(header, inputs):

@@ -33,6 +33,5 @@ class Namer:
 def _names(recording):
     """``(label -> variable, label -> its named site)`` of a recording's nodes (``Namer``)."""
     names = variable_names(recording)
-    calls = recording.calls if names else {}
-    return names, {label: named_site(name, node_site(recording.nodes[label], calls.get(label)))
-                   for label, name in names.items()}
+    calls, nodes = (recording.calls if names else {}), recording.nodes
+    return names, {label: named_site(name, node_site(nodes[label], calls.get(label))) for label, name in names.items()}

@@ -68,3 +68,26 @@ def test_no_section_shows_a_nameless_cell(engine):
     cells = [cell.strip() for row in rows for cell in row.strip("|").split(" | ")]
     assert len(rows) > 10
     assert [cell for cell in cells if cell in ("", "``", "\\`\\`")] == []
+
+
+def test_a_report_is_written_with_the_cyclic_collector_paused_and_restored_as_it_was(monkeypatch):
+    import gc
+
+    from adtrace.report import document
+
+    seen = []
+
+    def nesting(recording):  # (read first by each report, before any section)
+        seen.append(gc.isenabled())
+        return Nesting(recording)
+
+    monkeypatch.setattr(document, "Nesting", nesting)
+    call = trace_call(lambda x: anp.sin(x) * x, (0.5,))
+    for enabled in (True, False):
+        (gc.enable if enabled else gc.disable)()
+        try:
+            assert render(call) and render_recording(call.recording)
+            assert gc.isenabled() is enabled
+        finally:
+            gc.enable()
+    assert len(seen) == 4 and not any(seen)

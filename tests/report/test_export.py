@@ -7,7 +7,7 @@ import pytest
 from autograd import grad
 
 import adtrace
-from adtrace.report.export import events_json, to_jsonable
+from adtrace.report.export import _indented, events_json, to_jsonable
 
 
 def test_a_dict_whose_keys_are_not_all_strings_keeps_every_entry():
@@ -31,3 +31,24 @@ def test_the_exported_gradient_of_a_dict_argument_keeps_both_keys():
     end = [e for e in json.loads(events_json(rec))["events"] if e["kind"] == "backward_end"][-1]
     exported = {json.dumps(key): value["array"] for key, value in end["result"]["dict_items"]}
     assert exported == {"1": gradient[1], '"1"': gradient["1"]} == {"1": 20.0, '"1"': 10.0}
+
+
+
+@pytest.mark.parametrize("capture", ["auto", "full"])
+def test_the_export_is_the_json_module_s_own_indented_document(capture):
+    """The export's own writer (json's indented one is slow on a large recording) writes what
+    ``json.dumps(..., indent=1)`` writes: arrays, summaries, nested and empty containers, escapes."""
+    import autograd.numpy as anp
+
+    def f(x):
+        return anp.sum(anp.sin(x) * anp.array([1.0, 2.0, 3.0])) + x[0] ** 2
+
+    with adtrace.record(capture=capture) as rec:
+        grad(f)(np.array([0.5, -1.0, 3.0]))
+    exported = events_json(rec)
+    assert exported == json.dumps(json.loads(exported), indent=1) + "\n"
+    odd = {"\u00e9\n\"": [[], {}, [1, -0.0, float("nan"), -float("inf"), 5e-324, True, None, {"x": [[2]]}]],
+           "long": [{"i": i, "v": [i / 7, None]} for i in range(3000)]}  # (a long list's items written apart)
+    parts = []
+    _indented(odd, parts, "\n")
+    assert "".join(parts) == json.dumps(odd, indent=1)

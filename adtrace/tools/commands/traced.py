@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from ...recording.callsite import source_location
+from ...recording.eventlog import collector_paused
 from ..engine_call import engine_call, engine_check, engine_of, one_class
 from ..output import program_output_to_stderr, show
 from ..targets import TargetError, arguments_from, load_target, parse_arg, parse_keyword, source_file
@@ -27,16 +28,17 @@ def report(args):
 
     given = {"-o": args.output or "-", "--json": args.json, "--html": args.html}
     paths = outputs(given, _sources(args))
-    call = _traced_call(args, node_checks=args.check_nodes)
-    text = render(call, ReportOptions(max_rows=args.max_rows, collapse_above=args.collapse_above))
-    texts = {}
-    if args.json:
-        recordings = {"reverse": call.recording, "forward": call.forward_recording}
-        texts["--json"] = events_json(**{k: r for k, r in recordings.items() if r is not None})
-    if args.html:
-        from ...view import call_page
+    with collector_paused():  # (one command: a large call's millions of objects are not walked again between steps)
+        call = _traced_call(args, node_checks=args.check_nodes)
+        text = render(call, ReportOptions(max_rows=args.max_rows, collapse_above=args.collapse_above))
+        texts = {}
+        if args.json:
+            recordings = {"reverse": call.recording, "forward": call.forward_recording}
+            texts["--json"] = events_json(**{k: r for k, r in recordings.items() if r is not None})
+        if args.html:
+            from ...view import call_page
 
-        texts["--html"] = call_page(call)
+            texts["--html"] = call_page(call)
     if paths["-o"] != "-":
         texts["-o"] = text
     write_all([(option, given[option], paths[option], text) for option, text in texts.items()])  # all or none
