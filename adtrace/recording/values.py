@@ -129,11 +129,32 @@ def summarize(array):
 def stored_summary(array):
     """``summarize`` in its stored form (once per large value recorded: the hot path)."""
     if array.dtype is _FLOAT64 and array.size:  # the common case: sums as itself (no cast: the same bits, sooner)
-        return (ARRAY_SUMMARY, array.shape, "float64", *_statistics(array, None))
+        if array.size > _ARG_EXTREMES:
+            return (ARRAY_SUMMARY, array.shape, "float64", *_statistics(array, None))
+        return (ARRAY_SUMMARY, array.shape, "float64", *_float64_statistics(array))
     data = np.abs(array) if array.dtype.kind == "c" else array
     if data.size == 0 or data.dtype.kind not in "biuf":
         return (ARRAY_SUMMARY, array.shape, _dtype_name(array.dtype), *(float("nan"),) * 3)
     return (ARRAY_SUMMARY, array.shape, _dtype_name(array.dtype), *_statistics(data, np.float64))
+
+
+# up to this size argmin / argmax cost less than the reductions (fewer set-up instructions, more per element:
+# callgrind, 2,048 elements: 7.2k against 10.3k; 8,192: 18.0k against 16.4k)
+_ARG_EXTREMES = 4096
+
+
+def _float64_statistics(array):
+    """``_statistics`` of a non-empty float64 array of at most ``_ARG_EXTREMES`` elements, its extremes
+    found by ``argmin`` / ``argmax`` (no reduction's set-up). The element found has the extreme's own bits,
+    unless it is a zero (0.0 and -0.0 compare equal: which one a reduction keeps depends on its
+    order) or NaN (which NaN): those take the reductions."""
+    low, high = array.item(array.argmin()), array.item(array.argmax())
+    if not low or not high or low != low:
+        return _statistics(array, None)
+    if max(-low, high) * array.size < 1e300:  # finite and no overflow: the sum cannot warn
+        return low, high, float(np.add.reduce(array, None, None)) / array.size
+    with np.errstate(all="ignore"):
+        return low, high, float(np.add.reduce(array, None, None)) / array.size
 
 
 def _statistics(data, dtype):

@@ -91,6 +91,24 @@ def test_float64_summaries_match_the_general_path():
             assert (math.isnan(x) and math.isnan(y)) or (x == y and math.copysign(1, x) == math.copysign(1, y))
 
 
+def test_float64_extremes_have_the_reductions_bits():
+    """The float64 path finds the extremes by argmin / argmax: where they are zeros of either sign
+    (equal, but which one a reduction keeps depends on its order) or NaN, the summary still holds
+    exactly the bits ``np.minimum.reduce`` / ``np.maximum.reduce`` give."""
+    import struct
+
+    rng = np.random.default_rng(5)
+    for i in range(600):
+        a = rng.choice([(0.0, -0.0, 1.0, 2.5), (0.0, -0.0, -1.0, -3.0), (0.0, -0.0), (np.nan, -1.0, 0.0, 2.0)][i % 4],
+                       size=int(rng.integers(1, 300)))
+        a = a.reshape(-1, 1)[::2] if i % 5 == 0 else a  # strided too
+        summary = summarize(a)
+        with np.errstate(all="ignore"):
+            expected = np.minimum.reduce(a, None), np.maximum.reduce(a, None), np.add.reduce(a, None) / a.size
+        got = summary.min, summary.max, summary.mean
+        assert [struct.pack("<d", x) for x in got] == [struct.pack("<d", float(x)) for x in expected], a
+
+
 def test_invalid_options():
     with pytest.raises(ValueError, match="inline_size"):
         Keeper("auto", inline_size=-1)

@@ -84,14 +84,16 @@ class CopyOnWrite:
             version = self._live[id(array)] = Version(array)
         return version
 
-    def before_writing(self, leaves):
+    def before_writing(self, leaves, copies=None):
         """autograd writes into ``leaves`` next: their current Versions keep copies (one copy per
-        written array, however many events hold it)."""
+        written array, however many events hold it), noted in ``copies`` (id -> copy) if given."""
         live = self._live
         for leaf in leaves:
             version = live.pop(id(leaf), None)
             if version is not None:
-                version.array = leaf.copy()
+                version.array = copy = _copy(leaf)
+                if copies is not None:
+                    copies[id(leaf)] = copy
 
     def freeze_all(self):
         """Every Version still holding a live array keeps a copy (the recording is read, or stops)."""
@@ -113,22 +115,41 @@ class CopyOnWrite:
         of it or the arrays it is a view of (the user writes into those through it), plus the events
         starting at positions ``also``, keep copies; so does every Version of those arrays."""
         leaves = exposed_arrays(result)
+        copies = {}  # id -> copy: the Versions' copies serve the events holding the same array too
         if self._live:
-            self.before_writing(leaves)
+            self.before_writing(leaves, copies)
         positions = held_positions(held, {id(live) for live in (result, *leaves)})
         positions.extend(also)
         if not positions:
             return
-        copies = {id(a): a.copy() for a in leaves}
+        exposed = {id(a): a for a in leaves}
+
+        def copied(array):  # (copied when an event holds it: a leaf held only through Versions is not)
+            key = id(array)
+            copy = copies.get(key)
+            if copy is None:
+                if exposed.get(key) is not array:
+                    return array
+                copy = copies[key] = array.copy()
+            return copy
 
         def swap(stored):
-            kind = type(stored)
-            if kind is np.ndarray:
-                return copies.get(id(stored), stored)
-            return map_arrays(stored, lambda a: copies.get(id(a), a))
+            return copied(stored) if type(stored) is np.ndarray else map_arrays(stored, copied)
 
         for position in sorted(set(positions)):
             writer.update(position, swap)
+
+
+def _copy(array):
+    """``array.copy()``; for a float64 array of zero bits (autograd's fresh accumulators, ``vs.zeros()``
+    of a list of parameters before each is added into) fresh zeros, whose pages the system maps
+    only when read: no read of the array, no memory touched."""
+    if array.dtype is _FLOAT64 and not array.view(np.int64).any():
+        return np.zeros(array.shape)
+    return array.copy()
+
+
+_FLOAT64 = np.dtype(np.float64)
 
 
 def exposed_arrays(value):

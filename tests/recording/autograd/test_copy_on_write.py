@@ -554,3 +554,27 @@ def test_a_recording_that_ends_inside_its_trace_keeps_copies_of_a_container_it_r
     values = {e.primitive: plain(e.value) for e in rec.of_kind("node")}
     assert values["multiply"].tolist() == [2, 4, 6, 8]
     assert [a.tolist() for a in values["split"]] == [[2, 4], [6, 8]]
+
+
+def test_versions_of_zeros_keep_their_bits_and_a_detached_gradient_its_values():
+    """A Version of an accumulator of zero bits keeps fresh zeros (no copy read), one holding -0.0
+    keeps its signs; a list gradient handed to the user and changed leaves every event true."""
+    from adtrace.recording.autograd.copy_on_write import CopyOnWrite
+
+    cow = CopyOnWrite()
+    zeros, signed = np.zeros((2, 3)), np.array([0.0, -0.0, 0.0])
+    kept = [cow.share(a, a) for a in (zeros, signed)]
+    cow.before_writing([zeros, signed])
+    zeros += 1.0
+    signed += 1.0
+    assert kept[0].array.tolist() == [[0.0] * 3] * 2 and kept[0].array.shape == (2, 3)
+    assert np.signbit(kept[1].array).tolist() == [False, True, False]
+
+    weights = [np.full(3, i + 1.0) for i in range(3)]
+    with adtrace.record(capture="full") as rec:
+        g = grad(lambda ws: anp.sum(ws[0] * ws[1] * ws[2]))(weights)
+    before = [[plain(e.result)[i].tolist() for i in range(3)] for e in rec.of_kind("backward_end")]
+    for a in g:
+        a *= 100.0
+    assert [[plain(e.result)[i].tolist() for i in range(3)] for e in rec.of_kind("backward_end")] == before
+    assert before == [[[6.0] * 3, [3.0] * 3, [2.0] * 3]]
