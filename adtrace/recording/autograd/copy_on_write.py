@@ -143,7 +143,7 @@ class CopyOnWrite:
 def _copy(array):
     """``array.copy()``; for a float64 array of zero bits (autograd's fresh accumulators, ``vs.zeros()``
     of a list of parameters before each is added into) fresh zeros, whose pages the system maps
-    only when read: no read of the array, no memory touched."""
+    only when read: the copy touches no memory (the array is read once, to find its bits all zero)."""
     if array.dtype is _FLOAT64 and not array.view(np.int64).any():
         return np.zeros(array.shape)
     return array.copy()

@@ -206,7 +206,7 @@ class ClassHooks:
         """``node._backward`` as ``backward()`` reads it: the closure, its call told to the sinks."""
         return RecordedLocalBackward(self.run_local_backward, node, closure)
 
-    def run_local_backward(self, node, closure, *args, **kwargs):
+    def run_local_backward(self, node, closure, /, *args, **kwargs):  # (/: a _backward's own node= keyword passes)
         """A call of ``node._backward`` read by ``backward()``: ``closure`` run, told to the sinks."""
         state, error = self.local.state, None
         if state.quiet:

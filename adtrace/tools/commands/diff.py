@@ -15,7 +15,7 @@ from ...diff.calls import record_call
 from ...recording.saved import SavedRecordingError, load
 from ..engine_call import engine_of, one_class
 from ..output import program_output_to_stderr, show
-from ..targets import source_file
+from ..targets import TargetError, source_file
 from . import UserError
 from .files import outputs, write_all
 from .traced import call_of, user_errors
@@ -88,11 +88,12 @@ def _check_arguments_used(args):
     if not (is_saved(args.a) and is_saved(args.b)):
         return
     given = [option for option, value in (("--at", args.at), ("--kw", args.kw), ("--args-from", args.args_from),
+                                          ("--engine", args.engine),
                                           ("--at-b", args.at_b), ("--args-from-b", args.args_from_b),
                                           ("--argnum", args.argnum), ("--dtype", args.dtype != "float64")) if value]
     if given:
         raise UserError(f"{', '.join(given)}: A and B are both saved recordings, nothing is run (each was recorded "
-                        "with its own arguments)")
+                        "with its own arguments and engine)")
 
 
 def _in_release(args, version):
@@ -138,13 +139,13 @@ def side_recording(args, side, spec, engine, at, args_from):
     function, values, _ = call_of(call, "differentiate")
     if engine is None and args.argnum >= len(values):
         raise UserError(f"--argnum {args.argnum}: {side} ({spec}) is given {len(values)} argument(s)")
-    if engine is not None:
-        engine = engine_of(engine)
     try:
+        if engine is not None:
+            engine = engine_of(engine)
         with user_errors(call):
             if engine is None:
                 return record_call(function, values, args.argnum)
             with one_class(function, engine):
                 return record_call(function, values, engine=engine)
-    except UserError as exc:  # (A and B may be the same target: say which side's run failed)
+    except (UserError, TargetError) as exc:  # (A and B may be the same target: say which side's run failed)
         raise UserError(f"{side}: {exc}") from exc

@@ -83,3 +83,33 @@ def test_local_backward_read_inside_backward_unwraps_to_the_values_own_closure()
     assert wrappers[y] is not closure and inspect.unwrap(wrappers[y]) is closure
     assert [call[0] for call in log.of("local_backward_started")] == [y, x]
     assert x.grad == 6.0 and vars(y)["_backward"] is closure
+
+
+def test_a_local_backward_called_with_its_own_keywords_gets_them():
+    """The recorded wrapper passes every argument through, keywords named ``node`` or ``closure`` too."""
+    got = []
+
+    class Keywords(MiniValue):
+        def __mul__(self, other):
+            out = Keywords(self.data * other.data, (self, other), '*')
+
+            def _backward(node=None, closure=None):
+                got.append((node, closure))
+                self.grad += other.data * out.grad
+                other.grad += self.data * out.grad
+            out._backward = _backward
+            return out
+
+        def backward(self):
+            topo = self.topological_order()
+            self.grad = 1.0
+            for v in reversed(topo):
+                v._backward(node=v, closure="c") if v._prev else v._backward()
+
+    log = EventLog()
+    with attach(Keywords, log):
+        x = Keywords(3.0)
+        y = x * x
+        y.backward()
+    assert got == [(y, "c")] and x.grad == 6.0
+    assert [call[0] for call in log.of("local_backward_started")] == [y, x]

@@ -110,6 +110,10 @@ def test_which_side_failed_is_said_and_options_nothing_uses_are_refused(tmp_path
                    "--at: A and B are both saved recordings, nothing is run")
     one_error_line(adtrace("diff", "r.json", "r.json", "--argnum", "1", "--dtype", "float32", cwd=tmp_path),
                    "--argnum, --dtype: A and B are both saved")
+    one_error_line(adtrace("diff", "r.json", "r.json", "--engine", "micrograd", cwd=tmp_path),
+                   "--engine: A and B are both saved")
+    one_error_line(adtrace("diff", "funcs.py:g", "funcs.py:g", "--at", "3.0", "--engine-b", "funcs.py:Nope",
+                           cwd=tmp_path), "B: ", "Nope")
 
 
 def test_html_writes_the_side_by_side_page_with_the_first_divergence(tmp_path):
