@@ -246,7 +246,7 @@ def node_memory():
 
 def one_node_memory(nodes, capture):
     """The scalar chain of ``nodes`` nodes, plain then recorded under ``capture``, in this process: the peak
-    RSS the recorded run adds to the plain run's (``ru_maxrss``, first: tracemalloc's own tables would
+    RSS the recorded run adds to the plain run's (``peak_rss_kib``, first: tracemalloc's own tables would
     raise it); then the plain run's peak (tracemalloc), the recorded run's peak above it and what the
     finished recording keeps."""
     run = scalar_chain(nodes)
@@ -258,14 +258,28 @@ def one_node_memory(nodes, capture):
         recordings.append(rec)
 
     run()
-    plain_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    plain_rss = peak_rss_kib()
     go()
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    rss = peak_rss_kib()
     recordings.clear()
     plain_peak = _traced(run)[0]
     peak, kept = _traced(go)
     return {"nodes": len(recordings[0].nodes), "plain_b": plain_peak, "traced_b": peak - plain_peak,
-            "rss_b": (rss - plain_rss) * 1024, "kept_b": kept}  # (ru_maxrss: KiB on Linux)
+            "rss_b": (rss - plain_rss) * 1024, "kept_b": kept}
+
+
+def peak_rss_kib():
+    """This process's peak RSS in KiB: Linux's ``VmHWM``, which starts again at ``exec``. ``ru_maxrss`` does not: a
+    process this benchmark starts (fork, then exec) inherits its parent's peak, and one smaller than that read 0 B
+    above plain. ``ru_maxrss`` where there is no ``/proc``."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
 
 def _traced(fn):
@@ -306,7 +320,7 @@ def one_report(nodes):
         seconds = time.perf_counter() - start
         usage = resource.getrusage(resource.RUSAGE_SELF)
         figures = {"nodes": len(call.recording.nodes), "events": len(call.recording.events), "seconds": seconds,
-                   "cpu": usage.ru_utime + usage.ru_stime - cpu, "peak_mb": usage.ru_maxrss / 1024,  # (KiB on Linux)
+                   "cpu": usage.ru_utime + usage.ru_stime - cpu, "peak_mb": peak_rss_kib() / 1024,
                    "report_kb": len(text.encode()) / 1000}
         start = time.perf_counter()
         exported = events_json(call.recording)
