@@ -89,8 +89,8 @@ def test_doctor_reports_version_and_every_hook_point():
     assert out.stdout.count("| original |") == 8  # nothing is patched outside record()
     assert "ok: the installed hooks match autograd" in out.stdout
     lines = out.stdout.splitlines()
-    tables = [i for i, line in enumerate(lines) if line.startswith("| hook point") or line.startswith("| watched")]
-    assert len(tables) == 2 and all(lines[i - 1] == "" for i in tables)  # Markdown: a table follows a blank line
+    tables = [i for i, line in enumerate(lines) if line.startswith(("| hook point", "| watched", "| compiled twin"))]
+    assert len(tables) == 3 and all(lines[i - 1] == "" for i in tables)  # Markdown: a table follows a blank line
 
 
 def test_report_to_stdout_by_module_and_by_path(project):

@@ -2,13 +2,15 @@
 
 from tabulate import tabulate
 
+from ...recording import compiled
 from ...recording.autograd import drift, hooks
 from .. import selftest
 from ..output import show
 
 
 def doctor(args):
-    """Print the installed autograd version, every hook point and every watched function."""
+    """Print the installed autograd version, every hook point, every watched function, and which compiled
+    twins are in use."""
     version = drift.installed_version()
     releases = list(drift.known_releases())
     show(f"autograd {version} (adtrace knows {', '.join(releases)})")
@@ -21,6 +23,9 @@ def doctor(args):
     show(tabulate(rows, headers=["watched function", "matches releases", "why watched"], tablefmt="github"))
     unknown = [key for key, _, matches in status if not matches]
     exact = [v for v in releases if all(v in matches for _, _, matches in status)]
+    show("")
+    rows = [(name, reference, "yes" if used else "no", why) for name, reference, used, why in compiled.status()]
+    show(tabulate(rows, headers=["compiled twin", "of", "in use", "why"], tablefmt="github"))
     show("")
     tests = selftest.run()
     show(tabulate([(name, "ok" if ok else "FAIL", detail) for name, ok, detail in tests],

@@ -1,0 +1,16 @@
+"""The build of adtrace's optional compiled twins (``adtrace/recording/compiled.py``): each a C module beside the
+pure-Python module it does the same as, faster. Every one is ``optional``: on a machine without a C compiler
+or Python's headers, ``pip install`` warns and goes on, and adtrace runs the pure-Python code, which stays
+the reference (``adtrace doctor`` says which is in use). Everything else is in ``pyproject.toml``."""
+
+from setuptools import Extension, setup
+
+
+def twin(module):
+    """The C twin ``module`` (dotted), built from the ``.c`` file of the same path."""
+    return Extension(module, [module.replace(".", "/") + ".c"], optional=True)
+
+
+setup(ext_modules=[twin(module) for module in (
+    "adtrace.recording.value_class._descriptors",
+)])

@@ -1,0 +1,54 @@
+"""The compiled twins' switch: each used when built, none under ADTRACE_PURE_PYTHON=1, an unknown name refused.
+What each twin does is held to its pure-Python module by that module's own tests, run both ways."""
+
+import importlib
+import os
+
+import pytest
+
+from adtrace.recording import compiled
+
+# set by .ci/run: a twin that was not built (the compiler or Python's headers missing) is a failure there
+REQUIRED = os.environ.get("ADTRACE_REQUIRE_COMPILED") == "1"
+
+
+@pytest.mark.parametrize("name", sorted(compiled.TWINS))
+def test_each_twin_is_in_use_when_built(name, monkeypatch):
+    monkeypatch.delenv(compiled.PURE_PYTHON, raising=False)
+    try:
+        module = importlib.import_module(name)
+    except ImportError:
+        if REQUIRED:
+            pytest.fail(f"ADTRACE_REQUIRE_COMPILED=1 but {name} was not built")
+        pytest.skip(f"{name} was not built (no C compiler): the pure-Python code runs")
+    assert compiled.twin(name) is module
+    assert (name, compiled.TWINS[name], True, "compiled") in compiled.status()
+
+
+@pytest.mark.parametrize("name", sorted(compiled.TWINS))
+def test_pure_python_asked_for_leaves_every_twin_unused(name, monkeypatch):
+    monkeypatch.setenv(compiled.PURE_PYTHON, "1")
+    assert compiled.pure_python()
+    assert compiled.twin(name) is None
+    row = next(row for row in compiled.status() if row[0] == name)
+    assert row[2] is False and "ADTRACE_PURE_PYTHON=1" in row[3]
+
+
+def test_each_twin_mirrors_a_module_and_has_its_source():
+    root = os.path.dirname(os.path.dirname(compiled.__file__))  # adtrace/
+    for name, reference in compiled.TWINS.items():
+        importlib.import_module(reference)
+        assert os.path.exists(os.path.join(os.path.dirname(root), *name.split(".")) + ".c"), name
+
+
+def test_a_twin_not_built_reads_as_not_built(monkeypatch):
+    monkeypatch.delenv(compiled.PURE_PYTHON, raising=False)
+    monkeypatch.setitem(compiled.TWINS, "adtrace.recording._no_such_twin", "adtrace.recording.values")
+    assert compiled.twin("adtrace.recording._no_such_twin") is None
+    row = next(row for row in compiled.status() if row[0] == "adtrace.recording._no_such_twin")
+    assert row[2] is False and row[3].startswith("not built")
+
+
+def test_an_unknown_twin_is_refused():
+    with pytest.raises(KeyError, match="no compiled twin"):
+        compiled.twin("adtrace.recording.values")
