@@ -5,6 +5,10 @@ and write of ``value.grad`` and ``value._backward`` passes through it, also for 
 the hooks were installed. Each keeps the value where the class keeps it (the instance ``__dict__``
 under the same name, or the class's ``__slots__`` entry), always as the plain object the engine
 assigned: once the descriptors are removed, instances hold exactly what they would have held.
+
+``GradDescriptor``, ``BackwardDescriptor`` and ``RecordedLocalBackward`` have a compiled twin
+(``_descriptors.c``, ``recording/compiled.py``), used when built: the classes below are the reference
+(``PURE``), which the twin calls for every rare case and the tests hold it to.
 """
 
 import functools
@@ -12,6 +16,7 @@ import inspect
 import sys
 import types
 
+from .. import compiled
 from .tracked import NOT_HELD, NUMBER_KINDS, TRACKED_NUMBER, UNTRACKED, plain, track
 
 
@@ -228,3 +233,13 @@ class EdgesDescriptor:
 
     def __delete__(self, value):
         self.storage.delete(value)
+
+
+# the reference classes; the compiled twin's, when built, take their names (hooks.py imports them from here)
+PURE = {"GradDescriptor": GradDescriptor, "BackwardDescriptor": BackwardDescriptor,
+        "RecordedLocalBackward": RecordedLocalBackward}
+_twin = compiled.twin("adtrace.recording.value_class._descriptors")
+if _twin is not None:
+    _twin.bind(MISSING, NOT_HELD, TRACKED_NUMBER, NUMBER_KINDS, track, plain, GradDescriptor, BackwardDescriptor)
+    GradDescriptor, BackwardDescriptor = _twin.GradDescriptor, _twin.BackwardDescriptor
+    RecordedLocalBackward = _twin.RecordedLocalBackward
