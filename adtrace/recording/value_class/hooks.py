@@ -24,9 +24,12 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Protocol
 
+from .. import compiled
 from ..patching import NOTSET, original_of
 from .descriptors import MISSING, BackwardDescriptor, EdgesDescriptor, GradDescriptor, RecordedLocalBackward, Storage
 from .tracked import accumulation, detach_all, plain
+
+_twin = compiled.twin("adtrace.recording.value_class._hooks")  # (InitHook, LocalBackwardRunner), or None
 
 
 class Callbacks(Protocol):
@@ -112,6 +115,10 @@ class ClassHooks:
         self.grad = Storage(*engine.grad_write)
         # its name if values keep .grad only in their own __dict__ (if any), else None: read on every visit
         self.own_grad = self.grad.name if self.grad.slot is None and self.grad.fallback is MISSING else None
+        if _twin is not None:  # (run_local_backward compiled: this instance's own, read by BackwardDescriptor)
+            self.run_local_backward = _twin.LocalBackwardRunner(
+                self.run_local_backward, self.active, self.local, self.children, self.own_grad,
+                self.grad.load_or_missing, MISSING, _Frame, plain)
 
     def install(self, patcher):
         """Put every hook on the class, or none (a failure undoes what was put); ``patcher.undo()``
@@ -171,7 +178,13 @@ class ClassHooks:
                     state.quiet -= 1
 
         __init__.__adtrace_hook__ = "__init__"
-        return __init__
+        if _twin is None or edges:
+            return __init__
+        # compiled: children given as a tuple done in C, any other case handed to the __init__ above
+        hook = functools.update_wrapper(_twin.InitHook(original, __init__, self.active, self.local, self.children,
+                                                       self.made, name, index, default, op_name, data_name), original)
+        hook.__adtrace_hook__ = "__init__"
+        return hook
 
     def _wrap_backward(self, original):
         hooks = self

@@ -16,6 +16,7 @@ from micrograd.engine import Value as MicroValue
 
 from adtrace.recording.micrograd import attach, check_shape
 from adtrace.recording.patching import Patcher
+from adtrace.recording.value_class import hooks as hooks_module
 from adtrace.recording.value_class.hooks import ClassHooks
 from learner_in_place import InPlaceTensor, LazyTensor, SliceBugTensor
 from learner_writes import AssignArray, AssignValue, SignedArray, SignedValue
@@ -647,3 +648,177 @@ def test_what_a_local_backward_read_and_kept_is_detached():
         y.backward()
     assert np.array_equal(y.seen, 1.0) and not {"_owner", "_state"} & set(vars(y.seen))
     assert exact(y.seen + 1) == exact(np.ones(()) + 1) and type(y.seen.repeat(2)) is np.ndarray
+
+
+# ---- the compiled twin (_hooks.c: InitHook, LocalBackwardRunner), held to this module's Python
+
+@pytest.fixture(params=["compiled", "pure Python"])
+def hooks_path(request, monkeypatch):
+    """Each test run with the compiled hooks (skipped if not built) and with the pure-Python ones."""
+    if request.param == "compiled":
+        if hooks_module._twin is None:
+            pytest.skip("adtrace.recording.value_class._hooks not built (or ADTRACE_PURE_PYTHON=1)")
+    else:
+        monkeypatch.setattr(hooks_module, "_twin", None)
+    return request.param
+
+
+def test_the_compiled_hooks_are_the_ones_installed(hooks_path):
+    with attach(MicroValue, EventLog()):
+        init = vars(MicroValue)["__init__"]
+        x = MicroValue(2.0)
+        (x * x).backward()
+    compiled = hooks_path == "compiled"
+    assert (type(init).__name__ == "InitHook") is compiled
+    assert init.__wrapped__ is vars(MicroValue)["__init__"] and init.__adtrace_hook__ == "__init__"
+    assert init.__name__ == "__init__" and init.__qualname__ == "Value.__init__"
+
+
+def _zoo_events(monkeypatch):
+    """Every learner class of the zoo and micrograd's MLP recorded at each capture: name -> events (JSON), or
+    what it raised."""
+    import adtrace
+    import learner_arrays
+    import learner_in_place
+    import learner_shapes
+    import learner_writes
+    import value_classes
+    from adtrace.recording.micrograd.engine import declare
+    from adtrace.report.export import events_json
+
+    found = {}
+    rng = random.Random(0)
+    xs = [[rng.uniform(-1, 1), rng.uniform(-1, 1)] for _ in range(6)]
+    random.seed(1)
+    model = nn.MLP(2, [4, 4, 1])
+    for capture in ("structure", "auto", "full"):
+        with adtrace.record(engine="micrograd", capture=capture) as recording:
+            model.zero_grad()
+            loss = sum((model(x) - 1.0) ** 2 for x in xs)
+            loss.backward()
+        found[f"mlp {capture}"] = events_json(recording)
+    declare(learner_shapes.Scalar, **learner_shapes.SCALAR_NAMES)
+    declare(learner_shapes.BuggyScalar, **learner_shapes.SCALAR_NAMES)
+    modules = (value_classes, learner_shapes, learner_writes, learner_in_place, learner_arrays)
+    classes = [c for m in modules for n, c in vars(m).items()
+               if isinstance(c, type) and c.__module__ == m.__name__ and n != "EventLog"]
+    for cls in classes:  # sets iterate by hash (an id's, by default): by the data, both runs in one order
+        data = "value" if "Scalar" in cls.__name__ else "data"
+        monkeypatch.setattr(cls, "__hash__", lambda self, data=data: hash(repr(getattr(self, data))), raising=False)
+    for cls in classes:
+        names = set(dir(cls))
+        backward = "backpropagate" if "Scalar" in cls.__name__ else "backward"
+        array = cls.__name__.endswith(("Array", "Tensor")) or cls.__name__ == "ArrayValue"
+        for capture in ("structure", "auto"):
+            try:
+                with adtrace.record(engine=cls, capture=capture) as recording:
+                    a, b, c = [cls(np.array([0.5 + i, -1.25 * i]) if array else 0.5 + i * 0.75) for i in range(3)]
+                    out = a * b if "__mul__" in names else a - b
+                    out = out + c if "__add__" in names else out
+                    out = out.tanh() if "tanh" in names else out
+                    out = out.sum() if "sum" in names else out
+                    getattr(out, backward)()
+                    getattr(out, backward)()  # twice: not zeroed
+                found[f"{cls.__qualname__} {capture}"] = events_json(recording)
+            except Exception as exc:
+                found[f"{cls.__qualname__} {capture}"] = repr(exc)
+    return found
+
+
+def test_the_zoo_and_micrograd_record_the_same_events_compiled_and_in_pure_python(monkeypatch):
+    if hooks_module._twin is None:
+        pytest.skip("adtrace.recording.value_class._hooks not built (or ADTRACE_PURE_PYTHON=1)")
+    monkeypatch.setattr(MicroValue, "__hash__", lambda self: hash(repr(self.data)))  # (as _zoo_events' classes)
+    compiled = _zoo_events(monkeypatch)
+    monkeypatch.setattr(hooks_module, "_twin", None)
+    pure = _zoo_events(monkeypatch)
+    assert list(compiled) == list(pure) and len(compiled) > 40
+    assert sum(not text.startswith(("{", "[")) for text in compiled.values()) < len(compiled) / 4
+    for name in compiled:
+        assert compiled[name] == pure[name], name
+
+
+def test_an_error_of_the_closure_is_raised_as_it_was_and_the_visit_ends(hooks_path):
+    """A ``_backward`` that raises: the same exception (its traceback through the closure) out of ``backward()``,
+    the visit ended with it, the hooks listening again after."""
+    log = EventLog()
+    with attach(MicroValue, log):
+        x = MicroValue(2.0)
+        y = x * x
+        failure = ZeroDivisionError("in the closure")
+
+        def _backward():
+            raise failure
+        y._backward = _backward
+        with pytest.raises(ZeroDivisionError) as raised:
+            y.backward()
+        z = x + x
+        z.backward()
+    assert raised.value is failure and raised.value.__context__ is None
+    assert raised.traceback[-1].name == "_backward"
+    assert ("local_backward_ended", y, failure) in log.events
+    assert log.kinds()[-4:] == ["local_backward_started", "grad_written", "grad_written", "local_backward_ended"] \
+        or log.of("node_created")[-1][0] is z
+    assert [e[1] for e in log.events if e[0] == "node_created"] == [x, y, z]
+
+
+def test_children_given_by_keyword_by_default_or_as_a_set_are_the_pure_pythons(hooks_path):
+    """micrograd's ``_children`` by position, by keyword, left to its default; learners' sets ordered by the op."""
+    from learner_shapes import SetChildrenValue
+    log = EventLog()
+    with attach(MicroValue, log):
+        a, b = MicroValue(1.0), MicroValue(2.0, _children=())
+        c = MicroValue(3.0, (a, b), "+")
+        d = MicroValue(4.0, _children=(c, a), _op="*")
+        e = MicroValue(5.0, iter((d,)), "tanh")  # an iterator: read once, the engine given a tuple
+    assert [n[1] for n in log.of("node_created")] == [(), (), (a, b), (c, a), (d,)]
+    assert e._prev == {d}
+    log = EventLog()
+    with attach(SetChildrenValue, log):
+        x, y = SetChildrenValue(2.0), SetChildrenValue(3.0)
+        z = x - y
+    assert log.of("node_created")[-1][:2] == (z, (x, y))
+
+
+def test_what_a_sink_makes_is_not_recorded_and_nested_recordings_each_get_theirs(hooks_path):
+    import adtrace
+
+    class Maker(EventLog):
+        def node_created(self, node, children, op, data):
+            MicroValue(0.0) + MicroValue(1.0)  # quiet: not recorded
+            self.events.append(("node_created", node, children, op, data))
+
+    log = Maker()
+    with attach(MicroValue, log):
+        x = MicroValue(2.0)
+        (x * x).backward()
+    assert [e[3] for e in log.events if e[0] == "node_created"] == ["", "*"]
+    with adtrace.record(engine="micrograd") as outer:
+        x = MicroValue(2.0)
+        with adtrace.record(engine="micrograd") as inner:
+            y = x * x
+            y.backward()
+    assert len(outer.events) > len(inner.events) > 0
+
+
+def test_another_thread_and_a_context_made_before_run_unhooked_both_ways(hooks_path):
+    log, made = EventLog(), []
+    with attach(MicroValue, log):
+        worker = threading.Thread(target=lambda: made.append(MicroValue(1.0) * MicroValue(2.0)))
+        worker.start()
+        worker.join()
+        contextvars.copy_context().run(lambda: made.append(MicroValue(3.0)))
+    assert len(made) == 2 and [n[0] for n in log.of("node_created")] == [made[1]]
+
+
+def test_no_reference_is_kept_by_the_hooks_after_a_recording(hooks_path):
+    import adtrace
+    gc.collect()
+    before = len(gc.get_objects())
+    for _ in range(200):
+        with adtrace.record(engine="micrograd"):
+            x = MicroValue(2.0)
+            (x * x + x).backward()
+    x = None
+    gc.collect()
+    assert len(gc.get_objects()) - before < 100

@@ -1,0 +1,571 @@
+/* The compiled twin of hooks.py (adtrace/recording/compiled.py): the two hooks run once per value.
+
+   InitHook            mirrors the ``__init__`` wrapper made by ``ClassHooks._wrap_init`` (once per value made)
+   LocalBackwardRunner mirrors ``ClassHooks.run_local_backward``       (once per ``_backward`` visited)
+
+   hooks.py stays the reference. Each C function below says which Python lines it does; a case the C
+   does not handle (children not given as a tuple, too few arguments) is handed to the Python code,
+   which does it all. Only documented C API of Python 3.10-3.13. */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stddef.h>  /* offsetof */
+
+static PyObject *s_state, *s_quiet, *s_frames, *s_addition, *s_in_place, *s_node_created,
+    *s_local_backward_started, *s_local_backward_ended, *s_dict, *s_read, *s_handed, *s_node, *s_children,
+    *s_unwritten, *s_owner, *s_state_key, *s_empty, *s_empty_tuple;
+
+/* ---- shared helpers ---- */
+
+/* ``hooks.local.state`` (a new reference) */
+static PyObject *thread_state(PyObject *local) { return PyObject_GetAttr(local, s_state); }
+
+/* ``state.quiet`` as a truth value: 1, 0, or -1 with an error set */
+static int is_quiet(PyObject *state) {
+    PyObject *quiet = PyObject_GetAttr(state, s_quiet);
+    if (quiet == NULL) return -1;
+    int truth = PyObject_IsTrue(quiet);
+    Py_DECREF(quiet);
+    return truth;
+}
+
+/* ``state.quiet += delta`` (an error already set is kept as it is) */
+static int add_quiet(PyObject *state, long delta) {
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
+    int failed = -1;
+    PyObject *quiet = PyObject_GetAttr(state, s_quiet);
+    if (quiet != NULL) {
+        PyObject *step = PyLong_FromLong(delta);
+        PyObject *sum = step == NULL ? NULL : PyNumber_InPlaceAdd(quiet, step);
+        Py_XDECREF(step);
+        if (sum != NULL) {
+            failed = PyObject_SetAttr(state, s_quiet, sum);
+            Py_DECREF(sum);
+        }
+        Py_DECREF(quiet);
+    }
+    if (type != NULL || value != NULL) {
+        if (failed) PyErr_Clear();
+        PyErr_Restore(type, value, traceback);
+        return -1;
+    }
+    return failed;
+}
+
+/* ``state.quiet += 1; try: sink.<callback>(*args) finally: state.quiet -= 1`` (hooks.notify, written out) */
+static int notify(PyObject *state, PyObject *sink, PyObject *callback, PyObject *const *args, size_t n) {
+    if (n > 4) return -1;
+    if (add_quiet(state, 1) < 0) return -1;
+    PyObject *call[5] = {sink, NULL, NULL, NULL, NULL};
+    for (size_t i = 0; i < n; i++) call[1 + i] = args[i];
+    PyObject *result = PyObject_VectorcallMethod(callback, call, (1 + n) | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+    Py_XDECREF(result);
+    int failed = add_quiet(state, -1);
+    return result == NULL || failed ? -1 : 0;
+}
+
+/* ``getattr(obj, name, default)`` (a new reference; only AttributeError gives the default) */
+static PyObject *getattr_or(PyObject *obj, PyObject *name, PyObject *default_) {
+    PyObject *found = PyObject_GetAttr(obj, name);
+    if (found == NULL && PyErr_ExceptionMatches(PyExc_AttributeError)) {
+        PyErr_Clear();
+        Py_INCREF(default_);
+        return default_;
+    }
+    return found;
+}
+
+/* ---- InitHook: ClassHooks._wrap_init's __init__ ---- */
+
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    PyObject *dict;      /* functools.wraps' attributes, __adtrace_hook__ */
+    PyObject *original;  /* the class's own __init__ */
+    PyObject *python;    /* the pure-Python wrapper: what runs for a case handed over */
+    PyObject *active, *local, *children, *made;  /* hooks.active, hooks.local, hooks.children, hooks.made */
+    PyObject *name, *default_, *op_name, *data_name;  /* shape.children, children_default, op, data */
+    Py_ssize_t index;    /* shape.children_index, -1 for None (keyword-only) */
+} InitHook;
+
+/* def __init__(node, *args, **kwargs):  (hooks.py, line by line) */
+static PyObject *init_call(InitHook *self, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (nargs < 1) return PyObject_Vectorcall(self->python, args, nargsf, kwnames);
+    PyObject *node = args[0];
+    /* if hooks.active.get() is None or hooks.local.state.quiet: return original(node, *args, **kwargs) */
+    PyObject *sink;
+    if (PyContextVar_Get(self->active, Py_None, &sink) < 0) return NULL;
+    int listening = sink != Py_None;
+    Py_DECREF(sink);
+    if (!listening) return PyObject_Vectorcall(self->original, args, nargsf, kwnames);
+    PyObject *state = thread_state(self->local);
+    if (state == NULL) return NULL;
+    int quiet = is_quiet(state);
+    if (quiet != 0) {
+        Py_DECREF(state);
+        return quiet < 0 ? NULL : PyObject_Vectorcall(self->original, args, nargsf, kwnames);
+    }
+    /* children = args[index] if positional else kwargs.get(name, default) */
+    PyObject *children = NULL;
+    if (self->index >= 0 && nargs - 1 > self->index) {
+        children = args[1 + self->index];
+    } else {
+        Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
+        for (Py_ssize_t k = 0; k < nkw && children == NULL; k++) {
+            PyObject *key = PyTuple_GET_ITEM(kwnames, k);
+            if (key == self->name) children = args[nargs + k];
+        }
+        for (Py_ssize_t k = 0; k < nkw && children == NULL; k++) {
+            int same = PyUnicode_Compare(PyTuple_GET_ITEM(kwnames, k), self->name);
+            if (same == -1 && PyErr_Occurred()) { Py_DECREF(state); return NULL; }
+            if (same == 0) children = args[nargs + k];
+        }
+        if (children == NULL) children = self->default_;
+    }
+    /* anything but a tuple (an iterator read once, a list, a set: ordered by Shape.order): the Python wrapper */
+    if (!PyTuple_CheckExact(children)) {
+        Py_DECREF(state);
+        return PyObject_Vectorcall(self->python, args, nargsf, kwnames);
+    }
+    Py_INCREF(children);
+    PyObject *op = NULL, *data = NULL, *key = NULL, *result = NULL;
+    /* original(node, *args, **kwargs) */
+    PyObject *returned = PyObject_Vectorcall(self->original, args, nargsf, kwnames);
+    if (returned == NULL) goto done;
+    Py_DECREF(returned);
+    /* op, data = getattr(node, op_name, ""), getattr(node, data_name, None) */
+    if ((op = getattr_or(node, self->op_name, s_empty)) == NULL) goto done;
+    if ((data = getattr_or(node, self->data_name, Py_None)) == NULL) goto done;
+    /* hooks.children[id(node)] = children; hooks.made.append(node) */
+    if ((key = PyLong_FromVoidPtr(node)) == NULL) goto done;
+    if (PyObject_SetItem(self->children, key, children) < 0) goto done;
+    if (PyList_Check(self->made) ? PyList_Append(self->made, node) < 0 : 0) goto done;
+    /* sink = hooks.active.get(); if sink is not None: sink.node_created(node, children, op, data), quiet */
+    if (PyContextVar_Get(self->active, Py_None, &sink) < 0) goto done;
+    if (sink != Py_None) {
+        PyObject *call[4] = {node, children, op, data};
+        int failed = notify(state, sink, s_node_created, call, 4);
+        Py_DECREF(sink);
+        if (failed) goto done;
+    } else {
+        Py_DECREF(sink);
+    }
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    Py_XDECREF(key);
+    Py_XDECREF(data);
+    Py_XDECREF(op);
+    Py_DECREF(children);
+    Py_DECREF(state);
+    return result;
+}
+
+static PyObject *init_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+    static char *names[] = {"original", "python", "active", "local", "children", "made", "name", "index",
+                            "default", "op", "data", NULL};
+    PyObject *original, *python, *active, *local, *children, *made, *name, *index, *default_, *op, *data;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOOOO!UOOUU:InitHook", names, &original, &python, &active,
+                                     &local, &children, &PyList_Type, &made, &name, &index, &default_, &op, &data))
+        return NULL;
+    if (!PyContextVar_CheckExact(active)) {
+        PyErr_SetString(PyExc_TypeError, "InitHook: active is a ContextVar");
+        return NULL;
+    }
+    Py_ssize_t at = -1;
+    if (index != Py_None) {
+        at = PyLong_AsSsize_t(index);
+        if (at == -1 && PyErr_Occurred()) return NULL;
+        if (at < 0) {
+            PyErr_SetString(PyExc_ValueError, "InitHook: index is None or >= 0");
+            return NULL;
+        }
+    }
+    InitHook *self = (InitHook *)type->tp_alloc(type, 0);
+    if (self == NULL) return NULL;
+    self->vectorcall = (vectorcallfunc)init_call;
+    self->index = at;
+    PyObject **fields[] = {&self->original, &self->python, &self->active, &self->local, &self->children,
+                           &self->made, &self->name, &self->default_, &self->op_name, &self->data_name};
+    PyObject *values[] = {original, python, active, local, children, made, name, default_, op, data};
+    for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++) {
+        Py_INCREF(values[i]);
+        *fields[i] = values[i];
+    }
+    PyUnicode_InternInPlace(&self->name);
+    return (PyObject *)self;
+}
+
+static int init_traverse(InitHook *self, visitproc visit, void *arg) {
+    Py_VISIT(self->dict); Py_VISIT(self->original); Py_VISIT(self->python); Py_VISIT(self->active);
+    Py_VISIT(self->local); Py_VISIT(self->children); Py_VISIT(self->made); Py_VISIT(self->name);
+    Py_VISIT(self->default_); Py_VISIT(self->op_name); Py_VISIT(self->data_name);
+    return 0;
+}
+
+static int init_clear(InitHook *self) {
+    Py_CLEAR(self->dict); Py_CLEAR(self->original); Py_CLEAR(self->python); Py_CLEAR(self->active);
+    Py_CLEAR(self->local); Py_CLEAR(self->children); Py_CLEAR(self->made); Py_CLEAR(self->name);
+    Py_CLEAR(self->default_); Py_CLEAR(self->op_name); Py_CLEAR(self->data_name);
+    return 0;
+}
+
+static void init_dealloc(InitHook *self) {
+    PyObject_GC_UnTrack(self);
+    init_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* a method of the class, as a function is: bound to the value it is read from */
+static PyObject *init_get(PyObject *self, PyObject *obj, PyObject *type) {
+    if (obj == NULL || obj == Py_None) {
+        Py_INCREF(self);
+        return self;
+    }
+    return PyMethod_New(self, obj);
+}
+
+static PyGetSetDef init_getset[] = {
+    {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, NULL, NULL},
+    {NULL},
+};
+
+static PyTypeObject InitHookType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "adtrace.recording.value_class._hooks.InitHook",
+    .tp_doc = "ClassHooks._wrap_init's __init__ wrapper, compiled (hooks.py is the reference).",
+    .tp_basicsize = sizeof(InitHook),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR,
+    .tp_new = init_new,
+    .tp_dealloc = (destructor)init_dealloc,
+    .tp_traverse = (traverseproc)init_traverse,
+    .tp_clear = (inquiry)init_clear,
+    .tp_call = PyVectorcall_Call,
+    .tp_vectorcall_offset = offsetof(InitHook, vectorcall),
+    .tp_dictoffset = offsetof(InitHook, dict),
+    .tp_descr_get = init_get,
+    .tp_getset = init_getset,
+};
+
+/* ---- LocalBackwardRunner: ClassHooks.run_local_backward ---- */
+
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    PyObject *python;    /* the pure-Python hooks.run_local_backward (bound): for a call with too few arguments */
+    PyObject *active, *local, *children;  /* hooks.active, hooks.local, hooks.children */
+    PyObject *own_grad;  /* hooks.own_grad: a str, or None */
+    PyObject *load_or_missing;  /* hooks.grad.load_or_missing */
+    PyObject *missing;   /* descriptors.MISSING */
+    PyObject *frame_type;  /* hooks._Frame */
+    PyObject *plain;     /* tracked.plain */
+} Runner;
+
+/* grad = node.__dict__.get(own_grad, MISSING) if own_grad else hooks.grad.load_or_missing(node),
+   MISSING on AttributeError (a new reference) */
+static PyObject *grad_of(Runner *self, PyObject *node) {
+    PyObject *grad;
+    if (self->own_grad != Py_None) {
+        PyObject *dict = PyObject_GetAttr(node, s_dict);
+        if (dict == NULL) {
+            grad = NULL;
+        } else if (PyDict_CheckExact(dict)) {
+            grad = PyDict_GetItemWithError(dict, self->own_grad);
+            if (grad == NULL && !PyErr_Occurred()) grad = self->missing;
+            Py_XINCREF(grad);
+        } else {
+            grad = PyObject_CallMethod(dict, "get", "OO", self->own_grad, self->missing);
+        }
+        Py_XDECREF(dict);
+    } else {
+        grad = PyObject_CallOneArg(self->load_or_missing, node);
+    }
+    if (grad == NULL && PyErr_ExceptionMatches(PyExc_AttributeError)) {
+        PyErr_Clear();
+        Py_INCREF(self->missing);
+        grad = self->missing;
+    }
+    return grad;
+}
+
+/* _Frame(node, children), its __init__ written out:
+       self.node, self.children = node, children
+       self.unwritten = list(range(len(children) if children else 0))
+       self.read, self.handed = set(), [] */
+static PyObject *new_frame(Runner *self, PyObject *node, PyObject *children) {
+    PyTypeObject *type = (PyTypeObject *)self->frame_type;
+    PyObject *frame = type->tp_new(type, s_empty_tuple, NULL);
+    if (frame == NULL) return NULL;
+    int truth = PyObject_IsTrue(children);
+    Py_ssize_t n = truth > 0 ? PyObject_Length(children) : 0;
+    if (truth < 0 || n < 0) goto failed;
+    PyObject *unwritten = PyList_New(n);
+    if (unwritten == NULL) goto failed;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *position = PyLong_FromSsize_t(i);
+        if (position == NULL) { Py_DECREF(unwritten); goto failed; }
+        PyList_SET_ITEM(unwritten, i, position);
+    }
+    PyObject *read = PySet_New(NULL), *handed = PyList_New(0);
+    int failed = read == NULL || handed == NULL
+        || PyObject_SetAttr(frame, s_node, node) < 0 || PyObject_SetAttr(frame, s_children, children) < 0
+        || PyObject_SetAttr(frame, s_unwritten, unwritten) < 0 || PyObject_SetAttr(frame, s_read, read) < 0
+        || PyObject_SetAttr(frame, s_handed, handed) < 0;
+    Py_DECREF(unwritten);
+    Py_XDECREF(read);
+    Py_XDECREF(handed);
+    if (!failed) return frame;
+failed:
+    Py_DECREF(frame);
+    return NULL;
+}
+
+/* ``target.<name> = <target.name> <op>= <frame.name>`` (an augmented assignment to an attribute) */
+static int augment(PyObject *target, PyObject *frame, PyObject *name, PyObject *(*op)(PyObject *, PyObject *)) {
+    PyObject *left = PyObject_GetAttr(target, name);
+    PyObject *right = left == NULL ? NULL : PyObject_GetAttr(frame, name);
+    PyObject *result = right == NULL ? NULL : op(left, right);
+    int failed = result == NULL ? -1 : PyObject_SetAttr(target, name, result);
+    Py_XDECREF(left);
+    Py_XDECREF(right);
+    Py_XDECREF(result);
+    return failed;
+}
+
+/* the finally: block of run_local_backward, after its closure ran (``error``: what it raised, or NULL) */
+static int local_backward_finally(Runner *self, PyObject *state, PyObject *frames, PyObject *node, PyObject *error) {
+    /* frame = state.frames.pop() */
+    PyObject *frame = PyObject_CallMethod(frames, "pop", NULL);
+    if (frame == NULL) return -1;
+    int failed = 0;
+    Py_ssize_t left = PyObject_Length(frames);
+    if (left < 0) {
+        failed = -1;
+    } else if (left > 0) {
+        /* state.frames[-1].read |= frame.read; state.frames[-1].handed += frame.handed  (_hand_back) */
+        PyObject *caller = PySequence_GetItem(frames, left - 1);
+        failed = caller == NULL || augment(caller, frame, s_read, PyNumber_InPlaceOr) < 0
+                 || augment(caller, frame, s_handed, PyNumber_InPlaceAdd) < 0 ? -1 : 0;
+        Py_XDECREF(caller);
+    } else {
+        /* for value in frame.handed: vars(value).pop("_owner", None); vars(value).pop("_state", None)  (detach_all) */
+        PyObject *handed = PyObject_GetAttr(frame, s_handed);
+        PyObject *iterator = handed == NULL ? NULL : PyObject_GetIter(handed);
+        PyObject *value;
+        failed = iterator == NULL ? -1 : 0;
+        while (!failed && iterator != NULL && (value = PyIter_Next(iterator)) != NULL) {
+            PyObject *attributes = PyObject_GetAttr(value, s_dict);
+            if (attributes == NULL && PyErr_ExceptionMatches(PyExc_AttributeError)) {  /* as vars() says it */
+                PyErr_Clear();
+                PyErr_SetString(PyExc_TypeError, "vars() argument must have __dict__ attribute");
+            }
+            PyObject *popped = attributes == NULL ? NULL : PyObject_CallMethod(attributes, "pop", "OO", s_owner, Py_None);
+            Py_XDECREF(popped);
+            popped = popped == NULL ? NULL : PyObject_CallMethod(attributes, "pop", "OO", s_state_key, Py_None);
+            Py_XDECREF(popped);
+            Py_XDECREF(attributes);
+            Py_DECREF(value);
+            failed = popped == NULL ? -1 : 0;
+        }
+        if (!failed && PyErr_Occurred()) failed = -1;
+        Py_XDECREF(iterator);
+        Py_XDECREF(handed);
+    }
+    Py_DECREF(frame);
+    if (failed) return -1;
+    /* state.addition = state.in_place = None */
+    if (PyObject_SetAttr(state, s_addition, Py_None) < 0 || PyObject_SetAttr(state, s_in_place, Py_None) < 0)
+        return -1;
+    /* sink = self.active.get(); if sink is not None: sink.local_backward_ended(node, error), quiet */
+    PyObject *sink;
+    if (PyContextVar_Get(self->active, Py_None, &sink) < 0) return -1;
+    if (sink != Py_None) {
+        PyObject *call[2] = {node, error == NULL ? Py_None : error};
+        failed = notify(state, sink, s_local_backward_ended, call, 2);
+    }
+    Py_DECREF(sink);
+    return failed;
+}
+
+/* def run_local_backward(self, node, closure, /, *args, **kwargs):  (hooks.py, line by line) */
+static PyObject *runner_call(Runner *self, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (nargs < 2) return PyObject_Vectorcall(self->python, args, nargsf, kwnames);
+    PyObject *node = args[0], *closure = args[1];
+    PyObject *const *rest = args + 2;
+    size_t nrest = (size_t)(nargs - 2);
+    /* state = self.local.state; if state.quiet: return closure(*args, **kwargs) */
+    PyObject *state = thread_state(self->local);
+    if (state == NULL) return NULL;
+    int quiet = is_quiet(state);
+    if (quiet != 0) {
+        Py_DECREF(state);
+        return quiet < 0 ? NULL : PyObject_Vectorcall(closure, rest, nrest, kwnames);
+    }
+    /* sink = self.active.get(); if sink is not None: sink.local_backward_started(node, grad), quiet */
+    PyObject *sink;
+    if (PyContextVar_Get(self->active, Py_None, &sink) < 0) { Py_DECREF(state); return NULL; }
+    if (sink != Py_None) {
+        PyObject *grad = grad_of(self, node);
+        int failed = grad == NULL ? -1 : 0;
+        if (!failed) {
+            PyObject *call[2] = {node, grad};
+            failed = notify(state, sink, s_local_backward_started, call, 2);
+            Py_DECREF(grad);
+        }
+        if (failed) { Py_DECREF(sink); Py_DECREF(state); return NULL; }
+    }
+    Py_DECREF(sink);
+    /* state.frames.append(_Frame(node, self.children.get(id(node)))); state.addition = state.in_place = None */
+    PyObject *frames = PyObject_GetAttr(state, s_frames), *frame = NULL, *key = NULL, *children = NULL;
+    int failed = frames == NULL || (key = PyLong_FromVoidPtr(node)) == NULL ? -1 : 0;
+    if (!failed && PyDict_CheckExact(self->children)) {
+        children = PyDict_GetItemWithError(self->children, key);
+        Py_XINCREF(children);
+        if (children == NULL && !PyErr_Occurred()) { children = Py_None; Py_INCREF(children); }
+    } else if (!failed) {
+        children = PyObject_CallMethod(self->children, "get", "O", key);
+    }
+    failed = failed || children == NULL || (frame = new_frame(self, node, children)) == NULL
+             || (PyList_CheckExact(frames) ? PyList_Append(frames, frame) : -1) < 0
+             || PyObject_SetAttr(state, s_addition, Py_None) < 0 || PyObject_SetAttr(state, s_in_place, Py_None) < 0;
+    Py_XDECREF(frame);
+    Py_XDECREF(key);
+    Py_XDECREF(children);
+    if (failed) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "state.frames is a list");
+        Py_XDECREF(frames);
+        Py_DECREF(state);
+        return NULL;
+    }
+    /* try: result = closure(*args, **kwargs); return result if result is None else plain(result) */
+    PyObject *result = PyObject_Vectorcall(closure, rest, nrest, kwnames);
+    if (result != NULL && result != Py_None) {
+        PyObject *plain = PyObject_CallOneArg(self->plain, result);
+        Py_DECREF(result);
+        result = plain;
+    }
+    /* except BaseException as exc: error = exc; raise   finally: ... */
+    PyObject *type = NULL, *error = NULL, *traceback = NULL;
+    if (result == NULL) {
+        PyErr_Fetch(&type, &error, &traceback);
+        PyErr_NormalizeException(&type, &error, &traceback);
+        if (traceback != NULL) PyException_SetTraceback(error, traceback);
+    }
+    if (local_backward_finally(self, state, frames, node, error) < 0) {
+        Py_CLEAR(result);
+        if (error != NULL) {  /* raised in the finally: block, the closure's error as its __context__ */
+            PyObject *type2, *error2, *traceback2;
+            PyErr_Fetch(&type2, &error2, &traceback2);
+            PyErr_NormalizeException(&type2, &error2, &traceback2);
+            if (traceback2 != NULL) PyException_SetTraceback(error2, traceback2);
+            PyException_SetContext(error2, error);  /* (steals the reference) */
+            error = NULL;
+            Py_XDECREF(type);
+            Py_XDECREF(traceback);
+            type = traceback = NULL;
+            PyErr_Restore(type2, error2, traceback2);
+        }
+    } else if (error != NULL) {
+        PyErr_Restore(type, error, traceback);
+        type = error = traceback = NULL;
+    }
+    Py_XDECREF(type);
+    Py_XDECREF(error);
+    Py_XDECREF(traceback);
+    Py_DECREF(frames);
+    Py_DECREF(state);
+    return result;
+}
+
+static PyObject *runner_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+    static char *names[] = {"python", "active", "local", "children", "own_grad", "load_or_missing", "missing",
+                            "frame", "plain", NULL};
+    PyObject *values[9];
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOOOOOO!O:LocalBackwardRunner", names, &values[0],
+                                     &values[1], &values[2], &values[3], &values[4], &values[5], &values[6],
+                                     &PyType_Type, &values[7], &values[8]))
+        return NULL;
+    if (!PyContextVar_CheckExact(values[1]) || !(values[4] == Py_None || PyUnicode_Check(values[4]))) {
+        PyErr_SetString(PyExc_TypeError, "LocalBackwardRunner: active is a ContextVar, own_grad a str or None");
+        return NULL;
+    }
+    Runner *self = (Runner *)type->tp_alloc(type, 0);
+    if (self == NULL) return NULL;
+    self->vectorcall = (vectorcallfunc)runner_call;
+    PyObject **fields[] = {&self->python, &self->active, &self->local, &self->children, &self->own_grad,
+                           &self->load_or_missing, &self->missing, &self->frame_type, &self->plain};
+    for (size_t i = 0; i < 9; i++) {
+        Py_INCREF(values[i]);
+        *fields[i] = values[i];
+    }
+    return (PyObject *)self;
+}
+
+static int runner_traverse(Runner *self, visitproc visit, void *arg) {
+    Py_VISIT(self->python); Py_VISIT(self->active); Py_VISIT(self->local); Py_VISIT(self->children);
+    Py_VISIT(self->own_grad); Py_VISIT(self->load_or_missing); Py_VISIT(self->missing);
+    Py_VISIT(self->frame_type); Py_VISIT(self->plain);
+    return 0;
+}
+
+static int runner_clear(Runner *self) {
+    Py_CLEAR(self->python); Py_CLEAR(self->active); Py_CLEAR(self->local); Py_CLEAR(self->children);
+    Py_CLEAR(self->own_grad); Py_CLEAR(self->load_or_missing); Py_CLEAR(self->missing);
+    Py_CLEAR(self->frame_type); Py_CLEAR(self->plain);
+    return 0;
+}
+
+static void runner_dealloc(Runner *self) {
+    PyObject_GC_UnTrack(self);
+    runner_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyTypeObject RunnerType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "adtrace.recording.value_class._hooks.LocalBackwardRunner",
+    .tp_doc = "ClassHooks.run_local_backward, compiled (hooks.py is the reference).",
+    .tp_basicsize = sizeof(Runner),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_new = runner_new,
+    .tp_dealloc = (destructor)runner_dealloc,
+    .tp_traverse = (traverseproc)runner_traverse,
+    .tp_clear = (inquiry)runner_clear,
+    .tp_call = PyVectorcall_Call,
+    .tp_vectorcall_offset = offsetof(Runner, vectorcall),
+};
+
+/* ---- the module ---- */
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_hooks",
+                                    "The compiled twin of hooks.py: InitHook, LocalBackwardRunner.", -1, NULL};
+
+static int intern(PyObject **name, const char *text) {
+    *name = PyUnicode_InternFromString(text);
+    return *name == NULL ? -1 : 0;
+}
+
+PyMODINIT_FUNC PyInit__hooks(void) {
+    if (intern(&s_state, "state") || intern(&s_quiet, "quiet") || intern(&s_frames, "frames")
+        || intern(&s_addition, "addition") || intern(&s_in_place, "in_place")
+        || intern(&s_node_created, "node_created") || intern(&s_local_backward_started, "local_backward_started")
+        || intern(&s_local_backward_ended, "local_backward_ended") || intern(&s_dict, "__dict__")
+        || intern(&s_read, "read") || intern(&s_handed, "handed") || intern(&s_node, "node")
+        || intern(&s_children, "children") || intern(&s_unwritten, "unwritten") || intern(&s_owner, "_owner")
+        || intern(&s_state_key, "_state") || intern(&s_empty, ""))
+        return NULL;
+    if ((s_empty_tuple = PyTuple_New(0)) == NULL) return NULL;
+    if (PyType_Ready(&InitHookType) < 0 || PyType_Ready(&RunnerType) < 0) return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (m == NULL) return NULL;
+    Py_INCREF(&InitHookType);
+    Py_INCREF(&RunnerType);
+    if (PyModule_AddObject(m, "InitHook", (PyObject *)&InitHookType) < 0
+        || PyModule_AddObject(m, "LocalBackwardRunner", (PyObject *)&RunnerType) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}
