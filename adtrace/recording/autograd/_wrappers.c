@@ -1,5 +1,7 @@
-/* The compiled twin of wrappers.py (adtrace/recording/compiled.py): ``RecordedVJP``, a node's local VJP
-   recorded when called while a recorder is active.
+/* The compiled twin of wrappers.py (adtrace/recording/compiled.py), its three per-node paths:
+   ``RecordedVJP``, a node's local VJP recorded when called while a recorder is active; ``AddOutgrads``, the
+   wrapper put at autograd.core.add_outgrads; ``Visits``, the iterator over toposort's nodes that tells the
+   recorder of each visit. Each mirrors the Python named in its comment, line by line.
 
    ``RecordedVJP(node_id, vjp, active)`` does what wrappers.py's pure-Python
    ``MethodType(recorded_vjp, (node_id, vjp, active))`` does, in one object of 64 bytes instead of a bound
@@ -178,25 +180,279 @@ static PyTypeObject RecordedVJPType = {
     .tp_getset = recorded_vjp_getset,
 };
 
+/* -------------------- AddOutgrads: wrap_add_outgrads's add_outgrads -------------------- */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *original;  /* autograd's add_outgrads */
+    PyObject *active;    /* the installation's context variable */
+    PyObject *dict;      /* functools.wraps's attributes, and the hook's mark (__adtrace_hook__) */
+    vectorcallfunc vectorcall;
+} AddOutgrads;
+
+static PyObject *before_add_outgrads, *after_add_outgrads, *keeps_values_name;
+
+/* Mirrors wrap_add_outgrads's add_outgrads(prev_g_flagged, g), line by line:
+       recorder = active.get()
+       if recorder is None:
+           return original(prev_g_flagged, g)
+       previous = recorder.before_add_outgrads(prev_g_flagged, g) if prev_g_flagged and recorder.keeps_values \
+           else None
+       result = original(prev_g_flagged, g)
+       recorder.after_add_outgrads(prev_g_flagged, previous, g, result)
+       return result */
+static PyObject *
+add_outgrads_call(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    AddOutgrads *self = (AddOutgrads *)callable;
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (nargs != 2 || (kwnames != NULL && PyTuple_GET_SIZE(kwnames) != 0)) {  /* (as called by autograd: rare) */
+        return PyObject_Vectorcall(self->original, args, nargsf, kwnames);
+    }
+    PyObject *recorder = NULL;
+    if (PyContextVar_Get(self->active, NULL, &recorder) < 0) {
+        return NULL;
+    }
+    if (recorder == NULL || recorder == Py_None) {
+        Py_XDECREF(recorder);
+        return PyObject_Vectorcall(self->original, args, 2, NULL);
+    }
+    PyObject *prev_g_flagged = args[0], *g = args[1];
+    PyObject *previous = NULL;
+    int wanted = PyObject_IsTrue(prev_g_flagged);
+    if (wanted > 0) {
+        PyObject *keeps = PyObject_GetAttr(recorder, keeps_values_name);
+        wanted = keeps == NULL ? -1 : PyObject_IsTrue(keeps);
+        Py_XDECREF(keeps);
+    }
+    if (wanted < 0) {
+        Py_DECREF(recorder);
+        return NULL;
+    }
+    if (wanted) {
+        PyObject *call[3] = {recorder, prev_g_flagged, g};
+        previous = PyObject_VectorcallMethod(before_add_outgrads, call, 3, NULL);
+        if (previous == NULL) {
+            Py_DECREF(recorder);
+            return NULL;
+        }
+    } else {
+        previous = Py_NewRef(Py_None);
+    }
+    PyObject *result = PyObject_Vectorcall(self->original, args, 2, NULL);
+    if (result != NULL) {
+        PyObject *call[5] = {recorder, prev_g_flagged, previous, g, result};
+        PyObject *done = PyObject_VectorcallMethod(after_add_outgrads, call, 5, NULL);
+        if (done == NULL) {
+            Py_CLEAR(result);
+        }
+        Py_XDECREF(done);
+    }
+    Py_DECREF(previous);
+    Py_DECREF(recorder);
+    return result;
+}
+
+/* AddOutgrads(original, active) */
+static PyObject *
+add_outgrads_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    PyObject *original, *active;
+    if (kwargs != NULL && PyDict_GET_SIZE(kwargs) != 0) {
+        PyErr_SetString(PyExc_TypeError, "AddOutgrads takes no keyword arguments");
+        return NULL;
+    }
+    if (!PyArg_UnpackTuple(args, "AddOutgrads", 2, 2, &original, &active)) {
+        return NULL;
+    }
+    AddOutgrads *self = PyObject_GC_New(AddOutgrads, type);
+    if (self == NULL) {
+        return NULL;
+    }
+    self->original = Py_NewRef(original);
+    self->active = Py_NewRef(active);
+    self->dict = NULL;
+    self->vectorcall = add_outgrads_call;
+    PyObject_GC_Track(self);
+    return (PyObject *)self;
+}
+
+static int
+add_outgrads_traverse(AddOutgrads *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->original);
+    Py_VISIT(self->active);
+    Py_VISIT(self->dict);
+    return 0;
+}
+
+static int
+add_outgrads_clear(AddOutgrads *self)
+{
+    Py_CLEAR(self->original);
+    Py_CLEAR(self->active);
+    Py_CLEAR(self->dict);
+    return 0;
+}
+
+static void
+add_outgrads_dealloc(AddOutgrads *self)
+{
+    PyObject_GC_UnTrack(self);
+    add_outgrads_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyGetSetDef add_outgrads_getset[] = {
+    {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, NULL, NULL},
+    {NULL},
+};
+
+static PyTypeObject AddOutgradsType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "adtrace.recording.autograd._wrappers.AddOutgrads",
+    .tp_basicsize = sizeof(AddOutgrads),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_doc = "AddOutgrads(original, active): wrappers.wrap_add_outgrads(original, active)'s add_outgrads.",
+    .tp_new = add_outgrads_new,
+    .tp_call = PyVectorcall_Call,
+    .tp_vectorcall_offset = offsetof(AddOutgrads, vectorcall),
+    .tp_dictoffset = offsetof(AddOutgrads, dict),
+    .tp_getattro = PyObject_GenericGetAttr,
+    .tp_setattro = PyObject_GenericSetAttr,
+    .tp_traverse = (traverseproc)add_outgrads_traverse,
+    .tp_clear = (inquiry)add_outgrads_clear,
+    .tp_dealloc = (destructor)add_outgrads_dealloc,
+    .tp_getset = add_outgrads_getset,
+};
+
+/* -------------------- Visits: wrappers._visits -------------------- */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *nodes;        /* iter(toposort's nodes) */
+    PyObject *on_toposort;  /* the recorder's callback */
+} Visits;
+
+/* Mirrors _visits(nodes, on_toposort):
+       for node in nodes:
+           on_toposort(node)
+           yield node */
+static PyObject *
+visits_next(Visits *self)
+{
+    PyObject *node = PyIter_Next(self->nodes);
+    if (node == NULL) {
+        return NULL;  /* exhausted (no error set), or the error of toposort */
+    }
+    PyObject *done = PyObject_CallOneArg(self->on_toposort, node);
+    if (done == NULL) {
+        Py_DECREF(node);
+        return NULL;
+    }
+    Py_DECREF(done);
+    return node;
+}
+
+/* Visits(nodes, on_toposort) */
+static PyObject *
+visits_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    PyObject *nodes, *on_toposort;
+    if (kwargs != NULL && PyDict_GET_SIZE(kwargs) != 0) {
+        PyErr_SetString(PyExc_TypeError, "Visits takes no keyword arguments");
+        return NULL;
+    }
+    if (!PyArg_UnpackTuple(args, "Visits", 2, 2, &nodes, &on_toposort)) {
+        return NULL;
+    }
+    PyObject *iterator = PyObject_GetIter(nodes);
+    if (iterator == NULL) {
+        return NULL;
+    }
+    Visits *self = PyObject_GC_New(Visits, type);
+    if (self == NULL) {
+        Py_DECREF(iterator);
+        return NULL;
+    }
+    self->nodes = iterator;
+    self->on_toposort = Py_NewRef(on_toposort);
+    PyObject_GC_Track(self);
+    return (PyObject *)self;
+}
+
+static int
+visits_traverse(Visits *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->nodes);
+    Py_VISIT(self->on_toposort);
+    return 0;
+}
+
+static int
+visits_clear(Visits *self)
+{
+    Py_CLEAR(self->nodes);
+    Py_CLEAR(self->on_toposort);
+    return 0;
+}
+
+static void
+visits_dealloc(Visits *self)
+{
+    PyObject_GC_UnTrack(self);
+    visits_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyTypeObject VisitsType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "adtrace.recording.autograd._wrappers.Visits",
+    .tp_basicsize = sizeof(Visits),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "Visits(nodes, on_toposort): wrappers._visits(nodes, on_toposort).",
+    .tp_new = visits_new,
+    .tp_iter = PyObject_SelfIter,
+    .tp_iternext = (iternextfunc)visits_next,
+    .tp_traverse = (traverseproc)visits_traverse,
+    .tp_clear = (inquiry)visits_clear,
+    .tp_dealloc = (destructor)visits_dealloc,
+};
+
+/* -------------------- the module -------------------- */
+
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_wrappers", NULL, -1, NULL};
+
+static int
+add_type(PyObject *m, const char *name, PyTypeObject *type)
+{
+    if (PyType_Ready(type) < 0) {
+        return -1;
+    }
+    Py_INCREF(type);
+    if (PyModule_AddObject(m, name, (PyObject *)type) < 0) {
+        Py_DECREF(type);
+        return -1;
+    }
+    return 0;
+}
 
 PyMODINIT_FUNC
 PyInit__wrappers(void)
 {
-    if (PyType_Ready(&RecordedVJPType) < 0) {
-        return NULL;
-    }
     on_vjp_called = PyUnicode_InternFromString("on_vjp_called");
-    if (on_vjp_called == NULL) {
+    before_add_outgrads = PyUnicode_InternFromString("before_add_outgrads");
+    after_add_outgrads = PyUnicode_InternFromString("after_add_outgrads");
+    keeps_values_name = PyUnicode_InternFromString("keeps_values");
+    if (!on_vjp_called || !before_add_outgrads || !after_add_outgrads || !keeps_values_name) {
         return NULL;
     }
     PyObject *m = PyModule_Create(&module);
     if (m == NULL) {
         return NULL;
     }
-    Py_INCREF(&RecordedVJPType);
-    if (PyModule_AddObject(m, "RecordedVJP", (PyObject *)&RecordedVJPType) < 0) {
-        Py_DECREF(&RecordedVJPType);
+    if (add_type(m, "RecordedVJP", &RecordedVJPType) < 0 || add_type(m, "AddOutgrads", &AddOutgradsType) < 0
+            || add_type(m, "Visits", &VisitsType) < 0) {
         Py_DECREF(m);
         return NULL;
     }

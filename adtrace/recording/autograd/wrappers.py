@@ -19,12 +19,18 @@ from .. import compiled
 from .state import state
 
 _twin = compiled.twin("adtrace.recording.autograd._wrappers")
-# recorded_vjp bound to (id(node), vjp, active) in one object (64 B, no frame per call), when built: the
-# pure-Python binding (``MethodType`` of a tuple) stays the reference; set to None, it is used (tests)
+# The compiled twins of the per-node paths (``_wrappers.c``), when built, read when the hooks are installed:
+# recorded_vjp bound to (id(node), vjp, active) in one object (64 B, no frame per call), add_outgrads' wrapper
+# and _visits. The pure-Python code stays the reference; each set to None, it is used (tests).
 RecordedVJP = None if _twin is None else _twin.RecordedVJP
+AddOutgrads = None if _twin is None else _twin.AddOutgrads
+Visits = None if _twin is None else _twin.Visits
 
 
 def wrap_add_outgrads(original, active):
+    if AddOutgrads is not None:
+        return functools.wraps(original)(AddOutgrads(original, active))
+
     @functools.wraps(original)
     def add_outgrads(prev_g_flagged, g):
         recorder = active.get()
@@ -40,11 +46,13 @@ def wrap_add_outgrads(original, active):
 
 
 def wrap_toposort(original, active):
+    visits = _visits if Visits is None else Visits
+
     @functools.wraps(original)
     def toposort(end_node, *args, **kwargs):
         nodes = original(end_node, *args, **kwargs)
         recorder = active.get()
-        return nodes if recorder is None else _visits(nodes, recorder.on_toposort)
+        return nodes if recorder is None else visits(nodes, recorder.on_toposort)
 
     return toposort
 

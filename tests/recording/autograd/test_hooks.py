@@ -196,15 +196,21 @@ TWIN = compiled.twin("adtrace.recording.autograd._wrappers")
 needs_twin = pytest.mark.skipif(TWIN is None, reason="the compiled twin was not built (or ADTRACE_PURE_PYTHON=1)")
 
 
+COMPILED = ("RecordedVJP", "AddOutgrads", "Visits")  # wrappers' names for the twin's paths
+
+
+def use(monkeypatch, twin):
+    """The wrappers installed from now on use ``twin``'s paths (None: the pure-Python ones)."""
+    for name in COMPILED:
+        monkeypatch.setattr(wrappers, name, None if twin is None else getattr(twin, name))
+
+
 @pytest.fixture(params=["compiled", "pure"])
 def binding(request, monkeypatch):
-    """Each test once with the compiled binding (when built) and once with the pure-Python one."""
-    if request.param == "compiled":
-        if TWIN is None:
-            pytest.skip("the compiled twin was not built")
-        monkeypatch.setattr(wrappers, "RecordedVJP", TWIN.RecordedVJP)
-    else:
-        monkeypatch.setattr(wrappers, "RecordedVJP", None)
+    """Each test once with the compiled paths (when built) and once with the pure-Python ones."""
+    if request.param == "compiled" and TWIN is None:
+        pytest.skip("the compiled twin was not built")
+    use(monkeypatch, TWIN if request.param == "compiled" else None)
     return request.param
 
 
@@ -219,9 +225,9 @@ def recorded(case, capture):
 @needs_twin
 @pytest.mark.parametrize("capture", ["structure", "auto", "full"])
 def test_compiled_and_pure_python_record_the_same_events(capture, monkeypatch):
-    monkeypatch.setattr(wrappers, "RecordedVJP", TWIN.RecordedVJP)
+    use(monkeypatch, TWIN)
     compiled_events = [recorded(case, capture) for case in CASES]
-    monkeypatch.setattr(wrappers, "RecordedVJP", None)
+    use(monkeypatch, None)
     pure_events = [recorded(case, capture) for case in CASES]
     for case, a, b in zip(CASES, compiled_events, pure_events):
         assert a == b, case.name
@@ -236,6 +242,27 @@ def test_a_node_made_while_recording_holds_the_binding_in_use(binding):
     kind = type(ends[0].vjp)
     assert (kind is TWIN.RecordedVJP) if binding == "compiled" else kind.__name__ == "method"
     assert vjp(1.0) == pytest.approx(np.cos(0.5) * 0.5 + np.sin(0.5))  # called with no recorder: the plain vjp
+    with adtrace.record(capture="structure"):
+        wrapper = core.add_outgrads
+        assert (type(wrapper) is TWIN.AddOutgrads) if binding == "compiled" else inspect.isfunction(wrapper)
+        assert wrapper.__name__ == "add_outgrads" and wrapper.__adtrace_hook__ == "autograd.core.add_outgrads"
+
+
+def test_nested_recordings_record_the_same_events_both_ways(monkeypatch):
+    """Two recorders at once (the fan-out between the wrappers and them): the same events either way."""
+    if TWIN is None:
+        pytest.skip("the compiled twin was not built")
+    seen = []
+    for twin in (TWIN, None):
+        use(monkeypatch, twin)
+        for case in CASES:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                with adtrace.record(capture="auto") as outer:
+                    with adtrace.record(capture="structure") as inner:
+                        run(case)
+            seen.append((events_json(outer), events_json(inner)))
+    assert seen[:len(CASES)] == seen[len(CASES):]
 
 
 def test_a_generator_vjp_is_recorded_as_a_tuple(binding):
