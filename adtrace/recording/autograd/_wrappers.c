@@ -1,7 +1,7 @@
 /* The compiled twin of wrappers.py (adtrace/recording/compiled.py), its three per-node paths:
-   ``RecordedVJP``, a node's local VJP recorded when called while a recorder is active; ``AddOutgrads``, the
-   wrapper put at autograd.core.add_outgrads; ``Visits``, the iterator over toposort's nodes that tells the
-   recorder of each visit. Each mirrors the Python named in its comment, line by line.
+   ``RecordedVJP``, a node's local VJP recorded when called while a recorder is active; ``NodeInit``, the
+   wrapper put at VJPNode.__init__; ``AddOutgrads``, the wrapper put at autograd.core.add_outgrads; ``Visits``,
+   the iterator over toposort's nodes that tells the recorder of each visit. Each mirrors the Python named in its comment, line by line.
 
    ``RecordedVJP(node_id, vjp, active)`` does what wrappers.py's pure-Python
    ``MethodType(recorded_vjp, (node_id, vjp, active))`` does, in one object of 64 bytes instead of a bound
@@ -178,6 +178,164 @@ static PyTypeObject RecordedVJPType = {
     .tp_clear = (inquiry)recorded_vjp_clear,
     .tp_dealloc = (destructor)recorded_vjp_dealloc,
     .tp_getset = recorded_vjp_getset,
+};
+
+/* -------------------- NodeInit: wrap_vjp_node_init's __init__ -------------------- */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *original;  /* autograd's VJPNode.__init__ */
+    PyObject *active;    /* the installation's context variable */
+    PyObject *python;    /* the pure-Python wrapper: called for a call autograd does not make (keywords) */
+    PyObject *dict;      /* functools.wraps's attributes, and the hook's mark (__adtrace_hook__) */
+    vectorcallfunc vectorcall;
+} NodeInit;
+
+static PyObject *on_vjp_node, *vjp_name;
+
+/* Mirrors wrap_vjp_node_init's __init__(self, value, fun, args, kwargs, parent_argnums, parents) (called
+   unbound, self first: the type is a method descriptor), line by line:
+       original(self, value, fun, args, kwargs, parent_argnums, parents)
+       recorder = active.get()
+       if recorder is not None:
+           recorder.on_vjp_node(self, value, fun, args, kwargs, parent_argnums, parents)
+           self.vjp = RecordedVJP(id(self), self.vjp, active) */
+static PyObject *
+node_init_call(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    NodeInit *wrapper = (NodeInit *)callable;
+    if (PyVectorcall_NARGS(nargsf) != 7 || (kwnames != NULL && PyTuple_GET_SIZE(kwnames) != 0)) {
+        return PyObject_Vectorcall(wrapper->python, args, nargsf, kwnames);
+    }
+    PyObject *done = PyObject_Vectorcall(wrapper->original, args, 7, NULL);
+    if (done == NULL) {
+        return NULL;
+    }
+    Py_DECREF(done);
+    PyObject *recorder = NULL;
+    if (PyContextVar_Get(wrapper->active, NULL, &recorder) < 0) {
+        return NULL;
+    }
+    if (recorder == NULL || recorder == Py_None) {
+        Py_XDECREF(recorder);
+        Py_RETURN_NONE;
+    }
+    PyObject *self = args[0];
+    PyObject *call[8] = {recorder, self, args[1], args[2], args[3], args[4], args[5], args[6]};
+    done = PyObject_VectorcallMethod(on_vjp_node, call, 8, NULL);
+    Py_DECREF(recorder);
+    if (done == NULL) {
+        return NULL;
+    }
+    Py_DECREF(done);
+    PyObject *vjp = PyObject_GetAttr(self, vjp_name);
+    if (vjp == NULL) {
+        return NULL;
+    }
+    RecordedVJP *recorded = PyObject_GC_New(RecordedVJP, &RecordedVJPType);
+    if (recorded == NULL) {
+        Py_DECREF(vjp);
+        return NULL;
+    }
+    recorded->node = (void *)self;  /* id(self) */
+    recorded->vjp = vjp;
+    recorded->active = Py_NewRef(wrapper->active);
+    recorded->vectorcall = recorded_vjp_call;
+    PyObject_GC_Track(recorded);
+    int failed = PyObject_SetAttr(self, vjp_name, (PyObject *)recorded);
+    Py_DECREF(recorded);
+    if (failed) {
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+/* NodeInit(original, active, python) */
+static PyObject *
+node_init_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    PyObject *original, *active, *python;
+    if (kwargs != NULL && PyDict_GET_SIZE(kwargs) != 0) {
+        PyErr_SetString(PyExc_TypeError, "NodeInit takes no keyword arguments");
+        return NULL;
+    }
+    if (!PyArg_UnpackTuple(args, "NodeInit", 3, 3, &original, &active, &python)) {
+        return NULL;
+    }
+    NodeInit *self = PyObject_GC_New(NodeInit, type);
+    if (self == NULL) {
+        return NULL;
+    }
+    self->original = Py_NewRef(original);
+    self->active = Py_NewRef(active);
+    self->python = Py_NewRef(python);
+    self->dict = NULL;
+    self->vectorcall = node_init_call;
+    PyObject_GC_Track(self);
+    return (PyObject *)self;
+}
+
+/* read as VJPNode.__init__ on a node: bound to it, as a function is (the interpreter's own calls of __init__
+   skip the binding: the type is a method descriptor) */
+static PyObject *
+node_init_get(PyObject *self, PyObject *obj, PyObject *type)
+{
+    if (obj == NULL || obj == Py_None) {
+        return Py_NewRef(self);
+    }
+    return PyMethod_New(self, obj);
+}
+
+static int
+node_init_traverse(NodeInit *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->original);
+    Py_VISIT(self->active);
+    Py_VISIT(self->python);
+    Py_VISIT(self->dict);
+    return 0;
+}
+
+static int
+node_init_clear(NodeInit *self)
+{
+    Py_CLEAR(self->original);
+    Py_CLEAR(self->active);
+    Py_CLEAR(self->python);
+    Py_CLEAR(self->dict);
+    return 0;
+}
+
+static void
+node_init_dealloc(NodeInit *self)
+{
+    PyObject_GC_UnTrack(self);
+    node_init_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyGetSetDef node_init_getset[] = {
+    {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, NULL, NULL},
+    {NULL},
+};
+
+static PyTypeObject NodeInitType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "adtrace.recording.autograd._wrappers.NodeInit",
+    .tp_basicsize = sizeof(NodeInit),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR,
+    .tp_doc = "NodeInit(original, active, python): wrappers.wrap_vjp_node_init(original, active)'s __init__.",
+    .tp_new = node_init_new,
+    .tp_call = PyVectorcall_Call,
+    .tp_descr_get = node_init_get,
+    .tp_vectorcall_offset = offsetof(NodeInit, vectorcall),
+    .tp_dictoffset = offsetof(NodeInit, dict),
+    .tp_getattro = PyObject_GenericGetAttr,
+    .tp_setattro = PyObject_GenericSetAttr,
+    .tp_traverse = (traverseproc)node_init_traverse,
+    .tp_clear = (inquiry)node_init_clear,
+    .tp_dealloc = (destructor)node_init_dealloc,
+    .tp_getset = node_init_getset,
 };
 
 /* -------------------- AddOutgrads: wrap_add_outgrads's add_outgrads -------------------- */
@@ -444,7 +602,10 @@ PyInit__wrappers(void)
     before_add_outgrads = PyUnicode_InternFromString("before_add_outgrads");
     after_add_outgrads = PyUnicode_InternFromString("after_add_outgrads");
     keeps_values_name = PyUnicode_InternFromString("keeps_values");
-    if (!on_vjp_called || !before_add_outgrads || !after_add_outgrads || !keeps_values_name) {
+    on_vjp_node = PyUnicode_InternFromString("on_vjp_node");
+    vjp_name = PyUnicode_InternFromString("vjp");
+    if (!on_vjp_called || !before_add_outgrads || !after_add_outgrads || !keeps_values_name || !on_vjp_node
+            || !vjp_name) {
         return NULL;
     }
     PyObject *m = PyModule_Create(&module);
@@ -452,7 +613,7 @@ PyInit__wrappers(void)
         return NULL;
     }
     if (add_type(m, "RecordedVJP", &RecordedVJPType) < 0 || add_type(m, "AddOutgrads", &AddOutgradsType) < 0
-            || add_type(m, "Visits", &VisitsType) < 0) {
+            || add_type(m, "Visits", &VisitsType) < 0 || add_type(m, "NodeInit", &NodeInitType) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -20,9 +20,10 @@ from .state import state
 
 _twin = compiled.twin("adtrace.recording.autograd._wrappers")
 # The compiled twins of the per-node paths (``_wrappers.c``), when built, read when the hooks are installed:
-# recorded_vjp bound to (id(node), vjp, active) in one object (64 B, no frame per call), add_outgrads' wrapper
-# and _visits. The pure-Python code stays the reference; each set to None, it is used (tests).
+# recorded_vjp bound to (id(node), vjp, active) in one object (64 B, no frame per call), VJPNode.__init__'s and
+# add_outgrads' wrappers, and _visits. The pure-Python code stays the reference; each set to None, it is used (tests).
 RecordedVJP = None if _twin is None else _twin.RecordedVJP
+NodeInit = None if _twin is None else _twin.NodeInit
 AddOutgrads = None if _twin is None else _twin.AddOutgrads
 Visits = None if _twin is None else _twin.Visits
 
@@ -131,6 +132,8 @@ def wrap_vjp_node_init(original, active):
             else:
                 self.vjp = bound(id(self), self.vjp, active)
 
+    if NodeInit is not None and bound is not None:  # (the same, in C: the Python one for a call by keywords)
+        return functools.wraps(original)(NodeInit(original, active, __init__))
     return __init__
 
 

@@ -196,7 +196,7 @@ TWIN = compiled.twin("adtrace.recording.autograd._wrappers")
 needs_twin = pytest.mark.skipif(TWIN is None, reason="the compiled twin was not built (or ADTRACE_PURE_PYTHON=1)")
 
 
-COMPILED = ("RecordedVJP", "AddOutgrads", "Visits")  # wrappers' names for the twin's paths
+COMPILED = ("RecordedVJP", "NodeInit", "AddOutgrads", "Visits")  # wrappers' names for the twin's paths
 
 
 def use(monkeypatch, twin):
@@ -246,6 +246,20 @@ def test_a_node_made_while_recording_holds_the_binding_in_use(binding):
         wrapper = core.add_outgrads
         assert (type(wrapper) is TWIN.AddOutgrads) if binding == "compiled" else inspect.isfunction(wrapper)
         assert wrapper.__name__ == "add_outgrads" and wrapper.__adtrace_hook__ == "autograd.core.add_outgrads"
+        init = vars(core.VJPNode)["__init__"]
+        assert (type(init) is TWIN.NodeInit) if binding == "compiled" else inspect.isfunction(init)
+
+
+def test_a_node_built_by_keywords_is_recorded_too(binding):
+    """autograd passes __init__'s arguments by position; one passed by keywords (someone's subclass, a test)
+    takes the pure-Python path of the compiled wrapper, recorded alike."""
+    with adtrace.record(capture="structure") as rec:
+        root = core.VJPNode.new_root()
+        node = core.VJPNode.__new__(core.VJPNode)
+        node.__init__(2.0, anp.sin, (1.0,), {}, (0,), parents=[root])
+        assert node.vjp(1.0) == (np.cos(1.0),)
+    assert [e.label for e in rec.of_kind("node")] == ["v1_sin"]
+    assert [(e.node, e.ingrads) for e in rec.of_kind("vjp")] == [("v1_sin", (None,))]
 
 
 def test_nested_recordings_record_the_same_events_both_ways(monkeypatch):
