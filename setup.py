@@ -14,4 +14,5 @@ def twin(module):
 setup(ext_modules=[twin(module) for module in (
     "adtrace.recording.value_class._descriptors",
     "adtrace.recording.value_class._hooks",
+    "adtrace.recording.autograd._wrappers",
 )])

@@ -15,10 +15,23 @@ from types import MethodType
 
 from autograd.tracer import trace_stack
 
+from .. import compiled
 from .state import state
+
+_twin = compiled.twin("adtrace.recording.autograd._wrappers")
+# The compiled twins of the per-node paths (``_wrappers.c``), when built, read when the hooks are installed:
+# recorded_vjp bound to (id(node), vjp, active) in one object (64 B, no frame per call), VJPNode.__init__'s and
+# add_outgrads' wrappers, and _visits. The pure-Python code stays the reference; each set to None, it is used (tests).
+RecordedVJP = None if _twin is None else _twin.RecordedVJP
+NodeInit = None if _twin is None else _twin.NodeInit
+AddOutgrads = None if _twin is None else _twin.AddOutgrads
+Visits = None if _twin is None else _twin.Visits
 
 
 def wrap_add_outgrads(original, active):
+    if AddOutgrads is not None:
+        return functools.wraps(original)(AddOutgrads(original, active))
+
     @functools.wraps(original)
     def add_outgrads(prev_g_flagged, g):
         recorder = active.get()
@@ -34,11 +47,13 @@ def wrap_add_outgrads(original, active):
 
 
 def wrap_toposort(original, active):
+    visits = _visits if Visits is None else Visits
+
     @functools.wraps(original)
     def toposort(end_node, *args, **kwargs):
         nodes = original(end_node, *args, **kwargs)
         recorder = active.get()
-        return nodes if recorder is None else _visits(nodes, recorder.on_toposort)
+        return nodes if recorder is None else visits(nodes, recorder.on_toposort)
 
     return toposort
 
@@ -104,18 +119,27 @@ def _unrecorded(recorder, active, wrapper, *args):
 
 
 def wrap_vjp_node_init(original, active):
+    bound = RecordedVJP  # (the compiled binding, or None: read when the hooks are installed)
+
     @functools.wraps(original)
     def __init__(self, value, fun, args, kwargs, parent_argnums, parents):
         original(self, value, fun, args, kwargs, parent_argnums, parents)
         recorder = active.get()
         if recorder is not None:
             recorder.on_vjp_node(self, value, fun, args, kwargs, parent_argnums, parents)
-            self.vjp = MethodType(recorded_vjp, (id(self), self.vjp, active))  # (see recorded_vjp)
+            if bound is None:
+                self.vjp = MethodType(recorded_vjp, (id(self), self.vjp, active))  # (see recorded_vjp)
+            else:
+                self.vjp = bound(id(self), self.vjp, active)
 
+    if NodeInit is not None and bound is not None:  # (the same, in C: the Python one for a call by keywords)
+        return functools.wraps(original)(NodeInit(original, active, __init__))
     return __init__
 
 
 def wrap_vjp_initialize_root(original, active):
+    bound = RecordedVJP
+
     @functools.wraps(original)
     def initialize_root(self, *args, **kwargs):
         original(self, *args, **kwargs)
@@ -124,7 +148,10 @@ def wrap_vjp_initialize_root(original, active):
             recorder = recorder.elsewhere()  # (make_vjp's root, made before its trace)
         if recorder is not None:
             recorder.on_vjp_root(self)
-            self.vjp = MethodType(recorded_vjp, (id(self), self.vjp, active))  # (see recorded_vjp)
+            if bound is None:
+                self.vjp = MethodType(recorded_vjp, (id(self), self.vjp, active))  # (see recorded_vjp)
+            else:
+                self.vjp = bound(id(self), self.vjp, active)
 
     return initialize_root
 
@@ -132,7 +159,8 @@ def wrap_vjp_initialize_root(original, active):
 def recorded_vjp(node_vjp, g):
     """A node's local VJP, recorded when called while a recorder is active; bound to
     ``node_vjp = (id(node), vjp, active)`` (a method bound to a tuple: cheaper per node than a
-    closure; ``active``: the context variable of the hooks' installation that made the node).
+    closure; ``active``: the context variable of the hooks' installation that made the node). Its compiled
+    twin, ``RecordedVJP(id(node), vjp, active)``, is one object doing the same (``_wrappers.c``).
 
     A rule with three or more boxed arguments returns a generator; it is materialised into a tuple
     before recording (``backward_pass`` zips over it, so the values it sees are the same). The

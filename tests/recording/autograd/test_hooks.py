@@ -1,20 +1,26 @@
 """The hook points: recording changes no result, and each is patched where autograd looks."""
 
 import ast
+import gc
 import inspect
+import sys
 import warnings
 
 import autograd.core as core
+import autograd.numpy as anp
 import autograd.util as util
+import numpy as np
 import pytest
-from autograd import grad
+from autograd import grad, make_vjp
 
 import adtrace
 from adtrace.compare.align import EXACT, compare
-from adtrace.recording import events
+from adtrace.recording import compiled, events
 from adtrace.recording.autograd import hooks, wrappers
 from adtrace.recording.values import plain
+from adtrace.report.export import events_json
 from corpus import CASES, bit_identical, run
+from primitives import fails_in_its_vjp
 
 
 def quietly(case):
@@ -182,3 +188,122 @@ def test_a_thread_in_a_copy_of_the_recording_context_is_left_out_and_said_once()
             work(x, 1)
         sizes = sorted(len(recording.visit_order(q)) for q in alone.queries)
         assert sorted(len(recording.visit_order(q)) for q in recording.queries) == sorted(sizes * rounds)
+
+
+# -------------------- the recorded VJP both ways: compiled (_wrappers.c) and pure Python --------------------
+
+TWIN = compiled.twin("adtrace.recording.autograd._wrappers")
+needs_twin = pytest.mark.skipif(TWIN is None, reason="the compiled twin was not built (or ADTRACE_PURE_PYTHON=1)")
+
+
+COMPILED = ("RecordedVJP", "NodeInit", "AddOutgrads", "Visits")  # wrappers' names for the twin's paths
+
+
+def use(monkeypatch, twin):
+    """The wrappers installed from now on use ``twin``'s paths (None: the pure-Python ones)."""
+    for name in COMPILED:
+        monkeypatch.setattr(wrappers, name, None if twin is None else getattr(twin, name))
+
+
+@pytest.fixture(params=["compiled", "pure"])
+def binding(request, monkeypatch):
+    """Each test once with the compiled paths (when built) and once with the pure-Python ones."""
+    if request.param == "compiled" and TWIN is None:
+        pytest.skip("the compiled twin was not built")
+    use(monkeypatch, TWIN if request.param == "compiled" else None)
+    return request.param
+
+
+def recorded(case, capture):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with adtrace.record(capture=capture) as rec:
+            run(case)
+    return events_json(rec)
+
+
+@needs_twin
+@pytest.mark.parametrize("capture", ["structure", "auto", "full"])
+def test_compiled_and_pure_python_record_the_same_events(capture, monkeypatch):
+    use(monkeypatch, TWIN)
+    compiled_events = [recorded(case, capture) for case in CASES]
+    use(monkeypatch, None)
+    pure_events = [recorded(case, capture) for case in CASES]
+    for case, a, b in zip(CASES, compiled_events, pure_events):
+        assert a == b, case.name
+
+
+def test_a_node_made_while_recording_holds_the_binding_in_use(binding):
+    with adtrace.record(capture="structure"):
+        vjp, _ = make_vjp(lambda x: anp.sin(x) * x)(0.5)
+    node_vjp = vjp.__closure__  # (make_vjp's vjp closes over its end node)
+    ends = [c.cell_contents for c in node_vjp if type(c.cell_contents).__name__ == "VJPNode"]
+    assert ends, "make_vjp's closure holds its end node"
+    kind = type(ends[0].vjp)
+    assert (kind is TWIN.RecordedVJP) if binding == "compiled" else kind.__name__ == "method"
+    assert vjp(1.0) == pytest.approx(np.cos(0.5) * 0.5 + np.sin(0.5))  # called with no recorder: the plain vjp
+    with adtrace.record(capture="structure"):
+        wrapper = core.add_outgrads
+        assert (type(wrapper) is TWIN.AddOutgrads) if binding == "compiled" else inspect.isfunction(wrapper)
+        assert wrapper.__name__ == "add_outgrads" and wrapper.__adtrace_hook__ == "autograd.core.add_outgrads"
+        init = vars(core.VJPNode)["__init__"]
+        assert (type(init) is TWIN.NodeInit) if binding == "compiled" else inspect.isfunction(init)
+
+
+def test_a_node_built_by_keywords_is_recorded_too(binding):
+    """autograd passes __init__'s arguments by position; one passed by keywords (someone's subclass, a test)
+    takes the pure-Python path of the compiled wrapper, recorded alike."""
+    with adtrace.record(capture="structure") as rec:
+        root = core.VJPNode.new_root()
+        node = core.VJPNode.__new__(core.VJPNode)
+        node.__init__(2.0, anp.sin, (1.0,), {}, (0,), parents=[root])
+        assert node.vjp(1.0) == (np.cos(1.0),)
+    assert [e.label for e in rec.of_kind("node")] == ["v1_sin"]
+    assert [(e.node, e.ingrads) for e in rec.of_kind("vjp")] == [("v1_sin", (None,))]
+
+
+def test_nested_recordings_record_the_same_events_both_ways(monkeypatch):
+    """Two recorders at once (the fan-out between the wrappers and them): the same events either way."""
+    if TWIN is None:
+        pytest.skip("the compiled twin was not built")
+    seen = []
+    for twin in (TWIN, None):
+        use(monkeypatch, twin)
+        for case in CASES:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                with adtrace.record(capture="auto") as outer:
+                    with adtrace.record(capture="structure") as inner:
+                        run(case)
+            seen.append((events_json(outer), events_json(inner)))
+    assert seen[:len(CASES)] == seen[len(CASES):]
+
+
+def test_a_generator_vjp_is_recorded_as_a_tuple(binding):
+    case = next(c for c in CASES if "generator_vjp" in c.tags)
+    with adtrace.record(capture="auto") as rec:
+        run(case)
+    assert all(type(e.ingrads) is tuple for e in rec.of_kind("vjp"))
+    assert any(len(e.ingrads) == 3 for e in rec.of_kind("vjp"))
+
+
+def test_an_error_in_a_vjp_reaches_the_caller(binding):
+    fails = fails_in_its_vjp(ZeroDivisionError("in the rule"))
+    with adtrace.record(capture="structure"):
+        with pytest.raises(ZeroDivisionError, match="in the rule"):
+            grad(lambda x: fails(x) * 2.0)(1.0)
+
+
+def test_the_vjp_and_its_gradients_are_not_leaked(binding):
+    g = np.ones(3)
+    x = np.arange(3.0)
+    for _ in range(3):  # (first-call caches)
+        with adtrace.record(capture="structure"):
+            make_vjp(lambda x: x * 2.0)(x)[0](g)
+    gc.collect()
+    before = sys.getrefcount(g), sys.getrefcount(x)
+    for _ in range(200):
+        with adtrace.record(capture="structure"):
+            make_vjp(lambda x: x * 2.0)(x)[0](g)
+    gc.collect()
+    assert (sys.getrefcount(g), sys.getrefcount(x)) == before
