@@ -16,6 +16,7 @@ workload those collections were most of the recorder's cost.
 import contextlib
 import gc
 from bisect import bisect_left
+from types import MemberDescriptorType
 
 from . import events
 from .events import (FORM_STEP, HEAD, LABELS, NO_PREVIOUS, ONE, ONE_ITEM, PAIR, TAIL, VISITS, Is, Same, layout,
@@ -40,7 +41,7 @@ class _Layout:
     """One stored form of an event type (``form``: 0 whole, k its ``forms[k - 1]``): ``size`` slots (its head
     and a tail's count included) and, for a form with a counted tail, where the count is."""
 
-    __slots__ = ("type", "form", "stored", "size", "count_at", "build", "visit", "counted")
+    __slots__ = ("type", "form", "stored", "size", "count_at", "build", "read", "visit", "counted")
 
     def __init__(self, event_type, form=0):
         self.type, self.form = event_type, form
@@ -53,6 +54,7 @@ class _Layout:
         self.size = 1 + len(self.stored)
         self.count_at = self.size - 1 if self.stored and self.stored[-1][1] == TAIL else None
         self.build = _builder(event_type, short, self.stored)
+        self.read = _reader(event_type, short, self.stored)
         self.visit = event_type is events.ToposortYielded  # (counted per query: a position given as VISITS)
         # (its position counted on read: given to build as a slot more)
         self.counted = any(type(how) is Is and how.value is VISITS for how in short.values())
@@ -68,19 +70,37 @@ def _builder(event_type, short, stored):
     """``build(head, slots)``: the event from its head and its stored slots (the head left out, copy-on-write
     resolved), compiled for its stored form (a loop over the layout per event was a third of the time of
     building add_outgrads events)."""
-    given, constants = {}, []  # parameter -> its expression over the slots s and the form's constants C
+    slot = [f"tuple(s[{i + 1}:{i + 1} + s[{i}]])" if how == TAIL else f"s[{i}]" for i, (_, how) in enumerate(stored)]
+    fields = _fields(event_type, _given(short, stored, slot + [f"s[{len(stored)}]"]))
+    namespace = {"event_type": event_type, "NO_PREVIOUS": NO_PREVIOUS, "C": _constants(short)}
+    exec(f"def build(h, s):\n    return event_type(*h[1:], {', '.join(fields)})", namespace)
+    return namespace["build"]
+
+
+def _given(short, stored, slot):
+    """parameter -> its expression, ``slot[i]`` the expression of stored slot i (``slot[len(stored)]``: the position
+    counted on read) and ``C`` the form's constants (``_constants``)."""
+    given, constants = {}, 0
     for i, (name, how) in enumerate(stored):
-        given[name] = f"(s[{i}],)" if how is ONE_ITEM else f"tuple(s[{i + 1}:{i + 1} + s[{i}]])" if how == TAIL \
-            else f"s[{i}]"
+        given[name] = f"({slot[i]},)" if how is ONE_ITEM else slot[i]
     for name, how in short.items():
         if type(how) is Is and how.value is VISITS:  # (counted on read: given after the stored slots)
-            given[name] = f"s[{len(stored)}]"
+            given[name] = slot[len(stored)]
         elif type(how) is Is:
-            given[name] = f"C[{len(constants)}]"
-            constants.append(how.value)
+            given[name] = f"C[{constants}]"
+            constants += 1
     for name, how in short.items():
         if type(how) is Same:
             given[name] = given[how.name]
+    return given
+
+
+def _constants(short):
+    return tuple(how.value for how in short.values() if type(how) is Is and how.value is not VISITS)
+
+
+def _fields(event_type, given):
+    """The expression of each field of ``event_type``'s but its head's, in order."""
     fields = []
     for name, how in layout(event_type):
         if how == PAIR:  # (value, flag); NO_PREVIOUS in the flag slot: None
@@ -90,9 +110,63 @@ def _builder(event_type, short, stored):
             fields.append(f"(tuple({given[name]}.split(',')) if {given[name]} else ())")
         elif how != HEAD:
             fields.append(given[name])
-    namespace = {"event_type": event_type, "NO_PREVIOUS": NO_PREVIOUS, "C": tuple(constants)}
-    exec(f"def build(h, s):\n    return event_type(*h[1:], {', '.join(fields)})", namespace)
-    return namespace["build"]
+    return fields
+
+
+def _reader(event_type, short, stored):
+    """``read(values, p, h, visited)``: the event whose head ``h`` is at ``values[p]`` (``visited``: its position
+    counted on read), built straight from the log: each stored slot read and resolved in place (no list of slots
+    made) and, for an event class with slots and no ``__post_init__``, each field set through its slot as the
+    frozen dataclass's ``__init__`` does (``object.__setattr__``), without that call's per-field lookups: a
+    scalar program's report builds four events per node, a million nodes' four million."""
+    lines, slot = [], []
+    for i, (name, how) in enumerate(stored):
+        if how == TAIL:  # (the last slot: its count, then its items)
+            lines.append(f"t = p + {i + 2}")
+            lines.append(f"s{i} = tuple([f if type(f) in NR else R(f) for f in values[t:t + values[t - 1]]])")
+        else:
+            lines += [f"s{i} = values[p + {i + 1}]", f"if type(s{i}) not in NR: s{i} = R(s{i})"]
+        slot.append(f"s{i}")
+    slot.append("visited")
+    fields = _fields(event_type, _given(short, stored, slot))
+    setters = _slot_setters(event_type)
+    namespace = {"T": event_type, "NO_PREVIOUS": NO_PREVIOUS, "C": _constants(short), "NR": NO_REFERENCE,
+                 "R": _resolved, "new": object.__new__}
+    if setters is None:
+        lines.append(f"return T(*h[1:], {', '.join(fields)})")
+    else:
+        namespace.update({f"S{k}": setter for k, setter in enumerate(setters)})
+        heads = sum(how == HEAD for _, how in layout(event_type))  # (first, as the builder's call has them)
+        lines.append("e = new(T)")
+        lines += [f"S{k}(e, {f'h[{k + 1}]' if k < heads else fields[k - heads]})" for k in range(len(setters))]
+        lines.append("return e")
+    exec("def read(values, p, h, visited):\n    " + "\n    ".join(lines), namespace)
+    return namespace["read"]
+
+
+def _slot_setters(event_type):
+    """The ``__set__`` of each field's slot, in field order; None where a field has no slot or the class
+    would run more than setting its fields (a ``__post_init__``)."""
+    if hasattr(event_type, "__post_init__"):
+        return None
+    setters = []
+    for name, _ in layout(event_type):
+        owner = next((k for k in event_type.__mro__ if name in vars(k)), None)
+        member = vars(owner).get(name) if owner is not None else None
+        if type(member) is not MemberDescriptorType:
+            return None
+        setters.append(member.__set__)
+    return setters
+
+
+def _resolved(stored):
+    """``resolve(stored)``; a tuple of plain scalars (a node's argnums) given back as it is, without the walk."""
+    if type(stored) is tuple and stored and type(stored[0]) is not str:  # (a str first: maybe a stored form)
+        for item in stored:
+            if type(item) not in NO_REFERENCE:
+                return resolve(stored)
+        return stored
+    return resolve(stored)
 
 
 class _Layouts(dict):
@@ -119,10 +193,12 @@ class EventLog:
     def starts(self):
         """Where each event's head is in ``values`` (found on read, not by the hot path)."""
         starts, values = self._starts, self.values
-        position = starts[-1] + self._size(starts[-1]) if starts else 0
-        while position < len(values):
-            starts.append(position)
-            position += self._size(position)
+        position, end, append = starts[-1] + self._size(starts[-1]) if starts else 0, len(values), starts.append
+        while position < end:
+            append(position)
+            stored = LAYOUTS[values[position][0]]  # (_size's, inline: this loop reads every event)
+            count_at = stored.count_at
+            position += stored.size if count_at is None else stored.size + values[position + count_at]
         return starts
 
     def _size(self, position):
@@ -162,23 +238,21 @@ class EventLog:
         """Events ``index`` onwards, built in one walk over ``values`` (a recording read whole: each event's
         span found as it goes, not looked up per event)."""
         values, starts = self.values, self.starts
-        built, end = [], len(values)
+        built = []
         counted, visits = self._visits
         if counted != index:  # (not where the last walk stopped)
             visits = self._visits_before(index)
         with collector_paused():  # (each full collection would walk every event built so far: quadratic)
-            for i in range(index, len(starts)):
-                start = starts[i]
-                stop = starts[i + 1] if i + 1 < len(starts) else end
+            append, layouts = built.append, LAYOUTS
+            for start in starts[index:]:
                 head = values[start]
-                stored = LAYOUTS[head[0]]
-                slots = [f if type(f) in NO_REFERENCE else resolve(f) for f in values[start + 1:stop]]
+                stored = layouts[head[0]]
                 if stored.visit:
                     visited = visits.get(head[3], 0)
                     visits[head[3]] = visited + 1
-                    if stored.counted:
-                        slots.append(visited)
-                built.append(stored.build(head, slots))
+                    append(stored.read(values, start, head, visited))
+                else:
+                    append(stored.read(values, start, head, None))
         self._visits = (len(starts), visits)
         return built
 

@@ -54,7 +54,7 @@ def is_reverse_topological(order, graph, leaves_anywhere=False):
     backward does nothing, so visiting it before a consumer has added into it loses nothing.
     """
     order = list(order)
-    position = {label: i for i, label in enumerate(order)}
+    position = dict(zip(order, range(len(order))))
     # each node once and nothing else: no label twice, as many as the graph has, all of the graph's
     if len(position) != len(order) or len(position) != len(graph) or any(label not in position for label in graph):
         return False

@@ -37,7 +37,7 @@ from ..recording.labels import ROOT_NAME, primitive_name
 
 from .graph import parent_labels, trace_graph
 from .order import reverse_topo_order
-from .rules import ROOT, note_visit, partial_adjoints, vjp_source
+from .rules import OWN, ROOT, note_visit, partial_adjoints, primitive_vjps, vjp_source
 from .steps import Contribution, GradientRun, Step
 
 
@@ -57,22 +57,43 @@ def gradient(graph, seed):
     """The lecture's algorithm on ``graph``: returns ``(v_input_bar, steps)``."""
     node_to_grad = {graph.out: [seed]}
     v_input_bar, steps, kinds = None, [], {}
+    root, pop, get, append = graph.root, node_to_grad.pop, node_to_grad.get, steps.append
     for i in reverse_topo_order(graph.out):
-        partials = node_to_grad.pop(i)  # (each node's list is read once: not kept for the whole run)
-        v_i_bar = sum_partial_adjoints(partials)
-        v_k_to_i_bars = partial_adjoints(i, v_i_bar) if i.parents else ()
-        for v_k, v_k_to_i_bar in zip(i.parents, v_k_to_i_bars):  # inputs(i), by position
-            found = node_to_grad.get(v_k)
-            if found is None:
-                node_to_grad[v_k] = [v_k_to_i_bar]
+        partials = pop(i)  # (each node's list is read once: not kept for the whole run)
+        v_i_bar = partials[0] if len(partials) == 1 else sum_partial_adjoints(partials)
+        parents = i.parents
+        if parents:
+            kind = kinds.get(i.fun)
+            if kind is None:
+                kind = kinds[i.fun] = _kind(i.fun)
+            rule, name, own = kind
+            argnums = i.argnums
+            if own is not None and len(argnums) == 1 and argnums[0] in own:  # (partial_adjoints' common case)
+                v_k_to_i_bars = (own[argnums[0]](i.value, *i.args, **i.kwargs)(v_i_bar),)
             else:
-                found.append(v_k_to_i_bar)
-        steps.append(record_step(i, partials, v_i_bar, v_k_to_i_bars, kinds))
-        if i is graph.root:
+                v_k_to_i_bars = partial_adjoints(i, v_i_bar)
+            for v_k, v_k_to_i_bar in zip(parents, v_k_to_i_bars):  # inputs(i), by position
+                found = get(v_k)
+                if found is None:
+                    node_to_grad[v_k] = [v_k_to_i_bar]
+                else:
+                    found.append(v_k_to_i_bar)
+            note_visit(i.fun, rule, REV)
+            append(_step(i, rule, name, partials, v_i_bar, v_k_to_i_bars))
+        else:
+            append(_step(i, ROOT, ROOT_NAME, partials, v_i_bar, ()))
+        if i is root:
             v_input_bar = v_i_bar
     if v_input_bar is None:  # the input got no partial adjoint: zeros of its space
         v_input_bar = vspace(graph.root.value).zeros()
     return v_input_bar, steps
+
+
+def _kind(fun):
+    """``(rule, name, own VJP makers or None)`` of a primitive: looked up once per run (a run visits the same few
+    primitives at every node)."""
+    rule = vjp_source(fun)
+    return rule, primitive_name(fun), primitive_vjps[fun] if rule == OWN else None
 
 
 def record_step(i, partials, v_i_bar, v_k_to_i_bars, kinds=None):
@@ -88,12 +109,23 @@ def record_step(i, partials, v_i_bar, v_k_to_i_bars, kinds=None):
         note_visit(i.fun, rule, REV)
     else:
         rule, name = ROOT, ROOT_NAME
-    contributions = tuple([  # (a float is its own raw value: no box to look into)
-        Contribution(k, argnum, v_k.label, g if type(g) is float else getval(g))
-        for k, (argnum, v_k, g) in enumerate(zip(i.argnums, i.parents, v_k_to_i_bars))
-    ])
-    return Step(i.label, name, rule, tuple([p if type(p) is float else getval(p) for p in partials]),
-                v_i_bar if type(v_i_bar) is float else getval(v_i_bar), contributions)
+    return _step(i, rule, name, partials, v_i_bar, v_k_to_i_bars)
+
+
+def _step(i, rule, name, partials, v_i_bar, v_k_to_i_bars):
+    # (a float is its own raw value: no box to look into)
+    if len(v_k_to_i_bars) == 1:  # (most nodes)
+        g = v_k_to_i_bars[0]
+        contributions = (Contribution(0, i.argnums[0], i.parents[0].label, g if type(g) is float else getval(g)),)
+    else:
+        contributions = tuple([Contribution(k, argnum, v_k.label, g if type(g) is float else getval(g))
+                               for k, (argnum, v_k, g) in enumerate(zip(i.argnums, i.parents, v_k_to_i_bars))])
+    if len(partials) == 1:
+        p = partials[0]
+        partials = (p if type(p) is float else getval(p),)
+    else:
+        partials = tuple([p if type(p) is float else getval(p) for p in partials])
+    return Step(i.label, name, rule, partials, v_i_bar if type(v_i_bar) is float else getval(v_i_bar), contributions)
 
 
 # -------------------- the public surface, with autograd's signatures --------------------

@@ -61,7 +61,10 @@ def _by_line(outside, nesting, table_of_nodes, total):
     for node in outside:
         line = line_of(node)
         counts[line] += 1
-        primitives.setdefault(line, Counter())[primitive_of(node)] += 1
+        made = primitives.get(line)
+        if made is None:  # (not setdefault: a Counter made per node)
+            made = primitives[line] = Counter()
+        made[primitive_of(node)] += 1
     cells = {line: _top(made) for line, made in primitives.items()}
     for work in nesting.work.values():
         line = f"inside the VJP of {work.node} ({line_of(table_of_nodes[work.node])})"

@@ -8,7 +8,8 @@ from autograd import grad
 
 import adtrace
 import adtrace.reference as ref
-from adtrace.compare.align import CLOSE, DIFFERS, EXACT, MISSING, NOT_COMPARED, align, compare, first_divergence
+from adtrace.compare.align import (CLOSE, DIFFERS, EXACT, MISSING, NOT_COMPARED, align, compare, first_divergence,
+                                   magnitude)
 from adtrace.recording.values import ArraySummary
 from user_vspace import Pair
 
@@ -195,3 +196,20 @@ def test_values_kept_as_summaries_are_said_to_be_compared_by_statistics():
     assert auto.passed and "3 compared by summary statistics only" in auto.detail, auto
     full = engines_agree(trace_call(f, (x,), capture="full"))
     assert full.passed and "summary statistics" not in full.detail, full
+
+
+def test_a_scalar_node_s_status_is_compare_s_with_its_partial_adjoint_s_scale():
+    """A scalar program's rows (compared inline, without ``compare``'s calls) say what ``compare`` says, for sums
+    that agree, agree to rounding, differ, or are not finite."""
+    f = lambda x: anp.sin(anp.cos(anp.sin(anp.cos(anp.sin(x) * 1.5) * 2.0) * 0.5) * 3.0) * 1.25
+    with adtrace.record() as rec:
+        grad(f)(0.3)
+    run = ref.run_gradient(f, 0.3)
+    bent = [1.0, 1.0 + 3e-13, 1.1, float("nan"), float("inf"), 1.0 + 5e-9, -1.0, 1.0, 1.0 + 1e-6, 0.0, 1.0]
+    steps = tuple(replace(s, v_i_bar=s.v_i_bar * k) for s, k in zip(run.steps, bent))
+    rows = align(rec, 1, replace(run, steps=steps))
+    assert len(rows) == len(steps) == len(bent)
+    assert {r.status for r in rows} == {EXACT, CLOSE, DIFFERS}
+    for r in rows:
+        want = compare(r.popped, r.v_i_bar, magnitude(r.partial_adjoints[0]))
+        assert (r.status, r.difference) == want or (r.difference != r.difference and want[1] != want[1]), r

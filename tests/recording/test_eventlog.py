@@ -1,5 +1,8 @@
 """The event log: flat fields written by the recorder, built into events on read, corrected in place."""
 
+import dataclasses
+from typing import ClassVar
+
 import autograd.numpy as anp
 import numpy as np
 import pytest
@@ -178,3 +181,84 @@ def test_a_visit_s_position_is_counted_on_read_wherever_reading_starts():
     assert [log.event(i) for i in range(len(log))] == rec.events == log.events_from(0)
     assert log.events_from(first) == rec.events[first:]
     assert {LAYOUTS[log.values[s][0]].counted for s in log.starts} == {False, True}
+
+
+# -------------------- a recording read whole: the same events as one read per event --------------------
+
+
+def _same(a, b):
+    """The same field value: the same object, or equal values of the same type (arrays element by element)."""
+    if a is b:
+        return True
+    if type(a) is not type(b):
+        return False
+    if type(a) in (tuple, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, np.ndarray):
+        return a.dtype == b.dtype and np.array_equal(a, b, equal_nan=True)
+    if dataclasses.is_dataclass(a):
+        return all(_same(getattr(a, f.name), getattr(b, f.name)) for f in dataclasses.fields(a))
+    return a == b or (a != a and b != b)
+
+
+def _same_event(a, b):
+    return type(a) is type(b) and all(_same(getattr(a, f.name), getattr(b, f.name)) for f in dataclasses.fields(a))
+
+
+@pytest.mark.parametrize("capture", ["auto", "full", "structure"])
+def test_a_log_read_whole_gives_the_events_read_one_by_one(capture):
+    """``events_from`` builds each event straight from the log (``_Layout.read``: slots read in place, fields set
+    through the class's slots); ``event(i)`` through the class's constructor: every field the same, in every stored
+    form the corpus writes, sites kept or not."""
+    with pytest.warns(UserWarning), np.errstate(all="ignore"), adtrace.record(capture=capture, sites=True) as rec:
+        for case in CASES:
+            run(case)
+        grad(lambda x: 3.0)(1.0)
+        grad(lambda x: anp.sin(x) * 1.5)(0.3)  # (a scalar chain's short forms)
+    log = RecordingWriter(rec).log
+    whole = log.events_from(0)
+    assert len(whole) == len(log) > 1000
+    assert {LAYOUTS[log.values[s][0]].form for s in log.starts} > {0}
+    different = [i for i, e in enumerate(whole) if not _same_event(e, log.event(i))]
+    assert different == [], (different[:3], [(whole[i], log.event(i)) for i in different[:1]])
+
+
+def test_a_class_with_a_post_init_is_read_through_its_constructor():
+    """An event class that runs more than setting its fields (``__post_init__``) is built by calling it."""
+    from adtrace.recording import eventlog, events, packers
+    from adtrace.recording.packers import write
+
+    before = events.EVENT_TYPES
+    made = []
+
+    @events.event
+    class Counted(events.Event):
+        kind: ClassVar[str] = "test_counted"
+        node: str
+
+        def __post_init__(self):
+            made.append(self.node)
+
+    try:
+        values = []
+        write(values, Counted, mode="rev", level=0, query=None, node="v1_sin")
+        log = eventlog.EventLog()
+        log.values = values
+        assert log.events_from(0) == [Counted("rev", 0, None, "v1_sin")]
+        assert made == ["v1_sin", "v1_sin"]  # (read, then the one compared with)
+    finally:
+        events.EVENT_TYPES = before
+        eventlog.LAYOUTS.pop(Counted.index, None)
+        packers.PACKERS.pop(Counted.index, None)
+
+
+def test_resolved_keeps_a_tuple_of_scalars_and_resolves_anything_else():
+    from adtrace.recording.eventlog import _resolved
+    from adtrace.recording.values import ARRAY_SUMMARY, ArraySummary, Version
+
+    argnums = (0, 1)
+    assert _resolved(argnums) is argnums and _resolved(()) == ()
+    array = np.ones(2)
+    assert _resolved((0, Version(array)))[1] is array  # a Version inside: resolved
+    summary = _resolved((ARRAY_SUMMARY, (2,), "float64", 1.0, 1.0, 1.0))  # a stored form: its dataclass
+    assert type(summary) is ArraySummary

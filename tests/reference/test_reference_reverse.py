@@ -240,3 +240,41 @@ def test_container_arguments_get_the_gradient_autograd_gives():
     np.testing.assert_allclose(actual["w"], expected["w"], rtol=1e-12)
     np.testing.assert_allclose(actual["layers"][0][0], expected["layers"][0][0], rtol=1e-12)
     assert actual["layers"][0][1] == pytest.approx(expected["layers"][0][1], rel=1e-12)
+
+
+def _textbook_steps(graph, seed):
+    """The lecture's loop, each node's partial adjoints from ``rules.partial_adjoints`` and its step from
+    ``record_step``: what ``gradient`` computes with its own rules' common case taken inline."""
+    from adtrace.reference.order import reverse_topo_order
+    from adtrace.reference.reverse import record_step
+    from adtrace.reference.rules import partial_adjoints
+
+    node_to_grad, steps = {graph.out: [seed]}, []
+    for i in reverse_topo_order(graph.out):
+        partials = node_to_grad.pop(i)
+        v_i_bar = sum_partial_adjoints(partials)
+        bars = partial_adjoints(i, v_i_bar) if i.parents else ()
+        for v_k, bar in zip(i.parents, bars):
+            node_to_grad.setdefault(v_k, []).append(bar)
+        steps.append(record_step(i, partials, v_i_bar, bars))
+    return steps
+
+
+@pytest.mark.parametrize("f, x", [
+    (lambda x: anp.sin(x) * x * 1.5 + anp.exp(-x), 0.3),  # own rules, one and two boxed arguments
+    (lambda x: anp.sum(anp.tanh(x[1:]) * x[:-1]) + anp.max(x), np.linspace(-1, 1, 5)),  # indexing: borrowed rules
+    (lambda x: anp.sum(anp.dot(x, x.T) ** 2), np.arange(6.0).reshape(2, 3)),
+])
+def test_gradient_makes_the_steps_of_the_textbook_loop(f, x):
+    graph = trace_graph(f, x)
+    seed = 1.0
+    got = gradient(graph, seed)[1]
+    want = _textbook_steps(trace_graph(f, x), seed)
+    assert [(s.label, s.primitive, s.rule) for s in got] == [(s.label, s.primitive, s.rule) for s in want]
+    assert {s.rule for s in got} >= {"own", "root"}
+    for a, b in zip(got, want):
+        assert [(c.position, c.argnum, c.parent) for c in a.contributions] == [
+            (c.position, c.argnum, c.parent) for c in b.contributions]
+        for u, v in [(a.v_i_bar, b.v_i_bar), *zip(a.partial_adjoints, b.partial_adjoints),
+                     *((c.value, d.value) for c, d in zip(a.contributions, b.contributions))]:
+            assert type(u) is type(v) and np.array_equal(u, v), (a.label, u, v)
