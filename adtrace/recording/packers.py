@@ -293,6 +293,8 @@ class _Inliner(ast.NodeTransformer):
                    if name in tested and not isinstance(fields[name], (ast.Name, ast.Constant))]
         first = []
         for name in given[:hoisted[-1] + 1] if hoisted else ():
+            if isinstance(fields[name], ast.Constant):
+                continue  # (no evaluation to order; kept a constant, its test decided now)
             first.append(ast.Assign(targets=[ast.Name(id=f"_adtrace_{name}", ctx=ast.Store())], value=fields[name]))
             fields[name] = ast.Name(id=f"_adtrace_{name}", ctx=ast.Load())
         constant = {name: fields[name].value for name in given if isinstance(fields[name], ast.Constant)}
