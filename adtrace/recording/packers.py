@@ -12,7 +12,8 @@ A call by keywords costs about 1,900 instructions per event (callgrind), a quart
 recorder's own cost on a scalar chain. So the recorder's classes are compiled with their writes
 inlined (``inline_writes``): each ``write(...)`` statement becomes the packer's own statements over
 the call's argument expressions, the same ``values.extend((head, ...))`` a recorder once wrote by
-hand (the head, ``(tag, mode, level, query)``, looked up in ``eventlog.HEADS``). The check is made
+hand (the head, ``(tag, mode, level, query)``, the one ``eventlog.HEADS`` keeps: looked up there only when
+its fields are not those of the last head written under its tag, ``_head``). The check is made
 then, at import of a class so decorated (``write`` called elsewhere checks
 its keywords when it runs): the keywords must be the type's, in stored order (the order they are
 evaluated in, as in a call), a tail given as a name (it is read for its count, then its items) and
@@ -50,35 +51,63 @@ def _statements(event_type, constant=None):
         tests = [t for t in tests if t is not True]
         if any(" and ".join(tests) == test for test, _ in branches):
             continue  # (decided by the same tests as a form before it, for this call)
-        branches.append((" and ".join(tests), _extend(event_type, event_type.index + FORM_STEP * k, form)))
+        branches.append((" and ".join(tests), _extend(event_type, event_type.index + FORM_STEP * k, form, constant)))
         if not tests:
             break  # (always, for this call)
     else:
-        branches.append(("", _extend(event_type, event_type.index, {})))
+        branches.append(("", _extend(event_type, event_type.index, {}, constant)))
     if not branches[0][0]:
         return branches[0][1]
-    source = "".join(f"{'elif' if i else 'if'} {test}:\n    {extend}\n"
+    source = "".join(f"{'elif' if i else 'if'} {test}:\n{textwrap.indent(extend, '    ')}"
                      for i, (test, extend) in enumerate(branches) if test)
-    return source + ("" if branches[-1][0] else f"else:\n    {branches[-1][1]}\n")
+    return source + ("" if branches[-1][0] else f"else:\n{textwrap.indent(branches[-1][1], '    ')}")
 
 
-def _extend(event_type, tag, form):
-    """The one ``extend`` of an event stored in ``form`` under ``tag``."""
+def _extend(event_type, tag, form, constant):
+    """The lines writing an event stored in ``form`` under ``tag``: its head found (``_head``), then its one
+    ``extend``."""
     names = list(parameters(event_type))
     heads = [name for name, how in layout(event_type) if how == HEAD]
     if names[:len(heads)] != heads:  # (evaluated in stored order, as in a call)
         raise TypeError(f"{event_type.__name__}: the fields stored {HEAD!r} come first")
     tail = names[-1] if layout(event_type)[-1][1] == TAIL else None
-    stored = [f"{HEADS_NAME}[{', '.join([str(tag), *heads])}]"]
+    found = _head(tag, heads, constant)
+    stored = [f"{HEAD_LOCAL}[0]"]
     for name in names[len(heads):]:
         how = form.get(name)
         if how is ONE_ITEM:
             stored.append(f"{name}[0]")
         elif how is None and name == tail:
-            return f"values.extend([{', '.join(stored)}, len({tail}), *{tail}])"
+            return found + f"values.extend([{', '.join(stored)}, len({tail}), *{tail}])\n"
         elif how is None:
             stored.append(name)
-    return f"values.extend(({', '.join(stored)},))"
+    return found + f"values.extend(({', '.join(stored)},))\n"
+
+
+HEAD_LOCAL = "__adtrace_head__"  # the local name an inlined write keeps its head in: (head, *its fields as given)
+HEAD_CELLS = {}  # name -> [(head, *its fields as given)]: the head last written under a tag, by the same names
+_NEVER = object()  # (no field given is this object: a cell's first test fails)
+
+
+def _head(tag, heads, constant):
+    """Lines finding the head ``(tag, mode, level, query)`` into ``HEAD_LOCAL``: looked up in ``HEADS`` (a tuple
+    built, hashed and compared: about 1,200 instructions) only when the fields differ, by identity, from those of
+    the last head written under this tag (its cell's); a query's events are written with the same objects. The
+    fields an inlined call gives as constants are not tested: the cell is one of its own for those constants."""
+    given = tuple((i, name) for i, name in enumerate(heads, 1) if name not in constant)
+    key = (tag, tuple((name, type(constant[name]), constant[name]) for name in heads if name in constant))
+    cell = _CELL_NAMES.get(key)
+    if cell is None:
+        cell = _CELL_NAMES[key] = f"__adtrace_head_cell_{len(_CELL_NAMES)}__"
+        HEAD_CELLS[cell] = [(None, *[_NEVER] * len(heads))]
+    lookup = f"{HEAD_LOCAL} = {cell}[0] = ({HEADS_NAME}[{', '.join([str(tag), *heads])}], {', '.join(heads)})"
+    if not given:
+        return f"{HEAD_LOCAL} = {cell}[0]\nif {HEAD_LOCAL}[0] is None:\n    {lookup}\n"
+    test = " or ".join(f"{HEAD_LOCAL}[{i}] is not {name}" for i, name in reversed(given))  # (the query first)
+    return f"{HEAD_LOCAL} = {cell}[0]\nif {test}:\n    {lookup}\n"
+
+
+_CELL_NAMES = {}  # (tag, the constants given for its head) -> the name of its cell in HEAD_CELLS
 
 
 def _test(event_type, name, how, constant):
@@ -118,7 +147,7 @@ def _packer(event_type):
     name = f"write_{event_type.kind}"
     source = (f"def {name}(values, *, {', '.join(parameters(event_type))}):\n"
               + textwrap.indent(_statements(event_type), "    ") + "\n")
-    namespace = {HEADS_NAME: HEADS, NO_REFERENCE_NAME: NO_REFERENCE, **FORM_VALUES}
+    namespace = {HEADS_NAME: HEADS, NO_REFERENCE_NAME: NO_REFERENCE, **FORM_VALUES, **HEAD_CELLS}
     # (a fixed template over the declared field names, filed under this module: machinery)
     exec(compile(source, f"{__file__} (packer of {event_type.__name__})", "exec"), namespace)
     return namespace[name]
@@ -162,7 +191,7 @@ def inline_writes(cls):
         if inlined is not None:
             function.__globals__.setdefault(HEADS_NAME, HEADS)  # (the heads its writes read)
             function.__globals__.setdefault(NO_REFERENCE_NAME, NO_REFERENCE)  # (and what their forms' tests read)
-            for name, value in FORM_VALUES.items():
+            for name, value in {**FORM_VALUES, **HEAD_CELLS}.items():
                 function.__globals__.setdefault(name, value)
             function.__code__ = inlined
     _PARSED.clear()  # (its trees would stay alive for good: more objects for every garbage collection to walk)
@@ -258,11 +287,14 @@ class _Inliner(ast.NodeTransformer):
         # a form's tests read their fields before the extend: a field tested that is no name or constant, and
         # every field before it, is evaluated first into a name of its own (each field once, in order)
         tested = {name for form in event_type.forms for name, how in form.items()} | \
-                 {how.name for form in event_type.forms for how in form.values() if type(how) is Same}
+                 {how.name for form in event_type.forms for how in form.values() if type(how) is Same} | \
+                 {name for name, how in layout(event_type) if how == HEAD}  # (and the head's, tested by _head)
         hoisted = [k for k, name in enumerate(given)
                    if name in tested and not isinstance(fields[name], (ast.Name, ast.Constant))]
         first = []
         for name in given[:hoisted[-1] + 1] if hoisted else ():
+            if isinstance(fields[name], ast.Constant):
+                continue  # (no evaluation to order; kept a constant, its test decided now)
             first.append(ast.Assign(targets=[ast.Name(id=f"_adtrace_{name}", ctx=ast.Store())], value=fields[name]))
             fields[name] = ast.Name(id=f"_adtrace_{name}", ctx=ast.Load())
         constant = {name: fields[name].value for name in given if isinstance(fields[name], ast.Constant)}

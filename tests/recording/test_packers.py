@@ -418,3 +418,78 @@ def test_an_event_with_a_tail_is_appended_by_one_extend(tmp_path):
         values = Appends()
         how(values)
         assert values.extends == [[(VJPCalled.index, 1, 2, 3), 4, 5, 2, 6, 7]]
+
+
+class CountedHeads(eventlog._Heads):
+    """``HEADS`` that counts its lookups (given to an inlined writer's module as its heads)."""
+
+    def __init__(self):
+        super().__init__()
+        self.lookups = 0
+
+    def __getitem__(self, key):
+        self.lookups += 1
+        return super().__getitem__(key)
+
+
+def test_an_inlined_write_looks_its_head_up_once_per_query_and_type(tmp_path):
+    """A query's events of one type share a head: the second and later ones reuse it without building, hashing and
+    comparing a key tuple; a new query, level or mode looks it up again."""
+    heads = CountedHeads()
+    writer = load(tmp_path, """
+        def go(self, values, mode, level, query, node):
+            write(values, ToposortYielded, mode=mode, level=level, query=query, node=node, position=VISITS)
+    """, name="head_cells", names={packers.HEADS_NAME: heads})()
+    first, second = int("1000"), int("1001")  # (query numbers: not ints Python keeps one object of)
+    values, lookups = [], []
+    for mode, level, query in [("rev", 0, first), ("rev", 0, first), ("rev", 0, first), ("rev", 0, second),
+                               ("rev", 0, second), ("rev", 1, second), ("fwd", 1, second), ("fwd", 1, second),
+                               ("rev", 0, first)]:
+        writer.go(values, mode, level, query, "v1")
+        lookups.append(heads.lookups)
+    assert lookups == [1, 1, 1, 2, 2, 3, 4, 4, 5]
+    tag = ToposortYielded.index + FORM_STEP
+    assert values[::2] == [(tag, "rev", 0, 1000)] * 3 + [(tag, "rev", 0, 1001)] * 2 + [
+        (tag, "rev", 1, 1001), (tag, "fwd", 1, 1001), (tag, "fwd", 1, 1001), (tag, "rev", 0, 1000)]
+
+
+@pytest.mark.parametrize("inline", [True, False])
+def test_each_event_gets_its_own_head_whatever_was_written_before(inline, tmp_path):
+    """Heads cached per type and stored form stay right when queries, levels, modes and forms interleave, and
+    when a field is a different object equal to the last one's: each head is the one ``HEADS`` keeps for its
+    fields (one tuple per distinct head)."""
+    writer = load(tmp_path, """
+        def add(self, values, mode, level, query, contribution):
+            write(values, AddOutgrads, mode=mode, level=level, query=query, node="v2", position=0, parent="v1",
+                  argnum=0, previous=None, previous_flag=NO_PREVIOUS, contribution=contribution, result=contribution,
+                  result_flag=False, replaced=False)
+
+        def add_rev(self, values, level, query, contribution):
+            write(values, AddOutgrads, mode="rev", level=level, query=query, node="v2", position=0, parent="v1",
+                  argnum=0, previous=None, previous_flag=NO_PREVIOUS, contribution=contribution, result=contribution,
+                  result_flag=False, replaced=False)
+    """, name="head_fields")()
+    if not inline:
+        writer.add = writer.add_rev = None  # (the packers, called by keywords)
+    sequence = [("rev", 0, int("300")), ("rev", 0, int("300")), ("fwd", 0, int("300")), ("rev", 1, int("300")),
+                ("rev", 1, None), ("rev", 1, int("301")), ("rev", 0, int("300")), ("fwd", 1, None),
+                ("rev", 1, int("301")), ("rev", 1, int("302")), ("rev", 1, int("302")), ("rev", 1, int("303"))]
+    values, expected = [], []
+    for k, (mode, level, query) in enumerate(sequence):
+        contribution = None if k % 3 == 0 else 2.5  # (two stored forms, each with its own head)
+        if inline and mode == "rev" and k % 2:  # (a write whose mode is a constant: a cell of its own)
+            writer.add_rev(values, level, query, contribution)
+        elif inline:
+            writer.add(values, mode, level, query, contribution)
+        else:
+            write(values, AddOutgrads, mode=mode, level=level, query=query, node="v2", position=0, parent="v1",
+                  argnum=0, previous=None, previous_flag=NO_PREVIOUS, contribution=contribution, result=contribution,
+                  result_flag=False, replaced=False)
+        tag = AddOutgrads.index + FORM_STEP * (1 if contribution is None else 2)
+        expected.append((tag, mode, level, query))
+    heads = [v for v in values if type(v) is tuple]
+    assert heads == expected
+    assert all(eventlog.HEADS.get(head) is head for head in heads)
+    log = EventLog()
+    log.values.extend(values)
+    assert [(e.mode, e.level, e.query) for e in log.events_from(0)] == [h[1:] for h in expected]
