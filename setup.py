@@ -13,4 +13,5 @@ def twin(module):
 
 setup(ext_modules=[twin(module) for module in (
     "adtrace.recording.value_class._descriptors",
+    "adtrace.recording._values",
 )])

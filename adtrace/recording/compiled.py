@@ -14,6 +14,7 @@ PURE_PYTHON = "ADTRACE_PURE_PYTHON"  # set to 1: every twin is left unused
 # twin (dotted) -> the pure-Python module it mirrors
 TWINS = {
     "adtrace.recording.value_class._descriptors": "adtrace.recording.value_class.descriptors",
+    "adtrace.recording._values": "adtrace.recording.values",
 }
 
 
