@@ -15,4 +15,5 @@ setup(ext_modules=[twin(module) for module in (
     "adtrace.recording.value_class._descriptors",
     "adtrace.recording.value_class._hooks",
     "adtrace.recording.autograd._wrappers",
+    "adtrace.recording._values",
 )])

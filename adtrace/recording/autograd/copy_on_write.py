@@ -143,8 +143,10 @@ class CopyOnWrite:
 def _copy(array):
     """``array.copy()``; for a float64 array of zero bits (autograd's fresh accumulators, ``vs.zeros()``
     of a list of parameters before each is added into) fresh zeros, whose pages the system maps
-    only when read: the copy touches no memory (the array is read once, to find its bits all zero)."""
-    if array.dtype is _FLOAT64 and not array.view(np.int64).any():
+    only when read: the copy touches no memory (the array is read once, to find its bits all zero). Its first
+    element is looked at first: an accumulator already added into (a weight's gradient, step after step)
+    most often has a nonzero one, and reading the whole array would cost more than copying it."""
+    if array.dtype is _FLOAT64 and array.size and not array.item(0) and not array.view(np.int64).any():
         return np.zeros(array.shape)
     return array.copy()
 

@@ -5,6 +5,7 @@ mutating anything: the index and the value they add, read from the closure autog
 import math
 
 import numpy as np
+from autograd.numpy.numpy_vjps import untake
 
 
 def densifiable(vs, limit):
@@ -69,8 +70,33 @@ def _describe_slice(index):
 
 
 def densify(sparse):
-    """The dense value of a ``SparseObject``: its ``mut_add`` applied to fresh zeros of its space."""
-    return sparse.mut_add(sparse.vs.zeros())
+    """The dense value of a ``SparseObject``: its ``mut_add`` applied to fresh zeros of its space. For
+    autograd's ``untake`` of a basic index (ints and slices: each element added into once, as
+    ``x[:, 0:64]`` of an LSTM's gates) the same additions as its ``np.add.at``, ``0.0 + x`` element by
+    element, made by ``zeros[index] += x`` without ``ufunc.at``'s cost per element (270k instructions
+    for 2,048 elements)."""
+    zeros = sparse.vs.zeros()
+    if getattr(sparse.mut_add, "__code__", None) is _UNTAKE_ADD:
+        parts = sparse_parts(sparse)
+        if parts is not None and type(parts[1]) is np.ndarray and type(zeros) is np.ndarray \
+                and parts[1].dtype == zeros.dtype and _basic(parts[0]):
+            part = zeros[parts[0]]
+            if type(part) is np.ndarray and part.shape == parts[1].shape:
+                np.add(part, parts[1], out=part)
+                return zeros
+    return sparse.mut_add(zeros)
+
+
+def _basic(index):
+    """An index of ints and slices alone (no arrays, lists, booleans, None or Ellipsis)."""
+    if type(index) is tuple:
+        return all(type(i) is int or type(i) is slice for i in index)
+    return type(index) is int or type(index) is slice
+
+
+# the code of untake's mut_add (autograd.numpy.numpy_vjps: onp.add.at(A, idx, x)), which densify knows
+_UNTAKE_ADD = next((c for c in getattr(untake, "fun", untake).__code__.co_consts
+                    if getattr(c, "co_name", None) == "mut_add"), None)  # (untake is a primitive: .fun is its own)
 
 
 def describe_vspace(vs):

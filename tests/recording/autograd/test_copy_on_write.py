@@ -578,3 +578,21 @@ def test_versions_of_zeros_keep_their_bits_and_a_detached_gradient_its_values():
         a *= 100.0
     assert [[plain(e.result)[i].tolist() for i in range(3)] for e in rec.of_kind("backward_end")] == before
     assert before == [[[6.0] * 3, [3.0] * 3, [2.0] * 3]]
+
+
+def test_a_version_keeps_its_accumulators_bits_whatever_its_first_element():
+    """The copy taken before a write looks at the first element before reading the whole array for zero
+    bits: a zero first element with nonzero ones after it, a -0.0 first, a nonzero first, an empty array
+    each keep exactly what the array held."""
+    from adtrace.recording.autograd.copy_on_write import CopyOnWrite
+
+    arrays = [np.array([0.0, 2.5, 0.0]), np.array([-0.0, 0.0]), np.array([1.5, 0.0]), np.zeros(0),
+              np.zeros((2, 2))]
+    expected = [a.copy() for a in arrays]
+    cow = CopyOnWrite()
+    kept = [cow.share(a, a) for a in arrays]
+    cow.before_writing(arrays)
+    for a in arrays:
+        a += 7.0
+    for version, want in zip(kept, expected):
+        assert version.array.shape == want.shape and version.array.tobytes() == want.tobytes()

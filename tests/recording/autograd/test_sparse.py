@@ -33,3 +33,22 @@ def test_the_texts_of_vector_spaces_are_kept_for_at_most_4096_spaces():
     texts = [describe_vspace(vs) for vs in spaces]
     assert len(sparse._SPACES) <= 4096  # a run meeting ever new shapes does not grow without bound
     assert texts[4099] == "ArrayVSpace(shape=(4099,), dtype=float64)" == describe_vspace(spaces[4099])
+
+
+def test_densify_gives_the_bits_of_autograds_own_add_at():
+    """``densify`` adds a basic index's value into fresh zeros without ``np.add.at``: the very bits
+    autograd's ``mut_add`` gives (``0.0 + -0.0`` is ``0.0``, NaN stays NaN), for slices, ints in tuples,
+    steps and negative indices; other indices (arrays, lists, repeated positions) take ``mut_add`` itself."""
+    rng = np.random.default_rng(7)
+    base = rng.standard_normal((6, 8))
+    base[0, :3] = (-0.0, np.nan, np.inf)
+    vs = vspace(np.zeros((6, 8)))
+    for index in [(slice(None), slice(0, 3)), slice(1, 4), (0, slice(None)), (slice(None, None, -2), 1),
+                  (-1, slice(2, 7, 2)), 2, ([0, 0, 2],), np.array([1, 1, 3]), [0, 2], (slice(None), [1, 1])]:
+        value = np.zeros((6, 8))[index]
+        value = base[:value.shape[0], :value.shape[1]].copy() if value.ndim == 2 else \
+            base[0, :value.shape[0]].copy() if value.ndim == 1 else base[0, 0]
+        sparse = untake.fun(value, index, vs)
+        got = densify(sparse)
+        expected = sparse.mut_add(vs.zeros())
+        assert type(got) is np.ndarray and got.shape == expected.shape and got.tobytes() == expected.tobytes(), index
