@@ -131,7 +131,8 @@ def summarize(array):
 def stored_summary(array):
     """``summarize`` in its stored form (once per large value recorded: the hot path)."""
     if array.dtype is _FLOAT64 and array.size:  # the common case: sums as itself (no cast: the same bits, sooner)
-        if _twin is not None:  # one loop over the buffer (None: a case this code decides)
+        if _twin is not None and array.size <= _PAIRWISE_MAX:  # one loop over the buffer (None: a case this
+            # code decides; above _PAIRWISE_MAX it always is: not asked, as the call would cost more than it saves)
             statistics = _twin.float64_statistics(array)
             if statistics is not None:
                 return (ARRAY_SUMMARY, array.shape, "float64", *statistics)
@@ -176,6 +177,7 @@ _FLOAT64 = np.dtype(np.float64)
 _DTYPE_NAMES = {}
 # the compiled twin (_values.c): _float64_statistics in one loop over a contiguous buffer, the same bits
 _twin = compiled.twin("adtrace.recording._values")
+_PAIRWISE_MAX = 8192  # the twin's PAIRWISE_MAX: numpy's buffer size, the most it sums in one pairwise loop
 
 
 def _dtype_name(dtype):

@@ -153,6 +153,9 @@ def test_the_compiled_twin_leaves_zero_extremes_nan_and_infinity_to_values_py():
         assert statistics(np.array([1.0, special, 1.7e308 if special == 1.7e308 else 2.0])) is None, special
     assert statistics(np.ones(5)[::2]) is None and statistics(np.ones(9000)) is None
     assert statistics(np.ones(3, dtype=np.float32)) is None and statistics(np.ones(0)) is None
+    # values.py asks it only up to its limit (above, the call would always give None)
+    size = values._PAIRWISE_MAX
+    assert statistics(np.full(size, 1.5)) == (1.5, 1.5, 1.5) and statistics(np.full(size + 1, 1.5)) is None
 
 
 def test_recordings_are_the_same_with_and_without_the_compiled_twin(monkeypatch):
