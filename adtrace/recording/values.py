@@ -131,8 +131,9 @@ def summarize(array):
 def stored_summary(array):
     """``summarize`` in its stored form (once per large value recorded: the hot path)."""
     if array.dtype is _FLOAT64 and array.size:  # the common case: sums as itself (no cast: the same bits, sooner)
-        if _twin is not None and array.size <= _PAIRWISE_MAX:  # one loop over the buffer (None: a case this
-            # code decides; above _PAIRWISE_MAX it always is: not asked, as the call would cost more than it saves)
+        if _twin is not None and array.size <= _PAIRWISE_MAX and type(array) is np.ndarray:  # one loop over the
+            # buffer (None: a case this code decides; above _PAIRWISE_MAX it always is: not asked, as the call would
+            # cost more than it saves; a subclass's buffer is not its values: a masked array's masked ones)
             statistics = _twin.float64_statistics(array)
             if statistics is not None:
                 return (ARRAY_SUMMARY, array.shape, "float64", *statistics)

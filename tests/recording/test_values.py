@@ -338,3 +338,10 @@ def test_the_readme_lists_the_capture_levels():
     section = readme().split("\n### Values and capture levels\n", 1)[1].split("\n\n", 1)[0]
     assert re.findall(r"^- `(\w+)`", section, re.M) == list(CAPTURE_LEVELS)
     assert "`auto` (default)" in section and CAPTURE_LEVELS[0] == "auto"
+
+
+def test_a_subclass_s_summary_is_of_its_values_not_its_buffer(path):
+    """A masked array's buffer holds its masked values too: summarized as the pure-Python code does (the twin,
+    which reads the buffer, is asked for exact ndarrays only)."""
+    masked = np.ma.array([1.0, 2.0, 100.0, -50.0, 3.0], mask=[0, 0, 1, 1, 0])
+    assert values.stored_summary(masked)[3:5] == (1.0, 3.0)

@@ -21,6 +21,49 @@ typedef struct {
 
 static PyObject *on_vjp_called;  /* the interned name "on_vjp_called" */
 
+/* A call's arguments put in parameter order into given[0..n-1], as Python binds them for a function of these
+   parameters (`names`, none with a default): the positional ones first, then each keyword at its name. 0, or -1
+   with the TypeError Python raises (a wrapper called by keywords is recorded as one called by position). */
+static int
+bind_arguments(const char *function, const char *const *names, Py_ssize_t n, PyObject *const *args,
+               size_t nargsf, PyObject *kwnames, PyObject **given)
+{
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf), nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
+    if (nargs > n) {
+        PyErr_Format(PyExc_TypeError, "%s() takes %zd positional arguments but %zd were given", function, n, nargs);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        given[i] = i < nargs ? args[i] : NULL;
+    }
+    for (Py_ssize_t k = 0; k < nkw; k++) {
+        PyObject *key = PyTuple_GET_ITEM(kwnames, k);
+        Py_ssize_t i = 0;
+        while (i < n && !(PyUnicode_Check(key) && PyUnicode_CompareWithASCIIString(key, names[i]) == 0)) {
+            i++;
+        }
+        if (i == n) {
+            PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument '%S'", function, key);
+            return -1;
+        }
+        if (given[i] != NULL) {
+            PyErr_Format(PyExc_TypeError, "%s() got multiple values for argument '%s'", function, names[i]);
+            return -1;
+        }
+        given[i] = args[nargs + k];
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (given[i] == NULL) {
+            PyErr_Format(PyExc_TypeError, "%s() missing required argument: '%s'", function, names[i]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static const char *const VJP_PARAMETERS[] = {"g"};  /* recorded_vjp(node_vjp, g), node_vjp bound */
+static const char *const ADD_OUTGRADS_PARAMETERS[] = {"prev_g_flagged", "g"};
+
 /* Mirrors recorded_vjp(node_vjp, g), line by line:
        node_id, vjp, active = node_vjp
        recorder = active.get()
@@ -35,11 +78,12 @@ static PyObject *
 recorded_vjp_call(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     RecordedVJP *self = (RecordedVJP *)callable;
-    if (PyVectorcall_NARGS(nargsf) != 1 || (kwnames != NULL && PyTuple_GET_SIZE(kwnames) != 0)) {
-        PyErr_SetString(PyExc_TypeError, "a recorded vjp takes one argument, g");
+    PyObject *g = NULL;
+    if (PyVectorcall_NARGS(nargsf) == 1 && kwnames == NULL) {  /* (as autograd calls it) */
+        g = args[0];
+    } else if (bind_arguments("recorded_vjp", VJP_PARAMETERS, 1, args, nargsf, kwnames, &g) < 0) {
         return NULL;
     }
-    PyObject *g = args[0];
     PyObject *recorder = NULL;
     if (PyContextVar_Get(self->active, NULL, &recorder) < 0) {
         return NULL;
@@ -363,10 +407,13 @@ static PyObject *
 add_outgrads_call(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     AddOutgrads *self = (AddOutgrads *)callable;
-    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-    if (nargs != 2 || (kwnames != NULL && PyTuple_GET_SIZE(kwnames) != 0)) {  /* (as called by autograd: rare) */
-        return PyObject_Vectorcall(self->original, args, nargsf, kwnames);
+    PyObject *given[2];
+    if (PyVectorcall_NARGS(nargsf) == 2 && kwnames == NULL) {  /* (as autograd calls it) */
+        given[0] = args[0], given[1] = args[1];
+    } else if (bind_arguments("add_outgrads", ADD_OUTGRADS_PARAMETERS, 2, args, nargsf, kwnames, given) < 0) {
+        return NULL;
     }
+    args = given;
     PyObject *recorder = NULL;
     if (PyContextVar_Get(self->active, NULL, &recorder) < 0) {
         return NULL;

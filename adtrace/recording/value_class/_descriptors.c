@@ -77,12 +77,22 @@ typedef struct {
     PyObject *reference;  /* the pure-Python descriptor of the same hooks and storage: every rare case */
     PyObject *hooks, *storage, *local, *name, *slot;  /* slot: NULL for None (the value's __dict__) */
     PyObject *active, *run;  /* GradDescriptor's hooks.active; BackwardDescriptor's hooks.run_local_backward */
+    int ready;  /* __init__ returned: every field above is set (a descriptor made by __new__ alone is refused) */
 } Descriptor;
+
+/* a descriptor whose __init__ did not run or failed: refused (its fields may be NULL) */
+static int not_ready(Descriptor *self) {
+    if (self->ready) return 0;
+    PyErr_Format(PyExc_TypeError, "%s was not initialised (made without __init__, or its __init__ failed)",
+                 Py_TYPE(self)->tp_name);
+    return 1;
+}
 
 /* __init__(self, hooks, storage): the reference made, and what it read copied (the same objects) */
 static int descriptor_init(Descriptor *self, PyObject *args, PyObject *kwargs, PyObject *reference_class) {
     PyObject *hooks, *storage;
     static char *names[] = {"hooks", "storage", NULL};
+    self->ready = 0;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO", names, &hooks, &storage)) return -1;
     if (reference_class == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "adtrace's _descriptors twin is not bound (descriptors.py binds it)");
@@ -95,13 +105,16 @@ static int descriptor_init(Descriptor *self, PyObject *args, PyObject *kwargs, P
     Py_XSETREF(self->hooks, hooks);
     Py_INCREF(storage);
     Py_XSETREF(self->storage, storage);
-    PyObject *local = PyObject_GetAttr(hooks, s_local), *name = PyObject_GetAttr(storage, s_name);
-    PyObject *slot = PyObject_GetAttr(storage, s_slot);
+    PyObject *local = PyObject_GetAttr(hooks, s_local);  /* (each checked: no call with an error pending) */
+    if (local == NULL) return -1;
     Py_XSETREF(self->local, local);
+    PyObject *name = PyObject_GetAttr(storage, s_name);
+    if (name == NULL) return -1;
     Py_XSETREF(self->name, name);
+    PyObject *slot = PyObject_GetAttr(storage, s_slot);
+    if (slot == NULL) return -1;
     if (slot == Py_None) Py_CLEAR(slot);
     Py_XSETREF(self->slot, slot);
-    if (local == NULL || name == NULL || PyErr_Occurred()) return -1;
     if (slot != NULL && Py_TYPE(slot)->tp_descr_get == NULL) {
         PyErr_SetString(PyExc_TypeError, "a storage's slot must be a descriptor");
         return -1;
@@ -137,7 +150,11 @@ static PyObject *own_entry(Descriptor *self, PyObject *value) {
 static int store(Descriptor *self, PyObject *value, PyObject *x) {
     if (self->slot != NULL) {
         descrsetfunc set = Py_TYPE(self->slot)->tp_descr_set;
-        if (set == NULL) return PyObject_CallMethod(self->slot, "__set__", "OO", value, x) ? 0 : -1;
+        if (set == NULL) {
+            PyObject *done = PyObject_CallMethod(self->slot, "__set__", "OO", value, x);
+            Py_XDECREF(done);
+            return done ? 0 : -1;
+        }
         return set(self->slot, value, x);
     }
     PyObject *dict = instance_dict(value);
@@ -169,7 +186,8 @@ static PyMemberDef descriptor_members[] = {
 static int grad_init(Descriptor *self, PyObject *args, PyObject *kwargs) {
     if (descriptor_init(self, args, kwargs, PyGrad) < 0) return -1;
     Py_XSETREF(self->active, PyObject_GetAttr(self->hooks, s_active));  /* self.active = hooks.active */
-    return self->active ? 0 : -1;
+    self->ready = self->active != NULL;
+    return self->ready ? 0 : -1;
 }
 
 /* GradDescriptor.__get__, the lines inside `if state.frames and not state.quiet:` (state: local.state, listening):
@@ -217,6 +235,7 @@ static PyObject *grad_read_in_frame(Descriptor *self, PyObject *value, PyObject 
 /* GradDescriptor.__get__ */
 static PyObject *grad_get(Descriptor *self, PyObject *value, PyObject *owner) {
     if (value == NULL || value == Py_None) return Py_NewRef(self);  /* if value is None: return self */
+    if (not_ready(self)) return NULL;
     PyObject *grad = own_entry(self, value);
     if (grad == NULL) return NULL;
     if (grad == MISSING) {  /* grad = self.storage.load(value) */
@@ -346,6 +365,7 @@ done:
 
 /* GradDescriptor.__set__ (and __delete__: grad NULL) */
 static int grad_set(Descriptor *self, PyObject *value, PyObject *grad) {
+    if (not_ready(self)) return -1;
     if (grad == NULL) return delete(self, value);
     if (!untracked(grad)) {  /* if type(grad) not in UNTRACKED: grad = plain(grad) */
         grad = PyObject_CallOneArg(plain, grad);
@@ -389,7 +409,8 @@ static PyTypeObject GradDescriptorType = {
 static int backward_init(Descriptor *self, PyObject *args, PyObject *kwargs) {
     if (descriptor_init(self, args, kwargs, PyBackward) < 0) return -1;
     Py_XSETREF(self->run, PyObject_GetAttr(self->hooks, s_run));  /* self.run = hooks.run_local_backward */
-    return self->run ? 0 : -1;
+    self->ready = self->run != NULL;
+    return self->ready ? 0 : -1;
 }
 
 static PyObject *recorded_local_backward(PyObject *run, PyObject *node, PyObject *closure);
@@ -397,6 +418,7 @@ static PyObject *recorded_local_backward(PyObject *run, PyObject *node, PyObject
 /* BackwardDescriptor.__get__ */
 static PyObject *backward_get(Descriptor *self, PyObject *value, PyObject *owner) {
     if (value == NULL || value == Py_None) return Py_NewRef(self);
+    if (not_ready(self)) return NULL;
     PyObject *state = PyObject_GetAttr(self->local, s_state);  /* listening = state.ends and not state.quiet */
     if (state == NULL) return NULL;
     int ends = attr_true(state, s_ends), quiet = ends > 0 ? attr_true(state, s_quiet) : 0;
@@ -430,6 +452,7 @@ static PyObject *backward_get(Descriptor *self, PyObject *value, PyObject *owner
 
 /* BackwardDescriptor.__set__ (storage.store, written out), __delete__ (closure NULL) */
 static int backward_set(Descriptor *self, PyObject *value, PyObject *closure) {
+    if (not_ready(self)) return -1;
     if (closure == NULL) return delete(self, value);
     return store(self, value, closure);
 }

@@ -262,6 +262,27 @@ def test_a_node_built_by_keywords_is_recorded_too(binding):
     assert [(e.node, e.ingrads) for e in rec.of_kind("vjp")] == [("v1_sin", (None,))]
 
 
+def test_a_vjp_and_add_outgrads_called_by_keywords_are_recorded_as_by_position(binding):
+    """autograd calls both by position; called by keywords (as Python allows the pure-Python wrappers) each is
+    recorded alike, and a call Python would refuse is refused with its TypeError."""
+    seen = []
+    for by_keywords in (False, True):
+        with adtrace.record(capture="structure") as rec:
+            root = core.VJPNode.new_root()
+            node = core.VJPNode(2.0, anp.sin, (1.0,), {}, (0,), [root])
+            assert (node.vjp(g=1.0) if by_keywords else node.vjp(1.0)) == (np.cos(1.0),)
+            flagged = core.add_outgrads(prev_g_flagged=None, g=1.5) if by_keywords else core.add_outgrads(None, 1.5)
+            assert flagged == (1.5, False)
+            with pytest.raises(TypeError):
+                node.vjp(1.0, g=1.0)
+            with pytest.raises(TypeError):
+                core.add_outgrads(None, 1.5, 2.0)
+            with pytest.raises(TypeError):
+                core.add_outgrads(None, h=1.5)
+        seen.append([(e.kind, getattr(e, "node", None)) for e in rec.events])
+    assert seen[0] == seen[1] and ("vjp", "v1_sin") in seen[0] and any(k == "add_outgrads" for k, _ in seen[0])
+
+
 def test_nested_recordings_record_the_same_events_both_ways(monkeypatch):
     """Two recorders at once (the fan-out between the wrappers and them): the same events either way."""
     if TWIN is None:

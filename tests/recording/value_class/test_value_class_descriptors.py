@@ -251,3 +251,19 @@ def test_the_compiled_twin_is_what_hooks_install_and_a_wrapper_unwraps_to_the_cl
         y = x * x
         y.backward()
     assert type(seen[0]) is descriptors.RecordedLocalBackward and inspect.unwrap(seen[0]) is vars(y)["_backward"]
+
+
+@pytest.mark.skipif(not TWIN, reason="the compiled twin is not built or not in use")
+def test_a_compiled_descriptor_made_without_its_init_is_refused_not_a_crash():
+    """Its fields are set by ``__init__``: one made by ``__new__`` alone (or whose ``__init__`` failed) raises
+    TypeError when used, where reading its unset fields would crash the interpreter."""
+    class Plain:
+        pass
+
+    for kind in (descriptors.GradDescriptor, descriptors.BackwardDescriptor):
+        bare = kind.__new__(kind)
+        with pytest.raises(TypeError, match="not initialised"):
+            bare.__get__(Plain(), Plain)
+        with pytest.raises(TypeError, match="not initialised"):
+            bare.__set__(Plain(), 1.0)
+        assert bare.__get__(None, Plain) is bare  # (read on the class: itself, as the Python's)
