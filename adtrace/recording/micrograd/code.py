@@ -20,7 +20,9 @@ writes its closure makes. A value made by an operation (``node``) is ``Value(dat
 
 import ast
 import inspect
+import linecache
 import textwrap
+import weakref
 from dataclasses import dataclass
 
 from ..callsite import source_location
@@ -44,9 +46,44 @@ _NESTED = (ast.stmt, ast.excepthandler) + ((ast.match_case,) if hasattr(ast, "ma
 
 def engine_code(cls, relative_to=None, shape=None):
     """``cls``'s ``EngineCode``; ``relative_to``: the folder its location is relative to; ``shape``: the
-    names the class uses (``Shape``: a declared class's), micrograd's when None."""
+    names the class uses (``Shape``: a declared class's), micrograd's when None. Read once per class and
+    source text: each ``record()`` asks (reading and parsing took about 1.4 ms, a twentieth of a micrograd
+    training step); made again when its ``backward`` or its file's text (as ``linecache`` holds it) changed."""
     names = _names(shape)
     function = _backward_of(cls, names)
+    key, text = (relative_to, names, cls.__qualname__, cls.__module__), _source_text(function)
+    made = _MADE.get(cls, {}).get(key)
+    if made is not None and made[0]() is function and made[1] is text and text is not None:
+        return made[2]
+    code = _engine_code(cls, function, names, relative_to)
+    if text is not None:
+        try:
+            _MADE.setdefault(cls, {})[key] = (weakref.ref(function), text, code)
+        except TypeError:  # (a class or a backward that takes no weak reference: read each time)
+            pass
+    return code
+
+
+# cls -> {(relative_to, names, qualname, module): (weak reference to its backward, the lines linecache
+# held for its file, EngineCode)}; weak: a class made in a test goes when it is dropped (nothing in the
+# value refers to the class)
+_MADE = weakref.WeakKeyDictionary()
+
+
+def _source_text(function):
+    """The list of lines ``linecache`` holds for ``function``'s file, after checking the file (as
+    ``inspect.getsourcelines`` does first): the same list while the text is the same; None if none."""
+    try:
+        path = inspect.getsourcefile(function)
+    except TypeError:
+        return None
+    if not path:
+        return None
+    linecache.checkcache(path)
+    return linecache.getlines(path) or None
+
+
+def _engine_code(cls, function, names, relative_to):
     name, location = f"{cls.__qualname__}.{names[0]}", source_location(function, relative_to)
     made = {"node": EngineStatement(f"{cls.__qualname__}(data, _children, _op)", None)}
     title = ENGINE if cls.__module__ == "micrograd.engine" else cls.__qualname__
