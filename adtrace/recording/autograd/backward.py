@@ -83,10 +83,10 @@ class BackwardQueries:
             query = self.query
             if query is None:  # autograd.core.toposort called outside backward_pass: not a visit
                 return
-            nodes, key = self.nodes, id(node)
-            label = nodes.labels.get(key) or nodes.unrecorded(node)  # (NodeTable.label written out)
+            key = id(node)
+            label = self.labels.get(key) or self.nodes.unrecorded(node)  # (NodeTable.label written out)
             query.parents, query.label, query.position = node.parents, label, 0
-            query.argnums = nodes.argnums.get(key, UNARY)  # (Sparse: get, not its __missing__, a Python call)
+            query.argnums = self.nodes.argnums.get(key, UNARY)  # (Sparse: get, not its __missing__, a Python call)
             if self.keeps_values:
                 query.popped = query.entries.pop(label, None)  # outgrad = outgrads.pop(node)
             write(self.values, ToposortYielded, mode="rev", level=query.level, query=query.number, node=label,
@@ -101,7 +101,13 @@ class BackwardQueries:
             return
         try:
             query = self.query
-            label = self.nodes.labels.get(node_id)
+            label = self.labels.get(node_id)
+            if not self.keeps_values and query is not None:  # capture "structure" in a pass: the common case
+                count = len(ingrads)
+                nones = _NONES[count] if count < 64 else (None,) * count
+                write(self.values, VJPCalled, mode="rev", level=query.level, query=query.number,
+                      node=label or query.label, outgrad=None, ingrads=nones)
+                return
             if query is None:  # a vjp called by hand, outside backward_pass
                 level, number = self.nodes.current_level(), None
             else:
@@ -181,23 +187,24 @@ class BackwardQueries:
                 if type(frame) is JVPFrame:
                     return self.add_in_jvp_node(frame, prev_g_flagged, previous, g, result)
                 return self._add_outside_a_pass(prev_g_flagged, previous, g, result)
-            value, mutable = result
             position = frame.position
             frame.position = position + 1
             parents, argnums = frame.parents, frame.argnums
             if position < len(parents):  # zip(node.parents, ingrads): the parent this adds into
                 parent = parents[position]
-                parent = self.nodes.labels.get(id(parent)) or self.nodes.unrecorded(parent)  # (NodeTable.label)
+                parent = self.labels.get(id(parent)) or self.nodes.unrecorded(parent)  # (NodeTable.label)
             else:
                 parent = None
             argnum = argnums[position] if position < len(argnums) else None
+            if not self.keeps_values:  # (capture "structure": no value read)
+                write(self.values, AddOutgrads, mode="rev", level=frame.level, query=frame.number, node=frame.label,
+                      position=position, parent=parent, argnum=argnum, previous=None,
+                      previous_flag=prev_g_flagged[1] if prev_g_flagged else NO_PREVIOUS, contribution=None,
+                      result=None, result_flag=result[1], replaced=False)
+                return
+            value, mutable = result
             previous_flag = prev_g_flagged[1] if prev_g_flagged else NO_PREVIOUS
             values = self.values
-            if not self.keeps_values:
-                write(values, AddOutgrads, mode="rev", level=frame.level, query=frame.number, node=frame.label,
-                      position=position, parent=parent, argnum=argnum, previous=None, previous_flag=previous_flag,
-                      contribution=None, result=None, result_flag=mutable, replaced=False)
-                return
             ingrads = frame.ingrads
             contribution = frame.kept_ingrads[position] if position < len(ingrads) and ingrads[position] is g \
                 else self.keep(g)

@@ -73,9 +73,9 @@ class Nodes:
                 parent_labels, level = nodes.parent_labels(parents)
             key = id(node)
             labels[key] = label  # (NodeTable.add written out: levels and argnums Sparse)
-            if level != 0 or key in levels:
+            if levels.get(key, 0) != level:  # (not `key in levels`: a dict subclass's `in` is a slower call)
                 levels[key] = level
-            if argnums is not UNARY or key in nodes.argnums:
+            if nodes.argnums.get(key, UNARY) is not argnums:
                 nodes.argnums[key] = argnums
             site = None
             if self.keep_sites:
