@@ -291,10 +291,15 @@ class _Inliner(ast.NodeTransformer):
                  {name for name, how in layout(event_type) if how == HEAD}  # (and the head's, tested by _head)
         hoisted = [k for k, name in enumerate(given)
                    if name in tested and not isinstance(fields[name], (ast.Name, ast.Constant))]
+        # a local name is read where the template reads it (no copy into a name of its own): reading it has no
+        # effect, and no field expression before the extend rebinds it (unless one has a walrus)
+        local = set(self.function.__code__.co_varnames) - self._rebound(call)
         first = []
         for name in given[:hoisted[-1] + 1] if hoisted else ():
             if isinstance(fields[name], ast.Constant):
                 continue  # (no evaluation to order; kept a constant, its test decided now)
+            if isinstance(fields[name], ast.Name) and fields[name].id in local:
+                continue
             first.append(ast.Assign(targets=[ast.Name(id=f"_adtrace_{name}", ctx=ast.Store())], value=fields[name]))
             fields[name] = ast.Name(id=f"_adtrace_{name}", ctx=ast.Load())
         constant = {name: fields[name].value for name in given if isinstance(fields[name], ast.Constant)}
@@ -304,6 +309,13 @@ class _Inliner(ast.NodeTransformer):
                 ast.copy_location(part, node)
         self.inlined += 1
         return statements
+
+
+    @staticmethod
+    def _rebound(call):
+        """The names a write's own expressions bind (a walrus): read in order, through names of their own."""
+        return {part.target.id for part in ast.walk(call) if isinstance(part, ast.NamedExpr)
+                and isinstance(part.target, ast.Name)}
 
 
 def _plain(node):

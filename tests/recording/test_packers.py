@@ -198,6 +198,33 @@ def test_inlined_writes_evaluate_their_fields_once_in_order(tmp_path):
     assert values == [(ToposortYielded.index, *seen[:3]), *seen[3:]]
 
 
+def test_an_inlined_write_reads_a_local_name_as_it_was_before_a_later_field_rebinds_it(tmp_path):
+    """A local given as a field is read in place (no copy into a name of its own), unless a field's own
+    expression rebinds it (a walrus): then it is read in order, as a call would."""
+    writer = load(tmp_path, """
+        def plain(self, values, level, query):
+            node = "n"
+            write(values, AddOutgrads, mode="rev", level=level, query=query, node=node, position=abs(0), parent="p",
+                  argnum=0, previous=None, previous_flag=None, contribution=None, result=None, result_flag=False,
+                  replaced=False)
+
+        def rebound(self, values, level, query):
+            node = "before"
+            write(values, AddOutgrads, mode="rev", level=level, query=query, node=node, position=(node := 0),
+                  parent="p", argnum=0, previous=None, previous_flag=None, contribution=None, result=None,
+                  result_flag=False, replaced=False)
+    """)
+    plain, called = [], []
+    writer().plain(plain, 0, 7)  # (position tested and no name: evaluated first, after node)
+    write(called, AddOutgrads, mode="rev", level=0, query=7, node="n", position=0, parent="p", argnum=0,
+          previous=None, previous_flag=None, contribution=None, result=None, result_flag=False, replaced=False)
+    assert plain == called
+    assert not any(name.startswith("_adtrace_node") for name in writer.plain.__code__.co_varnames)
+    rebound = []
+    writer().rebound(rebound, 0, 7)
+    assert rebound == [called[0], "before", *called[2:]]
+
+
 @pytest.mark.parametrize("keywords, complaint", [
     ("mode=1, level=2, query=3, position=5", "takes mode, level, query, node, position"),  # missing
     ("mode=1, level=2, query=3, nod=4, position=5", "got mode, level, query, nod, position"),  # misnamed

@@ -23,12 +23,12 @@ class Query:
     """The state of one backward_pass run: which node's contributions are arriving, and the
     kept value of each ``outgrads`` entry (so a value seen again is not captured twice)."""
 
-    __slots__ = ("number", "level", "end", "visited", "parents", "label", "argnums", "position",
+    __slots__ = ("number", "level", "end", "parents", "label", "argnums", "position",
                  "entries", "held", "popped", "ingrads", "kept_ingrads", "seed")
 
     def __init__(self, number, level, end):
         self.number, self.level, self.end = number, level, end
-        self.visited, self.parents, self.label, self.argnums, self.position = 0, (), None, (), 0
+        self.parents, self.label, self.argnums, self.position = (), None, (), 0
         # parent label -> (live value, kept value): outgrads[parent], kept only when values are captured
         self.entries = {}
         self.held = []  # id(live value), position of an event holding it by reference, ... (copy_on_write.hold)
@@ -46,34 +46,47 @@ class BackwardQueries:
     path (a node from before the recording, a value to capture).
     """
 
+    @guards_itself
     def begin_query(self, g, end_node):
-        self.queries += 1
-        end = self.nodes.label(end_node)
-        level = self.nodes.levels.get(id(end_node), 0)
-        query = Query(self.queries, level, end)
-        seed = self.keep(g, copy=True)  # the caller's array: they may change it afterwards
-        if self.keeps_values:
-            query.entries[end] = (g, seed)
-        if self.by_reference:
-            self.keeper.protect(g)  # and wherever the pass carries it (parts of it, x[i] of it)
-            query.seed = g
-        self.push(query)
-        write(self.values, BackwardStart, mode="rev", level=level, query=query.number, end=end, seed=seed)
-
-    def end_query(self, result, error):
-        query = self.query
-        if query is None:
+        if not self.live:  # (the guard, written out: one frame per callback)
             return
-        self.pop(query)
-        if query.seed is not None:
-            self.keeper.unprotect(query.seed)
-        kept = None if error is not None else self.kept(query.popped, result)
-        error_name = None if error is None else type(error).__name__
-        position = len(self.values)
-        write(self.values, BackwardEnd, mode="rev", level=query.level, query=query.number, end=query.end, result=kept,
-              error=error_name)
-        if error is None and self.by_reference and holds_reference(kept):  # the user gets the array these events hold
-            self.copy_on_write.detach(self.writer, query.held, result, also=(position,))
+        try:
+            self.queries += 1
+            end = self.nodes.label(end_node)
+            level = self.nodes.levels.get(id(end_node), 0)
+            query = Query(self.queries, level, end)
+            # the caller's array: they may change it afterwards
+            seed = self.keep(g, copy=True) if self.keeps_values else None
+            if self.keeps_values:
+                query.entries[end] = (g, seed)
+            if self.by_reference:
+                self.keeper.protect(g)  # and wherever the pass carries it (parts of it, x[i] of it)
+                query.seed = g
+            self.push(query)
+            write(self.values, BackwardStart, mode="rev", level=level, query=query.number, end=end, seed=seed)
+        except Exception as exc:
+            self.fail(exc)
+
+    @guards_itself
+    def end_query(self, result, error):
+        if not self.live:  # (the guard, written out: one frame per callback)
+            return
+        try:
+            query = self.query
+            if query is None:
+                return
+            self.pop(query)
+            if query.seed is not None:
+                self.keeper.unprotect(query.seed)
+            kept = None if error is not None or not self.keeps_values else self.kept(query.popped, result)
+            error_name = None if error is None else type(error).__name__
+            position = len(self.values)
+            write(self.values, BackwardEnd, mode="rev", level=query.level, query=query.number, end=query.end,
+                  result=kept, error=error_name)
+            if error is None and self.by_reference and holds_reference(kept):  # the user gets the arrays these hold
+                self.copy_on_write.detach(self.writer, query.held, result, also=(position,))
+        except Exception as exc:
+            self.fail(exc)
 
     @guards_itself
     def on_toposort(self, node):
@@ -83,15 +96,14 @@ class BackwardQueries:
             query = self.query
             if query is None:  # autograd.core.toposort called outside backward_pass: not a visit
                 return
-            nodes, key = self.nodes, id(node)
-            label = nodes.labels.get(key) or nodes.unrecorded(node)  # (NodeTable.label written out)
+            key = id(node)
+            label = self.labels.get(key) or self.nodes.unrecorded(node)  # (NodeTable.label written out)
             query.parents, query.label, query.position = node.parents, label, 0
-            query.argnums = nodes.argnums.get(key, UNARY)  # (Sparse: get, not its __missing__, a Python call)
+            query.argnums = self.nodes.argnums.get(key, UNARY)  # (Sparse: get, not its __missing__, a Python call)
             if self.keeps_values:
                 query.popped = query.entries.pop(label, None)  # outgrad = outgrads.pop(node)
             write(self.values, ToposortYielded, mode="rev", level=query.level, query=query.number, node=label,
-                  position=VISITS)  # (counted on read: query.visited)
-            query.visited += 1
+                  position=VISITS)  # (not stored: the event log counts a query's visits as it reads them)
         except Exception as exc:
             self.fail(exc)
 
@@ -101,7 +113,13 @@ class BackwardQueries:
             return
         try:
             query = self.query
-            label = self.nodes.labels.get(node_id)
+            label = self.labels.get(node_id)
+            if not self.keeps_values and query is not None:  # capture "structure" in a pass: the common case
+                count = len(ingrads)
+                nones = _NONES[count] if count < 64 else (None,) * count
+                write(self.values, VJPCalled, mode="rev", level=query.level, query=query.number,
+                      node=label or query.label, outgrad=None, ingrads=nones)
+                return
             if query is None:  # a vjp called by hand, outside backward_pass
                 level, number = self.nodes.current_level(), None
             else:
@@ -181,23 +199,24 @@ class BackwardQueries:
                 if type(frame) is JVPFrame:
                     return self.add_in_jvp_node(frame, prev_g_flagged, previous, g, result)
                 return self._add_outside_a_pass(prev_g_flagged, previous, g, result)
-            value, mutable = result
             position = frame.position
             frame.position = position + 1
             parents, argnums = frame.parents, frame.argnums
             if position < len(parents):  # zip(node.parents, ingrads): the parent this adds into
                 parent = parents[position]
-                parent = self.nodes.labels.get(id(parent)) or self.nodes.unrecorded(parent)  # (NodeTable.label)
+                parent = self.labels.get(id(parent)) or self.nodes.unrecorded(parent)  # (NodeTable.label)
             else:
                 parent = None
             argnum = argnums[position] if position < len(argnums) else None
+            if not self.keeps_values:  # (capture "structure": no value read)
+                write(self.values, AddOutgrads, mode="rev", level=frame.level, query=frame.number, node=frame.label,
+                      position=position, parent=parent, argnum=argnum, previous=None,
+                      previous_flag=prev_g_flagged[1] if prev_g_flagged else NO_PREVIOUS, contribution=None,
+                      result=None, result_flag=result[1], replaced=False)
+                return
+            value, mutable = result
             previous_flag = prev_g_flagged[1] if prev_g_flagged else NO_PREVIOUS
             values = self.values
-            if not self.keeps_values:
-                write(values, AddOutgrads, mode="rev", level=frame.level, query=frame.number, node=frame.label,
-                      position=position, parent=parent, argnum=argnum, previous=None, previous_flag=previous_flag,
-                      contribution=None, result=None, result_flag=mutable, replaced=False)
-                return
             ingrads = frame.ingrads
             contribution = frame.kept_ingrads[position] if position < len(ingrads) and ingrads[position] is g \
                 else self.keep(g)

@@ -15,7 +15,7 @@ class Sparse(dict):
     for a node in ``labels`` (most nodes are of level 0 and one boxed argument: an entry for each was a
     dict entry per node of a scalar program, about 50 bytes); the hot paths read ``column.get(key, default)``
     (``__missing__`` is a Python call: twice the instructions). Written by ``NodeTable.add`` or its
-    lines written out: ``if value is not column.default or key in column: column[key] = value`` (a
+    lines written out: ``if column.get(key, column.default) != value: column[key] = value`` (a
     value set for a node that died whose id Python reused is overwritten)."""
 
     __slots__ = ("default",)
@@ -58,9 +58,9 @@ class NodeTable:
         key = id(node)
         self.labels[key] = label
         levels, kept = self.levels, self.argnums
-        if level != 0 or key in levels:
+        if levels.get(key, 0) != level:  # (a value set for a node that died, whose id Python reused: overwritten)
             levels[key] = level
-        if argnums is not UNARY or key in kept:
+        if kept.get(key, UNARY) is not argnums:
             kept[key] = argnums
 
     def new_root(self, node, level):

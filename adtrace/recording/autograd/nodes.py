@@ -73,9 +73,9 @@ class Nodes:
                 parent_labels, level = nodes.parent_labels(parents)
             key = id(node)
             labels[key] = label  # (NodeTable.add written out: levels and argnums Sparse)
-            if level != 0 or key in levels:
+            if levels.get(key, 0) != level:  # (not `key in levels`: a dict subclass's `in` is a slower call)
                 levels[key] = level
-            if argnums is not UNARY or key in nodes.argnums:
+            if nodes.argnums.get(key, UNARY) is not argnums:
                 nodes.argnums[key] = argnums
             site = None
             if self.keep_sites:
@@ -122,10 +122,16 @@ class Nodes:
             held = self.trace_holders[level] = []
         return held
 
+    @guards_itself
     def on_vjp_root(self, node):
-        label, level = self._new_root(node)
-        write(self.values, RootCreated, mode="rev", level=level, query=self.query and self.query.number,
-              label=label)
+        if not self.live:  # (the guard, written out: one frame per callback)
+            return
+        try:
+            label, level = self._new_root(node)
+            write(self.values, RootCreated, mode="rev", level=level, query=self.query and self.query.number,
+                  label=label)
+        except Exception as exc:
+            self.fail(exc)
 
     def on_jvp_root(self, node, g):
         label, level = self._new_root(node)
@@ -135,23 +141,30 @@ class Nodes:
         write(self.values, JVPRoot, mode="fwd", level=level, query=self.query and self.query.number, label=label,
               tangent=self.keep(g, copy=True))
 
+    @guards_itself
     def on_trace(self, start_node, x, end_value, end_node):
-        mode = "fwd" if isinstance(start_node, core.JVPNode) else "rev"
-        nodes = self.nodes
-        root, level = nodes.label(start_node), nodes.levels.get(id(start_node), 0)
-        end = None if end_node is None else nodes.label(end_node)
-        write(self.values, TraceReturned, mode=mode, level=level, query=self.query and self.query.number, root=root,
-              end=end, input=self.keep(x, copy=True), output=self.keep(end_value, copy=True),
-              independent=end_node is None)
-        if not self.by_reference:
+        if not self.live:  # (the guard, written out: one frame per callback)
             return
-        held = self.trace_holders.pop(level, [])
-        if end_node is not None:  # make_vjp / make_jvp give these to the user, who may write into them
-            self.copy_on_write.detach(self.writer, held, end_value)
-            if mode == "fwd":
-                self.copy_on_write.detach(self.writer, held, end_node.g)
-        if level in self.jvp_seeds:
-            self.keeper.unprotect(self.jvp_seeds.pop(level))
+        try:
+            mode = "fwd" if isinstance(start_node, core.JVPNode) else "rev"
+            nodes = self.nodes
+            root, level = nodes.label(start_node), nodes.levels.get(id(start_node), 0)
+            end = None if end_node is None else nodes.label(end_node)
+            keeps = self.keeps_values
+            write(self.values, TraceReturned, mode=mode, level=level, query=self.query and self.query.number, root=root,
+                  end=end, input=self.keep(x, copy=True) if keeps else None,
+                  output=self.keep(end_value, copy=True) if keeps else None, independent=end_node is None)
+            if not self.by_reference:
+                return
+            held = self.trace_holders.pop(level, [])
+            if end_node is not None:  # make_vjp / make_jvp give these to the user, who may write into them
+                self.copy_on_write.detach(self.writer, held, end_value)
+                if mode == "fwd":
+                    self.copy_on_write.detach(self.writer, held, end_node.g)
+            if level in self.jvp_seeds:
+                self.keeper.unprotect(self.jvp_seeds.pop(level))
+        except Exception as exc:
+            self.fail(exc)
 
     def _new_root(self, node):
         level = state.depth  # make_vjp / make_jvp create the root just before trace() opens

@@ -39,6 +39,7 @@ class Recorder(RecorderBase, Nodes, BackwardQueries, ForwardMode):
         self.by_reference = keeper.by_reference  # True under "full": copy-on-write (copy_on_write.py)
         self.frames = []  # open Query and JVPFrame objects, innermost last
         self.nodes = NodeTable(self.frames)  # every node met: id(node) -> label, level, argnums
+        self.labels = self.nodes.labels  # (read on every hot path: one attribute load less)
         keeper.box_level = box_levels(self.nodes)  # (no reference back to the recorder: see box_levels)
         self.top = None  # the innermost of them
         self.query = None  # the innermost open Query
