@@ -3,8 +3,9 @@
  *
  * float64_statistics(array) mirrors values._float64_statistics / values._statistics(array, None) for a
  * non-empty C-contiguous float64 array (read through the buffer protocol: no numpy C API):
- *     low, high = the extremes                      (one loop: min, max, and ...)
- *     mean = float(np.add.reduce(array)) / size    (... the sum in numpy's own pairwise order, bit for bit)
+ *     low, high = the extremes                      (one pass: min, max, and ...)
+ *     mean = float(np.add.reduce(array)) / size    (... the sum in numpy's own pairwise order, bit for bit;
+ *                                                   on x86-64 each element loaded once for both)
  * and returns (low, high, mean), or None wherever values.py must decide instead (it then runs its own code):
  * a zero extreme (0.0 and -0.0 compare equal: which one numpy keeps depends on its order), a NaN or an
  * infinity (the sum is then not finite: which NaN, which warning), more than PAIRWISE_MAX elements (numpy's
@@ -20,7 +21,7 @@
 /* numpy's DOUBLE_pairwise_sum for a contiguous buffer, line by line: below 8 elements a plain loop; up to
  * PW_BLOCKSIZE eight running sums combined as a tree, then the rest; above, two halves (the first a
  * multiple of 8) summed apart. */
-static double pairwise_sum(const double *a, Py_ssize_t n)
+static inline double pairwise_sum(const double *a, Py_ssize_t n)  /* (inline: unused where SSE2 sums below) */
 {
     if (n < 8) {
         double res = 0.;
@@ -51,44 +52,103 @@ static double pairwise_sum(const double *a, Py_ssize_t n)
     return pairwise_sum(a, n2) + pairwise_sum(a + n2, n - n2);
 }
 
-/* The extremes of a non-empty buffer; NaNs never win a comparison (the sum finds them). Eight running
- * extremes, as the sum has eight running sums: independent comparisons, on x86-64 as vector instructions
- * (minpd / maxpd are exactly "x < lo ? x : lo", which the compiler may not turn into them itself). */
 #if defined(__SSE2__)
 #include <emmintrin.h>
 
-static void extremes(const double *a, Py_ssize_t n, double *low, double *high)
-{
+/* x86-64: the extremes found in the pairwise sum's own pass (one load of each element, not two). Its eight
+ * running sums are four vectors of two lanes, each lane adding exactly as numpy's scalar r[j] += a[i + j]
+ * does; alongside, eight running extremes, lo = minpd(lo, x) ("lo < x ? lo : x": the accumulator written in
+ * place, no register copies). A NaN may win one, but then the sum is NaN too and the result None; a nonzero
+ * extreme has its own bits wherever it is found. */
+typedef struct {
     __m128d lo[4], hi[4];
-    Py_ssize_t i = 0;
-    for (int j = 0; j < 4; j++) {
-        lo[j] = hi[j] = _mm_set1_pd(a[0]);
-    }
-    for (; i + 8 <= n; i += 8) {
-        for (int j = 0; j < 4; j++) {
-            __m128d x = _mm_loadu_pd(a + i + 2 * j);
-            lo[j] = _mm_min_pd(x, lo[j]);
-            hi[j] = _mm_max_pd(x, hi[j]);
+} Extremes;
+
+/* pairwise_sum of at least 8 elements, the extremes of every element it adds seen into e (kept in
+ * registers through a block: written back once, at its end) */
+static double pairwise_sum_seeing(const double *a, Py_ssize_t n, Extremes *e)
+{
+    if (n <= PW_BLOCKSIZE) {
+        __m128d r0 = _mm_loadu_pd(a), r1 = _mm_loadu_pd(a + 2), r2 = _mm_loadu_pd(a + 4), r3 = _mm_loadu_pd(a + 6);
+        __m128d lo0 = _mm_min_pd(e->lo[0], r0), lo1 = _mm_min_pd(e->lo[1], r1);
+        __m128d lo2 = _mm_min_pd(e->lo[2], r2), lo3 = _mm_min_pd(e->lo[3], r3);
+        __m128d hi0 = _mm_max_pd(e->hi[0], r0), hi1 = _mm_max_pd(e->hi[1], r1);
+        __m128d hi2 = _mm_max_pd(e->hi[2], r2), hi3 = _mm_max_pd(e->hi[3], r3);
+        Py_ssize_t i;
+        for (i = 8; i < n - (n % 8); i += 8) {
+            __m128d x0 = _mm_loadu_pd(a + i), x1 = _mm_loadu_pd(a + i + 2);
+            __m128d x2 = _mm_loadu_pd(a + i + 4), x3 = _mm_loadu_pd(a + i + 6);
+            r0 = _mm_add_pd(r0, x0);
+            r1 = _mm_add_pd(r1, x1);
+            r2 = _mm_add_pd(r2, x2);
+            r3 = _mm_add_pd(r3, x3);
+            lo0 = _mm_min_pd(lo0, x0);
+            lo1 = _mm_min_pd(lo1, x1);
+            lo2 = _mm_min_pd(lo2, x2);
+            lo3 = _mm_min_pd(lo3, x3);
+            hi0 = _mm_max_pd(hi0, x0);
+            hi1 = _mm_max_pd(hi1, x1);
+            hi2 = _mm_max_pd(hi2, x2);
+            hi3 = _mm_max_pd(hi3, x3);
         }
+        for (; i < n; i++) {  /* the rest's extremes (its sum: below, after the tree) */
+            __m128d x = _mm_set1_pd(a[i]);
+            lo0 = _mm_min_pd(lo0, x);
+            hi0 = _mm_max_pd(hi0, x);
+        }
+        e->lo[0] = lo0, e->lo[1] = lo1, e->lo[2] = lo2, e->lo[3] = lo3;
+        e->hi[0] = hi0, e->hi[1] = hi1, e->hi[2] = hi2, e->hi[3] = hi3;
+        double s[8];
+        _mm_storeu_pd(s, r0);
+        _mm_storeu_pd(s + 2, r1);
+        _mm_storeu_pd(s + 4, r2);
+        _mm_storeu_pd(s + 6, r3);
+        double res = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+        for (i = n - (n % 8); i < n; i++) {
+            res += a[i];
+        }
+        return res;
     }
+    Py_ssize_t n2 = n / 2;
+    n2 -= n2 % 8;
+    return pairwise_sum_seeing(a, n2, e) + pairwise_sum_seeing(a + n2, n - n2, e);
+}
+
+/* the extremes and numpy's pairwise sum of a non-empty buffer, in one pass */
+static double statistics(const double *a, Py_ssize_t n, double *low, double *high)
+{
+    if (n < 8) {  /* pairwise_sum's plain loop */
+        double res = 0., lo = a[0], hi = a[0];
+        for (Py_ssize_t i = 0; i < n; i++) {
+            res += a[i];
+            lo = a[i] < lo ? a[i] : lo;
+            hi = a[i] > hi ? a[i] : hi;
+        }
+        *low = lo;
+        *high = hi;
+        return res;
+    }
+    Extremes e;
+    for (int j = 0; j < 4; j++) {
+        e.lo[j] = e.hi[j] = _mm_set1_pd(a[0]);
+    }
+    double res = pairwise_sum_seeing(a, n, &e);
     double l[8], h[8];
     for (int j = 0; j < 4; j++) {
-        _mm_storeu_pd(l + 2 * j, lo[j]);
-        _mm_storeu_pd(h + 2 * j, hi[j]);
+        _mm_storeu_pd(l + 2 * j, e.lo[j]);
+        _mm_storeu_pd(h + 2 * j, e.hi[j]);
     }
     for (int j = 1; j < 8; j++) {
         l[0] = l[j] < l[0] ? l[j] : l[0];
         h[0] = h[j] > h[0] ? h[j] : h[0];
     }
-    for (; i < n; i++) {
-        l[0] = a[i] < l[0] ? a[i] : l[0];
-        h[0] = a[i] > h[0] ? a[i] : h[0];
-    }
     *low = l[0];
     *high = h[0];
+    return res;
 }
 #else
-static void extremes(const double *a, Py_ssize_t n, double *low, double *high)
+/* The extremes of a non-empty buffer (NaNs never win a comparison: the sum finds them), then its sum. */
+static double statistics(const double *a, Py_ssize_t n, double *low, double *high)
 {
     double lo = a[0], hi = a[0];
     for (Py_ssize_t i = 1; i < n; i++) {
@@ -97,6 +157,7 @@ static void extremes(const double *a, Py_ssize_t n, double *low, double *high)
     }
     *low = lo;
     *high = hi;
+    return pairwise_sum(a, n);
 }
 #endif
 
@@ -117,9 +178,8 @@ static PyObject *float64_statistics(PyObject *module, PyObject *array)
     else {
         const double *a = (const double *)view.buf;
         double low, high;
-        extremes(a, n, &low, &high);
         /* np.add.reduce starts from add's identity, 0.0, and adds the pairwise sum of every element */
-        double sum = 0. + pairwise_sum(a, n);
+        double sum = 0. + statistics(a, n, &low, &high);
         if (low == 0. || high == 0. || !isfinite(sum)) {
             result = Py_NewRef(Py_None);
         }
