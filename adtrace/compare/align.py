@@ -41,9 +41,11 @@ class NodeAlignment:
     borrowed: Optional[str] = None  # not compared: the lecture's sum holds the engine's own contributions (why)
 
 
-def autograd_running_entries(query_events):
-    """``label -> [entry after each arrival]`` and ``label -> popped value`` for one query."""
+def autograd_running_entries(query_events, visited=None):
+    """``label -> [entry after each arrival]`` and ``label -> popped value`` for one query; ``visited``: a list
+    given, the labels ``toposort`` yielded are appended to it (``Recording.visit_order``, read in the same walk)."""
     running, popped, state = {}, {}, {}
+    visit = visited.append if visited is not None else None
     for e in query_events:
         event_type = type(e)  # (not isinstance: this loop reads every event of the pass)
         if event_type is AddOutgrads:
@@ -57,19 +59,22 @@ def autograd_running_entries(query_events):
             running[e.end] = [None, (e.seed, False)]
             state[e.end] = (e.seed, False)
         elif event_type is ToposortYielded:
-            entry = state.pop(e.node, None)
-            popped[e.node] = None if entry is None else entry[0]
+            node = e.node
+            entry = state.pop(node, None)
+            popped[node] = None if entry is None else entry[0]
+            if visit is not None:
+                visit(node)
     return running, popped
 
 
 def align(recording, query, run):
     """One ``NodeAlignment`` per node autograd visited in ``query``, in autograd's visit order,
     against the reference ``run`` (``adtrace.reference.run_gradient``) with the same seed."""
-    events = recording.query_events(query)
-    running, popped = autograd_running_entries(events)
+    order = []
+    running, popped = autograd_running_entries(recording.query_events(query), order)
     steps = {step.label: step for step in run.steps} if run is not None else {}
     rows, nodes, no_entries = [], recording.nodes, (None,)
-    for label in recording.visit_order(query):
+    for label in order:  # (recording.visit_order(query), read in the walk above)
         node = nodes.get(label)
         step = steps.get(label)
         value = popped.get(label)

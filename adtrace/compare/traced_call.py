@@ -115,8 +115,9 @@ def _reverse(call, f, x, capture, rtol, relative_to):
         if capture != "structure":  # no values recorded: nothing to compare node by node
             call.alignment = align(rec, query, call.reference)
             call.checks.append(engines_agree(call.alignment))
-        call.checks.append(orders_valid(rec.visit_order(query), rec.graph(end), call.reference.order,
-                                        call.reference.parents))
+        # (the alignment has a row per label toposort yielded, in order: the visit order, without another walk)
+        visited = [row.label for row in call.alignment] if call.alignment else rec.visit_order(query)
+        call.checks.append(orders_valid(visited, rec.graph(end), call.reference.order, call.reference.parents))
     call.checks.append(finite_differences(f, x, seed, call.gradient, rtol=rtol))
 
 
