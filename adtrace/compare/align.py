@@ -72,11 +72,16 @@ def align(recording, query, run):
     against the reference ``run`` (``adtrace.reference.run_gradient``) with the same seed."""
     order = []
     running, popped = autograd_running_entries(recording.query_events(query), order)
-    steps = {step.label: step for step in run.steps} if run is not None else {}
+    steps = run.steps if run is not None else ()
+    by_label, visits = None, len(steps)  # (by_label: made when the two orders part, not read per node else)
     rows, nodes, no_entries = [], recording.nodes, (None,)
-    for label in order:  # (recording.visit_order(query), read in the walk above)
+    for index, label in enumerate(order):  # (recording.visit_order(query), read in the walk above)
         node = nodes.get(label)
-        step = steps.get(label)
+        step = steps[index] if index < visits else None  # (both engines visit in the same order, most often)
+        if step is None or step.label != label:
+            if by_label is None:
+                by_label = {step.label: step for step in steps}
+            step = by_label.get(label)
         value = popped.get(label)
         entries = running.get(label)
         if step is None:

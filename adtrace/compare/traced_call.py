@@ -124,7 +124,8 @@ def _reverse(call, f, x, capture, rtol, relative_to):
 def _reference_run(f, x, seed, output, recording):
     """The reference engine's run with the same seed, or ``(None, why not)``: its scope is real
     arrays and scalars."""
-    values = [x, output] + [e.value for e in recording.of_kind(NodeCreated)]
+    # (each node's event from the nodes table: a walk of the nodes, not of every event)
+    values = [x, output] + [e.value for e in recording.nodes.values() if isinstance(e, NodeCreated)]
     if any(_is_complex(v) for v in values):
         return None, "reference engine: real numbers only (this call has complex values)"
     try:
