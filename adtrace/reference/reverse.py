@@ -25,6 +25,7 @@ adjoints in the same order, the results are bit for bit equal.
 """
 
 import operator
+from operator import attrgetter
 from functools import reduce
 
 import numpy as np
@@ -54,6 +55,7 @@ def sum_partial_adjoints(partials):
     return reduce(vspace(partials[0]).add, partials)
 
 
+LABEL = attrgetter("label")
 _RAW = frozenset({float, np.float64})  # a raw scalar: its own value, no box to look into (getval)
 
 
@@ -201,10 +203,10 @@ def run_gradient(fun, x, seed=None):
         value=getval(graph.value),
         seed=getval(seed),
         adjoint=getval(adjoint),
-        order=tuple(step.label for step in steps),
+        order=tuple(map(LABEL, steps)),  # (read in C: a step and a node per node of the graph)
         steps=tuple(steps),
         parents=parent_labels(graph),
-        labels=tuple(node.label for node in graph.nodes),
+        labels=tuple(map(LABEL, graph.nodes)),
     )
     graph.nodes, graph.root, graph.out = [], None, None  # (each node holds the graph: freed now, not by a collection)
     return run
