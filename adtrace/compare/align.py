@@ -41,9 +41,11 @@ class NodeAlignment:
     borrowed: Optional[str] = None  # not compared: the lecture's sum holds the engine's own contributions (why)
 
 
-def autograd_running_entries(query_events):
-    """``label -> [entry after each arrival]`` and ``label -> popped value`` for one query."""
+def autograd_running_entries(query_events, visited=None):
+    """``label -> [entry after each arrival]`` and ``label -> popped value`` for one query; ``visited``: a list
+    given, the labels ``toposort`` yielded are appended to it (``Recording.visit_order``, read in the same walk)."""
     running, popped, state = {}, {}, {}
+    visit = visited.append if visited is not None else None
     for e in query_events:
         event_type = type(e)  # (not isinstance: this loop reads every event of the pass)
         if event_type is AddOutgrads:
@@ -57,21 +59,29 @@ def autograd_running_entries(query_events):
             running[e.end] = [None, (e.seed, False)]
             state[e.end] = (e.seed, False)
         elif event_type is ToposortYielded:
-            entry = state.pop(e.node, None)
-            popped[e.node] = None if entry is None else entry[0]
+            node = e.node
+            entry = state.pop(node, None)
+            popped[node] = None if entry is None else entry[0]
+            if visit is not None:
+                visit(node)
     return running, popped
 
 
 def align(recording, query, run):
     """One ``NodeAlignment`` per node autograd visited in ``query``, in autograd's visit order,
     against the reference ``run`` (``adtrace.reference.run_gradient``) with the same seed."""
-    events = recording.query_events(query)
-    running, popped = autograd_running_entries(events)
-    steps = {step.label: step for step in run.steps} if run is not None else {}
+    order = []
+    running, popped = autograd_running_entries(recording.query_events(query), order)
+    steps = run.steps if run is not None else ()
+    by_label, visits = None, len(steps)  # (by_label: made when the two orders part, not read per node else)
     rows, nodes, no_entries = [], recording.nodes, (None,)
-    for label in recording.visit_order(query):
+    for index, label in enumerate(order):  # (recording.visit_order(query), read in the walk above)
         node = nodes.get(label)
-        step = steps.get(label)
+        step = steps[index] if index < visits else None  # (both engines visit in the same order, most often)
+        if step is None or step.label != label:
+            if by_label is None:
+                by_label = {step.label: step for step in steps}
+            step = by_label.get(label)
         value = popped.get(label)
         entries = running.get(label)
         if step is None:

@@ -115,15 +115,17 @@ def _reverse(call, f, x, capture, rtol, relative_to):
         if capture != "structure":  # no values recorded: nothing to compare node by node
             call.alignment = align(rec, query, call.reference)
             call.checks.append(engines_agree(call.alignment))
-        call.checks.append(orders_valid(rec.visit_order(query), rec.graph(end), call.reference.order,
-                                        call.reference.parents))
+        # (the alignment has a row per label toposort yielded, in order: the visit order, without another walk)
+        visited = [row.label for row in call.alignment] if call.alignment else rec.visit_order(query)
+        call.checks.append(orders_valid(visited, rec.graph(end), call.reference.order, call.reference.parents))
     call.checks.append(finite_differences(f, x, seed, call.gradient, rtol=rtol))
 
 
 def _reference_run(f, x, seed, output, recording):
     """The reference engine's run with the same seed, or ``(None, why not)``: its scope is real
     arrays and scalars."""
-    values = [x, output] + [e.value for e in recording.of_kind(NodeCreated)]
+    # (each node's event from the nodes table: a walk of the nodes, not of every event)
+    values = [x, output] + [e.value for e in recording.nodes.values() if isinstance(e, NodeCreated)]
     if any(_is_complex(v) for v in values):
         return None, "reference engine: real numbers only (this call has complex values)"
     try:

@@ -236,15 +236,18 @@ class EventLog:
 
     def events_from(self, index):
         """Events ``index`` onwards, built in one walk over ``values`` (a recording read whole: each event's
-        span found as it goes, not looked up per event)."""
-        values, starts = self.values, self.starts
+        span found as it goes, not looked up per event, and where each starts noted as it is read: ``starts``
+        not walked first)."""
+        values, starts = self.values, self._starts
+        if index > len(starts):
+            starts = self.starts
         built = []
         counted, visits = self._visits
         if counted != index:  # (not where the last walk stopped)
             visits = self._visits_before(index)
         with collector_paused():  # (each full collection would walk every event built so far: quadratic)
             append, layouts = built.append, LAYOUTS
-            for start in starts[index:]:
+            for start in starts[index:]:  # (the events whose start is found already)
                 head = values[start]
                 stored = layouts[head[0]]
                 if stored.visit:
@@ -253,6 +256,19 @@ class EventLog:
                     append(stored.read(values, start, head, visited))
                 else:
                     append(stored.read(values, start, head, None))
+            position, end, found = starts[-1] + self._size(starts[-1]) if starts else 0, len(values), starts.append
+            while position < end:  # (the others: ``starts``' walk and the reading in one)
+                found(position)
+                head = values[position]
+                stored = layouts[head[0]]
+                if stored.visit:
+                    visited = visits.get(head[3], 0)
+                    visits[head[3]] = visited + 1
+                    append(stored.read(values, position, head, visited))
+                else:
+                    append(stored.read(values, position, head, None))
+                count_at = stored.count_at
+                position += stored.size if count_at is None else stored.size + values[position + count_at]
         self._visits = (len(starts), visits)
         return built
 

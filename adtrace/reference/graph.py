@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from autograd.core import VJPNode, VSpace
 from autograd.tracer import Box, Node, getval, notrace_primitives, trace
 
-from ..recording.labels import ROOT_NAME, node_label, primitive_name
+from ..recording.labels import ROOT_NAME, label_for, label_name, primitive_name
 
 
 @dataclass(eq=False)
@@ -37,17 +37,18 @@ class Graph:
     root: "ReferenceNode" = None
     out: "ReferenceNode" = None  # None when the output does not depend on the input
     value: object = None  # the output's value (a box if an outer trace is tracing)
-    names: dict = field(default_factory=dict, repr=False)  # primitive -> its name (the same few at every node)
+    names: dict = field(default_factory=dict, repr=False)  # primitive -> its name in a label (the same few)
 
     def add(self, node):
-        if self.nodes:
+        nodes = self.nodes
+        if nodes:
             name = self.names.get(node.fun)
             if name is None:
-                name = self.names[node.fun] = primitive_name(node.fun)
+                name = self.names[node.fun] = label_name(primitive_name(node.fun))
         else:
-            name = ROOT_NAME
-        node.label = node_label(len(self.nodes), name)
-        self.nodes.append(node)
+            name = label_name(ROOT_NAME)
+        node.label = label_for(len(nodes), name)  # (node_label, the name reduced once per primitive)
+        nodes.append(node)
 
 
 class ReferenceNode(Node):

@@ -55,13 +55,16 @@ def is_reverse_topological(order, graph, leaves_anywhere=False):
     """
     order = list(order)
     position = dict(zip(order, range(len(order))))
-    # each node once and nothing else: no label twice, as many as the graph has, all of the graph's
-    if len(position) != len(order) or len(position) != len(graph) or any(label not in position for label in graph):
+    # each node once and nothing else: no label twice, as many as the graph has, all of the graph's (below)
+    if len(position) != len(order) or len(position) != len(graph):
         return False
+    get = position.get
     for node, parents in graph.items():
-        at = position[node]
+        at = get(node)
+        if at is None:  # a node of the graph not in the order
+            return False
         for parent in parents:
-            after = position.get(parent)
+            after = get(parent)
             if after is None or not (at < after or (leaves_anywhere and not graph.get(parent))):
                 return False
     return True

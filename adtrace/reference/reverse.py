@@ -25,8 +25,10 @@ adjoints in the same order, the results are bit for bit equal.
 """
 
 import operator
+from operator import attrgetter
 from functools import reduce
 
+import numpy as np
 from autograd.core import vspace
 from autograd.numpy.numpy_boxes import ArrayBox
 from autograd.tracer import Box, getval
@@ -37,7 +39,7 @@ from ..recording.labels import ROOT_NAME, primitive_name
 
 from .graph import parent_labels, trace_graph
 from .order import reverse_topo_order
-from .rules import OWN, ROOT, note_visit, partial_adjoints, primitive_vjps, vjp_source
+from .rules import OWN, ROOT, _active_tallies, note_visit, partial_adjoints, primitive_vjps, vjp_source
 from .steps import Contribution, GradientRun, Step
 
 
@@ -53,11 +55,16 @@ def sum_partial_adjoints(partials):
     return reduce(vspace(partials[0]).add, partials)
 
 
+LABEL = attrgetter("label")
+_RAW = frozenset({float, np.float64})  # a raw scalar: its own value, no box to look into (getval)
+
+
 def gradient(graph, seed):
     """The lecture's algorithm on ``graph``: returns ``(v_input_bar, steps)``."""
     node_to_grad = {graph.out: [seed]}
     v_input_bar, steps, kinds = None, [], {}
     root, pop, get, append = graph.root, node_to_grad.pop, node_to_grad.get, steps.append
+    tallies = _active_tallies  # (note_visit does nothing when no tally is counting)
     for i in reverse_topo_order(graph.out):
         partials = pop(i)  # (each node's list is read once: not kept for the whole run)
         v_i_bar = partials[0] if len(partials) == 1 else sum_partial_adjoints(partials)
@@ -72,13 +79,28 @@ def gradient(graph, seed):
                 v_k_to_i_bars = (own[argnums[0]](i.value, *i.args, **i.kwargs)(v_i_bar),)
             else:
                 v_k_to_i_bars = partial_adjoints(i, v_i_bar)
-            for v_k, v_k_to_i_bar in zip(parents, v_k_to_i_bars):  # inputs(i), by position
+            if len(parents) == 1:  # (most nodes: _step's work inline, for one input and one partial adjoint)
+                v_k, g = parents[0], v_k_to_i_bars[0]
                 found = get(v_k)
                 if found is None:
-                    node_to_grad[v_k] = [v_k_to_i_bar]
+                    node_to_grad[v_k] = [g]
                 else:
-                    found.append(v_k_to_i_bar)
-            note_visit(i.fun, rule, REV)
+                    found.append(g)
+                if tallies:
+                    note_visit(i.fun, rule, REV)
+                if len(partials) == 1 and type(v_i_bar) in _RAW and type(g) in _RAW:
+                    append(Step(i.label, name, rule, (v_i_bar,), v_i_bar,
+                                (Contribution(0, argnums[0], v_k.label, g),)))
+                    continue
+            else:
+                for v_k, v_k_to_i_bar in zip(parents, v_k_to_i_bars):  # inputs(i), by position
+                    found = get(v_k)
+                    if found is None:
+                        node_to_grad[v_k] = [v_k_to_i_bar]
+                    else:
+                        found.append(v_k_to_i_bar)
+                if tallies:
+                    note_visit(i.fun, rule, REV)
             append(_step(i, rule, name, partials, v_i_bar, v_k_to_i_bars))
         else:
             append(_step(i, ROOT, ROOT_NAME, partials, v_i_bar, ()))
@@ -181,10 +203,10 @@ def run_gradient(fun, x, seed=None):
         value=getval(graph.value),
         seed=getval(seed),
         adjoint=getval(adjoint),
-        order=tuple(step.label for step in steps),
+        order=tuple(map(LABEL, steps)),  # (read in C: a step and a node per node of the graph)
         steps=tuple(steps),
         parents=parent_labels(graph),
-        labels=tuple(node.label for node in graph.nodes),
+        labels=tuple(map(LABEL, graph.nodes)),
     )
     graph.nodes, graph.root, graph.out = [], None, None  # (each node holds the graph: freed now, not by a collection)
     return run

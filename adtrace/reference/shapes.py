@@ -19,8 +19,18 @@ import numpy as onp
 from autograd.extend import primitive
 
 
+_SCALARS = frozenset({float, onp.float64})  # a raw scalar (no box of an outer trace): shape (), nothing to sum
+
+
+def shape_of(x):
+    """``anp.shape(x)``; a raw scalar's ``()`` without the call (a scalar program's every node)."""
+    return () if type(x) in _SCALARS else anp.shape(x)
+
+
 def unbroadcast(g, target_shape):
     """Sum ``g`` over the axes broadcasting added to an operand of ``target_shape``."""
+    if not target_shape and type(g) in _SCALARS:  # (a raw scalar's: the loops below do nothing)
+        return g
     while anp.ndim(g) > len(target_shape):
         g = anp.sum(g, axis=0)  # leading axes the operand did not have
     for axis, size in enumerate(target_shape):

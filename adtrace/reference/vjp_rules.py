@@ -19,7 +19,7 @@ from autograd.numpy.numpy_boxes import ArrayBox
 from autograd.util import func
 
 from .rules import defvjp
-from .shapes import MEAN, WHERE, repeat_to_shape, unbroadcast, untake
+from .shapes import MEAN, WHERE, repeat_to_shape, shape_of, unbroadcast, untake
 
 
 def replace_zero(x, value):
@@ -36,8 +36,8 @@ def binary(fun, rule_x, rule_y):
     adjoint is then summed back to the shape of its own operand."""
     defvjp(
         fun,
-        lambda ans, x, y: (lambda g: unbroadcast(rule_x(g, ans, x, y), anp.shape(x))),
-        lambda ans, x, y: (lambda g: unbroadcast(rule_y(g, ans, x, y), anp.shape(y))),
+        lambda ans, x, y: (lambda g: unbroadcast(rule_x(g, ans, x, y), shape_of(x))),
+        lambda ans, x, y: (lambda g: unbroadcast(rule_y(g, ans, x, y), shape_of(y))),
     )
 
 

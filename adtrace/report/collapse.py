@@ -8,7 +8,7 @@ lines groups by primitive. Past ``max_groups`` the smallest groups share one.
 from collections import Counter
 from dataclasses import dataclass, field
 
-from .profile import line_of, primitive_of
+from .profile import lines_of, primitives_of
 
 
 @dataclass
@@ -23,27 +23,30 @@ class Group:
 def group_nodes(nodes, max_groups):
     """``(groups, group name of each node label)``, groups in the order of their first node."""
     by_line = any(getattr(n, "site", None) for n in nodes)
-    key = line_of if by_line else (lambda n: f"primitive {primitive_of(n)}")
-    names = {n.label: key(n) for n in nodes}
-    sizes = Counter(names.values())
+    primitives = primitives_of(nodes)
+    keys = lines_of(nodes) if by_line else [f"primitive {primitive}" for primitive in primitives]
+    labels = [n.label for n in nodes]
+    names = dict(zip(labels, keys))
+    sizes = Counter(keys)
     if len(sizes) > max_groups:  # keep the largest, the rest share one group
         kept = {name for name, _ in sizes.most_common(max_groups - 1)}
         other = f"{len(sizes) - len(kept)} other {'lines' if by_line else 'primitives'}"
         names = {label: name if name in kept else other for label, name in names.items()}
-    groups = {}
-    for n in nodes:
-        group = groups.get(names[n.label])
-        if group is None:
-            group = groups[names[n.label]] = Group(names[n.label])
-        group.labels.append(n.label)
-        group.primitives[primitive_of(n)] += 1
-        for parent in getattr(n, "parents", ()):
-            if parent not in names:
-                continue
-            if names[parent] == group.name:
-                group.inner += 1
-            else:
-                group.parents[names[parent]] += 1
+        keys = [names[label] for label in labels]
+    groups = {name: Group(name) for name in dict.fromkeys(keys)}  # (in the order of their first node)
+    for label, name in zip(labels, keys):
+        groups[name].labels.append(label)
+    # each node's primitive, and each edge between two nodes of the list as (group, parent's group), counted in C
+    for (name, primitive), count in Counter(zip(keys, primitives)).items():
+        groups[name].primitives[primitive] = count
+    edges = Counter((name, names[parent]) for n, name in zip(nodes, keys)
+                    for parent in getattr(n, "parents", ()) if parent in names)
+    for (name, parent), count in edges.items():
+        group = groups[name]
+        if parent == name:
+            group.inner += count
+        else:
+            group.parents[parent] = count
     return list(groups.values()), names
 
 

@@ -30,7 +30,7 @@ OWN_LECTURE = ("backward_start", "toposort",
 def lecture_mapping_section(recording, nesting, reference_counts=None):
     """The lecture's lines against ``backward_pass``'s, with how often each ran in the user's pass."""
     user = nesting.user
-    counts = Counter(type(e) for e in recording.query_events(user)) if user is not None else Counter()
+    counts = Counter(map(type, recording.query_events(user))) if user is not None else Counter()
     own = recording.code
     engine = "autograd" if own is None else own.title or recording.engine
     headers = ["lecture pseudocode", f"{engine} statement ({'backward_pass' if own is None else own.name})",

@@ -44,11 +44,10 @@ class Nesting:
         self.user = recording.user_query()
         self.work, self.inside, self.stretches, self.made_inside = {}, set(), [], {}
         passes = {p.query: p for p in self.passes}
-        running, visiting = [], {}
+        running, visiting, user = [], {}, self.user
+        top, folding = None, False  # the outermost pass running; whether an event not its own is folded
         for index, e in enumerate(recording.events):
-            top = running[0] if running else None
-            if top in visiting and (top == self.user or len(running) > 1) and not (
-                    e.query == top and e.in_backward_pass and e.mode == "rev"):
+            if folding and not (e.query == top and e.in_backward_pass and e.mode == "rev"):
                 self._fold(index, e, visiting[top], top, passes)
             event_type = type(e)  # (not isinstance: this loop reads every event)
             if event_type is BackwardStart:
@@ -57,6 +56,10 @@ class Nesting:
                 visiting[e.query] = e.node
             elif event_type is BackwardEnd and e.query in running:
                 del running[running.index(e.query):]  # (a pass abandoned by an exception ends its inner ones)
+            else:  # (nothing above changed: an event of no pass's start, visit or end)
+                continue
+            top = running[0] if running else None
+            folding = top in visiting and (top == user or len(running) > 1)
 
     def _fold(self, index, event, node, query, passes):
         work = self.work.get(node)

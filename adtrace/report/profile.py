@@ -4,9 +4,10 @@ under ``record(sites=True)``); what ran inside a node's VJP counts on that node'
 """
 
 from collections import Counter
+from operator import countOf
 
 from ..recording.callsite import INPUT  # (the line of a root: make_vjp made it from the argument)
-from ..recording.events import JVPRoot, RootCreated
+from ..recording.events import JVPRoot, NodeCreated, RootCreated, ToposortYielded
 from .abbreviate import counted
 from .fit import fit
 from .format import code
@@ -15,6 +16,7 @@ from .tables import table
 MAX_LINES = 15  # rows of the by-line table; the rest in one row
 MAX_PRIMITIVES = 10
 ROOTS = frozenset((RootCreated, JVPRoot))  # the events of an input node
+NO_LINE = "(no line of the user's code)"
 
 
 def work_section(recording, nesting, mode="rev"):
@@ -37,7 +39,9 @@ def _headline(recording, nesting, nodes, outside, mode):
     if len(outside) < len(nodes):
         text += f", {len(nodes) - len(outside)} of them inside a node's VJP (nested backward passes)"
     if mode == "rev" and nesting.user is not None:
-        text += f"; the user's backward pass (query {nesting.user}) visited {len(recording.visit_order(nesting.user))}"
+        # (len(recording.visit_order(user)), counted in C)
+        visited = countOf(map(type, recording.query_events(nesting.user)), ToposortYielded)
+        text += f"; the user's backward pass (query {nesting.user}) visited {visited}"
     return text + "."
 
 
@@ -53,18 +57,28 @@ def line_of(node):
     leaf made with no line of the user's code (an argument the command line made a leaf)."""
     if type(node) in ROOTS or (primitive_of(node) == "(leaf)" and not getattr(node, "site", None)):
         return INPUT
-    return getattr(node, "site", None) or "(no line of the user's code)"
+    return getattr(node, "site", None) or NO_LINE
+
+
+def primitives_of(nodes):
+    """``primitive_of`` of each node: an operation node's (``NodeCreated`` with its primitive) read straight, a
+    scalar program's every node."""
+    return [n.primitive if type(n) is NodeCreated and n.primitive else primitive_of(n) for n in nodes]
+
+
+def lines_of(nodes):
+    """``line_of`` of each node, an operation node's read straight (as ``primitives_of``)."""
+    return [(n.site or NO_LINE) if type(n) is NodeCreated and n.primitive else line_of(n) for n in nodes]
 
 
 def _by_line(outside, nesting, table_of_nodes, total):
-    counts, primitives = Counter(), {}
-    for node in outside:
-        line = line_of(node)
-        counts[line] += 1
+    lines = lines_of(outside)
+    counts, primitives = Counter(lines), {}
+    for (line, primitive), count in Counter(zip(lines, primitives_of(outside))).items():  # (counted in C)
         made = primitives.get(line)
-        if made is None:  # (not setdefault: a Counter made per node)
+        if made is None:
             made = primitives[line] = Counter()
-        made[primitive_of(node)] += 1
+        made[primitive] = count
     cells = {line: _top(made) for line, made in primitives.items()}
     for work in nesting.work.values():
         line = f"inside the VJP of {work.node} ({line_of(table_of_nodes[work.node])})"
@@ -83,7 +97,7 @@ def _by_line(outside, nesting, table_of_nodes, total):
 
 def _by_primitive(outside, total):
     """The user's graph per primitive; what ran inside a node's VJP in one row."""
-    ranked = Counter(primitive_of(n) for n in outside).most_common()
+    ranked = Counter(primitives_of(outside)).most_common()
     rows = [(code(name), count, _share(count, total)) for name, count in ranked[:MAX_PRIMITIVES]]
     if len(ranked) > MAX_PRIMITIVES:
         left = sum(count for _, count in ranked[MAX_PRIMITIVES:])

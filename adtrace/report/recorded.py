@@ -11,6 +11,7 @@ snapshot row holds a copy of ``outgrads``.
 """
 
 from collections import Counter
+from operator import attrgetter
 from dataclasses import fields
 
 from ..compare.pass_checks import pass_findings
@@ -263,8 +264,9 @@ def forward_section(recording, options):
 
 def levels_section(recording, nesting):
     """Nodes, passes and accumulations per trace level, outside the work folded into a node's VJP."""
-    events = [e for i, e in enumerate(recording.events) if i not in nesting.inside]
-    levels = sorted({e.level for e in events})
+    inside = nesting.inside
+    events = [e for i, e in enumerate(recording.events) if i not in inside] if inside else recording.events
+    levels = sorted(set(map(attrgetter("level"), events)))  # (read in C: this walks every event)
     if levels == [0] or not levels:
         return None
     rows = []
