@@ -78,7 +78,22 @@ typedef struct {
     PyObject *hooks, *storage, *local, *name, *slot;  /* slot: NULL for None (the value's __dict__) */
     PyObject *active, *run;  /* GradDescriptor's hooks.active; BackwardDescriptor's hooks.run_local_backward */
     int ready;  /* __init__ returned: every field above is set (a descriptor made by __new__ alone is refused) */
+    PyObject *state;  /* local.state as last read, in the thread whose state's unique id is `thread` (or NULL) */
+    uint64_t thread;
 } Descriptor;
+
+/* `self.local.state` (a new reference): the thread's _ThreadState, which hooks._PerThread makes once per thread and
+ * never replaces, kept from the last read in the same thread (a threading.local's attribute costs ~500 instructions;
+ * the id of a Python thread state is never reused) */
+static PyObject *local_state(Descriptor *self) {
+    uint64_t thread = PyThreadState_GetID(PyThreadState_Get());
+    if (self->state != NULL && self->thread == thread) return Py_NewRef(self->state);
+    PyObject *state = PyObject_GetAttr(self->local, s_state);
+    if (state == NULL) return NULL;
+    Py_XSETREF(self->state, Py_NewRef(state));
+    self->thread = thread;
+    return state;
+}
 
 /* a descriptor whose __init__ did not run or failed: refused (its fields may be NULL) */
 static int not_ready(Descriptor *self) {
@@ -108,6 +123,7 @@ static int descriptor_init(Descriptor *self, PyObject *args, PyObject *kwargs, P
     PyObject *local = PyObject_GetAttr(hooks, s_local);  /* (each checked: no call with an error pending) */
     if (local == NULL) return -1;
     Py_XSETREF(self->local, local);
+    Py_CLEAR(self->state);
     PyObject *name = PyObject_GetAttr(storage, s_name);
     if (name == NULL) return -1;
     Py_XSETREF(self->name, name);
@@ -124,13 +140,13 @@ static int descriptor_init(Descriptor *self, PyObject *args, PyObject *kwargs, P
 
 static int descriptor_traverse(Descriptor *self, visitproc visit, void *arg) {
     Py_VISIT(self->reference); Py_VISIT(self->hooks); Py_VISIT(self->storage); Py_VISIT(self->local);
-    Py_VISIT(self->name); Py_VISIT(self->slot); Py_VISIT(self->active); Py_VISIT(self->run);
+    Py_VISIT(self->name); Py_VISIT(self->slot); Py_VISIT(self->active); Py_VISIT(self->run); Py_VISIT(self->state);
     return 0;
 }
 
 static int descriptor_clear(Descriptor *self) {
     Py_CLEAR(self->reference); Py_CLEAR(self->hooks); Py_CLEAR(self->storage); Py_CLEAR(self->local);
-    Py_CLEAR(self->name); Py_CLEAR(self->slot); Py_CLEAR(self->active); Py_CLEAR(self->run);
+    Py_CLEAR(self->name); Py_CLEAR(self->slot); Py_CLEAR(self->active); Py_CLEAR(self->run); Py_CLEAR(self->state);
     return 0;
 }
 
@@ -190,6 +206,21 @@ static int grad_init(Descriptor *self, PyObject *args, PyObject *kwargs) {
     return self->ready ? 0 : -1;
 }
 
+/* whether `kind(grad)` is what float_subtype_new makes (a float subclass that defines no __new__ nor __init__, as
+ * tracked.py's TrackedFloat, called with an exact float): then float_made does it, without the call's machinery */
+static int made_float(PyObject *kind, PyObject *grad) {
+    PyTypeObject *type = (PyTypeObject *)kind;
+    return PyFloat_CheckExact(grad) && PyType_Check(kind) && PyType_IsSubtype(type, &PyFloat_Type)
+        && type->tp_new == PyFloat_Type.tp_new && type->tp_init == PyBaseObject_Type.tp_init;
+}
+
+static PyObject *float_made(PyObject *kind, PyObject *grad) {
+    PyTypeObject *type = (PyTypeObject *)kind;
+    PyObject *made = type->tp_alloc(type, 0);
+    if (made != NULL) ((PyFloatObject *)made)->ob_fval = PyFloat_AS_DOUBLE(grad);
+    return made;
+}
+
 /* GradDescriptor.__get__, the lines inside `if state.frames and not state.quiet:` (state: local.state, listening):
  * the number read, tracked; the tracked one put in the frame's handed, or the value's id in its read */
 static PyObject *grad_read_in_frame(Descriptor *self, PyObject *value, PyObject *grad, PyObject *state) {
@@ -200,7 +231,7 @@ static PyObject *grad_read_in_frame(Descriptor *self, PyObject *value, PyObject 
     if (frame == NULL) return NULL;
     PyObject *kind = PyDict_GetItemWithError(TRACKED_NUMBER, (PyObject *)Py_TYPE(grad));  /* TRACKED_NUMBER.get */
     if (kind != NULL) {  /* tracked = kind(grad); vars(tracked)["_plain"], ["_owner"], ["_state"] = grad, value, state */
-        tracked = PyObject_CallOneArg(kind, grad);
+        tracked = made_float(kind, grad) ? float_made(kind, grad) : PyObject_CallOneArg(kind, grad);
         PyObject *attributes = tracked ? instance_dict(tracked) : NULL;
         int failed = attributes == NULL || PyDict_SetItem(attributes, s__plain, grad) < 0
             || PyDict_SetItem(attributes, s__owner, value) < 0 || PyDict_SetItem(attributes, s__state, state) < 0;
@@ -243,7 +274,7 @@ static PyObject *grad_get(Descriptor *self, PyObject *value, PyObject *owner) {
         grad = PyObject_CallMethodObjArgs(self->storage, s_load, value, NULL);
         if (grad == NULL) return NULL;
     }
-    PyObject *state = PyObject_GetAttr(self->local, s_state);
+    PyObject *state = local_state(self);
     if (state == NULL) { Py_DECREF(grad); return NULL; }
     int frames = attr_true(state, s_frames), quiet = frames > 0 ? attr_true(state, s_quiet) : 0;
     PyObject *result = grad;  /* (return grad: its reference handed on) */
@@ -374,7 +405,7 @@ static int grad_set(Descriptor *self, PyObject *value, PyObject *grad) {
         Py_INCREF(grad);
     }
     int result = -1;
-    PyObject *state = PyObject_GetAttr(self->local, s_state);
+    PyObject *state = local_state(self);
     if (state == NULL) goto done;
     int ends = attr_true(state, s_ends), quiet = ends > 0 ? attr_true(state, s_quiet) : 0;
     if (ends < 0 || quiet < 0) goto done;
@@ -419,7 +450,7 @@ static PyObject *recorded_local_backward(PyObject *run, PyObject *node, PyObject
 static PyObject *backward_get(Descriptor *self, PyObject *value, PyObject *owner) {
     if (value == NULL || value == Py_None) return Py_NewRef(self);
     if (not_ready(self)) return NULL;
-    PyObject *state = PyObject_GetAttr(self->local, s_state);  /* listening = state.ends and not state.quiet */
+    PyObject *state = local_state(self);  /* listening = state.ends and not state.quiet */
     if (state == NULL) return NULL;
     int ends = attr_true(state, s_ends), quiet = ends > 0 ? attr_true(state, s_quiet) : 0;
     Py_DECREF(state);
