@@ -47,6 +47,15 @@ static int add_quiet(PyObject *state, long delta) {
     PyErr_Fetch(&type, &value, &traceback);
     int failed = -1;
     PyObject *quiet = PyObject_GetAttr(state, s_quiet);
+    long now = quiet != NULL && PyLong_CheckExact(quiet) ? PyLong_AsLong(quiet) : -1;
+    if (now >= 0 && now < 1000000) {  /* (an exact small int: its sum made directly) */
+        PyObject *sum = PyLong_FromLong(now + delta);
+        failed = sum == NULL ? -1 : PyObject_SetAttr(state, s_quiet, sum);
+        Py_XDECREF(sum);
+        Py_CLEAR(quiet);
+    } else if (now == -1 && quiet != NULL && PyErr_Occurred()) {
+        PyErr_Clear();  /* (an int too large for a long: the generic += below) */
+    }
     if (quiet != NULL) {
         PyObject *step = PyLong_FromLong(delta);
         PyObject *sum = step == NULL ? NULL : PyNumber_InPlaceAdd(quiet, step);
