@@ -53,6 +53,15 @@ static int attr_true(PyObject *obj, PyObject *name) {
 static int add_quiet(PyObject *state, long step) {
     PyObject *quiet = PyObject_GetAttr(state, s_quiet);
     if (quiet == NULL) return -1;
+    long now = PyLong_CheckExact(quiet) ? PyLong_AsLong(quiet) : -1;  /* (an exact small int: its sum made directly) */
+    if (now >= 0 && now < 1000000) {
+        Py_DECREF(quiet);
+        PyObject *sum = PyLong_FromLong(now + step);
+        int failed = sum == NULL ? -1 : PyObject_SetAttr(state, s_quiet, sum);
+        Py_XDECREF(sum);
+        return failed;
+    }
+    if (now == -1 && PyErr_Occurred()) PyErr_Clear();  /* (an int too large for a long: the generic += below) */
     PyObject *by = PyLong_FromLong(step > 0 ? step : -step);
     PyObject *sum = by ? (step > 0 ? PyNumber_InPlaceAdd(quiet, by) : PyNumber_InPlaceSubtract(quiet, by)) : NULL;
     Py_DECREF(quiet);
@@ -78,7 +87,47 @@ typedef struct {
     PyObject *hooks, *storage, *local, *name, *slot;  /* slot: NULL for None (the value's __dict__) */
     PyObject *active, *run;  /* GradDescriptor's hooks.active; BackwardDescriptor's hooks.run_local_backward */
     int ready;  /* __init__ returned: every field above is set (a descriptor made by __new__ alone is refused) */
+    PyObject *state;  /* local.state as last read, in the thread whose state's unique id is `thread` (or NULL) */
+    PyObject *frames, *ends;  /* its .frames and .ends lists (made once by _ThreadState, never replaced), or NULL */
+    uint64_t thread;
 } Descriptor;
+
+/* `self.local.state` (a new reference): the thread's _ThreadState, which hooks._PerThread makes once per thread and
+ * never replaces, kept from the last read in the same thread (a threading.local's attribute costs ~500 instructions;
+ * the id of a Python thread state is never reused) */
+static PyObject *local_state(Descriptor *self) {
+    uint64_t thread = PyThreadState_GetID(PyThreadState_Get());
+    if (self->state != NULL && self->thread == thread) return Py_NewRef(self->state);
+    PyObject *state = PyObject_GetAttr(self->local, s_state);
+    if (state == NULL) return NULL;
+    PyObject *frames = PyObject_GetAttr(state, s_frames), *ends = frames ? PyObject_GetAttr(state, s_ends) : NULL;
+    if (ends == NULL) {
+        Py_XDECREF(frames);
+        Py_DECREF(state);
+        return NULL;
+    }
+    if (!PyList_CheckExact(frames) || !PyList_CheckExact(ends)) {  /* (not _ThreadState's lists: read each time) */
+        Py_CLEAR(frames);
+        Py_CLEAR(ends);
+    }
+    Py_XSETREF(self->state, Py_NewRef(state));
+    Py_XSETREF(self->frames, frames);
+    Py_XSETREF(self->ends, ends);
+    self->thread = thread;
+    return state;
+}
+
+/* truth of `state.<list>` (frames, ends) of the state local_state gave: the kept list's length */
+static int list_true(Descriptor *self, PyObject *state, PyObject *name) {
+    PyObject *list = state == self->state ? (name == s_frames ? self->frames : self->ends) : NULL;
+    return list != NULL ? PyList_GET_SIZE(list) > 0 : attr_true(state, name);
+}
+
+/* `state.frames` (a new reference) of the state local_state gave: the list kept with it */
+static PyObject *frames_of(Descriptor *self, PyObject *state) {
+    if (state == self->state && self->frames != NULL) return Py_NewRef(self->frames);
+    return PyObject_GetAttr(state, s_frames);
+}
 
 /* a descriptor whose __init__ did not run or failed: refused (its fields may be NULL) */
 static int not_ready(Descriptor *self) {
@@ -108,6 +157,9 @@ static int descriptor_init(Descriptor *self, PyObject *args, PyObject *kwargs, P
     PyObject *local = PyObject_GetAttr(hooks, s_local);  /* (each checked: no call with an error pending) */
     if (local == NULL) return -1;
     Py_XSETREF(self->local, local);
+    Py_CLEAR(self->state);
+    Py_CLEAR(self->frames);
+    Py_CLEAR(self->ends);
     PyObject *name = PyObject_GetAttr(storage, s_name);
     if (name == NULL) return -1;
     Py_XSETREF(self->name, name);
@@ -124,13 +176,15 @@ static int descriptor_init(Descriptor *self, PyObject *args, PyObject *kwargs, P
 
 static int descriptor_traverse(Descriptor *self, visitproc visit, void *arg) {
     Py_VISIT(self->reference); Py_VISIT(self->hooks); Py_VISIT(self->storage); Py_VISIT(self->local);
-    Py_VISIT(self->name); Py_VISIT(self->slot); Py_VISIT(self->active); Py_VISIT(self->run);
+    Py_VISIT(self->name); Py_VISIT(self->slot); Py_VISIT(self->active); Py_VISIT(self->run); Py_VISIT(self->state); Py_VISIT(self->frames);
+    Py_VISIT(self->ends);
     return 0;
 }
 
 static int descriptor_clear(Descriptor *self) {
     Py_CLEAR(self->reference); Py_CLEAR(self->hooks); Py_CLEAR(self->storage); Py_CLEAR(self->local);
-    Py_CLEAR(self->name); Py_CLEAR(self->slot); Py_CLEAR(self->active); Py_CLEAR(self->run);
+    Py_CLEAR(self->name); Py_CLEAR(self->slot); Py_CLEAR(self->active); Py_CLEAR(self->run); Py_CLEAR(self->state); Py_CLEAR(self->frames);
+    Py_CLEAR(self->ends);
     return 0;
 }
 
@@ -190,17 +244,32 @@ static int grad_init(Descriptor *self, PyObject *args, PyObject *kwargs) {
     return self->ready ? 0 : -1;
 }
 
+/* whether `kind(grad)` is what float_subtype_new makes (a float subclass that defines no __new__ nor __init__, as
+ * tracked.py's TrackedFloat, called with an exact float): then float_made does it, without the call's machinery */
+static int made_float(PyObject *kind, PyObject *grad) {
+    PyTypeObject *type = (PyTypeObject *)kind;
+    return PyFloat_CheckExact(grad) && PyType_Check(kind) && PyType_IsSubtype(type, &PyFloat_Type)
+        && type->tp_new == PyFloat_Type.tp_new && type->tp_init == PyBaseObject_Type.tp_init;
+}
+
+static PyObject *float_made(PyObject *kind, PyObject *grad) {
+    PyTypeObject *type = (PyTypeObject *)kind;
+    PyObject *made = type->tp_alloc(type, 0);
+    if (made != NULL) ((PyFloatObject *)made)->ob_fval = PyFloat_AS_DOUBLE(grad);
+    return made;
+}
+
 /* GradDescriptor.__get__, the lines inside `if state.frames and not state.quiet:` (state: local.state, listening):
  * the number read, tracked; the tracked one put in the frame's handed, or the value's id in its read */
 static PyObject *grad_read_in_frame(Descriptor *self, PyObject *value, PyObject *grad, PyObject *state) {
-    PyObject *frames = PyObject_GetAttr(state, s_frames), *frame = NULL, *tracked = NULL;
+    PyObject *frames = frames_of(self, state), *frame = NULL, *tracked = NULL;
     if (frames == NULL) return NULL;
     frame = PySequence_GetItem(frames, -1);  /* frame = state.frames[-1] */
     Py_DECREF(frames);
     if (frame == NULL) return NULL;
     PyObject *kind = PyDict_GetItemWithError(TRACKED_NUMBER, (PyObject *)Py_TYPE(grad));  /* TRACKED_NUMBER.get */
     if (kind != NULL) {  /* tracked = kind(grad); vars(tracked)["_plain"], ["_owner"], ["_state"] = grad, value, state */
-        tracked = PyObject_CallOneArg(kind, grad);
+        tracked = made_float(kind, grad) ? float_made(kind, grad) : PyObject_CallOneArg(kind, grad);
         PyObject *attributes = tracked ? instance_dict(tracked) : NULL;
         int failed = attributes == NULL || PyDict_SetItem(attributes, s__plain, grad) < 0
             || PyDict_SetItem(attributes, s__owner, value) < 0 || PyDict_SetItem(attributes, s__state, state) < 0;
@@ -243,9 +312,9 @@ static PyObject *grad_get(Descriptor *self, PyObject *value, PyObject *owner) {
         grad = PyObject_CallMethodObjArgs(self->storage, s_load, value, NULL);
         if (grad == NULL) return NULL;
     }
-    PyObject *state = PyObject_GetAttr(self->local, s_state);
+    PyObject *state = local_state(self);
     if (state == NULL) { Py_DECREF(grad); return NULL; }
-    int frames = attr_true(state, s_frames), quiet = frames > 0 ? attr_true(state, s_quiet) : 0;
+    int frames = list_true(self, state, s_frames), quiet = frames > 0 ? attr_true(state, s_quiet) : 0;
     PyObject *result = grad;  /* (return grad: its reference handed on) */
     if (frames < 0 || quiet < 0 || (frames && !quiet)) {  /* if state.frames and not state.quiet: */
         result = frames < 0 || quiet < 0 ? NULL : grad_read_in_frame(self, value, grad, state);
@@ -346,7 +415,7 @@ static int grad_written(Descriptor *self, PyObject *value, PyObject *grad, PyObj
     if ((addition = take(state, s_addition)) == NULL || (in_place = take(state, s_in_place)) == NULL) goto done;
     if (store(self, value, grad) < 0) goto done;
     if (grad == previous && in_place == grad) { result = 0; goto done; }  /* (self.grad += c in place: told) */
-    if ((frames = PyObject_GetAttr(state, s_frames)) == NULL) goto done;
+    if ((frames = frames_of(self, state)) == NULL) goto done;
     int has_frames = PyObject_IsTrue(frames);
     if (has_frames < 0) goto done;
     if (has_frames && addition != Py_None) {
@@ -374,9 +443,9 @@ static int grad_set(Descriptor *self, PyObject *value, PyObject *grad) {
         Py_INCREF(grad);
     }
     int result = -1;
-    PyObject *state = PyObject_GetAttr(self->local, s_state);
+    PyObject *state = local_state(self);
     if (state == NULL) goto done;
-    int ends = attr_true(state, s_ends), quiet = ends > 0 ? attr_true(state, s_quiet) : 0;
+    int ends = list_true(self, state, s_ends), quiet = ends > 0 ? attr_true(state, s_quiet) : 0;
     if (ends < 0 || quiet < 0) goto done;
     if (!ends || quiet)  /* if not state.ends or state.quiet: store; return */
         result = store(self, value, grad);
@@ -419,9 +488,9 @@ static PyObject *recorded_local_backward(PyObject *run, PyObject *node, PyObject
 static PyObject *backward_get(Descriptor *self, PyObject *value, PyObject *owner) {
     if (value == NULL || value == Py_None) return Py_NewRef(self);
     if (not_ready(self)) return NULL;
-    PyObject *state = PyObject_GetAttr(self->local, s_state);  /* listening = state.ends and not state.quiet */
+    PyObject *state = local_state(self);  /* listening = state.ends and not state.quiet */
     if (state == NULL) return NULL;
-    int ends = attr_true(state, s_ends), quiet = ends > 0 ? attr_true(state, s_quiet) : 0;
+    int ends = list_true(self, state, s_ends), quiet = ends > 0 ? attr_true(state, s_quiet) : 0;
     Py_DECREF(state);
     if (ends < 0 || quiet < 0) return NULL;
     int listening = ends && !quiet;

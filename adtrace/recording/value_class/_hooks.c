@@ -19,6 +19,19 @@ static PyObject *s_state, *s_quiet, *s_frames, *s_addition, *s_in_place, *s_node
 /* ``hooks.local.state`` (a new reference) */
 static PyObject *thread_state(PyObject *local) { return PyObject_GetAttr(local, s_state); }
 
+/* ``hooks.local.state`` kept from the last read in the same thread (``cached``, ``thread``): hooks._PerThread makes
+   a thread's state once and never replaces it, and a Python thread state's unique id is never reused (a
+   threading.local's attribute costs ~500 instructions) */
+static PyObject *cached_state(PyObject *local, PyObject **cached, uint64_t *thread) {
+    uint64_t id = PyThreadState_GetID(PyThreadState_Get());
+    if (*cached != NULL && *thread == id) return Py_NewRef(*cached);
+    PyObject *state = thread_state(local);
+    if (state == NULL) return NULL;
+    Py_XSETREF(*cached, Py_NewRef(state));
+    *thread = id;
+    return state;
+}
+
 /* ``state.quiet`` as a truth value: 1, 0, or -1 with an error set */
 static int is_quiet(PyObject *state) {
     PyObject *quiet = PyObject_GetAttr(state, s_quiet);
@@ -34,6 +47,15 @@ static int add_quiet(PyObject *state, long delta) {
     PyErr_Fetch(&type, &value, &traceback);
     int failed = -1;
     PyObject *quiet = PyObject_GetAttr(state, s_quiet);
+    long now = quiet != NULL && PyLong_CheckExact(quiet) ? PyLong_AsLong(quiet) : -1;
+    if (now >= 0 && now < 1000000) {  /* (an exact small int: its sum made directly) */
+        PyObject *sum = PyLong_FromLong(now + delta);
+        failed = sum == NULL ? -1 : PyObject_SetAttr(state, s_quiet, sum);
+        Py_XDECREF(sum);
+        Py_CLEAR(quiet);
+    } else if (now == -1 && quiet != NULL && PyErr_Occurred()) {
+        PyErr_Clear();  /* (an int too large for a long: the generic += below) */
+    }
     if (quiet != NULL) {
         PyObject *step = PyLong_FromLong(delta);
         PyObject *sum = step == NULL ? NULL : PyNumber_InPlaceAdd(quiet, step);
@@ -86,6 +108,8 @@ typedef struct {
     PyObject *active, *local, *children, *made;  /* hooks.active, hooks.local, hooks.children, hooks.made */
     PyObject *name, *default_, *op_name, *data_name;  /* shape.children, children_default, op, data */
     Py_ssize_t index;    /* shape.children_index, -1 for None (keyword-only) */
+    PyObject *state;     /* hooks.local.state as last read (cached_state) */
+    uint64_t thread;
 } InitHook;
 
 /* def __init__(node, *args, **kwargs):  (hooks.py, line by line) */
@@ -99,7 +123,7 @@ static PyObject *init_call(InitHook *self, PyObject *const *args, size_t nargsf,
     int listening = sink != Py_None;
     Py_DECREF(sink);
     if (!listening) return PyObject_Vectorcall(self->original, args, nargsf, kwnames);
-    PyObject *state = thread_state(self->local);
+    PyObject *state = cached_state(self->local, &self->state, &self->thread);
     if (state == NULL) return NULL;
     int quiet = is_quiet(state);
     if (quiet != 0) {
@@ -200,14 +224,14 @@ static PyObject *init_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) 
 static int init_traverse(InitHook *self, visitproc visit, void *arg) {
     Py_VISIT(self->dict); Py_VISIT(self->original); Py_VISIT(self->python); Py_VISIT(self->active);
     Py_VISIT(self->local); Py_VISIT(self->children); Py_VISIT(self->made); Py_VISIT(self->name);
-    Py_VISIT(self->default_); Py_VISIT(self->op_name); Py_VISIT(self->data_name);
+    Py_VISIT(self->default_); Py_VISIT(self->op_name); Py_VISIT(self->data_name); Py_VISIT(self->state);
     return 0;
 }
 
 static int init_clear(InitHook *self) {
     Py_CLEAR(self->dict); Py_CLEAR(self->original); Py_CLEAR(self->python); Py_CLEAR(self->active);
     Py_CLEAR(self->local); Py_CLEAR(self->children); Py_CLEAR(self->made); Py_CLEAR(self->name);
-    Py_CLEAR(self->default_); Py_CLEAR(self->op_name); Py_CLEAR(self->data_name);
+    Py_CLEAR(self->default_); Py_CLEAR(self->op_name); Py_CLEAR(self->data_name); Py_CLEAR(self->state);
     return 0;
 }
 
@@ -260,6 +284,8 @@ typedef struct {
     PyObject *missing;   /* descriptors.MISSING */
     PyObject *frame_type;  /* hooks._Frame */
     PyObject *plain;     /* tracked.plain */
+    PyObject *state;     /* hooks.local.state as last read (cached_state) */
+    uint64_t thread;
 } Runner;
 
 /* grad = node.__dict__.get(own_grad, MISSING) if own_grad else hooks.grad.load_or_missing(node),
@@ -333,6 +359,18 @@ static int augment(PyObject *target, PyObject *frame, PyObject *name, PyObject *
     return failed;
 }
 
+/* ``attributes.pop(key, None)``, its result dropped: 0, or -1 with an error set (an exact dict's entry deleted in
+   place, once per tracked value handed: no method call) */
+static int pop_entry(PyObject *attributes, PyObject *key) {
+    if (PyDict_CheckExact(attributes)) {
+        int found = PyDict_Contains(attributes, key);
+        return found <= 0 ? found : PyDict_DelItem(attributes, key);
+    }
+    PyObject *popped = PyObject_CallMethod(attributes, "pop", "OO", key, Py_None);
+    Py_XDECREF(popped);
+    return popped == NULL ? -1 : 0;
+}
+
 /* the finally: block of run_local_backward, after its closure ran (``error``: what it raised, or NULL) */
 static int local_backward_finally(Runner *self, PyObject *state, PyObject *frames, PyObject *node, PyObject *error) {
     /* frame = state.frames.pop() */
@@ -355,18 +393,15 @@ static int local_backward_finally(Runner *self, PyObject *state, PyObject *frame
         PyObject *value;
         failed = iterator == NULL ? -1 : 0;
         while (!failed && iterator != NULL && (value = PyIter_Next(iterator)) != NULL) {
-            PyObject *attributes = PyObject_GetAttr(value, s_dict);
+            PyObject *attributes = Py_TYPE(value)->tp_dictoffset != 0 ? PyObject_GenericGetDict(value, NULL)
+                                                                        : PyObject_GetAttr(value, s_dict);
             if (attributes == NULL && PyErr_ExceptionMatches(PyExc_AttributeError)) {  /* as vars() says it */
                 PyErr_Clear();
                 PyErr_SetString(PyExc_TypeError, "vars() argument must have __dict__ attribute");
             }
-            PyObject *popped = attributes == NULL ? NULL : PyObject_CallMethod(attributes, "pop", "OO", s_owner, Py_None);
-            Py_XDECREF(popped);
-            popped = popped == NULL ? NULL : PyObject_CallMethod(attributes, "pop", "OO", s_state_key, Py_None);
-            Py_XDECREF(popped);
+            failed = attributes == NULL || pop_entry(attributes, s_owner) < 0 || pop_entry(attributes, s_state_key) < 0;
             Py_XDECREF(attributes);
             Py_DECREF(value);
-            failed = popped == NULL ? -1 : 0;
         }
         if (!failed && PyErr_Occurred()) failed = -1;
         Py_XDECREF(iterator);
@@ -396,7 +431,7 @@ static PyObject *runner_call(Runner *self, PyObject *const *args, size_t nargsf,
     PyObject *const *rest = args + 2;
     size_t nrest = (size_t)(nargs - 2);
     /* state = self.local.state; if state.quiet: return closure(*args, **kwargs) */
-    PyObject *state = thread_state(self->local);
+    PyObject *state = cached_state(self->local, &self->state, &self->thread);
     if (state == NULL) return NULL;
     int quiet = is_quiet(state);
     if (quiet != 0) {
@@ -506,14 +541,14 @@ static PyObject *runner_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
 static int runner_traverse(Runner *self, visitproc visit, void *arg) {
     Py_VISIT(self->python); Py_VISIT(self->active); Py_VISIT(self->local); Py_VISIT(self->children);
     Py_VISIT(self->own_grad); Py_VISIT(self->load_or_missing); Py_VISIT(self->missing);
-    Py_VISIT(self->frame_type); Py_VISIT(self->plain);
+    Py_VISIT(self->frame_type); Py_VISIT(self->plain); Py_VISIT(self->state);
     return 0;
 }
 
 static int runner_clear(Runner *self) {
     Py_CLEAR(self->python); Py_CLEAR(self->active); Py_CLEAR(self->local); Py_CLEAR(self->children);
     Py_CLEAR(self->own_grad); Py_CLEAR(self->load_or_missing); Py_CLEAR(self->missing);
-    Py_CLEAR(self->frame_type); Py_CLEAR(self->plain);
+    Py_CLEAR(self->frame_type); Py_CLEAR(self->plain); Py_CLEAR(self->state);
     return 0;
 }
 

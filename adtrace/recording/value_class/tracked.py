@@ -40,6 +40,8 @@ import warnings
 
 import numpy as np
 
+from .. import compiled
+
 
 class Tracked:
     """The number ``owner.grad`` held when it was read (``plain``); ``state`` gets the additions."""
@@ -266,6 +268,11 @@ _ALL = (*_NUMBERS, TrackedArray)  # every tracked kind
 NUMBER_KINDS = frozenset({TrackedInt, TrackedFloat, TrackedFloat64})  # (exact types: plain(g) is g._plain)
 TRACKED_NUMBER = {int: TrackedInt, float: TrackedFloat, np.float64: TrackedFloat64}  # (by the exact type)
 UNTRACKED = frozenset({int, float, type(None)})  # (``plain`` of these is themselves: callers test it first)
+
+# compiled (``_tracked.c``): TrackedFloat's and TrackedInt's +, * and reflected * (a float64's stay these)
+_twin = compiled.twin("adtrace.recording.value_class._tracked")
+if _twin is not None:
+    _twin.install((TrackedFloat, TrackedInt), NUMBER_KINDS, "+", Tracked.__add__, Tracked.__mul__, Tracked.__rmul__)
 
 
 def track(value, owner, state):

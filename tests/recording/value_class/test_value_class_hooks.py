@@ -822,3 +822,37 @@ def test_no_reference_is_kept_by_the_hooks_after_a_recording(hooks_path):
     x = None
     gc.collect()
     assert len(gc.get_objects()) - before < 100
+
+
+def test_a_thread_started_inside_a_recorded_local_backward_runs_with_its_own_state_both_ways(hooks_path):
+    """The compiled descriptors and hooks keep the thread's state from their last read (by the thread state's
+    id): a thread that runs a pass while the main thread is inside a recorded ``_backward`` reads plain
+    numbers and is not told (its state is its own, not the main thread's, whose frames are open)."""
+    def program(worker_runs):
+        log, seen = EventLog(), []
+
+        def worker():
+            a = MicroValue(3.0)
+            b = a * a
+            b.backward()
+            seen.append((type(a.grad), a.grad))
+
+        with attach(MicroValue, log):
+            x = MicroValue(2.0)
+            y = x * x
+            closure = y._backward
+
+            def local_backward():
+                if worker_runs:
+                    thread = threading.Thread(target=worker)
+                    thread.start()
+                    thread.join()
+                closure()
+
+            y._backward = local_backward
+            y.backward()
+        return [(event[0], *map(repr, event[1:])) for event in log.events], seen
+
+    alone, _ = program(False)
+    events, seen = program(True)
+    assert seen == [(float, 6.0)] and events == alone and len(alone) > 4

@@ -432,3 +432,66 @@ def test_setting_or_deleting_an_attribute_of_a_tracked_value_does_what_plain_doe
     tracked = track(value, Owner(), State())
     detach(tracked)
     assert plain(tracked) is value and exact(tracked + 1) == exact(value + 1)
+
+
+# ---- the compiled twin (_tracked.c): TrackedFloat's and TrackedInt's +, * and reflected *, held to tracked.py's
+
+class FloatOfMine(float):
+    pass
+
+
+def _compiled_operators():
+    from adtrace.recording.value_class import tracked
+    return tracked._twin is not None
+
+
+TWIN_OPERANDS = [2, 0.1, -0.0, True, None, 2**70, float("nan"), FloatOfMine(1.5), Fraction(1, 3), 1j,
+                 np.float32(0.1), np.float64(0.25), np.int8(3), np.array([0.5, 2.0])]
+
+
+def _tracked_pair(number, detached=False, held=True, quiet=0):
+    """Two tracked copies of ``number`` with states alike (one for the C method, one for the Python one)."""
+    made = []
+    for _ in range(2):
+        state = State()
+        state.quiet = quiet
+        value = track(number, Owner(), state)
+        if detached:
+            detach(value)
+        if not held:
+            del vars(value)["_plain"]  # (as a number made by type(g)(0): its _plain from __getattr__)
+        made.append((value, state))
+    return made
+
+
+def _addition_shape(addition, *operands):
+    """The noted addition with each operand named by its place (``self``/``other``), the sum as its exact value."""
+    if addition is None:
+        return None
+    result, left, right, sign = addition
+    name = {id(operand): place for place, operand in zip(("self", "other"), operands)}
+    return exact(result), name.get(id(left), exact(left)), name.get(id(right), exact(right)), sign
+
+
+@pytest.mark.skipif(not _compiled_operators(), reason="_tracked not built (or ADTRACE_PURE_PYTHON=1)")
+@pytest.mark.parametrize("number", [0.1, -3.5, 7, 0, 2**53 + 1], ids=repr)
+@pytest.mark.parametrize("case", ["common", "detached", "no plain held", "quiet", "a tracked operand"])
+def test_the_compiled_operators_do_what_the_python_ones_do(number, case):
+    from adtrace.recording.value_class.tracked import TrackedFloat, TrackedInt
+    kind = TrackedFloat if type(number) is float else TrackedInt
+    for name in ("__add__", "__mul__", "__rmul__"):
+        assert type(vars(kind)[name]).__name__ == "method_descriptor"  # the C method, in the class's own namespace
+        reference = getattr(Tracked, name)  # the Python method it mirrors
+        for other in TWIN_OPERANDS + ["a tracked operand"] * (case == "a tracked operand"):
+            (mine, my_state), (theirs, their_state) = _tracked_pair(
+                number, detached=case == "detached", held=case != "no plain held", quiet=int(case == "quiet"))
+            if isinstance(other, str):
+                other = (track(2.5, Owner(), State()), track(2.5, Owner(), State()))
+            pair = other if type(other) is tuple else (other, other)
+            compiled_result = outcome(getattr(kind, name), mine, pair[0])
+            python_result = outcome(reference, theirs, pair[1])
+            assert compiled_result == python_result, (name, other)
+            assert _addition_shape(my_state.addition, mine, pair[0]) == \
+                _addition_shape(their_state.addition, theirs, pair[1]), (name, other)
+            if case == "common" and name == "__add__" and type(other) in (int, float):  # (the common case notes)
+                assert my_state.addition is not None and my_state.addition[1] is mine
