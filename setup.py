@@ -14,6 +14,7 @@ def twin(module):
 setup(ext_modules=[twin(module) for module in (
     "adtrace.recording.value_class._descriptors",
     "adtrace.recording.value_class._hooks",
+    "adtrace.recording.value_class._recorder",
     "adtrace.recording.autograd._wrappers",
     "adtrace.recording._values",
 )])

@@ -15,6 +15,7 @@ PURE_PYTHON = "ADTRACE_PURE_PYTHON"  # set to 1: every twin is left unused
 TWINS = {
     "adtrace.recording.value_class._descriptors": "adtrace.recording.value_class.descriptors",
     "adtrace.recording.value_class._hooks": "adtrace.recording.value_class.hooks",
+    "adtrace.recording.value_class._recorder": "adtrace.recording.value_class.recorder",
     "adtrace.recording.autograd._wrappers": "adtrace.recording.autograd.wrappers",
     "adtrace.recording._values": "adtrace.recording.values",
 }
