@@ -34,13 +34,16 @@ import types
 
 import numpy as np
 
+from .. import compiled
 from ..callsite import user_call_site
-from ..events import NO_PREVIOUS, REV, AddOutgrads, BackwardEnd, BackwardStart, NodeCreated, ToposortYielded, VJPCalled
+from ..eventlog import HEADS
+from ..events import (NO_PREVIOUS, REV, AddOutgrads, BackwardEnd, BackwardStart, Is, NodeCreated, Same,
+                      ToposortYielded, VJPCalled)
 from ..fanout import fanout_for, guard_callbacks, guards_itself
 from ..labels import label_name, op_name, unrecorded_label
 from ..packers import inline_writes, write
 from ..recorder import RecorderBase
-from ..values import SCALARS, stored_summary
+from ..values import NO_REFERENCE, SCALARS, stored_summary
 from .descriptors import MISSING
 from .hooks import Callbacks, Unordered
 
@@ -360,3 +363,46 @@ def _code_of(cls):
             stack.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
     return frozenset(found)
 
+
+
+# -------------------- the compiled twin --------------------
+
+PythonRecorder = Recorder  # the reference: every case, and all of it where the twin is not used
+
+
+def _forms(event_type):
+    """``event_type``'s stored forms as plain data (``Is``: its value; ``Same``: the name), to hold them to the
+    ones ``_recorder.c`` writes."""
+    return [{name: ("same", how.name) if type(how) is Same else ("is", how.value) if type(how) is Is else how
+             for name, how in form.items()} for form in event_type.forms]
+
+
+def _twin_fits():
+    """The events as ``_recorder.c`` writes them: its tags, its stored forms (each in the order it tests them)."""
+    zero = ("is", 0)
+    fixed = dict(position=zero, argnum=zero, previous=("is", None), previous_flag=("is", None),
+                 result_flag=("is", False), replaced=("is", False))
+    unary = ("is", _UNARY)
+    return ([t.index for t in (NodeCreated, ToposortYielded, VJPCalled, AddOutgrads)] == [1, 4, 5, 6]
+            and _forms(NodeCreated) == [dict(argnums=unary, value=("is", None), site=("is", None)),
+                                        dict(argnums=unary, site=("is", None))]
+            and _forms(ToposortYielded) == [dict(position=("is", _VISITS))]
+            and _forms(VJPCalled) == [dict(outgrad=("is", None), ingrads=("is", (None,))), dict(ingrads="one item")]
+            and _forms(AddOutgrads) == [dict(contribution=("is", None), **fixed, result=("is", None)),
+                                        dict(**fixed, result=("same", "contribution"))])
+
+
+_UNARY = NodeCreated.forms[0]["argnums"].value
+_VISITS = ToposortYielded.forms[0]["position"].value
+_twin = compiled.twin("adtrace.recording.value_class._recorder")  # (Core), or None
+if _twin is not None and _twin_fits():
+    _twin.configure(
+        (PythonRecorder.node_created, PythonRecorder.local_backward_started, PythonRecorder.grad_written,
+         PythonRecorder.local_backward_ended),
+        (_Pass, _Visit),
+        (np.ndarray, SCALARS, NO_REFERENCE, HEADS, REV, 0, _UNARY, _VISITS, AddOutgrads.forms[0]["position"].value,
+         tuple(_POSITIONS)))
+
+    class Recorder(_twin.Core, PythonRecorder):
+        """``PythonRecorder`` with its hot state in ``Core``'s slots and the common case of its four per-value
+        callbacks compiled (``_recorder.c``); the Python methods do every other case."""
