@@ -39,7 +39,7 @@ from ..recording.labels import ROOT_NAME, primitive_name
 
 from .graph import parent_labels, trace_graph
 from .order import reverse_topo_order
-from .rules import OWN, ROOT, _active_tallies, note_visit, partial_adjoints, primitive_vjps, vjp_source
+from .rules import OWN, ROOT, ACTIVE_TALLIES, note_visit, partial_adjoints, primitive_vjps, vjp_source
 from .steps import Contribution, GradientRun, Step
 
 
@@ -64,7 +64,7 @@ def gradient(graph, seed):
     node_to_grad = {graph.out: [seed]}
     v_input_bar, steps, kinds = None, [], {}
     root, pop, get, append = graph.root, node_to_grad.pop, node_to_grad.get, steps.append
-    tallies = _active_tallies  # (note_visit does nothing when no tally is counting)
+    tallies = ACTIVE_TALLIES  # (note_visit does nothing when no tally is counting)
     for i in reverse_topo_order(graph.out):
         partials = pop(i)  # (each node's list is read once: not kept for the whole run)
         v_i_bar = partials[0] if len(partials) == 1 else sum_partial_adjoints(partials)

@@ -131,23 +131,23 @@ class RuleTally:
         return self.borrowed / total if total else 0.0
 
 
-_active_tallies = []
+ACTIVE_TALLIES = []  # the tallies counting now (tally_rules); read by the engines to skip note_visit when empty
 
 
 @contextmanager
 def tally_rules():
     """Count own/borrowed nodes over every reference run inside the ``with`` block."""
     tally = RuleTally()
-    _active_tallies.append(tally)
+    ACTIVE_TALLIES.append(tally)
     try:
         yield tally
     finally:
-        _active_tallies.remove(tally)
+        ACTIVE_TALLIES.remove(tally)
 
 
 def note_visit(fun, source, mode):
     """Called by the engines once per visited (non-root) node; ``mode``: ``REV`` or ``FWD`` (``events``)."""
-    for tally in _active_tallies:
+    for tally in ACTIVE_TALLIES:
         if source == OWN:
             tally.own += 1
             (tally.own_vjps_used if mode == REV else tally.own_jvps_used).add(fun)
