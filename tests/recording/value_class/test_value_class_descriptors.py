@@ -118,20 +118,11 @@ def test_a_local_backward_called_with_its_own_keywords_gets_them():
 # ---- the compiled twin (_descriptors.c): the same events as the pure-Python reference (descriptors.PURE)
 
 import contextlib  # noqa: E402
-import random  # noqa: E402
 
-import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-import adtrace  # noqa: E402
-import learner_arrays  # noqa: E402
-import learner_in_place  # noqa: E402
-import learner_shapes  # noqa: E402
-import learner_writes  # noqa: E402
-import value_classes  # noqa: E402
-from adtrace.recording.micrograd.engine import declare  # noqa: E402
+import zoo_recordings  # noqa: E402
 from adtrace.recording.value_class import descriptors, hooks  # noqa: E402
-from adtrace.report.export import events_json  # noqa: E402
 
 TWIN = descriptors.GradDescriptor is not descriptors.PURE["GradDescriptor"]  # built and in use
 
@@ -146,92 +137,14 @@ def pure_python():
         yield
 
 
-def _stable_hash(patch, cls, name):
-    """Sets of values iterate by hash: the data's, not the id's (two recordings visit in the same order)."""
-    def __hash__(self):
-        data = getattr(self, name)
-        return hash(data.tobytes()) if isinstance(data, np.ndarray) else hash(data)
-    patch.setattr(cls, "__hash__", __hash__)
-
-
-def _zoo():
-    """Every learner's value class of the zoo: (class, its backward() method's name)."""
-    classes = []
-    for module in (value_classes, learner_shapes, learner_writes, learner_arrays, learner_in_place):
-        for name, cls in vars(module).items():
-            if isinstance(cls, type) and cls.__module__ == module.__name__ and name != "EventLog":
-                classes.append(cls)
-    return classes
-
-
-def _expression(cls, a, b, c):
-    ops = set(dir(cls))
-    out = a * b if "__mul__" in ops else a - b
-    if "__add__" in ops:
-        out = out + c
-        out = out + out * a
-    if "__sub__" in ops:
-        out = b - (out - c)
-    if "__truediv__" in ops:
-        out = out / c
-    if "tanh" in ops:
-        out = out.tanh()
-    if "__pow__" in ops:
-        out = out ** 2
-    return out
-
-
-def _record_zoo(cls, capture):
-    """The events of one expression of ``cls``'s values, back-propagated twice (not zeroed), as JSON."""
-    array = any(word in cls.__name__ for word in ("Array", "Tensor"))
-    leaves = [np.array([0.5 + i, -1.25 * i, 2.0]) if array else 0.5 + i * 0.75 for i in range(3)]
-    back = "backpropagate" if "Scalar" in cls.__name__ else "backward"
-    try:
-        with adtrace.record(engine=cls, capture=capture, sites=capture == "full") as recording:
-            out = _expression(cls, *map(cls, leaves))
-            getattr(out, back)()
-            getattr(out, back)()
-    except Exception as error:  # (a class the expression does not fit: it must raise the same both ways)
-        return repr(error)
-    return events_json(recording)
-
-
-def _record_micrograd(capture):
-    """Two steps of micrograd's own nn.MLP(2, [4, 4, 1]) on 5 points, recorded: the events as JSON."""
-    from micrograd import nn
-    rng = random.Random(0)
-    xs = [[rng.uniform(-1, 1), rng.uniform(-1, 1)] for _ in range(5)]
-    random.seed(1)
-    model = nn.MLP(2, [4, 4, 1])
-    events = []
-    for _ in range(2):
-        with adtrace.record(engine="micrograd", capture=capture) as recording:
-            model.zero_grad()
-            loss = sum((model(x) - (1.0 if x[0] * x[1] > 0 else -1.0)) ** 2 for x in xs)
-            loss.backward()
-        events.append(events_json(recording))
-        for p in model.parameters():
-            p.data -= 0.05 * p.grad
-    return events
-
-
 @pytest.mark.skipif(not TWIN, reason="the compiled twin _descriptors is not built (or ADTRACE_PURE_PYTHON=1)")
 @pytest.mark.parametrize("capture", ["structure", "auto", "full"])
 def test_the_compiled_twin_records_the_zoo_and_micrograd_as_the_pure_python_does(capture, monkeypatch):
-    import micrograd.engine
-    declare(learner_shapes.Scalar, **learner_shapes.SCALAR_NAMES)
-    declare(learner_shapes.BuggyScalar, **learner_shapes.SCALAR_NAMES)
-    classes = _zoo()
-    _stable_hash(monkeypatch, micrograd.engine.Value, "data")
-    for cls in classes:
-        _stable_hash(monkeypatch, cls, "value" if "Scalar" in cls.__name__ else "data")
-    compiled = [_record_zoo(cls, capture) for cls in classes], _record_micrograd(capture)
+    classes = zoo_recordings.prepared(monkeypatch)
+    compiled = zoo_recordings.recorded(classes, capture)
     with pure_python():
-        reference = [_record_zoo(cls, capture) for cls in classes], _record_micrograd(capture)
-    assert sum(not events.startswith("Exception") for events in reference[0]) > 20  # (recorded, not raised)
-    for cls, mine, theirs in zip(classes, compiled[0], reference[0]):
-        assert mine == theirs, cls
-    assert compiled[1] == reference[1]
+        reference = zoo_recordings.recorded(classes, capture)
+    zoo_recordings.assert_recorded_alike(classes, compiled, reference)
 
 
 @pytest.mark.skipif(not TWIN, reason="the compiled twin _descriptors is not built (or ADTRACE_PURE_PYTHON=1)")

@@ -11,6 +11,7 @@ import weakref
 
 import numpy as np
 import pytest
+import zoo_recordings
 from micrograd import nn
 from micrograd.engine import Value as MicroValue
 
@@ -674,68 +675,14 @@ def test_the_compiled_hooks_are_the_ones_installed(hooks_path):
     assert init.__name__ == "__init__" and init.__qualname__ == "Value.__init__"
 
 
-def _zoo_events(monkeypatch):
-    """Every learner class of the zoo and micrograd's MLP recorded at each capture: name -> events (JSON), or
-    what it raised."""
-    import adtrace
-    import learner_arrays
-    import learner_in_place
-    import learner_shapes
-    import learner_writes
-    import value_classes
-    from adtrace.recording.micrograd.engine import declare
-    from adtrace.report.export import events_json
-
-    found = {}
-    rng = random.Random(0)
-    xs = [[rng.uniform(-1, 1), rng.uniform(-1, 1)] for _ in range(6)]
-    random.seed(1)
-    model = nn.MLP(2, [4, 4, 1])
-    for capture in ("structure", "auto", "full"):
-        with adtrace.record(engine="micrograd", capture=capture) as recording:
-            model.zero_grad()
-            loss = sum((model(x) - 1.0) ** 2 for x in xs)
-            loss.backward()
-        found[f"mlp {capture}"] = events_json(recording)
-    declare(learner_shapes.Scalar, **learner_shapes.SCALAR_NAMES)
-    declare(learner_shapes.BuggyScalar, **learner_shapes.SCALAR_NAMES)
-    modules = (value_classes, learner_shapes, learner_writes, learner_in_place, learner_arrays)
-    classes = [c for m in modules for n, c in vars(m).items()
-               if isinstance(c, type) and c.__module__ == m.__name__ and n != "EventLog"]
-    for cls in classes:  # sets iterate by hash (an id's, by default): by the data, both runs in one order
-        data = "value" if "Scalar" in cls.__name__ else "data"
-        monkeypatch.setattr(cls, "__hash__", lambda self, data=data: hash(repr(getattr(self, data))), raising=False)
-    for cls in classes:
-        names = set(dir(cls))
-        backward = "backpropagate" if "Scalar" in cls.__name__ else "backward"
-        array = cls.__name__.endswith(("Array", "Tensor")) or cls.__name__ == "ArrayValue"
-        for capture in ("structure", "auto"):
-            try:
-                with adtrace.record(engine=cls, capture=capture) as recording:
-                    a, b, c = [cls(np.array([0.5 + i, -1.25 * i]) if array else 0.5 + i * 0.75) for i in range(3)]
-                    out = a * b if "__mul__" in names else a - b
-                    out = out + c if "__add__" in names else out
-                    out = out.tanh() if "tanh" in names else out
-                    out = out.sum() if "sum" in names else out
-                    getattr(out, backward)()
-                    getattr(out, backward)()  # twice: not zeroed
-                found[f"{cls.__qualname__} {capture}"] = events_json(recording)
-            except Exception as exc:
-                found[f"{cls.__qualname__} {capture}"] = repr(exc)
-    return found
-
-
-def test_the_zoo_and_micrograd_record_the_same_events_compiled_and_in_pure_python(monkeypatch):
+@pytest.mark.parametrize("capture", ["structure", "auto", "full"])
+def test_the_zoo_and_micrograd_record_the_same_events_compiled_and_in_pure_python(capture, monkeypatch):
     if hooks_module._twin is None:
         pytest.skip("adtrace.recording.value_class._hooks not built (or ADTRACE_PURE_PYTHON=1)")
-    monkeypatch.setattr(MicroValue, "__hash__", lambda self: hash(repr(self.data)))  # (as _zoo_events' classes)
-    compiled = _zoo_events(monkeypatch)
+    classes = zoo_recordings.prepared(monkeypatch)
+    compiled = zoo_recordings.recorded(classes, capture)
     monkeypatch.setattr(hooks_module, "_twin", None)
-    pure = _zoo_events(monkeypatch)
-    assert list(compiled) == list(pure) and len(compiled) > 40
-    assert sum(not text.startswith(("{", "[")) for text in compiled.values()) < len(compiled) / 4
-    for name in compiled:
-        assert compiled[name] == pure[name], name
+    zoo_recordings.assert_recorded_alike(classes, compiled, zoo_recordings.recorded(classes, capture))
 
 
 def test_an_error_of_the_closure_is_raised_as_it_was_and_the_visit_ends(hooks_path):

@@ -7,14 +7,12 @@ import sys
 import threading
 
 import pytest
-from test_value_class_descriptors import _record_micrograd, _record_zoo, _stable_hash, _zoo
 
 import adtrace
-import learner_shapes
 import value_classes
+import zoo_recordings
 from adtrace.recording import eventlog
 from adtrace.recording.micrograd import engine
-from adtrace.recording.micrograd.engine import declare
 from adtrace.recording.value_class import recorder
 from adtrace.report.export import events_json
 
@@ -81,18 +79,9 @@ def test_the_twin_is_the_recorder_made_and_its_state_the_python_methods_own(monk
 
 @pytest.mark.parametrize("capture", ["structure", "auto", "full"])
 def test_the_twin_records_the_zoo_and_micrograd_as_the_pure_python_does(capture, monkeypatch):
-    import micrograd.engine
-    declare(learner_shapes.Scalar, **learner_shapes.SCALAR_NAMES)
-    declare(learner_shapes.BuggyScalar, **learner_shapes.SCALAR_NAMES)
-    classes = _zoo()
-    _stable_hash(monkeypatch, micrograd.engine.Value, "data")
-    for cls in classes:
-        _stable_hash(monkeypatch, cls, "value" if "Scalar" in cls.__name__ else "data")
-    mine, reference = both_ways(lambda: ([_record_zoo(cls, capture) for cls in classes], _record_micrograd(capture)))
-    assert sum(not events.startswith("Exception") for events in reference[0]) > 20  # (recorded, not raised)
-    for cls, events, theirs in zip(classes, mine[0], reference[0]):
-        assert events == theirs, cls
-    assert mine[1] == reference[1]
+    classes = zoo_recordings.prepared(monkeypatch)
+    mine, reference = both_ways(lambda: zoo_recordings.recorded(classes, capture))
+    zoo_recordings.assert_recorded_alike(classes, mine, reference)
 
 
 def test_the_common_case_stays_in_c_and_the_rare_ones_are_handed_back():
@@ -118,7 +107,7 @@ def test_the_common_case_stays_in_c_and_the_rare_ones_are_handed_back():
 
 def test_values_made_before_the_recording_are_labelled_by_the_python_as_without_the_twin(monkeypatch):
     Value = value_classes.Value
-    _stable_hash(monkeypatch, Value, "data")  # (its children a set: visited in the same order both ways)
+    zoo_recordings.stable_hash(monkeypatch, Value, "data")  # (its children a set: visited in the same order both ways)
 
     def record():
         a, b = Value(1.5), Value(-2.0)  # (unrecorded: a pass meets them)
@@ -134,7 +123,7 @@ def test_values_made_before_the_recording_are_labelled_by_the_python_as_without_
 
 def test_nested_recordings_fan_out_as_without_the_twin(monkeypatch):
     Value = value_classes.Value
-    _stable_hash(monkeypatch, Value, "data")
+    zoo_recordings.stable_hash(monkeypatch, Value, "data")
 
     def record():
         with adtrace.record(engine=Value) as outer:
@@ -152,7 +141,7 @@ def test_nested_recordings_fan_out_as_without_the_twin(monkeypatch):
 def test_another_threads_calls_are_left_out_as_without_the_twin(monkeypatch):
     import contextvars
     Value = value_classes.Value
-    _stable_hash(monkeypatch, Value, "data")
+    zoo_recordings.stable_hash(monkeypatch, Value, "data")
 
     def record():
         with pytest.warns(adtrace.RecorderWarning, match="copy of the context"):
