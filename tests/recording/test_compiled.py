@@ -71,3 +71,19 @@ def test_without_a_compiler_the_build_goes_on_without_the_twins(tmp_path):
     for name in compiled.TWINS:
         assert f'building extension "{name}" failed' in out.stderr
     assert not list(tmp_path.rglob("*.so"))
+
+
+def test_the_tests_switch_each_twin_off_and_on_again():
+    """tests/compiled_twins.py, the one switch the tests run both ways with: a switch per twin, each twin in use
+    as built, none in use under its pure_python(), all again after."""
+    import compiled_twins
+
+    built = {name.rsplit(".", 1)[1].lstrip("_"): compiled.twin(name) is not None for name in compiled.TWINS}
+    assert set(built) == set(compiled_twins.SWITCHES)
+    assert {name: compiled_twins.in_use(name) for name in built} == built
+    with compiled_twins.pure_python():
+        assert not any(compiled_twins.in_use(name) for name in built)
+    for name in built:
+        with compiled_twins.pure_python(name):
+            assert {other: compiled_twins.in_use(other) for other in built} == {**built, name: False}
+    assert {name: compiled_twins.in_use(name) for name in built} == built

@@ -14,18 +14,11 @@ from adtrace.recording.autograd.capture import Keeper, array_leaves
 from adtrace.recording.values import (CAPTURE_LEVELS, ArraySummary, Boxed, ContainerSummary, Sparse, holds_reference,
                                       plain, summarize)
 from adtrace.recording import values
+import compiled_twins
 from readme import readme
 
 
-@pytest.fixture(params=["compiled", "pure Python"])
-def path(request, monkeypatch):
-    """Each summary test runs on both paths: the compiled twin (``_values.c``) and values.py's own code."""
-    if request.param == "compiled":
-        if values._twin is None:
-            pytest.skip("the compiled twin adtrace.recording._values is not built or not in use")
-    else:
-        monkeypatch.setattr(values, "_twin", None)
-    return request.param
+path = compiled_twins.fixture("values")  # each summary test both ways: the twin (_values.c) and values.py's own code
 
 
 def test_auto_keeps_small_arrays_exactly_and_summarizes_large(path):
@@ -121,32 +114,25 @@ def test_float64_extremes_have_the_reductions_bits(path):
         assert [struct.pack("<d", x) for x in got] == [struct.pack("<d", float(x)) for x in expected], a
 
 
+@compiled_twins.needs("values")
 def test_the_compiled_twin_summarizes_float64_arrays_to_the_bit():
     """The twin's one loop (min, max and numpy's pairwise sum) gives the very bits values.py's argmin,
     argmax and add.reduce give: every size up to and past its limit, 2-D, strided, every magnitude."""
     import struct
 
-    if values._twin is None:
-        pytest.skip("the compiled twin adtrace.recording._values is not built or not in use")
     rng = np.random.default_rng(6)
     sizes = [*range(1, 260), 1000, 2047, 2048, 2049, 4096, 4097, 8191, 8192, 8193, 20000]
     for i, n in enumerate(sizes):
         a = rng.standard_normal(n) * 10.0 ** int(rng.integers(-30, 30)) + (i % 3) * 2.0
         for b in (a, a.reshape(-1, 1), a[::2], a.reshape(1, -1).T):
-            twin = values.stored_summary(b)
-            values._twin, twin_module = None, values._twin
-            try:
-                reference = values.stored_summary(b)
-            finally:
-                values._twin = twin_module
+            twin, reference = compiled_twins.both_ways(lambda: values.stored_summary(b), "values")
             assert twin[:3] == reference[:3] and [struct.pack("<d", x) for x in twin[3:]] == \
                 [struct.pack("<d", x) for x in reference[3:]], (n, b.shape, b.strides)
 
 
+@compiled_twins.needs("values")
 def test_the_compiled_twin_leaves_zero_extremes_nan_and_infinity_to_values_py():
     """Where a zero's sign, a NaN or an overflow would need numpy's own order, the twin answers None."""
-    if values._twin is None:
-        pytest.skip("the compiled twin adtrace.recording._values is not built or not in use")
     statistics = values._twin.float64_statistics
     assert statistics(np.array([1.0, 2.0, 4.0])) == (1.0, 4.0, 7.0 / 3)
     for special in (0.0, -0.0, np.nan, np.inf, -np.inf, 1.7e308):
@@ -158,6 +144,7 @@ def test_the_compiled_twin_leaves_zero_extremes_nan_and_infinity_to_values_py():
     assert statistics(np.full(size, 1.5)) == (1.5, 1.5, 1.5) and statistics(np.full(size + 1, 1.5)) is None
 
 
+@compiled_twins.needs("values")
 def test_recordings_are_the_same_with_and_without_the_compiled_twin(monkeypatch):
     """An LSTM-like recurrence and an MLP recorded under ``auto`` (summaries above the inline size) give the
     same events, byte for byte in their export, with the twin and with values.py's own code."""
@@ -166,20 +153,18 @@ def test_recordings_are_the_same_with_and_without_the_compiled_twin(monkeypatch)
     import adtrace
     from adtrace.report.export import events_json
 
-    if values._twin is None:
-        pytest.skip("the compiled twin adtrace.recording._values is not built or not in use")
     monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2] / "benchmarks"))
     from workloads import lstm_like, tanh_mlp
 
-    exports = []
-    for twin in (values._twin, None):
-        monkeypatch.setattr(values, "_twin", twin)
+    def record():
         runs = []
         for run in (lstm_like(steps=3, width=12, batch=4), tanh_mlp(width=10, layers=3, batch=8)):
             with adtrace.record(capture="auto") as recording:
                 run()
             runs.append(events_json(recording))
-        exports.append(runs)
+        return runs
+
+    exports = compiled_twins.both_ways(record, "values")
     assert exports[0] == exports[1] and "summary" in exports[0][0]
 
 

@@ -19,6 +19,7 @@ from adtrace.recording import compiled, events
 from adtrace.recording.autograd import hooks, wrappers
 from adtrace.recording.values import plain
 from adtrace.report.export import events_json
+import compiled_twins
 from corpus import CASES, bit_identical, run
 from primitives import fails_in_its_vjp
 
@@ -193,25 +194,7 @@ def test_a_thread_in_a_copy_of_the_recording_context_is_left_out_and_said_once()
 # -------------------- the recorded VJP both ways: compiled (_wrappers.c) and pure Python --------------------
 
 TWIN = compiled.twin("adtrace.recording.autograd._wrappers")
-needs_twin = pytest.mark.skipif(TWIN is None, reason="the compiled twin was not built (or ADTRACE_PURE_PYTHON=1)")
-
-
-COMPILED = ("RecordedVJP", "NodeInit", "AddOutgrads", "Visits")  # wrappers' names for the twin's paths
-
-
-def use(monkeypatch, twin):
-    """The wrappers installed from now on use ``twin``'s paths (None: the pure-Python ones)."""
-    for name in COMPILED:
-        monkeypatch.setattr(wrappers, name, None if twin is None else getattr(twin, name))
-
-
-@pytest.fixture(params=["compiled", "pure"])
-def binding(request, monkeypatch):
-    """Each test once with the compiled paths (when built) and once with the pure-Python ones."""
-    if request.param == "compiled" and TWIN is None:
-        pytest.skip("the compiled twin was not built")
-    use(monkeypatch, TWIN if request.param == "compiled" else None)
-    return request.param
+binding = compiled_twins.fixture("wrappers")  # each test once with the compiled paths (when built), once without
 
 
 def recorded(case, capture):
@@ -222,13 +205,11 @@ def recorded(case, capture):
     return events_json(rec)
 
 
-@needs_twin
+@compiled_twins.needs("wrappers")
 @pytest.mark.parametrize("capture", ["structure", "auto", "full"])
-def test_compiled_and_pure_python_record_the_same_events(capture, monkeypatch):
-    use(monkeypatch, TWIN)
-    compiled_events = [recorded(case, capture) for case in CASES]
-    use(monkeypatch, None)
-    pure_events = [recorded(case, capture) for case in CASES]
+def test_compiled_and_pure_python_record_the_same_events(capture):
+    compiled_events, pure_events = compiled_twins.both_ways(lambda: [recorded(case, capture) for case in CASES],
+                                                            "wrappers")
     for case, a, b in zip(CASES, compiled_events, pure_events):
         assert a == b, case.name
 
@@ -283,13 +264,11 @@ def test_a_vjp_and_add_outgrads_called_by_keywords_are_recorded_as_by_position(b
     assert seen[0] == seen[1] and ("vjp", "v1_sin") in seen[0] and any(k == "add_outgrads" for k, _ in seen[0])
 
 
-def test_nested_recordings_record_the_same_events_both_ways(monkeypatch):
+@compiled_twins.needs("wrappers")
+def test_nested_recordings_record_the_same_events_both_ways():
     """Two recorders at once (the fan-out between the wrappers and them): the same events either way."""
-    if TWIN is None:
-        pytest.skip("the compiled twin was not built")
-    seen = []
-    for twin in (TWIN, None):
-        use(monkeypatch, twin)
+    def record():
+        seen = []
         for case in CASES:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -297,7 +276,10 @@ def test_nested_recordings_record_the_same_events_both_ways(monkeypatch):
                     with adtrace.record(capture="structure") as inner:
                         run(case)
             seen.append((events_json(outer), events_json(inner)))
-    assert seen[:len(CASES)] == seen[len(CASES):]
+        return seen
+
+    compiled_events, pure_events = compiled_twins.both_ways(record, "wrappers")
+    assert compiled_events == pure_events
 
 
 def test_a_generator_vjp_is_recorded_as_a_tuple(binding):

@@ -117,37 +117,22 @@ def test_a_local_backward_called_with_its_own_keywords_gets_them():
 
 # ---- the compiled twin (_descriptors.c): the same events as the pure-Python reference (descriptors.PURE)
 
-import contextlib  # noqa: E402
-
 import pytest  # noqa: E402
 
+import compiled_twins  # noqa: E402
 import zoo_recordings  # noqa: E402
-from adtrace.recording.value_class import descriptors, hooks  # noqa: E402
-
-TWIN = descriptors.GradDescriptor is not descriptors.PURE["GradDescriptor"]  # built and in use
+from adtrace.recording.value_class import descriptors  # noqa: E402
 
 
-@contextlib.contextmanager
-def pure_python():
-    """The pure-Python descriptors put in the compiled twin's place (hooks.py made with them from then on)."""
-    with pytest.MonkeyPatch.context() as patch:
-        for name, reference in descriptors.PURE.items():
-            patch.setattr(descriptors, name, reference)
-            patch.setattr(hooks, name, reference)
-        yield
-
-
-@pytest.mark.skipif(not TWIN, reason="the compiled twin _descriptors is not built (or ADTRACE_PURE_PYTHON=1)")
+@compiled_twins.needs("descriptors")
 @pytest.mark.parametrize("capture", ["structure", "auto", "full"])
 def test_the_compiled_twin_records_the_zoo_and_micrograd_as_the_pure_python_does(capture, monkeypatch):
     classes = zoo_recordings.prepared(monkeypatch)
-    compiled = zoo_recordings.recorded(classes, capture)
-    with pure_python():
-        reference = zoo_recordings.recorded(classes, capture)
+    compiled, reference = compiled_twins.both_ways(lambda: zoo_recordings.recorded(classes, capture), "descriptors")
     zoo_recordings.assert_recorded_alike(classes, compiled, reference)
 
 
-@pytest.mark.skipif(not TWIN, reason="the compiled twin _descriptors is not built (or ADTRACE_PURE_PYTHON=1)")
+@compiled_twins.needs("descriptors")
 def test_the_compiled_twin_is_what_hooks_install_and_a_wrapper_unwraps_to_the_closure():
     import inspect
     seen = []
@@ -166,7 +151,7 @@ def test_the_compiled_twin_is_what_hooks_install_and_a_wrapper_unwraps_to_the_cl
     assert type(seen[0]) is descriptors.RecordedLocalBackward and inspect.unwrap(seen[0]) is vars(y)["_backward"]
 
 
-@pytest.mark.skipif(not TWIN, reason="the compiled twin is not built or not in use")
+@compiled_twins.needs("descriptors")
 def test_a_compiled_descriptor_made_without_its_init_is_refused_not_a_crash():
     """Its fields are set by ``__init__``: one made by ``__new__`` alone (or whose ``__init__`` failed) raises
     TypeError when used, where reading its unset fields would crash the interpreter."""

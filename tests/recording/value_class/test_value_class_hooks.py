@@ -10,6 +10,7 @@ import types
 import weakref
 
 import numpy as np
+import compiled_twins
 import pytest
 import zoo_recordings
 from micrograd import nn
@@ -17,7 +18,6 @@ from micrograd.engine import Value as MicroValue
 
 from adtrace.recording.micrograd import attach, check_shape
 from adtrace.recording.patching import Patcher
-from adtrace.recording.value_class import hooks as hooks_module
 from adtrace.recording.value_class.hooks import ClassHooks
 from learner_in_place import InPlaceTensor, LazyTensor, SliceBugTensor
 from learner_writes import AssignArray, AssignValue, SignedArray, SignedValue
@@ -653,15 +653,7 @@ def test_what_a_local_backward_read_and_kept_is_detached():
 
 # ---- the compiled twin (_hooks.c: InitHook, LocalBackwardRunner), held to this module's Python
 
-@pytest.fixture(params=["compiled", "pure Python"])
-def hooks_path(request, monkeypatch):
-    """Each test run with the compiled hooks (skipped if not built) and with the pure-Python ones."""
-    if request.param == "compiled":
-        if hooks_module._twin is None:
-            pytest.skip("adtrace.recording.value_class._hooks not built (or ADTRACE_PURE_PYTHON=1)")
-    else:
-        monkeypatch.setattr(hooks_module, "_twin", None)
-    return request.param
+hooks_path = compiled_twins.fixture("hooks")  # each test with the compiled hooks (when built) and the Python ones
 
 
 def test_the_compiled_hooks_are_the_ones_installed(hooks_path):
@@ -675,14 +667,12 @@ def test_the_compiled_hooks_are_the_ones_installed(hooks_path):
     assert init.__name__ == "__init__" and init.__qualname__ == "Value.__init__"
 
 
+@compiled_twins.needs("hooks")
 @pytest.mark.parametrize("capture", ["structure", "auto", "full"])
 def test_the_zoo_and_micrograd_record_the_same_events_compiled_and_in_pure_python(capture, monkeypatch):
-    if hooks_module._twin is None:
-        pytest.skip("adtrace.recording.value_class._hooks not built (or ADTRACE_PURE_PYTHON=1)")
     classes = zoo_recordings.prepared(monkeypatch)
-    compiled = zoo_recordings.recorded(classes, capture)
-    monkeypatch.setattr(hooks_module, "_twin", None)
-    zoo_recordings.assert_recorded_alike(classes, compiled, zoo_recordings.recorded(classes, capture))
+    compiled, pure = compiled_twins.both_ways(lambda: zoo_recordings.recorded(classes, capture), "hooks")
+    zoo_recordings.assert_recorded_alike(classes, compiled, pure)
 
 
 def test_an_error_of_the_closure_is_raised_as_it_was_and_the_visit_ends(hooks_path):

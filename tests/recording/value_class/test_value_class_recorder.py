@@ -22,6 +22,7 @@ from adtrace.recording.fanout import callbacks_of
 from adtrace.recording.recorder import RecorderWarning
 from adtrace.recording.value_class.hooks import Callbacks
 from adtrace.recording.value_class.recorder import PythonRecorder, Recorder
+import compiled_twins
 import learner_writes
 from children import fork_while
 from restored import assert_restored
@@ -376,10 +377,7 @@ def test_each_callback_that_fails_stops_the_recorder_and_the_engine_runs_on(monk
     """Each callback is guarded (the hot ones write their guard out): an internal error in it warns,
     the recording keeps what it had, the engine's results are its own. (The Python methods: the compiled
     twin's own errors, test_value_class_recorder_twin.py.)"""
-    from adtrace.recording.micrograd import engine
     from adtrace.recording.value_class import recorder as module
-
-    monkeypatch.setattr(engine, "Recorder", PythonRecorder)
 
     class Broken:
         def get_ident(self):  # (every callback asks for the thread first)
@@ -388,7 +386,7 @@ def test_each_callback_that_fails_stops_the_recorder_and_the_engine_runs_on(monk
             return threading.get_ident()
 
     monkeypatch.setattr(module, "threading", Broken())
-    with pytest.warns(adtrace.RecorderWarning, match="recorder bug"):
+    with pytest.warns(adtrace.RecorderWarning, match="recorder bug"), compiled_twins.pure_python("recorder"):
         with adtrace.record(engine=Value) as rec:
             x = Value(3.0)
             (x * x + x).backward()

@@ -9,6 +9,7 @@ import threading
 import pytest
 
 import adtrace
+import compiled_twins
 import value_classes
 import zoo_recordings
 from adtrace.recording import eventlog
@@ -16,17 +17,8 @@ from adtrace.recording.micrograd import engine
 from adtrace.recording.value_class import recorder
 from adtrace.report.export import events_json
 
-TWIN = recorder.Recorder is not recorder.PythonRecorder  # built and in use
-pytestmark = pytest.mark.skipif(not TWIN, reason="the compiled twin _recorder is not built (or ADTRACE_PURE_PYTHON=1)")
+pytestmark = compiled_twins.needs("recorder")
 HOT = ("node_created", "local_backward_started", "grad_written", "local_backward_ended")
-
-
-@contextlib.contextmanager
-def pure_python():
-    """The pure-Python recorder made for each record() from then on."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(engine, "Recorder", recorder.PythonRecorder)
-        yield
 
 
 @contextlib.contextmanager
@@ -47,9 +39,7 @@ def python_calls(counts):
 
 def both_ways(record):
     """``record()``'s result with the twin, then with the pure-Python recorder."""
-    mine = record()
-    with pure_python():
-        return mine, record()
+    return compiled_twins.both_ways(record, "recorder")
 
 
 def made_recorders(monkeypatch):

@@ -11,6 +11,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
+import compiled_twins
 from adtrace.recording.value_class.tracked import Tracked, accumulation, detach, plain, track
 
 
@@ -440,11 +441,6 @@ class FloatOfMine(float):
     pass
 
 
-def _compiled_operators():
-    from adtrace.recording.value_class import tracked
-    return tracked._twin is not None
-
-
 TWIN_OPERANDS = [2, 0.1, -0.0, True, None, 2**70, float("nan"), FloatOfMine(1.5), Fraction(1, 3), 1j,
                  np.float32(0.1), np.float64(0.25), np.int8(3), np.array([0.5, 2.0])]
 
@@ -473,7 +469,7 @@ def _addition_shape(addition, *operands):
     return exact(result), name.get(id(left), exact(left)), name.get(id(right), exact(right)), sign
 
 
-@pytest.mark.skipif(not _compiled_operators(), reason="_tracked not built (or ADTRACE_PURE_PYTHON=1)")
+@compiled_twins.needs("tracked")
 @pytest.mark.parametrize("number", [0.1, -3.5, 7, 0, 2**53 + 1], ids=repr)
 @pytest.mark.parametrize("case", ["common", "detached", "no plain held", "quiet", "a tracked operand"])
 def test_the_compiled_operators_do_what_the_python_ones_do(number, case):
