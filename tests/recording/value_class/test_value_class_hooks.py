@@ -793,3 +793,70 @@ def test_a_thread_started_inside_a_recorded_local_backward_runs_with_its_own_sta
     alone, _ = program(False)
     events, seen = program(True)
     assert seen == [(float, 6.0)] and events == alone and len(alone) > 4
+
+
+def test_a_threads_state_and_its_frames_and_ends_lists_are_never_replaced(hooks_path):
+    """The compiled hooks keep a thread's ``_ThreadState`` from their last read in that thread (``_hooks.c``) and the
+    compiled descriptors keep its ``.frames`` and ``.ends`` lists with it (``_descriptors.c``): hooks.py makes one
+    state per thread and only appends to and pops from its two lists. A state or list rebound would leave the C
+    reading the old one (a pass's writes into ``.grad`` not told). At every callback of passes nested in a
+    ``_backward``, of another thread's pass run meanwhile (in a copy of the context: recorded, in its own state)
+    and of a pass after: each thread's one state and its two lists, the same objects, holding what the hooks'
+    Python put there (the innermost open frame the written value's, the innermost end the running pass's)."""
+    seen = []  # (thread, callback, its arguments, the state, its frames and ends lists as they were then)
+
+    class Watching(EventLog):
+        def __getattr__(self, callback):
+            told = super().__getattr__(callback)
+
+            def watched(*arguments):
+                state = vars(MicroValue)["grad"].hooks.local.state
+                seen.append((threading.get_ident(), callback, arguments, state, state.frames, state.ends,
+                             list(state.frames), list(state.ends)))
+                told(*arguments)
+            return watched
+
+    def worker():
+        a = MicroValue(3.0)
+        (a * a + a).backward()
+
+    log = Watching()
+    with attach(MicroValue, log):
+        x = MicroValue(2.0)
+        y = x * x + x
+        closure, ran = y._backward, []
+
+        def local_backward():
+            if not ran:  # (the first pass's visit only)
+                ran.append(y)
+                z = x * 3.0
+                z.backward()  # a pass inside a _backward: its frames and ends on top of the open ones
+                context = contextvars.copy_context()
+                thread = threading.Thread(target=context.run, args=(worker,))
+                thread.start()
+                thread.join()
+            closure()
+
+        y._backward = local_backward
+        y.backward()
+        (x * y).backward()
+    threads = {row[0] for row in seen}
+    assert len(threads) == 2 and threading.get_ident() in threads
+    for thread in threads:
+        rows = [row for row in seen if row[0] == thread]
+        assert len({(id(row[3]), id(row[4]), id(row[5])) for row in rows}) == 1, "a state or list replaced"
+        ends = []  # the passes running, as the callbacks tell them
+        for _, callback, arguments, _, _, _, frames, state_ends in rows:
+            if callback == "backward_started":
+                assert state_ends == ends  # (told before its end is pushed)
+                ends.append(arguments[0])
+            elif callback == "backward_ended":
+                assert ends.pop() is arguments[0] and state_ends == ends  # (told after its end is popped)
+            else:
+                assert [id(end) for end in state_ends] == [id(end) for end in ends], callback
+            if callback == "grad_written" and frames:
+                assert frames[-1].node is arguments[0]
+    assert seen[0][3] is not [row for row in seen if row[0] != seen[0][0]][0][3]  # (each thread its own state)
+    assert sum(row[1] == "backward_started" for row in seen) == 4  # (y's, z's inside it, the thread's, x * y's)
+    assert sum(row[1] == "grad_written" and row[0] != seen[0][0] for row in seen) == 4  # (the thread's pass told)
+    assert sum(row[1] == "grad_written" and len(row[7]) == 2 for row in seen) >= 2  # (z's pass, inside y's visit)
