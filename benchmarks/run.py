@@ -5,6 +5,7 @@ engine, upstream suite.
     python benchmarks/run.py --only report-scale [--nodes N]   (one report, in this fresh process)
     python benchmarks/run.py --only diff-scale [--nodes N]     (one diff of two recordings, likewise)
     python benchmarks/run.py --only node-memory --capture C [--nodes N]   (B per recorded node, likewise)
+    python benchmarks/run.py --only upstream-suite [--quick]  (autograd's own suite alone: plain and --adtrace)
 
 Everything is measured in one process, plain and recorded runs interleaved, medians quoted; no
 timing is asserted anywhere (this machine is shared and noisy). BLAS is pinned to one thread
@@ -444,8 +445,9 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="fewer rounds (a smoke run)")
     parser.add_argument("--no-upstream", action="store_true", help="skip autograd's own test suite")
-    parser.add_argument("--only", choices=("report-scale", "diff-scale", "node-memory"),
-                        help="one measurement, printed as JSON (not written)")
+    parser.add_argument("--only", choices=("report-scale", "diff-scale", "node-memory", "upstream-suite"),
+                        help="one measurement, printed as JSON (not written); upstream-suite: autograd's own "
+                             "test suite alone (with --quick, one pair)")
     parser.add_argument("--nodes", type=int, help="with --only: nodes")
     parser.add_argument("--capture", choices=CAPTURES, default="auto", help="with --only node-memory: capture level")
     args = parser.parse_args(argv)
@@ -460,6 +462,9 @@ def main(argv=None):
         return
     rounds = 3 if args.quick else 7
     pairs = 1 if args.quick else 5  # (3 pairs: one slow run moved the median by 0.1x)
+    if args.only == "upstream-suite":
+        print(json.dumps(upstream_suite(pairs)))
+        return
     with tempfile.TemporaryDirectory() as folder:
         ratios = overhead(rounds, folder)
     sections = [
