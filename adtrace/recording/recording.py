@@ -83,11 +83,10 @@ class Recording:
         before_read = self._before_read
         if before_read is not None and len(self._events) < len(self._log):
             before_read()
-        log, nodes = self._log, self._nodes
-        for event in log.events_from(len(events)):
-            events.append(event)
-            if event.is_node:
-                nodes[event.label] = event
+        log = self._log
+        built = log.events_from(len(events))
+        events += built
+        self._nodes.update({event.label: event for event in built if event.is_node})
         self._built = len(log.values)
         return events
 
