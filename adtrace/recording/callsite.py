@@ -31,6 +31,7 @@ _SHOWN = {}  # a site's file as shown (before ":line") -> its absolute path (sou
 _USER, _MACHINE, _CALLER = 0, 1, 2
 _KINDS = {}  # code object -> _USER, _MACHINE or _CALLER: a frame's kind found once per code object, not per node
 _SITES = {}  # (code, line, relative_to, working folder) -> the site shown: one per line of the user's that makes nodes
+# (the working folder is still read per site, os.getcwd(): a site is relative to the folder of the moment)
 
 
 def calls_user_code(function):
