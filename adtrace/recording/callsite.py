@@ -28,6 +28,10 @@ INPUT = "(input)"  # the site of a value made from an argument of the call, not 
 _NAMED = {}  # absolute path -> how the user named that file (outside the folder: shown so, not by its module)
 _CALLERS = set()  # code of adtrace's functions that call the user's function for the user (calls_user_code)
 _SHOWN = {}  # a site's file as shown (before ":line") -> its absolute path (source_file)
+_USER, _MACHINE, _CALLER = 0, 1, 2
+_KINDS = {}  # code object -> _USER, _MACHINE or _CALLER: a frame's kind found once per code object, not per node
+_SITES = {}  # (code, line, relative_to, working folder) -> the site shown: one per line of the user's that makes nodes
+# (the working folder is still read per site, os.getcwd(): a site is relative to the folder of the moment)
 
 
 def calls_user_code(function):
@@ -35,6 +39,7 @@ def calls_user_code(function):
     calls): the frames above it (the ``adtrace`` script's) are not the user's code, so what it makes
     before the call (an engine's argument leaves) has no user line: it is an input."""
     _CALLERS.add(function.__code__)
+    _KINDS.clear()
     return function
 
 
@@ -42,6 +47,7 @@ def name_file(path, shown):
     """Show the file ``path``, where it is outside the folder sites are relative to, as ``shown``."""
     _NAMED[os.path.abspath(path)] = shown
     _location.cache_clear()
+    _SITES.clear()
 
 
 def relative_location(path, line, module, relative_to=None):
@@ -87,16 +93,34 @@ def user_frame(skip=frozenset()):
     (``None`` if there is none, or if a function marked ``calls_user_code`` comes first). Frames
     running a code object in ``skip`` are machinery too (an engine's own methods: the user's line is
     the one that called ``a + b``, not ``__add__``)."""
-    frame = sys._getframe(1)
+    frame, kinds = sys._getframe(1), _KINDS
     while frame is not None:
         code = frame.f_code
-        if code in _CALLERS:
+        kind = kinds.get(code)  # (a walk per node: a dict read per frame, not each file name's prefixes)
+        if kind is None:
+            kind = _kind(code)
+        if kind == _USER:
+            if code not in skip:
+                return frame
+        elif kind == _CALLER:
             return None
-        filename = code.co_filename
-        if not filename.startswith(_MACHINERY) and not filename.startswith("<frozen") and code not in skip:
-            return frame
         frame = frame.f_back
     return None
+
+
+def _kind(code):
+    """Whether frames running ``code`` are the user's, machinery, or a ``calls_user_code`` function's (kept)."""
+    filename = code.co_filename
+    if code in _CALLERS:
+        kind = _CALLER
+    elif filename.startswith(_MACHINERY) or filename.startswith("<frozen"):
+        kind = _MACHINE
+    else:
+        kind = _USER
+    if len(_KINDS) >= 65536:  # (code made on the fly, by exec: not kept without bound)
+        _KINDS.clear()
+    _KINDS[code] = kind
+    return kind
 
 
 def user_call_site(relative_to=None, skip=frozenset()):
@@ -105,7 +129,14 @@ def user_call_site(relative_to=None, skip=frozenset()):
     frame = user_frame(skip)
     if frame is None:
         return None
-    return relative_location(frame.f_code.co_filename, frame.f_lineno, frame.f_globals.get("__name__"), relative_to)
+    code, line, cwd = frame.f_code, frame.f_lineno, os.getcwd()  # (a site is relative to the folder of the moment)
+    site = _SITES.get((code, line, relative_to, cwd))
+    if site is None:
+        if len(_SITES) >= 4096:
+            _SITES.clear()
+        site = _SITES[code, line, relative_to, cwd] = _location(code.co_filename, line,
+                                                               frame.f_globals.get("__name__"), relative_to, cwd)
+    return site
 
 
 def warn_at_user(warning):

@@ -245,19 +245,12 @@ class EventLog:
         counted, visits = self._visits
         if counted != index:  # (not where the last walk stopped)
             visits = self._visits_before(index)
+        # One loop: the starts found already from ``index`` on are found again as it walks (the same positions).
+        position = starts[index] if index < len(starts) else starts[-1] + self._size(starts[-1]) if starts else 0
+        del starts[index:]
         with collector_paused():  # (each full collection would walk every event built so far: quadratic)
-            append, layouts = built.append, LAYOUTS
-            for start in starts[index:]:  # (the events whose start is found already)
-                head = values[start]
-                stored = layouts[head[0]]
-                if stored.visit:
-                    visited = visits.get(head[3], 0)
-                    visits[head[3]] = visited + 1
-                    append(stored.read(values, start, head, visited))
-                else:
-                    append(stored.read(values, start, head, None))
-            position, end, found = starts[-1] + self._size(starts[-1]) if starts else 0, len(values), starts.append
-            while position < end:  # (the others: ``starts``' walk and the reading in one)
+            append, layouts, end, found = built.append, LAYOUTS, len(values), starts.append
+            while position < end:
                 found(position)
                 head = values[position]
                 stored = layouts[head[0]]

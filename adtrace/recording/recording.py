@@ -83,11 +83,10 @@ class Recording:
         before_read = self._before_read
         if before_read is not None and len(self._events) < len(self._log):
             before_read()
-        log, nodes = self._log, self._nodes
-        for event in log.events_from(len(events)):
-            events.append(event)
-            if event.is_node:
-                nodes[event.label] = event
+        log = self._log
+        built = log.events_from(len(events))
+        events += built
+        self._nodes.update({event.label: event for event in built if event.is_node})
         self._built = len(log.values)
         return events
 
@@ -234,9 +233,10 @@ class Recording:
 
 def _events_by_query(recording):
     """query -> its backward-pass events in order (``Recording.query_events``), in one walk."""
-    by_query = {}
+    by_query, rev = {}, events.REV
+    backward = {t for t in events.EVENT_TYPES if t.in_backward_pass}  # (a set of types: this loop reads every event)
     for e in recording.events:
-        if e.in_backward_pass and e.mode == events.REV:
+        if type(e) in backward and e.mode == rev:
             found = by_query.get(e.query)
             if found is None:
                 found = by_query[e.query] = []

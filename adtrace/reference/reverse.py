@@ -40,7 +40,7 @@ from ..recording.labels import ROOT_NAME, primitive_name
 from .graph import parent_labels, trace_graph
 from .order import reverse_topo_order
 from .rules import OWN, ROOT, ACTIVE_TALLIES, note_visit, partial_adjoints, primitive_vjps, vjp_source
-from .steps import Contribution, GradientRun, Step
+from .steps import GradientRun, make_contribution, make_step
 
 
 def sum_partial_adjoints(partials):
@@ -79,7 +79,9 @@ def gradient(graph, seed):
                 v_k_to_i_bars = (own[argnums[0]](i.value, *i.args, **i.kwargs)(v_i_bar),)
             else:
                 v_k_to_i_bars = partial_adjoints(i, v_i_bar)
-            if len(parents) == 1:  # (most nodes: _step's work inline, for one input and one partial adjoint)
+            # (most nodes: _step's work inline, for one input and one partial adjoint. It pays: the loop below
+            # and _step alone took 1.2-1.4x the time of gradient at 200k nodes, interleaved medians of 5 rounds)
+            if len(parents) == 1:
                 v_k, g = parents[0], v_k_to_i_bars[0]
                 found = get(v_k)
                 if found is None:
@@ -89,8 +91,8 @@ def gradient(graph, seed):
                 if tallies:
                     note_visit(i.fun, rule, REV)
                 if len(partials) == 1 and type(v_i_bar) in _RAW and type(g) in _RAW:
-                    append(Step(i.label, name, rule, (v_i_bar,), v_i_bar,
-                                (Contribution(0, argnums[0], v_k.label, g),)))
+                    append(make_step(i.label, name, rule, (v_i_bar,), v_i_bar,
+                                     (make_contribution(0, argnums[0], v_k.label, g),)))
                     continue
             else:
                 for v_k, v_k_to_i_bar in zip(parents, v_k_to_i_bars):  # inputs(i), by position
@@ -138,16 +140,17 @@ def _step(i, rule, name, partials, v_i_bar, v_k_to_i_bars):
     # (a float is its own raw value: no box to look into)
     if len(v_k_to_i_bars) == 1:  # (most nodes)
         g = v_k_to_i_bars[0]
-        contributions = (Contribution(0, i.argnums[0], i.parents[0].label, g if type(g) is float else getval(g)),)
+        contributions = (make_contribution(0, i.argnums[0], i.parents[0].label, g if type(g) is float else getval(g)),)
     else:
-        contributions = tuple([Contribution(k, argnum, v_k.label, g if type(g) is float else getval(g))
+        contributions = tuple([make_contribution(k, argnum, v_k.label, g if type(g) is float else getval(g))
                                for k, (argnum, v_k, g) in enumerate(zip(i.argnums, i.parents, v_k_to_i_bars))])
     if len(partials) == 1:
         p = partials[0]
         partials = (p if type(p) is float else getval(p),)
     else:
         partials = tuple([p if type(p) is float else getval(p) for p in partials])
-    return Step(i.label, name, rule, partials, v_i_bar if type(v_i_bar) is float else getval(v_i_bar), contributions)
+    v_i_bar = v_i_bar if type(v_i_bar) is float else getval(v_i_bar)
+    return make_step(i.label, name, rule, partials, v_i_bar, contributions)
 
 
 # -------------------- the public surface, with autograd's signatures --------------------
