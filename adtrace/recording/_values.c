@@ -201,8 +201,11 @@ static int gather(const Py_buffer *view, double *out)
     }
 }
 
-/* values._float64_statistics's result from one buffer, or None (values.py decides). */
-static PyObject *float64_statistics(PyObject *module, PyObject *array)
+static PyObject *float64_name;  /* "float64": the dtype a summary names */
+
+/* values._float64_statistics's result from one buffer, or None (values.py decides); with a tag, the whole stored
+ * summary values.stored_summary returns, (tag, shape, "float64", low, high, mean). */
+static PyObject *summarized(PyObject *array, PyObject *tag)
 {
     Py_buffer view;
     if (PyObject_GetBuffer(array, &view, PyBUF_STRIDES | PyBUF_FORMAT) < 0) {
@@ -225,28 +228,42 @@ static PyObject *float64_statistics(PyObject *module, PyObject *array)
         }
         a = gather(&view, copy) ? copy : NULL;
     }
-    if (a == NULL) {
+    double low = 0., high = 0., sum = 0.;
+    if (a != NULL) {
+        /* np.add.reduce starts from add's identity, 0.0, and adds the pairwise sum of every element */
+        sum = 0. + statistics(a, n, &low, &high);
+    }
+    if (a == NULL || low == 0. || high == 0. || !isfinite(sum)) {
         result = Py_NewRef(Py_None);
     }
-    else {
-        double low, high;
-        /* np.add.reduce starts from add's identity, 0.0, and adds the pairwise sum of every element */
-        double sum = 0. + statistics(a, n, &low, &high);
-        if (low == 0. || high == 0. || !isfinite(sum)) {
-            result = Py_NewRef(Py_None);
-        }
-        else {
-            result = PyTuple_New(3);  /* (not Py_BuildValue: its format parsed at every call) */
-            PyObject *items[3] = {PyFloat_FromDouble(low), PyFloat_FromDouble(high),
-                                  PyFloat_FromDouble(sum / (double)n)};
-            for (int k = 0; k < 3; k++) {
-                if (result == NULL || items[k] == NULL) {
-                    Py_XDECREF(items[k]);
-                    Py_CLEAR(result);
-                    continue;
+    else {  /* (items set one by one: not Py_BuildValue, its format parsed at every call) */
+        int first = tag == NULL ? 0 : 3;
+        result = PyTuple_New(first + 3);
+        if (result != NULL && tag != NULL) {
+            PyObject *shape = PyTuple_New(view.ndim);
+            for (int k = 0; shape != NULL && k < view.ndim; k++) {
+                PyObject *length = PyLong_FromSsize_t(view.shape[k]);
+                if (length == NULL) {
+                    Py_CLEAR(shape);
+                    break;
                 }
-                PyTuple_SET_ITEM(result, k, items[k]);
+                PyTuple_SET_ITEM(shape, k, length);
             }
+            PyTuple_SET_ITEM(result, 0, Py_NewRef(tag));
+            PyTuple_SET_ITEM(result, 1, shape);
+            PyTuple_SET_ITEM(result, 2, Py_NewRef(float64_name));
+            if (shape == NULL) {
+                Py_CLEAR(result);
+            }
+        }
+        double items[3] = {low, high, sum / (double)n};
+        for (int k = 0; result != NULL && k < 3; k++) {
+            PyObject *item = PyFloat_FromDouble(items[k]);
+            if (item == NULL) {
+                Py_CLEAR(result);
+                break;
+            }
+            PyTuple_SET_ITEM(result, first + k, item);
         }
     }
     PyMem_Free(copy);
@@ -254,12 +271,33 @@ static PyObject *float64_statistics(PyObject *module, PyObject *array)
     return result;
 }
 
+static PyObject *float64_statistics(PyObject *module, PyObject *array)
+{
+    return summarized(array, NULL);
+}
+
+static PyObject *float64_summary(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "float64_summary(array, tag) takes two arguments");
+        return NULL;
+    }
+    return summarized(args[0], args[1]);
+}
+
 static PyMethodDef methods[] = {
     {"float64_statistics", float64_statistics, METH_O,
      "(min, max, mean) of a non-empty float64 array as values.py computes them, or None."},
+    {"float64_summary", (PyCFunction)(void (*)(void))float64_summary, METH_FASTCALL,
+     "float64_summary(array, tag): (tag, shape, 'float64', min, max, mean) as values.stored_summary makes it "
+     "for a float64 array, or None (values.py decides)."},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_values", NULL, -1, methods};
 
-PyMODINIT_FUNC PyInit__values(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__values(void)
+{
+    float64_name = PyUnicode_InternFromString("float64");
+    return float64_name == NULL ? NULL : PyModule_Create(&module);
+}
