@@ -171,28 +171,32 @@ class BackwardQueries:
         except Exception as exc:
             self.fail(exc)
 
+    @guards_itself
     def before_add_outgrads(self, prev_g_flagged, g):
         """The kept value of ``outgrads.get(parent)`` (a non-empty ``prev_g_flagged``), taken before
         autograd may write into it; called when values are kept (by a fan-out, when some recorder keeps them)."""
-        if not self.keeps_values:
+        if not self.live or not self.keeps_values:  # (the guard, written out: one frame per callback)
             return None
-        value, mutable = prev_g_flagged
-        query, kept = self.query, None
-        if query is not None and self.top is query:  # the kept value the last result got
-            parents, position = query.parents, query.position  # (_parent_label written out)
-            if position < len(parents):
-                parent = parents[position]
-                seen = query.entries.get(self.nodes.labels.get(id(parent)) or self.nodes.unrecorded(parent))
-                if seen is not None and seen[0] is value:
-                    kept = seen[1]  # still true: a copy, or (full) held through Versions
-        if kept is None:
-            kept = self.keep(value)
-            if mutable and self.by_reference and holds_reference(kept):
-                kept = self.copy_on_write.share(kept, value)
-        # (Versions exist only under capture full: its copy-on-write)
-        if mutable and self.by_reference and self.copy_on_write.live:  # autograd writes into (part of) `value` next
-            self.copy_on_write.before_writing(written_leaves(value, g))
-        return kept
+        try:
+            value, mutable = prev_g_flagged
+            query, kept = self.query, None
+            if query is not None and self.top is query:  # the kept value the last result got
+                parents, position = query.parents, query.position  # (_parent_label written out)
+                if position < len(parents):
+                    parent = parents[position]
+                    seen = query.entries.get(self.nodes.labels.get(id(parent)) or self.nodes.unrecorded(parent))
+                    if seen is not None and seen[0] is value:
+                        kept = seen[1]  # still true: a copy, or (full) held through Versions
+            if kept is None:
+                kept = self.keep(value)
+                if mutable and self.by_reference and holds_reference(kept):
+                    kept = self.copy_on_write.share(kept, value)
+            # (Versions exist only under capture full: its copy-on-write)
+            if mutable and self.by_reference and self.copy_on_write.live:  # autograd writes into (part of) `value`
+                self.copy_on_write.before_writing(written_leaves(value, g))
+            return kept
+        except Exception as exc:
+            self.fail(exc)
 
     @guards_itself
     def after_add_outgrads(self, prev_g_flagged, previous, g, result):
