@@ -2,14 +2,16 @@
  * float64 array in one loop over its buffer, instead of values.py's argmin, argmax and add.reduce.
  *
  * float64_statistics(array) mirrors values._float64_statistics / values._statistics(array, None) for a
- * non-empty C-contiguous float64 array (read through the buffer protocol: no numpy C API):
+ * non-empty float64 array, contiguous or a strided view numpy reads in C order (through the buffer protocol:
+ * no numpy C API):
  *     low, high = the extremes                      (one pass: min, max, and ...)
  *     mean = float(np.add.reduce(array)) / size    (... the sum in numpy's own pairwise order, bit for bit;
  *                                                   on x86-64 each element loaded once for both)
  * and returns (low, high, mean), or None wherever values.py must decide instead (it then runs its own code):
  * a zero extreme (0.0 and -0.0 compare equal: which one numpy keeps depends on its order), a NaN or an
  * infinity (the sum is then not finite: which NaN, which warning), more than PAIRWISE_MAX elements (numpy's
- * reduction may cut its loop into chunks there), or a buffer that is not contiguous float64.
+ * reduction may cut its loop into chunks there), a buffer that is not float64, or a strided one read in
+ * another order than C order (a transposed view: numpy reads it in memory order).
  * A nonzero extreme has its own bits wherever it is found, so any order of the min/max loop gives numpy's. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -161,42 +163,141 @@ static double statistics(const double *a, Py_ssize_t n, double *low, double *hig
 }
 #endif
 
-/* values._float64_statistics's result from one buffer, or None (values.py decides). */
-static PyObject *float64_statistics(PyObject *module, PyObject *array)
+/* A strided buffer's elements gathered in C order into `out` (n of them), when that order is the one numpy's
+ * reduction reads them in: every axis of more than one element with a positive stride, no smaller than the
+ * next such axis's (numpy iterates an operand in memory order, its axes sorted by stride: then C order), and
+ * numpy copies them, n <= its buffer size, into one buffer it sums pairwise. 0: not such a buffer. */
+static int gather(const Py_buffer *view, double *out)
+{
+    int ndim = view->ndim;
+    Py_ssize_t last = 0;
+    for (int k = 0; k < ndim; k++) {
+        if (view->shape[k] > 1) {
+            if (view->strides[k] <= 0 || (last && view->strides[k] > last)) {
+                return 0;
+            }
+            last = view->strides[k];
+        }
+    }
+    Py_ssize_t index[64] = {0};
+    Py_ssize_t inner = ndim ? view->shape[ndim - 1] : 1, step = ndim ? view->strides[ndim - 1] : 0;
+    const char *row = (const char *)view->buf;
+    for (;;) {
+        for (Py_ssize_t i = 0; i < inner; i++) {
+            memcpy(out++, row + i * step, sizeof(double));
+        }
+        int k = ndim - 2;  /* the next row: the odometer over the outer axes */
+        for (; k >= 0; k--) {
+            row += view->strides[k];
+            if (++index[k] < view->shape[k]) {
+                break;
+            }
+            row -= view->strides[k] * view->shape[k];
+            index[k] = 0;
+        }
+        if (k < 0) {
+            return 1;
+        }
+    }
+}
+
+static PyObject *float64_name;  /* "float64": the dtype a summary names */
+
+/* values._float64_statistics's result from one buffer, or None (values.py decides); with a tag, the whole stored
+ * summary values.stored_summary returns, (tag, shape, "float64", low, high, mean). */
+static PyObject *summarized(PyObject *array, PyObject *tag)
 {
     Py_buffer view;
-    if (PyObject_GetBuffer(array, &view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) {
-        PyErr_Clear();  /* not contiguous (a transposed view): values.py's own code */
+    if (PyObject_GetBuffer(array, &view, PyBUF_STRIDES | PyBUF_FORMAT) < 0) {
+        PyErr_Clear();  /* (no strided buffer): values.py's own code */
         Py_RETURN_NONE;
     }
     PyObject *result = NULL;
     Py_ssize_t n = view.len / (Py_ssize_t)sizeof(double);
+    double *copy = NULL;
+    const double *a = (const double *)view.buf;
     if (view.itemsize != sizeof(double) || view.format == NULL || strcmp(view.format, "d") != 0
-            || n == 0 || n > PAIRWISE_MAX) {
+            || n == 0 || n > PAIRWISE_MAX || view.ndim > 64) {
+        a = NULL;
+    }
+    else if (!PyBuffer_IsContiguous(&view, 'C')) {  /* a slice, a strided view: summed as numpy's buffer holds it */
+        copy = PyMem_Malloc(n * sizeof(double));
+        if (copy == NULL) {
+            PyBuffer_Release(&view);
+            return PyErr_NoMemory();
+        }
+        a = gather(&view, copy) ? copy : NULL;
+    }
+    double low = 0., high = 0., sum = 0.;
+    if (a != NULL) {
+        /* np.add.reduce starts from add's identity, 0.0, and adds the pairwise sum of every element */
+        sum = 0. + statistics(a, n, &low, &high);
+    }
+    if (a == NULL || low == 0. || high == 0. || !isfinite(sum)) {
         result = Py_NewRef(Py_None);
     }
-    else {
-        const double *a = (const double *)view.buf;
-        double low, high;
-        /* np.add.reduce starts from add's identity, 0.0, and adds the pairwise sum of every element */
-        double sum = 0. + statistics(a, n, &low, &high);
-        if (low == 0. || high == 0. || !isfinite(sum)) {
-            result = Py_NewRef(Py_None);
+    else {  /* (items set one by one: not Py_BuildValue, its format parsed at every call) */
+        int first = tag == NULL ? 0 : 3;
+        result = PyTuple_New(first + 3);
+        if (result != NULL && tag != NULL) {
+            PyObject *shape = PyTuple_New(view.ndim);
+            for (int k = 0; shape != NULL && k < view.ndim; k++) {
+                PyObject *length = PyLong_FromSsize_t(view.shape[k]);
+                if (length == NULL) {
+                    Py_CLEAR(shape);
+                    break;
+                }
+                PyTuple_SET_ITEM(shape, k, length);
+            }
+            PyTuple_SET_ITEM(result, 0, Py_NewRef(tag));
+            PyTuple_SET_ITEM(result, 1, shape);
+            PyTuple_SET_ITEM(result, 2, Py_NewRef(float64_name));
+            if (shape == NULL) {
+                Py_CLEAR(result);
+            }
         }
-        else {
-            result = Py_BuildValue("(ddd)", low, high, sum / (double)n);
+        double items[3] = {low, high, sum / (double)n};
+        for (int k = 0; result != NULL && k < 3; k++) {
+            PyObject *item = PyFloat_FromDouble(items[k]);
+            if (item == NULL) {
+                Py_CLEAR(result);
+                break;
+            }
+            PyTuple_SET_ITEM(result, first + k, item);
         }
     }
+    PyMem_Free(copy);
     PyBuffer_Release(&view);
     return result;
 }
 
+static PyObject *float64_statistics(PyObject *module, PyObject *array)
+{
+    return summarized(array, NULL);
+}
+
+static PyObject *float64_summary(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "float64_summary(array, tag) takes two arguments");
+        return NULL;
+    }
+    return summarized(args[0], args[1]);
+}
+
 static PyMethodDef methods[] = {
     {"float64_statistics", float64_statistics, METH_O,
-     "(min, max, mean) of a non-empty C-contiguous float64 array as values.py computes them, or None."},
+     "(min, max, mean) of a non-empty float64 array as values.py computes them, or None."},
+    {"float64_summary", (PyCFunction)(void (*)(void))float64_summary, METH_FASTCALL,
+     "float64_summary(array, tag): (tag, shape, 'float64', min, max, mean) as values.stored_summary makes it "
+     "for a float64 array, or None (values.py decides)."},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_values", NULL, -1, methods};
 
-PyMODINIT_FUNC PyInit__values(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__values(void)
+{
+    float64_name = PyUnicode_InternFromString("float64");
+    return float64_name == NULL ? NULL : PyModule_Create(&module);
+}

@@ -130,13 +130,13 @@ def summarize(array):
 
 def stored_summary(array):
     """``summarize`` in its stored form (once per large value recorded: the hot path)."""
-    if array.dtype is _FLOAT64 and array.size:  # the common case: sums as itself (no cast: the same bits, sooner)
-        if _twin is not None and array.size <= _PAIRWISE_MAX and type(array) is np.ndarray:  # one loop over the
-            # buffer (None: a case this code decides; above _PAIRWISE_MAX it always is: not asked, as the call would
-            # cost more than it saves; a subclass's buffer is not its values: a masked array's masked ones)
-            statistics = _twin.float64_statistics(array)
-            if statistics is not None:
-                return (ARRAY_SUMMARY, array.shape, "float64", *statistics)
+    if _twin is not None and type(array) is np.ndarray:  # the common case, a float64 array, in one call: one loop
+        # over its buffer (None: another dtype, more than _PAIRWISE_MAX elements, or a case this code decides; a
+        # subclass's buffer is not its values: a masked array's masked ones)
+        stored = _twin.float64_summary(array, ARRAY_SUMMARY)
+        if stored is not None:
+            return stored
+    if array.dtype is _FLOAT64 and array.size:  # sums as itself (no cast: the same bits, sooner)
         if array.size > _ARG_EXTREMES:
             return (ARRAY_SUMMARY, array.shape, "float64", *_statistics(array, None))
         return (ARRAY_SUMMARY, array.shape, "float64", *_float64_statistics(array))
@@ -176,7 +176,7 @@ def _statistics(data, dtype):
 
 _FLOAT64 = np.dtype(np.float64)
 _DTYPE_NAMES = {}
-# the compiled twin (_values.c): _float64_statistics in one loop over a contiguous buffer, the same bits
+# the compiled twin (_values.c): _float64_statistics in one loop over a buffer, the same bits
 _twin = compiled.twin("adtrace.recording._values")
 _PAIRWISE_MAX = 8192  # the twin's PAIRWISE_MAX: numpy's buffer size, the most it sums in one pairwise loop
 

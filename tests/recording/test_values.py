@@ -137,11 +137,40 @@ def test_the_compiled_twin_leaves_zero_extremes_nan_and_infinity_to_values_py():
     assert statistics(np.array([1.0, 2.0, 4.0])) == (1.0, 4.0, 7.0 / 3)
     for special in (0.0, -0.0, np.nan, np.inf, -np.inf, 1.7e308):
         assert statistics(np.array([1.0, special, 1.7e308 if special == 1.7e308 else 2.0])) is None, special
-    assert statistics(np.ones(5)[::2]) is None and statistics(np.ones(9000)) is None
+    assert statistics(np.ones(9000)) is None
+    # a view numpy reads in another order than C order (transposed, reversed): its sum's bits are numpy's own
+    assert statistics(np.arange(1.0, 7.0).reshape(2, 3).T) is None and statistics(np.arange(1.0, 4.0)[::-1]) is None
+    assert statistics(np.arange(1.0, 7.0)[::2]) == (1.0, 5.0, 3.0)  # a strided one it reads in C order
     assert statistics(np.ones(3, dtype=np.float32)) is None and statistics(np.ones(0)) is None
     # values.py asks it only up to its limit (above, the call would always give None)
     size = values._PAIRWISE_MAX
     assert statistics(np.full(size, 1.5)) == (1.5, 1.5, 1.5) and statistics(np.full(size + 1, 1.5)) is None
+
+
+@compiled_twins.needs("values")
+def test_the_compiled_twin_summarizes_strided_views_to_the_bit():
+    """Slices, steps, transposes and reversals of 1- to 3-D arrays (``z[:, k:k + w]`` of an LSTM's gates): the
+    twin's statistics are values.py's own, bit for bit, or None; it answers for the views numpy reads in C order."""
+    import struct
+
+    rng = np.random.default_rng(7)
+    answered = 0
+    for _ in range(1500):
+        shape = tuple(int(s) for s in rng.integers(1, 24, int(rng.integers(1, 4))))
+        a = rng.standard_normal(shape) * 10.0 ** float(rng.uniform(-3, 3))
+        view = a[tuple(slice(int(rng.integers(0, s)), None, int(rng.choice([1, 1, 2, 3, -1]))) for s in shape)]
+        if view.ndim > 1 and rng.random() < 0.3:
+            view = np.swapaxes(view, 0, -1)
+        if view.size == 0:
+            continue
+        got = values._twin.float64_statistics(view)
+        if got is None:
+            continue
+        answered += not view.flags.c_contiguous
+        expected = values._statistics(view, None)
+        assert [struct.pack("<d", x) for x in got] == [struct.pack("<d", x) for x in expected], (view.shape,
+                                                                                                 view.strides)
+    assert answered > 300
 
 
 @compiled_twins.needs("values")

@@ -6,10 +6,11 @@ arriving (zip's position gives the parent) and the kept value of each entry, so 
 """
 
 from autograd.core import SparseObject
+from autograd.tracer import box_types
 
 from .copy_on_write import hold, hold_accumulation, written_leaves
 from ..values import NO_REFERENCE, SCALARS, holds_reference
-from .capture import is_immutable, summary_after_sparse_add
+from .capture import summary_after_sparse_add
 from .forward import JVPFrame
 from .node_table import UNARY
 from ..fanout import guards_itself
@@ -127,7 +128,10 @@ class BackwardQueries:
             if self.keeps_values:
                 popped = query and query.popped
                 if popped and popped[0] is g:  # kept before the rule ran
-                    outgrad, unchanged = popped[1], self.by_reference or is_immutable(g)
+                    outgrad, inner = popped[1], g
+                    while type(inner) in box_types:  # (is_immutable written out: g is often a box, higher order)
+                        inner = inner._value
+                    unchanged = self.by_reference or type(inner) in SCALARS
                 else:  # kept now, after it
                     outgrad, unchanged = self.keep(g), True
                 # A rule that passes g through (add, unbroadcast of a same-shape g) reuses its kept value
@@ -167,25 +171,32 @@ class BackwardQueries:
         except Exception as exc:
             self.fail(exc)
 
+    @guards_itself
     def before_add_outgrads(self, prev_g_flagged, g):
         """The kept value of ``outgrads.get(parent)`` (a non-empty ``prev_g_flagged``), taken before
         autograd may write into it; called when values are kept (by a fan-out, when some recorder keeps them)."""
-        if not self.keeps_values:
+        if not self.live or not self.keeps_values:  # (the guard, written out: one frame per callback)
             return None
-        value, mutable = prev_g_flagged
-        query, kept = self.query, None
-        if query is not None and self.top is query:  # the kept value the last result got
-            seen = query.entries.get(self._parent_label(query))
-            if seen is not None and seen[0] is value:
-                kept = seen[1]  # still true: a copy, or (full) held through Versions
-        if kept is None:
-            kept = self.keep(value)
-            if mutable and self.by_reference and holds_reference(kept):
-                kept = self.copy_on_write.share(kept, value)
-        # (Versions exist only under capture full: its copy-on-write)
-        if mutable and self.by_reference and self.copy_on_write.live:  # autograd writes into (part of) `value` next
-            self.copy_on_write.before_writing(written_leaves(value, g))
-        return kept
+        try:
+            value, mutable = prev_g_flagged
+            query, kept = self.query, None
+            if query is not None and self.top is query:  # the kept value the last result got
+                parents, position = query.parents, query.position  # (_parent_label written out)
+                if position < len(parents):
+                    parent = parents[position]
+                    seen = query.entries.get(self.nodes.labels.get(id(parent)) or self.nodes.unrecorded(parent))
+                    if seen is not None and seen[0] is value:
+                        kept = seen[1]  # still true: a copy, or (full) held through Versions
+            if kept is None:
+                kept = self.keep(value)
+                if mutable and self.by_reference and holds_reference(kept):
+                    kept = self.copy_on_write.share(kept, value)
+            # (Versions exist only under capture full: its copy-on-write)
+            if mutable and self.by_reference and self.copy_on_write.live:  # autograd writes into (part of) `value`
+                self.copy_on_write.before_writing(written_leaves(value, g))
+            return kept
+        except Exception as exc:
+            self.fail(exc)
 
     @guards_itself
     def after_add_outgrads(self, prev_g_flagged, previous, g, result):
@@ -263,11 +274,3 @@ class BackwardQueries:
               parent=None, argnum=None, previous=previous,
               previous_flag=prev_g_flagged[1] if prev_g_flagged else NO_PREVIOUS, contribution=contribution,
               result=kept, result_flag=mutable, replaced=False)
-
-    def _parent_label(self, query):
-        """The label of the parent the next add_outgrads call adds into (zip's position)."""
-        parents = query.parents
-        if query.position < len(parents):
-            parent = parents[query.position]
-            return self.nodes.labels.get(id(parent)) or self.nodes.unrecorded(parent)  # (NodeTable.label)
-        return None

@@ -58,19 +58,20 @@ class Keeper:
             if copy or (value.base is not None and not owns_its_base(value)) or id(value) in self._protected:
                 return value.copy()
             return value
+        if t in box_types:  # (before scalars: hot callers keep those themselves)
+            inner = value._value
+            kind = type(inner)
+            if kind is np.ndarray and self.limit is not None:  # (the common case, written out)
+                inner = stored_summary(inner) if inner.size > self.limit else inner.copy()
+            elif kind not in SCALARS:  # (a scalar of an outer trace, under grad(grad(f)), is kept as it is)
+                inner = self(inner, copy)
+            return (BOXED, inner, self.box_level(value)) if self.stored else Boxed(inner, self.box_level(value))
         if t in SCALARS:
             return value
         if (t is tuple or t is list) and self.limit is not None:  # most often flat: arrays and scalars
             flat = _flat_copy(value, self.limit)
             if flat is not None:
                 return flat
-        if t in box_types:
-            inner = value._value
-            if type(inner) is np.ndarray and self.limit is not None:  # (the common case, written out)
-                inner = stored_summary(inner) if inner.size > self.limit else inner.copy()
-            elif type(inner) not in SCALARS:  # (a scalar of an outer trace, under grad(grad(f)), is kept as it is)
-                inner = self(inner, copy)
-            return (BOXED, inner, self.box_level(value)) if self.stored else Boxed(inner, self.box_level(value))
         if isinstance(value, SparseObject):
             parts = sparse_parts(value)
             index, part = (describe_index(parts[0]), self(parts[1], copy)) if parts else (None, None)
