@@ -2,6 +2,7 @@
    ``RecordedVJP``, a node's local VJP recorded when called while a recorder is active; ``NodeInit``, the
    wrapper put at VJPNode.__init__; ``AddOutgrads``, the wrapper put at autograd.core.add_outgrads; ``Visits``,
    the iterator over toposort's nodes that tells the recorder of each visit. Each mirrors the Python named in its comment, line by line.
+   Under capture structure they write the common case's events themselves (see structure_recorder below).
 
    ``RecordedVJP(node_id, vjp, active)`` does what wrappers.py's pure-Python
    ``MethodType(recorded_vjp, (node_id, vjp, active))`` does, in one object of 64 bytes instead of a bound
@@ -61,6 +62,529 @@ bind_arguments(const char *function, const char *const *names, Py_ssize_t n, PyO
     return 0;
 }
 
+/* -------------------- capture structure's per-node events, written here -------------------- */
+
+/* Under capture "structure" a callback's work is a few lookups and two or three slots appended to the log; its
+   Python frame cost more than the work. So the wrappers write those events themselves, mirroring the structure
+   branch of BackwardQueries.on_toposort, .on_vjp_called and .after_add_outgrads (backward.py) line by line, for
+   the common case only: a recorder of the class registered by ``structure(...)`` (recorder.py: not a fan-out, not
+   a subclass), its callback not replaced on that class (benchmarks' no-op floor, tests' failing callbacks), live,
+   keeping no value, its log a plain list, in a pass, the nodes named. Any other case calls the Python callback,
+   before anything is written: the Python stays the reference and complete. */
+
+static PyTypeObject *recorder_type;  /* recorder.Recorder, once structure() has registered it */
+static PyObject *toposort_function;  /* BackwardQueries.on_toposort (the function Visits is given, bound) */
+static PyObject *heads, *no_previous, *unary, *zero, *rev;
+static PyObject *live_name, *keeps_name, *query_name, *top_name, *labels_name, *values_name, *nodes_name,
+    *argnums_name, *level_name, *number_name, *label_name, *parents_name, *position_name, *fail_name,
+    *on_toposort_name;
+
+/* the last head written under a tag (as packers._head's cells): looked up in HEADS only when the level or the
+   query number differ, by identity */
+typedef struct {
+    long tag;
+    PyObject *level, *number, *head;
+} HeadCell;
+
+static HeadCell toposort_cell = {1004}, vjp_one_cell = {1005}, vjp_cell = {5}, add_first_cell = {1006},
+    add_cell = {6};
+
+/* the head (borrowed: HEADS and the cell hold it) of an event under cell's tag, in pass `query` (a Query) */
+static PyObject *
+head_of(HeadCell *cell, PyObject *level, PyObject *number)
+{
+    if (cell->head != NULL && cell->level == level && cell->number == number) {
+        return cell->head;
+    }
+    PyObject *tag = PyLong_FromLong(cell->tag);
+    if (tag == NULL) {
+        return NULL;
+    }
+    PyObject *key = PyTuple_Pack(4, tag, rev, level, number);
+    Py_DECREF(tag);
+    if (key == NULL) {
+        return NULL;
+    }
+    PyObject *head = PyObject_GetItem(heads, key);  /* (a new head added by HEADS' __missing__) */
+    Py_DECREF(key);
+    if (head == NULL) {
+        return NULL;
+    }
+    Py_XSETREF(cell->head, head);
+    Py_XSETREF(cell->level, Py_NewRef(level));
+    Py_XSETREF(cell->number, Py_NewRef(number));
+    return head;
+}
+
+/* 1 when `recorder` takes the written-out path for `callback` (the recorder's state is checked after), else 0 */
+static int
+structure_recorder(PyObject *recorder, PyObject *callback)
+{
+    if (recorder_type == NULL || Py_TYPE(recorder) != recorder_type) {
+        return 0;
+    }
+    PyObject *replaced = PyDict_GetItemWithError(recorder_type->tp_dict, callback);  /* (borrowed) */
+    if (replaced != NULL || PyErr_Occurred()) {
+        PyErr_Clear();
+        return 0;
+    }
+    return 1;
+}
+
+/* The recorder's state the three paths read (new references in *query, *labels, *values), or 0 when the
+   Python callback must run: not live, keeping values, no pass open, its log not a plain list. */
+static int
+structure_state(PyObject *recorder, PyObject **query, PyObject **labels, PyObject **values)
+{
+    *query = *labels = *values = NULL;
+    PyObject *live = PyObject_GetAttr(recorder, live_name);
+    PyObject *keeps = live == Py_True ? PyObject_GetAttr(recorder, keeps_name) : NULL;
+    int fast = keeps == Py_False;
+    Py_XDECREF(live);
+    Py_XDECREF(keeps);
+    if (fast) {
+        *query = PyObject_GetAttr(recorder, query_name);
+        *labels = *query != NULL && *query != Py_None ? PyObject_GetAttr(recorder, labels_name) : NULL;
+        *values = *labels != NULL && PyDict_CheckExact(*labels) ? PyObject_GetAttr(recorder, values_name) : NULL;
+        fast = *values != NULL && PyList_CheckExact(*values);
+    }
+    if (!fast) {
+        PyErr_Clear();
+        Py_CLEAR(*query);
+        Py_CLEAR(*labels);
+        Py_CLEAR(*values);
+    }
+    return fast;
+}
+
+/* the except clause of a callback that guards itself: recorder.fail(exc), the error cleared (0), or -1 when
+   the error is no Exception (KeyboardInterrupt) or fail itself fails */
+static int
+structure_failed(PyObject *recorder)
+{
+    if (!PyErr_ExceptionMatches(PyExc_Exception)) {
+        return -1;
+    }
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
+    PyErr_NormalizeException(&type, &value, &traceback);
+    if (traceback != NULL) {
+        PyException_SetTraceback(value, traceback);
+    }
+    PyObject *done = PyObject_CallMethodOneArg(recorder, fail_name, value);
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(traceback);
+    if (done == NULL) {
+        return -1;
+    }
+    Py_DECREF(done);
+    return 0;
+}
+
+static int
+append_all(PyObject *values, PyObject *const *items, Py_ssize_t n)
+{
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (PyList_Append(values, items[i]) < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Mirrors on_toposort(node)'s structure path (1: written; 0: the Python callback is to run; -1: an error
+   fail() did not take):
+       key = id(node)
+       label = self.labels.get(key)          (None: self.nodes.unrecorded(node), in Python)
+       query.parents, query.label, query.position = node.parents, label, 0
+       query.argnums = self.nodes.argnums.get(key, UNARY)
+       write(self.values, ToposortYielded, mode="rev", level=query.level, query=query.number, node=label,
+             position=VISITS) */
+static int
+toposort_written(PyObject *recorder, PyObject *node)
+{
+    PyObject *query, *labels, *values;
+    if (!structure_state(recorder, &query, &labels, &values)) {
+        return 0;
+    }
+    int result = 0;
+    PyObject *key = NULL, *nodes = NULL, *kept = NULL, *parents = NULL, *level = NULL, *number = NULL;
+    key = PyLong_FromVoidPtr(node);
+    PyObject *label = key == NULL ? NULL : PyDict_GetItemWithError(labels, key);  /* (borrowed) */
+    if (label == NULL || !PyObject_IsTrue(label)) {
+        goto done;
+    }
+    Py_INCREF(label);
+    nodes = PyObject_GetAttr(recorder, nodes_name);
+    kept = nodes == NULL ? NULL : PyObject_GetAttr(nodes, argnums_name);
+    PyObject *argnums = kept != NULL && PyDict_Check(kept) ? PyDict_GetItemWithError(kept, key) : NULL;
+    if (argnums == NULL && (kept == NULL || !PyDict_Check(kept) || PyErr_Occurred())) {
+        Py_DECREF(label);
+        goto done;
+    }
+    argnums = argnums == NULL ? unary : argnums;
+    Py_INCREF(argnums);
+    parents = PyObject_GetAttr(node, parents_name);
+    level = parents == NULL ? NULL : PyObject_GetAttr(query, level_name);
+    number = level == NULL ? NULL : PyObject_GetAttr(query, number_name);
+    PyObject *head = number == NULL ? NULL : head_of(&toposort_cell, level, number);
+    if (head == NULL) {
+        Py_DECREF(label);
+        Py_DECREF(argnums);
+        goto done;
+    }
+    /* (from here on, as the Python's try: an error goes to recorder.fail) */
+    result = 1;
+    PyObject *row[2] = {head, label};
+    if (PyObject_SetAttr(query, parents_name, parents) < 0 || PyObject_SetAttr(query, label_name, label) < 0
+            || PyObject_SetAttr(query, position_name, zero) < 0 || PyObject_SetAttr(query, argnums_name, argnums) < 0
+            || append_all(values, row, 2) < 0) {
+        result = structure_failed(recorder) < 0 ? -1 : 1;
+    }
+    Py_DECREF(label);
+    Py_DECREF(argnums);
+done:
+    if (result == 0) {
+        PyErr_Clear();
+    }
+    Py_XDECREF(key);
+    Py_XDECREF(nodes);
+    Py_XDECREF(kept);
+    Py_XDECREF(parents);
+    Py_XDECREF(level);
+    Py_XDECREF(number);
+    Py_DECREF(query);
+    Py_DECREF(labels);
+    Py_DECREF(values);
+    return result;
+}
+
+/* Mirrors on_vjp_called(node_id, g, ingrads)'s structure path (1, 0, -1 as toposort_written):
+       label = self.labels.get(node_id)
+       count = len(ingrads)
+       nones = _NONES[count] if count < 64 else (None,) * count
+       write(self.values, VJPCalled, mode="rev", level=query.level, query=query.number,
+             node=label or query.label, outgrad=None, ingrads=nones) */
+static int
+vjp_called_written(PyObject *recorder, PyObject *node_id, PyObject *ingrads)
+{
+    PyObject *query, *labels, *values;
+    if (!structure_state(recorder, &query, &labels, &values)) {
+        return 0;
+    }
+    int result = 0;
+    PyObject *label = PyDict_GetItemWithError(labels, node_id);  /* (borrowed) */
+    int named = label == NULL ? 0 : PyObject_IsTrue(label);
+    PyObject *node = named > 0 ? Py_NewRef(label) : named < 0 || PyErr_Occurred() ? NULL
+        : PyObject_GetAttr(query, label_name);
+    PyObject *level = node == NULL ? NULL : PyObject_GetAttr(query, level_name);
+    PyObject *number = level == NULL ? NULL : PyObject_GetAttr(query, number_name);
+    Py_ssize_t count = PyTuple_GET_SIZE(ingrads);
+    PyObject *head = number == NULL ? NULL : head_of(count == 1 ? &vjp_one_cell : &vjp_cell, level, number);
+    if (head != NULL) {
+        result = 1;
+        PyObject *row[2] = {head, node};
+        int failed = append_all(values, row, 2);
+        if (!failed && count != 1) {
+            PyObject *n = PyLong_FromSsize_t(count);
+            PyObject *more[2] = {Py_None, n};
+            failed = n == NULL || append_all(values, more, 2) < 0;
+            Py_XDECREF(n);
+            for (Py_ssize_t i = 0; !failed && i < count; i++) {
+                failed = PyList_Append(values, Py_None) < 0;
+            }
+        }
+        if (failed) {
+            result = structure_failed(recorder) < 0 ? -1 : 1;
+        }
+    } else {
+        PyErr_Clear();
+    }
+    Py_XDECREF(node);
+    Py_XDECREF(level);
+    Py_XDECREF(number);
+    Py_DECREF(query);
+    Py_DECREF(labels);
+    Py_DECREF(values);
+    return result;
+}
+
+/* Mirrors after_add_outgrads(prev_g_flagged, previous, g, result)'s structure path (1, 0, -1 as above):
+       frame = self.top                      (not the innermost query: in Python)
+       position = frame.position
+       frame.position = position + 1
+       parents, argnums = frame.parents, frame.argnums
+       if position < len(parents):
+           parent = parents[position]
+           parent = self.labels.get(id(parent))   (None: self.nodes.unrecorded(parent), in Python)
+       else:
+           parent = None
+       argnum = argnums[position] if position < len(argnums) else None
+       write(self.values, AddOutgrads, mode="rev", level=frame.level, query=frame.number, node=frame.label,
+             position=position, parent=parent, argnum=argnum, previous=None,
+             previous_flag=prev_g_flagged[1] if prev_g_flagged else NO_PREVIOUS, contribution=None,
+             result=None, result_flag=result[1], replaced=False) */
+static int
+add_outgrads_written(PyObject *recorder, PyObject *prev_g_flagged, PyObject *sum)
+{
+    PyObject *previous_flag;
+    if (prev_g_flagged == Py_None) {
+        previous_flag = no_previous;
+    } else if (PyTuple_CheckExact(prev_g_flagged) && PyTuple_GET_SIZE(prev_g_flagged) == 2) {
+        previous_flag = PyTuple_GET_ITEM(prev_g_flagged, 1);
+    } else {
+        return 0;
+    }
+    if (!PyTuple_CheckExact(sum) || PyTuple_GET_SIZE(sum) != 2) {
+        return 0;
+    }
+    PyObject *result_flag = PyTuple_GET_ITEM(sum, 1);
+    PyObject *query, *labels, *values;
+    if (!structure_state(recorder, &query, &labels, &values)) {
+        return 0;
+    }
+    int result = 0;
+    PyObject *top = PyObject_GetAttr(recorder, top_name);
+    PyObject *at = top == query ? PyObject_GetAttr(query, position_name) : NULL;
+    PyObject *parents = at == NULL ? NULL : PyObject_GetAttr(query, parents_name);
+    PyObject *argnums = parents == NULL ? NULL : PyObject_GetAttr(query, argnums_name);
+    PyObject *node = argnums == NULL ? NULL : PyObject_GetAttr(query, label_name);
+    PyObject *level = node == NULL ? NULL : PyObject_GetAttr(query, level_name);
+    PyObject *number = level == NULL ? NULL : PyObject_GetAttr(query, number_name);
+    PyObject *parent = NULL, *next = NULL, *key = NULL;
+    Py_ssize_t position = number != NULL && PyLong_CheckExact(at) ? PyLong_AsSsize_t(at) : -1;
+    if (position < 0 || !PyTuple_CheckExact(parents) || !PyTuple_CheckExact(argnums)) {
+        goto done;
+    }
+    if (position < PyTuple_GET_SIZE(parents)) {
+        key = PyLong_FromVoidPtr(PyTuple_GET_ITEM(parents, position));
+        parent = key == NULL ? NULL : PyDict_GetItemWithError(labels, key);
+        if (parent == NULL || PyObject_IsTrue(parent) <= 0) {
+            parent = NULL;
+            goto done;
+        }
+    } else {
+        parent = Py_None;
+    }
+    Py_INCREF(parent);
+    PyObject *argnum = position < PyTuple_GET_SIZE(argnums) ? PyTuple_GET_ITEM(argnums, position) : Py_None;
+    int first = position == 0 && argnum == zero && previous_flag == no_previous && result_flag == Py_False;
+    PyObject *head = head_of(first ? &add_first_cell : &add_cell, level, number);
+    next = head == NULL ? NULL : PyLong_FromSsize_t(position + 1);
+    if (next == NULL) {
+        Py_CLEAR(parent);
+        goto done;
+    }
+    result = 1;
+    int failed = PyObject_SetAttr(query, position_name, next) < 0;
+    if (!failed && first) {
+        PyObject *row[3] = {head, node, parent};
+        failed = append_all(values, row, 3) < 0;
+    } else if (!failed) {
+        PyObject *row[11] = {head, node, at, parent, argnum, Py_None, previous_flag, Py_None, Py_None, result_flag,
+                             Py_False};
+        failed = append_all(values, row, 11) < 0;
+    }
+    if (failed) {
+        result = structure_failed(recorder) < 0 ? -1 : 1;
+    }
+done:
+    if (result == 0) {
+        PyErr_Clear();
+    }
+    Py_XDECREF(parent);
+    Py_XDECREF(next);
+    Py_XDECREF(key);
+    Py_XDECREF(top);
+    Py_XDECREF(at);
+    Py_XDECREF(parents);
+    Py_XDECREF(argnums);
+    Py_XDECREF(node);
+    Py_XDECREF(level);
+    Py_XDECREF(number);
+    Py_DECREF(query);
+    Py_DECREF(labels);
+    Py_DECREF(values);
+    return result;
+}
+
+static PyObject *keep_sites_name, *made_name, *names_name, *distinct_name, *levels_name, *on_vjp_node_name;
+static HeadCell node_unary_cell = {1001}, node_cell = {1};
+
+/* Mirrors on_vjp_node(node, value, fun, args, kwargs, argnums, parents)'s structure path (1, 0, -1 as
+   toposort_written), for a node of one or two parents, its primitive named before, no call site kept:
+       number = nodes.made
+       nodes.made = number + 1
+       names = nodes.names.get(fun)          (None: nodes.name_of(fun), in Python)
+       label = f"v{number}_{names[1]}"
+       argnums = nodes.distinct_argnums.setdefault(argnums, argnums)
+       parent_labels = the parents' labels.get(id(parent)), joined by a comma   (None: in Python)
+       level = levels.get(id(parents[0]), 0)
+       labels[key] = label; levels[key] = level and nodes.argnums[key] = argnums where they differ
+       write(self.values, NodeCreated, mode="rev", level=level, query=query and query.number, label=label,
+             primitive=names[0], argnums=argnums, parents=parent_labels, value=None, site=None) */
+static int
+vjp_node_written(PyObject *recorder, PyObject *node, PyObject *fun, PyObject *argnums, PyObject *parents)
+{
+    if (!PyTuple_CheckExact(parents) || PyTuple_GET_SIZE(parents) < 1 || PyTuple_GET_SIZE(parents) > 2) {
+        return 0;
+    }
+    PyObject *live = PyObject_GetAttr(recorder, live_name);
+    PyObject *keeps = live == Py_True ? PyObject_GetAttr(recorder, keeps_name) : NULL;
+    PyObject *sites = keeps == Py_False ? PyObject_GetAttr(recorder, keep_sites_name) : NULL;
+    int fast = sites != NULL && !PyObject_IsTrue(sites);
+    Py_XDECREF(live);
+    Py_XDECREF(keeps);
+    Py_XDECREF(sites);
+    if (!fast) {
+        PyErr_Clear();
+        return 0;
+    }
+    int result = 0;
+    PyObject *nodes = NULL, *values = NULL, *query = NULL, *number = NULL, *names = NULL, *distinct = NULL,
+        *labels = NULL, *levels = NULL, *kept = NULL, *key = NULL, *first = NULL, *second = NULL,
+        *parent_labels = NULL, *label = NULL, *next = NULL, *query_number = NULL;
+    nodes = PyObject_GetAttr(recorder, nodes_name);
+    values = nodes == NULL ? NULL : PyObject_GetAttr(recorder, values_name);
+    query = values == NULL ? NULL : PyObject_GetAttr(recorder, query_name);
+    number = query == NULL ? NULL : PyObject_GetAttr(nodes, made_name);
+    names = number == NULL ? NULL : PyObject_GetAttr(nodes, names_name);
+    distinct = names == NULL ? NULL : PyObject_GetAttr(nodes, distinct_name);
+    labels = distinct == NULL ? NULL : PyObject_GetAttr(nodes, labels_name);
+    levels = labels == NULL ? NULL : PyObject_GetAttr(nodes, levels_name);
+    kept = levels == NULL ? NULL : PyObject_GetAttr(nodes, argnums_name);
+    if (kept == NULL || !PyList_CheckExact(values) || !PyLong_CheckExact(number) || !PyDict_CheckExact(names)
+            || !PyDict_CheckExact(distinct) || !PyDict_CheckExact(labels) || !PyDict_Check(levels)
+            || !PyDict_Check(kept)) {
+        goto done;
+    }
+    PyObject *named = PyDict_GetItemWithError(names, fun);  /* (borrowed) */
+    if (named == NULL || !PyTuple_CheckExact(named) || PyTuple_GET_SIZE(named) != 2) {
+        goto done;
+    }
+    PyObject *parent_key = PyLong_FromVoidPtr(PyTuple_GET_ITEM(parents, 0));
+    if (parent_key == NULL) {
+        goto done;
+    }
+    first = PyDict_GetItemWithError(labels, parent_key);
+    PyObject *level = first == NULL ? NULL : PyDict_GetItemWithError(levels, parent_key);
+    if (level == NULL && !PyErr_Occurred()) {
+        level = zero;
+    }
+    Py_DECREF(parent_key);
+    if (first == NULL || level == NULL || PyObject_IsTrue(first) <= 0) {
+        first = NULL;
+        goto done;
+    }
+    Py_INCREF(first);
+    Py_INCREF(level);
+    if (PyTuple_GET_SIZE(parents) == 2) {
+        parent_key = PyLong_FromVoidPtr(PyTuple_GET_ITEM(parents, 1));
+        second = parent_key == NULL ? NULL : PyDict_GetItemWithError(labels, parent_key);
+        Py_XDECREF(parent_key);
+        if (second == NULL || PyObject_IsTrue(second) <= 0) {
+            second = NULL;
+            Py_DECREF(level);
+            goto done;
+        }
+        Py_INCREF(second);
+        parent_labels = PyUnicode_FromFormat("%U,%U", first, second);
+    } else {
+        parent_labels = Py_NewRef(first);
+    }
+    Py_ssize_t made = PyLong_AsSsize_t(number);
+    label = parent_labels == NULL || made < 0 ? NULL
+        : PyUnicode_FromFormat("v%zd_%U", made, PyTuple_GET_ITEM(named, 1));
+    next = label == NULL ? NULL : PyLong_FromSsize_t(made + 1);
+    key = next == NULL ? NULL : PyLong_FromVoidPtr(node);
+    query_number = key == NULL ? NULL : query == Py_None ? Py_NewRef(Py_None) : PyObject_GetAttr(query, number_name);
+    PyObject *shared = query_number == NULL ? NULL : PyDict_SetDefault(distinct, argnums, argnums);  /* borrowed */
+    PyObject *head = shared == NULL ? NULL
+        : head_of(shared == unary ? &node_unary_cell : &node_cell, level, query_number);
+    if (head == NULL) {
+        Py_DECREF(level);
+        goto done;
+    }
+    /* (from here on, as the Python's try: an error goes to recorder.fail) */
+    result = 1;
+    int failed = PyObject_SetAttr(nodes, made_name, next) < 0 || PyDict_SetItem(labels, key, label) < 0;
+    if (!failed) {
+        PyObject *was = PyDict_GetItemWithError(levels, key);
+        int same = was == NULL ? (PyErr_Occurred() ? -1 : PyObject_RichCompareBool(zero, level, Py_EQ))
+            : PyObject_RichCompareBool(was, level, Py_EQ);
+        failed = same < 0 || (same == 0 && PyDict_SetItem(levels, key, level) < 0);
+    }
+    if (!failed) {
+        PyObject *was = PyDict_GetItemWithError(kept, key);
+        failed = was == NULL && PyErr_Occurred();
+        if (!failed && (was == NULL ? unary : was) != shared) {
+            failed = PyDict_SetItem(kept, key, shared) < 0;
+        }
+    }
+    if (!failed && shared == unary) {
+        PyObject *row[4] = {head, label, PyTuple_GET_ITEM(named, 0), parent_labels};
+        failed = append_all(values, row, 4) < 0;
+    } else if (!failed) {
+        PyObject *row[7] = {head, label, PyTuple_GET_ITEM(named, 0), shared, parent_labels, Py_None, Py_None};
+        failed = append_all(values, row, 7) < 0;
+    }
+    if (failed) {
+        result = structure_failed(recorder) < 0 ? -1 : 1;
+    }
+    Py_DECREF(level);
+done:
+    if (result == 0) {
+        PyErr_Clear();
+    }
+    Py_XDECREF(nodes);
+    Py_XDECREF(values);
+    Py_XDECREF(query);
+    Py_XDECREF(number);
+    Py_XDECREF(names);
+    Py_XDECREF(distinct);
+    Py_XDECREF(labels);
+    Py_XDECREF(levels);
+    Py_XDECREF(kept);
+    Py_XDECREF(key);
+    Py_XDECREF(first);
+    Py_XDECREF(second);
+    Py_XDECREF(parent_labels);
+    Py_XDECREF(label);
+    Py_XDECREF(next);
+    Py_XDECREF(query_number);
+    return result;
+}
+
+/* structure(Recorder, on_toposort, HEADS, NO_PREVIOUS, UNARY): the recorder class whose structure events the
+   wrappers write (recorder.py, at import) */
+static PyObject *
+structure(PyObject *module, PyObject *args)
+{
+    PyObject *type, *toposort, *heads_given, *no_previous_given, *unary_given;
+    if (!PyArg_UnpackTuple(args, "structure", 5, 5, &type, &toposort, &heads_given, &no_previous_given,
+                           &unary_given)) {
+        return NULL;
+    }
+    if (!PyType_Check(type) || !PyType_HasFeature((PyTypeObject *)type, Py_TPFLAGS_HEAPTYPE)) {
+        PyErr_SetString(PyExc_TypeError, "structure() takes the recorder's class first");
+        return NULL;
+    }
+    Py_XSETREF(recorder_type, (PyTypeObject *)Py_NewRef(type));
+    Py_XSETREF(toposort_function, Py_NewRef(toposort));
+    Py_XSETREF(heads, Py_NewRef(heads_given));
+    Py_XSETREF(no_previous, Py_NewRef(no_previous_given));
+    Py_XSETREF(unary, Py_NewRef(unary_given));
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef module_methods[] = {
+    {"structure", structure, METH_VARARGS,
+     "structure(Recorder, on_toposort, HEADS, NO_PREVIOUS, UNARY): the recorder class whose capture structure "
+     "events the wrappers write themselves (the common case of on_toposort, on_vjp_called, after_add_outgrads)."},
+    {NULL},
+};
+
 static const char *const VJP_PARAMETERS[] = {"g"};  /* recorded_vjp(node_vjp, g), node_vjp bound */
 static const char *const ADD_OUTGRADS_PARAMETERS[] = {"prev_g_flagged", "g"};
 
@@ -107,6 +631,16 @@ recorded_vjp_call(PyObject *callable, PyObject *const *args, size_t nargsf, PyOb
         Py_DECREF(recorder);
         Py_DECREF(ingrads);
         return NULL;
+    }
+    int written = structure_recorder(recorder, on_vjp_called) ? vjp_called_written(recorder, node_id, ingrads) : 0;
+    if (written != 0) {  /* (capture structure's common case: the event written here) */
+        Py_DECREF(node_id);
+        Py_DECREF(recorder);
+        if (written < 0) {
+            Py_DECREF(ingrads);
+            return NULL;
+        }
+        return ingrads;
     }
     PyObject *call[4] = {recorder, node_id, g, ingrads};
     PyObject *done = PyObject_VectorcallMethod(on_vjp_called, call, 4, NULL);
@@ -265,8 +799,14 @@ node_init_call(PyObject *callable, PyObject *const *args, size_t nargsf, PyObjec
         Py_RETURN_NONE;
     }
     PyObject *self = args[0];
-    PyObject *call[8] = {recorder, self, args[1], args[2], args[3], args[4], args[5], args[6]};
-    done = PyObject_VectorcallMethod(on_vjp_node, call, 8, NULL);
+    int written = structure_recorder(recorder, on_vjp_node_name)
+        ? vjp_node_written(recorder, self, args[2], args[5], args[6]) : 0;
+    if (written == 0) {
+        PyObject *call[8] = {recorder, self, args[1], args[2], args[3], args[4], args[5], args[6]};
+        done = PyObject_VectorcallMethod(on_vjp_node, call, 8, NULL);
+    } else {  /* (capture structure's common case: the event written here) */
+        done = written < 0 ? NULL : Py_NewRef(Py_None);
+    }
     Py_DECREF(recorder);
     if (done == NULL) {
         return NULL;
@@ -445,7 +985,12 @@ add_outgrads_call(PyObject *callable, PyObject *const *args, size_t nargsf, PyOb
         previous = Py_NewRef(Py_None);
     }
     PyObject *result = PyObject_Vectorcall(self->original, args, 2, NULL);
-    if (result != NULL) {
+    int written = result != NULL && previous == Py_None && structure_recorder(recorder, after_add_outgrads)
+        ? add_outgrads_written(recorder, prev_g_flagged, result) : 0;
+    if (written < 0) {
+        Py_CLEAR(result);
+    }
+    if (result != NULL && written == 0) {
         PyObject *call[5] = {recorder, prev_g_flagged, previous, g, result};
         PyObject *done = PyObject_VectorcallMethod(after_add_outgrads, call, 5, NULL);
         if (done == NULL) {
@@ -550,7 +1095,18 @@ visits_next(Visits *self)
     if (node == NULL) {
         return NULL;  /* exhausted (no error set), or the error of toposort */
     }
-    PyObject *done = PyObject_CallOneArg(self->on_toposort, node);
+    PyObject *on_toposort = self->on_toposort;
+    if (PyMethod_Check(on_toposort) && PyMethod_GET_FUNCTION(on_toposort) == toposort_function
+            && structure_recorder(PyMethod_GET_SELF(on_toposort), on_toposort_name)) {
+        int written = toposort_written(PyMethod_GET_SELF(on_toposort), node);
+        if (written != 0) {  /* (capture structure's common case: the event written here) */
+            if (written < 0) {
+                Py_CLEAR(node);
+            }
+            return node;
+        }
+    }
+    PyObject *done = PyObject_CallOneArg(on_toposort, node);
     if (done == NULL) {
         Py_DECREF(node);
         return NULL;
@@ -626,7 +1182,7 @@ static PyTypeObject VisitsType = {
 
 /* -------------------- the module -------------------- */
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_wrappers", NULL, -1, NULL};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_wrappers", NULL, -1, module_methods};
 
 static int
 add_type(PyObject *m, const char *name, PyTypeObject *type)
@@ -651,6 +1207,37 @@ PyInit__wrappers(void)
     keeps_values_name = PyUnicode_InternFromString("keeps_values");
     on_vjp_node = PyUnicode_InternFromString("on_vjp_node");
     vjp_name = PyUnicode_InternFromString("vjp");
+    live_name = PyUnicode_InternFromString("live");
+    keeps_name = PyUnicode_InternFromString("keeps_values");
+    query_name = PyUnicode_InternFromString("query");
+    top_name = PyUnicode_InternFromString("top");
+    labels_name = PyUnicode_InternFromString("labels");
+    values_name = PyUnicode_InternFromString("values");
+    nodes_name = PyUnicode_InternFromString("nodes");
+    argnums_name = PyUnicode_InternFromString("argnums");
+    level_name = PyUnicode_InternFromString("level");
+    number_name = PyUnicode_InternFromString("number");
+    label_name = PyUnicode_InternFromString("label");
+    parents_name = PyUnicode_InternFromString("parents");
+    position_name = PyUnicode_InternFromString("position");
+    fail_name = PyUnicode_InternFromString("fail");
+    on_toposort_name = PyUnicode_InternFromString("on_toposort");
+    keep_sites_name = PyUnicode_InternFromString("keep_sites");
+    made_name = PyUnicode_InternFromString("made");
+    names_name = PyUnicode_InternFromString("names");
+    distinct_name = PyUnicode_InternFromString("distinct_argnums");
+    levels_name = PyUnicode_InternFromString("levels");
+    on_vjp_node_name = PyUnicode_InternFromString("on_vjp_node");
+    if (!keep_sites_name || !made_name || !names_name || !distinct_name || !levels_name || !on_vjp_node_name) {
+        return NULL;
+    }
+    rev = PyUnicode_InternFromString("rev");
+    zero = PyLong_FromLong(0);
+    if (!live_name || !keeps_name || !query_name || !top_name || !labels_name || !values_name || !nodes_name
+            || !argnums_name || !level_name || !number_name || !label_name || !parents_name || !position_name
+            || !fail_name || !on_toposort_name || !rev || !zero) {
+        return NULL;
+    }
     if (!on_vjp_called || !before_add_outgrads || !after_add_outgrads || !keeps_values_name || !on_vjp_node
             || !vjp_name) {
         return NULL;

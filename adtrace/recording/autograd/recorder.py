@@ -12,13 +12,16 @@ are kept true by ``copy_on_write.CopyOnWrite``: the arrays autograd accumulates 
 are held through shared Versions, which take a copy just before autograd writes into them.
 """
 
+from .. import compiled
+from ..eventlog import HEADS
+from ..events import NO_PREVIOUS
 from .copy_on_write import CopyOnWrite
 from ..fanout import guard_callbacks
 from ..recorder import RecorderBase, RecorderWarning
 from .backward import BackwardQueries, Query
 from .hooks import Callbacks
 from .forward import ForwardMode
-from .node_table import NodeTable, box_levels
+from .node_table import UNARY, NodeTable, box_levels
 from .nodes import NodeCall, Nodes
 
 __all__ = ["Recorder", "RecorderWarning", "NodeCall"]
@@ -88,3 +91,8 @@ class Recorder(RecorderBase, Nodes, BackwardQueries, ForwardMode):
         if seen is not None and seen[0] is value:
             return seen[1]
         return self.keep(value)
+
+
+_twin = compiled.twin("adtrace.recording.autograd._wrappers")
+if _twin is not None:  # its wrappers write capture structure's visits, local VJPs and accumulations themselves
+    _twin.structure(Recorder, BackwardQueries.on_toposort, HEADS, NO_PREVIOUS, UNARY)  # (their common case)

@@ -214,6 +214,52 @@ def test_compiled_and_pure_python_record_the_same_events(capture):
         assert a == b, case.name
 
 
+HOT = ("on_vjp_node", "on_toposort", "on_vjp_called", "after_add_outgrads")  # written in C under structure
+
+
+def called_while(case, capture):
+    """The recorder's hot callbacks Python ran while ``case`` was recorded, and its events."""
+    called = set()
+
+    def profile(frame, event, arg):
+        if event == "call" and frame.f_code.co_name in HOT:
+            called.add(frame.f_code.co_name)
+
+    sys.setprofile(profile)
+    try:
+        events = recorded(case, capture)
+    finally:
+        sys.setprofile(None)
+    return called, events
+
+
+@needs_twin
+def test_under_capture_structure_the_compiled_wrappers_write_the_per_node_events(monkeypatch):
+    """The common case's node, visit, VJP and accumulation events are written by the C wrappers, no Python
+    callback run (on_vjp_node for the first node of each primitive: it names the primitive); the Python
+    callbacks write the same (the pure-Python wrappers); a callback replaced on the recorder's class (the
+    benchmarks' no-op floor, a test's failing one) is called instead, the others still written in C,
+    interleaved in one log: the same events again."""
+    from adtrace.recording.autograd.backward import BackwardQueries
+    from adtrace.recording.autograd.recorder import Recorder
+
+    cases = [c for c in CASES if c.name in ("tanh_chain", "square", "rational", "dot_tanh")
+             or c.operator == "grad_of_grad"]
+    assert len(cases) >= 5
+    use(monkeypatch, TWIN)
+    compiled_runs = [called_while(case, "structure") for case in cases]
+    assert all(called <= {"on_vjp_node"} for called, _ in compiled_runs)  # (for a primitive's first node only)
+    use(monkeypatch, None)
+    pure_runs = [called_while(case, "structure") for case in cases]
+    assert all(called == set(HOT) for called, _ in pure_runs)
+    use(monkeypatch, TWIN)
+    monkeypatch.setattr(Recorder, "on_toposort", BackwardQueries.on_toposort)  # (the same, on the class)
+    mixed_runs = [called_while(case, "structure") for case in cases]
+    assert all(called - {"on_vjp_node"} == {"on_toposort"} for called, _ in mixed_runs)
+    for case, (_, a), (_, b), (_, c) in zip(cases, compiled_runs, pure_runs, mixed_runs):
+        assert a == b == c, case.name
+
+
 def test_a_node_made_while_recording_holds_the_binding_in_use(binding):
     with adtrace.record(capture="structure"):
         vjp, _ = make_vjp(lambda x: anp.sin(x) * x)(0.5)
