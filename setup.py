@@ -3,12 +3,17 @@ pure-Python module it does the same as, faster. Every one is ``optional``: on a 
 or Python's headers, ``pip install`` warns and goes on, and adtrace runs the pure-Python code, which stays
 the reference (``adtrace doctor`` says which is in use). Everything else is in ``pyproject.toml``."""
 
+from pathlib import Path
+
 from setuptools import Extension, setup
 
 
 def twin(module):
-    """The C twin ``module`` (dotted), built from the ``.c`` file of the same path."""
-    return Extension(module, [module.replace(".", "/") + ".c"], optional=True)
+    """The C twin ``module`` (dotted), built from the ``.c`` file of the same path (and the ``.h`` files beside
+    it, which it may include: a change rebuilds it, and an sdist carries them)."""
+    source = module.replace(".", "/") + ".c"
+    headers = sorted(str(path) for path in Path(source).parent.glob("*.h"))
+    return Extension(module, [source], depends=headers, optional=True)
 
 
 setup(ext_modules=[twin(module) for module in (

@@ -8,6 +8,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <structmember.h>
+#include "_state.h"
 
 /* ---- what descriptors.py binds (bind()): its own objects, the reference */
 static PyObject *MISSING, *NOT_HELD, *TRACKED_NUMBER, *NUMBER_KINDS, *track, *plain, *PyGrad, *PyBackward, *PLUS;
@@ -17,6 +18,9 @@ static PyObject *s_state, *s_frames, *s_quiet, *s_ends, *s_addition, *s_in_place
     *s_run;
 
 static PyTypeObject RecordedLocalBackwardType;
+static PyTypeObject *StateType;  /* _hooks.ThreadState (bound), or NULL: its fields read directly */
+
+#define IS_STATE(state) (StateType != NULL && Py_TYPE(state) == StateType)
 
 /* type(x) in UNTRACKED (tracked.py: int, float, NoneType, exactly) */
 static int untracked(PyObject *x) { return PyLong_CheckExact(x) || PyFloat_CheckExact(x) || x == Py_None; }
@@ -49,8 +53,17 @@ static int attr_true(PyObject *obj, PyObject *name) {
     return truth;
 }
 
+/* truth of `state.quiet`: 1, 0, or -1 */
+static int quiet_true(PyObject *state) {
+    return IS_STATE(state) ? STATE_FIELD(state, quiet) != 0 : attr_true(state, s_quiet);
+}
+
 /* `state.quiet += step` */
 static int add_quiet(PyObject *state, long step) {
+    if (IS_STATE(state)) {
+        STATE_FIELD(state, quiet) += step;
+        return 0;
+    }
     PyObject *quiet = PyObject_GetAttr(state, s_quiet);
     if (quiet == NULL) return -1;
     long now = PyLong_CheckExact(quiet) ? PyLong_AsLong(quiet) : -1;  /* (an exact small int: its sum made directly) */
@@ -74,6 +87,12 @@ static int add_quiet(PyObject *state, long step) {
 
 /* `x, obj.name = obj.name, None`: the old value (new reference), or NULL */
 static PyObject *take(PyObject *obj, PyObject *name) {
+    if (IS_STATE(obj)) {  /* (the compiled state's field: its reference handed on, None put in its place) */
+        PyObject **field = name == s_addition ? &STATE_FIELD(obj, addition) : &STATE_FIELD(obj, in_place);
+        PyObject *x = *field;
+        *field = Py_NewRef(Py_None);
+        return x;
+    }
     PyObject *x = PyObject_GetAttr(obj, name);
     if (x == NULL) return NULL;
     if (PyObject_SetAttr(obj, name, Py_None) < 0) { Py_DECREF(x); return NULL; }
@@ -290,8 +309,12 @@ static PyObject *grad_read_in_frame(Descriptor *self, PyObject *value, PyObject 
         }
         Py_XDECREF(handed);
         if (failed) Py_CLEAR(tracked);
-    } else if (tracked != NULL) {  /* frame.read.add(id(value)) */
+    } else if (tracked != NULL) {  /* if frame.read is None: frame.read = set();  frame.read.add(id(value)) */
         PyObject *read = PyObject_GetAttr(frame, s_read), *id = PyLong_FromVoidPtr(value);
+        if (read == Py_None) {
+            Py_SETREF(read, PySet_New(NULL));
+            if (read != NULL && PyObject_SetAttr(frame, s_read, read) < 0) Py_CLEAR(read);
+        }
         int failed = read == NULL || id == NULL || PySet_Add(read, id) < 0;
         Py_XDECREF(read);
         Py_XDECREF(id);
@@ -314,7 +337,7 @@ static PyObject *grad_get(Descriptor *self, PyObject *value, PyObject *owner) {
     }
     PyObject *state = local_state(self);
     if (state == NULL) { Py_DECREF(grad); return NULL; }
-    int frames = list_true(self, state, s_frames), quiet = frames > 0 ? attr_true(state, s_quiet) : 0;
+    int frames = list_true(self, state, s_frames), quiet = frames > 0 ? quiet_true(state) : 0;
     PyObject *result = grad;  /* (return grad: its reference handed on) */
     if (frames < 0 || quiet < 0 || (frames && !quiet)) {  /* if state.frames and not state.quiet: */
         result = frames < 0 || quiet < 0 ? NULL : grad_read_in_frame(self, value, grad, state);
@@ -356,18 +379,25 @@ static int told_addition(Descriptor *self, PyObject *value, PyObject *grad, PyOb
     if ((frame = PySequence_GetItem(frames, -1)) == NULL || (children = PyObject_GetAttr(frame, s_children)) == NULL
         || (unwritten = PyObject_GetAttr(frame, s_unwritten)) == NULL)
         goto done;
-    Py_ssize_t n = PySequence_Size(unwritten);
-    if (n < 0) goto done;
-    for (Py_ssize_t i = 0; i < n; i++) {  /* for unwritten in frame.unwritten: if children[unwritten] is value: */
-        PyObject *at = PySequence_GetItem(unwritten, i), *child = at ? PyObject_GetItem(children, at) : NULL;
+    /* (frame.position(value), written out for a mask of a long: else hooks.grad_written does it all) */
+    long long mask = PyLong_CheckExact(unwritten) ? PyLong_AsLongLong(unwritten) : -1;
+    if (mask < 0 || mask >= (1LL << 62)) {
+        if (PyErr_Occurred()) PyErr_Clear();
+        told = 0;
+        goto done;
+    }
+    for (int at = 0; mask >> at; at++) {  /* the first unwritten position of value among the children */
+        if (!(mask >> at & 1)) continue;
+        PyObject *child = PySequence_GetItem(children, at);
         Py_XDECREF(child);
-        if (child == NULL) { Py_XDECREF(at); goto done; }
-        if (child == value) {  /* frame.unwritten.remove(unwritten) (its first equal: this one, the positions are distinct) */
-            if (PySequence_DelItem(unwritten, i) < 0) { Py_DECREF(at); goto done; }
-            position = at;
+        if (child == NULL) goto done;
+        if (child == value) {  /* frame.unwritten = unwritten & ~(1 << at) */
+            PyObject *left_unwritten = PyLong_FromLongLong(mask & ~(1LL << at));
+            int failed = left_unwritten == NULL || PyObject_SetAttr(frame, s_unwritten, left_unwritten) < 0;
+            Py_XDECREF(left_unwritten);
+            if (failed || (position = PyLong_FromLong(at)) == NULL) { position = Py_None; goto done; }
             break;
         }
-        Py_DECREF(at);
     }
     if (PyContextVar_Get(self->active, NULL, &sink) < 0) goto done;  /* sink = self.active.get() */
     if (sink != NULL && sink != Py_None) {  /* state.quiet += 1; try: sink.grad_written(...) finally: quiet -= 1 */
@@ -445,7 +475,7 @@ static int grad_set(Descriptor *self, PyObject *value, PyObject *grad) {
     int result = -1;
     PyObject *state = local_state(self);
     if (state == NULL) goto done;
-    int ends = list_true(self, state, s_ends), quiet = ends > 0 ? attr_true(state, s_quiet) : 0;
+    int ends = list_true(self, state, s_ends), quiet = ends > 0 ? quiet_true(state) : 0;
     if (ends < 0 || quiet < 0) goto done;
     if (!ends || quiet)  /* if not state.ends or state.quiet: store; return */
         result = store(self, value, grad);
@@ -490,7 +520,7 @@ static PyObject *backward_get(Descriptor *self, PyObject *value, PyObject *owner
     if (not_ready(self)) return NULL;
     PyObject *state = local_state(self);  /* listening = state.ends and not state.quiet */
     if (state == NULL) return NULL;
-    int ends = list_true(self, state, s_ends), quiet = ends > 0 ? attr_true(state, s_quiet) : 0;
+    int ends = list_true(self, state, s_ends), quiet = ends > 0 ? quiet_true(state) : 0;
     Py_DECREF(state);
     if (ends < 0 || quiet < 0) return NULL;
     int listening = ends && !quiet;
@@ -647,15 +677,23 @@ static PyTypeObject RecordedLocalBackwardType = {
 /* bind(MISSING, NOT_HELD, TRACKED_NUMBER, NUMBER_KINDS, track, plain, GradDescriptor, BackwardDescriptor): descriptors.py's
  * own objects (the reference classes last), once at its import */
 static PyObject *bind(PyObject *module, PyObject *args) {
-    PyObject *objects[8];
-    if (!PyArg_ParseTuple(args, "OOO!O!OOOO:bind", &objects[0], &objects[1], &PyDict_Type, &objects[2],
-                          &PyFrozenSet_Type, &objects[3], &objects[4], &objects[5], &objects[6], &objects[7]))
+    PyObject *objects[8], *state_type;
+    if (!PyArg_ParseTuple(args, "OOO!O!OOOOO:bind", &objects[0], &objects[1], &PyDict_Type, &objects[2],
+                          &PyFrozenSet_Type, &objects[3], &objects[4], &objects[5], &objects[6], &objects[7],
+                          &state_type))
         return NULL;
+    if (state_type != Py_None && !(PyType_Check(state_type)
+                                   && ((PyTypeObject *)state_type)->tp_basicsize == sizeof(ThreadStateObject))) {
+        PyErr_SetString(PyExc_TypeError, "bind: the state type is _hooks.ThreadState, or None");
+        return NULL;
+    }
     PyObject **globals[8] = {&MISSING, &NOT_HELD, &TRACKED_NUMBER, &NUMBER_KINDS, &track, &plain, &PyGrad, &PyBackward};
     for (int i = 0; i < 8; i++) {
         Py_INCREF(objects[i]);
         Py_XSETREF(*globals[i], objects[i]);
     }
+    Py_XINCREF(state_type == Py_None ? NULL : state_type);
+    Py_XSETREF(StateType, state_type == Py_None ? NULL : (PyTypeObject *)state_type);
     Py_RETURN_NONE;
 }
 

@@ -9,10 +9,108 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stddef.h>  /* offsetof */
+#include <structmember.h>
+#include "_state.h"
 
 static PyObject *s_state, *s_quiet, *s_frames, *s_addition, *s_in_place, *s_node_created,
     *s_local_backward_started, *s_local_backward_ended, *s_dict, *s_read, *s_handed, *s_node, *s_children,
-    *s_unwritten, *s_owner, *s_state_key, *s_empty, *s_empty_tuple;
+    *s_unwritten, *s_took, *s_owner, *s_state_key, *s_empty, *s_empty_tuple;
+
+/* ---- ThreadState: hooks._ThreadState, its fields in C (read and written directly by this module and
+   _descriptors.c; from Python, the same attributes) ---- */
+
+static PyTypeObject ThreadStateType;
+
+#define IS_STATE(state) (Py_TYPE(state) == &ThreadStateType)
+
+static int state_init(ThreadStateObject *self, PyObject *args, PyObject *kwargs) {
+    static char *names[] = {"written", NULL};
+    PyObject *written;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O:ThreadState", names, &written)) return -1;
+    PyObject *ends = PyList_New(0), *bare = PyList_New(0), *edge_visits = PyList_New(0), *frames = PyList_New(0);
+    if (ends == NULL || bare == NULL || edge_visits == NULL || frames == NULL) {
+        Py_XDECREF(ends); Py_XDECREF(bare); Py_XDECREF(edge_visits); Py_XDECREF(frames);
+        return -1;
+    }
+    Py_XSETREF(self->written, Py_NewRef(written));
+    Py_XSETREF(self->in_place, Py_NewRef(Py_None));
+    Py_XSETREF(self->ends, ends);
+    Py_XSETREF(self->bare, bare);
+    Py_XSETREF(self->edge_visits, edge_visits);
+    Py_XSETREF(self->frames, frames);
+    Py_XSETREF(self->addition, Py_NewRef(Py_None));
+    self->quiet = 0;
+    return 0;
+}
+
+static PyObject *state_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+    ThreadStateObject *self = (ThreadStateObject *)type->tp_alloc(type, 0);
+    if (self == NULL) return NULL;
+    PyObject **fields[] = {&self->written, &self->in_place, &self->ends, &self->bare, &self->edge_visits,
+                           &self->frames, &self->addition};
+    for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) *fields[i] = Py_NewRef(Py_None);
+    return (PyObject *)self;
+}
+
+static int state_traverse(ThreadStateObject *self, visitproc visit, void *arg) {
+    Py_VISIT(self->written); Py_VISIT(self->in_place); Py_VISIT(self->ends); Py_VISIT(self->bare);
+    Py_VISIT(self->edge_visits); Py_VISIT(self->frames); Py_VISIT(self->addition);
+    return 0;
+}
+
+static int state_clear(ThreadStateObject *self) {
+    Py_CLEAR(self->written); Py_CLEAR(self->in_place); Py_CLEAR(self->ends); Py_CLEAR(self->bare);
+    Py_CLEAR(self->edge_visits); Py_CLEAR(self->frames); Py_CLEAR(self->addition);
+    return 0;
+}
+
+static void state_dealloc(ThreadStateObject *self) {
+    PyObject_GC_UnTrack(self);
+    state_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* a field set to NULL (del state.x, or cleared by the collector) reads as AttributeError: T_OBJECT_EX */
+static PyMemberDef state_members[] = {
+    {"written", T_OBJECT_EX, offsetof(ThreadStateObject, written), 0, NULL},
+    {"in_place", T_OBJECT_EX, offsetof(ThreadStateObject, in_place), 0, NULL},
+    {"ends", T_OBJECT_EX, offsetof(ThreadStateObject, ends), READONLY, NULL},
+    {"bare", T_OBJECT_EX, offsetof(ThreadStateObject, bare), READONLY, NULL},
+    {"edge_visits", T_OBJECT_EX, offsetof(ThreadStateObject, edge_visits), READONLY, NULL},
+    {"frames", T_OBJECT_EX, offsetof(ThreadStateObject, frames), READONLY, NULL},
+    {"addition", T_OBJECT_EX, offsetof(ThreadStateObject, addition), 0, NULL},
+    {"quiet", T_PYSSIZET, offsetof(ThreadStateObject, quiet), 0, NULL},
+    {NULL},
+};
+
+static PyTypeObject ThreadStateType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "adtrace.recording.value_class._hooks.ThreadState",
+    .tp_doc = "hooks._ThreadState, compiled: its fields read and written directly by the compiled hooks.",
+    .tp_basicsize = sizeof(ThreadStateObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_new = state_new,
+    .tp_init = (initproc)state_init,
+    .tp_dealloc = (destructor)state_dealloc,
+    .tp_traverse = (traverseproc)state_traverse,
+    .tp_clear = (inquiry)state_clear,
+    .tp_members = state_members,
+};
+
+/* ``state.<field> = value`` (the compiled state's field directly) */
+static int set_field(PyObject *state, PyObject *name, PyObject **field, PyObject *value) {
+    if (IS_STATE(state)) {
+        state_set(state, field, value);
+        return 0;
+    }
+    return PyObject_SetAttr(state, name, value);
+}
+
+/* ``state.addition = state.in_place = None`` */
+static int clear_addition(PyObject *state) {
+    return set_field(state, s_addition, IS_STATE(state) ? &STATE_FIELD(state, addition) : NULL, Py_None) < 0
+        || set_field(state, s_in_place, IS_STATE(state) ? &STATE_FIELD(state, in_place) : NULL, Py_None) < 0 ? -1 : 0;
+}
 
 /* ---- shared helpers ---- */
 
@@ -34,6 +132,7 @@ static PyObject *cached_state(PyObject *local, PyObject **cached, uint64_t *thre
 
 /* ``state.quiet`` as a truth value: 1, 0, or -1 with an error set */
 static int is_quiet(PyObject *state) {
+    if (IS_STATE(state)) return STATE_FIELD(state, quiet) != 0;
     PyObject *quiet = PyObject_GetAttr(state, s_quiet);
     if (quiet == NULL) return -1;
     int truth = PyObject_IsTrue(quiet);
@@ -43,6 +142,10 @@ static int is_quiet(PyObject *state) {
 
 /* ``state.quiet += delta`` (an error already set is kept as it is) */
 static int add_quiet(PyObject *state, long delta) {
+    if (IS_STATE(state)) {  /* (an error already set is kept: nothing here raises) */
+        STATE_FIELD(state, quiet) += delta;
+        return PyErr_Occurred() ? -1 : 0;
+    }
     PyObject *type, *value, *traceback;
     PyErr_Fetch(&type, &value, &traceback);
     int failed = -1;
@@ -317,8 +420,8 @@ static PyObject *grad_of(Runner *self, PyObject *node) {
 
 /* _Frame(node, children), its __init__ written out:
        self.node, self.children = node, children
-       self.unwritten = list(range(len(children) if children else 0))
-       self.read, self.handed = set(), [] */
+       self.unwritten = (1 << len(children)) - 1 if children else 0
+       self.read, self.handed = None, [] */
 static PyObject *new_frame(Runner *self, PyObject *node, PyObject *children) {
     PyTypeObject *type = (PyTypeObject *)self->frame_type;
     PyObject *frame = type->tp_new(type, s_empty_tuple, NULL);
@@ -326,37 +429,27 @@ static PyObject *new_frame(Runner *self, PyObject *node, PyObject *children) {
     int truth = PyObject_IsTrue(children);
     Py_ssize_t n = truth > 0 ? PyObject_Length(children) : 0;
     if (truth < 0 || n < 0) goto failed;
-    PyObject *unwritten = PyList_New(n);
-    if (unwritten == NULL) goto failed;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *position = PyLong_FromSsize_t(i);
-        if (position == NULL) { Py_DECREF(unwritten); goto failed; }
-        PyList_SET_ITEM(unwritten, i, position);
+    PyObject *unwritten;
+    if (n < 62) {
+        unwritten = PyLong_FromLongLong((1LL << n) - 1);
+    } else {  /* (1 << n) - 1, for a value of more children */
+        PyObject *one = PyLong_FromLong(1), *shift = PyLong_FromSsize_t(n);
+        PyObject *power = one && shift ? PyNumber_Lshift(one, shift) : NULL;
+        unwritten = power ? PyNumber_Subtract(power, one) : NULL;
+        Py_XDECREF(one); Py_XDECREF(shift); Py_XDECREF(power);
     }
-    PyObject *read = PySet_New(NULL), *handed = PyList_New(0);
-    int failed = read == NULL || handed == NULL
+    if (unwritten == NULL) goto failed;
+    PyObject *handed = PyList_New(0);
+    int failed = handed == NULL
         || PyObject_SetAttr(frame, s_node, node) < 0 || PyObject_SetAttr(frame, s_children, children) < 0
-        || PyObject_SetAttr(frame, s_unwritten, unwritten) < 0 || PyObject_SetAttr(frame, s_read, read) < 0
+        || PyObject_SetAttr(frame, s_unwritten, unwritten) < 0 || PyObject_SetAttr(frame, s_read, Py_None) < 0
         || PyObject_SetAttr(frame, s_handed, handed) < 0;
     Py_DECREF(unwritten);
-    Py_XDECREF(read);
     Py_XDECREF(handed);
     if (!failed) return frame;
 failed:
     Py_DECREF(frame);
     return NULL;
-}
-
-/* ``target.<name> = <target.name> <op>= <frame.name>`` (an augmented assignment to an attribute) */
-static int augment(PyObject *target, PyObject *frame, PyObject *name, PyObject *(*op)(PyObject *, PyObject *)) {
-    PyObject *left = PyObject_GetAttr(target, name);
-    PyObject *right = left == NULL ? NULL : PyObject_GetAttr(frame, name);
-    PyObject *result = right == NULL ? NULL : op(left, right);
-    int failed = result == NULL ? -1 : PyObject_SetAttr(target, name, result);
-    Py_XDECREF(left);
-    Py_XDECREF(right);
-    Py_XDECREF(result);
-    return failed;
 }
 
 /* ``attributes.pop(key, None)``, its result dropped: 0, or -1 with an error set (an exact dict's entry deleted in
@@ -381,10 +474,11 @@ static int local_backward_finally(Runner *self, PyObject *state, PyObject *frame
     if (left < 0) {
         failed = -1;
     } else if (left > 0) {
-        /* state.frames[-1].read |= frame.read; state.frames[-1].handed += frame.handed  (_hand_back) */
+        /* state.frames[-1].took(frame) */
         PyObject *caller = PySequence_GetItem(frames, left - 1);
-        failed = caller == NULL || augment(caller, frame, s_read, PyNumber_InPlaceOr) < 0
-                 || augment(caller, frame, s_handed, PyNumber_InPlaceAdd) < 0 ? -1 : 0;
+        PyObject *took = caller == NULL ? NULL : PyObject_CallMethodOneArg(caller, s_took, frame);
+        failed = took == NULL ? -1 : 0;
+        Py_XDECREF(took);
         Py_XDECREF(caller);
     } else {
         /* for value in frame.handed: vars(value).pop("_owner", None); vars(value).pop("_state", None)  (detach_all) */
@@ -410,8 +504,7 @@ static int local_backward_finally(Runner *self, PyObject *state, PyObject *frame
     Py_DECREF(frame);
     if (failed) return -1;
     /* state.addition = state.in_place = None */
-    if (PyObject_SetAttr(state, s_addition, Py_None) < 0 || PyObject_SetAttr(state, s_in_place, Py_None) < 0)
-        return -1;
+    if (clear_addition(state) < 0) return -1;
     /* sink = self.active.get(); if sink is not None: sink.local_backward_ended(node, error), quiet */
     PyObject *sink;
     if (PyContextVar_Get(self->active, Py_None, &sink) < 0) return -1;
@@ -453,7 +546,8 @@ static PyObject *runner_call(Runner *self, PyObject *const *args, size_t nargsf,
     }
     Py_DECREF(sink);
     /* state.frames.append(_Frame(node, self.children.get(id(node)))); state.addition = state.in_place = None */
-    PyObject *frames = PyObject_GetAttr(state, s_frames), *frame = NULL, *key = NULL, *children = NULL;
+    PyObject *frames = IS_STATE(state) ? Py_NewRef(STATE_FIELD(state, frames)) : PyObject_GetAttr(state, s_frames);
+    PyObject *frame = NULL, *key = NULL, *children = NULL;
     int failed = frames == NULL || (key = PyLong_FromVoidPtr(node)) == NULL ? -1 : 0;
     if (!failed && PyDict_CheckExact(self->children)) {
         children = PyDict_GetItemWithError(self->children, key);
@@ -464,7 +558,7 @@ static PyObject *runner_call(Runner *self, PyObject *const *args, size_t nargsf,
     }
     failed = failed || children == NULL || (frame = new_frame(self, node, children)) == NULL
              || (PyList_CheckExact(frames) ? PyList_Append(frames, frame) : -1) < 0
-             || PyObject_SetAttr(state, s_addition, Py_None) < 0 || PyObject_SetAttr(state, s_in_place, Py_None) < 0;
+             || clear_addition(state) < 0;
     Py_XDECREF(frame);
     Py_XDECREF(key);
     Py_XDECREF(children);
@@ -588,17 +682,20 @@ PyMODINIT_FUNC PyInit__hooks(void) {
         || intern(&s_node_created, "node_created") || intern(&s_local_backward_started, "local_backward_started")
         || intern(&s_local_backward_ended, "local_backward_ended") || intern(&s_dict, "__dict__")
         || intern(&s_read, "read") || intern(&s_handed, "handed") || intern(&s_node, "node")
-        || intern(&s_children, "children") || intern(&s_unwritten, "unwritten") || intern(&s_owner, "_owner")
+        || intern(&s_children, "children") || intern(&s_unwritten, "unwritten") || intern(&s_took, "took") || intern(&s_owner, "_owner")
         || intern(&s_state_key, "_state") || intern(&s_empty, ""))
         return NULL;
     if ((s_empty_tuple = PyTuple_New(0)) == NULL) return NULL;
-    if (PyType_Ready(&InitHookType) < 0 || PyType_Ready(&RunnerType) < 0) return NULL;
+    if (PyType_Ready(&InitHookType) < 0 || PyType_Ready(&RunnerType) < 0 || PyType_Ready(&ThreadStateType) < 0)
+        return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m == NULL) return NULL;
     Py_INCREF(&InitHookType);
     Py_INCREF(&RunnerType);
+    Py_INCREF(&ThreadStateType);
     if (PyModule_AddObject(m, "InitHook", (PyObject *)&InitHookType) < 0
-        || PyModule_AddObject(m, "LocalBackwardRunner", (PyObject *)&RunnerType) < 0) {
+        || PyModule_AddObject(m, "LocalBackwardRunner", (PyObject *)&RunnerType) < 0
+        || PyModule_AddObject(m, "ThreadState", (PyObject *)&ThreadStateType) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -8,6 +8,9 @@
  * Only the documented C API of Python 3.10-3.13; no numpy C API. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include "_state.h"
+
+static PyTypeObject *StateType;  /* _hooks.ThreadState (installed), or NULL: its fields read directly */
 
 /* what tracked.py binds (install()): NUMBER_KINDS, the sign "+", and the Python methods mirrored */
 static PyObject *NUMBER_KINDS, *PLUS, *py_add, *py_mul, *py_rmul;
@@ -60,14 +63,18 @@ static PyObject *tracked_add(PyObject *self, PyObject *other) {
         return handed(py_add, self, other);
     }
     result = PyNumber_Add(mine, theirs);
-    PyObject *quiet = result ? PyObject_GetAttr(state, s_quiet) : NULL;
-    int is_quiet = quiet ? PyObject_IsTrue(quiet) : -1;
+    int compiled = StateType != NULL && Py_TYPE(state) == StateType;  /* (its fields read and set directly) */
+    PyObject *quiet = result && !compiled ? PyObject_GetAttr(state, s_quiet) : NULL;
+    int is_quiet = compiled ? (result ? STATE_FIELD(state, quiet) != 0 : -1) : quiet ? PyObject_IsTrue(quiet) : -1;
     Py_XDECREF(quiet);
     if (is_quiet < 0) {
         Py_CLEAR(result);
     } else if (!is_quiet) {  /* state.addition = (result, self, other, "+") */
         PyObject *addition = PyTuple_Pack(4, result, self, other, PLUS);
-        if (addition == NULL || PyObject_SetAttr(state, s_addition, addition) < 0) Py_CLEAR(result);
+        if (addition != NULL && compiled)
+            Py_SETREF(STATE_FIELD(state, addition), Py_NewRef(addition));
+        else if (addition == NULL || PyObject_SetAttr(state, s_addition, addition) < 0)
+            Py_CLEAR(result);
         Py_XDECREF(addition);
     }
     Py_DECREF(mine);
@@ -99,13 +106,20 @@ static PyMethodDef operators[] = {
     {NULL}
 };
 
-/* install(classes, NUMBER_KINDS, plus, add, mul, rmul): tracked.py's objects bound (the Python methods mirrored
- * last), then each class given (TrackedFloat, TrackedInt) gets the methods above in its own namespace */
+/* install(classes, NUMBER_KINDS, plus, add, mul, rmul[, state type]): tracked.py's objects bound (the Python methods
+ * mirrored, then _hooks.ThreadState or None), then each class given (TrackedFloat, TrackedInt) gets the methods above in its own namespace */
 static PyObject *install(PyObject *module, PyObject *args) {
-    PyObject *classes, *objects[5];
-    if (!PyArg_ParseTuple(args, "O!O!UOOO:install", &PyTuple_Type, &classes, &PyFrozenSet_Type, &objects[0],
-                          &objects[1], &objects[2], &objects[3], &objects[4]))
+    PyObject *classes, *objects[5], *state_type = Py_None;
+    if (!PyArg_ParseTuple(args, "O!O!UOOO|O:install", &PyTuple_Type, &classes, &PyFrozenSet_Type, &objects[0],
+                          &objects[1], &objects[2], &objects[3], &objects[4], &state_type))
         return NULL;
+    if (state_type != Py_None && !(PyType_Check(state_type)
+                                   && ((PyTypeObject *)state_type)->tp_basicsize == sizeof(ThreadStateObject))) {
+        PyErr_SetString(PyExc_TypeError, "install: the state type is _hooks.ThreadState, or None");
+        return NULL;
+    }
+    Py_XINCREF(state_type == Py_None ? NULL : state_type);
+    Py_XSETREF(StateType, state_type == Py_None ? NULL : (PyTypeObject *)state_type);
     PyObject **globals[5] = {&NUMBER_KINDS, &PLUS, &py_add, &py_mul, &py_rmul};
     for (int i = 0; i < 5; i++) {
         Py_INCREF(objects[i]);

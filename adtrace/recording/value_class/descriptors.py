@@ -106,6 +106,8 @@ class GradDescriptor:
             if tracked is not grad:
                 frame.handed.append(tracked)  # (detached when the local backward returns)
             else:
+                if frame.read is None:
+                    frame.read = set()
                 frame.read.add(id(value))
             return tracked
         return grad
@@ -141,12 +143,7 @@ class GradDescriptor:
                 attributes = left.__dict__
                 if attributes.get("_owner") is value and attributes.get("_plain", NOT_HELD) is previous:
                     frame = frames[-1]
-                    position, children = None, frame.children  # (frame.position, written out)
-                    for unwritten in frame.unwritten:
-                        if children[unwritten] is value:
-                            frame.unwritten.remove(unwritten)
-                            position = unwritten
-                            break
+                    position = frame.position(value)
                     sink = self.active.get()
                     if sink is not None:  # (notify, written out)
                         state.quiet += 1
@@ -240,6 +237,8 @@ PURE = {"GradDescriptor": GradDescriptor, "BackwardDescriptor": BackwardDescript
         "RecordedLocalBackward": RecordedLocalBackward}
 _twin = compiled.twin("adtrace.recording.value_class._descriptors")
 if _twin is not None:
-    _twin.bind(MISSING, NOT_HELD, TRACKED_NUMBER, NUMBER_KINDS, track, plain, GradDescriptor, BackwardDescriptor)
+    _hooks = compiled.twin("adtrace.recording.value_class._hooks")  # (its ThreadState's fields read directly)
+    _twin.bind(MISSING, NOT_HELD, TRACKED_NUMBER, NUMBER_KINDS, track, plain, GradDescriptor, BackwardDescriptor,
+               None if _hooks is None else _hooks.ThreadState)
     GradDescriptor, BackwardDescriptor = _twin.GradDescriptor, _twin.BackwardDescriptor
     RecordedLocalBackward = _twin.RecordedLocalBackward

@@ -246,8 +246,7 @@ class ClassHooks:
         finally:
             frame = state.frames.pop()
             if state.frames:  # (a _backward called from another's: what it read, its caller read)
-                state.frames[-1].read |= frame.read
-                state.frames[-1].handed += frame.handed  # (_hand_back, written out)
+                state.frames[-1].took(frame)
             else:  # (detach_all, written out: once per visit)
                 for value in frame.handed:
                     attributes = vars(value)
@@ -361,12 +360,7 @@ class ClassHooks:
             contribution, accumulated = result, False
         else:  # read, and written otherwise than by adding to it (grad = grad * 1 + c, an in-place *=)
             contribution, accumulated = None, None
-        position, children = None, frame.children  # (frame.position, written out: once per write)
-        for unwritten in frame.unwritten:
-            if children[unwritten] is target:
-                frame.unwritten.remove(unwritten)
-                position = unwritten
-                break
+        position = frame.position(target)
         sink = self.active.get()
         if sink is not None:  # (notify, written out)
             state.quiet += 1
@@ -421,10 +415,14 @@ class _PerThread(threading.local):
     lookup), and the hooks read the state dozens of times per value."""
 
     def __init__(self, written):
-        self.state = _ThreadState(written)
+        self.state = (_ThreadState if _twin is None else _twin.ThreadState)(written)  # (compiled: the same fields)
 
 
 class _ThreadState:
+    """A thread's state of the hooks (the reference: ``_hooks.ThreadState`` is its compiled twin, whose fields the
+    compiled hooks and descriptors read directly; ``ends``, ``bare``, ``edge_visits`` and ``frames`` are never
+    replaced, ``quiet`` is an int)."""
+
     def __init__(self, written):
         self.written = written  # told a write into a tracked array (tracked.py)
         self.in_place = None  # the array whose in-place write was last told (its .grad store is the same write)
@@ -436,27 +434,37 @@ class _ThreadState:
         self.quiet = 0        # > 0 while a sink is called
 
 
-_UNWRITTEN = [list(range(n)) for n in range(64)]  # (copied per frame: a visit's child positions, unwritten)
-
-
 class _Frame:
-    """A running ``_backward``: its value and which child positions it has not written yet."""
+    """A running ``_backward``: its value and which child positions it has not written yet (``unwritten``: an
+    int whose bit i is set while position i is unwritten: no list per visit, a small int cached by Python)."""
     __slots__ = ("node", "children", "unwritten", "read", "handed")
 
     def __init__(self, node, children):
         self.node, self.children = node, children
-        n = len(children) if children else 0
-        self.unwritten = _UNWRITTEN[n][:] if n < len(_UNWRITTEN) else list(range(n))
-        self.read = set()  # id of each value whose .grad it read untracked (not an int, float or ndarray)
+        self.unwritten = (1 << len(children)) - 1 if children else 0
+        self.read = None  # a set of the id of each value whose .grad it read untracked (not an int, float or
+        # ndarray), made at the first such read (rare: no set per visit)
         self.handed = []  # the tracked values its reads returned (each read of its owner's .grad)
 
     def has_read(self, value):
         """Whether it read ``value.grad`` (rare: asked of a write that neither adds to it nor finds it empty)."""
-        return id(value) in self.read or any(vars(tracked).get("_owner") is value for tracked in self.handed)
+        return (self.read is not None and id(value) in self.read) or \
+            any(vars(tracked).get("_owner") is value for tracked in self.handed)
 
     def position(self, target):
-        for position in self.unwritten:
-            if self.children[position] is target:
-                self.unwritten.remove(position)
-                return position
+        """The first unwritten position of ``target`` among the children, now written; None if none."""
+        unwritten, at = self.unwritten, 0
+        while unwritten >> at:
+            if unwritten >> at & 1 and self.children[at] is target:
+                self.unwritten = unwritten & ~(1 << at)
+                return at
+            at += 1
         return None
+
+    def took(self, frame):
+        """``frame``, a ``_backward`` this one called, returned: what it read and was handed, this one did."""
+        if frame.read is not None:
+            if self.read is None:
+                self.read = set()
+            self.read |= frame.read
+        self.handed += frame.handed

@@ -272,7 +272,9 @@ UNTRACKED = frozenset({int, float, type(None)})  # (``plain`` of these is themse
 # compiled (``_tracked.c``): TrackedFloat's and TrackedInt's +, * and reflected * (a float64's stay these)
 _twin = compiled.twin("adtrace.recording.value_class._tracked")
 if _twin is not None:
-    _twin.install((TrackedFloat, TrackedInt), NUMBER_KINDS, "+", Tracked.__add__, Tracked.__mul__, Tracked.__rmul__)
+    _hooks = compiled.twin("adtrace.recording.value_class._hooks")  # (its ThreadState's fields read directly)
+    _twin.install((TrackedFloat, TrackedInt), NUMBER_KINDS, "+", Tracked.__add__, Tracked.__mul__, Tracked.__rmul__,
+                  None if _hooks is None else _hooks.ThreadState)
 
 
 def track(value, owner, state):

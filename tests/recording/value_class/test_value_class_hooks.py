@@ -18,6 +18,7 @@ from micrograd.engine import Value as MicroValue
 
 from adtrace.recording.micrograd import attach, check_shape
 from adtrace.recording.patching import Patcher
+from adtrace.recording.value_class import hooks as hooks_module
 from adtrace.recording.value_class.hooks import ClassHooks
 from learner_in_place import InPlaceTensor, LazyTensor, SliceBugTensor
 from learner_writes import AssignArray, AssignValue, SignedArray, SignedValue
@@ -665,6 +666,19 @@ def test_the_compiled_hooks_are_the_ones_installed(hooks_path):
     assert (type(init).__name__ == "InitHook") is compiled
     assert init.__wrapped__ is vars(MicroValue)["__init__"] and init.__adtrace_hook__ == "__init__"
     assert init.__name__ == "__init__" and init.__qualname__ == "Value.__init__"
+
+
+def test_a_thread_state_has_the_reference_fields(hooks_path):
+    """The compiled ``ThreadState`` (its fields read directly by the compiled hooks, descriptors and tracked
+    numbers) has ``_ThreadState``'s attributes, made the same, and a ``quiet`` stepped as an int."""
+    state, reference = hooks_module._PerThread(print).state, hooks_module._ThreadState(print)
+    assert (type(state).__name__ == "ThreadState") is (hooks_path == "compiled")
+    assert {name: getattr(state, name) for name in vars(reference)} == vars(reference)
+    assert state.frames is not reference.frames and state.ends is not state.frames
+    state.quiet += 2
+    state.quiet -= 1
+    state.addition = (1.0, 2, 3, "+")
+    assert (state.quiet, state.addition) == (1, (1.0, 2, 3, "+")) and type(state.quiet) is int
 
 
 @compiled_twins.needs("hooks")
