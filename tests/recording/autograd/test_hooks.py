@@ -233,7 +233,7 @@ def called_while(case, capture):
     return called, events
 
 
-@needs_twin
+@compiled_twins.needs("wrappers")
 def test_under_capture_structure_the_compiled_wrappers_write_the_per_node_events(monkeypatch):
     """The common case's node, visit, VJP and accumulation events are written by the C wrappers, no Python
     callback run (on_vjp_node for the first node of each primitive: it names the primitive); the Python
@@ -246,13 +246,10 @@ def test_under_capture_structure_the_compiled_wrappers_write_the_per_node_events
     cases = [c for c in CASES if c.name in ("tanh_chain", "square", "rational", "dot_tanh")
              or c.operator == "grad_of_grad"]
     assert len(cases) >= 5
-    use(monkeypatch, TWIN)
-    compiled_runs = [called_while(case, "structure") for case in cases]
+    compiled_runs, pure_runs = compiled_twins.both_ways(
+        lambda: [called_while(case, "structure") for case in cases], "wrappers")
     assert all(called <= {"on_vjp_node"} for called, _ in compiled_runs)  # (for a primitive's first node only)
-    use(monkeypatch, None)
-    pure_runs = [called_while(case, "structure") for case in cases]
     assert all(called == set(HOT) for called, _ in pure_runs)
-    use(monkeypatch, TWIN)
     monkeypatch.setattr(Recorder, "on_toposort", BackwardQueries.on_toposort)  # (the same, on the class)
     mixed_runs = [called_while(case, "structure") for case in cases]
     assert all(called - {"on_vjp_node"} == {"on_toposort"} for called, _ in mixed_runs)
