@@ -60,13 +60,8 @@ class ReferenceNode(Node):
         self.parents = tuple(parents)
         self.fun, self.args, self.kwargs = fun, args, kwargs
         self.argnums, self.value = tuple(parent_argnums), value
-        graph = self.graph = parents[0].graph  # the inputs of a node belong to the same trace
-        nodes, names = graph.nodes, graph.names  # (Graph.add's work for a node after the root, inline: one per node)
-        name = names.get(fun)
-        if name is None:
-            name = names[fun] = label_name(primitive_name(fun))
-        self.label = label_for(len(nodes), name)
-        nodes.append(self)
+        self.graph = parents[0].graph  # the inputs of a node belong to the same trace
+        self.graph.add(self)
 
     def initialize_root(self, graph, value):
         self.parents, self.fun, self.args, self.kwargs = (), None, (), {}
