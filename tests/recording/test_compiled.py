@@ -41,6 +41,28 @@ def test_each_twin_mirrors_a_module_and_has_its_source():
         assert os.path.exists(os.path.join(os.path.dirname(root), *name.split(".")) + ".c"), name
 
 
+def test_each_header_a_twin_includes_is_package_data():
+    """A header a twin includes (``#include "_state.h"``) is in pyproject.toml's package data: without it an sdist
+    built with a setuptools that leaves ``Extension.depends`` out (65, which ``>=64`` allows) has no header, and
+    every twin built from it fails to compile (optional: silently pure Python)."""
+    import fnmatch
+    import re
+    from pathlib import Path
+
+    repo = Path(compiled.__file__).resolve().parents[2]
+    found = re.search(r'^\[tool\.setuptools\.package-data\]\s*adtrace = \[([^\]]*)\]',
+                      (repo / "pyproject.toml").read_text(), re.M)
+    patterns = re.findall(r'"([^"]+)"', found.group(1))
+    included = set()
+    for name in compiled.TWINS:
+        source = repo.joinpath(*name.split(".")).with_suffix(".c")
+        for header in re.findall(r'^#include "([^"]+)"', source.read_text(), re.M):
+            path = (source.parent / header).relative_to(repo / "adtrace").as_posix()
+            assert (repo / "adtrace" / path).exists() and any(fnmatch.fnmatch(path, p) for p in patterns), path
+            included.add(path)
+    assert "recording/value_class/_state.h" in included
+
+
 def test_a_twin_not_built_reads_as_not_built(monkeypatch):
     monkeypatch.delenv(compiled.PURE_PYTHON, raising=False)
     monkeypatch.setitem(compiled.TWINS, "adtrace.recording._no_such_twin", "adtrace.recording.values")
