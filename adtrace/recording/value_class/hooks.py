@@ -470,6 +470,7 @@ class _Frame:
         self.handed += frame.handed
 
 
+PythonFrame = _Frame  # the reference
 if _twin is not None:  # compiled: the same class, its fields a C struct (_hooks.Frame) that _hooks.c and _descriptors.c
     # read and write directly (no attribute lookup per visit and per write); its __init__ and methods the reference's
     _Frame = type("_Frame", (_twin.Frame,), {
