@@ -22,7 +22,9 @@ static PyTypeObject *StateType;  /* _hooks.ThreadState (bound), or NULL: its fie
 static PyTypeObject *FrameType;  /* _hooks.Frame (bound), or NULL: the fields of a frame of it (or a subclass) too */
 
 #define IS_STATE(state) (StateType != NULL && Py_TYPE(state) == StateType)
-#define IS_FRAME(frame) (FrameType != NULL && PyObject_TypeCheck(frame, FrameType))
+/* (hooks._Frame is a direct subclass: its base compared first, no walk of the MRO) */
+#define IS_FRAME(frame) \
+    (FrameType != NULL && (Py_TYPE(frame)->tp_base == FrameType || PyObject_TypeCheck(frame, FrameType)))
 
 /* `frame.<field>` (a new reference): a compiled frame's field directly, else the attribute */
 static PyObject *frame_get(PyObject *frame, PyObject *field, PyObject *name) {

@@ -102,7 +102,8 @@ static PyTypeObject ThreadStateType = {
 
 static PyTypeObject FrameType;
 
-#define IS_FRAME(frame) PyObject_TypeCheck(frame, &FrameType)
+/* (hooks._Frame is a direct subclass: its base compared first, no walk of the MRO) */
+#define IS_FRAME(frame) (Py_TYPE(frame)->tp_base == &FrameType || PyObject_TypeCheck(frame, &FrameType))
 
 static int frame_traverse(FrameObject *self, visitproc visit, void *arg) {
     Py_VISIT(self->node); Py_VISIT(self->children); Py_VISIT(self->unwritten); Py_VISIT(self->read);
