@@ -19,8 +19,19 @@ static PyObject *s_state, *s_frames, *s_quiet, *s_ends, *s_addition, *s_in_place
 
 static PyTypeObject RecordedLocalBackwardType;
 static PyTypeObject *StateType;  /* _hooks.ThreadState (bound), or NULL: its fields read directly */
+static PyTypeObject *FrameType;  /* _hooks.Frame (bound), or NULL: the fields of a frame of it (or a subclass) too */
 
 #define IS_STATE(state) (StateType != NULL && Py_TYPE(state) == StateType)
+/* (hooks._Frame is a direct subclass: its base compared first, no walk of the MRO) */
+#define IS_FRAME(frame) \
+    (FrameType != NULL && (Py_TYPE(frame)->tp_base == FrameType || PyObject_TypeCheck(frame, FrameType)))
+
+/* `frame.<field>` (a new reference): a compiled frame's field directly, else the attribute */
+static PyObject *frame_get(PyObject *frame, PyObject *field, PyObject *name) {
+    return field != NULL ? Py_NewRef(field) : PyObject_GetAttr(frame, name);
+}
+#define FRAME_GET(frame, field, name) \
+    frame_get(frame, IS_FRAME(frame) ? FRAME_FIELD(frame, field) : NULL, name)
 
 /* type(x) in UNTRACKED (tracked.py: int, float, NoneType, exactly) */
 static int untracked(PyObject *x) { return PyLong_CheckExact(x) || PyFloat_CheckExact(x) || x == Py_None; }
@@ -283,7 +294,8 @@ static PyObject *float_made(PyObject *kind, PyObject *grad) {
 static PyObject *grad_read_in_frame(Descriptor *self, PyObject *value, PyObject *grad, PyObject *state) {
     PyObject *frames = frames_of(self, state), *frame = NULL, *tracked = NULL;
     if (frames == NULL) return NULL;
-    frame = PySequence_GetItem(frames, -1);  /* frame = state.frames[-1] */
+    Py_ssize_t size = PyList_CheckExact(frames) ? PyList_GET_SIZE(frames) : 0;  /* frame = state.frames[-1] */
+    frame = size > 0 ? Py_NewRef(PyList_GET_ITEM(frames, size - 1)) : PySequence_GetItem(frames, -1);
     Py_DECREF(frames);
     if (frame == NULL) return NULL;
     PyObject *kind = PyDict_GetItemWithError(TRACKED_NUMBER, (PyObject *)Py_TYPE(grad));  /* TRACKED_NUMBER.get */
@@ -298,7 +310,7 @@ static PyObject *grad_read_in_frame(Descriptor *self, PyObject *value, PyObject 
         tracked = PyObject_CallFunctionObjArgs(track, grad, value, state, NULL);
     }
     if (tracked != NULL && tracked != grad) {  /* frame.handed.append(tracked) */
-        PyObject *handed = PyObject_GetAttr(frame, s_handed), *appended = NULL;
+        PyObject *handed = FRAME_GET(frame, handed, s_handed), *appended = NULL;
         int failed = handed == NULL;
         if (!failed && PyList_CheckExact(handed)) {
             failed = PyList_Append(handed, tracked) < 0;
@@ -310,7 +322,7 @@ static PyObject *grad_read_in_frame(Descriptor *self, PyObject *value, PyObject 
         Py_XDECREF(handed);
         if (failed) Py_CLEAR(tracked);
     } else if (tracked != NULL) {  /* if frame.read is None: frame.read = set();  frame.read.add(id(value)) */
-        PyObject *read = PyObject_GetAttr(frame, s_read), *id = PyLong_FromVoidPtr(value);
+        PyObject *read = FRAME_GET(frame, read, s_read), *id = PyLong_FromVoidPtr(value);
         if (read == Py_None) {
             Py_SETREF(read, PySet_New(NULL));
             if (read != NULL && PyObject_SetAttr(frame, s_read, read) < 0) Py_CLEAR(read);
@@ -355,13 +367,20 @@ static int told_addition(Descriptor *self, PyObject *value, PyObject *grad, PyOb
     PyObject *sum = NULL, *sign = NULL, *left = NULL, *right = NULL, *attributes = NULL, *owner = NULL;
     PyObject *held = NULL, *frame = NULL, *children = NULL, *unwritten = NULL, *position = Py_None, *sink = NULL;
     int told = -1, is;
-    if ((sum = PySequence_GetItem(addition, 0)) == NULL) goto done;
-    if (sum != grad) { told = 0; goto done; }
-    if ((sign = PySequence_GetItem(addition, 3)) == NULL) goto done;
-    if ((is = PyObject_RichCompareBool(sign, PLUS, Py_EQ)) <= 0) { told = is; goto done; }
-    /* left, right = addition[1], addition[2]; kind = type(right) */
-    if ((left = PySequence_GetItem(addition, 1)) == NULL || (right = PySequence_GetItem(addition, 2)) == NULL)
+    int quadruple = PyTuple_CheckExact(addition) && PyTuple_GET_SIZE(addition) == 4;  /* (its items read directly) */
+    if ((sum = quadruple ? Py_NewRef(PyTuple_GET_ITEM(addition, 0)) : PySequence_GetItem(addition, 0)) == NULL)
         goto done;
+    if (sum != grad) { told = 0; goto done; }
+    if ((sign = quadruple ? Py_NewRef(PyTuple_GET_ITEM(addition, 3)) : PySequence_GetItem(addition, 3)) == NULL)
+        goto done;
+    if (sign != PLUS && (is = PyObject_RichCompareBool(sign, PLUS, Py_EQ)) <= 0) { told = is; goto done; }
+    /* left, right = addition[1], addition[2]; kind = type(right) */
+    if (quadruple) {
+        left = Py_NewRef(PyTuple_GET_ITEM(addition, 1));
+        right = Py_NewRef(PyTuple_GET_ITEM(addition, 2));
+    } else if ((left = PySequence_GetItem(addition, 1)) == NULL || (right = PySequence_GetItem(addition, 2)) == NULL) {
+        goto done;
+    }
     PyObject *kind = (PyObject *)Py_TYPE(right);
     /* if type(left) in NUMBER_KINDS and (kind in UNTRACKED or kind in NUMBER_KINDS): */
     if ((is = PySet_Contains(NUMBER_KINDS, (PyObject *)Py_TYPE(left))) <= 0) { told = is; goto done; }
@@ -376,8 +395,10 @@ static int told_addition(Descriptor *self, PyObject *value, PyObject *grad, PyOb
     if (held == NULL && PyErr_Occurred()) goto done;
     if ((held ? held : NOT_HELD) != previous) { told = 0; goto done; }
     /* frame = frames[-1]; position, children = None, frame.children (frame.position, written out) */
-    if ((frame = PySequence_GetItem(frames, -1)) == NULL || (children = PyObject_GetAttr(frame, s_children)) == NULL
-        || (unwritten = PyObject_GetAttr(frame, s_unwritten)) == NULL)
+    Py_ssize_t size = PyList_CheckExact(frames) ? PyList_GET_SIZE(frames) : 0;
+    if ((frame = size > 0 ? Py_NewRef(PyList_GET_ITEM(frames, size - 1)) : PySequence_GetItem(frames, -1)) == NULL
+        || (children = FRAME_GET(frame, children, s_children)) == NULL
+        || (unwritten = FRAME_GET(frame, unwritten, s_unwritten)) == NULL)
         goto done;
     /* (frame.position(value), written out for a mask of a long: else hooks.grad_written does it all) */
     long long mask = PyLong_CheckExact(unwritten) ? PyLong_AsLongLong(unwritten) : -1;
@@ -388,12 +409,17 @@ static int told_addition(Descriptor *self, PyObject *value, PyObject *grad, PyOb
     }
     for (int at = 0; mask >> at; at++) {  /* the first unwritten position of value among the children */
         if (!(mask >> at & 1)) continue;
-        PyObject *child = PySequence_GetItem(children, at);
+        PyObject *child = PyTuple_CheckExact(children) && at < PyTuple_GET_SIZE(children)
+            ? Py_NewRef(PyTuple_GET_ITEM(children, at)) : PySequence_GetItem(children, at);
         Py_XDECREF(child);
         if (child == NULL) goto done;
         if (child == value) {  /* frame.unwritten = unwritten & ~(1 << at) */
             PyObject *left_unwritten = PyLong_FromLongLong(mask & ~(1LL << at));
-            int failed = left_unwritten == NULL || PyObject_SetAttr(frame, s_unwritten, left_unwritten) < 0;
+            int failed = left_unwritten == NULL;
+            if (!failed && IS_FRAME(frame))  /* (the compiled frame's field: the reference handed on) */
+                Py_XSETREF(FRAME_FIELD(frame, unwritten), Py_NewRef(left_unwritten));
+            else if (!failed)
+                failed = PyObject_SetAttr(frame, s_unwritten, left_unwritten) < 0;
             Py_XDECREF(left_unwritten);
             if (failed || (position = PyLong_FromLong(at)) == NULL) { position = Py_None; goto done; }
             break;
@@ -402,7 +428,7 @@ static int told_addition(Descriptor *self, PyObject *value, PyObject *grad, PyOb
     if (PyContextVar_Get(self->active, NULL, &sink) < 0) goto done;  /* sink = self.active.get() */
     if (sink != NULL && sink != Py_None) {  /* state.quiet += 1; try: sink.grad_written(...) finally: quiet -= 1 */
         if (add_quiet(state, 1) < 0) goto done;
-        PyObject *node = PyObject_GetAttr(frame, s_node), *contribution = NULL, *called = NULL;
+        PyObject *node = FRAME_GET(frame, node, s_node), *contribution = NULL, *called = NULL;
         if (node != NULL)
             contribution = right_untracked ? Py_NewRef(right) : PyObject_GetAttr(right, s__plain);
         if (contribution != NULL)
@@ -677,11 +703,16 @@ static PyTypeObject RecordedLocalBackwardType = {
 /* bind(MISSING, NOT_HELD, TRACKED_NUMBER, NUMBER_KINDS, track, plain, GradDescriptor, BackwardDescriptor): descriptors.py's
  * own objects (the reference classes last), once at its import */
 static PyObject *bind(PyObject *module, PyObject *args) {
-    PyObject *objects[8], *state_type;
-    if (!PyArg_ParseTuple(args, "OOO!O!OOOOO:bind", &objects[0], &objects[1], &PyDict_Type, &objects[2],
+    PyObject *objects[8], *state_type, *frame_type;
+    if (!PyArg_ParseTuple(args, "OOO!O!OOOOOO:bind", &objects[0], &objects[1], &PyDict_Type, &objects[2],
                           &PyFrozenSet_Type, &objects[3], &objects[4], &objects[5], &objects[6], &objects[7],
-                          &state_type))
+                          &state_type, &frame_type))
         return NULL;
+    if (frame_type != Py_None && !(PyType_Check(frame_type)
+                                   && ((PyTypeObject *)frame_type)->tp_basicsize == sizeof(FrameObject))) {
+        PyErr_SetString(PyExc_TypeError, "bind: the frame type is _hooks.Frame, or None");
+        return NULL;
+    }
     if (state_type != Py_None && !(PyType_Check(state_type)
                                    && ((PyTypeObject *)state_type)->tp_basicsize == sizeof(ThreadStateObject))) {
         PyErr_SetString(PyExc_TypeError, "bind: the state type is _hooks.ThreadState, or None");
@@ -694,6 +725,8 @@ static PyObject *bind(PyObject *module, PyObject *args) {
     }
     Py_XINCREF(state_type == Py_None ? NULL : state_type);
     Py_XSETREF(StateType, state_type == Py_None ? NULL : (PyTypeObject *)state_type);
+    Py_XINCREF(frame_type == Py_None ? NULL : frame_type);
+    Py_XSETREF(FrameType, frame_type == Py_None ? NULL : (PyTypeObject *)frame_type);
     Py_RETURN_NONE;
 }
 

@@ -97,6 +97,55 @@ static PyTypeObject ThreadStateType = {
     .tp_members = state_members,
 };
 
+/* ---- Frame: hooks._Frame's fields in C (hooks.py's _Frame subclasses it with __slots__ = () and the reference's
+   methods when the twin is built; its fields read and written directly here and by _descriptors.c) ---- */
+
+static PyTypeObject FrameType;
+
+/* (hooks._Frame is a direct subclass: its base compared first, no walk of the MRO) */
+#define IS_FRAME(frame) (Py_TYPE(frame)->tp_base == &FrameType || PyObject_TypeCheck(frame, &FrameType))
+
+static int frame_traverse(FrameObject *self, visitproc visit, void *arg) {
+    Py_VISIT(self->node); Py_VISIT(self->children); Py_VISIT(self->unwritten); Py_VISIT(self->read);
+    Py_VISIT(self->handed);
+    return 0;
+}
+
+static int frame_clear(FrameObject *self) {
+    Py_CLEAR(self->node); Py_CLEAR(self->children); Py_CLEAR(self->unwritten); Py_CLEAR(self->read);
+    Py_CLEAR(self->handed);
+    return 0;
+}
+
+static void frame_dealloc(FrameObject *self) {
+    PyObject_GC_UnTrack(self);
+    frame_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* as a slot's: unset (NULL) reads as AttributeError */
+static PyMemberDef frame_members[] = {
+    {"node", T_OBJECT_EX, offsetof(FrameObject, node), 0, NULL},
+    {"children", T_OBJECT_EX, offsetof(FrameObject, children), 0, NULL},
+    {"unwritten", T_OBJECT_EX, offsetof(FrameObject, unwritten), 0, NULL},
+    {"read", T_OBJECT_EX, offsetof(FrameObject, read), 0, NULL},
+    {"handed", T_OBJECT_EX, offsetof(FrameObject, handed), 0, NULL},
+    {NULL},
+};
+
+static PyTypeObject FrameType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "adtrace.recording.value_class._hooks.Frame",
+    .tp_doc = "hooks._Frame's fields, compiled (its methods and __init__ the reference's, in hooks.py's subclass).",
+    .tp_basicsize = sizeof(FrameObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_BASETYPE,
+    .tp_new = PyType_GenericNew,
+    .tp_dealloc = (destructor)frame_dealloc,
+    .tp_traverse = (traverseproc)frame_traverse,
+    .tp_clear = (inquiry)frame_clear,
+    .tp_members = frame_members,
+};
+
 /* ``state.<field> = value`` (the compiled state's field directly) */
 static int set_field(PyObject *state, PyObject *name, PyObject **field, PyObject *value) {
     if (IS_STATE(state)) {
@@ -440,6 +489,15 @@ static PyObject *new_frame(Runner *self, PyObject *node, PyObject *children) {
     }
     if (unwritten == NULL) goto failed;
     PyObject *handed = PyList_New(0);
+    if (handed != NULL && IS_FRAME(frame)) {  /* (the compiled frame's fields, set directly: references handed on) */
+        FrameObject *fields = (FrameObject *)frame;
+        Py_XSETREF(fields->node, Py_NewRef(node));
+        Py_XSETREF(fields->children, Py_NewRef(children));
+        Py_XSETREF(fields->unwritten, unwritten);
+        Py_XSETREF(fields->read, Py_NewRef(Py_None));
+        Py_XSETREF(fields->handed, handed);
+        return frame;
+    }
     int failed = handed == NULL
         || PyObject_SetAttr(frame, s_node, node) < 0 || PyObject_SetAttr(frame, s_children, children) < 0
         || PyObject_SetAttr(frame, s_unwritten, unwritten) < 0 || PyObject_SetAttr(frame, s_read, Py_None) < 0
@@ -466,8 +524,15 @@ static int pop_entry(PyObject *attributes, PyObject *key) {
 
 /* the finally: block of run_local_backward, after its closure ran (``error``: what it raised, or NULL) */
 static int local_backward_finally(Runner *self, PyObject *state, PyObject *frames, PyObject *node, PyObject *error) {
-    /* frame = state.frames.pop() */
-    PyObject *frame = PyObject_CallMethod(frames, "pop", NULL);
+    /* frame = state.frames.pop() (an exact list's last item taken directly) */
+    PyObject *frame;
+    Py_ssize_t size = PyList_CheckExact(frames) ? PyList_GET_SIZE(frames) : 0;
+    if (size > 0) {
+        frame = Py_NewRef(PyList_GET_ITEM(frames, size - 1));
+        if (PyList_SetSlice(frames, size - 1, size, NULL) < 0) { Py_DECREF(frame); return -1; }
+    } else {
+        frame = PyObject_CallMethod(frames, "pop", NULL);
+    }
     if (frame == NULL) return -1;
     int failed = 0;
     Py_ssize_t left = PyObject_Length(frames);
@@ -482,13 +547,22 @@ static int local_backward_finally(Runner *self, PyObject *state, PyObject *frame
         Py_XDECREF(caller);
     } else {
         /* for value in frame.handed: vars(value).pop("_owner", None); vars(value).pop("_state", None)  (detach_all) */
-        PyObject *handed = PyObject_GetAttr(frame, s_handed);
+        PyObject *handed = IS_FRAME(frame) && FRAME_FIELD(frame, handed) != NULL ? Py_NewRef(FRAME_FIELD(frame, handed))
+                                                                                 : PyObject_GetAttr(frame, s_handed);
+        /* (a value only this frame holds, its __dict__ only the value: it is freed with the frame, below, and its
+           owner and state with it; nothing can see it detached or not) */
+        int alone = handed != NULL && PyList_CheckExact(handed) && Py_REFCNT(handed) == 2 && Py_REFCNT(frame) == 1;
         PyObject *iterator = handed == NULL ? NULL : PyObject_GetIter(handed);
         PyObject *value;
         failed = iterator == NULL ? -1 : 0;
         while (!failed && iterator != NULL && (value = PyIter_Next(iterator)) != NULL) {
             PyObject *attributes = Py_TYPE(value)->tp_dictoffset != 0 ? PyObject_GenericGetDict(value, NULL)
                                                                         : PyObject_GetAttr(value, s_dict);
+            if (alone && attributes != NULL && Py_REFCNT(value) == 2 && Py_REFCNT(attributes) == 2) {
+                Py_DECREF(attributes);  /* (held by the list and the iterator; the dict by the value and here) */
+                Py_DECREF(value);
+                continue;
+            }
             if (attributes == NULL && PyErr_ExceptionMatches(PyExc_AttributeError)) {  /* as vars() says it */
                 PyErr_Clear();
                 PyErr_SetString(PyExc_TypeError, "vars() argument must have __dict__ attribute");
@@ -686,16 +760,19 @@ PyMODINIT_FUNC PyInit__hooks(void) {
         || intern(&s_state_key, "_state") || intern(&s_empty, ""))
         return NULL;
     if ((s_empty_tuple = PyTuple_New(0)) == NULL) return NULL;
-    if (PyType_Ready(&InitHookType) < 0 || PyType_Ready(&RunnerType) < 0 || PyType_Ready(&ThreadStateType) < 0)
+    if (PyType_Ready(&InitHookType) < 0 || PyType_Ready(&RunnerType) < 0 || PyType_Ready(&ThreadStateType) < 0
+        || PyType_Ready(&FrameType) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m == NULL) return NULL;
     Py_INCREF(&InitHookType);
     Py_INCREF(&RunnerType);
     Py_INCREF(&ThreadStateType);
+    Py_INCREF(&FrameType);
     if (PyModule_AddObject(m, "InitHook", (PyObject *)&InitHookType) < 0
         || PyModule_AddObject(m, "LocalBackwardRunner", (PyObject *)&RunnerType) < 0
-        || PyModule_AddObject(m, "ThreadState", (PyObject *)&ThreadStateType) < 0) {
+        || PyModule_AddObject(m, "ThreadState", (PyObject *)&ThreadStateType) < 0
+        || PyModule_AddObject(m, "Frame", (PyObject *)&FrameType) < 0) {
         Py_DECREF(m);
         return NULL;
     }

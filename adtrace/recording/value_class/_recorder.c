@@ -170,6 +170,47 @@ static PyObject *running(Core *self, int *hand) {
     return run;
 }
 
+/* ---- labels: the text made directly (PyUnicode_FromFormat parses its format per call: ~1,500 instructions, twice
+   per value made) ---- */
+
+/* `f"v{count}_{name}"` (name: an exact str) */
+static PyObject *label_text(Py_ssize_t count, PyObject *name) {
+    char head[32];
+    int at = (int)sizeof(head);
+    head[--at] = '_';
+    size_t digits = count < 0 ? 0 : (size_t)count;  /* (a count is never negative) */
+    do {
+        head[--at] = (char)('0' + digits % 10);
+        digits /= 10;
+    } while (digits);
+    head[--at] = 'v';
+    Py_ssize_t n_head = (Py_ssize_t)sizeof(head) - at, n_name = PyUnicode_GET_LENGTH(name);
+    PyObject *text = PyUnicode_New(n_head + n_name, PyUnicode_MAX_CHAR_VALUE(name));
+    if (text == NULL) return NULL;
+    int kind = PyUnicode_KIND(text);
+    void *data = PyUnicode_DATA(text);
+    for (Py_ssize_t i = 0; i < n_head; i++) PyUnicode_WRITE(kind, data, i, (Py_UCS4)(unsigned char)head[at + i]);
+    if (PyUnicode_CopyCharacters(text, n_head, name, 0, n_name) < 0) {
+        Py_DECREF(text);
+        return NULL;
+    }
+    return text;
+}
+
+/* `f"{a},{b}"` (exact strs) */
+static PyObject *pair_text(PyObject *a, PyObject *b) {
+    Py_ssize_t n_a = PyUnicode_GET_LENGTH(a), n_b = PyUnicode_GET_LENGTH(b);
+    Py_UCS4 max_a = PyUnicode_MAX_CHAR_VALUE(a), max_b = PyUnicode_MAX_CHAR_VALUE(b);
+    PyObject *text = PyUnicode_New(n_a + 1 + n_b, max_a > max_b ? max_a : max_b);
+    if (text == NULL) return NULL;
+    PyUnicode_WRITE(PyUnicode_KIND(text), PyUnicode_DATA(text), n_a, ',');
+    if (PyUnicode_CopyCharacters(text, 0, a, 0, n_a) < 0 || PyUnicode_CopyCharacters(text, n_a + 1, b, 0, n_b) < 0) {
+        Py_DECREF(text);
+        return NULL;
+    }
+    return text;
+}
+
 /* ---- the callbacks ---- */
 
 /* Recorder.node_created(node, children, op, data) */
@@ -214,7 +255,7 @@ static PyObject *node_created(Core *self, PyObject *const *args, Py_ssize_t narg
     /* from here on, as recorder.py: the count, the label, the value kept alive, its children, the event */
     Py_ssize_t count = self->count;
     self->count = count + 1;
-    PyObject *label = PyUnicode_FromFormat("v%zd_%U", count, PyTuple_GET_ITEM(names, 0));
+    PyObject *label = label_text(count, PyTuple_GET_ITEM(names, 0));  /* f"v{count}_{names[0]}" */
     PyObject *key = label == NULL ? NULL : PyLong_FromVoidPtr(node);
     PyObject *parents = NULL, *how_many = NULL;
     int ok = key != NULL && PyDict_SetItem(self->labels, key, label) == 0 && PyList_Append(self->alive, node) == 0
@@ -227,7 +268,7 @@ static PyObject *node_created(Core *self, PyObject *const *args, Py_ssize_t narg
             parents = child_labels[0];
             Py_INCREF(parents);
         } else if (n == 2) {
-            parents = PyUnicode_FromFormat("%U,%U", child_labels[0], child_labels[1]);
+            parents = pair_text(child_labels[0], child_labels[1]);  /* f"{a},{b}" */
         } else {
             PyObject *parts = PyTuple_Pack(3, child_labels[0], child_labels[1], child_labels[2]);
             parents = parts == NULL ? NULL : PyUnicode_Join(s_comma, parts);

@@ -13,6 +13,16 @@ typedef struct {
 
 #define STATE_FIELD(state, field) (((ThreadStateObject *)(state))->field)
 
+/* hooks._Frame's fields, compiled (_hooks.Frame, the base of hooks.py's _Frame when the twin is built: its methods
+   the reference's): read and written directly by _hooks.c and _descriptors.c when a frame is of that type. A field
+   is NULL only if deleted (or cleared by the collector): then the attribute path, and its AttributeError. */
+typedef struct {
+    PyObject_HEAD
+    PyObject *node, *children, *unwritten, *read, *handed;
+} FrameObject;
+
+#define FRAME_FIELD(frame, field) (((FrameObject *)(frame))->field)
+
 /* `x.<field> = value` of a compiled state (a new reference taken to value, the old one dropped) */
 static inline void state_set(PyObject *state, PyObject **field, PyObject *value) {
     (void)state;

@@ -239,6 +239,6 @@ _twin = compiled.twin("adtrace.recording.value_class._descriptors")
 if _twin is not None:
     _hooks = compiled.twin("adtrace.recording.value_class._hooks")  # (its ThreadState's fields read directly)
     _twin.bind(MISSING, NOT_HELD, TRACKED_NUMBER, NUMBER_KINDS, track, plain, GradDescriptor, BackwardDescriptor,
-               None if _hooks is None else _hooks.ThreadState)
+               None if _hooks is None else _hooks.ThreadState, None if _hooks is None else _hooks.Frame)
     GradDescriptor, BackwardDescriptor = _twin.GradDescriptor, _twin.BackwardDescriptor
     RecordedLocalBackward = _twin.RecordedLocalBackward

@@ -468,3 +468,11 @@ class _Frame:
                 self.read = set()
             self.read |= frame.read
         self.handed += frame.handed
+
+
+PythonFrame = _Frame  # the reference
+if _twin is not None:  # compiled: the same class, its fields a C struct (_hooks.Frame) that _hooks.c and _descriptors.c
+    # read and write directly (no attribute lookup per visit and per write); its __init__ and methods the reference's
+    _Frame = type("_Frame", (_twin.Frame,), {
+        "__slots__": (), "__module__": __name__, "__qualname__": "_Frame", "__doc__": _Frame.__doc__,
+        **{name: vars(_Frame)[name] for name in ("__init__", "has_read", "position", "took")}})

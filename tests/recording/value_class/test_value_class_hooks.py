@@ -681,6 +681,41 @@ def test_a_thread_state_has_the_reference_fields(hooks_path):
     assert (state.quiet, state.addition) == (1, (1.0, 2, 3, "+")) and type(state.quiet) is int
 
 
+def test_a_frame_has_the_reference_fields_and_methods():
+    """The compiled ``_Frame`` (its fields a C struct read directly by the compiled hooks and descriptors) is made,
+    read and written as the reference, a field deleted reads as a slot's (AttributeError)."""
+    a, b = MicroValue(1.0), MicroValue(2.0)
+    frames = [cls(b, (a, b, a)) for cls in (hooks_module._Frame, hooks_module.PythonFrame)]
+    assert hooks_module._Frame is hooks_module.PythonFrame or hooks_module._Frame.__base__.__name__ == "Frame"
+    for frame in frames:
+        assert (frame.node, frame.children, frame.unwritten, frame.read, frame.handed) == (b, (a, b, a), 7, None, [])
+        assert (frame.position(a), frame.position(a), frame.position(a), frame.position(b)) == (0, 2, None, 1)
+        frame.handed.append(a)
+        assert frame.has_read(b) is False and not hasattr(frame, "__dict__")
+        del frame.read
+        with pytest.raises(AttributeError):
+            frame.read
+
+
+def test_a_number_a_local_backward_kept_or_whose_attributes_it_kept_is_detached(hooks_path):
+    """A tracked number only its local backward's frame holds is freed with the frame (compiled: not detached first,
+    nothing can see it); one the closure kept, or whose ``__dict__`` it kept, is detached as the reference does."""
+    kept = []
+    with attach(MicroValue, EventLog()):
+        x = MicroValue(2.0)
+        y = x * x
+        closure = vars(y)["_backward"]
+
+        def _backward():
+            kept.extend([y.grad, vars(y.grad)])
+            y.grad * 1  # (read and dropped)
+            closure()
+        y._backward = _backward
+        y.backward()
+    number, attributes = kept
+    assert number == 1 and vars(number) == {"_plain": 1} and attributes == {"_plain": 1} and x.grad == 4.0
+
+
 @compiled_twins.needs("hooks")
 @pytest.mark.parametrize("capture", ["structure", "auto", "full"])
 def test_the_zoo_and_micrograd_record_the_same_events_compiled_and_in_pure_python(capture, monkeypatch):

@@ -74,6 +74,24 @@ def test_the_twin_records_the_zoo_and_micrograd_as_the_pure_python_does(capture,
     zoo_recordings.assert_recorded_alike(classes, mine, reference)
 
 
+def test_labels_made_by_the_twin_are_the_python_labels_for_any_op_text_and_count():
+    """The twin writes ``f"v{count}_{name}"`` and ``f"{a},{b}"`` itself: the same text as the Python for counts of 1 to
+    3 digits, whatever the op's characters (a label's name is reduced to ASCII letters and digits)."""
+    from micrograd.engine import Value
+
+    def record():
+        with adtrace.record(engine="micrograd") as recording:
+            x = Value(2.0)
+            for i in range(120):
+                op = ("tanh", "é", "√", "\U0001d453")[i % 4]
+                x = Value(x.data, (x, Value(1.0)), op)
+        return [(e.label, e.parents) for e in recording.of_kind("node")]
+
+    mine, reference = both_ways(record)
+    assert mine == reference and mine[-1] == ("v240_op", ("v238_op", "v239_leaf"))
+    assert mine[2] == ("v2_tanh", ("v0_leaf", "v1_leaf"))
+
+
 def test_the_common_case_stays_in_c_and_the_rare_ones_are_handed_back():
     """micrograd's values: each callback's Python method runs only for a case the twin hands back (a pass's first
     visit, an op's first value), not once per value; a value's site kept (capture full) is read there."""
