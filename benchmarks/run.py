@@ -38,7 +38,7 @@ from autograd import grad  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import adtrace  # noqa: E402
-from adtrace.compare.traced_call import trace_call  # noqa: E402
+from adtrace.compare.traced_call import REFERENCE_LIMIT, trace_call  # noqa: E402
 from adtrace.recording.eventlog import collector_paused  # noqa: E402
 from adtrace.report import render  # noqa: E402
 from adtrace.report.files import write_file  # noqa: E402
@@ -504,7 +504,8 @@ def main(argv=None):
         "## Report scale", "",
         "`adtrace report` of the scalar chain (`trace_call` and `render` with the default options, capture "
         "`auto`), each size in a fresh process (`python benchmarks/run.py --only report-scale --nodes N`): wall "
-        "and CPU time, peak RSS of the process, the report's size; then the JSON export of every event.", "",
+        "and CPU time, peak RSS of the process, the report's size; then the JSON export of every event. Above "
+        f"{REFERENCE_LIMIT:,} nodes (`--reference-limit`) the report runs no reference engine and says so.", "",
         table(["nodes", "events", "report time", "CPU time", "peak RSS", "report size", "JSON time", "JSON size"],
               report_scale()), "",
         "## Diff scale", "",

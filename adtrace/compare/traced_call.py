@@ -23,13 +23,16 @@ from ..recording.events import FWD, REV, NodeCreated
 from .align import align, relabel
 from .arguments import differentiated, unary
 from ..recording.callsite import source_location
-from .checks import Check, engines_agree, finite_differences, orders_valid
+from .checks import Check, engines_agree, finite_differences, order_valid, orders_valid
 from .tolerance import agree_arrays
 from ..recording.passes import user_query
 from ..recording.session import record
 from ..recording.values import ArraySummary, plain
 
 MODES = (REV, FWD, "both")  # (the command line's --mode)
+# nodes: above it the reference engine is not run (it reruns the function and doubles a report's time: 1,000,000
+# nodes would take minutes), and the report says so; ``trace_call(reference_limit=None)`` always runs it
+REFERENCE_LIMIT = 100_000
 TANGENT_RTOL = 1e-9  # the same rules in the same order: rounding-level agreement (a rule 1e-7 off differs)
 _AUTOGRAD_DIR = str(Path(autograd.__file__).resolve().parent)
 _REFERENCE_DIR = str(Path(reference.__file__).resolve().parent)
@@ -60,21 +63,27 @@ class TracedCall:
     engine: str = "autograd"  # the engine traced (traced_engine_call: every argument is a leaf, argnum None)
 
 
-def trace_call(f, args, argnum=0, mode="rev", capture="auto", relative_to=None, rtol=None):
+def trace_call(f, args, argnum=0, mode="rev", capture="auto", relative_to=None, rtol=None,
+               reference_limit=REFERENCE_LIMIT):
     """``relative_to``: the folder source locations are relative to (default: the working one); ``rtol``: the
     relative tolerance of the numerical checks (central differences, per node), when the user
-    accepts more than the default (a rule approximate by design, as ``fixed_point``'s)."""
+    accepts more than the default (a rule approximate by design, as ``fixed_point``'s);
+    ``reference_limit``: the most nodes a recording may have for the reference engine to run beside it
+    (None: no limit); above it ``reference_note`` says why it did not run."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}; got {mode!r}")
+    if reference_limit is not None and (type(reference_limit) is not int or reference_limit < 0):
+        raise ValueError("reference_limit must be a whole number of nodes, 0 or more, or None; "
+                         f"got {reference_limit!r}")
     x = differentiated(args, argnum)
     of_x = unary(f, args, argnum)
     call = TracedCall(function_name(f), source_location(f, relative_to), tuple(args), argnum, mode, capture)
     with warnings.catch_warnings(record=True) as caught, collector_paused():
         warnings.simplefilter("always")
         if mode in (REV, "both"):
-            _reverse(call, of_x, x, capture, rtol, relative_to)
+            _reverse(call, of_x, x, capture, rtol, relative_to, reference_limit)
         if mode in (FWD, "both"):
-            _forward(call, of_x, x, capture, relative_to)
+            _forward(call, of_x, x, capture, relative_to, reference_limit)
     call.warnings, call.reference_warnings = _sorted_warnings(caught)
     return call
 
@@ -97,7 +106,7 @@ def _sorted_warnings(caught):
     return sorted(own), sorted(reference - own)
 
 
-def _reverse(call, f, x, capture, rtol, relative_to):
+def _reverse(call, f, x, capture, rtol, relative_to, limit):
     # sites: the report's lines of the user's code
     with record(capture=capture, sites=True, relative_to=relative_to) as rec:
         vjp, output = make_vjp(f)(x)
@@ -105,10 +114,14 @@ def _reverse(call, f, x, capture, rtol, relative_to):
         call.gradient = vjp(seed)
     del vjp  # it holds autograd's whole graph: freed before the reference engine builds its own
     call.output, call.recording = output, rec
-    call.reference, call.reference_note = _reference_run(f, x, seed, output, rec)
-    if call.reference is None:  # a run that stopped leaves its graph held by its own cycles (a finished one frees it)
-        gc.collect(0)  # (collected young: what this call made)
+    too_large = _above(limit, rec)
+    call.reference, call.reference_note = (None, too_large) if too_large else _reference_run(f, x, seed, output, rec)
+    if call.reference is None and not too_large:  # a run that stopped leaves its graph held by its own cycles
+        gc.collect(0)  # (collected young: what this call made; a finished run frees it)
     query = user_query(rec)  # not a pass run during the forward computation or inside a VJP rule
+    if query is not None and too_large:  # (the order checked alone: the reference's order is not there)
+        end = rec.query_events(query)[0].end
+        call.checks.append(order_valid(rec.visit_order(query), rec.graph(end)))
     if query is not None and call.reference is not None:
         end = rec.query_events(query)[0].end
         call.reference = relabel(call.reference, rec, rec.nodes[end].level, query)
@@ -119,6 +132,15 @@ def _reverse(call, f, x, capture, rtol, relative_to):
         visited = [row.label for row in call.alignment] if call.alignment else rec.visit_order(query)
         call.checks.append(orders_valid(visited, rec.graph(end), call.reference.order, call.reference.parents))
     call.checks.append(finite_differences(f, x, seed, call.gradient, rtol=rtol))
+
+
+def _above(limit, recording):
+    """Why the reference engine does not run beside ``recording`` (more nodes than ``limit``), else None."""
+    nodes = len(recording.nodes)
+    if limit is None or nodes <= limit:
+        return None
+    return (f"reference engine: {nodes:,} nodes, above the limit of {limit:,} "
+            f"(--reference-limit {nodes} runs it: it reruns the function, about as long again)")
 
 
 def _reference_run(f, x, seed, output, recording):
@@ -134,11 +156,15 @@ def _reference_run(f, x, seed, output, recording):
         return None, str(exc)
 
 
-def _forward(call, f, x, capture, relative_to):
+def _forward(call, f, x, capture, relative_to, limit):
     tangent_in = vspace(x).ones()
     with record(capture=capture, sites=True, relative_to=relative_to) as rec:
         output, call.tangent = make_jvp(f)(x)(tangent_in)
     call.output, call.forward_recording = output, rec
+    too_large = _above(limit, rec)
+    if too_large:
+        call.reference_note = call.reference_note or too_large
+        return
     try:
         call.reference_tangents = reference.run_tangents(f, x, tangent_in)
         # the output's tangent (zeros when the output does not depend on the input: no node to log)

@@ -5,6 +5,8 @@ import argparse
 import math
 import re
 
+from ..compare.traced_call import REFERENCE_LIMIT
+
 RTOL_HELP = ("relative tolerance of the numerical checks (central differences; default 1e-5, per node by the "
              "dtype): the error you accept from a rule approximate by design, e.g. an iterative solve")
 
@@ -53,6 +55,10 @@ def trace_options(p):
     p.add_argument("--capture", choices=("auto", "full", "structure"), default="auto",
                    help="what the recording keeps of values: auto (small ones exactly, large ones summarized; "
                         "default), full (every value), structure (none: the graph and the order only)")
+    p.add_argument("--reference-limit", type=natural, metavar="N",
+                   help=f"run the reference engine beside autograd on a call of at most N nodes (default "
+                        f"{REFERENCE_LIMIT:,}: it reruns the function, about doubling the time); above it the "
+                        "report says it did not run and checks autograd's visit order alone")
 
 
 # -------------------- types --------------------

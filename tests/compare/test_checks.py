@@ -5,7 +5,7 @@ import re
 import numpy as np
 import pytest
 
-from adtrace.compare.checks import finite_differences, orders_valid
+from adtrace.compare.checks import finite_differences, order_valid, orders_valid
 from user_vspace import Pair
 
 
@@ -217,3 +217,11 @@ def test_a_shared_rule_is_suspected_only_when_finite_differences_fail_beside_agr
     assert not rule_suspected([engines, differences, Check("backward() ran once over the graph", False, "")])
     assert not rule_suspected([engines, Check(differences.name, True, "")])
     assert not rule_suspected([differences])  # no reference engine: nothing agreed
+
+
+def test_order_valid_checks_one_order_alone():
+    graph = {"c": ("b",), "b": ("a",), "a": ()}
+    assert order_valid(["c", "b", "a"], graph).passed
+    wrong = order_valid(["b", "c", "a"], graph)
+    assert not wrong.passed and wrong.detail == "autograd's toposort: INVALID (3 nodes; the lecture's order not made)"
+    assert not order_valid(["c", "b"], graph).passed  # a node never visited

@@ -183,3 +183,43 @@ def test_warnings_point_at_the_users_line_once_never_into_adtrace():
     here = [w for w in caught if w.filename == __file__]
     assert [w.lineno for w in here] == [user_line_warns.__code__.co_firstlineno + 1]
     assert "divide by zero encountered in scalar divide" in call.warnings
+
+
+def chain(n):
+    def g(x):
+        for _ in range(n):
+            x = anp.sin(x) * 1.5
+        return x
+    return g
+
+
+def test_above_the_reference_limit_the_reference_engine_is_not_run_and_the_report_says_why():
+    call = trace_call(chain(5), (0.3,), reference_limit=10)  # 11 nodes: the root and 2 per step
+    assert len(call.recording.nodes) == 11
+    assert call.reference is None and call.alignment == []
+    assert call.reference_note == ("reference engine: 11 nodes, above the limit of 10 "
+                                   "(--reference-limit 11 runs it: it reruns the function, about as long again)")
+    # autograd's visit order is still checked, alone, and the gradient by finite differences
+    assert [(c.name, c.passed) for c in call.checks] == [("the visit order is reverse topological", True),
+                                                         ("central finite differences", True)]
+    assert call.checks[0].detail == "autograd's toposort: valid (11 nodes; the lecture's order not made)"
+    at_limit = trace_call(chain(5), (0.3,), reference_limit=11)
+    assert at_limit.reference_note is None and at_limit.reference is not None
+    assert [c.name for c in at_limit.checks][0] == "reference engine vs autograd, per node"
+    assert trace_call(chain(5), (0.3,), reference_limit=None).reference is not None
+    assert float(call.gradient) == float(at_limit.gradient)  # the recording is the same: only the check is left out
+
+
+def test_above_the_reference_limit_forward_mode_runs_no_reference_tangents():
+    call = trace_call(chain(5), (0.3,), mode="fwd", reference_limit=3)
+    assert call.reference_tangents == () and "above the limit of 3" in call.reference_note
+    assert call.checks == []
+    both = trace_call(chain(5), (0.3,), mode="both", reference_limit=3)
+    assert both.reference is None and both.reference_tangents == ()
+    assert [c.name for c in both.checks] == ["the visit order is reverse topological", "central finite differences"]
+
+
+@pytest.mark.parametrize("limit", [-1, 2.5, True, "10"])
+def test_a_reference_limit_is_a_whole_number_of_nodes_or_none(limit):
+    with pytest.raises(ValueError, match="reference_limit must be a whole number of nodes"):
+        trace_call(chain(1), (0.3,), reference_limit=limit)

@@ -379,3 +379,24 @@ sys.exit(main(["report", "funcs:f", "--at", "0.5", "--at", "3.0"]))
 '''
     out = subprocess.run([sys.executable, "-c", full], capture_output=True, text=True, cwd=project)
     assert out.returncode == 2 and out.stderr == "adtrace: cannot write to standard output: No space left on device\n"
+
+
+def test_reference_limit_leaves_the_reference_engine_out_of_a_large_call_and_says_so(project):
+    """funcs:f at (0.5, 3.0), differentiated in x, has 5 nodes."""
+    small = adtrace("report", "funcs:f", "--at", "0.5", "--at", "3.0", "--reference-limit", "4", cwd=project)
+    assert small.returncode == 0, small.stderr
+    assert ("_Reference engine not run: reference engine: 5 nodes, above the limit of 4 (--reference-limit 5 runs "
+            "it: it reruns the function, about as long again)_") in small.stdout
+    assert "| the visit order is reverse topological | pass" in small.stdout
+    assert "reference engine vs autograd, per node" not in small.stdout
+    full = adtrace("report", "funcs:f", "--at", "0.5", "--at", "3.0", "--reference-limit", "5", cwd=project)
+    assert full.returncode == 0 and "| reference engine vs autograd, per node    | pass" in full.stdout
+    bad = adtrace("report", "funcs:f", "--at", "0.5", "--at", "3.0", "--reference-limit", "-1", cwd=project)
+    assert bad.returncode == 2 and "argument --reference-limit: must be a whole number, 0 or more" in bad.stderr
+
+
+def test_reference_limit_is_refused_with_an_engine_whose_reference_runs_over_the_recording(project):
+    (project / "values.py").write_text("def f(x):\n    return x * x\n")
+    done = adtrace("report", "values:f", "--at", "3.0", "--engine", "micrograd", "--reference-limit", "5", cwd=project)
+    assert done.returncode == 2
+    assert "no limit to set (leave out --reference-limit)" in done.stderr

@@ -170,19 +170,23 @@ def call_exit(call):
 def _traced_call(args, node_checks=False):
     """Trace the call the command line names (``report`` and ``view``)."""
     from ...checker import check_call, check_if_rule_suspected
-    from ...compare.traced_call import trace_call
+    from ...compare.traced_call import REFERENCE_LIMIT, trace_call
 
     with program_output_to_stderr():
         function, values, target = _call_of(args, "differentiate")
         if args.engine:  # micrograd, or a class of its shape (tools/engine_call.py)
             if args.mode != "rev":
                 raise UserError(f"--engine {args.engine} runs backward(): reverse mode only (leave out --mode)")
+            if args.reference_limit is not None:
+                raise UserError(f"--engine {args.engine}: the reference engine runs over the recorded graph, "
+                                "not the function again: no limit to set (leave out --reference-limit)")
             engine = engine_of(args.engine)
             with _user_errors(args):
                 return engine_call(function, values, engine, args.capture, args.rtol, node_checks)
         with _user_errors(args):
+            limit = REFERENCE_LIMIT if args.reference_limit is None else args.reference_limit
             call = trace_call(function, values, argnum=args.argnum, mode=args.mode, capture=args.capture,
-                              rtol=args.rtol)
+                              rtol=args.rtol, reference_limit=limit)
             if node_checks:
                 call = check_call(call, function, rtol=args.rtol)
             else:  # finite differences fail, the engines agree: the per-node checker names the rule
