@@ -9,10 +9,11 @@ from autograd.core import SparseObject
 from autograd.tracer import box_types
 
 from .copy_on_write import hold, hold_accumulation, written_leaves
-from ..values import NO_REFERENCE, SCALARS, holds_reference
+from ..values import BOXED, NO_REFERENCE, SCALARS, holds_reference
 from .capture import summary_after_sparse_add
 from .forward import JVPFrame
 from .node_table import UNARY
+from .state import state
 from ..fanout import guards_itself
 from ..events import NO_PREVIOUS, VISITS, AddOutgrads, BackwardEnd, BackwardStart, ToposortYielded, VJPCalled
 from ..packers import inline_writes, write
@@ -147,6 +148,10 @@ class BackwardQueries:
                         kept_ingrads.append(outgrad)
                     elif i is last:  # the same value twice in the output (auto: one summary; full keeps each apart)
                         kept_ingrads.append(last_kept)
+                    elif type(i) in box_types and type(i._value) in SCALARS and not self.by_reference:
+                        key = id(i._node)  # an outer trace's number (grad(grad(f))): Keeper's stored Boxed written out
+                        kept_ingrads.append((BOXED, i._value, self.nodes.levels.get(key, 0) if key in self.labels
+                                             else state.levels.get(i._trace, i._trace)))
                     else:
                         kept = self.keep(i)
                         kept_ingrads.append(kept)
