@@ -241,6 +241,10 @@ class BackwardQueries:
                 kept = contribution
             elif type(value) in SCALARS:
                 kept = value
+            elif type(value) in box_types and type(value._value) in SCALARS and not self.by_reference:
+                key = id(value._node)  # an outer trace's number (grad(grad(f))): Keeper's stored Boxed written out
+                kept = (BOXED, value._value, self.nodes.levels.get(key, 0) if key in self.labels
+                        else state.levels.get(value._trace, value._trace))
             else:
                 kept = None
                 if type(g) is SparseObject and parent is not None:  # xs[i] of a list
