@@ -14,7 +14,8 @@ from .node_table import UNARY
 from .state import state
 from ..callsite import user_call_site
 from .copy_on_write import hold
-from ..values import BOXED, NO_REFERENCE, SCALARS, holds_reference
+from .. import values as kept_values  # (its twin read at each call: tests switch it)
+from ..values import ARRAY_SUMMARY, BOXED, NO_REFERENCE, SCALARS, holds_reference, own_summary
 from .capture import array_leaves, is_part_of
 from ..events import JVPRoot, NodeCreated, RootCreated, TraceReturned
 from ..fanout import guards_itself
@@ -93,6 +94,11 @@ class Nodes:
                 key = id(value._node)  # (Keeper's stored Boxed and its box_level written out: two calls less)
                 kept = (BOXED, value._value,
                         levels.get(key, 0) if key in labels else state.levels.get(value._trace, value._trace))
+            elif type(value) is np.ndarray and value.size > self.inline_size:  # summarized (Keeper's written out)
+                twin = kept_values._twin
+                kept = None if twin is None else twin.float64_summary(value, ARRAY_SUMMARY)
+                if kept is None:
+                    kept = own_summary(value)
             else:  # capture "auto" copies what it keeps
                 kept = self.keep(value)
             query = self.query
