@@ -131,11 +131,16 @@ def summarize(array):
 def stored_summary(array):
     """``summarize`` in its stored form (once per large value recorded: the hot path)."""
     if _twin is not None and type(array) is np.ndarray:  # the common case, a float64 array, in one call: one loop
-        # over its buffer (None: another dtype, more than _PAIRWISE_MAX elements, or a case this code decides; a
-        # subclass's buffer is not its values: a masked array's masked ones)
+        # over its buffer (None: another dtype, a strided view of more than _PAIRWISE_MAX elements, or a case this
+        # code decides; a subclass's buffer is not its values: a masked array's masked ones)
         stored = _twin.float64_summary(array, ARRAY_SUMMARY)
         if stored is not None:
             return stored
+    return own_summary(array)
+
+
+def own_summary(array):
+    """``stored_summary`` by this module's own code (every case the twin hands back, and without it)."""
     if array.dtype is _FLOAT64 and array.size:  # sums as itself (no cast: the same bits, sooner)
         if array.size > _ARG_EXTREMES:
             return (ARRAY_SUMMARY, array.shape, "float64", *_statistics(array, None))
@@ -178,7 +183,7 @@ _FLOAT64 = np.dtype(np.float64)
 _DTYPE_NAMES = {}
 # the compiled twin (_values.c): _float64_statistics in one loop over a buffer, the same bits
 _twin = compiled.twin("adtrace.recording._values")
-_PAIRWISE_MAX = 8192  # the twin's PAIRWISE_MAX: numpy's buffer size, the most it sums in one pairwise loop
+_PAIRWISE_MAX = 8192  # the twin's PAIRWISE_MAX: numpy's buffer size, the most of a strided view it sums in one loop
 
 
 def _dtype_name(dtype):

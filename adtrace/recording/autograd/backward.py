@@ -5,14 +5,17 @@ arriving (zip's position gives the parent) and the kept value of each entry, so 
 (the popped outgrad, an unflagged previous) is not captured twice.
 """
 
+import numpy as np
 from autograd.core import SparseObject
 from autograd.tracer import box_types
 
 from .copy_on_write import hold, hold_accumulation, written_leaves
-from ..values import NO_REFERENCE, SCALARS, holds_reference
+from .. import values as kept_values  # (its twin read at each call: tests switch it)
+from ..values import ARRAY_SUMMARY, BOXED, NO_REFERENCE, SCALARS, holds_reference, own_summary
 from .capture import summary_after_sparse_add
 from .forward import JVPFrame
 from .node_table import UNARY
+from .state import state
 from ..fanout import guards_itself
 from ..events import NO_PREVIOUS, VISITS, AddOutgrads, BackwardEnd, BackwardStart, ToposortYielded, VJPCalled
 from ..packers import inline_writes, write
@@ -147,6 +150,17 @@ class BackwardQueries:
                         kept_ingrads.append(outgrad)
                     elif i is last:  # the same value twice in the output (auto: one summary; full keeps each apart)
                         kept_ingrads.append(last_kept)
+                    elif type(i) in box_types and type(i._value) in SCALARS and not self.by_reference:
+                        key = id(i._node)  # an outer trace's number (grad(grad(f))): Keeper's stored Boxed written out
+                        kept_ingrads.append((BOXED, i._value, self.nodes.levels.get(key, 0) if key in self.labels
+                                             else state.levels.get(i._trace, i._trace)))
+                    elif type(i) is np.ndarray and not self.by_reference and i.size > self.inline_size:
+                        twin = kept_values._twin  # (summarized: Keeper's written out)
+                        kept = None if twin is None else twin.float64_summary(i, ARRAY_SUMMARY)
+                        if kept is None:
+                            kept = own_summary(i)
+                        kept_ingrads.append(kept)
+                        last, last_kept = i, kept
                     else:
                         kept = self.keep(i)
                         kept_ingrads.append(kept)
@@ -236,6 +250,10 @@ class BackwardQueries:
                 kept = contribution
             elif type(value) in SCALARS:
                 kept = value
+            elif type(value) in box_types and type(value._value) in SCALARS and not self.by_reference:
+                key = id(value._node)  # an outer trace's number (grad(grad(f))): Keeper's stored Boxed written out
+                kept = (BOXED, value._value, self.nodes.levels.get(key, 0) if key in self.labels
+                        else state.levels.get(value._trace, value._trace))
             else:
                 kept = None
                 if type(g) is SparseObject and parent is not None:  # xs[i] of a list

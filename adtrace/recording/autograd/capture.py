@@ -27,8 +27,9 @@ import numpy as np
 from autograd.core import SparseObject
 from autograd.tracer import box_types, getval
 
+from .. import values
 from ..values import (ARRAY_SUMMARY, BOXED, CONTAINER_SUMMARY, DEFAULT_INLINE_SIZE, MAX_LEAVES, SCALARS, SPARSE,
-                      Boxed, Sparse, capture_options, leaf_paths, stored_summary)
+                      Boxed, Sparse, capture_options, leaf_paths, own_summary, stored_summary)
 from .sparse import densifiable, densify, describe_index, describe_vspace, sparse_parts
 
 
@@ -54,7 +55,11 @@ class Keeper:
         t = type(value)
         if t is np.ndarray:
             if self.limit is not None:
-                return stored_summary(value) if value.size > self.limit else value.copy()
+                if value.size <= self.limit:
+                    return value.copy()
+                twin = values._twin  # (stored_summary written out: one call less per summary)
+                stored = None if twin is None else twin.float64_summary(value, ARRAY_SUMMARY)
+                return own_summary(value) if stored is None else stored
             if copy or (value.base is not None and not owns_its_base(value)) or id(value) in self._protected:
                 return value.copy()
             return value

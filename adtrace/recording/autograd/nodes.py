@@ -8,12 +8,14 @@ from typing import Callable, Optional
 
 import autograd.core as core
 import numpy as np
+from autograd.tracer import box_types
 
 from .node_table import UNARY
 from .state import state
 from ..callsite import user_call_site
 from .copy_on_write import hold
-from ..values import NO_REFERENCE, SCALARS, holds_reference
+from .. import values as kept_values  # (its twin read at each call: tests switch it)
+from ..values import ARRAY_SUMMARY, BOXED, NO_REFERENCE, SCALARS, holds_reference, own_summary
 from .capture import array_leaves, is_part_of
 from ..events import JVPRoot, NodeCreated, RootCreated, TraceReturned
 from ..fanout import guards_itself
@@ -86,10 +88,19 @@ class Nodes:
                 kept = None
             elif type(value) in SCALARS:  # most values of a scalar program: no call
                 kept = value
-            elif not self.by_reference:  # capture "auto" copies what it keeps
-                kept = self.keep(value)
-            else:
+            elif self.by_reference:
                 kept = self.keep_node_value(level, fun, value, args)
+            elif type(value) in box_types and type(value._value) in SCALARS:  # an outer trace's number (grad(grad(f)))
+                key = id(value._node)  # (Keeper's stored Boxed and its box_level written out: two calls less)
+                kept = (BOXED, value._value,
+                        levels.get(key, 0) if key in labels else state.levels.get(value._trace, value._trace))
+            elif type(value) is np.ndarray and value.size > self.inline_size:  # summarized (Keeper's written out)
+                twin = kept_values._twin
+                kept = None if twin is None else twin.float64_summary(value, ARRAY_SUMMARY)
+                if kept is None:
+                    kept = own_summary(value)
+            else:  # capture "auto" copies what it keeps
+                kept = self.keep(value)
             query = self.query
             write(self.values, NodeCreated, mode="rev", level=level, query=query and query.number, label=label,
                   primitive=names[0], argnums=argnums, parents=parent_labels, value=kept, site=site)

@@ -40,6 +40,7 @@ class Recorder(RecorderBase, Nodes, BackwardQueries, ForwardMode):
         self.keep_sites = keep_sites or keep_calls  # each node's user line (a stack walk per node)
         self.keeps_values = keeper.keeps_values  # False under capture "structure"
         self.by_reference = keeper.by_reference  # True under "full": copy-on-write (copy_on_write.py)
+        self.inline_size = keeper.limit  # under "auto": arrays above it are summarized (None under "full")
         self.frames = []  # open Query and JVPFrame objects, innermost last
         self.nodes = NodeTable(self.frames)  # every node met: id(node) -> label, level, argnums
         self.labels = self.nodes.labels  # (read on every hot path: one attribute load less)
