@@ -80,11 +80,17 @@ static PyObject *live_name, *keeps_name, *query_name, *top_name, *labels_name, *
     *argnums_name, *level_name, *number_name, *label_name, *parents_name, *position_name, *fail_name,
     *on_toposort_name;
 
-/* the last head written under a tag (as packers._head's cells): looked up in HEADS only when the level or the
-   query number differ, by identity */
+/* the last heads written under a tag (as packers._head's cells, with a few ways: grad(grad(f)) alternates
+   between levels and passes, and a single cell missed nine times in ten): looked up in HEADS only when no way
+   holds this level and query number, by identity */
+#define HEAD_WAYS 4
+
 typedef struct {
     long tag;
-    PyObject *level, *number, *head;
+    int next;  /* the way replaced on the next miss */
+    struct {
+        PyObject *level, *number, *head;
+    } way[HEAD_WAYS];
 } HeadCell;
 
 static HeadCell toposort_cell = {1004}, vjp_one_cell = {1005}, vjp_cell = {5}, add_first_cell = {1006},
@@ -94,8 +100,10 @@ static HeadCell toposort_cell = {1004}, vjp_one_cell = {1005}, vjp_cell = {5}, a
 static PyObject *
 head_of(HeadCell *cell, PyObject *level, PyObject *number)
 {
-    if (cell->head != NULL && cell->level == level && cell->number == number) {
-        return cell->head;
+    for (int i = 0; i < HEAD_WAYS; i++) {
+        if (cell->way[i].head != NULL && cell->way[i].level == level && cell->way[i].number == number) {
+            return cell->way[i].head;
+        }
     }
     PyObject *tag = PyLong_FromLong(cell->tag);
     if (tag == NULL) {
@@ -111,9 +119,11 @@ head_of(HeadCell *cell, PyObject *level, PyObject *number)
     if (head == NULL) {
         return NULL;
     }
-    Py_XSETREF(cell->head, head);
-    Py_XSETREF(cell->level, Py_NewRef(level));
-    Py_XSETREF(cell->number, Py_NewRef(number));
+    int i = cell->next;
+    cell->next = (i + 1) % HEAD_WAYS;
+    Py_XSETREF(cell->way[i].head, head);
+    Py_XSETREF(cell->way[i].level, Py_NewRef(level));
+    Py_XSETREF(cell->way[i].number, Py_NewRef(number));
     return head;
 }
 
@@ -498,6 +508,51 @@ done:
 static PyObject *keep_sites_name, *made_name, *names_name, *distinct_name, *levels_name, *on_vjp_node_name;
 static HeadCell node_unary_cell = {1001}, node_cell = {1};
 
+/* labels made directly, as value_class/_recorder.c makes them (PyUnicode_FromFormat parses its format on every
+   call: ~1,500 instructions, twice per node) */
+
+/* `f"v{count}_{name}"` (name: an exact str) */
+static PyObject *
+label_text(Py_ssize_t count, PyObject *name)
+{
+    char head[32];
+    int at = (int)sizeof(head);
+    head[--at] = '_';
+    size_t digits = count < 0 ? 0 : (size_t)count;  /* (a count is never negative) */
+    do {
+        head[--at] = (char)('0' + digits % 10);
+        digits /= 10;
+    } while (digits);
+    head[--at] = 'v';
+    Py_ssize_t n_head = (Py_ssize_t)sizeof(head) - at, n_name = PyUnicode_GET_LENGTH(name);
+    PyObject *text = PyUnicode_New(n_head + n_name, PyUnicode_MAX_CHAR_VALUE(name));
+    if (text == NULL) return NULL;
+    int kind = PyUnicode_KIND(text);
+    void *data = PyUnicode_DATA(text);
+    for (Py_ssize_t i = 0; i < n_head; i++) PyUnicode_WRITE(kind, data, i, (Py_UCS4)(unsigned char)head[at + i]);
+    if (PyUnicode_CopyCharacters(text, n_head, name, 0, n_name) < 0) {
+        Py_DECREF(text);
+        return NULL;
+    }
+    return text;
+}
+
+/* `f"{a},{b}"` (exact strs) */
+static PyObject *
+pair_text(PyObject *a, PyObject *b)
+{
+    Py_ssize_t n_a = PyUnicode_GET_LENGTH(a), n_b = PyUnicode_GET_LENGTH(b);
+    Py_UCS4 max_a = PyUnicode_MAX_CHAR_VALUE(a), max_b = PyUnicode_MAX_CHAR_VALUE(b);
+    PyObject *text = PyUnicode_New(n_a + 1 + n_b, max_a > max_b ? max_a : max_b);
+    if (text == NULL) return NULL;
+    PyUnicode_WRITE(PyUnicode_KIND(text), PyUnicode_DATA(text), n_a, ',');
+    if (PyUnicode_CopyCharacters(text, 0, a, 0, n_a) < 0 || PyUnicode_CopyCharacters(text, n_a + 1, b, 0, n_b) < 0) {
+        Py_DECREF(text);
+        return NULL;
+    }
+    return text;
+}
+
 /* Mirrors on_vjp_node(node, value, fun, args, kwargs, argnums, parents)'s structure path (1, 0, -1 as
    toposort_written), for a node of one or two parents, its primitive named before, no call site kept:
        number = nodes.made
@@ -569,19 +624,24 @@ vjp_node_written(PyObject *recorder, PyObject *node, PyObject *fun, PyObject *ar
         parent_key = PyLong_FromVoidPtr(PyTuple_GET_ITEM(parents, 1));
         second = parent_key == NULL ? NULL : PyDict_GetItemWithError(labels, parent_key);
         Py_XDECREF(parent_key);
-        if (second == NULL || PyObject_IsTrue(second) <= 0) {
+        if (second == NULL || PyObject_IsTrue(second) <= 0 || !PyUnicode_CheckExact(second)
+                || !PyUnicode_CheckExact(first)) {
             second = NULL;
             Py_DECREF(level);
             goto done;
         }
         Py_INCREF(second);
-        parent_labels = PyUnicode_FromFormat("%U,%U", first, second);
+        parent_labels = pair_text(first, second);
     } else {
         parent_labels = Py_NewRef(first);
     }
     Py_ssize_t made = PyLong_AsSsize_t(number);
-    label = parent_labels == NULL || made < 0 ? NULL
-        : PyUnicode_FromFormat("v%zd_%U", made, PyTuple_GET_ITEM(named, 1));
+    PyObject *name = PyTuple_GET_ITEM(named, 1);
+    if (parent_labels != NULL && !PyUnicode_CheckExact(name)) {  /* (not made by labels.label_name: in Python) */
+        Py_DECREF(level);
+        goto done;
+    }
+    label = parent_labels == NULL || made < 0 ? NULL : label_text(made, name);
     next = label == NULL ? NULL : PyLong_FromSsize_t(made + 1);
     key = next == NULL ? NULL : PyLong_FromVoidPtr(node);
     query_number = key == NULL ? NULL : query == Py_None ? Py_NewRef(Py_None) : field_get(&q_number, query);
