@@ -169,7 +169,7 @@ field_offset(Field *f, PyObject *obj)
 }
 
 /* getattr(obj, f.name): a new reference, or NULL with Python's error */
-static PyObject *
+static inline PyObject *
 field_get(Field *f, PyObject *obj)
 {
     Py_ssize_t offset = field_offset(f, obj);
@@ -191,7 +191,7 @@ field_get(Field *f, PyObject *obj)
 }
 
 /* setattr(obj, f.name, value): 0, or -1 with Python's error */
-static int
+static inline int
 field_set(Field *f, PyObject *obj, PyObject *value)
 {
     Py_ssize_t offset = field_offset(f, obj);
