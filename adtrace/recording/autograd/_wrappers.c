@@ -22,6 +22,7 @@ typedef struct {
 } RecordedVJP;
 
 static PyObject *on_vjp_called;  /* the interned name "on_vjp_called" */
+static PyObject *after_add_outgrads;  /* the interned name "after_add_outgrads" (defined with AddOutgrads) */
 
 /* A call's arguments put in parameter order into given[0..n-1], as Python binds them for a function of these
    parameters (`names`, none with a default): the positional ones first, then each keyword at its name. 0, or -1
@@ -219,12 +220,21 @@ structure_recorder(PyObject *recorder, PyObject *callback)
     if (recorder_type == NULL || Py_TYPE(recorder) != recorder_type) {
         return 0;
     }
-    PyObject *replaced = PyDict_GetItemWithError(recorder_type->tp_dict, callback);  /* (borrowed) */
-    if (replaced != NULL || PyErr_Occurred()) {
-        PyErr_Clear();
-        return 0;
+    /* the last answer, while the class is unchanged (its version tag: assigning to the class clears it) */
+    static PyObject *asked[4];
+    static unsigned int versions[4];
+    static int answers[4];
+    int at = callback == on_toposort_name ? 0 : callback == on_vjp_called ? 1 : callback == after_add_outgrads ? 2 : 3;
+    unsigned int version = PyType_HasFeature(recorder_type, Py_TPFLAGS_VALID_VERSION_TAG)
+        ? recorder_type->tp_version_tag : 0;
+    if (version != 0 && versions[at] == version && asked[at] == callback) {
+        return answers[at];
     }
-    return 1;
+    PyObject *replaced = PyDict_GetItemWithError(recorder_type->tp_dict, callback);  /* (borrowed) */
+    int answer = replaced == NULL && !PyErr_Occurred();
+    PyErr_Clear();
+    asked[at] = callback, versions[at] = version, answers[at] = answer;
+    return answer;
 }
 
 /* The recorder's state the three paths read (new references in *query, *labels, *values), or 0 when the
