@@ -11,6 +11,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stddef.h>
+#include <structmember.h>  /* T_OBJECT_EX, READONLY (member descriptors) */
 
 typedef struct {
     PyObject_HEAD
@@ -21,6 +22,7 @@ typedef struct {
 } RecordedVJP;
 
 static PyObject *on_vjp_called;  /* the interned name "on_vjp_called" */
+static PyObject *after_add_outgrads;  /* the interned name "after_add_outgrads" (defined with AddOutgrads) */
 
 /* A call's arguments put in parameter order into given[0..n-1], as Python binds them for a function of these
    parameters (`names`, none with a default): the positional ones first, then each keyword at its name. 0, or -1
@@ -79,11 +81,17 @@ static PyObject *live_name, *keeps_name, *query_name, *top_name, *labels_name, *
     *argnums_name, *level_name, *number_name, *label_name, *parents_name, *position_name, *fail_name,
     *on_toposort_name;
 
-/* the last head written under a tag (as packers._head's cells): looked up in HEADS only when the level or the
-   query number differ, by identity */
+/* the last heads written under a tag (as packers._head's cells, with a few ways: grad(grad(f)) alternates
+   between levels and passes, and a single cell missed nine times in ten): looked up in HEADS only when no way
+   holds this level and query number, by identity */
+#define HEAD_WAYS 4
+
 typedef struct {
     long tag;
-    PyObject *level, *number, *head;
+    int next;  /* the way replaced on the next miss */
+    struct {
+        PyObject *level, *number, *head;
+    } way[HEAD_WAYS];
 } HeadCell;
 
 static HeadCell toposort_cell = {1004}, vjp_one_cell = {1005}, vjp_cell = {5}, add_first_cell = {1006},
@@ -93,8 +101,10 @@ static HeadCell toposort_cell = {1004}, vjp_one_cell = {1005}, vjp_cell = {5}, a
 static PyObject *
 head_of(HeadCell *cell, PyObject *level, PyObject *number)
 {
-    if (cell->head != NULL && cell->level == level && cell->number == number) {
-        return cell->head;
+    for (int i = 0; i < HEAD_WAYS; i++) {
+        if (cell->way[i].head != NULL && cell->way[i].level == level && cell->way[i].number == number) {
+            return cell->way[i].head;
+        }
     }
     PyObject *tag = PyLong_FromLong(cell->tag);
     if (tag == NULL) {
@@ -110,11 +120,98 @@ head_of(HeadCell *cell, PyObject *level, PyObject *number)
     if (head == NULL) {
         return NULL;
     }
-    Py_XSETREF(cell->head, head);
-    Py_XSETREF(cell->level, Py_NewRef(level));
-    Py_XSETREF(cell->number, Py_NewRef(number));
+    int i = cell->next;
+    cell->next = (i + 1) % HEAD_WAYS;
+    Py_XSETREF(cell->way[i].head, head);
+    Py_XSETREF(cell->way[i].level, Py_NewRef(level));
+    Py_XSETREF(cell->way[i].number, Py_NewRef(number));
     return head;
 }
+
+/* An attribute read or written by the fast paths without PyObject_GetAttr's generic lookup (its type's MRO
+   walk and method cache, then the instance's dict or a member descriptor: ~300 instructions): resolved once
+   per type (and again when the type changes: its version tag), then a __slots__ member read at its offset, or a
+   key of the instance's __dict__ when no class in the MRO has the name. Anything else (a property, a custom
+   __getattr__, a type whose version tag is not valid) goes through PyObject_GetAttr, as Python would. */
+typedef struct {
+    PyObject *name;        /* interned */
+    PyTypeObject *type;    /* the type resolved (a strong reference) */
+    unsigned int version;  /* its tp_version_tag then (0: not cacheable) */
+    Py_ssize_t offset;     /* > 0: a __slots__ member; 0: the instance's __dict__; -1: PyObject_GetAttr */
+} Field;
+
+static void
+field_resolve(Field *f, PyTypeObject *tp)
+{
+    PyObject *found = _PyType_Lookup(tp, f->name);  /* (borrowed; assigns a version tag if it can) */
+    Py_ssize_t offset = -1;
+    if (tp->tp_getattro == PyObject_GenericGetAttr && tp->tp_setattro == PyObject_GenericSetAttr) {
+        if (found == NULL) {
+            offset = tp->tp_dictoffset != 0 ? 0 : -1;
+        } else if (Py_IS_TYPE(found, &PyMemberDescr_Type)) {
+            PyMemberDef *member = ((PyMemberDescrObject *)found)->d_member;
+            offset = member->type == T_OBJECT_EX && !(member->flags & READONLY) ? member->offset : -1;
+        }
+    }
+    Py_XSETREF(f->type, (PyTypeObject *)Py_NewRef(tp));
+    f->version = PyType_HasFeature(tp, Py_TPFLAGS_VALID_VERSION_TAG) ? tp->tp_version_tag : 0;
+    f->offset = offset;
+}
+
+static inline Py_ssize_t
+field_offset(Field *f, PyObject *obj)
+{
+    PyTypeObject *tp = Py_TYPE(obj);
+    if (tp != f->type || f->version == 0 || tp->tp_version_tag != f->version
+            || !PyType_HasFeature(tp, Py_TPFLAGS_VALID_VERSION_TAG)) {
+        field_resolve(f, tp);
+    }
+    return f->version == 0 ? -1 : f->offset;
+}
+
+/* getattr(obj, f.name): a new reference, or NULL with Python's error */
+static inline PyObject *
+field_get(Field *f, PyObject *obj)
+{
+    Py_ssize_t offset = field_offset(f, obj);
+    if (offset > 0) {
+        PyObject *value = *(PyObject **)((char *)obj + offset);
+        if (value != NULL) {
+            return Py_NewRef(value);
+        }
+    } else if (offset == 0) {
+        PyObject *dict = PyObject_GenericGetDict(obj, NULL);
+        PyObject *value = dict == NULL ? NULL : PyDict_GetItemWithError(dict, f->name);
+        Py_XINCREF(value);
+        Py_XDECREF(dict);
+        if (value != NULL || PyErr_Occurred()) {
+            return value;
+        }
+    }
+    return PyObject_GetAttr(obj, f->name);  /* (the error Python raises, or the generic case) */
+}
+
+/* setattr(obj, f.name, value): 0, or -1 with Python's error */
+static inline int
+field_set(Field *f, PyObject *obj, PyObject *value)
+{
+    Py_ssize_t offset = field_offset(f, obj);
+    if (offset > 0) {
+        PyObject **slot = (PyObject **)((char *)obj + offset);
+        PyObject *old = *slot;
+        *slot = Py_NewRef(value);
+        Py_XDECREF(old);
+        return 0;
+    }
+    return PyObject_SetAttr(obj, f->name, value);
+}
+
+/* the fields read: the recorder's (r_), its query's (q_), its node table's (t_), a node's (n_); offset -1 until
+   resolved (and while the name is unset) */
+static Field r_keep_sites, r_keeps, r_keeps_values, r_labels, r_live, r_nodes, r_query, r_top, r_values;
+static Field q_argnums, q_label, q_level, q_number, q_parents, q_position;
+static Field t_argnums, t_distinct, t_labels, t_levels, t_made, t_names;
+static Field n_parents, n_vjp;
 
 /* 1 when `recorder` takes the written-out path for `callback` (the recorder's state is checked after), else 0 */
 static int
@@ -123,12 +220,21 @@ structure_recorder(PyObject *recorder, PyObject *callback)
     if (recorder_type == NULL || Py_TYPE(recorder) != recorder_type) {
         return 0;
     }
-    PyObject *replaced = PyDict_GetItemWithError(recorder_type->tp_dict, callback);  /* (borrowed) */
-    if (replaced != NULL || PyErr_Occurred()) {
-        PyErr_Clear();
-        return 0;
+    /* the last answer, while the class is unchanged (its version tag: assigning to the class clears it) */
+    static PyObject *asked[4];
+    static unsigned int versions[4];
+    static int answers[4];
+    int at = callback == on_toposort_name ? 0 : callback == on_vjp_called ? 1 : callback == after_add_outgrads ? 2 : 3;
+    unsigned int version = PyType_HasFeature(recorder_type, Py_TPFLAGS_VALID_VERSION_TAG)
+        ? recorder_type->tp_version_tag : 0;
+    if (version != 0 && versions[at] == version && asked[at] == callback) {
+        return answers[at];
     }
-    return 1;
+    PyObject *replaced = PyDict_GetItemWithError(recorder_type->tp_dict, callback);  /* (borrowed) */
+    int answer = replaced == NULL && !PyErr_Occurred();
+    PyErr_Clear();
+    asked[at] = callback, versions[at] = version, answers[at] = answer;
+    return answer;
 }
 
 /* The recorder's state the three paths read (new references in *query, *labels, *values), or 0 when the
@@ -137,15 +243,15 @@ static int
 structure_state(PyObject *recorder, PyObject **query, PyObject **labels, PyObject **values)
 {
     *query = *labels = *values = NULL;
-    PyObject *live = PyObject_GetAttr(recorder, live_name);
-    PyObject *keeps = live == Py_True ? PyObject_GetAttr(recorder, keeps_name) : NULL;
+    PyObject *live = field_get(&r_live, recorder);
+    PyObject *keeps = live == Py_True ? field_get(&r_keeps, recorder) : NULL;
     int fast = keeps == Py_False;
     Py_XDECREF(live);
     Py_XDECREF(keeps);
     if (fast) {
-        *query = PyObject_GetAttr(recorder, query_name);
-        *labels = *query != NULL && *query != Py_None ? PyObject_GetAttr(recorder, labels_name) : NULL;
-        *values = *labels != NULL && PyDict_CheckExact(*labels) ? PyObject_GetAttr(recorder, values_name) : NULL;
+        *query = field_get(&r_query, recorder);
+        *labels = *query != NULL && *query != Py_None ? field_get(&r_labels, recorder) : NULL;
+        *values = *labels != NULL && PyDict_CheckExact(*labels) ? field_get(&r_values, recorder) : NULL;
         fast = *values != NULL && PyList_CheckExact(*values);
     }
     if (!fast) {
@@ -216,8 +322,8 @@ toposort_written(PyObject *recorder, PyObject *node)
         goto done;
     }
     Py_INCREF(label);
-    nodes = PyObject_GetAttr(recorder, nodes_name);
-    kept = nodes == NULL ? NULL : PyObject_GetAttr(nodes, argnums_name);
+    nodes = field_get(&r_nodes, recorder);
+    kept = nodes == NULL ? NULL : field_get(&t_argnums, nodes);
     PyObject *argnums = kept != NULL && PyDict_Check(kept) ? PyDict_GetItemWithError(kept, key) : NULL;
     if (argnums == NULL && (kept == NULL || !PyDict_Check(kept) || PyErr_Occurred())) {
         Py_DECREF(label);
@@ -225,9 +331,9 @@ toposort_written(PyObject *recorder, PyObject *node)
     }
     argnums = argnums == NULL ? unary : argnums;
     Py_INCREF(argnums);
-    parents = PyObject_GetAttr(node, parents_name);
-    level = parents == NULL ? NULL : PyObject_GetAttr(query, level_name);
-    number = level == NULL ? NULL : PyObject_GetAttr(query, number_name);
+    parents = field_get(&n_parents, node);
+    level = parents == NULL ? NULL : field_get(&q_level, query);
+    number = level == NULL ? NULL : field_get(&q_number, query);
     PyObject *head = number == NULL ? NULL : head_of(&toposort_cell, level, number);
     if (head == NULL) {
         Py_DECREF(label);
@@ -237,8 +343,8 @@ toposort_written(PyObject *recorder, PyObject *node)
     /* (from here on, as the Python's try: an error goes to recorder.fail) */
     result = 1;
     PyObject *row[2] = {head, label};
-    if (PyObject_SetAttr(query, parents_name, parents) < 0 || PyObject_SetAttr(query, label_name, label) < 0
-            || PyObject_SetAttr(query, position_name, zero) < 0 || PyObject_SetAttr(query, argnums_name, argnums) < 0
+    if (field_set(&q_parents, query, parents) < 0 || field_set(&q_label, query, label) < 0
+            || field_set(&q_position, query, zero) < 0 || field_set(&q_argnums, query, argnums) < 0
             || append_all(values, row, 2) < 0) {
         result = structure_failed(recorder) < 0 ? -1 : 1;
     }
@@ -277,9 +383,9 @@ vjp_called_written(PyObject *recorder, PyObject *node_id, PyObject *ingrads)
     PyObject *label = PyDict_GetItemWithError(labels, node_id);  /* (borrowed) */
     int named = label == NULL ? 0 : PyObject_IsTrue(label);
     PyObject *node = named > 0 ? Py_NewRef(label) : named < 0 || PyErr_Occurred() ? NULL
-        : PyObject_GetAttr(query, label_name);
-    PyObject *level = node == NULL ? NULL : PyObject_GetAttr(query, level_name);
-    PyObject *number = level == NULL ? NULL : PyObject_GetAttr(query, number_name);
+        : field_get(&q_label, query);
+    PyObject *level = node == NULL ? NULL : field_get(&q_level, query);
+    PyObject *number = level == NULL ? NULL : field_get(&q_number, query);
     Py_ssize_t count = PyTuple_GET_SIZE(ingrads);
     PyObject *head = number == NULL ? NULL : head_of(count == 1 ? &vjp_one_cell : &vjp_cell, level, number);
     if (head != NULL) {
@@ -345,13 +451,13 @@ add_outgrads_written(PyObject *recorder, PyObject *prev_g_flagged, PyObject *sum
         return 0;
     }
     int result = 0;
-    PyObject *top = PyObject_GetAttr(recorder, top_name);
-    PyObject *at = top == query ? PyObject_GetAttr(query, position_name) : NULL;
-    PyObject *parents = at == NULL ? NULL : PyObject_GetAttr(query, parents_name);
-    PyObject *argnums = parents == NULL ? NULL : PyObject_GetAttr(query, argnums_name);
-    PyObject *node = argnums == NULL ? NULL : PyObject_GetAttr(query, label_name);
-    PyObject *level = node == NULL ? NULL : PyObject_GetAttr(query, level_name);
-    PyObject *number = level == NULL ? NULL : PyObject_GetAttr(query, number_name);
+    PyObject *top = field_get(&r_top, recorder);
+    PyObject *at = top == query ? field_get(&q_position, query) : NULL;
+    PyObject *parents = at == NULL ? NULL : field_get(&q_parents, query);
+    PyObject *argnums = parents == NULL ? NULL : field_get(&q_argnums, query);
+    PyObject *node = argnums == NULL ? NULL : field_get(&q_label, query);
+    PyObject *level = node == NULL ? NULL : field_get(&q_level, query);
+    PyObject *number = level == NULL ? NULL : field_get(&q_number, query);
     PyObject *parent = NULL, *next = NULL, *key = NULL;
     Py_ssize_t position = number != NULL && PyLong_CheckExact(at) ? PyLong_AsSsize_t(at) : -1;
     if (position < 0 || !PyTuple_CheckExact(parents) || !PyTuple_CheckExact(argnums)) {
@@ -377,7 +483,7 @@ add_outgrads_written(PyObject *recorder, PyObject *prev_g_flagged, PyObject *sum
         goto done;
     }
     result = 1;
-    int failed = PyObject_SetAttr(query, position_name, next) < 0;
+    int failed = field_set(&q_position, query, next) < 0;
     if (!failed && first) {
         PyObject *row[3] = {head, node, parent};
         failed = append_all(values, row, 3) < 0;
@@ -412,6 +518,51 @@ done:
 static PyObject *keep_sites_name, *made_name, *names_name, *distinct_name, *levels_name, *on_vjp_node_name;
 static HeadCell node_unary_cell = {1001}, node_cell = {1};
 
+/* labels made directly, as value_class/_recorder.c makes them (PyUnicode_FromFormat parses its format on every
+   call: ~1,500 instructions, twice per node) */
+
+/* `f"v{count}_{name}"` (name: an exact str) */
+static PyObject *
+label_text(Py_ssize_t count, PyObject *name)
+{
+    char head[32];
+    int at = (int)sizeof(head);
+    head[--at] = '_';
+    size_t digits = count < 0 ? 0 : (size_t)count;  /* (a count is never negative) */
+    do {
+        head[--at] = (char)('0' + digits % 10);
+        digits /= 10;
+    } while (digits);
+    head[--at] = 'v';
+    Py_ssize_t n_head = (Py_ssize_t)sizeof(head) - at, n_name = PyUnicode_GET_LENGTH(name);
+    PyObject *text = PyUnicode_New(n_head + n_name, PyUnicode_MAX_CHAR_VALUE(name));
+    if (text == NULL) return NULL;
+    int kind = PyUnicode_KIND(text);
+    void *data = PyUnicode_DATA(text);
+    for (Py_ssize_t i = 0; i < n_head; i++) PyUnicode_WRITE(kind, data, i, (Py_UCS4)(unsigned char)head[at + i]);
+    if (PyUnicode_CopyCharacters(text, n_head, name, 0, n_name) < 0) {
+        Py_DECREF(text);
+        return NULL;
+    }
+    return text;
+}
+
+/* `f"{a},{b}"` (exact strs) */
+static PyObject *
+pair_text(PyObject *a, PyObject *b)
+{
+    Py_ssize_t n_a = PyUnicode_GET_LENGTH(a), n_b = PyUnicode_GET_LENGTH(b);
+    Py_UCS4 max_a = PyUnicode_MAX_CHAR_VALUE(a), max_b = PyUnicode_MAX_CHAR_VALUE(b);
+    PyObject *text = PyUnicode_New(n_a + 1 + n_b, max_a > max_b ? max_a : max_b);
+    if (text == NULL) return NULL;
+    PyUnicode_WRITE(PyUnicode_KIND(text), PyUnicode_DATA(text), n_a, ',');
+    if (PyUnicode_CopyCharacters(text, 0, a, 0, n_a) < 0 || PyUnicode_CopyCharacters(text, n_a + 1, b, 0, n_b) < 0) {
+        Py_DECREF(text);
+        return NULL;
+    }
+    return text;
+}
+
 /* Mirrors on_vjp_node(node, value, fun, args, kwargs, argnums, parents)'s structure path (1, 0, -1 as
    toposort_written), for a node of one or two parents, its primitive named before, no call site kept:
        number = nodes.made
@@ -430,9 +581,9 @@ vjp_node_written(PyObject *recorder, PyObject *node, PyObject *fun, PyObject *ar
     if (!PyTuple_CheckExact(parents) || PyTuple_GET_SIZE(parents) < 1 || PyTuple_GET_SIZE(parents) > 2) {
         return 0;
     }
-    PyObject *live = PyObject_GetAttr(recorder, live_name);
-    PyObject *keeps = live == Py_True ? PyObject_GetAttr(recorder, keeps_name) : NULL;
-    PyObject *sites = keeps == Py_False ? PyObject_GetAttr(recorder, keep_sites_name) : NULL;
+    PyObject *live = field_get(&r_live, recorder);
+    PyObject *keeps = live == Py_True ? field_get(&r_keeps, recorder) : NULL;
+    PyObject *sites = keeps == Py_False ? field_get(&r_keep_sites, recorder) : NULL;
     int fast = sites != NULL && !PyObject_IsTrue(sites);
     Py_XDECREF(live);
     Py_XDECREF(keeps);
@@ -445,15 +596,15 @@ vjp_node_written(PyObject *recorder, PyObject *node, PyObject *fun, PyObject *ar
     PyObject *nodes = NULL, *values = NULL, *query = NULL, *number = NULL, *names = NULL, *distinct = NULL,
         *labels = NULL, *levels = NULL, *kept = NULL, *key = NULL, *first = NULL, *second = NULL,
         *parent_labels = NULL, *label = NULL, *next = NULL, *query_number = NULL;
-    nodes = PyObject_GetAttr(recorder, nodes_name);
-    values = nodes == NULL ? NULL : PyObject_GetAttr(recorder, values_name);
-    query = values == NULL ? NULL : PyObject_GetAttr(recorder, query_name);
-    number = query == NULL ? NULL : PyObject_GetAttr(nodes, made_name);
-    names = number == NULL ? NULL : PyObject_GetAttr(nodes, names_name);
-    distinct = names == NULL ? NULL : PyObject_GetAttr(nodes, distinct_name);
-    labels = distinct == NULL ? NULL : PyObject_GetAttr(nodes, labels_name);
-    levels = labels == NULL ? NULL : PyObject_GetAttr(nodes, levels_name);
-    kept = levels == NULL ? NULL : PyObject_GetAttr(nodes, argnums_name);
+    nodes = field_get(&r_nodes, recorder);
+    values = nodes == NULL ? NULL : field_get(&r_values, recorder);
+    query = values == NULL ? NULL : field_get(&r_query, recorder);
+    number = query == NULL ? NULL : field_get(&t_made, nodes);
+    names = number == NULL ? NULL : field_get(&t_names, nodes);
+    distinct = names == NULL ? NULL : field_get(&t_distinct, nodes);
+    labels = distinct == NULL ? NULL : field_get(&t_labels, nodes);
+    levels = labels == NULL ? NULL : field_get(&t_levels, nodes);
+    kept = levels == NULL ? NULL : field_get(&t_argnums, nodes);
     if (kept == NULL || !PyList_CheckExact(values) || !PyLong_CheckExact(number) || !PyDict_CheckExact(names)
             || !PyDict_CheckExact(distinct) || !PyDict_CheckExact(labels) || !PyDict_Check(levels)
             || !PyDict_Check(kept)) {
@@ -483,22 +634,27 @@ vjp_node_written(PyObject *recorder, PyObject *node, PyObject *fun, PyObject *ar
         parent_key = PyLong_FromVoidPtr(PyTuple_GET_ITEM(parents, 1));
         second = parent_key == NULL ? NULL : PyDict_GetItemWithError(labels, parent_key);
         Py_XDECREF(parent_key);
-        if (second == NULL || PyObject_IsTrue(second) <= 0) {
+        if (second == NULL || PyObject_IsTrue(second) <= 0 || !PyUnicode_CheckExact(second)
+                || !PyUnicode_CheckExact(first)) {
             second = NULL;
             Py_DECREF(level);
             goto done;
         }
         Py_INCREF(second);
-        parent_labels = PyUnicode_FromFormat("%U,%U", first, second);
+        parent_labels = pair_text(first, second);
     } else {
         parent_labels = Py_NewRef(first);
     }
     Py_ssize_t made = PyLong_AsSsize_t(number);
-    label = parent_labels == NULL || made < 0 ? NULL
-        : PyUnicode_FromFormat("v%zd_%U", made, PyTuple_GET_ITEM(named, 1));
+    PyObject *name = PyTuple_GET_ITEM(named, 1);
+    if (parent_labels != NULL && !PyUnicode_CheckExact(name)) {  /* (not made by labels.label_name: in Python) */
+        Py_DECREF(level);
+        goto done;
+    }
+    label = parent_labels == NULL || made < 0 ? NULL : label_text(made, name);
     next = label == NULL ? NULL : PyLong_FromSsize_t(made + 1);
     key = next == NULL ? NULL : PyLong_FromVoidPtr(node);
-    query_number = key == NULL ? NULL : query == Py_None ? Py_NewRef(Py_None) : PyObject_GetAttr(query, number_name);
+    query_number = key == NULL ? NULL : query == Py_None ? Py_NewRef(Py_None) : field_get(&q_number, query);
     PyObject *shared = query_number == NULL ? NULL : PyDict_SetDefault(distinct, argnums, argnums);  /* borrowed */
     PyObject *head = shared == NULL ? NULL
         : head_of(shared == unary ? &node_unary_cell : &node_cell, level, query_number);
@@ -508,7 +664,7 @@ vjp_node_written(PyObject *recorder, PyObject *node, PyObject *fun, PyObject *ar
     }
     /* (from here on, as the Python's try: an error goes to recorder.fail) */
     result = 1;
-    int failed = PyObject_SetAttr(nodes, made_name, next) < 0 || PyDict_SetItem(labels, key, label) < 0;
+    int failed = field_set(&t_made, nodes, next) < 0 || PyDict_SetItem(labels, key, label) < 0;
     if (!failed) {
         PyObject *was = PyDict_GetItemWithError(levels, key);
         int same = was == NULL ? (PyErr_Occurred() ? -1 : PyObject_RichCompareBool(zero, level, Py_EQ))
@@ -812,7 +968,7 @@ node_init_call(PyObject *callable, PyObject *const *args, size_t nargsf, PyObjec
         return NULL;
     }
     Py_DECREF(done);
-    PyObject *vjp = PyObject_GetAttr(self, vjp_name);
+    PyObject *vjp = field_get(&n_vjp, self);
     if (vjp == NULL) {
         return NULL;
     }
@@ -826,7 +982,7 @@ node_init_call(PyObject *callable, PyObject *const *args, size_t nargsf, PyObjec
     recorded->active = Py_NewRef(wrapper->active);
     recorded->vectorcall = recorded_vjp_call;
     PyObject_GC_Track(recorded);
-    int failed = PyObject_SetAttr(self, vjp_name, (PyObject *)recorded);
+    int failed = field_set(&n_vjp, self, (PyObject *)recorded);
     Py_DECREF(recorded);
     if (failed) {
         return NULL;
@@ -966,7 +1122,7 @@ add_outgrads_call(PyObject *callable, PyObject *const *args, size_t nargsf, PyOb
     PyObject *previous = NULL;
     int wanted = PyObject_IsTrue(prev_g_flagged);
     if (wanted > 0) {
-        PyObject *keeps = PyObject_GetAttr(recorder, keeps_values_name);
+        PyObject *keeps = field_get(&r_keeps_values, recorder);
         wanted = keeps == NULL ? -1 : PyObject_IsTrue(keeps);
         Py_XDECREF(keeps);
     }
@@ -1231,6 +1387,29 @@ PyInit__wrappers(void)
     if (!keep_sites_name || !made_name || !names_name || !distinct_name || !levels_name || !on_vjp_node_name) {
         return NULL;
     }
+    n_parents.name = parents_name;
+    n_vjp.name = vjp_name;
+    q_argnums.name = argnums_name;
+    q_label.name = label_name;
+    q_level.name = level_name;
+    q_number.name = number_name;
+    q_parents.name = parents_name;
+    q_position.name = position_name;
+    r_keep_sites.name = keep_sites_name;
+    r_keeps.name = keeps_name;
+    r_keeps_values.name = keeps_values_name;
+    r_labels.name = labels_name;
+    r_live.name = live_name;
+    r_nodes.name = nodes_name;
+    r_query.name = query_name;
+    r_top.name = top_name;
+    r_values.name = values_name;
+    t_argnums.name = argnums_name;
+    t_distinct.name = distinct_name;
+    t_labels.name = labels_name;
+    t_levels.name = levels_name;
+    t_made.name = made_name;
+    t_names.name = names_name;
     rev = PyUnicode_InternFromString("rev");
     zero = PyLong_FromLong(0);
     if (!live_name || !keeps_name || !query_name || !top_name || !labels_name || !values_name || !nodes_name
