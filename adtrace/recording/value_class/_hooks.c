@@ -466,8 +466,9 @@ typedef struct {
    MISSING on AttributeError (a new reference) */
 static PyObject *grad_of(Runner *self, PyObject *node) {
     PyObject *grad;
-    if (self->own_grad != Py_None) {
-        PyObject *dict = PyObject_GetAttr(node, s_dict);
+    if (self->own_grad != Py_None) {  /* (its own __dict__ read directly, as _descriptors.c's instance_dict) */
+        PyObject *dict = Py_TYPE(node)->tp_dictoffset != 0 ? PyObject_GenericGetDict(node, NULL)
+                                                             : PyObject_GetAttr(node, s_dict);
         if (dict == NULL) {
             grad = NULL;
         } else if (PyDict_CheckExact(dict)) {
@@ -574,14 +575,19 @@ static int local_backward_finally(Runner *self, PyObject *state, PyObject *frame
         /* (a value only this frame holds, its __dict__ only the value: it is freed with the frame, below, and its
            owner and state with it; nothing can see it detached or not) */
         int alone = handed != NULL && PyList_CheckExact(handed) && Py_REFCNT(handed) == 2 && Py_REFCNT(frame) == 1;
-        PyObject *iterator = handed == NULL ? NULL : PyObject_GetIter(handed);
+        /* (an exact list read by index, as its iterator does: no iterator made per visit) */
+        int listed = handed != NULL && PyList_CheckExact(handed);
+        PyObject *iterator = handed == NULL || listed ? NULL : PyObject_GetIter(handed);
         PyObject *value;
-        failed = iterator == NULL ? -1 : 0;
-        while (!failed && iterator != NULL && (value = PyIter_Next(iterator)) != NULL) {
+        failed = listed || iterator != NULL ? 0 : -1;
+        for (Py_ssize_t at = 0; !failed; at++) {
+            if (listed && at >= PyList_GET_SIZE(handed)) break;
+            if (!listed && (value = PyIter_Next(iterator)) == NULL) break;
+            if (listed) value = Py_NewRef(PyList_GET_ITEM(handed, at));
             PyObject *attributes = Py_TYPE(value)->tp_dictoffset != 0 ? PyObject_GenericGetDict(value, NULL)
                                                                         : PyObject_GetAttr(value, s_dict);
             if (alone && attributes != NULL && Py_REFCNT(value) == 2 && Py_REFCNT(attributes) == 2) {
-                Py_DECREF(attributes);  /* (held by the list and the iterator; the dict by the value and here) */
+                Py_DECREF(attributes);  /* (held by the list and here; the dict by the value and here) */
                 Py_DECREF(value);
                 continue;
             }
