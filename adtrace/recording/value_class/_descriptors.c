@@ -120,6 +120,7 @@ typedef struct {
     PyObject *state;  /* local.state as last read, in the thread whose state's unique id is `thread` (or NULL) */
     PyObject *frames, *ends;  /* its .frames and .ends lists (made once by _ThreadState, never replaced), or NULL */
     uint64_t thread;
+    SinkCache sinks;  /* GradDescriptor's: the sink's grad_written, read once per sink */
 } Descriptor;
 
 /* `self.local.state` (a new reference): the thread's _ThreadState, which hooks._PerThread makes once per thread and
@@ -208,6 +209,7 @@ static int descriptor_traverse(Descriptor *self, visitproc visit, void *arg) {
     Py_VISIT(self->reference); Py_VISIT(self->hooks); Py_VISIT(self->storage); Py_VISIT(self->local);
     Py_VISIT(self->name); Py_VISIT(self->slot); Py_VISIT(self->active); Py_VISIT(self->run); Py_VISIT(self->state); Py_VISIT(self->frames);
     Py_VISIT(self->ends);
+    SINK_VISIT(self->sinks);
     return 0;
 }
 
@@ -215,6 +217,7 @@ static int descriptor_clear(Descriptor *self) {
     Py_CLEAR(self->reference); Py_CLEAR(self->hooks); Py_CLEAR(self->storage); Py_CLEAR(self->local);
     Py_CLEAR(self->name); Py_CLEAR(self->slot); Py_CLEAR(self->active); Py_CLEAR(self->run); Py_CLEAR(self->state); Py_CLEAR(self->frames);
     Py_CLEAR(self->ends);
+    sink_forget(&self->sinks);
     return 0;
 }
 
@@ -431,9 +434,12 @@ static int told_addition(Descriptor *self, PyObject *value, PyObject *grad, PyOb
         PyObject *node = FRAME_GET(frame, node, s_node), *contribution = NULL, *called = NULL;
         if (node != NULL)
             contribution = right_untracked ? Py_NewRef(right) : PyObject_GetAttr(right, s__plain);
-        if (contribution != NULL)
-            called = PyObject_CallMethodObjArgs(sink, s_grad_written, node, value, position,
-                                                                     previous, contribution, grad, Py_True, NULL);
+        PyObject *method = contribution == NULL ? NULL : sink_callback(&self->sinks, sink, 0, s_grad_written);
+        if (method != NULL) {  /* (read once per sink) */
+            PyObject *call[8] = {NULL, node, value, position, previous, contribution, grad, Py_True};
+            called = PyObject_Vectorcall(method, call + 1, 7 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+            Py_DECREF(method);
+        }
         Py_XDECREF(node);
         Py_XDECREF(contribution);
         Py_XDECREF(called);
@@ -513,6 +519,17 @@ done:
     return result;
 }
 
+/* forget(): the sink's callbacks kept let go (on the hooks' undo: a sink is not kept alive by hooks taken out) */
+static PyObject *descriptor_forget(Descriptor *self, PyObject *unused) {
+    sink_forget(&self->sinks);
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef grad_methods[] = {
+    {"forget", (PyCFunction)descriptor_forget, METH_NOARGS, "the sink's callbacks kept, let go"},
+    {NULL},
+};
+
 static PyTypeObject GradDescriptorType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "adtrace.recording.value_class._descriptors.GradDescriptor",
@@ -527,6 +544,7 @@ static PyTypeObject GradDescriptorType = {
     .tp_members = descriptor_members,
     .tp_descr_get = (descrgetfunc)grad_get,
     .tp_descr_set = (descrsetfunc)grad_set,
+    .tp_methods = grad_methods,
 };
 
 /* ---- BackwardDescriptor */

@@ -226,13 +226,19 @@ static int add_quiet(PyObject *state, long delta) {
     return failed;
 }
 
-/* ``state.quiet += 1; try: sink.<callback>(*args) finally: state.quiet -= 1`` (hooks.notify, written out) */
-static int notify(PyObject *state, PyObject *sink, PyObject *callback, PyObject *const *args, size_t n) {
+/* ``state.quiet += 1; try: sink.<callback>(*args) finally: state.quiet -= 1`` (hooks.notify, written out; the
+   callback read once per sink: ``sinks``, its number ``which`` there) */
+static int notify(PyObject *state, SinkCache *sinks, int which, PyObject *sink, PyObject *callback,
+                  PyObject *const *args, size_t n) {
     if (n > 4) return -1;
     if (add_quiet(state, 1) < 0) return -1;
-    PyObject *call[5] = {sink, NULL, NULL, NULL, NULL};
+    PyObject *call[5] = {NULL, NULL, NULL, NULL, NULL}, *result = NULL;
     for (size_t i = 0; i < n; i++) call[1 + i] = args[i];
-    PyObject *result = PyObject_VectorcallMethod(callback, call, (1 + n) | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+    PyObject *method = sink_callback(sinks, sink, which, callback);
+    if (method != NULL) {
+        result = PyObject_Vectorcall(method, call + 1, n | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+        Py_DECREF(method);
+    }
     Py_XDECREF(result);
     int failed = add_quiet(state, -1);
     return result == NULL || failed ? -1 : 0;
@@ -262,6 +268,7 @@ typedef struct {
     Py_ssize_t index;    /* shape.children_index, -1 for None (keyword-only) */
     PyObject *state;     /* hooks.local.state as last read (cached_state) */
     uint64_t thread;
+    SinkCache sinks;     /* the sink's node_created, read once per sink */
 } InitHook;
 
 /* def __init__(node, *args, **kwargs):  (hooks.py, line by line) */
@@ -321,7 +328,7 @@ static PyObject *init_call(InitHook *self, PyObject *const *args, size_t nargsf,
     if (PyContextVar_Get(self->active, Py_None, &sink) < 0) goto done;
     if (sink != Py_None) {
         PyObject *call[4] = {node, children, op, data};
-        int failed = notify(state, sink, s_node_created, call, 4);
+        int failed = notify(state, &self->sinks, 0, sink, s_node_created, call, 4);
         Py_DECREF(sink);
         if (failed) goto done;
     } else {
@@ -377,6 +384,7 @@ static int init_traverse(InitHook *self, visitproc visit, void *arg) {
     Py_VISIT(self->dict); Py_VISIT(self->original); Py_VISIT(self->python); Py_VISIT(self->active);
     Py_VISIT(self->local); Py_VISIT(self->children); Py_VISIT(self->made); Py_VISIT(self->name);
     Py_VISIT(self->default_); Py_VISIT(self->op_name); Py_VISIT(self->data_name); Py_VISIT(self->state);
+    SINK_VISIT(self->sinks);
     return 0;
 }
 
@@ -384,6 +392,7 @@ static int init_clear(InitHook *self) {
     Py_CLEAR(self->dict); Py_CLEAR(self->original); Py_CLEAR(self->python); Py_CLEAR(self->active);
     Py_CLEAR(self->local); Py_CLEAR(self->children); Py_CLEAR(self->made); Py_CLEAR(self->name);
     Py_CLEAR(self->default_); Py_CLEAR(self->op_name); Py_CLEAR(self->data_name); Py_CLEAR(self->state);
+    sink_forget(&self->sinks);
     return 0;
 }
 
@@ -401,6 +410,17 @@ static PyObject *init_get(PyObject *self, PyObject *obj, PyObject *type) {
     }
     return PyMethod_New(self, obj);
 }
+
+/* forget(): the sink's callbacks kept let go (on the hooks' undo: a sink is not kept alive by hooks taken out) */
+static PyObject *init_forget(InitHook *self, PyObject *unused) {
+    sink_forget(&self->sinks);
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef init_methods[] = {
+    {"forget", (PyCFunction)init_forget, METH_NOARGS, "the sink's callbacks kept, let go"},
+    {NULL},
+};
 
 static PyGetSetDef init_getset[] = {
     {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, NULL, NULL},
@@ -422,6 +442,7 @@ static PyTypeObject InitHookType = {
     .tp_dictoffset = offsetof(InitHook, dict),
     .tp_descr_get = init_get,
     .tp_getset = init_getset,
+    .tp_methods = init_methods,
 };
 
 /* ---- LocalBackwardRunner: ClassHooks.run_local_backward ---- */
@@ -438,14 +459,16 @@ typedef struct {
     PyObject *plain;     /* tracked.plain */
     PyObject *state;     /* hooks.local.state as last read (cached_state) */
     uint64_t thread;
+    SinkCache sinks;     /* the sink's local_backward_started (0) and local_backward_ended (1), read once per sink */
 } Runner;
 
 /* grad = node.__dict__.get(own_grad, MISSING) if own_grad else hooks.grad.load_or_missing(node),
    MISSING on AttributeError (a new reference) */
 static PyObject *grad_of(Runner *self, PyObject *node) {
     PyObject *grad;
-    if (self->own_grad != Py_None) {
-        PyObject *dict = PyObject_GetAttr(node, s_dict);
+    if (self->own_grad != Py_None) {  /* (its own __dict__ read directly, as _descriptors.c's instance_dict) */
+        PyObject *dict = Py_TYPE(node)->tp_dictoffset != 0 ? PyObject_GenericGetDict(node, NULL)
+                                                             : PyObject_GetAttr(node, s_dict);
         if (dict == NULL) {
             grad = NULL;
         } else if (PyDict_CheckExact(dict)) {
@@ -552,14 +575,19 @@ static int local_backward_finally(Runner *self, PyObject *state, PyObject *frame
         /* (a value only this frame holds, its __dict__ only the value: it is freed with the frame, below, and its
            owner and state with it; nothing can see it detached or not) */
         int alone = handed != NULL && PyList_CheckExact(handed) && Py_REFCNT(handed) == 2 && Py_REFCNT(frame) == 1;
-        PyObject *iterator = handed == NULL ? NULL : PyObject_GetIter(handed);
+        /* (an exact list read by index, as its iterator does: no iterator made per visit) */
+        int listed = handed != NULL && PyList_CheckExact(handed);
+        PyObject *iterator = handed == NULL || listed ? NULL : PyObject_GetIter(handed);
         PyObject *value;
-        failed = iterator == NULL ? -1 : 0;
-        while (!failed && iterator != NULL && (value = PyIter_Next(iterator)) != NULL) {
+        failed = listed || iterator != NULL ? 0 : -1;
+        for (Py_ssize_t at = 0; !failed; at++) {
+            if (listed && at >= PyList_GET_SIZE(handed)) break;
+            if (!listed && (value = PyIter_Next(iterator)) == NULL) break;
+            if (listed) value = Py_NewRef(PyList_GET_ITEM(handed, at));
             PyObject *attributes = Py_TYPE(value)->tp_dictoffset != 0 ? PyObject_GenericGetDict(value, NULL)
                                                                         : PyObject_GetAttr(value, s_dict);
             if (alone && attributes != NULL && Py_REFCNT(value) == 2 && Py_REFCNT(attributes) == 2) {
-                Py_DECREF(attributes);  /* (held by the list and the iterator; the dict by the value and here) */
+                Py_DECREF(attributes);  /* (held by the list and here; the dict by the value and here) */
                 Py_DECREF(value);
                 continue;
             }
@@ -584,7 +612,7 @@ static int local_backward_finally(Runner *self, PyObject *state, PyObject *frame
     if (PyContextVar_Get(self->active, Py_None, &sink) < 0) return -1;
     if (sink != Py_None) {
         PyObject *call[2] = {node, error == NULL ? Py_None : error};
-        failed = notify(state, sink, s_local_backward_ended, call, 2);
+        failed = notify(state, &self->sinks, 1, sink, s_local_backward_ended, call, 2);
     }
     Py_DECREF(sink);
     return failed;
@@ -613,7 +641,7 @@ static PyObject *runner_call(Runner *self, PyObject *const *args, size_t nargsf,
         int failed = grad == NULL ? -1 : 0;
         if (!failed) {
             PyObject *call[2] = {node, grad};
-            failed = notify(state, sink, s_local_backward_started, call, 2);
+            failed = notify(state, &self->sinks, 0, sink, s_local_backward_started, call, 2);
             Py_DECREF(grad);
         }
         if (failed) { Py_DECREF(sink); Py_DECREF(state); return NULL; }
@@ -710,6 +738,7 @@ static int runner_traverse(Runner *self, visitproc visit, void *arg) {
     Py_VISIT(self->python); Py_VISIT(self->active); Py_VISIT(self->local); Py_VISIT(self->children);
     Py_VISIT(self->own_grad); Py_VISIT(self->load_or_missing); Py_VISIT(self->missing);
     Py_VISIT(self->frame_type); Py_VISIT(self->plain); Py_VISIT(self->state);
+    SINK_VISIT(self->sinks);
     return 0;
 }
 
@@ -717,6 +746,7 @@ static int runner_clear(Runner *self) {
     Py_CLEAR(self->python); Py_CLEAR(self->active); Py_CLEAR(self->local); Py_CLEAR(self->children);
     Py_CLEAR(self->own_grad); Py_CLEAR(self->load_or_missing); Py_CLEAR(self->missing);
     Py_CLEAR(self->frame_type); Py_CLEAR(self->plain); Py_CLEAR(self->state);
+    sink_forget(&self->sinks);
     return 0;
 }
 
@@ -725,6 +755,17 @@ static void runner_dealloc(Runner *self) {
     runner_clear(self);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
+
+/* forget(): the sink's callbacks kept let go (on the hooks' undo) */
+static PyObject *runner_forget(Runner *self, PyObject *unused) {
+    sink_forget(&self->sinks);
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef runner_methods[] = {
+    {"forget", (PyCFunction)runner_forget, METH_NOARGS, "the sink's callbacks kept, let go"},
+    {NULL},
+};
 
 static PyTypeObject RunnerType = {
     PyVarObject_HEAD_INIT(NULL, 0)
@@ -738,6 +779,7 @@ static PyTypeObject RunnerType = {
     .tp_clear = (inquiry)runner_clear,
     .tp_call = PyVectorcall_Call,
     .tp_vectorcall_offset = offsetof(Runner, vectorcall),
+    .tp_methods = runner_methods,
 };
 
 /* ---- the module ---- */

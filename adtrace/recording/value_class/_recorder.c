@@ -393,8 +393,13 @@ static PyObject *grad_written(Core *self, PyObject *const *args, Py_ssize_t narg
     if (plain < 0) return failed(me);
     if (!plain || Py_TYPE(contribution) == (PyTypeObject *)ndarray)
         return hand_back(fb_grad_written, me, args, nargs);  /* (an array's write: recorder._write) */
+    PyObject *visit = last_visit(run);
+    if (visit == NULL && PyList_GET_SIZE(SLOT(run, p_visits)) != 0)
+        return hand_back(fb_grad_written, me, args, nargs);
     PyObject *node_label = Py_None, *parent;
-    if (node != Py_None) {
+    if (visit != NULL && node == SLOT(visit, v_node)) {  /* (the running visit's: its label, found when it started) */
+        node_label = SLOT(visit, v_label);
+    } else if (node != Py_None) {
         node_label = label_of(self->labels, node, &error);
         if (error) return failed(me);
         if (node_label == NULL) return hand_back(fb_grad_written, me, args, nargs);
@@ -402,9 +407,6 @@ static PyObject *grad_written(Core *self, PyObject *const *args, Py_ssize_t narg
     parent = label_of(self->labels, target, &error);
     if (error) return failed(me);
     if (parent == NULL) return hand_back(fb_grad_written, me, args, nargs);
-    PyObject *visit = last_visit(run);
-    if (visit == NULL && PyList_GET_SIZE(SLOT(run, p_visits)) != 0)
-        return hand_back(fb_grad_written, me, args, nargs);
     /* from here on, as recorder.py */
     if (self->nothing == Py_True) previous = result = contribution = Py_None;
     PyObject *replaced = Py_None;

@@ -29,4 +29,37 @@ static inline void state_set(PyObject *state, PyObject **field, PyObject *value)
     Py_INCREF(value);
     Py_SETREF(*field, value);
 }
+
+/* A sink's callbacks read once per sink (hooks.notify reads ``getattr(sink, callback)`` per call: by name, ~150
+   instructions more): the last sink seen and its bound callbacks, each read at its first call; another sink (a nested
+   recording's fan-out, the next recording's recorder) replaces them, forget() lets them go (on the hooks' undo). A
+   sink's callbacks do not change while it records. */
+typedef struct {
+    PyObject *sink, *callbacks[2];
+} SinkCache;
+
+/* ``getattr(sink, name)`` for callback ``which`` (0 or 1) of the cache: a new reference, or NULL with an error set */
+static inline PyObject *sink_callback(SinkCache *cache, PyObject *sink, int which, PyObject *name) {
+    if (cache->sink == sink && cache->callbacks[which] != NULL) return Py_NewRef(cache->callbacks[which]);
+    PyObject *found = PyObject_GetAttr(sink, name);
+    if (found == NULL) return NULL;
+    if (cache->sink != sink) {  /* (the old ones dropped last: a sink freed here may run code) */
+        PyObject *old = cache->sink, *first = cache->callbacks[0], *second = cache->callbacks[1];
+        cache->sink = Py_NewRef(sink);
+        cache->callbacks[0] = cache->callbacks[1] = NULL;
+        Py_XDECREF(old);
+        Py_XDECREF(first);
+        Py_XDECREF(second);
+    }
+    Py_XSETREF(cache->callbacks[which], Py_NewRef(found));
+    return found;
+}
+
+static inline void sink_forget(SinkCache *cache) {
+    Py_CLEAR(cache->sink);
+    Py_CLEAR(cache->callbacks[0]);
+    Py_CLEAR(cache->callbacks[1]);
+}
+
+#define SINK_VISIT(cache) do { Py_VISIT((cache).sink); Py_VISIT((cache).callbacks[0]); Py_VISIT((cache).callbacks[1]); } while (0)
 #endif

@@ -135,6 +135,11 @@ class ClassHooks:
         ]
         patcher.on_undo(self.children.clear)
         patcher.on_undo(self.made.clear)
+        # (compiled: each C hook keeps the sink's callbacks it read, once per sink: let go with the hooks)
+        for hook in (self.run_local_backward, *(hook for _, hook, _ in hooks)):
+            forget = getattr(type(hook), "forget", None)
+            if forget is not None:
+                patcher.on_undo(functools.partial(forget, hook))
         with patcher.transaction():
             for (owner, name), hook, original in hooks:
                 # (a hook of an earlier installation put back by someone's undo: the original goes back)

@@ -183,19 +183,21 @@ class Recorder(RecorderBase):
                 return
             if not run.started:
                 self._start(run)
+            visit = run.visits[-1] if run.visits else None
             if type(result) in SCALARS and type(previous) in SCALARS and type(contribution) is not np.ndarray:
-                # (self._write, written out for a number's write: nothing copied, not in place)
+                # (self._write, written out for a number's write: nothing copied, not in place; the running visit's
+                # label, found when it started)
                 labels = self._labels
                 if self.nothing:
                     previous = result = contribution = None
                 kept_previous, kept = previous, result
                 run.grads[id(target)] = kept
-                fields = (run.number, None if node is None else labels.get(id(node)) or self._label(node), position,
-                          labels.get(id(target)) or self._label(target), kept_previous, False, contribution, kept,
-                          False, None if accumulated is None else not accumulated)
+                label = visit.label if visit is not None and node is visit.node else \
+                    None if node is None else labels.get(id(node)) or self._label(node)
+                fields = (run.number, label, position, labels.get(id(target)) or self._label(target), kept_previous,
+                          False, contribution, kept, False, None if accumulated is None else not accumulated)
             else:
                 fields = self._write(run, node, target, position, previous, contribution, result, accumulated)
-            visit = run.visits[-1] if run.visits else None
             if visit is not None and node is visit.node:
                 visit.writes.append(fields)  # (its add_outgrads event after the vjp's)
                 if position is not None:

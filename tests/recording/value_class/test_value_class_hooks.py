@@ -797,6 +797,33 @@ def test_another_thread_and_a_context_made_before_run_unhooked_both_ways(hooks_p
     assert len(made) == 2 and [n[0] for n in log.of("node_created")] == [made[1]]
 
 
+def test_a_sink_put_in_place_of_another_gets_every_callback_from_then_on(hooks_path):
+    """The compiled hooks read a sink's callbacks once per sink (``_state.h``'s ``SinkCache``): another sink put in
+    the same hooks' place (a nested recording's fan-out, then the outer recorder again) gets them all from then on,
+    the one before none."""
+    engine = types.SimpleNamespace(name="test", cls=MicroValue, shape=check_shape(MicroValue),
+                                   pass_start=(MicroValue, "backward"), local_backward=(MicroValue, "_backward"),
+                                   grad_write=(MicroValue, "grad"))
+    hooks, patcher, first, second = ClassHooks(engine), Patcher(), EventLog(), EventLog()
+    hooks.install(patcher)
+    told = []
+    try:
+        for sink in (first, second, first):
+            token, before = hooks.active.set(sink), len(sink.events)
+            try:
+                x = MicroValue(3.0)
+                (x * x).backward()
+            finally:
+                hooks.active.reset(token)
+            told.append(sink.kinds()[before:])
+    finally:
+        patcher.undo()
+    one_pass = ["node_created", "node_created", "backward_started", "seeded", "local_backward_started",
+                "grad_written", "grad_written", "local_backward_ended", "local_backward_started",
+                "local_backward_ended", "backward_ended"]
+    assert told == [one_pass] * 3 and len(first.events) == 2 * len(second.events)
+
+
 def test_no_reference_is_kept_by_the_hooks_after_a_recording(hooks_path):
     import adtrace
     gc.collect()
