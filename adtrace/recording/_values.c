@@ -9,18 +9,16 @@
  *                                                   on x86-64 each element loaded once for both)
  * and returns (low, high, mean), or None wherever values.py must decide instead (it then runs its own code):
  * a zero extreme (0.0 and -0.0 compare equal: which one numpy keeps depends on its order), a NaN or an
- * infinity (the sum is then not finite: which NaN, which warning), a strided view of more than PAIRWISE_MAX
- * elements (numpy copies it into its buffer, and sums each buffer apart), a buffer that is not float64, or a
- * strided one read in another order than C order (a reversed view). A contiguous buffer of any size, in C or
- * in Fortran order (a transposed array), numpy sums in one inner loop in memory order, pairwise over all of it
- * (no buffering: the 128 x 256 gradient of an LSTM's weights, 32,768 elements; tested to the bit up to 100,003).
+ * infinity (the sum is then not finite: which NaN, which warning), more than PAIRWISE_MAX elements (numpy's
+ * reduction may cut its loop into chunks there), a buffer that is not float64, or a strided one read in
+ * another order than C order (a transposed view: numpy reads it in memory order).
  * A nonzero extreme has its own bits wherever it is found, so any order of the min/max loop gives numpy's. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <math.h>
 
 #define PW_BLOCKSIZE 128   /* numpy's pairwise summation block (numpy/_core/src/umath/loops_utils.h.src) */
-#define PAIRWISE_MAX 8192  /* numpy's default buffer size: at or below it one inner loop sums a whole strided view */
+#define PAIRWISE_MAX 8192  /* numpy's default buffer size: at or below it one inner loop sums the whole array */
 
 /* numpy's DOUBLE_pairwise_sum for a contiguous buffer, line by line: below 8 elements a plain loop; up to
  * PW_BLOCKSIZE eight running sums combined as a tree, then the rest; above, two halves (the first a
@@ -219,19 +217,10 @@ static PyObject *summarized(PyObject *array, PyObject *tag)
     double *copy = NULL;
     const double *a = (const double *)view.buf;
     if (view.itemsize != sizeof(double) || view.format == NULL || strcmp(view.format, "d") != 0
-            || n == 0 || view.ndim > 64) {
+            || n == 0 || n > PAIRWISE_MAX || view.ndim > 64) {
         a = NULL;
     }
-    else if (PyBuffer_IsContiguous(&view, 'C')) {
-    }
-    else if (PyBuffer_IsContiguous(&view, 'F')) {  /* a transposed array (dot's VJPs make them): numpy sorts its
-                                                      axes by stride, then sums the buffer in memory order, at once */
-    }
-    else {  /* a slice, a strided view: summed as numpy's buffer holds it */
-        if (n > PAIRWISE_MAX) {  /* (more than one buffer's worth: summed buffer by buffer) */
-            PyBuffer_Release(&view);
-            Py_RETURN_NONE;
-        }
+    else if (!PyBuffer_IsContiguous(&view, 'C')) {  /* a slice, a strided view: summed as numpy's buffer holds it */
         copy = PyMem_Malloc(n * sizeof(double));
         if (copy == NULL) {
             PyBuffer_Release(&view);

@@ -131,8 +131,8 @@ def summarize(array):
 def stored_summary(array):
     """``summarize`` in its stored form (once per large value recorded: the hot path)."""
     if _twin is not None and type(array) is np.ndarray:  # the common case, a float64 array, in one call: one loop
-        # over its buffer (None: another dtype, a strided view of more than _PAIRWISE_MAX elements, or a case this
-        # code decides; a subclass's buffer is not its values: a masked array's masked ones)
+        # over its buffer (None: another dtype, more than _PAIRWISE_MAX elements, or a case this code decides; a
+        # subclass's buffer is not its values: a masked array's masked ones)
         stored = _twin.float64_summary(array, ARRAY_SUMMARY)
         if stored is not None:
             return stored
@@ -183,7 +183,7 @@ _FLOAT64 = np.dtype(np.float64)
 _DTYPE_NAMES = {}
 # the compiled twin (_values.c): _float64_statistics in one loop over a buffer, the same bits
 _twin = compiled.twin("adtrace.recording._values")
-_PAIRWISE_MAX = 8192  # the twin's PAIRWISE_MAX: numpy's buffer size, the most of a strided view it sums in one loop
+_PAIRWISE_MAX = 8192  # the twin's PAIRWISE_MAX: numpy's buffer size, the most it sums in one pairwise loop
 
 
 def _dtype_name(dtype):

@@ -121,11 +121,10 @@ def test_the_compiled_twin_summarizes_float64_arrays_to_the_bit():
     import struct
 
     rng = np.random.default_rng(6)
-    sizes = [*range(1, 260), 1000, 2047, 2048, 2049, 4096, 4097, 8191, 8192, 8193, 20000, 32768, 100003]
+    sizes = [*range(1, 260), 1000, 2047, 2048, 2049, 4096, 4097, 8191, 8192, 8193, 20000]
     for i, n in enumerate(sizes):
         a = rng.standard_normal(n) * 10.0 ** int(rng.integers(-30, 30)) + (i % 3) * 2.0
-        transposed = (a[:n - n % 3].reshape(3, -1).T,) if n >= 3 else ()  # (Fortran order: read in memory order)
-        for b in (a, a.reshape(-1, 1), a[::2], a.reshape(1, -1).T, *transposed):
+        for b in (a, a.reshape(-1, 1), a[::2], a.reshape(1, -1).T):
             twin, reference = compiled_twins.both_ways(lambda: values.stored_summary(b), "values")
             assert twin[:3] == reference[:3] and [struct.pack("<d", x) for x in twin[3:]] == \
                 [struct.pack("<d", x) for x in reference[3:]], (n, b.shape, b.strides)
@@ -138,16 +137,14 @@ def test_the_compiled_twin_leaves_zero_extremes_nan_and_infinity_to_values_py():
     assert statistics(np.array([1.0, 2.0, 4.0])) == (1.0, 4.0, 7.0 / 3)
     for special in (0.0, -0.0, np.nan, np.inf, -np.inf, 1.7e308):
         assert statistics(np.array([1.0, special, 1.7e308 if special == 1.7e308 else 2.0])) is None, special
-    assert statistics(np.ones(9000)) == (1.0, 1.0, 1.0)  # contiguous: any size (numpy sums it in one loop)
-    # a view numpy reads in another order than C order (reversed): its sum's bits are numpy's own
-    assert statistics(np.arange(1.0, 4.0)[::-1]) is None and statistics(np.ones((4, 6))[:, ::2].T) is None
-    assert statistics(np.arange(1.0, 7.0).reshape(2, 3).T) == (1.0, 6.0, 3.5)  # transposed: in memory order
+    assert statistics(np.ones(9000)) is None
+    # a view numpy reads in another order than C order (transposed, reversed): its sum's bits are numpy's own
+    assert statistics(np.arange(1.0, 7.0).reshape(2, 3).T) is None and statistics(np.arange(1.0, 4.0)[::-1]) is None
     assert statistics(np.arange(1.0, 7.0)[::2]) == (1.0, 5.0, 3.0)  # a strided one it reads in C order
     assert statistics(np.ones(3, dtype=np.float32)) is None and statistics(np.ones(0)) is None
-    # a strided view up to numpy's buffer size (above it numpy sums buffer by buffer: values.py decides)
+    # values.py asks it only up to its limit (above, the call would always give None)
     size = values._PAIRWISE_MAX
-    assert statistics(np.full(2 * size, 1.5)[::2]) == (1.5, 1.5, 1.5)
-    assert statistics(np.full(2 * size + 2, 1.5)[::2]) is None
+    assert statistics(np.full(size, 1.5)) == (1.5, 1.5, 1.5) and statistics(np.full(size + 1, 1.5)) is None
 
 
 @compiled_twins.needs("values")
