@@ -20,6 +20,7 @@ static PyObject *s_state, *s_frames, *s_quiet, *s_ends, *s_addition, *s_in_place
 static PyTypeObject RecordedLocalBackwardType;
 static PyTypeObject *StateType;  /* _hooks.ThreadState (bound), or NULL: its fields read directly */
 static PyTypeObject *FrameType;  /* _hooks.Frame (bound), or NULL: the fields of a frame of it (or a subclass) too */
+static SlottedKind Slotted;  /* TRACKED_NUMBER's kind with slots (TrackedFloat), bound */
 
 #define IS_STATE(state) (StateType != NULL && Py_TYPE(state) == StateType)
 /* (hooks._Frame is a direct subclass: its base compared first, no walk of the MRO) */
@@ -302,13 +303,19 @@ static PyObject *grad_read_in_frame(Descriptor *self, PyObject *value, PyObject 
     Py_DECREF(frames);
     if (frame == NULL) return NULL;
     PyObject *kind = PyDict_GetItemWithError(TRACKED_NUMBER, (PyObject *)Py_TYPE(grad));  /* TRACKED_NUMBER.get */
-    if (kind != NULL) {  /* tracked = kind(grad); vars(tracked)["_plain"], ["_owner"], ["_state"] = grad, value, state */
+    if (kind != NULL) {  /* tracked = kind(grad); hold(tracked, grad, value, state) */
         tracked = made_float(kind, grad) ? float_made(kind, grad) : PyObject_CallOneArg(kind, grad);
-        PyObject *attributes = tracked ? instance_dict(tracked) : NULL;
-        int failed = attributes == NULL || PyDict_SetItem(attributes, s__plain, grad) < 0
-            || PyDict_SetItem(attributes, s__owner, value) < 0 || PyDict_SetItem(attributes, s__state, state) < 0;
-        Py_XDECREF(attributes);
-        if (failed) Py_CLEAR(tracked);
+        if (tracked != NULL && Py_TYPE(tracked) == Slotted.type) {  /* (its slots, set directly) */
+            Py_XSETREF(SLOT_AT(tracked, Slotted.plain), Py_NewRef(grad));
+            Py_XSETREF(SLOT_AT(tracked, Slotted.owner), Py_NewRef(value));
+            Py_XSETREF(SLOT_AT(tracked, Slotted.state), Py_NewRef(state));
+        } else {
+            PyObject *attributes = tracked ? instance_dict(tracked) : NULL;
+            int failed = attributes == NULL || PyDict_SetItem(attributes, s__plain, grad) < 0
+                || PyDict_SetItem(attributes, s__owner, value) < 0 || PyDict_SetItem(attributes, s__state, state) < 0;
+            Py_XDECREF(attributes);
+            if (failed) Py_CLEAR(tracked);
+        }
     } else if (!PyErr_Occurred()) {  /* tracked = track(grad, value, state) */
         tracked = PyObject_CallFunctionObjArgs(track, grad, value, state, NULL);
     }
@@ -389,13 +396,18 @@ static int told_addition(Descriptor *self, PyObject *value, PyObject *grad, PyOb
     if ((is = PySet_Contains(NUMBER_KINDS, (PyObject *)Py_TYPE(left))) <= 0) { told = is; goto done; }
     int right_untracked = untracked(right);
     if (!right_untracked && (is = PySet_Contains(NUMBER_KINDS, kind)) <= 0) { told = is; goto done; }
-    /* attributes = left.__dict__; attributes.get("_owner") is value and attributes.get("_plain", NOT_HELD) is previous */
-    if ((attributes = instance_dict(left)) == NULL) goto done;
-    owner = PyDict_GetItemWithError(attributes, s__owner);  /* (borrowed: attributes holds them) */
-    if (owner == NULL && PyErr_Occurred()) goto done;
+    /* held(left, "_owner") is value and held(left, "_plain", NOT_HELD) is previous */
+    if (Py_TYPE(left) == Slotted.type) {  /* (its slots; borrowed: left holds them) */
+        owner = SLOT_AT(left, Slotted.owner);
+        held = SLOT_AT(left, Slotted.plain);
+    } else {  /* (its __dict__'s entries; borrowed: attributes holds them) */
+        if ((attributes = instance_dict(left)) == NULL) goto done;
+        owner = PyDict_GetItemWithError(attributes, s__owner);
+        if (owner == NULL && PyErr_Occurred()) goto done;
+        held = owner == value ? PyDict_GetItemWithError(attributes, s__plain) : NULL;
+        if (held == NULL && PyErr_Occurred()) goto done;
+    }
     if ((owner ? owner : Py_None) != value) { told = 0; goto done; }
-    held = PyDict_GetItemWithError(attributes, s__plain);
-    if (held == NULL && PyErr_Occurred()) goto done;
     if ((held ? held : NOT_HELD) != previous) { told = 0; goto done; }
     /* frame = frames[-1]; position, children = None, frame.children (frame.position, written out) */
     Py_ssize_t size = PyList_CheckExact(frames) ? PyList_GET_SIZE(frames) : 0;
@@ -433,7 +445,9 @@ static int told_addition(Descriptor *self, PyObject *value, PyObject *grad, PyOb
         if (add_quiet(state, 1) < 0) goto done;
         PyObject *node = FRAME_GET(frame, node, s_node), *contribution = NULL, *called = NULL;
         if (node != NULL)
-            contribution = right_untracked ? Py_NewRef(right) : PyObject_GetAttr(right, s__plain);
+            contribution = right_untracked ? Py_NewRef(right)
+                : Py_TYPE(right) == Slotted.type && SLOT_AT(right, Slotted.plain) != NULL
+                ? Py_NewRef(SLOT_AT(right, Slotted.plain)) : PyObject_GetAttr(right, s__plain);
         PyObject *method = contribution == NULL ? NULL : sink_callback(&self->sinks, sink, 0, s_grad_written);
         if (method != NULL) {  /* (read once per sink) */
             PyObject *call[8] = {NULL, node, value, position, previous, contribution, grad, Py_True};
@@ -745,6 +759,10 @@ static PyObject *bind(PyObject *module, PyObject *args) {
     Py_XSETREF(StateType, state_type == Py_None ? NULL : (PyTypeObject *)state_type);
     Py_XINCREF(frame_type == Py_None ? NULL : frame_type);
     Py_XSETREF(FrameType, frame_type == Py_None ? NULL : (PyTypeObject *)frame_type);
+    PyObject *key, *kind;  /* the kind of TRACKED_NUMBER without a __dict__: its slots' offsets */
+    for (Py_ssize_t at = 0; PyDict_Next(TRACKED_NUMBER, &at, &key, &kind);)
+        if (PyType_Check(kind) && ((PyTypeObject *)kind)->tp_dictoffset == 0 && slotted_bind(&Slotted, kind) < 0)
+            return NULL;
     Py_RETURN_NONE;
 }
 

@@ -16,6 +16,8 @@ static PyObject *s_state, *s_quiet, *s_frames, *s_addition, *s_in_place, *s_node
     *s_local_backward_started, *s_local_backward_ended, *s_dict, *s_read, *s_handed, *s_node, *s_children,
     *s_unwritten, *s_took, *s_owner, *s_state_key, *s_empty, *s_empty_tuple;
 
+static SlottedKind Slotted;  /* tracked.py's TrackedFloat (bind_tracked): its _owner and _state slots */
+
 /* ---- ThreadState: hooks._ThreadState, its fields in C (read and written directly by this module and
    _descriptors.c; from Python, the same attributes) ---- */
 
@@ -584,6 +586,14 @@ static int local_backward_finally(Runner *self, PyObject *state, PyObject *frame
             if (listed && at >= PyList_GET_SIZE(handed)) break;
             if (!listed && (value = PyIter_Next(iterator)) == NULL) break;
             if (listed) value = Py_NewRef(PyList_GET_ITEM(handed, at));
+            if (Py_TYPE(value) == Slotted.type) {  /* (its slots unset, as a __dict__'s entries popped) */
+                if (!(alone && Py_REFCNT(value) == 2)) {
+                    Py_CLEAR(SLOT_AT(value, Slotted.owner));
+                    Py_CLEAR(SLOT_AT(value, Slotted.state));
+                }
+                Py_DECREF(value);
+                continue;
+            }
             PyObject *attributes = Py_TYPE(value)->tp_dictoffset != 0 ? PyObject_GenericGetDict(value, NULL)
                                                                         : PyObject_GetAttr(value, s_dict);
             if (alone && attributes != NULL && Py_REFCNT(value) == 2 && Py_REFCNT(attributes) == 2) {
@@ -784,8 +794,20 @@ static PyTypeObject RunnerType = {
 
 /* ---- the module ---- */
 
+/* bind_tracked(TrackedFloat): tracked.py's class whose attributes are slots, detached at their offsets */
+static PyObject *bind_tracked(PyObject *module, PyObject *cls) {
+    if (slotted_bind(&Slotted, cls) < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef module_methods[] = {
+    {"bind_tracked", bind_tracked, METH_O, "tracked.py's TrackedFloat: its slots _owner and _state unset directly"},
+    {NULL}
+};
+
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_hooks",
-                                    "The compiled twin of hooks.py: InitHook, LocalBackwardRunner.", -1, NULL};
+                                    "The compiled twin of hooks.py: InitHook, LocalBackwardRunner.", -1,
+                                    module_methods};
 
 static int intern(PyObject **name, const char *text) {
     *name = PyUnicode_InternFromString(text);

@@ -35,7 +35,7 @@ typedef struct {
 static PyObject *fb_node_created, *fb_local_backward_started, *fb_grad_written, *fb_local_backward_ended;
 static PyTypeObject *pass_type, *visit_type;
 static Py_ssize_t p_number, p_started, p_visited, p_visits, p_grads;
-static Py_ssize_t v_node, v_label, v_outgrad, v_children, v_writes, v_by_position;
+static Py_ssize_t v_node, v_label, v_outgrad, v_children, v_writes;
 static PyObject *ndarray, *scalars, *no_reference, *heads, *mode, *level, *unary, *visits_form, *zero_form;
 static PyObject *positions[4];
 static int configured = 0;
@@ -336,10 +336,8 @@ static PyObject *local_backward_started(Core *self, PyObject *const *args, Py_ss
     /* run.visits.append(_Visit(node, label, outgrad, children)): its slots filled as its __init__ does */
     PyObject *visit = visit_type->tp_alloc(visit_type, 0);
     if (visit == NULL) return failed(me);
-    PyObject *writes = PyList_New(0), *by_position = PyDict_New();
-    if (writes == NULL || by_position == NULL) {
-        Py_XDECREF(writes);
-        Py_XDECREF(by_position);
+    PyObject *writes = PyList_New(0);
+    if (writes == NULL) {
         Py_DECREF(visit);
         return failed(me);
     }
@@ -352,7 +350,6 @@ static PyObject *local_backward_started(Core *self, PyObject *const *args, Py_ss
     SLOT(visit, v_outgrad) = outgrad;
     SLOT(visit, v_children) = children;
     SLOT(visit, v_writes) = writes;
-    SLOT(visit, v_by_position) = by_position;
     int appended = PyList_Append(SLOT(run, p_visits), visit);
     Py_DECREF(visit);
     if (appended < 0) return failed(me);
@@ -367,8 +364,7 @@ static PyObject *last_visit(PyObject *run) {
     PyObject *visit = PyList_GET_ITEM(visits, n - 1);
     if (Py_TYPE(visit) != visit_type || SLOT(visit, v_node) == NULL || SLOT(visit, v_label) == NULL
         || SLOT(visit, v_outgrad) == NULL || SLOT(visit, v_children) == NULL || SLOT(visit, v_writes) == NULL
-        || !PyList_CheckExact(SLOT(visit, v_writes)) || SLOT(visit, v_by_position) == NULL
-        || !PyDict_CheckExact(SLOT(visit, v_by_position)))
+        || !PyList_CheckExact(SLOT(visit, v_writes)))
         return NULL;
     return visit;
 }
@@ -425,8 +421,7 @@ static PyObject *grad_written(Core *self, PyObject *const *args, Py_ssize_t narg
     if (fields == NULL) return failed(me);
     int ok;
     if (visit != NULL && node == SLOT(visit, v_node)) {  /* its add_outgrads event after the vjp's */
-        ok = PyList_Append(SLOT(visit, v_writes), fields) == 0
-             && (position == Py_None || PyDict_SetDefault(SLOT(visit, v_by_position), position, contribution) != NULL);
+        ok = PyList_Append(SLOT(visit, v_writes), fields) == 0;
     } else {
         ok = write_add_outgrads(self->values, fields) == 0;
     }
@@ -457,8 +452,9 @@ static PyObject *local_backward_ended(Core *self, PyObject *const *args, Py_ssiz
     Py_ssize_t n_writes = PyList_GET_SIZE(writes), n_children = 0;
     for (Py_ssize_t i = 0; i < n_writes; i++) {
         PyObject *fields = PyList_GET_ITEM(writes, i);
-        if (!PyTuple_CheckExact(fields) || PyTuple_GET_SIZE(fields) != 10)
-            return hand_back(fb_local_backward_ended, me, args, nargs);
+        if (!PyTuple_CheckExact(fields) || PyTuple_GET_SIZE(fields) != 10
+            || (PyTuple_GET_ITEM(fields, 2) != Py_None && !PyLong_CheckExact(PyTuple_GET_ITEM(fields, 2))))
+            return hand_back(fb_local_backward_ended, me, args, nargs);  /* (a position: None or an int) */
     }
     if (children != Py_None) {
         if (!PyLong_CheckExact(children)) return hand_back(fb_local_backward_ended, me, args, nargs);
@@ -481,20 +477,21 @@ static PyObject *local_backward_ended(Core *self, PyObject *const *args, Py_ssiz
             Py_INCREF(contribution);
             PyTuple_SET_ITEM(ingrads, i, contribution);
         }
-    } else if (ok) {  /* tuple(map(visit.by_position.get, range(visit.children))) */
-        PyObject *by_position = SLOT(visit, v_by_position);
-        for (Py_ssize_t i = 0; ok && i < n_children; i++) {
-            PyObject *key = PyLong_FromSsize_t(i);
-            PyObject *found = key == NULL ? NULL : PyDict_GetItemWithError(by_position, key);
-            Py_XDECREF(key);
-            if (found == NULL && (key == NULL || PyErr_Occurred())) {
-                ok = 0;
-                break;
+    } else if (ok) {  /* visit.ingrads(): each position's first write's contribution, None where none */
+        for (Py_ssize_t i = 0; ok && i < n_writes; i++) {
+            PyObject *fields = PyList_GET_ITEM(writes, i), *position = PyTuple_GET_ITEM(fields, 2);
+            if (position == Py_None) continue;
+            Py_ssize_t at = PyLong_AsSsize_t(position);
+            if (at == -1 && PyErr_Occurred()) {  /* (beyond a Py_ssize_t: not below the children's count) */
+                if (!PyErr_ExceptionMatches(PyExc_OverflowError)) { ok = 0; break; }
+                PyErr_Clear();
+                continue;
             }
-            if (found == NULL) found = Py_None;
-            Py_INCREF(found);
-            PyTuple_SET_ITEM(ingrads, i, found);
+            if (at >= 0 && at < n_children && PyTuple_GET_ITEM(ingrads, at) == NULL)
+                PyTuple_SET_ITEM(ingrads, at, Py_NewRef(PyTuple_GET_ITEM(fields, 6)));
         }
+        for (Py_ssize_t i = 0; i < n_children; i++)
+            if (PyTuple_GET_ITEM(ingrads, i) == NULL) PyTuple_SET_ITEM(ingrads, i, Py_NewRef(Py_None));
     }
     if (ok) {
         PyObject *query = SLOT(run, p_number), *label = SLOT(visit, v_label), *outgrad = SLOT(visit, v_outgrad);
@@ -633,8 +630,7 @@ static PyObject *configure(PyObject *module, PyObject *args) {
         || (p_grads = slot_offset(pass_type, "grads")) < 0 || (v_node = slot_offset(visit_type, "node")) < 0
         || (v_label = slot_offset(visit_type, "label")) < 0 || (v_outgrad = slot_offset(visit_type, "outgrad")) < 0
         || (v_children = slot_offset(visit_type, "children")) < 0
-        || (v_writes = slot_offset(visit_type, "writes")) < 0
-        || (v_by_position = slot_offset(visit_type, "by_position")) < 0)
+        || (v_writes = slot_offset(visit_type, "writes")) < 0)
         return NULL;
     configured = 1;
     Py_RETURN_NONE;

@@ -4,6 +4,7 @@
 #ifndef ADTRACE_VALUE_CLASS_STATE_H
 #define ADTRACE_VALUE_CLASS_STATE_H
 #include <Python.h>
+#include <structmember.h>  /* T_OBJECT_EX */
 
 typedef struct {
     PyObject_HEAD
@@ -62,4 +63,39 @@ static inline void sink_forget(SinkCache *cache) {
 }
 
 #define SINK_VISIT(cache) do { Py_VISIT((cache).sink); Py_VISIT((cache).callbacks[0]); Py_VISIT((cache).callbacks[1]); } while (0)
+
+/* tracked.py's TrackedFloat: its own attributes ``_plain``, ``_owner``, ``_state`` are slots (no __dict__ per number
+   read), read and set here at their offsets, taken from its member descriptors once (slotted_bind); every other
+   tracked kind (TrackedInt: an int's subclass has no slots) keeps them in its __dict__. */
+typedef struct {
+    PyTypeObject *type;  /* NULL until bound */
+    Py_ssize_t plain, owner, state;
+} SlottedKind;
+
+/* the offsets of ``type``'s slots _plain, _owner and _state: 0, or -1 with an error set */
+static inline int slotted_bind(SlottedKind *kind, PyObject *type) {
+    const char *names[3] = {"_plain", "_owner", "_state"};
+    Py_ssize_t *offsets[3] = {&kind->plain, &kind->owner, &kind->state};
+    if (!PyType_Check(type)) {
+        PyErr_SetString(PyExc_TypeError, "a tracked number's class with slots _plain, _owner, _state");
+        return -1;
+    }
+    for (int i = 0; i < 3; i++) {
+        PyObject *member = PyObject_GetAttrString(type, names[i]);
+        if (member == NULL) return -1;
+        int fits = Py_IS_TYPE(member, &PyMemberDescr_Type)
+            && ((PyMemberDescrObject *)member)->d_member->type == T_OBJECT_EX;
+        if (fits) *offsets[i] = ((PyMemberDescrObject *)member)->d_member->offset;
+        Py_DECREF(member);
+        if (!fits) {
+            PyErr_Format(PyExc_TypeError, "%s is not a slot of the tracked number's class", names[i]);
+            return -1;
+        }
+    }
+    Py_INCREF(type);
+    Py_XSETREF(kind->type, (PyTypeObject *)type);
+    return 0;
+}
+
+#define SLOT_AT(x, offset) (*(PyObject **)((char *)(x) + (offset)))
 #endif

@@ -11,6 +11,7 @@
 #include "_state.h"
 
 static PyTypeObject *StateType;  /* _hooks.ThreadState (installed), or NULL: its fields read directly */
+static SlottedKind Slotted;  /* the class installed whose attributes are slots (TrackedFloat) */
 
 /* what tracked.py binds (install()): NUMBER_KINDS, the sign "+", and the Python methods mirrored */
 static PyObject *NUMBER_KINDS, *PLUS, *py_add, *py_mul, *py_rmul;
@@ -19,9 +20,10 @@ static PyObject *s__plain, *s__state, *s_quiet, *s_addition;
 /* type(x) in UNTRACKED (int, float, NoneType, exactly) */
 static int untracked(PyObject *x) { return PyLong_CheckExact(x) || PyFloat_CheckExact(x) || x == Py_None; }
 
-/* `x._plain` of a tracked number read from its own __dict__ (a new reference); NULL without an error when it holds
- * none (made by type(g)(0): the Python method's __getattr__ decides), NULL with one on an error */
+/* `x._plain` of a tracked number read from its own slot or __dict__ (a new reference); NULL without an error when it
+ * holds none (made by type(g)(0): the Python method's __getattr__ decides), NULL with one on an error */
 static PyObject *held_plain(PyObject *x) {
+    if (Py_TYPE(x) == Slotted.type) return Py_XNewRef(SLOT_AT(x, Slotted.plain));
     PyObject *attributes = PyObject_GenericGetDict(x, NULL);
     if (attributes == NULL) return NULL;
     PyObject *held = PyDict_GetItemWithError(attributes, s__plain);
@@ -49,14 +51,19 @@ static PyObject *handed(PyObject *method, PyObject *self, PyObject *other) {
 /* Tracked.__add__: `result = self._plain + plain(other)`; the state (this number not detached) notes
  * `state.addition = (result, self, other, "+")` unless quiet; the result returned */
 static PyObject *tracked_add(PyObject *self, PyObject *other) {
-    PyObject *attributes = PyObject_GenericGetDict(self, NULL), *mine = NULL, *state = NULL, *theirs = NULL;
-    PyObject *result = NULL;
-    if (attributes == NULL) return NULL;
-    mine = PyDict_GetItemWithError(attributes, s__plain);
-    state = mine ? PyDict_GetItemWithError(attributes, s__state) : NULL;
-    Py_XINCREF(mine);
-    Py_XINCREF(state);
-    Py_DECREF(attributes);
+    PyObject *mine = NULL, *state = NULL, *theirs = NULL, *result = NULL;
+    if (Py_TYPE(self) == Slotted.type) {  /* (its slots) */
+        mine = Py_XNewRef(SLOT_AT(self, Slotted.plain));
+        state = mine ? Py_XNewRef(SLOT_AT(self, Slotted.state)) : NULL;
+    } else {
+        PyObject *attributes = PyObject_GenericGetDict(self, NULL);
+        if (attributes == NULL) return NULL;
+        mine = PyDict_GetItemWithError(attributes, s__plain);
+        state = mine ? PyDict_GetItemWithError(attributes, s__state) : NULL;
+        Py_XINCREF(mine);
+        Py_XINCREF(state);
+        Py_DECREF(attributes);
+    }
     if (state == NULL || state == Py_None || (theirs = plain_operand(other)) == NULL) {  /* detached, or rare */
         Py_XDECREF(mine);
         Py_XDECREF(state);
@@ -127,10 +134,12 @@ static PyObject *install(PyObject *module, PyObject *args) {
     }
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(classes); i++) {
         PyObject *cls = PyTuple_GET_ITEM(classes, i);
-        if (!PyType_Check(cls) || ((PyTypeObject *)cls)->tp_dictoffset == 0) {
-            PyErr_SetString(PyExc_TypeError, "install: each class is a tracked number's (a type with a __dict__)");
+        if (!PyType_Check(cls)) {
+            PyErr_SetString(PyExc_TypeError, "install: each class is a tracked number's");
             return NULL;
         }
+        if (((PyTypeObject *)cls)->tp_dictoffset == 0 && slotted_bind(&Slotted, cls) < 0)  /* (else a __dict__) */
+            return NULL;
         for (PyMethodDef *def = operators; def->ml_name != NULL; def++) {
             PyObject *method = PyDescr_NewMethod((PyTypeObject *)cls, def);
             int failed = method == NULL || PyObject_SetAttrString(cls, def->ml_name, method) < 0;

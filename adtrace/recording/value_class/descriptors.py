@@ -17,7 +17,7 @@ import sys
 import types
 
 from .. import compiled
-from .tracked import NOT_HELD, NUMBER_KINDS, TRACKED_NUMBER, UNTRACKED, plain, track
+from .tracked import NOT_HELD, NUMBER_KINDS, TRACKED_NUMBER, UNTRACKED, held, hold, plain, track
 
 
 class _Missing:
@@ -98,8 +98,7 @@ class GradDescriptor:
             kind = TRACKED_NUMBER.get(type(grad))
             if kind is not None:  # (track, written out for a number: once per .grad read)
                 tracked = kind(grad)
-                attributes = vars(tracked)  # (its own, set one by one: an update by keywords costs a dict more)
-                attributes["_plain"], attributes["_owner"], attributes["_state"] = grad, value, state
+                hold(tracked, grad, value, state)
             else:
                 tracked = track(grad, value, state)
             # (hooks.grad_written: a .grad never read cannot be added to; a tracked one read is its owner's)
@@ -140,8 +139,7 @@ class GradDescriptor:
             left, right = addition[1], addition[2]
             kind = type(right)
             if type(left) in NUMBER_KINDS and (kind in UNTRACKED or kind in NUMBER_KINDS):
-                attributes = left.__dict__
-                if attributes.get("_owner") is value and attributes.get("_plain", NOT_HELD) is previous:
+                if held(left, "_owner") is value and held(left, "_plain", NOT_HELD) is previous:
                     frame = frames[-1]
                     position = frame.position(value)
                     sink = self.active.get()

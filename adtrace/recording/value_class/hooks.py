@@ -27,7 +27,7 @@ from typing import Protocol
 from .. import compiled
 from ..patching import NOTSET, original_of
 from .descriptors import MISSING, BackwardDescriptor, EdgesDescriptor, GradDescriptor, RecordedLocalBackward, Storage
-from .tracked import accumulation, detach_all, plain
+from .tracked import accumulation, detach_all, held, plain
 
 _twin = compiled.twin("adtrace.recording.value_class._hooks")  # (InitHook, LocalBackwardRunner), or None
 
@@ -252,11 +252,8 @@ class ClassHooks:
             frame = state.frames.pop()
             if state.frames:  # (a _backward called from another's: what it read, its caller read)
                 state.frames[-1].took(frame)
-            else:  # (detach_all, written out: once per visit)
-                for value in frame.handed:
-                    attributes = vars(value)
-                    attributes.pop("_owner", None)
-                    attributes.pop("_state", None)
+            else:
+                detach_all(frame.handed)
             state.addition = state.in_place = None
             sink = self.active.get()
             if sink is not None:  # (notify, written out)
@@ -454,7 +451,7 @@ class _Frame:
     def has_read(self, value):
         """Whether it read ``value.grad`` (rare: asked of a write that neither adds to it nor finds it empty)."""
         return (self.read is not None and id(value) in self.read) or \
-            any(vars(tracked).get("_owner") is value for tracked in self.handed)
+            any(held(tracked, "_owner") is value for tracked in self.handed)
 
     def position(self, target):
         """The first unwritten position of ``target`` among the children, now written; None if none."""

@@ -200,8 +200,6 @@ class Recorder(RecorderBase):
                 fields = self._write(run, node, target, position, previous, contribution, result, accumulated)
             if visit is not None and node is visit.node:
                 visit.writes.append(fields)  # (its add_outgrads event after the vjp's)
-                if position is not None:
-                    visit.by_position.setdefault(position, fields[_CONTRIBUTION])
             else:
                 self._add_outgrads(fields)
         except Exception as exc:
@@ -218,9 +216,8 @@ class Recorder(RecorderBase):
             if run is None or not run.visits or run.visits[-1].node is not node:
                 return
             visit = run.visits.pop()
-            # (visit.ingrads and _add_outgrads, written out: once per visit)
-            ingrads = tuple(fields[_CONTRIBUTION] for fields in visit.writes) if visit.children is None else \
-                tuple(map(visit.by_position.get, range(visit.children)))
+            ingrads = visit.ingrads()
+            # (_add_outgrads, written out: once per visit)
             write(self.values, VJPCalled, mode=REV, level=0, query=run.number, node=visit.label, outgrad=visit.outgrad,
                   ingrads=ingrads)
             for query, label, position, parent, previous, previous_flag, contribution, result, result_flag, replaced \
@@ -325,20 +322,26 @@ class _Pass:
 
 class _Visit:
     """One running ``_backward``: what it read, and the writes it made (emitted when it returns)."""
-    __slots__ = ("node", "label", "outgrad", "children", "writes", "by_position")
+    __slots__ = ("node", "label", "outgrad", "children", "writes")
 
     def __init__(self, node, label, outgrad, children):
         self.node, self.label, self.outgrad, self.children = node, label, outgrad, children
-        self.writes, self.by_position = [], {}
+        self.writes = []  # (no dict by position per visit: ingrads finds each position's first write)
 
     def ingrads(self):
-        """The contributions by child position; in write order when the children are not known."""
+        """The contributions by child position (each position's first write; None: not written); in write order
+        when the children are not known."""
         if self.children is None:
             return tuple(fields[_CONTRIBUTION] for fields in self.writes)
-        return tuple(map(self.by_position.get, range(self.children)))
+        found = [None] * self.children
+        for fields in reversed(self.writes):  # (the first write of a position is the last one set)
+            position = fields[_POSITION]
+            if position is not None and 0 <= position < self.children:
+                found[position] = fields[_CONTRIBUTION]
+        return tuple(found)
 
 
-_CONTRIBUTION = 6  # where a write's contribution is in its fields (Recorder._write)
+_POSITION, _CONTRIBUTION = 2, 6  # where a write's position and contribution are in its fields (Recorder._write)
 _POSITIONS = [tuple(range(n)) for n in range(4)]  # (made once: most values have 0, 1 or 2 children)
 
 

@@ -44,14 +44,18 @@ from .. import compiled
 
 
 class Tracked:
-    """The number ``owner.grad`` held when it was read (``plain``); ``state`` gets the additions."""
+    """The number ``owner.grad`` held when it was read (``plain``); ``state`` gets the additions. Its own
+    attributes ``_plain``, ``_owner``, ``_state`` are slots (``TrackedFloat``: no ``__dict__`` made per read,
+    one object less for the collector) or ``__dict__`` entries (an int's subclass cannot have slots); ``held``
+    reads either, ``hold`` sets them."""
+    __slots__ = ()
 
     def __add__(self, other):
         if type(other) in UNTRACKED:
             result = operator.add(self._plain, other)
         else:  # (plain, written out for a tracked number: micrograd's grad += out.grad)
             result = operator.add(self._plain, other._plain if type(other) in NUMBER_KINDS else plain(other))
-        state = self.__dict__.get("_state")
+        state = held(self, "_state")
         if state is None:  # (detached: the other operand may note it)
             return _note(self, other, result)
         if not state.quiet:  # (_note, written out: this number is the first operand, with a state)
@@ -151,11 +155,14 @@ Tracked.__pow__, Tracked.__rpow__ = _pow, _rpow
 
 
 class TrackedInt(Tracked, int):
-    pass
+    pass  # (its attributes in its __dict__)
 
 
 class TrackedFloat(Tracked, float):
-    pass
+    __slots__ = ("_plain", "_owner", "_state")
+
+
+_SLOTS = {name: getattr(TrackedFloat, name) for name in TrackedFloat.__slots__}  # (member descriptors)
 
 
 class TrackedArray(np.ndarray):
@@ -260,7 +267,8 @@ for _name in ("__copy__", "__deepcopy__", "__iter__", "__round__", "__array__"):
 # A float64 is tracked by a subclass of np.float64 (isinstance of np.floating, its methods its own), the
 # tracked number's methods in its own namespace: a mixin base before np.float64 crashes numpy's scalar methods.
 TrackedFloat64 = type("TrackedFloat64", (np.float64,), {
-    **{name: value for name, value in vars(Tracked).items() if name not in ("__dict__", "__weakref__", "__doc__")},
+    **{name: value for name, value in vars(Tracked).items()
+       if name not in ("__dict__", "__weakref__", "__doc__", "__slots__")},  # (its attributes in its __dict__)
     "__module__": __name__, "__qualname__": "TrackedFloat64", "_kind": np.float64})
 TrackedInt._kind, TrackedFloat._kind = int, float
 _NUMBERS = (Tracked, TrackedFloat64)
@@ -271,10 +279,12 @@ UNTRACKED = frozenset({int, float, type(None)})  # (``plain`` of these is themse
 
 # compiled (``_tracked.c``): TrackedFloat's and TrackedInt's +, * and reflected * (a float64's stay these)
 _twin = compiled.twin("adtrace.recording.value_class._tracked")
+_hooks = compiled.twin("adtrace.recording.value_class._hooks")  # (its ThreadState's fields read directly)
 if _twin is not None:
-    _hooks = compiled.twin("adtrace.recording.value_class._hooks")  # (its ThreadState's fields read directly)
     _twin.install((TrackedFloat, TrackedInt), NUMBER_KINDS, "+", Tracked.__add__, Tracked.__mul__, Tracked.__rmul__,
                   None if _hooks is None else _hooks.ThreadState)
+if _hooks is not None:
+    _hooks.bind_tracked(TrackedFloat)  # (its slots unset directly when its local backward returns)
 
 
 def track(value, owner, state):
@@ -286,8 +296,29 @@ def track(value, owner, state):
         number = value.view(TrackedArray)
     else:
         return value
-    vars(number).update(_plain=value, _owner=owner, _state=state)  # (its own attributes: set as the plain's refuse)
+    hold(number, value, owner, state)
     return number
+
+
+def hold(number, value, owner, state):
+    """A tracked value's own attributes set (``_plain``, ``_owner``, ``_state``): its slots, else its ``__dict__``
+    entries (set directly: ``number.x = ...`` would set the plain value's, which refuses)."""
+    if type(number) is TrackedFloat:
+        _SLOTS["_plain"].__set__(number, value)
+        _SLOTS["_owner"].__set__(number, owner)
+        _SLOTS["_state"].__set__(number, state)
+    else:
+        attributes = vars(number)
+        attributes["_plain"], attributes["_owner"], attributes["_state"] = value, owner, state
+
+
+def held(value, name, default=None):
+    """A tracked value's own attribute ``name`` (its slot or ``__dict__`` entry), ``default`` if unset (not the
+    plain value's: no ``__getattr__``)."""
+    try:
+        return object.__getattribute__(value, name)
+    except AttributeError:
+        return default
 
 
 def detach(value):
@@ -299,9 +330,14 @@ def detach(value):
 def detach_all(values):
     """``detach`` each of ``values`` (one call per local backward, not one per value)."""
     for value in values:
-        attributes = vars(value)
-        attributes.pop("_owner", None)
-        attributes.pop("_state", None)
+        if type(value) is TrackedFloat:  # (its slots unset, as the entries of a __dict__ popped)
+            for name in ("_owner", "_state"):
+                if held(value, name, NOT_HELD) is not NOT_HELD:
+                    _SLOTS[name].__delete__(value)
+        else:
+            attributes = vars(value)
+            attributes.pop("_owner", None)
+            attributes.pop("_state", None)
 
 
 def plain(value):
@@ -325,7 +361,7 @@ def _plain_all(value):
 
 def _state_of(value):
     if isinstance(value, _ALL):
-        return value.__dict__.get("_state")
+        return held(value, "_state")
     return None
 
 
@@ -351,8 +387,8 @@ def accumulation(addition, target, previous, result):
     _, left, right, sign = addition
     pairs = ((left, right),) if sign is SUBTRACTED else ((left, right), (right, left))
     for mine, other in pairs:
-        if isinstance(mine, _ALL) and mine.__dict__.get("_owner") is target \
-                and mine.__dict__.get("_plain", NOT_HELD) is previous:  # (plain(mine) is previous, written out)
+        if isinstance(mine, _ALL) and held(mine, "_owner") is target \
+                and held(mine, "_plain", NOT_HELD) is previous:  # (plain(mine) is previous, written out)
             other = other if type(other) in UNTRACKED else plain(other)
             if result is previous and isinstance(other, np.ndarray) and np.may_share_memory(other, result):
                 return (None,)  # (in place: c is now what was written, not what was added)
@@ -372,7 +408,7 @@ def _negative(value):
 
 def _note(left, right, result, sign="+"):
     for operand in (left, right):
-        state = operand.__dict__.get("_state") if isinstance(operand, _ALL) else None  # (_state_of, written out)
+        state = held(operand, "_state") if isinstance(operand, _ALL) else None  # (_state_of, written out)
         if state is not None:
             if not state.quiet:
                 state.addition = (result, left, right, sign)

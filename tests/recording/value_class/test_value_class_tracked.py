@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import compiled_twins
-from adtrace.recording.value_class.tracked import Tracked, accumulation, detach, plain, track
+from adtrace.recording.value_class.tracked import Tracked, TrackedFloat, accumulation, detach, held, plain, track
 
 
 class State:
@@ -258,7 +258,7 @@ def test_a_detached_value_is_no_longer_tracked():
         state = State()
         grad = track(value, Owner(), state)
         detach(grad)
-        assert "_owner" not in vars(grad) and "_state" not in vars(grad)
+        assert held(grad, "_owner", "unset") == held(grad, "_state", "unset") == "unset"
         result = grad + 1
         assert state.addition is None and exact(result) == exact(value + 1)
 
@@ -298,7 +298,7 @@ def test_an_in_place_addition_of_its_own_memory_adds_an_unknown_contribution():
 
 CHILD = """
 import numpy as np
-from adtrace.recording.value_class.tracked import track
+from adtrace.recording.value_class.tracked import held, track
 class State:
     quiet = 0
     addition = None
@@ -328,7 +328,7 @@ def test_a_tracked_array_changed_in_shape_or_size_is_read_as_its_plain_array(cha
         warnings.simplefilter("ignore")
         N = 4_000_000  # (big: its memory, once freed, is given back to the system, and a read of it crashes)
         for g in (np.ones(N), track(np.ones(N), Owner(), State())):
-            plain = g.__dict__["_plain"] if type(g) is not np.ndarray else g
+            plain = held(g, "_plain") if type(g) is not np.ndarray else g
             try:
                 {change}
                 print("changed")
@@ -455,7 +455,10 @@ def _tracked_pair(number, detached=False, held=True, quiet=0):
         if detached:
             detach(value)
         if not held:
-            del vars(value)["_plain"]  # (as a number made by type(g)(0): its _plain from __getattr__)
+            if type(value) is TrackedFloat:  # (as a number made by type(g)(0): its _plain from __getattr__)
+                TrackedFloat._plain.__delete__(value)
+            else:
+                del vars(value)["_plain"]
         made.append((value, state))
     return made
 
