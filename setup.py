@@ -10,9 +10,11 @@ from setuptools import Extension, setup
 
 def twin(module):
     """The C twin ``module`` (dotted), built from the ``.c`` file of the same path (and the ``.h`` files beside
-    it, which it may include: a change rebuilds it; the sdist carries them as package data, pyproject.toml)."""
+    it or in ``adtrace/recording``, which it may include: a change rebuilds it; the sdist carries them as package
+    data, pyproject.toml)."""
     source = module.replace(".", "/") + ".c"
-    headers = sorted(str(path) for path in Path(source).parent.glob("*.h"))
+    folders = {Path(source).parent, Path("adtrace/recording")}
+    headers = sorted(str(path) for folder in folders for path in folder.glob("*.h"))
     return Extension(module, [source], depends=headers, optional=True)
 
 

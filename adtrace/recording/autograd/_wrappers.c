@@ -12,6 +12,7 @@
 #include <Python.h>
 #include <stddef.h>
 #include <structmember.h>  /* T_OBJECT_EX, READONLY (member descriptors) */
+#include "../_labels.h"  /* label_text, pair_text */
 
 typedef struct {
     PyObject_HEAD
@@ -517,51 +518,6 @@ done:
 
 static PyObject *keep_sites_name, *made_name, *names_name, *distinct_name, *levels_name, *on_vjp_node_name;
 static HeadCell node_unary_cell = {1001}, node_cell = {1};
-
-/* labels made directly, as value_class/_recorder.c makes them (PyUnicode_FromFormat parses its format on every
-   call: ~1,500 instructions, twice per node) */
-
-/* `f"v{count}_{name}"` (name: an exact str) */
-static PyObject *
-label_text(Py_ssize_t count, PyObject *name)
-{
-    char head[32];
-    int at = (int)sizeof(head);
-    head[--at] = '_';
-    size_t digits = count < 0 ? 0 : (size_t)count;  /* (a count is never negative) */
-    do {
-        head[--at] = (char)('0' + digits % 10);
-        digits /= 10;
-    } while (digits);
-    head[--at] = 'v';
-    Py_ssize_t n_head = (Py_ssize_t)sizeof(head) - at, n_name = PyUnicode_GET_LENGTH(name);
-    PyObject *text = PyUnicode_New(n_head + n_name, PyUnicode_MAX_CHAR_VALUE(name));
-    if (text == NULL) return NULL;
-    int kind = PyUnicode_KIND(text);
-    void *data = PyUnicode_DATA(text);
-    for (Py_ssize_t i = 0; i < n_head; i++) PyUnicode_WRITE(kind, data, i, (Py_UCS4)(unsigned char)head[at + i]);
-    if (PyUnicode_CopyCharacters(text, n_head, name, 0, n_name) < 0) {
-        Py_DECREF(text);
-        return NULL;
-    }
-    return text;
-}
-
-/* `f"{a},{b}"` (exact strs) */
-static PyObject *
-pair_text(PyObject *a, PyObject *b)
-{
-    Py_ssize_t n_a = PyUnicode_GET_LENGTH(a), n_b = PyUnicode_GET_LENGTH(b);
-    Py_UCS4 max_a = PyUnicode_MAX_CHAR_VALUE(a), max_b = PyUnicode_MAX_CHAR_VALUE(b);
-    PyObject *text = PyUnicode_New(n_a + 1 + n_b, max_a > max_b ? max_a : max_b);
-    if (text == NULL) return NULL;
-    PyUnicode_WRITE(PyUnicode_KIND(text), PyUnicode_DATA(text), n_a, ',');
-    if (PyUnicode_CopyCharacters(text, 0, a, 0, n_a) < 0 || PyUnicode_CopyCharacters(text, n_a + 1, b, 0, n_b) < 0) {
-        Py_DECREF(text);
-        return NULL;
-    }
-    return text;
-}
 
 /* Mirrors on_vjp_node(node, value, fun, args, kwargs, argnums, parents)'s structure path (1, 0, -1 as
    toposort_written), for a node of one or two parents, its primitive named before, no call site kept:

@@ -24,6 +24,7 @@
 #include <structmember.h>  /* PyMemberDef, T_OBJECT_EX, T_PYSSIZET (Python 3.10, 3.11) */
 #include <pythread.h>
 #include <stddef.h>  /* offsetof */
+#include "../_labels.h"  /* label_text, pair_text */
 
 typedef struct {
     PyObject_HEAD
@@ -168,47 +169,6 @@ static PyObject *running(Core *self, int *hand) {
         || !PyDict_CheckExact(SLOT(run, p_grads)) || SLOT(run, p_visited) == NULL)
         *hand = 1;
     return run;
-}
-
-/* ---- labels: the text made directly (PyUnicode_FromFormat parses its format per call: ~1,500 instructions, twice
-   per value made) ---- */
-
-/* `f"v{count}_{name}"` (name: an exact str) */
-static PyObject *label_text(Py_ssize_t count, PyObject *name) {
-    char head[32];
-    int at = (int)sizeof(head);
-    head[--at] = '_';
-    size_t digits = count < 0 ? 0 : (size_t)count;  /* (a count is never negative) */
-    do {
-        head[--at] = (char)('0' + digits % 10);
-        digits /= 10;
-    } while (digits);
-    head[--at] = 'v';
-    Py_ssize_t n_head = (Py_ssize_t)sizeof(head) - at, n_name = PyUnicode_GET_LENGTH(name);
-    PyObject *text = PyUnicode_New(n_head + n_name, PyUnicode_MAX_CHAR_VALUE(name));
-    if (text == NULL) return NULL;
-    int kind = PyUnicode_KIND(text);
-    void *data = PyUnicode_DATA(text);
-    for (Py_ssize_t i = 0; i < n_head; i++) PyUnicode_WRITE(kind, data, i, (Py_UCS4)(unsigned char)head[at + i]);
-    if (PyUnicode_CopyCharacters(text, n_head, name, 0, n_name) < 0) {
-        Py_DECREF(text);
-        return NULL;
-    }
-    return text;
-}
-
-/* `f"{a},{b}"` (exact strs) */
-static PyObject *pair_text(PyObject *a, PyObject *b) {
-    Py_ssize_t n_a = PyUnicode_GET_LENGTH(a), n_b = PyUnicode_GET_LENGTH(b);
-    Py_UCS4 max_a = PyUnicode_MAX_CHAR_VALUE(a), max_b = PyUnicode_MAX_CHAR_VALUE(b);
-    PyObject *text = PyUnicode_New(n_a + 1 + n_b, max_a > max_b ? max_a : max_b);
-    if (text == NULL) return NULL;
-    PyUnicode_WRITE(PyUnicode_KIND(text), PyUnicode_DATA(text), n_a, ',');
-    if (PyUnicode_CopyCharacters(text, 0, a, 0, n_a) < 0 || PyUnicode_CopyCharacters(text, n_a + 1, b, 0, n_b) < 0) {
-        Py_DECREF(text);
-        return NULL;
-    }
-    return text;
 }
 
 /* ---- the callbacks ---- */
