@@ -86,7 +86,8 @@ class Recording:
         log = self._log
         built = log.events_from(len(events))
         events += built
-        self._nodes.update({event.label: event for event in built if event.is_node})
+        node_types = _node_types()  # (a set of types: this reads every event)
+        self._nodes.update({event.label: event for event in built if type(event) in node_types})
         self._built = len(log.values)
         return events
 
@@ -184,16 +185,16 @@ class Recording:
     def graph(self, end=None):
         """``label -> parent labels by argument position`` for reverse-mode nodes; with ``end``,
         only the nodes ``end`` depends on (the graph ``toposort(end)`` walks)."""
-        rev = events.REV
-        graph = {label: getattr(node, "parents", ()) for label, node in self.nodes.items() if node.mode == rev}
+        rev, nodes = events.REV, self.nodes
         if end is None:
-            return graph
-        reached, stack = {}, [end]
+            return {label: getattr(node, "parents", ()) for label, node in nodes.items() if node.mode == rev}
+        reached, stack, node_of = {}, [end], nodes.get  # (the nodes read as reached: no graph of every node first)
         while stack:
             label = stack.pop()
             if label not in reached:
-                reached[label] = graph.get(label, ())
-                stack.extend(reached[label])
+                node = node_of(label)
+                parents = reached[label] = getattr(node, "parents", ()) if node is not None and node.mode == rev else ()
+                stack.extend(parents)
         return reached
 
     def passes(self):
@@ -231,15 +232,22 @@ class Recording:
         return event.statement
 
 
+def _node_types():
+    return {t for t in events.EVENT_TYPES if t.is_node}
+
+
 def _events_by_query(recording):
     """query -> its backward-pass events in order (``Recording.query_events``), in one walk."""
     by_query, rev = {}, events.REV
     backward = {t for t in events.EVENT_TYPES if t.in_backward_pass}  # (a set of types: this loop reads every event)
+    query, found = None, None  # (the last event's query and its list: a pass's events mostly follow one another)
     for e in recording.events:
         if type(e) in backward and e.mode == rev:
-            found = by_query.get(e.query)
-            if found is None:
-                found = by_query[e.query] = []
+            if e.query != query or found is None:
+                query = e.query
+                found = by_query.get(query)
+                if found is None:
+                    found = by_query[query] = []
             found.append(e)
     return by_query
 
