@@ -12,6 +12,9 @@ for it (and hands to the engine's ``recorder(...)``). The writer appends each ev
 of the hot path on scalar workloads, so events are built when first read (``events``), once.
 """
 
+from functools import partial
+from itertools import compress, repeat
+from operator import and_, attrgetter, eq, indexOf, is_
 from types import MappingProxyType
 
 from .eventlog import EventLog
@@ -175,12 +178,16 @@ class Recording:
 
     def visit_order(self, query):
         """The labels ``toposort`` yielded in this query."""
-        return [e.node for e in self.query_events(query) if type(e) is ToposortYielded]
+        found = self.derived("query_events", _events_by_query).get(query, ())  # (read in C: an event per node)
+        return list(map(_node, compress(found, map(_is_visit, map(type, found)))))
 
     def gradient(self, query):
         """The cotangent this query returned (``None`` if it did not complete)."""
-        end = [e for e in self.query_events(query) if type(e) is BackwardEnd]
-        return end[0].result if end else None
+        found = self.derived("query_events", _events_by_query).get(query, ())
+        try:
+            return found[indexOf(map(type, found), BackwardEnd)].result  # (the first, found in C)
+        except ValueError:
+            return None
 
     def graph(self, end=None):
         """``label -> parent labels by argument position`` for reverse-mode nodes; with ``end``,
@@ -232,6 +239,10 @@ class Recording:
         return event.statement
 
 
+_node, _mode, _query = attrgetter("node"), attrgetter("mode"), attrgetter("query")
+_is_visit = partial(is_, ToposortYielded)
+
+
 def _node_types():
     return {t for t in events.EVENT_TYPES if t.is_node}
 
@@ -240,6 +251,13 @@ def _events_by_query(recording):
     """query -> its backward-pass events in order (``Recording.query_events``), in one walk."""
     by_query, rev = {}, events.REV
     backward = {t for t in events.EVENT_TYPES if t.in_backward_pass}  # (a set of types: this loop reads every event)
+    recorded = recording.events
+    # the backward-pass events picked in C (their type and mode read by map): one query's, a scalar program's, whole
+    picked = list(compress(recorded, map(and_, map(backward.__contains__, map(type, recorded)),
+                                         map(eq, map(_mode, recorded), repeat(rev)))))
+    queries = set(map(_query, picked))
+    if len(queries) <= 1:
+        return {queries.pop(): picked} if picked else {}
     query, found = None, None  # (the last event's query and its list: a pass's events mostly follow one another)
     for e in recording.events:
         if type(e) in backward and e.mode == rev:

@@ -44,6 +44,8 @@ class Nesting:
         self.passes = recording.passes()
         self.user = recording.user_query()
         self.work, self.inside, self.stretches, self.made_inside = {}, set(), [], {}
+        if _one_pass_alone(recording, self.passes):  # (nothing to fold: the walk below is not needed)
+            return
         passes = {p.query: p for p in self.passes}
         running, visiting, user = [], {}, self.user
         top, folding = None, False  # the outermost pass running; whether an event not its own is folded
@@ -96,6 +98,21 @@ class Nesting:
                 sum(len(w.passes) for w in works), set().union(*(w.levels for w in works)),
                 sum(len(w.nodes) for w in works), sum(w.events for w in works))
         return f"_Not {where}: what ran inside a node's VJP ({text}); see Nested backward passes._"
+
+
+def _one_pass_alone(recording, passes):
+    """Whether one backward pass ran and every event from its start to its end is its own (a scalar
+    program's, four events per node): then no event is folded. Found in C, by where it starts and ends."""
+    if len(passes) != 1:
+        return False
+    recorded, query = recording.events, passes[0].query
+    kinds = list(map(type, recorded))
+    try:
+        start = kinds.index(BackwardStart)
+        end = kinds.index(BackwardEnd, start)
+    except ValueError:
+        return False
+    return recorded[end].query == query and end - start + 1 == len(recording.query_events(query))
 
 
 def _described(passes, levels, nodes, events):
