@@ -33,11 +33,14 @@ def variable_names(recording):
     if getattr(recording, "engine", "autograd") != "autograd":
         return value_class_names(recording)
     by_site = {}
-    calls = recording.calls
-    for label, node in recording.nodes.items():
-        site = node_site(node, calls.get(label))
+    call_of = recording.calls.get
+    for label, node in recording.nodes.items():  # (node_site inline: this loop reads every node)
+        site = getattr(node, "site", None) or getattr(call_of(label), "site", None)
         if site and hasattr(node, "primitive"):
-            by_site.setdefault(site, []).append(node)
+            found = by_site.get(site)
+            if found is None:
+                found = by_site[site] = []
+            found.append(node)
     names = {}
     for site, nodes in by_site.items():
         found = assignment(site)

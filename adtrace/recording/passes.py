@@ -26,8 +26,14 @@ def backward_passes(recording):
 
 
 def _backward_passes(recording):
+    recorded = recording.events
+    kinds = list(map(type, recorded))  # (in C: one pass, a scalar program's, found without the walk below)
+    if kinds.count(BackwardStart) == 1:
+        start = kinds.index(BackwardStart)
+        if ToposortYielded not in kinds[:start]:  # (no visit before it: it ran inside no pass, no node's VJP)
+            return [BackwardPass(recorded[start].query, None, None)]
     passes, running, visiting = [], [], {}
-    for e in recording.events:
+    for e in recorded:
         event_type = type(e)  # (not isinstance: this loop reads every event)
         if event_type is BackwardStart:
             parent = running[-1] if running else None

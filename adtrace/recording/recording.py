@@ -12,6 +12,9 @@ for it (and hands to the engine's ``recorder(...)``). The writer appends each ev
 of the hot path on scalar workloads, so events are built when first read (``events``), once.
 """
 
+from functools import partial
+from itertools import compress, repeat
+from operator import and_, attrgetter, eq, indexOf, is_
 from types import MappingProxyType
 
 from .eventlog import EventLog
@@ -86,7 +89,8 @@ class Recording:
         log = self._log
         built = log.events_from(len(events))
         events += built
-        self._nodes.update({event.label: event for event in built if event.is_node})
+        node_types = _node_types()  # (a set of types: this reads every event)
+        self._nodes.update({event.label: event for event in built if type(event) in node_types})
         self._built = len(log.values)
         return events
 
@@ -174,26 +178,30 @@ class Recording:
 
     def visit_order(self, query):
         """The labels ``toposort`` yielded in this query."""
-        return [e.node for e in self.query_events(query) if type(e) is ToposortYielded]
+        found = self.derived("query_events", _events_by_query).get(query, ())  # (read in C: an event per node)
+        return list(map(_node, compress(found, map(_is_visit, map(type, found)))))
 
     def gradient(self, query):
         """The cotangent this query returned (``None`` if it did not complete)."""
-        end = [e for e in self.query_events(query) if type(e) is BackwardEnd]
-        return end[0].result if end else None
+        found = self.derived("query_events", _events_by_query).get(query, ())
+        try:
+            return found[indexOf(map(type, found), BackwardEnd)].result  # (the first, found in C)
+        except ValueError:
+            return None
 
     def graph(self, end=None):
         """``label -> parent labels by argument position`` for reverse-mode nodes; with ``end``,
         only the nodes ``end`` depends on (the graph ``toposort(end)`` walks)."""
-        rev = events.REV
-        graph = {label: getattr(node, "parents", ()) for label, node in self.nodes.items() if node.mode == rev}
+        rev, nodes = events.REV, self.nodes
         if end is None:
-            return graph
-        reached, stack = {}, [end]
+            return {label: getattr(node, "parents", ()) for label, node in nodes.items() if node.mode == rev}
+        reached, stack, node_of = {}, [end], nodes.get  # (the nodes read as reached: no graph of every node first)
         while stack:
             label = stack.pop()
             if label not in reached:
-                reached[label] = graph.get(label, ())
-                stack.extend(reached[label])
+                node = node_of(label)
+                parents = reached[label] = getattr(node, "parents", ()) if node is not None and node.mode == rev else ()
+                stack.extend(parents)
         return reached
 
     def passes(self):
@@ -231,15 +239,33 @@ class Recording:
         return event.statement
 
 
+_node, _mode, _query = attrgetter("node"), attrgetter("mode"), attrgetter("query")
+_is_visit = partial(is_, ToposortYielded)
+
+
+def _node_types():
+    return {t for t in events.EVENT_TYPES if t.is_node}
+
+
 def _events_by_query(recording):
     """query -> its backward-pass events in order (``Recording.query_events``), in one walk."""
     by_query, rev = {}, events.REV
     backward = {t for t in events.EVENT_TYPES if t.in_backward_pass}  # (a set of types: this loop reads every event)
+    recorded = recording.events
+    # the backward-pass events picked in C (their type and mode read by map): one query's, a scalar program's, whole
+    picked = list(compress(recorded, map(and_, map(backward.__contains__, map(type, recorded)),
+                                         map(eq, map(_mode, recorded), repeat(rev)))))
+    queries = set(map(_query, picked))
+    if len(queries) <= 1:
+        return {queries.pop(): picked} if picked else {}
+    query, found = None, None  # (the last event's query and its list: a pass's events mostly follow one another)
     for e in recording.events:
         if type(e) in backward and e.mode == rev:
-            found = by_query.get(e.query)
-            if found is None:
-                found = by_query[e.query] = []
+            if e.query != query or found is None:
+                query = e.query
+                found = by_query.get(query)
+                if found is None:
+                    found = by_query[query] = []
             found.append(e)
     return by_query
 

@@ -39,8 +39,8 @@ def group_nodes(nodes, max_groups):
     # each node's primitive, and each edge between two nodes of the list as (group, parent's group), counted in C
     for (name, primitive), count in Counter(zip(keys, primitives)).items():
         groups[name].primitives[primitive] = count
-    edges = Counter((name, names[parent]) for n, name in zip(nodes, keys)
-                    for parent in getattr(n, "parents", ()) if parent in names)
+    edges = Counter([(name, names[parent]) for n, name in zip(nodes, keys)  # (a list: faster than a generator)
+                     for parent in getattr(n, "parents", ()) if parent in names])
     for (name, parent), count in edges.items():
         group = groups[name]
         if parent == name:

@@ -16,7 +16,9 @@ MAX_WORK_BOXES = 20  # boxes of nested work in one picture
 
 def graph_section(recording, nesting, options, mode="rev"):
     types = (RootCreated, NodeCreated) if mode == "rev" else (JVPRoot, JVPNodeCreated)
-    nodes = [e for e in recording.nodes.values() if type(e) in types and e.label not in nesting.made_inside]
+    nodes, inside = [e for e in recording.nodes.values() if type(e) in types], nesting.made_inside
+    if inside:  # (none made inside a VJP, the common case: no lookup per node)
+        nodes = [e for e in nodes if e.label not in inside]
     title = "Graph" if mode == "rev" else "Forward-mode graph"
     if len(nodes) <= options.collapse_above:
         picture, listing = _each_node(recording, nodes, nesting, options)

@@ -6,10 +6,11 @@ from .recorded import snapshot_rows
 def left_out_section(recording, nesting, options, alignment=()):
     """``None`` when the report shows everything (long values aside: each cell says so itself)."""
     items = []
-    nodes = [n for n in recording.nodes.values() if n.label not in nesting.made_inside]
-    if len(nodes) > options.collapse_above:
-        items.append(f"the graph's {len(nodes)} nodes are grouped by source line (above {options.collapse_above}): "
-                     f"`--collapse-above {len(nodes)}` (`ReportOptions(collapse_above=N)`)")
+    table_of_nodes = recording.nodes  # (the nodes not made inside a VJP counted: no list of every node)
+    nodes = len(table_of_nodes) - sum(label in table_of_nodes for label in nesting.made_inside)
+    if nodes > options.collapse_above:
+        items.append(f"the graph's {nodes} nodes are grouped by source line (above {options.collapse_above}): "
+                     f"`--collapse-above {nodes}` (`ReportOptions(collapse_above=N)`)")
     capped = []
     if len(recording.events) - len(nesting.inside) + len(nesting.stretches) > options.max_rows:
         capped.append("the call sequence")

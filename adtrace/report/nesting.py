@@ -10,6 +10,7 @@ the user's pass differentiates, and stay in the tables.
 
 from dataclasses import dataclass, field
 
+from ..recording import events
 from ..recording.events import BackwardEnd, BackwardStart, ToposortYielded
 from .abbreviate import counted
 from .format import code
@@ -43,17 +44,23 @@ class Nesting:
         self.passes = recording.passes()
         self.user = recording.user_query()
         self.work, self.inside, self.stretches, self.made_inside = {}, set(), [], {}
+        if _one_pass_alone(recording, self.passes):  # (nothing to fold: the walk below is not needed)
+            return
         passes = {p.query: p for p in self.passes}
         running, visiting, user = [], {}, self.user
         top, folding = None, False  # the outermost pass running; whether an event not its own is folded
+        backward = {t for t in events.EVENT_TYPES if t.in_backward_pass}  # (a set: this loop reads every event)
         for index, e in enumerate(recording.events):
-            if folding and not (e.query == top and e.in_backward_pass and e.mode == "rev"):
+            event_type = type(e)  # (not isinstance)
+            if folding and not (e.query == top and event_type in backward and e.mode == "rev"):
                 self._fold(index, e, visiting[top], top, passes)
-            event_type = type(e)  # (not isinstance: this loop reads every event)
             if event_type is BackwardStart:
                 running.append(e.query)
             elif event_type is ToposortYielded:
+                first = e.query not in visiting
                 visiting[e.query] = e.node
+                if not first:  # (a pass's later visits change neither the passes running nor what is folded)
+                    continue
             elif event_type is BackwardEnd and e.query in running:
                 del running[running.index(e.query):]  # (a pass abandoned by an exception ends its inner ones)
             else:  # (nothing above changed: an event of no pass's start, visit or end)
@@ -91,6 +98,21 @@ class Nesting:
                 sum(len(w.passes) for w in works), set().union(*(w.levels for w in works)),
                 sum(len(w.nodes) for w in works), sum(w.events for w in works))
         return f"_Not {where}: what ran inside a node's VJP ({text}); see Nested backward passes._"
+
+
+def _one_pass_alone(recording, passes):
+    """Whether one backward pass ran and every event from its start to its end is its own (a scalar
+    program's, four events per node): then no event is folded. Found in C, by where it starts and ends."""
+    if len(passes) != 1:
+        return False
+    recorded, query = recording.events, passes[0].query
+    kinds = list(map(type, recorded))
+    try:
+        start = kinds.index(BackwardStart)
+        end = kinds.index(BackwardEnd, start)
+    except ValueError:
+        return False
+    return recorded[end].query == query and end - start + 1 == len(recording.query_events(query))
 
 
 def _described(passes, levels, nodes, events):

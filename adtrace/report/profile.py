@@ -24,7 +24,7 @@ def work_section(recording, nesting, mode="rev"):
     if not nodes:
         return None
     inside = nesting.made_inside
-    outside = [n for n in nodes if n.label not in inside]
+    outside = [n for n in nodes if n.label not in inside] if inside else nodes
     parts = ["## Where the work went", "", _headline(recording, nesting, nodes, outside, mode), ""]
     if any(getattr(n, "site", None) for n in nodes):
         parts += [_by_line(outside, nesting, recording.nodes, len(nodes)), ""]

@@ -244,10 +244,13 @@ def _ingrads_cell(row):
 # -------------------- forward mode and levels --------------------
 
 
+FORWARD_NODES = frozenset((JVPRoot, JVPNodeCreated))
+
+
 def forward_section(recording, options):
-    nodes = recording.of_kind(JVPRoot, JVPNodeCreated)
-    if not nodes:
+    if not FORWARD_NODES & set(map(type, recording.nodes.values())):  # (no forward mode: the nodes' types read in C)
         return None
+    nodes = recording.of_kind(JVPRoot, JVPNodeCreated)
     adds = Counter(e.node for e in recording.of_kind(AddOutgrads) if e.mode == "fwd")
     inputs = {e.root: e.input for e in recording.of_kind(TraceReturned)}  # a root's value is the input x
     named = Namer(recording)

@@ -4,7 +4,8 @@ section of the report into one line, counted in the appendix; the user's pass is
 import re
 
 import autograd.numpy as anp
-from autograd import grad
+from autograd import grad, make_vjp
+from autograd.extend import defvjp, primitive
 from autograd.builtins import tuple as atuple
 from autograd.misc.fixed_points import fixed_point
 from autograd.scipy.integrate import odeint
@@ -90,3 +91,29 @@ def test_a_small_odeint_report_shows_the_users_nodes_and_one_box_for_odeint():
     levels = section(text, "## Levels") if "## Levels" in text else ""
     assert str(len(work.passes)) not in levels.split("_Not counted here")[0]
     assert all(c.passed for c in call.checks)
+
+
+@primitive
+def traced_cube(x):
+    return x**3
+
+
+# its rule traces nodes of its own (make_vjp's forward half) and runs no backward pass: the user's pass is the only one
+defvjp(traced_cube, lambda ans, x: lambda g: g * 3 * make_vjp(lambda y: y * y * y)(x)[1] ** (2 / 3))
+
+
+def test_nodes_a_rule_makes_without_a_pass_of_its_own_are_folded_into_its_node():
+    with adtrace.record() as rec:
+        grad(lambda x: anp.sin(traced_cube(x)))(0.5)
+    nesting = Nesting(rec)
+    (node, work), = nesting.work.items()
+    assert len(nesting.passes) == 1 and rec.nodes[node].primitive == "traced_cube" and work.passes == []
+    assert [getattr(rec.nodes[label], "primitive", "root") for label in work.nodes] == ["root", "multiply", "multiply"]
+
+
+def test_a_pass_alone_folds_nothing():
+    with adtrace.record() as rec:
+        grad(lambda x: anp.sin(anp.sin(x) * 2.0))(0.5)
+    nesting = Nesting(rec)
+    assert len(nesting.passes) == 1 and nesting.user == nesting.passes[0].query
+    assert nesting.work == {} and nesting.inside == set() and nesting.stretches == [] and nesting.made_inside == {}
