@@ -2,7 +2,8 @@
    ``RecordedVJP``, a node's local VJP recorded when called while a recorder is active; ``NodeInit``, the
    wrapper put at VJPNode.__init__; ``AddOutgrads``, the wrapper put at autograd.core.add_outgrads; ``Visits``,
    the iterator over toposort's nodes that tells the recorder of each visit. Each mirrors the Python named in its comment, line by line.
-   Under capture structure they write the common case's events themselves (see structure_recorder below).
+   Under capture structure and auto they write the common case's events themselves (see structure_recorder below;
+   under auto they keep its common values too: kept_value).
 
    ``RecordedVJP(node_id, vjp, active)`` does what wrappers.py's pure-Python
    ``MethodType(recorded_vjp, (node_id, vjp, active))`` does, in one object of 64 bytes instead of a bound
@@ -72,7 +73,8 @@ bind_arguments(const char *function, const char *const *names, Py_ssize_t n, PyO
    branch of BackwardQueries.on_toposort, .on_vjp_called and .after_add_outgrads (backward.py) line by line, for
    the common case only: a recorder of the class registered by ``structure(...)`` (recorder.py: not a fan-out, not
    a subclass), its callback not replaced on that class (benchmarks' no-op floor, tests' failing callbacks), live,
-   keeping no value, its log a plain list, in a pass, the nodes named. Any other case calls the Python callback,
+   keeping no value (or under capture auto, its values by copy: below), its log a plain list, in a pass, the nodes
+   named. Any other case calls the Python callback,
    before anything is written: the Python stays the reference and complete. */
 
 static PyTypeObject *recorder_type;  /* recorder.Recorder, once structure() has registered it */

@@ -214,7 +214,7 @@ def test_compiled_and_pure_python_record_the_same_events(capture):
         assert a == b, case.name
 
 
-HOT = ("on_vjp_node", "on_toposort", "on_vjp_called", "after_add_outgrads")  # written in C under structure
+HOT = ("on_vjp_node", "on_toposort", "on_vjp_called", "after_add_outgrads")  # written in C under structure (and auto)
 
 
 def called_while(case, capture):
