@@ -2,7 +2,8 @@
    ``RecordedVJP``, a node's local VJP recorded when called while a recorder is active; ``NodeInit``, the
    wrapper put at VJPNode.__init__; ``AddOutgrads``, the wrapper put at autograd.core.add_outgrads; ``Visits``,
    the iterator over toposort's nodes that tells the recorder of each visit. Each mirrors the Python named in its comment, line by line.
-   Under capture structure they write the common case's events themselves (see structure_recorder below).
+   Under capture structure and auto they write the common case's events themselves (see structure_recorder below;
+   under auto they keep its common values too: kept_value).
 
    ``RecordedVJP(node_id, vjp, active)`` does what wrappers.py's pure-Python
    ``MethodType(recorded_vjp, (node_id, vjp, active))`` does, in one object of 64 bytes instead of a bound
@@ -23,6 +24,7 @@ typedef struct {
 } RecordedVJP;
 
 static PyObject *on_vjp_called;  /* the interned name "on_vjp_called" */
+static PyObject *before_add_outgrads;  /* the interned name "before_add_outgrads" (defined with AddOutgrads) */
 static PyObject *after_add_outgrads;  /* the interned name "after_add_outgrads" (defined with AddOutgrads) */
 
 /* A call's arguments put in parameter order into given[0..n-1], as Python binds them for a function of these
@@ -72,7 +74,8 @@ bind_arguments(const char *function, const char *const *names, Py_ssize_t n, PyO
    branch of BackwardQueries.on_toposort, .on_vjp_called and .after_add_outgrads (backward.py) line by line, for
    the common case only: a recorder of the class registered by ``structure(...)`` (recorder.py: not a fan-out, not
    a subclass), its callback not replaced on that class (benchmarks' no-op floor, tests' failing callbacks), live,
-   keeping no value, its log a plain list, in a pass, the nodes named. Any other case calls the Python callback,
+   keeping no value (or under capture auto, its values by copy: below), its log a plain list, in a pass, the nodes
+   named. Any other case calls the Python callback,
    before anything is written: the Python stays the reference and complete. */
 
 static PyTypeObject *recorder_type;  /* recorder.Recorder, once structure() has registered it */
@@ -95,7 +98,7 @@ typedef struct {
     } way[HEAD_WAYS];
 } HeadCell;
 
-static HeadCell toposort_cell = {1004}, vjp_one_cell = {1005}, vjp_cell = {5}, add_first_cell = {1006},
+static HeadCell toposort_cell = {1004}, vjp_one_cell = {1005}, vjp_kept_one_cell = {2005}, vjp_cell = {5}, add_first_cell = {1006},
     add_cell = {6};
 
 /* the head (borrowed: HEADS and the cell hold it) of an event under cell's tag, in pass `query` (a Query) */
@@ -213,6 +216,8 @@ static Field r_keep_sites, r_keeps, r_keeps_values, r_labels, r_live, r_nodes, r
 static Field q_argnums, q_label, q_level, q_number, q_parents, q_position;
 static Field t_argnums, t_distinct, t_labels, t_levels, t_made, t_names;
 static Field n_parents, n_vjp;
+static Field r_by_reference, r_inline_size;
+static int auto_ready;  /* auto(...) has registered what capture auto's paths read (below) */
 
 /* 1 when `recorder` takes the written-out path for `callback` (the recorder's state is checked after), else 0 */
 static int
@@ -222,10 +227,11 @@ structure_recorder(PyObject *recorder, PyObject *callback)
         return 0;
     }
     /* the last answer, while the class is unchanged (its version tag: assigning to the class clears it) */
-    static PyObject *asked[4];
-    static unsigned int versions[4];
-    static int answers[4];
-    int at = callback == on_toposort_name ? 0 : callback == on_vjp_called ? 1 : callback == after_add_outgrads ? 2 : 3;
+    static PyObject *asked[5];
+    static unsigned int versions[5];
+    static int answers[5];
+    int at = callback == on_toposort_name ? 0 : callback == on_vjp_called ? 1 : callback == after_add_outgrads ? 2
+        : callback == before_add_outgrads ? 3 : 4;
     unsigned int version = PyType_HasFeature(recorder_type, Py_TPFLAGS_VALID_VERSION_TAG)
         ? recorder_type->tp_version_tag : 0;
     if (version != 0 && versions[at] == version && asked[at] == callback) {
@@ -238,15 +244,25 @@ structure_recorder(PyObject *recorder, PyObject *callback)
     return answer;
 }
 
-/* The recorder's state the three paths read (new references in *query, *labels, *values), or 0 when the
-   Python callback must run: not live, keeping values, no pass open, its log not a plain list. */
+/* The recorder's state the paths read (new references in *query, *labels, *values), or 0 when the Python
+   callback must run: not live, no pass open, its log not a plain list, keeping values by reference (capture
+   full). *limit: -1 under capture structure (keeping no value), else capture auto's inline size. */
 static int
-structure_state(PyObject *recorder, PyObject **query, PyObject **labels, PyObject **values)
+structure_state(PyObject *recorder, PyObject **query, PyObject **labels, PyObject **values, Py_ssize_t *limit)
 {
     *query = *labels = *values = NULL;
+    *limit = -1;
     PyObject *live = field_get(&r_live, recorder);
     PyObject *keeps = live == Py_True ? field_get(&r_keeps, recorder) : NULL;
     int fast = keeps == Py_False;
+    if (keeps == Py_True && auto_ready) {  /* capture auto: its inline size, not by reference */
+        PyObject *by_reference = field_get(&r_by_reference, recorder);
+        PyObject *size = by_reference == Py_False ? field_get(&r_inline_size, recorder) : NULL;
+        *limit = size != NULL && PyLong_CheckExact(size) ? PyLong_AsSsize_t(size) : -1;
+        fast = *limit >= 0;
+        Py_XDECREF(by_reference);
+        Py_XDECREF(size);
+    }
     Py_XDECREF(live);
     Py_XDECREF(keeps);
     if (fast) {
@@ -262,6 +278,157 @@ structure_state(PyObject *recorder, PyObject **query, PyObject **labels, PyObjec
         Py_CLEAR(*values);
     }
     return fast;
+}
+
+/* -------------------- capture auto's kept values, made here -------------------- */
+
+/* Under capture auto the same callbacks also keep values (capture.Keeper): the wrappers keep the common ones
+   themselves, as Keeper.__call__ does (a scalar as it is, an outer trace's boxed scalar or array as its stored
+   Boxed, a float64 array by values._twin's summary above the inline size, a copy at most), and hand every other
+   value (containers, sparse cotangents, subclasses, another dtype's large array, a box whose node is not named)
+   back to the Python callback, before anything is written. */
+
+static PyObject *scalars, *no_reference, *box_types, *ndarray_type, *sparse_type, *boxed_tag, *summary_tag,
+    *values_module, *copy_name, *size_name, *twin_name, *float64_summary_name, *value_name, *node_name,
+    *entries_name, *popped_name, *ingrads_name, *kept_ingrads_name, *by_reference_name, *inline_size_name;
+static Field q_entries, q_popped, q_ingrads, q_kept_ingrads, b_value, b_node;
+
+static inline int
+is_scalar(PyObject *value)  /* type(value) in SCALARS */
+{
+    PyTypeObject *t = Py_TYPE(value);
+    if (t == &PyFloat_Type || t == &PyLong_Type || value == Py_None) {
+        return 1;
+    }
+    int found = PySet_Contains(scalars, (PyObject *)t);
+    if (found < 0) {
+        PyErr_Clear();
+        return 0;
+    }
+    return found;
+}
+
+static inline int
+is_box(PyObject *value)  /* type(value) in box_types */
+{
+    int found = PySet_Contains(box_types, (PyObject *)Py_TYPE(value));
+    if (found < 0) {
+        PyErr_Clear();
+        return 0;
+    }
+    return found;
+}
+
+/* Keeper.box_level(box) (node_table.box_levels) for a box whose node is named: levels.get(key, 0) if key in
+   labels (a new reference); NULL (no error) for the Python's other case, state.levels */
+static PyObject *
+box_level(PyObject *box, PyObject *labels, PyObject *levels)
+{
+    PyObject *node = field_get(&b_node, box);
+    if (node == NULL) {
+        PyErr_Clear();
+        return NULL;
+    }
+    PyObject *key = PyLong_FromVoidPtr(node);
+    Py_DECREF(node);
+    int named = key == NULL ? -1 : PyDict_Contains(labels, key);
+    PyObject *level = named == 1 ? PyDict_GetItemWithError(levels, key) : NULL;  /* (levels.get: no __missing__) */
+    if (named == 1 && level == NULL && !PyErr_Occurred()) {
+        level = zero;
+    }
+    Py_XDECREF(key);
+    if (level == NULL) {
+        PyErr_Clear();
+        return NULL;
+    }
+    return Py_NewRef(level);
+}
+
+/* (BOXED, inner, level): inner stolen */
+static PyObject *
+boxed(PyObject *inner, PyObject *level)
+{
+    if (inner == NULL || level == NULL) {
+        Py_XDECREF(inner);
+        return NULL;
+    }
+    PyObject *kept = PyTuple_Pack(3, boxed_tag, inner, level);
+    Py_DECREF(inner);
+    return kept;
+}
+
+/* Keeper's array under capture auto: value.copy() up to `limit` elements, else values._twin.float64_summary(value,
+   ARRAY_SUMMARY); NULL (no error) where the Python decides (no twin, or it hands the array back) */
+static PyObject *
+array_kept(PyObject *value, Py_ssize_t limit)
+{
+    PyObject *size = PyObject_GetAttr(value, size_name);
+    Py_ssize_t n = size != NULL && PyLong_CheckExact(size) ? PyLong_AsSsize_t(size) : -1;
+    Py_XDECREF(size);
+    PyObject *kept = NULL;
+    if (n < 0) {
+    } else if (n <= limit) {
+        kept = PyObject_CallMethodNoArgs(value, copy_name);
+    } else {
+        PyObject *twin = PyObject_GetAttr(values_module, twin_name);  /* (read at each call: tests switch it) */
+        if (twin != NULL && twin != Py_None) {
+            PyObject *call[3] = {twin, value, summary_tag};
+            kept = PyObject_VectorcallMethod(float64_summary_name, call, 3, NULL);
+            if (kept == Py_None) {
+                Py_CLEAR(kept);
+            }
+        }
+        Py_XDECREF(twin);
+    }
+    if (kept == NULL) {
+        PyErr_Clear();
+    }
+    return kept;
+}
+
+/* self.keep(value) under capture auto for the common values (a new reference), or NULL (no error): the Python's */
+static PyObject *
+kept_value(PyObject *value, Py_ssize_t limit, PyObject *labels, PyObject *levels)
+{
+    if (Py_TYPE(value) == (PyTypeObject *)ndarray_type) {
+        return array_kept(value, limit);
+    }
+    if (is_box(value)) {
+        PyObject *inner = field_get(&b_value, value);
+        if (inner == NULL) {
+            PyErr_Clear();
+            return NULL;
+        }
+        if (Py_TYPE(inner) == (PyTypeObject *)ndarray_type) {
+            Py_SETREF(inner, array_kept(inner, limit));
+        } else if (!is_scalar(inner)) {
+            Py_CLEAR(inner);
+        }
+        if (inner == NULL) {
+            return NULL;
+        }
+        return boxed(inner, box_level(value, labels, levels));
+    }
+    if (is_scalar(value)) {
+        return Py_NewRef(value);
+    }
+    return NULL;
+}
+
+/* the node table's levels (a new reference), or NULL (no error) */
+static PyObject *
+levels_of(PyObject *recorder)
+{
+    PyObject *nodes = field_get(&r_nodes, recorder);
+    PyObject *levels = nodes == NULL ? NULL : field_get(&t_levels, nodes);
+    Py_XDECREF(nodes);
+    if (levels != NULL && !PyDict_Check(levels)) {
+        Py_CLEAR(levels);
+    }
+    if (levels == NULL) {
+        PyErr_Clear();
+    }
+    return levels;
 }
 
 /* the except clause of a callback that guards itself: recorder.fail(exc), the error cleared (0), or -1 when
@@ -306,17 +473,21 @@ append_all(PyObject *values, PyObject *const *items, Py_ssize_t n)
        label = self.labels.get(key)          (None: self.nodes.unrecorded(node), in Python)
        query.parents, query.label, query.position = node.parents, label, 0
        query.argnums = self.nodes.argnums.get(key, UNARY)
+       if self.keeps_values:                 (capture auto)
+           query.popped = query.entries.pop(label, None)
        write(self.values, ToposortYielded, mode="rev", level=query.level, query=query.number, node=label,
              position=VISITS) */
 static int
 toposort_written(PyObject *recorder, PyObject *node)
 {
     PyObject *query, *labels, *values;
-    if (!structure_state(recorder, &query, &labels, &values)) {
+    Py_ssize_t limit;
+    if (!structure_state(recorder, &query, &labels, &values, &limit)) {
         return 0;
     }
     int result = 0;
-    PyObject *key = NULL, *nodes = NULL, *kept = NULL, *parents = NULL, *level = NULL, *number = NULL;
+    PyObject *key = NULL, *nodes = NULL, *kept = NULL, *parents = NULL, *level = NULL, *number = NULL,
+        *entries = NULL;
     key = PyLong_FromVoidPtr(node);
     PyObject *label = key == NULL ? NULL : PyDict_GetItemWithError(labels, key);  /* (borrowed) */
     if (label == NULL || !PyObject_IsTrue(label)) {
@@ -336,7 +507,8 @@ toposort_written(PyObject *recorder, PyObject *node)
     level = parents == NULL ? NULL : field_get(&q_level, query);
     number = level == NULL ? NULL : field_get(&q_number, query);
     PyObject *head = number == NULL ? NULL : head_of(&toposort_cell, level, number);
-    if (head == NULL) {
+    entries = head == NULL || limit < 0 ? NULL : field_get(&q_entries, query);
+    if (head == NULL || (limit >= 0 && (entries == NULL || !PyDict_CheckExact(entries)))) {
         Py_DECREF(label);
         Py_DECREF(argnums);
         goto done;
@@ -344,9 +516,16 @@ toposort_written(PyObject *recorder, PyObject *node)
     /* (from here on, as the Python's try: an error goes to recorder.fail) */
     result = 1;
     PyObject *row[2] = {head, label};
-    if (field_set(&q_parents, query, parents) < 0 || field_set(&q_label, query, label) < 0
-            || field_set(&q_position, query, zero) < 0 || field_set(&q_argnums, query, argnums) < 0
-            || append_all(values, row, 2) < 0) {
+    int failed = field_set(&q_parents, query, parents) < 0 || field_set(&q_label, query, label) < 0
+        || field_set(&q_position, query, zero) < 0 || field_set(&q_argnums, query, argnums) < 0;
+    if (!failed && entries != NULL) {  /* outgrad = outgrads.pop(node) */
+        PyObject *popped = PyDict_GetItemWithError(entries, label);
+        Py_XINCREF(popped);
+        failed = (popped == NULL && PyErr_Occurred()) || (popped != NULL && PyDict_DelItem(entries, label) < 0)
+            || field_set(&q_popped, query, popped == NULL ? Py_None : popped) < 0;
+        Py_XDECREF(popped);
+    }
+    if (failed || append_all(values, row, 2) < 0) {
         result = structure_failed(recorder) < 0 ? -1 : 1;
     }
     Py_DECREF(label);
@@ -361,6 +540,7 @@ done:
     Py_XDECREF(parents);
     Py_XDECREF(level);
     Py_XDECREF(number);
+    Py_XDECREF(entries);
     Py_DECREF(query);
     Py_DECREF(labels);
     Py_DECREF(values);
@@ -373,12 +553,23 @@ done:
        nones = _NONES[count] if count < 64 else (None,) * count
        write(self.values, VJPCalled, mode="rev", level=query.level, query=query.number,
              node=label or query.label, outgrad=None, ingrads=nones) */
+static int vjp_called_kept(PyObject *, PyObject *, PyObject *, PyObject *, Py_ssize_t, PyObject *, PyObject *,
+                           PyObject *);
+
 static int
-vjp_called_written(PyObject *recorder, PyObject *node_id, PyObject *ingrads)
+vjp_called_written(PyObject *recorder, PyObject *node_id, PyObject *g, PyObject *ingrads)
 {
     PyObject *query, *labels, *values;
-    if (!structure_state(recorder, &query, &labels, &values)) {
+    Py_ssize_t limit;
+    if (!structure_state(recorder, &query, &labels, &values, &limit)) {
         return 0;
+    }
+    if (limit >= 0) {
+        int written = vjp_called_kept(recorder, query, labels, values, limit, node_id, g, ingrads);
+        Py_DECREF(query);
+        Py_DECREF(labels);
+        Py_DECREF(values);
+        return written;
     }
     int result = 0;
     PyObject *label = PyDict_GetItemWithError(labels, node_id);  /* (borrowed) */
@@ -417,6 +608,129 @@ vjp_called_written(PyObject *recorder, PyObject *node_id, PyObject *ingrads)
     return result;
 }
 
+/* Mirrors on_vjp_called(node_id, g, ingrads)'s capture auto path in a pass (1, 0, -1 as toposort_written),
+   its values kept here where kept_value keeps them (else the Python callback runs, before anything is written):
+       level, number, label = query.level, query.number, label or query.label
+       popped = query and query.popped
+       if popped and popped[0] is g:
+           outgrad, inner = popped[1], g
+           while type(inner) in box_types: inner = inner._value
+           unchanged = type(inner) in SCALARS
+       else:
+           outgrad, unchanged = self.keep(g), True
+       kept_ingrads = []; last = last_kept = None
+       for i in ingrads: i itself (a scalar), outgrad (i is g and unchanged), last_kept (i is last), an outer
+           trace's boxed scalar (BOXED, i._value, its level), else self.keep(i) (last, last_kept = i, kept)
+       query.ingrads, query.kept_ingrads = ingrads, kept_ingrads
+       write(values, VJPCalled, mode="rev", level=level, query=number, node=label, outgrad=outgrad,
+             ingrads=kept_ingrads) */
+static int
+vjp_called_kept(PyObject *recorder, PyObject *query, PyObject *labels, PyObject *values, Py_ssize_t limit,
+                PyObject *node_id, PyObject *g, PyObject *ingrads)
+{
+    int result = 0;
+    PyObject *node = NULL, *level = NULL, *number = NULL, *levels = NULL, *popped = NULL, *outgrad = NULL,
+        *kept = NULL;
+    PyObject *label = PyDict_GetItemWithError(labels, node_id);  /* (borrowed) */
+    int named = label == NULL ? 0 : PyObject_IsTrue(label);
+    node = named > 0 ? Py_NewRef(label) : named < 0 || PyErr_Occurred() ? NULL : field_get(&q_label, query);
+    level = node == NULL ? NULL : field_get(&q_level, query);
+    number = level == NULL ? NULL : field_get(&q_number, query);
+    levels = number == NULL ? NULL : levels_of(recorder);
+    popped = levels == NULL ? NULL : field_get(&q_popped, query);
+    if (popped == NULL) {
+        goto done;
+    }
+    int unchanged = 1;
+    if (PyTuple_CheckExact(popped) && PyTuple_GET_SIZE(popped) == 2 && PyTuple_GET_ITEM(popped, 0) == g) {
+        outgrad = Py_NewRef(PyTuple_GET_ITEM(popped, 1));  /* kept before the rule ran */
+        PyObject *inner = Py_NewRef(g);
+        while (inner != NULL && is_box(inner)) {
+            Py_SETREF(inner, field_get(&b_value, inner));
+        }
+        if (inner == NULL) {
+            goto done;
+        }
+        unchanged = is_scalar(inner);
+        Py_DECREF(inner);
+    } else if (popped == Py_None || (PyTuple_CheckExact(popped) && PyTuple_GET_SIZE(popped) == 2)) {
+        outgrad = kept_value(g, limit, labels, levels);  /* kept now, after it */
+        if (outgrad == NULL) {
+            goto done;
+        }
+    } else {
+        goto done;
+    }
+    Py_ssize_t count = PyTuple_GET_SIZE(ingrads);
+    kept = PyList_New(count);
+    if (kept == NULL) {
+        goto done;
+    }
+    PyObject *last = NULL, *last_kept = NULL;  /* (borrowed: ingrads and kept hold them) */
+    for (Py_ssize_t k = 0; k < count; k++) {
+        PyObject *i = PyTuple_GET_ITEM(ingrads, k), *one;
+        if (is_scalar(i)) {
+            one = Py_NewRef(i);
+        } else if (i == g && unchanged) {
+            one = Py_NewRef(outgrad);
+        } else if (last != NULL && i == last) {  /* the same value twice in the output: one summary */
+            one = Py_NewRef(last_kept);
+        } else {
+            PyObject *inner = is_box(i) ? field_get(&b_value, i) : NULL;
+            if (inner != NULL && is_scalar(inner)) {  /* an outer trace's number (grad(grad(f))) */
+                one = boxed(inner, box_level(i, labels, levels));
+            } else {
+                Py_XDECREF(inner);
+                PyErr_Clear();
+                one = kept_value(i, limit, labels, levels);
+                last = i, last_kept = one;
+            }
+            if (one == NULL) {
+                goto done;
+            }
+        }
+        PyList_SET_ITEM(kept, k, one);
+    }
+    PyObject *head;
+    PyObject *first = count == 1 ? PyList_GET_ITEM(kept, 0) : NULL;
+    int bare = first == Py_None && outgrad == Py_None;
+    head = head_of(bare ? &vjp_one_cell : count == 1 ? &vjp_kept_one_cell : &vjp_cell, level, number);
+    if (head == NULL) {
+        goto done;
+    }
+    /* (from here on, as the Python's try: an error goes to recorder.fail) */
+    result = 1;
+    int failed = field_set(&q_ingrads, query, ingrads) < 0 || field_set(&q_kept_ingrads, query, kept) < 0;
+    if (!failed && bare) {
+        PyObject *row[2] = {head, node};
+        failed = append_all(values, row, 2) < 0;
+    } else if (!failed && count == 1) {
+        PyObject *row[4] = {head, node, outgrad, first};
+        failed = append_all(values, row, 4) < 0;
+    } else if (!failed) {
+        PyObject *n = PyLong_FromSsize_t(count);
+        PyObject *row[4] = {head, node, outgrad, n};
+        failed = n == NULL || append_all(values, row, 4) < 0
+            || append_all(values, &PyList_GET_ITEM(kept, 0), count) < 0;
+        Py_XDECREF(n);
+    }
+    if (failed) {
+        result = structure_failed(recorder) < 0 ? -1 : 1;
+    }
+done:
+    if (result == 0) {
+        PyErr_Clear();
+    }
+    Py_XDECREF(node);
+    Py_XDECREF(level);
+    Py_XDECREF(number);
+    Py_XDECREF(levels);
+    Py_XDECREF(popped);
+    Py_XDECREF(outgrad);
+    Py_XDECREF(kept);
+    return result;
+}
+
 /* Mirrors after_add_outgrads(prev_g_flagged, previous, g, result)'s structure path (1, 0, -1 as above):
        frame = self.top                      (not the innermost query: in Python)
        position = frame.position
@@ -432,8 +746,10 @@ vjp_called_written(PyObject *recorder, PyObject *node_id, PyObject *ingrads)
              position=position, parent=parent, argnum=argnum, previous=None,
              previous_flag=prev_g_flagged[1] if prev_g_flagged else NO_PREVIOUS, contribution=None,
              result=None, result_flag=result[1], replaced=False) */
+static int add_outgrads_kept(PyObject *, PyObject *, PyObject *, PyObject *, PyObject *);
+
 static int
-add_outgrads_written(PyObject *recorder, PyObject *prev_g_flagged, PyObject *sum)
+add_outgrads_written(PyObject *recorder, PyObject *prev_g_flagged, PyObject *previous, PyObject *g, PyObject *sum)
 {
     PyObject *previous_flag;
     if (prev_g_flagged == Py_None) {
@@ -448,8 +764,15 @@ add_outgrads_written(PyObject *recorder, PyObject *prev_g_flagged, PyObject *sum
     }
     PyObject *result_flag = PyTuple_GET_ITEM(sum, 1);
     PyObject *query, *labels, *values;
-    if (!structure_state(recorder, &query, &labels, &values)) {
+    Py_ssize_t limit;
+    if (!structure_state(recorder, &query, &labels, &values, &limit)) {
         return 0;
+    }
+    if (limit >= 0 || previous != Py_None) {  /* (capture auto: add_outgrads_kept) */
+        Py_DECREF(query);
+        Py_DECREF(labels);
+        Py_DECREF(values);
+        return limit >= 0 ? add_outgrads_kept(recorder, prev_g_flagged, previous, g, sum) : 0;
     }
     int result = 0;
     PyObject *top = field_get(&r_top, recorder);
@@ -516,8 +839,214 @@ done:
     return result;
 }
 
+/* Mirrors before_add_outgrads(prev_g_flagged, g) under capture auto, in a pass: a new reference to the kept value
+   of outgrads.get(parent), or NULL (no error) when the Python callback is to run (nothing done yet):
+       value, mutable = prev_g_flagged
+       if self.top is query and query.position < len(query.parents):
+           seen = query.entries.get(self.labels.get(id(query.parents[query.position])))
+           if seen is not None and seen[0] is value: kept = seen[1]
+       if kept is None: kept = self.keep(value) */
+static PyObject *
+before_kept(PyObject *recorder, PyObject *prev_g_flagged)
+{
+    if (!PyTuple_CheckExact(prev_g_flagged) || PyTuple_GET_SIZE(prev_g_flagged) != 2) {
+        return NULL;
+    }
+    PyObject *value = PyTuple_GET_ITEM(prev_g_flagged, 0);
+    PyObject *query, *labels, *values;
+    Py_ssize_t limit;
+    if (!structure_state(recorder, &query, &labels, &values, &limit)) {
+        return NULL;
+    }
+    PyObject *kept = NULL, *levels = NULL, *key = NULL;
+    PyObject *top = limit < 0 ? NULL : field_get(&r_top, recorder);
+    PyObject *at = top == query ? field_get(&q_position, query) : NULL;
+    PyObject *parents = at == NULL ? NULL : field_get(&q_parents, query);
+    PyObject *entries = parents == NULL ? NULL : field_get(&q_entries, query);
+    Py_ssize_t position = entries != NULL && PyLong_CheckExact(at) ? PyLong_AsSsize_t(at) : -1;
+    if (position < 0 || !PyTuple_CheckExact(parents) || !PyDict_CheckExact(entries)) {
+        goto done;
+    }
+    if (position < PyTuple_GET_SIZE(parents)) {
+        key = PyLong_FromVoidPtr(PyTuple_GET_ITEM(parents, position));
+        PyObject *parent = key == NULL ? NULL : PyDict_GetItemWithError(labels, key);
+        if (parent == NULL || PyObject_IsTrue(parent) <= 0) {
+            goto done;  /* (a node from before the recording: unrecorded, in Python) */
+        }
+        PyObject *seen = PyDict_GetItemWithError(entries, parent);
+        if (seen != NULL && PyTuple_CheckExact(seen) && PyTuple_GET_SIZE(seen) == 2
+                && PyTuple_GET_ITEM(seen, 0) == value && PyTuple_GET_ITEM(seen, 1) != Py_None) {
+            kept = Py_NewRef(PyTuple_GET_ITEM(seen, 1));  /* still true: a copy */
+            goto done;
+        }
+        if (seen != NULL && !PyTuple_CheckExact(seen)) {
+            goto done;
+        }
+    }
+    levels = levels_of(recorder);
+    kept = levels == NULL ? NULL : kept_value(value, limit, labels, levels);
+done:
+    PyErr_Clear();
+    Py_XDECREF(levels);
+    Py_XDECREF(key);
+    Py_XDECREF(top);
+    Py_XDECREF(at);
+    Py_XDECREF(parents);
+    Py_XDECREF(entries);
+    Py_DECREF(query);
+    Py_DECREF(labels);
+    Py_DECREF(values);
+    return kept;
+}
+
+static HeadCell add_kept_first_cell = {2006};
+
+/* Mirrors after_add_outgrads(prev_g_flagged, previous, g, result)'s capture auto path in a pass (1, 0, -1 as
+   toposort_written), the structure path's lookups and:
+       value, mutable = result
+       contribution = frame.kept_ingrads[position] if position < len(ingrads) and ingrads[position] is g \
+           else self.keep(g)
+       kept = contribution (value is g), value (a scalar), an outer trace's boxed scalar (BOXED, value._value, its
+           level), else self.keep(value)       (a sparse g: in Python)
+       write(values, AddOutgrads, ..., previous=previous, previous_flag=previous_flag, contribution=contribution,
+             result=kept, result_flag=mutable, replaced=False)
+       if parent is not None: frame.entries[parent] = (value, kept) */
+static int
+add_outgrads_kept(PyObject *recorder, PyObject *prev_g_flagged, PyObject *previous, PyObject *g, PyObject *sum)
+{
+    PyObject *previous_flag;
+    if (prev_g_flagged == Py_None) {
+        previous_flag = no_previous;
+    } else if (PyTuple_CheckExact(prev_g_flagged) && PyTuple_GET_SIZE(prev_g_flagged) == 2) {
+        previous_flag = PyTuple_GET_ITEM(prev_g_flagged, 1);
+    } else {
+        return 0;
+    }
+    if (!PyTuple_CheckExact(sum) || PyTuple_GET_SIZE(sum) != 2 || Py_TYPE(g) == (PyTypeObject *)sparse_type) {
+        return 0;
+    }
+    PyObject *value = PyTuple_GET_ITEM(sum, 0), *mutable = PyTuple_GET_ITEM(sum, 1);
+    PyObject *query, *labels, *values;
+    Py_ssize_t limit;
+    if (!structure_state(recorder, &query, &labels, &values, &limit)) {
+        return 0;
+    }
+    int result = 0;
+    PyObject *top = NULL, *at = NULL, *parents = NULL, *argnums = NULL, *node = NULL, *level = NULL, *number = NULL,
+        *ingrads = NULL, *kept_ingrads = NULL, *entries = NULL, *levels = NULL, *parent = NULL, *next = NULL,
+        *key = NULL, *contribution = NULL, *kept = NULL, *pair = NULL;
+    top = limit < 0 ? NULL : field_get(&r_top, recorder);
+    at = top == query ? field_get(&q_position, query) : NULL;
+    parents = at == NULL ? NULL : field_get(&q_parents, query);
+    argnums = parents == NULL ? NULL : field_get(&q_argnums, query);
+    node = argnums == NULL ? NULL : field_get(&q_label, query);
+    level = node == NULL ? NULL : field_get(&q_level, query);
+    number = level == NULL ? NULL : field_get(&q_number, query);
+    ingrads = number == NULL ? NULL : field_get(&q_ingrads, query);
+    kept_ingrads = ingrads == NULL ? NULL : field_get(&q_kept_ingrads, query);
+    entries = kept_ingrads == NULL ? NULL : field_get(&q_entries, query);
+    levels = entries == NULL ? NULL : levels_of(recorder);
+    Py_ssize_t position = levels != NULL && PyLong_CheckExact(at) ? PyLong_AsSsize_t(at) : -1;
+    if (position < 0 || !PyTuple_CheckExact(parents) || !PyTuple_CheckExact(argnums) || !PyTuple_CheckExact(ingrads)
+            || !(PyList_CheckExact(kept_ingrads) || PyTuple_CheckExact(kept_ingrads))
+            || PySequence_Fast_GET_SIZE(kept_ingrads) != PyTuple_GET_SIZE(ingrads) || !PyDict_CheckExact(entries)) {
+        goto done;
+    }
+    if (position < PyTuple_GET_SIZE(parents)) {
+        key = PyLong_FromVoidPtr(PyTuple_GET_ITEM(parents, position));
+        parent = key == NULL ? NULL : PyDict_GetItemWithError(labels, key);
+        if (parent == NULL || PyObject_IsTrue(parent) <= 0) {
+            parent = NULL;
+            goto done;
+        }
+    } else {
+        parent = Py_None;
+    }
+    Py_INCREF(parent);
+    PyObject *argnum = position < PyTuple_GET_SIZE(argnums) ? PyTuple_GET_ITEM(argnums, position) : Py_None;
+    if (position < PyTuple_GET_SIZE(ingrads) && PyTuple_GET_ITEM(ingrads, position) == g) {
+        contribution = Py_NewRef(PySequence_Fast_GET_ITEM(kept_ingrads, position));
+    } else {
+        contribution = kept_value(g, limit, labels, levels);
+    }
+    if (contribution == NULL) {
+        goto done;
+    }
+    if (value == g) {
+        kept = Py_NewRef(contribution);
+    } else if (is_scalar(value)) {
+        kept = Py_NewRef(value);
+    } else {
+        PyObject *inner = is_box(value) ? field_get(&b_value, value) : NULL;
+        if (inner != NULL && is_scalar(inner)) {  /* an outer trace's number (grad(grad(f))) */
+            kept = boxed(inner, box_level(value, labels, levels));
+        } else {
+            Py_XDECREF(inner);
+            PyErr_Clear();
+            kept = kept_value(value, limit, labels, levels);
+        }
+        if (kept == NULL) {
+            goto done;
+        }
+    }
+    int reference = PySet_Contains(no_reference, (PyObject *)Py_TYPE(kept));
+    if (reference < 0) {
+        goto done;
+    }
+    int first = position == 0 && argnum == zero && previous == Py_None && previous_flag == no_previous
+        && kept == contribution && reference && mutable == Py_False;
+    PyObject *head = head_of(first ? &add_kept_first_cell : &add_cell, level, number);
+    next = head == NULL ? NULL : PyLong_FromSsize_t(position + 1);
+    pair = next == NULL || parent == Py_None ? NULL : PyTuple_Pack(2, value, kept);
+    if (next == NULL || (parent != Py_None && pair == NULL)) {
+        goto done;
+    }
+    /* (from here on, as the Python's try: an error goes to recorder.fail) */
+    result = 1;
+    int failed = field_set(&q_position, query, next) < 0;
+    if (!failed && first) {
+        PyObject *row[4] = {head, node, parent, contribution};
+        failed = append_all(values, row, 4) < 0;
+    } else if (!failed) {
+        PyObject *row[11] = {head, node, at, parent, argnum, previous, previous_flag, contribution, kept, mutable,
+                             Py_False};
+        failed = append_all(values, row, 11) < 0;
+    }
+    if (!failed && pair != NULL) {
+        failed = PyDict_SetItem(entries, parent, pair) < 0;
+    }
+    if (failed) {
+        result = structure_failed(recorder) < 0 ? -1 : 1;
+    }
+done:
+    if (result == 0) {
+        PyErr_Clear();
+    }
+    Py_XDECREF(top);
+    Py_XDECREF(at);
+    Py_XDECREF(parents);
+    Py_XDECREF(argnums);
+    Py_XDECREF(node);
+    Py_XDECREF(level);
+    Py_XDECREF(number);
+    Py_XDECREF(ingrads);
+    Py_XDECREF(kept_ingrads);
+    Py_XDECREF(entries);
+    Py_XDECREF(levels);
+    Py_XDECREF(parent);
+    Py_XDECREF(next);
+    Py_XDECREF(key);
+    Py_XDECREF(contribution);
+    Py_XDECREF(kept);
+    Py_XDECREF(pair);
+    Py_DECREF(query);
+    Py_DECREF(labels);
+    Py_DECREF(values);
+    return result;
+}
+
 static PyObject *keep_sites_name, *made_name, *names_name, *distinct_name, *levels_name, *on_vjp_node_name;
-static HeadCell node_unary_cell = {1001}, node_cell = {1};
+static HeadCell node_unary_cell = {1001}, node_kept_unary_cell = {2001}, node_cell = {1};
 
 /* Mirrors on_vjp_node(node, value, fun, args, kwargs, argnums, parents)'s structure path (1, 0, -1 as
    toposort_written), for a node of one or two parents, its primitive named before, no call site kept:
@@ -532,15 +1061,26 @@ static HeadCell node_unary_cell = {1001}, node_cell = {1};
        write(self.values, NodeCreated, mode="rev", level=level, query=query and query.number, label=label,
              primitive=names[0], argnums=argnums, parents=parent_labels, value=None, site=None) */
 static int
-vjp_node_written(PyObject *recorder, PyObject *node, PyObject *fun, PyObject *argnums, PyObject *parents)
+vjp_node_written(PyObject *recorder, PyObject *node, PyObject *value, PyObject *fun, PyObject *argnums,
+                 PyObject *parents)
 {
     if (!PyTuple_CheckExact(parents) || PyTuple_GET_SIZE(parents) < 1 || PyTuple_GET_SIZE(parents) > 2) {
         return 0;
     }
     PyObject *live = field_get(&r_live, recorder);
     PyObject *keeps = live == Py_True ? field_get(&r_keeps, recorder) : NULL;
-    PyObject *sites = keeps == Py_False ? field_get(&r_keep_sites, recorder) : NULL;
+    PyObject *sites = keeps == Py_False || (keeps == Py_True && auto_ready) ? field_get(&r_keep_sites, recorder)
+        : NULL;
     int fast = sites != NULL && !PyObject_IsTrue(sites);
+    Py_ssize_t limit = -1;
+    if (fast && keeps == Py_True) {  /* capture auto: its inline size, not by reference */
+        PyObject *by_reference = field_get(&r_by_reference, recorder);
+        PyObject *size = by_reference == Py_False ? field_get(&r_inline_size, recorder) : NULL;
+        limit = size != NULL && PyLong_CheckExact(size) ? PyLong_AsSsize_t(size) : -1;
+        fast = limit >= 0;
+        Py_XDECREF(by_reference);
+        Py_XDECREF(size);
+    }
     Py_XDECREF(live);
     Py_XDECREF(keeps);
     Py_XDECREF(sites);
@@ -551,7 +1091,7 @@ vjp_node_written(PyObject *recorder, PyObject *node, PyObject *fun, PyObject *ar
     int result = 0;
     PyObject *nodes = NULL, *values = NULL, *query = NULL, *number = NULL, *names = NULL, *distinct = NULL,
         *labels = NULL, *levels = NULL, *kept = NULL, *key = NULL, *first = NULL, *second = NULL,
-        *parent_labels = NULL, *label = NULL, *next = NULL, *query_number = NULL;
+        *parent_labels = NULL, *label = NULL, *next = NULL, *query_number = NULL, *value_kept = NULL;
     nodes = field_get(&r_nodes, recorder);
     values = nodes == NULL ? NULL : field_get(&r_values, recorder);
     query = values == NULL ? NULL : field_get(&r_query, recorder);
@@ -568,6 +1108,12 @@ vjp_node_written(PyObject *recorder, PyObject *node, PyObject *fun, PyObject *ar
     }
     PyObject *named = PyDict_GetItemWithError(names, fun);  /* (borrowed) */
     if (named == NULL || !PyTuple_CheckExact(named) || PyTuple_GET_SIZE(named) != 2) {
+        goto done;
+    }
+    /* capture auto: the value kept (the node, not yet named, is no box's node: its value's boxes are an outer
+       trace's) */
+    value_kept = limit < 0 ? Py_NewRef(Py_None) : kept_value(value, limit, labels, levels);
+    if (value_kept == NULL) {
         goto done;
     }
     PyObject *parent_key = PyLong_FromVoidPtr(PyTuple_GET_ITEM(parents, 0));
@@ -613,7 +1159,8 @@ vjp_node_written(PyObject *recorder, PyObject *node, PyObject *fun, PyObject *ar
     query_number = key == NULL ? NULL : query == Py_None ? Py_NewRef(Py_None) : field_get(&q_number, query);
     PyObject *shared = query_number == NULL ? NULL : PyDict_SetDefault(distinct, argnums, argnums);  /* borrowed */
     PyObject *head = shared == NULL ? NULL
-        : head_of(shared == unary ? &node_unary_cell : &node_cell, level, query_number);
+        : head_of(shared != unary ? &node_cell : value_kept == Py_None ? &node_unary_cell : &node_kept_unary_cell,
+                  level, query_number);
     if (head == NULL) {
         Py_DECREF(level);
         goto done;
@@ -635,10 +1182,10 @@ vjp_node_written(PyObject *recorder, PyObject *node, PyObject *fun, PyObject *ar
         }
     }
     if (!failed && shared == unary) {
-        PyObject *row[4] = {head, label, PyTuple_GET_ITEM(named, 0), parent_labels};
-        failed = append_all(values, row, 4) < 0;
+        PyObject *row[5] = {head, label, PyTuple_GET_ITEM(named, 0), parent_labels, value_kept};
+        failed = append_all(values, row, value_kept == Py_None ? 4 : 5) < 0;
     } else if (!failed) {
-        PyObject *row[7] = {head, label, PyTuple_GET_ITEM(named, 0), shared, parent_labels, Py_None, Py_None};
+        PyObject *row[7] = {head, label, PyTuple_GET_ITEM(named, 0), shared, parent_labels, value_kept, Py_None};
         failed = append_all(values, row, 7) < 0;
     }
     if (failed) {
@@ -665,6 +1212,7 @@ done:
     Py_XDECREF(label);
     Py_XDECREF(next);
     Py_XDECREF(query_number);
+    Py_XDECREF(value_kept);
     return result;
 }
 
@@ -690,7 +1238,35 @@ structure(PyObject *module, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* auto(SCALARS, NO_REFERENCE, box_types, ndarray, SparseObject, BOXED, ARRAY_SUMMARY, values): what capture auto's
+   paths read to keep values as capture.Keeper does (recorder.py, at import) */
+static PyObject *
+auto_capture(PyObject *module, PyObject *args)
+{
+    PyObject *given[8];
+    if (!PyArg_UnpackTuple(args, "auto", 8, 8, &given[0], &given[1], &given[2], &given[3], &given[4], &given[5],
+                           &given[6], &given[7])) {
+        return NULL;
+    }
+    if (!PyAnySet_Check(given[0]) || !PyAnySet_Check(given[1]) || !PyAnySet_Check(given[2])
+            || !PyType_Check(given[3]) || !PyType_Check(given[4]) || !PyModule_Check(given[7])) {
+        PyErr_SetString(PyExc_TypeError, "auto() takes SCALARS, NO_REFERENCE, box_types (sets), ndarray, "
+                        "SparseObject (types), BOXED, ARRAY_SUMMARY and the values module");
+        return NULL;
+    }
+    PyObject **slots[8] = {&scalars, &no_reference, &box_types, &ndarray_type, &sparse_type, &boxed_tag,
+                           &summary_tag, &values_module};
+    for (int i = 0; i < 8; i++) {
+        Py_XSETREF(*slots[i], Py_NewRef(given[i]));
+    }
+    auto_ready = 1;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef module_methods[] = {
+    {"auto", auto_capture, METH_VARARGS,
+     "auto(SCALARS, NO_REFERENCE, box_types, ndarray, SparseObject, BOXED, ARRAY_SUMMARY, values): what the "
+     "wrappers read to keep capture auto's common values themselves (as capture.Keeper)."},
     {"structure", structure, METH_VARARGS,
      "structure(Recorder, on_toposort, HEADS, NO_PREVIOUS, UNARY): the recorder class whose capture structure "
      "events the wrappers write themselves (the common case of on_toposort, on_vjp_called, after_add_outgrads)."},
@@ -744,7 +1320,7 @@ recorded_vjp_call(PyObject *callable, PyObject *const *args, size_t nargsf, PyOb
         Py_DECREF(ingrads);
         return NULL;
     }
-    int written = structure_recorder(recorder, on_vjp_called) ? vjp_called_written(recorder, node_id, ingrads) : 0;
+    int written = structure_recorder(recorder, on_vjp_called) ? vjp_called_written(recorder, node_id, g, ingrads) : 0;
     if (written != 0) {  /* (capture structure's common case: the event written here) */
         Py_DECREF(node_id);
         Py_DECREF(recorder);
@@ -912,7 +1488,7 @@ node_init_call(PyObject *callable, PyObject *const *args, size_t nargsf, PyObjec
     }
     PyObject *self = args[0];
     int written = structure_recorder(recorder, on_vjp_node_name)
-        ? vjp_node_written(recorder, self, args[2], args[5], args[6]) : 0;
+        ? vjp_node_written(recorder, self, args[1], args[2], args[5], args[6]) : 0;
     if (written == 0) {
         PyObject *call[8] = {recorder, self, args[1], args[2], args[3], args[4], args[5], args[6]};
         done = PyObject_VectorcallMethod(on_vjp_node, call, 8, NULL);
@@ -1044,7 +1620,7 @@ typedef struct {
     vectorcallfunc vectorcall;
 } AddOutgrads;
 
-static PyObject *before_add_outgrads, *after_add_outgrads, *keeps_values_name;
+static PyObject *keeps_values_name;
 
 /* Mirrors wrap_add_outgrads's add_outgrads(prev_g_flagged, g), line by line:
        recorder = active.get()
@@ -1087,8 +1663,11 @@ add_outgrads_call(PyObject *callable, PyObject *const *args, size_t nargsf, PyOb
         return NULL;
     }
     if (wanted) {
-        PyObject *call[3] = {recorder, prev_g_flagged, g};
-        previous = PyObject_VectorcallMethod(before_add_outgrads, call, 3, NULL);
+        previous = structure_recorder(recorder, before_add_outgrads) ? before_kept(recorder, prev_g_flagged) : NULL;
+        if (previous == NULL) {  /* (capture auto's common case: kept in before_kept) */
+            PyObject *call[3] = {recorder, prev_g_flagged, g};
+            previous = PyObject_VectorcallMethod(before_add_outgrads, call, 3, NULL);
+        }
         if (previous == NULL) {
             Py_DECREF(recorder);
             return NULL;
@@ -1097,8 +1676,8 @@ add_outgrads_call(PyObject *callable, PyObject *const *args, size_t nargsf, PyOb
         previous = Py_NewRef(Py_None);
     }
     PyObject *result = PyObject_Vectorcall(self->original, args, 2, NULL);
-    int written = result != NULL && previous == Py_None && structure_recorder(recorder, after_add_outgrads)
-        ? add_outgrads_written(recorder, prev_g_flagged, result) : 0;
+    int written = result != NULL && structure_recorder(recorder, after_add_outgrads)
+        ? add_outgrads_written(recorder, prev_g_flagged, previous, g, result) : 0;
     if (written < 0) {
         Py_CLEAR(result);
     }
@@ -1343,6 +1922,31 @@ PyInit__wrappers(void)
     if (!keep_sites_name || !made_name || !names_name || !distinct_name || !levels_name || !on_vjp_node_name) {
         return NULL;
     }
+    copy_name = PyUnicode_InternFromString("copy");
+    size_name = PyUnicode_InternFromString("size");
+    twin_name = PyUnicode_InternFromString("_twin");
+    float64_summary_name = PyUnicode_InternFromString("float64_summary");
+    value_name = PyUnicode_InternFromString("_value");
+    node_name = PyUnicode_InternFromString("_node");
+    entries_name = PyUnicode_InternFromString("entries");
+    popped_name = PyUnicode_InternFromString("popped");
+    ingrads_name = PyUnicode_InternFromString("ingrads");
+    kept_ingrads_name = PyUnicode_InternFromString("kept_ingrads");
+    by_reference_name = PyUnicode_InternFromString("by_reference");
+    inline_size_name = PyUnicode_InternFromString("inline_size");
+    if (!copy_name || !size_name || !twin_name || !float64_summary_name || !value_name || !node_name
+            || !entries_name || !popped_name || !ingrads_name || !kept_ingrads_name || !by_reference_name
+            || !inline_size_name) {
+        return NULL;
+    }
+    q_entries.name = entries_name;
+    q_popped.name = popped_name;
+    q_ingrads.name = ingrads_name;
+    q_kept_ingrads.name = kept_ingrads_name;
+    b_value.name = value_name;
+    b_node.name = node_name;
+    r_by_reference.name = by_reference_name;
+    r_inline_size.name = inline_size_name;
     n_parents.name = parents_name;
     n_vjp.name = vjp_name;
     q_argnums.name = argnums_name;

@@ -47,7 +47,9 @@ class BackwardQueries:
 
     Hot path: the per-node methods (on_toposort, on_vjp_called, after_add_outgrads) write their
     event straight into the log and look nodes up inline; helpers are called only off the common
-    path (a node from before the recording, a value to capture).
+    path (a node from before the recording, a value to capture). Their common case under capture structure and
+    auto (and nodes.on_vjp_node's) is also written by the compiled wrappers (``_wrappers.c``), line by line: a change
+    here is made there too.
     """
 
     @guards_itself

@@ -12,7 +12,12 @@ are kept true by ``copy_on_write.CopyOnWrite``: the arrays autograd accumulates 
 are held through shared Versions, which take a copy just before autograd writes into them.
 """
 
-from .. import compiled
+import numpy as np
+from autograd.core import SparseObject
+from autograd.tracer import box_types
+
+from .. import compiled, values
+from ..values import ARRAY_SUMMARY, BOXED, NO_REFERENCE, SCALARS
 from ..eventlog import HEADS
 from ..events import NO_PREVIOUS
 from .copy_on_write import CopyOnWrite
@@ -102,3 +107,5 @@ class Recorder(RecorderBase, Nodes, BackwardQueries, ForwardMode):
 _twin = compiled.twin("adtrace.recording.autograd._wrappers")
 if _twin is not None:  # its wrappers write capture structure's visits, local VJPs and accumulations themselves
     _twin.structure(Recorder, BackwardQueries.on_toposort, HEADS, NO_PREVIOUS, UNARY)  # (their common case)
+    # and capture auto's too, keeping its common values as the Keeper does (the rest handed back to the callbacks)
+    _twin.auto(SCALARS, NO_REFERENCE, box_types, np.ndarray, SparseObject, BOXED, ARRAY_SUMMARY, values)

@@ -214,7 +214,7 @@ def test_compiled_and_pure_python_record_the_same_events(capture):
         assert a == b, case.name
 
 
-HOT = ("on_vjp_node", "on_toposort", "on_vjp_called", "after_add_outgrads")  # written in C under structure
+HOT = ("on_vjp_node", "on_toposort", "on_vjp_called", "after_add_outgrads")  # written in C under structure (and auto)
 
 
 def called_while(case, capture):
@@ -255,6 +255,59 @@ def test_under_capture_structure_the_compiled_wrappers_write_the_per_node_events
     assert all(called - {"on_vjp_node"} == {"on_toposort"} for called, _ in mixed_runs)
     for case, (_, a), (_, b), (_, c) in zip(cases, compiled_runs, pure_runs, mixed_runs):
         assert a == b == c, case.name
+
+
+KEEPING = HOT + ("before_add_outgrads",)  # written in C under auto, their common values kept there too
+
+
+def called_keeping(case, inline_size):
+    """The callbacks of ``KEEPING`` Python ran while ``case`` was recorded under capture auto, and its events."""
+    called = set()
+
+    def profile(frame, event, arg):
+        if event == "call" and frame.f_code.co_name in KEEPING:
+            called.add(frame.f_code.co_name)
+
+    sys.setprofile(profile)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with adtrace.record(capture="auto", inline_size=inline_size) as rec:
+                run(case)
+    finally:
+        sys.setprofile(None)
+    return called, events_json(rec)
+
+
+@compiled_twins.needs("wrappers", "values")
+@pytest.mark.parametrize("inline_size", [64, 2])
+def test_under_capture_auto_the_compiled_wrappers_keep_the_common_values(inline_size, monkeypatch):
+    """Under capture auto the C wrappers write the same per-node events and keep their common values themselves
+    (scalars, an outer trace's boxed scalars under grad(grad(f)), arrays copied, or above the inline size (2 here)
+    summarized by the values twin): no Python callback runs but on_vjp_node (a primitive's first node); the Python
+    callbacks record the same (the pure-Python wrappers), and so do the C wrappers handing the arrays above the
+    inline size back to them when the values twin is not in use; a callback replaced on the recorder's class is
+    called instead, the others still in C: the same events again."""
+    from adtrace.recording.autograd.backward import BackwardQueries
+    from adtrace.recording.autograd.recorder import Recorder
+
+    cases = [c for c in CASES if c.name in ("tanh_chain", "square", "rational", "dot_tanh", "sum_of_squares",
+                                            "broadcast_row", "mean_exp", "triple_square_sum")
+             or c.operator == "grad_of_grad"]
+    assert len(cases) >= 10
+    compiled_runs, pure_runs = compiled_twins.both_ways(lambda: [called_keeping(c, inline_size) for c in cases],
+                                                        "wrappers")
+    assert all(called <= {"on_vjp_node"} for called, _ in compiled_runs)  # (for a primitive's first node only)
+    assert all(called >= {"on_vjp_node", "on_toposort", "on_vjp_called", "after_add_outgrads"}
+               for called, _ in pure_runs)
+    assert any("before_add_outgrads" in called for called, _ in pure_runs)  # (a fan-out: x * x, grad(grad(f)))
+    with compiled_twins.pure_python("values"):
+        no_twin_runs = [called_keeping(c, inline_size) for c in cases]
+    monkeypatch.setattr(Recorder, "on_vjp_called", BackwardQueries.on_vjp_called)  # (the same, on the class)
+    mixed_runs = [called_keeping(c, inline_size) for c in cases]
+    assert all(called - {"on_vjp_node"} == {"on_vjp_called"} for called, _ in mixed_runs)
+    for case, (_, a), (_, b), (_, c), (_, d) in zip(cases, compiled_runs, pure_runs, no_twin_runs, mixed_runs):
+        assert a == b == c == d, case.name
 
 
 def test_a_node_made_while_recording_holds_the_binding_in_use(binding):
