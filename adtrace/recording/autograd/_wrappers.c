@@ -344,16 +344,13 @@ box_level(PyObject *box, PyObject *labels, PyObject *levels)
     return Py_NewRef(level);
 }
 
-/* (BOXED, inner, level): inner stolen */
+/* (BOXED, inner, level): inner and level stolen */
 static PyObject *
 boxed(PyObject *inner, PyObject *level)
 {
-    if (inner == NULL || level == NULL) {
-        Py_XDECREF(inner);
-        return NULL;
-    }
-    PyObject *kept = PyTuple_Pack(3, boxed_tag, inner, level);
-    Py_DECREF(inner);
+    PyObject *kept = inner == NULL || level == NULL ? NULL : PyTuple_Pack(3, boxed_tag, inner, level);
+    Py_XDECREF(inner);
+    Py_XDECREF(level);
     return kept;
 }
 
@@ -1091,7 +1088,7 @@ vjp_node_written(PyObject *recorder, PyObject *node, PyObject *value, PyObject *
     int result = 0;
     PyObject *nodes = NULL, *values = NULL, *query = NULL, *number = NULL, *names = NULL, *distinct = NULL,
         *labels = NULL, *levels = NULL, *kept = NULL, *key = NULL, *first = NULL, *second = NULL,
-        *parent_labels = NULL, *label = NULL, *next = NULL, *query_number = NULL, *value_kept = NULL;
+        *parent_labels = NULL, *label = NULL, *next = NULL, *query_number = NULL, *value_kept = NULL, *named = NULL;
     nodes = field_get(&r_nodes, recorder);
     values = nodes == NULL ? NULL : field_get(&r_values, recorder);
     query = values == NULL ? NULL : field_get(&r_query, recorder);
@@ -1106,10 +1103,12 @@ vjp_node_written(PyObject *recorder, PyObject *node, PyObject *value, PyObject *
             || !PyDict_Check(kept)) {
         goto done;
     }
-    PyObject *named = PyDict_GetItemWithError(names, fun);  /* (borrowed) */
+    named = PyDict_GetItemWithError(names, fun);
     if (named == NULL || !PyTuple_CheckExact(named) || PyTuple_GET_SIZE(named) != 2) {
+        named = NULL;
         goto done;
     }
+    Py_INCREF(named);  /* (held: keeping the value below may run Python code) */
     /* capture auto: the value kept (the node, not yet named, is no box's node: its value's boxes are an outer
        trace's) */
     value_kept = limit < 0 ? Py_NewRef(Py_None) : kept_value(value, limit, labels, levels);
@@ -1213,6 +1212,7 @@ done:
     Py_XDECREF(next);
     Py_XDECREF(query_number);
     Py_XDECREF(value_kept);
+    Py_XDECREF(named);
     return result;
 }
 

@@ -75,7 +75,7 @@ typedef struct {
 /* the offsets of ``type``'s slots _plain, _owner and _state: 0, or -1 with an error set */
 static inline int slotted_bind(SlottedKind *kind, PyObject *type) {
     const char *names[3] = {"_plain", "_owner", "_state"};
-    Py_ssize_t *offsets[3] = {&kind->plain, &kind->owner, &kind->state};
+    Py_ssize_t offsets[3];  /* (stored with the type only when all three fit: a failed re-bind changes nothing) */
     if (!PyType_Check(type)) {
         PyErr_SetString(PyExc_TypeError, "a tracked number's class with slots _plain, _owner, _state");
         return -1;
@@ -85,13 +85,16 @@ static inline int slotted_bind(SlottedKind *kind, PyObject *type) {
         if (member == NULL) return -1;
         int fits = Py_IS_TYPE(member, &PyMemberDescr_Type)
             && ((PyMemberDescrObject *)member)->d_member->type == T_OBJECT_EX;
-        if (fits) *offsets[i] = ((PyMemberDescrObject *)member)->d_member->offset;
+        if (fits) offsets[i] = ((PyMemberDescrObject *)member)->d_member->offset;
         Py_DECREF(member);
         if (!fits) {
             PyErr_Format(PyExc_TypeError, "%s is not a slot of the tracked number's class", names[i]);
             return -1;
         }
     }
+    kind->plain = offsets[0];
+    kind->owner = offsets[1];
+    kind->state = offsets[2];
     Py_INCREF(type);
     Py_XSETREF(kind->type, (PyTypeObject *)type);
     return 0;
