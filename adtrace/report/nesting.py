@@ -112,7 +112,9 @@ def _one_pass_alone(recording, passes):
         end = kinds.index(BackwardEnd, start)
     except ValueError:
         return False
-    return recorded[end].query == query and end - start + 1 == len(recording.query_events(query))
+    own = recording.query_events(query)  # (a learner's backward() may write .grad before its start: its own too)
+    return (recorded[end].query == query and end - start + 1 == len(own)
+            and own[0] is recorded[start] and own[-1] is recorded[end])
 
 
 def _described(passes, levels, nodes, events):
