@@ -15,6 +15,7 @@ from adtrace.compare.traced_call import trace_call
 from adtrace.report import render
 from adtrace.report.nesting import Nesting
 from primitives import cube
+from value_classes import ZeroingValue
 
 
 def section(text, title):
@@ -119,36 +120,24 @@ def test_a_pass_alone_folds_nothing():
     assert nesting.work == {} and nesting.inside == set() and nesting.stretches == [] and nesting.made_inside == {}
 
 
-class _ZeroingValue:
-    """A learner's Value whose backward() zeroes every .grad before seeding (writes of the pass before its start)
-    and whose product's local backward makes three values of its own."""
-
-    def __init__(self, data, _children=()):
-        self.data, self.grad, self._backward, self._prev = data, 0.0, lambda: None, tuple(_children)
+class _MakingZeroingValue(ZeroingValue):
+    """``ZeroingValue`` (its writes before the pass's start) whose product's local backward makes three values."""
 
     def __mul__(self, other):
-        out = _ZeroingValue(self.data * other.data, (self, other))
+        out = type(self)(self.data * other.data, (self, other), '*')
 
         def _backward():
-            k, k2, _ = _ZeroingValue(other.data), _ZeroingValue(self.data), _ZeroingValue(1.0)
+            k, k2, _ = type(self)(other.data), type(self)(self.data), type(self)(1.0)
             self.grad += k.data * out.grad
             other.grad += k2.data * out.grad
         out._backward = _backward
         return out
 
-    def backward(self):
-        topo = [v for v in self._prev] + [self]
-        for v in topo:
-            v.grad = 0.0
-        self.grad = 1.0
-        for v in reversed(topo):
-            v._backward()
-
 
 def test_values_a_local_backward_makes_are_folded_when_writes_came_before_the_pass():
     """The pass's writes before its start (zeroing) are as many as the values made inside its span: still folded."""
-    with adtrace.record(engine=_ZeroingValue) as rec:
-        (_ZeroingValue(3.0) * _ZeroingValue(2.0)).backward()
+    with adtrace.record(engine=_MakingZeroingValue) as rec:
+        (_MakingZeroingValue(3.0) * _MakingZeroingValue(2.0)).backward()
     nesting = Nesting(rec)
     (node, work), = nesting.work.items()
-    assert node == "v2_op" and work.nodes == ["v3_leaf", "v4_leaf", "v5_leaf"]  # (the product: its three values)
+    assert node == "v2_mul" and work.nodes == ["v3_leaf", "v4_leaf", "v5_leaf"]  # (the product: its three values)
