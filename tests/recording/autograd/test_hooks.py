@@ -197,10 +197,10 @@ TWIN = compiled.twin("adtrace.recording.autograd._wrappers")
 binding = compiled_twins.fixture("wrappers")  # each test once with the compiled paths (when built), once without
 
 
-def recorded(case, capture):
+def recorded(case, capture, **options):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        with adtrace.record(capture=capture) as rec:
+        with adtrace.record(capture=capture, **options) as rec:
             run(case)
     return events_json(rec)
 
@@ -217,17 +217,17 @@ def test_compiled_and_pure_python_record_the_same_events(capture):
 HOT = ("on_vjp_node", "on_toposort", "on_vjp_called", "after_add_outgrads")  # written in C under structure (and auto)
 
 
-def called_while(case, capture):
-    """The recorder's hot callbacks Python ran while ``case`` was recorded, and its events."""
+def called_while(case, capture, watched=HOT, **options):
+    """The recorder's callbacks of ``watched`` Python ran while ``case`` was recorded, and its events."""
     called = set()
 
     def profile(frame, event, arg):
-        if event == "call" and frame.f_code.co_name in HOT:
+        if event == "call" and frame.f_code.co_name in watched:
             called.add(frame.f_code.co_name)
 
     sys.setprofile(profile)
     try:
-        events = recorded(case, capture)
+        events = recorded(case, capture, **options)
     finally:
         sys.setprofile(None)
     return called, events
@@ -262,21 +262,7 @@ KEEPING = HOT + ("before_add_outgrads",)  # written in C under auto, their commo
 
 def called_keeping(case, inline_size):
     """The callbacks of ``KEEPING`` Python ran while ``case`` was recorded under capture auto, and its events."""
-    called = set()
-
-    def profile(frame, event, arg):
-        if event == "call" and frame.f_code.co_name in KEEPING:
-            called.add(frame.f_code.co_name)
-
-    sys.setprofile(profile)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            with adtrace.record(capture="auto", inline_size=inline_size) as rec:
-                run(case)
-    finally:
-        sys.setprofile(None)
-    return called, events_json(rec)
+    return called_while(case, "auto", KEEPING, inline_size=inline_size)
 
 
 @compiled_twins.needs("wrappers", "values")
