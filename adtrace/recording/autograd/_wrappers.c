@@ -79,8 +79,9 @@ bind_arguments(const char *function, const char *const *names, Py_ssize_t n, PyO
    before anything is written: the Python stays the reference and complete. */
 
 static PyTypeObject *recorder_type;  /* recorder.Recorder, once structure() has registered it */
+static PyObject *begin_jvp_node_name, *end_jvp_node_name, *add_in_jvp_node_name;  /* (forward mode's, below) */
 static PyObject *toposort_function;  /* BackwardQueries.on_toposort (the function Visits is given, bound) */
-static PyObject *heads, *no_previous, *unary, *zero, *rev;
+static PyObject *heads, *no_previous, *unary, *zero, *rev, *fwd;
 static PyObject *live_name, *keeps_name, *query_name, *top_name, *labels_name, *values_name, *nodes_name,
     *argnums_name, *level_name, *number_name, *label_name, *parents_name, *position_name, *fail_name,
     *on_toposort_name;
@@ -92,6 +93,7 @@ static PyObject *live_name, *keeps_name, *query_name, *top_name, *labels_name, *
 
 typedef struct {
     long tag;
+    int forward;  /* 1: an event of mode "fwd" (forward mode's), else "rev" */
     int next;  /* the way replaced on the next miss */
     struct {
         PyObject *level, *number, *head;
@@ -114,7 +116,7 @@ head_of(HeadCell *cell, PyObject *level, PyObject *number)
     if (tag == NULL) {
         return NULL;
     }
-    PyObject *key = PyTuple_Pack(4, tag, rev, level, number);
+    PyObject *key = PyTuple_Pack(4, tag, cell->forward ? fwd : rev, level, number);
     Py_DECREF(tag);
     if (key == NULL) {
         return NULL;
@@ -227,11 +229,12 @@ structure_recorder(PyObject *recorder, PyObject *callback)
         return 0;
     }
     /* the last answer, while the class is unchanged (its version tag: assigning to the class clears it) */
-    static PyObject *asked[5];
-    static unsigned int versions[5];
-    static int answers[5];
+    static PyObject *asked[8];
+    static unsigned int versions[8];
+    static int answers[8];
     int at = callback == on_toposort_name ? 0 : callback == on_vjp_called ? 1 : callback == after_add_outgrads ? 2
-        : callback == before_add_outgrads ? 3 : 4;
+        : callback == before_add_outgrads ? 3 : callback == begin_jvp_node_name ? 5
+        : callback == end_jvp_node_name ? 6 : callback == add_in_jvp_node_name ? 7 : 4;
     unsigned int version = PyType_HasFeature(recorder_type, Py_TPFLAGS_VALID_VERSION_TAG)
         ? recorder_type->tp_version_tag : 0;
     if (version != 0 && versions[at] == version && asked[at] == callback) {
@@ -1216,6 +1219,539 @@ done:
     return result;
 }
 
+/* -------------------- forward mode's per-node events, written here -------------------- */
+
+/* Under capture structure and auto the wrapper of JVPNode.__init__ (JVPNodeInit) and AddOutgrads write forward
+   mode's common case too, mirroring forward.ForwardMode's begin_jvp_node, end_jvp_node and add_in_jvp_node line
+   by line: a recorder as structure_recorder takes, live, keeping no value or capture auto's by copy (no call site
+   kept), its log a plain list, a node of one or two named parents, its primitive named before. Every other case
+   calls the Python callback, before anything is written. */
+
+static PyTypeObject *jvp_frame_type;  /* forward.JVPFrame, once forward() has registered it */
+static PyObject *primitive_jvps;      /* autograd.core.primitive_jvps */
+static PyObject *summing_codes;       /* forward.SUMMING_JVP_MAKERS, as a tuple */
+static PyObject *frames_name, *fun_name, *name_name, *sums_name, *last_value_name, *last_kept_name, *g_name,
+    *abort_jvp_node_name;
+static Field r_frames, f_fun, f_label, f_name, f_level, f_argnums, f_parents, f_position, f_sums, f_last_value,
+    f_last_kept, n_g;
+static HeadCell jvp_node_cell = {9, 1}, jvp_add_first_cell = {1006, 1}, jvp_add_kept_first_cell = {2006, 1},
+    jvp_add_cell = {6, 1};
+
+/* capture auto's inline size for a recorder keeping values by copy, or -1 (capture full, or what the Python
+   decides) */
+static Py_ssize_t
+auto_limit(PyObject *recorder)
+{
+    PyObject *by_reference = field_get(&r_by_reference, recorder);
+    PyObject *size = by_reference == Py_False ? field_get(&r_inline_size, recorder) : NULL;
+    Py_ssize_t limit = size != NULL && PyLong_CheckExact(size) ? PyLong_AsSsize_t(size) : -1;
+    Py_XDECREF(by_reference);
+    Py_XDECREF(size);
+    if (limit < 0) {
+        PyErr_Clear();
+    }
+    return limit;
+}
+
+/* The recorder's state forward mode's paths read: 1 with *values (a new reference: its log, a plain list) and
+   *limit (-1 under capture structure, else capture auto's inline size), or 0 when the Python callback must run:
+   not live, capture full, call sites kept, its log not a plain list (a query need not be open) */
+static int
+forward_state(PyObject *recorder, PyObject **values, Py_ssize_t *limit)
+{
+    *values = NULL;
+    *limit = -1;
+    if (jvp_frame_type == NULL) {
+        return 0;
+    }
+    PyObject *live = field_get(&r_live, recorder);
+    PyObject *keeps = live == Py_True ? field_get(&r_keeps, recorder) : NULL;
+    PyObject *sites = keeps == Py_False || (keeps == Py_True && auto_ready) ? field_get(&r_keep_sites, recorder)
+        : NULL;
+    int fast = sites == Py_False;
+    if (fast && keeps == Py_True) {  /* capture auto: its inline size, not by reference */
+        *limit = auto_limit(recorder);
+        fast = *limit >= 0;
+    }
+    Py_XDECREF(live);
+    Py_XDECREF(keeps);
+    Py_XDECREF(sites);
+    if (fast) {
+        *values = field_get(&r_values, recorder);
+        fast = *values != NULL && PyList_CheckExact(*values);
+    }
+    if (!fast) {
+        PyErr_Clear();
+        Py_CLEAR(*values);
+    }
+    return fast;
+}
+
+/* the offsets of a JVPFrame's slots, all resolved to __slots__ members (else 0: the Python's) */
+static int
+jvp_frame_slots(PyObject *frame)
+{
+    Field *fields[] = {&f_fun, &f_label, &f_name, &f_level, &f_argnums, &f_parents, &f_position, &f_sums,
+                       &f_last_value, &f_last_kept};
+    for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+        if (field_offset(fields[i], frame) <= 0) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* a __slots__ member set at its offset (resolved by jvp_frame_slots: it cannot fail) */
+static inline void
+slot_put(Field *f, PyObject *obj, PyObject *value)
+{
+    PyObject **slot = (PyObject **)((char *)obj + f->offset);
+    Py_XSETREF(*slot, Py_NewRef(value));
+}
+
+/* a __slots__ member read at its offset (borrowed; NULL when unset) */
+static inline PyObject *
+slot_of(Field *f, PyObject *obj)
+{
+    return *(PyObject **)((char *)obj + f->offset);
+}
+
+/* Mirrors begin_jvp_node(fun, argnums, parents)'s common case (1: *made, a new reference to the frame pushed, or
+   None when fail() took an error; 0: the Python callback is to run, nothing done; -1: an error fail() did not
+   take), for a node of one or two parents, each named, its primitive named before:
+       labels = (labels.get(id(parent)), ...)     (None: nodes.unrecorded(parent), in Python)
+       level = nodes.levels[id(parents[0])]
+       number = nodes.made
+       nodes.made = number + 1
+       names = nodes.names.get(fun)                (None: nodes.name_of(fun), in Python)
+       sums = capture auto and id(getattr(core.primitive_jvps.get(fun), "__code__", None)) in _SUMMING_IDS
+       argnums = nodes.distinct_argnums.setdefault(argnums, argnums)
+       label = f"v{number}_{names[1]}"
+       frame = JVPFrame(fun, label, names[0], level, argnums, labels, sums)   (allocated here, its slots set)
+       self.frames.append(frame)
+       self.top = frame */
+static int
+jvp_begun(PyObject *recorder, PyObject *fun, PyObject *argnums, PyObject *parents, PyObject **made)
+{
+    *made = NULL;
+    if (!PyTuple_CheckExact(parents) || PyTuple_GET_SIZE(parents) < 1 || PyTuple_GET_SIZE(parents) > 2) {
+        return 0;
+    }
+    PyObject *values;
+    Py_ssize_t limit;
+    if (!forward_state(recorder, &values, &limit)) {
+        return 0;
+    }
+    int result = 0;
+    PyObject *nodes = NULL, *labels = NULL, *levels = NULL, *number = NULL, *names = NULL, *distinct = NULL,
+        *frames = NULL, *named = NULL, *level = NULL, *parent_labels = NULL, *label = NULL, *next = NULL,
+        *frame = NULL;
+    nodes = field_get(&r_nodes, recorder);
+    labels = nodes == NULL ? NULL : field_get(&t_labels, nodes);
+    levels = labels == NULL ? NULL : field_get(&t_levels, nodes);
+    number = levels == NULL ? NULL : field_get(&t_made, nodes);
+    names = number == NULL ? NULL : field_get(&t_names, nodes);
+    distinct = names == NULL ? NULL : field_get(&t_distinct, nodes);
+    frames = distinct == NULL ? NULL : field_get(&r_frames, recorder);
+    if (frames == NULL || !PyDict_CheckExact(labels) || !PyDict_Check(levels) || !PyLong_CheckExact(number)
+            || !PyDict_CheckExact(names) || !PyDict_CheckExact(distinct) || !PyList_CheckExact(frames)) {
+        goto done;
+    }
+    named = PyDict_GetItemWithError(names, fun);
+    if (named == NULL || !PyTuple_CheckExact(named) || PyTuple_GET_SIZE(named) != 2
+            || !PyUnicode_CheckExact(PyTuple_GET_ITEM(named, 1))) {
+        named = NULL;
+        goto done;
+    }
+    Py_INCREF(named);
+    Py_ssize_t n = PyTuple_GET_SIZE(parents);
+    PyObject *found[2] = {NULL, NULL};  /* (borrowed from labels: no Python code runs before they are packed) */
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *key = PyLong_FromVoidPtr(PyTuple_GET_ITEM(parents, i));
+        found[i] = key == NULL ? NULL : PyDict_GetItemWithError(labels, key);
+        if (i == 0 && found[i] != NULL) {
+            level = PyDict_GetItemWithError(levels, key);  /* (Sparse's __missing__: its default, 0) */
+            level = level != NULL ? Py_NewRef(level) : PyErr_Occurred() ? NULL : Py_NewRef(zero);
+        }
+        Py_XDECREF(key);
+        if (found[i] == NULL || level == NULL || !PyUnicode_CheckExact(found[i]) || PyUnicode_GET_LENGTH(found[i]) == 0) {
+            goto done;  /* (a node from before the recording: unrecorded, in Python) */
+        }
+    }
+    parent_labels = PyTuple_Pack(n, found[0], found[1]);
+    int sums = 0;
+    if (limit >= 0) {  /* capture auto */
+        PyObject *maker = PyDict_GetItemWithError(primitive_jvps, fun);  /* (borrowed) */
+        if (maker != NULL && !PyFunction_Check(maker)) {
+            goto done;  /* (its __code__ read by getattr: in Python) */
+        }
+        if (maker != NULL) {
+            PyObject *code = PyFunction_GET_CODE(maker);
+            for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(summing_codes); i++) {
+                sums |= PyTuple_GET_ITEM(summing_codes, i) == code;
+            }
+        }
+    }
+    Py_ssize_t count = PyLong_AsSsize_t(number);
+    label = parent_labels == NULL || PyErr_Occurred() || count < 0 ? NULL
+        : label_text(count, PyTuple_GET_ITEM(named, 1));
+    next = label == NULL ? NULL : PyLong_FromSsize_t(count + 1);
+    PyObject *shared = next == NULL ? NULL : PyDict_SetDefault(distinct, argnums, argnums);  /* (borrowed) */
+    frame = shared == NULL ? NULL : jvp_frame_type->tp_alloc(jvp_frame_type, 0);
+    if (frame == NULL || !jvp_frame_slots(frame)) {
+        goto done;
+    }
+    slot_put(&f_fun, frame, fun);
+    slot_put(&f_label, frame, label);
+    slot_put(&f_name, frame, PyTuple_GET_ITEM(named, 0));
+    slot_put(&f_level, frame, level);
+    slot_put(&f_argnums, frame, shared);
+    slot_put(&f_parents, frame, parent_labels);
+    slot_put(&f_position, frame, zero);
+    slot_put(&f_sums, frame, sums ? Py_True : Py_False);
+    slot_put(&f_last_value, frame, Py_None);
+    slot_put(&f_last_kept, frame, Py_None);
+    /* (from here on, as the Python's try: an error goes to recorder.fail) */
+    result = 1;
+    if (field_set(&t_made, nodes, next) < 0 || PyList_Append(frames, frame) < 0 || field_set(&r_top, recorder, frame) < 0) {
+        result = structure_failed(recorder) < 0 ? -1 : 1;
+        *made = result < 0 ? NULL : Py_NewRef(Py_None);
+    } else {
+        *made = Py_NewRef(frame);
+    }
+done:
+    if (result == 0) {
+        PyErr_Clear();
+    }
+    Py_DECREF(values);
+    Py_XDECREF(nodes);
+    Py_XDECREF(labels);
+    Py_XDECREF(levels);
+    Py_XDECREF(number);
+    Py_XDECREF(names);
+    Py_XDECREF(distinct);
+    Py_XDECREF(frames);
+    Py_XDECREF(named);
+    Py_XDECREF(level);
+    Py_XDECREF(parent_labels);
+    Py_XDECREF(label);
+    Py_XDECREF(next);
+    Py_XDECREF(frame);
+    return result;
+}
+
+/* Mirrors end_jvp_node(frame, node, value, args)'s common case (1, 0, -1 as jvp_begun): the frame innermost, of
+   one or two parents:
+       frames.pop(); self.top = frames[-1] if frames else None
+       nodes.labels[key] = frame.label
+       if frame.level != 0 or key in nodes.levels: nodes.levels[key] = frame.level
+       if frame.argnums is not UNARY or key in nodes.argnums: nodes.argnums[key] = frame.argnums
+       kept = tangent = None                       (capture structure)
+       kept = value if type(value) in SCALARS else self.keep(value)        (capture auto)
+       tangent = frame.last_kept if frame.sums and frame.position and node.g is frame.last_value \
+           else self.keep(node.g)
+       write(self.values, JVPNodeCreated, mode="fwd", level=frame.level, query=query and query.number,
+             label=frame.label, primitive=frame.name, argnums=frame.argnums, parents=",".join(frame.parents),
+             value=kept, tangent=tangent, site=None) */
+static int
+jvp_ended(PyObject *recorder, PyObject *frame, PyObject *node, PyObject *value)
+{
+    if (frame == NULL || Py_TYPE(frame) != jvp_frame_type || !jvp_frame_slots(frame)) {
+        return 0;
+    }
+    PyObject *label = slot_of(&f_label, frame), *name = slot_of(&f_name, frame), *level = slot_of(&f_level, frame),
+        *argnums = slot_of(&f_argnums, frame), *parents = slot_of(&f_parents, frame);
+    if (label == NULL || name == NULL || level == NULL || argnums == NULL || parents == NULL
+            || !PyTuple_CheckExact(parents) || PyTuple_GET_SIZE(parents) < 1 || PyTuple_GET_SIZE(parents) > 2) {
+        return 0;
+    }
+    PyObject *values;
+    Py_ssize_t limit;
+    if (!forward_state(recorder, &values, &limit)) {
+        return 0;
+    }
+    int result = 0;
+    PyObject *nodes = NULL, *frames = NULL, *labels = NULL, *levels = NULL, *kept_argnums = NULL, *query = NULL,
+        *number = NULL, *key = NULL, *parent_labels = NULL, *kept = NULL, *tangent = NULL, *g = NULL;
+    Py_INCREF(label);  /* (held: keeping a value below may run Python code) */
+    Py_INCREF(name);
+    Py_INCREF(level);
+    Py_INCREF(argnums);
+    Py_INCREF(parents);
+    nodes = field_get(&r_nodes, recorder);
+    frames = nodes == NULL ? NULL : field_get(&r_frames, recorder);
+    labels = frames == NULL ? NULL : field_get(&t_labels, nodes);
+    levels = labels == NULL ? NULL : field_get(&t_levels, nodes);
+    kept_argnums = levels == NULL ? NULL : field_get(&t_argnums, nodes);
+    query = kept_argnums == NULL ? NULL : field_get(&r_query, recorder);
+    if (query == NULL || !PyList_CheckExact(frames) || !PyDict_CheckExact(labels) || !PyDict_Check(levels)
+            || !PyDict_Check(kept_argnums)) {
+        goto done;
+    }
+    number = query == Py_None ? Py_NewRef(Py_None) : field_get(&q_number, query);
+    if (number == NULL) {
+        goto done;
+    }
+    if (PyTuple_GET_SIZE(parents) == 2) {
+        PyObject *a = PyTuple_GET_ITEM(parents, 0), *b = PyTuple_GET_ITEM(parents, 1);
+        parent_labels = PyUnicode_CheckExact(a) && PyUnicode_CheckExact(b) ? pair_text(a, b) : NULL;
+    } else {
+        parent_labels = PyUnicode_CheckExact(PyTuple_GET_ITEM(parents, 0))
+            ? Py_NewRef(PyTuple_GET_ITEM(parents, 0)) : NULL;
+    }
+    if (parent_labels == NULL) {
+        goto done;
+    }
+    if (limit < 0) {  /* capture structure */
+        kept = Py_NewRef(Py_None);
+        tangent = Py_NewRef(Py_None);
+    } else {
+        kept = kept_value(value, limit, labels, levels);
+        g = kept == NULL ? NULL : field_get(&n_g, node);
+        if (g == NULL) {
+            goto done;
+        }
+        PyObject *position = slot_of(&f_position, frame), *last_value = slot_of(&f_last_value, frame),
+            *last_kept = slot_of(&f_last_kept, frame);
+        if (slot_of(&f_sums, frame) == Py_True && position != NULL && PyLong_CheckExact(position)
+                && position != zero && g == last_value && last_kept != NULL) {
+            tangent = Py_NewRef(last_kept);  /* sum_outgrads returned it: already a copy */
+        } else {
+            tangent = kept_value(g, limit, labels, levels);
+        }
+        if (tangent == NULL) {
+            goto done;
+        }
+    }
+    PyObject *head = head_of(&jvp_node_cell, level, number);
+    Py_ssize_t n = PyList_GET_SIZE(frames);
+    key = head == NULL ? NULL : PyLong_FromVoidPtr(node);
+    if (key == NULL || n == 0 || PyList_GET_ITEM(frames, n - 1) != frame) {
+        goto done;  /* (a frame not innermost: self.pop(frame), in Python) */
+    }
+    /* (from here on, as the Python's try: an error goes to recorder.fail) */
+    result = 1;
+    int failed = PyList_SetSlice(frames, n - 1, n, NULL) < 0
+        || field_set(&r_top, recorder, n > 1 ? PyList_GET_ITEM(frames, n - 2) : Py_None) < 0
+        || PyDict_SetItem(labels, key, label) < 0;
+    if (!failed) {
+        int differs = PyObject_RichCompareBool(level, zero, Py_NE);
+        int there = differs == 0 ? PyDict_Contains(levels, key) : 0;
+        failed = differs < 0 || there < 0 || ((differs || there) && PyDict_SetItem(levels, key, level) < 0);
+    }
+    if (!failed) {
+        int there = argnums == unary ? PyDict_Contains(kept_argnums, key) : 0;
+        failed = there < 0 || ((argnums != unary || there) && PyDict_SetItem(kept_argnums, key, argnums) < 0);
+    }
+    if (!failed) {
+        PyObject *row[8] = {head, label, name, argnums, parent_labels, kept, tangent, Py_None};
+        failed = append_all(values, row, 8) < 0;
+    }
+    if (failed) {
+        result = structure_failed(recorder) < 0 ? -1 : 1;
+    }
+done:
+    if (result == 0) {
+        PyErr_Clear();
+    }
+    Py_DECREF(values);
+    Py_DECREF(label);
+    Py_DECREF(name);
+    Py_DECREF(level);
+    Py_DECREF(argnums);
+    Py_DECREF(parents);
+    Py_XDECREF(nodes);
+    Py_XDECREF(frames);
+    Py_XDECREF(labels);
+    Py_XDECREF(levels);
+    Py_XDECREF(kept_argnums);
+    Py_XDECREF(query);
+    Py_XDECREF(number);
+    Py_XDECREF(key);
+    Py_XDECREF(parent_labels);
+    Py_XDECREF(kept);
+    Py_XDECREF(tangent);
+    Py_XDECREF(g);
+    return result;
+}
+
+/* Mirrors before_add_outgrads(prev_g_flagged, g) with a JVPFrame on top under capture auto: a new reference to
+   self.keep(prev_g_flagged[0]), or NULL (no error) when the Python callback is to run (nothing done yet) */
+static PyObject *
+jvp_before_kept(PyObject *recorder, PyObject *prev_g_flagged)
+{
+    if (!PyTuple_CheckExact(prev_g_flagged) || PyTuple_GET_SIZE(prev_g_flagged) != 2) {
+        return NULL;
+    }
+    PyObject *values;
+    Py_ssize_t limit;
+    if (!forward_state(recorder, &values, &limit)) {
+        return NULL;
+    }
+    Py_DECREF(values);
+    PyObject *labels = limit < 0 ? NULL : field_get(&r_labels, recorder);
+    PyObject *levels = labels != NULL && PyDict_CheckExact(labels) ? levels_of(recorder) : NULL;
+    PyObject *kept = levels == NULL ? NULL : kept_value(PyTuple_GET_ITEM(prev_g_flagged, 0), limit, labels, levels);
+    PyErr_Clear();
+    Py_XDECREF(labels);
+    Py_XDECREF(levels);
+    return kept;
+}
+
+/* Mirrors after_add_outgrads(prev_g_flagged, previous, g, result) with a JVPFrame on top, add_in_jvp_node(frame,
+   prev_g_flagged, previous, g, result) (1, 0, -1 as jvp_begun):
+       value, mutable = result
+       position = frame.position
+       frame.position = position + 1
+       contribution = kept = None                  (capture structure)
+       contribution = self.keep(g); kept = contribution if value is g else self.keep(value)    (capture auto)
+       frame.last_value, frame.last_kept = value, kept                                          (capture auto)
+       write(self.values, AddOutgrads, mode="fwd", level=frame.level, query=query and query.number,
+             node=frame.label, position=position, parent=parents[position] if position < len(parents) else None,
+             argnum=argnums[position] if position < len(argnums) else None, previous=previous,
+             previous_flag=prev_g_flagged[1] if prev_g_flagged else NO_PREVIOUS, contribution=contribution,
+             result=kept, result_flag=mutable, replaced=False) */
+static int
+jvp_add_written(PyObject *recorder, PyObject *frame, PyObject *prev_g_flagged, PyObject *previous, PyObject *g,
+                PyObject *sum)
+{
+    PyObject *previous_flag;
+    if (prev_g_flagged == Py_None) {
+        previous_flag = no_previous;
+    } else if (PyTuple_CheckExact(prev_g_flagged) && PyTuple_GET_SIZE(prev_g_flagged) == 2) {
+        previous_flag = PyTuple_GET_ITEM(prev_g_flagged, 1);
+    } else {
+        return 0;
+    }
+    if (!PyTuple_CheckExact(sum) || PyTuple_GET_SIZE(sum) != 2 || !jvp_frame_slots(frame)) {
+        return 0;
+    }
+    PyObject *value = PyTuple_GET_ITEM(sum, 0), *mutable = PyTuple_GET_ITEM(sum, 1);
+    PyObject *at = slot_of(&f_position, frame), *label = slot_of(&f_label, frame), *level = slot_of(&f_level, frame),
+        *argnums = slot_of(&f_argnums, frame), *parents = slot_of(&f_parents, frame);
+    if (at == NULL || label == NULL || level == NULL || argnums == NULL || parents == NULL || !PyLong_CheckExact(at)
+            || !PyTuple_CheckExact(parents) || !PyTuple_CheckExact(argnums)) {
+        return 0;
+    }
+    Py_ssize_t position = PyLong_AsSsize_t(at);
+    if (position < 0) {
+        PyErr_Clear();
+        return 0;
+    }
+    PyObject *values;
+    Py_ssize_t limit;
+    if (!forward_state(recorder, &values, &limit)) {
+        return 0;
+    }
+    int result = 0;
+    PyObject *query = NULL, *number = NULL, *labels = NULL, *levels = NULL, *contribution = NULL, *kept = NULL,
+        *next = NULL;
+    Py_INCREF(at);  /* (held: keeping a value below may run Python code) */
+    Py_INCREF(label);
+    Py_INCREF(level);
+    Py_INCREF(argnums);
+    Py_INCREF(parents);
+    query = field_get(&r_query, recorder);
+    number = query == NULL ? NULL : query == Py_None ? Py_NewRef(Py_None) : field_get(&q_number, query);
+    if (number == NULL) {
+        goto done;
+    }
+    if (limit < 0) {  /* capture structure */
+        contribution = Py_NewRef(Py_None);
+        kept = Py_NewRef(Py_None);
+    } else {
+        labels = field_get(&r_labels, recorder);
+        levels = labels != NULL && PyDict_CheckExact(labels) ? levels_of(recorder) : NULL;
+        contribution = levels == NULL || Py_TYPE(g) == (PyTypeObject *)sparse_type ? NULL
+            : kept_value(g, limit, labels, levels);
+        kept = contribution == NULL ? NULL : value == g ? Py_NewRef(contribution)
+            : kept_value(value, limit, labels, levels);
+        if (kept == NULL) {
+            goto done;
+        }
+    }
+    PyObject *parent = position < PyTuple_GET_SIZE(parents) ? PyTuple_GET_ITEM(parents, position) : Py_None;
+    PyObject *argnum = position < PyTuple_GET_SIZE(argnums) ? PyTuple_GET_ITEM(argnums, position) : Py_None;
+    int reference = PySet_Contains(no_reference, (PyObject *)Py_TYPE(kept));
+    if (reference < 0) {
+        goto done;
+    }
+    /* the packer's forms, in its order */
+    int plain = position == 0 && argnum == zero && previous == Py_None && previous_flag == Py_None
+        && mutable == Py_False;
+    int first = plain && contribution == Py_None && kept == Py_None;
+    int first_kept = !first && plain && kept == contribution && reference;
+    PyObject *head = head_of(first ? &jvp_add_first_cell : first_kept ? &jvp_add_kept_first_cell : &jvp_add_cell,
+                             level, number);
+    next = head == NULL ? NULL : PyLong_FromSsize_t(position + 1);
+    if (next == NULL) {
+        goto done;
+    }
+    /* (from here on, as the Python's try: an error goes to recorder.fail) */
+    result = 1;
+    slot_put(&f_position, frame, next);
+    if (limit >= 0) {
+        slot_put(&f_last_value, frame, value);
+        slot_put(&f_last_kept, frame, kept);
+    }
+    int failed;
+    if (first) {
+        PyObject *row[3] = {head, label, parent};
+        failed = append_all(values, row, 3) < 0;
+    } else if (first_kept) {
+        PyObject *row[4] = {head, label, parent, contribution};
+        failed = append_all(values, row, 4) < 0;
+    } else {
+        PyObject *row[11] = {head, label, at, parent, argnum, previous, previous_flag, contribution, kept, mutable,
+                             Py_False};
+        failed = append_all(values, row, 11) < 0;
+    }
+    if (failed) {
+        result = structure_failed(recorder) < 0 ? -1 : 1;
+    }
+done:
+    if (result == 0) {
+        PyErr_Clear();
+    }
+    Py_DECREF(values);
+    Py_DECREF(at);
+    Py_DECREF(label);
+    Py_DECREF(level);
+    Py_DECREF(argnums);
+    Py_DECREF(parents);
+    Py_XDECREF(query);
+    Py_XDECREF(number);
+    Py_XDECREF(labels);
+    Py_XDECREF(levels);
+    Py_XDECREF(contribution);
+    Py_XDECREF(kept);
+    Py_XDECREF(next);
+    return result;
+}
+
+/* forward(JVPFrame, primitive_jvps, SUMMING_JVP_MAKERS): the frame class forward mode's paths allocate, and what
+   they read to tell a summing JVP maker (forward.py, at import) */
+static PyObject *
+forward_mode(PyObject *module, PyObject *args)
+{
+    PyObject *type, *jvps, *makers;
+    if (!PyArg_UnpackTuple(args, "forward", 3, 3, &type, &jvps, &makers)) {
+        return NULL;
+    }
+    if (!PyType_Check(type) || !PyType_HasFeature((PyTypeObject *)type, Py_TPFLAGS_HEAPTYPE) || !PyDict_Check(jvps)) {
+        PyErr_SetString(PyExc_TypeError, "forward() takes the JVPFrame class, primitive_jvps and the makers' codes");
+        return NULL;
+    }
+    PyObject *codes = PySequence_Tuple(makers);
+    if (codes == NULL) {
+        return NULL;
+    }
+    Py_XSETREF(jvp_frame_type, (PyTypeObject *)Py_NewRef(type));
+    Py_XSETREF(primitive_jvps, Py_NewRef(jvps));
+    Py_XSETREF(summing_codes, codes);
+    Py_RETURN_NONE;
+}
+
 /* structure(Recorder, on_toposort, HEADS, NO_PREVIOUS, UNARY): the recorder class whose structure events the
    wrappers write (recorder.py, at import) */
 static PyObject *
@@ -1267,6 +1803,9 @@ static PyMethodDef module_methods[] = {
     {"auto", auto_capture, METH_VARARGS,
      "auto(SCALARS, NO_REFERENCE, box_types, ndarray, SparseObject, BOXED, ARRAY_SUMMARY, values): what the "
      "wrappers read to keep capture auto's common values themselves (as capture.Keeper)."},
+    {"forward", forward_mode, METH_VARARGS,
+     "forward(JVPFrame, primitive_jvps, SUMMING_JVP_MAKERS): the frame class and JVP makers forward mode's paths "
+     "read to write its common case themselves (begin_jvp_node, end_jvp_node, add_in_jvp_node)."},
     {"structure", structure, METH_VARARGS,
      "structure(Recorder, on_toposort, HEADS, NO_PREVIOUS, UNARY): the recorder class whose capture structure "
      "events the wrappers write themselves (the common case of on_toposort, on_vjp_called, after_add_outgrads)."},
@@ -1610,6 +2149,111 @@ static PyTypeObject NodeInitType = {
     .tp_getset = node_init_getset,
 };
 
+/* -------------------- JVPNodeInit: wrap_jvp_node_init's __init__ -------------------- */
+
+/* Mirrors wrap_jvp_node_init's __init__(self, value, fun, args, kwargs, parent_argnums, parents) (called unbound,
+   self first, as NodeInit), line by line, its callbacks' common case written here (jvp_begun, jvp_ended):
+       recorder = active.get()
+       if recorder is None:
+           return original(self, value, fun, args, kwargs, parent_argnums, parents)
+       frame = recorder.begin_jvp_node(fun, parent_argnums, parents)
+       try:
+           original(self, value, fun, args, kwargs, parent_argnums, parents)
+       except BaseException:
+           recorder.abort_jvp_node(frame)
+           raise
+       recorder.end_jvp_node(frame, self, value, args) */
+static PyObject *
+jvp_node_init_call(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    NodeInit *wrapper = (NodeInit *)callable;
+    if (PyVectorcall_NARGS(nargsf) != 7 || (kwnames != NULL && PyTuple_GET_SIZE(kwnames) != 0)) {
+        return PyObject_Vectorcall(wrapper->python, args, nargsf, kwnames);
+    }
+    PyObject *recorder = NULL;
+    if (PyContextVar_Get(wrapper->active, NULL, &recorder) < 0) {
+        return NULL;
+    }
+    if (recorder == NULL || recorder == Py_None) {
+        Py_XDECREF(recorder);
+        return PyObject_Vectorcall(wrapper->original, args, 7, NULL);
+    }
+    PyObject *frame = NULL;
+    int begun = structure_recorder(recorder, begin_jvp_node_name)
+        ? jvp_begun(recorder, args[2], args[5], args[6], &frame) : 0;
+    if (begun == 0) {
+        PyObject *call[4] = {recorder, args[2], args[5], args[6]};
+        frame = PyObject_VectorcallMethod(begin_jvp_node_name, call, 4, NULL);
+    }
+    if (frame == NULL) {
+        Py_DECREF(recorder);
+        return NULL;
+    }
+    PyObject *done = PyObject_Vectorcall(wrapper->original, args, 7, NULL);
+    if (done == NULL) {  /* recorder.abort_jvp_node(frame), then the error raised again */
+        PyObject *type, *value, *traceback;
+        PyErr_Fetch(&type, &value, &traceback);
+        PyObject *call[2] = {recorder, frame};
+        PyObject *aborted = PyObject_VectorcallMethod(abort_jvp_node_name, call, 2, NULL);
+        if (aborted == NULL) {  /* (its own error raised instead) */
+            Py_XDECREF(type);
+            Py_XDECREF(value);
+            Py_XDECREF(traceback);
+        } else {
+            Py_DECREF(aborted);
+            PyErr_Restore(type, value, traceback);
+        }
+        Py_DECREF(frame);
+        Py_DECREF(recorder);
+        return NULL;
+    }
+    Py_DECREF(done);
+    int ended = structure_recorder(recorder, end_jvp_node_name) ? jvp_ended(recorder, frame, args[0], args[1]) : 0;
+    if (ended == 0) {
+        PyObject *call[5] = {recorder, frame, args[0], args[1], args[3]};
+        done = PyObject_VectorcallMethod(end_jvp_node_name, call, 5, NULL);
+    } else {
+        done = ended < 0 ? NULL : Py_NewRef(Py_None);
+    }
+    Py_DECREF(frame);
+    Py_DECREF(recorder);
+    if (done == NULL) {
+        return NULL;
+    }
+    Py_DECREF(done);
+    Py_RETURN_NONE;
+}
+
+/* JVPNodeInit(original, active, python) */
+static PyObject *
+jvp_node_init_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    NodeInit *self = (NodeInit *)node_init_new(type, args, kwargs);
+    if (self != NULL) {
+        self->vectorcall = jvp_node_init_call;
+    }
+    return (PyObject *)self;
+}
+
+static PyTypeObject JVPNodeInitType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "adtrace.recording.autograd._wrappers.JVPNodeInit",
+    .tp_basicsize = sizeof(NodeInit),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR,
+    .tp_doc = "JVPNodeInit(original, active, python): wrappers.wrap_jvp_node_init(original, active)'s __init__.",
+    .tp_new = jvp_node_init_new,
+    .tp_call = PyVectorcall_Call,
+    .tp_descr_get = node_init_get,
+    .tp_vectorcall_offset = offsetof(NodeInit, vectorcall),
+    .tp_dictoffset = offsetof(NodeInit, dict),
+    .tp_getattro = PyObject_GenericGetAttr,
+    .tp_setattro = PyObject_GenericSetAttr,
+    .tp_traverse = (traverseproc)node_init_traverse,
+    .tp_clear = (inquiry)node_init_clear,
+    .tp_dealloc = (destructor)node_init_dealloc,
+    .tp_getset = node_init_getset,
+};
+
 /* -------------------- AddOutgrads: wrap_add_outgrads's add_outgrads -------------------- */
 
 typedef struct {
@@ -1663,7 +2307,15 @@ add_outgrads_call(PyObject *callable, PyObject *const *args, size_t nargsf, PyOb
         return NULL;
     }
     if (wanted) {
-        previous = structure_recorder(recorder, before_add_outgrads) ? before_kept(recorder, prev_g_flagged) : NULL;
+        PyObject *top = structure_recorder(recorder, before_add_outgrads) ? field_get(&r_top, recorder) : NULL;
+        if (top == NULL) {
+            PyErr_Clear();
+        } else if (Py_TYPE(top) == jvp_frame_type) {  /* forward mode: a JVPNode under construction */
+            previous = jvp_before_kept(recorder, prev_g_flagged);
+        } else {
+            previous = before_kept(recorder, prev_g_flagged);
+        }
+        Py_XDECREF(top);
         if (previous == NULL) {  /* (capture auto's common case: kept in before_kept) */
             PyObject *call[3] = {recorder, prev_g_flagged, g};
             previous = PyObject_VectorcallMethod(before_add_outgrads, call, 3, NULL);
@@ -1676,8 +2328,18 @@ add_outgrads_call(PyObject *callable, PyObject *const *args, size_t nargsf, PyOb
         previous = Py_NewRef(Py_None);
     }
     PyObject *result = PyObject_Vectorcall(self->original, args, 2, NULL);
-    int written = result != NULL && structure_recorder(recorder, after_add_outgrads)
-        ? add_outgrads_written(recorder, prev_g_flagged, previous, g, result) : 0;
+    int written = 0;
+    if (result != NULL && structure_recorder(recorder, after_add_outgrads)) {
+        PyObject *top = field_get(&r_top, recorder);
+        if (top == NULL) {
+            PyErr_Clear();
+        } else if (Py_TYPE(top) != jvp_frame_type) {
+            written = add_outgrads_written(recorder, prev_g_flagged, previous, g, result);
+        } else if (structure_recorder(recorder, add_in_jvp_node_name)) {  /* forward mode: add_in_jvp_node's */
+            written = jvp_add_written(recorder, top, prev_g_flagged, previous, g, result);
+        }
+        Py_XDECREF(top);
+    }
     if (written < 0) {
         Py_CLEAR(result);
     }
@@ -1981,12 +2643,41 @@ PyInit__wrappers(void)
             || !vjp_name) {
         return NULL;
     }
+    begin_jvp_node_name = PyUnicode_InternFromString("begin_jvp_node");
+    end_jvp_node_name = PyUnicode_InternFromString("end_jvp_node");
+    abort_jvp_node_name = PyUnicode_InternFromString("abort_jvp_node");
+    add_in_jvp_node_name = PyUnicode_InternFromString("add_in_jvp_node");
+    frames_name = PyUnicode_InternFromString("frames");
+    fun_name = PyUnicode_InternFromString("fun");
+    name_name = PyUnicode_InternFromString("name");
+    sums_name = PyUnicode_InternFromString("sums");
+    last_value_name = PyUnicode_InternFromString("last_value");
+    last_kept_name = PyUnicode_InternFromString("last_kept");
+    g_name = PyUnicode_InternFromString("g");
+    fwd = PyUnicode_InternFromString("fwd");
+    if (!begin_jvp_node_name || !end_jvp_node_name || !abort_jvp_node_name || !add_in_jvp_node_name || !frames_name
+            || !fun_name || !name_name || !sums_name || !last_value_name || !last_kept_name || !g_name || !fwd) {
+        return NULL;
+    }
+    r_frames.name = frames_name;
+    f_fun.name = fun_name;
+    f_label.name = label_name;
+    f_name.name = name_name;
+    f_level.name = level_name;
+    f_argnums.name = argnums_name;
+    f_parents.name = parents_name;
+    f_position.name = position_name;
+    f_sums.name = sums_name;
+    f_last_value.name = last_value_name;
+    f_last_kept.name = last_kept_name;
+    n_g.name = g_name;
     PyObject *m = PyModule_Create(&module);
     if (m == NULL) {
         return NULL;
     }
     if (add_type(m, "RecordedVJP", &RecordedVJPType) < 0 || add_type(m, "AddOutgrads", &AddOutgradsType) < 0
-            || add_type(m, "Visits", &VisitsType) < 0 || add_type(m, "NodeInit", &NodeInitType) < 0) {
+            || add_type(m, "Visits", &VisitsType) < 0 || add_type(m, "NodeInit", &NodeInitType) < 0
+            || add_type(m, "JVPNodeInit", &JVPNodeInitType) < 0) {
         Py_DECREF(m);
         return NULL;
     }
