@@ -1287,21 +1287,39 @@ forward_state(PyObject *recorder, PyObject **values, Py_ssize_t *limit)
     return fast;
 }
 
-/* the offsets of a JVPFrame's slots, all resolved to __slots__ members (else 0: the Python's) */
-static int
+static int jvp_frame_resolved;  /* forward() found every slot of JVPFrame a __slots__ member (offsets set) */
+
+/* A JVPFrame's slots are read and set at the offsets of its member descriptors, resolved once when forward()
+   registers the class (JVPFrame's __slots__ are fixed; Python 3.13 assigns no version tag to it, which field_get
+   would wait for): 1 for a frame of that class, else 0 (the Python's) */
+static inline int
 jvp_frame_slots(PyObject *frame)
+{
+    return jvp_frame_resolved && Py_TYPE(frame) == jvp_frame_type;
+}
+
+/* 1 when every slot's member descriptor was found in JVPFrame's own dict, their offsets set in the fields */
+static int
+jvp_frame_resolve(PyTypeObject *type)
 {
     Field *fields[] = {&f_fun, &f_label, &f_name, &f_level, &f_argnums, &f_parents, &f_position, &f_sums,
                        &f_last_value, &f_last_kept};
     for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
-        if (field_offset(fields[i], frame) <= 0) {
+        PyObject *found = PyDict_GetItemWithError(type->tp_dict, fields[i]->name);  /* (borrowed) */
+        if (found == NULL || !Py_IS_TYPE(found, &PyMemberDescr_Type)) {
+            PyErr_Clear();
             return 0;
         }
+        PyMemberDef *member = ((PyMemberDescrObject *)found)->d_member;
+        if (member->type != T_OBJECT_EX || (member->flags & READONLY) || member->offset <= 0) {
+            return 0;
+        }
+        fields[i]->offset = member->offset;
     }
     return 1;
 }
 
-/* a __slots__ member set at its offset (resolved by jvp_frame_slots: it cannot fail) */
+/* a __slots__ member set at its offset (resolved by forward(): it cannot fail) */
 static inline void
 slot_put(Field *f, PyObject *obj, PyObject *value)
 {
@@ -1456,7 +1474,7 @@ done:
 static int
 jvp_ended(PyObject *recorder, PyObject *frame, PyObject *node, PyObject *value)
 {
-    if (frame == NULL || Py_TYPE(frame) != jvp_frame_type || !jvp_frame_slots(frame)) {
+    if (frame == NULL || !jvp_frame_slots(frame)) {
         return 0;
     }
     PyObject *label = slot_of(&f_label, frame), *name = slot_of(&f_name, frame), *level = slot_of(&f_level, frame),
@@ -1747,6 +1765,7 @@ forward_mode(PyObject *module, PyObject *args)
         return NULL;
     }
     Py_XSETREF(jvp_frame_type, (PyTypeObject *)Py_NewRef(type));
+    jvp_frame_resolved = jvp_frame_resolve(jvp_frame_type);
     Py_XSETREF(primitive_jvps, Py_NewRef(jvps));
     Py_XSETREF(summing_codes, codes);
     Py_RETURN_NONE;
