@@ -65,7 +65,7 @@ if workload == "systematic":
 else:
     def scalar_jvp(n):  # forward_chain on a scalar
         import autograd.numpy as anp
-        from autograd import make_jvp
+        from autograd.core import make_jvp  # (as forward_chain: make_jvp(f, x)(tangent))
 
         def f(x):
             for _ in range(n // 2):
