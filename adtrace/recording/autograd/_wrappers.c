@@ -247,18 +247,21 @@ structure_recorder(PyObject *recorder, PyObject *callback)
     return answer;
 }
 
-/* The recorder's state the paths read (new references in *query, *labels, *values), or 0 when the Python
-   callback must run: not live, no pass open, its log not a plain list, keeping values by reference (capture
-   full). *limit: -1 under capture structure (keeping no value), else capture auto's inline size. */
+/* 1 when `recorder` is live and keeps no value (*limit: -1, capture structure) or keeps them by copy (*limit:
+   capture auto's inline size), and (`no_sites`) keeps no call site; else 0, no error: the Python callback's */
 static int
-structure_state(PyObject *recorder, PyObject **query, PyObject **labels, PyObject **values, Py_ssize_t *limit)
+fast_capture(PyObject *recorder, int no_sites, Py_ssize_t *limit)
 {
-    *query = *labels = *values = NULL;
     *limit = -1;
     PyObject *live = field_get(&r_live, recorder);
     PyObject *keeps = live == Py_True ? field_get(&r_keeps, recorder) : NULL;
-    int fast = keeps == Py_False;
-    if (keeps == Py_True && auto_ready) {  /* capture auto: its inline size, not by reference */
+    int fast = keeps == Py_False || (keeps == Py_True && auto_ready);
+    if (fast && no_sites) {
+        PyObject *sites = field_get(&r_keep_sites, recorder);
+        fast = sites != NULL && PyObject_IsTrue(sites) == 0;
+        Py_XDECREF(sites);
+    }
+    if (fast && keeps == Py_True) {  /* capture auto: its inline size, not by reference */
         PyObject *by_reference = field_get(&r_by_reference, recorder);
         PyObject *size = by_reference == Py_False ? field_get(&r_inline_size, recorder) : NULL;
         *limit = size != NULL && PyLong_CheckExact(size) ? PyLong_AsSsize_t(size) : -1;
@@ -268,6 +271,20 @@ structure_state(PyObject *recorder, PyObject **query, PyObject **labels, PyObjec
     }
     Py_XDECREF(live);
     Py_XDECREF(keeps);
+    if (!fast) {
+        PyErr_Clear();
+    }
+    return fast;
+}
+
+/* The recorder's state the paths read (new references in *query, *labels, *values), or 0 when the Python
+   callback must run: not live, no pass open, its log not a plain list, keeping values by reference (capture
+   full). *limit: -1 under capture structure (keeping no value), else capture auto's inline size. */
+static int
+structure_state(PyObject *recorder, PyObject **query, PyObject **labels, PyObject **values, Py_ssize_t *limit)
+{
+    *query = *labels = *values = NULL;
+    int fast = fast_capture(recorder, 0, limit);
     if (fast) {
         *query = field_get(&r_query, recorder);
         *labels = *query != NULL && *query != Py_None ? field_get(&r_labels, recorder) : NULL;
@@ -731,6 +748,38 @@ done:
     return result;
 }
 
+/* prev_g_flagged[1] if prev_g_flagged else NO_PREVIOUS (borrowed), or NULL (no error) for an entry of another
+   shape (the Python's) */
+static inline PyObject *
+previous_flag_of(PyObject *prev_g_flagged)
+{
+    if (prev_g_flagged == Py_None) {
+        return no_previous;
+    }
+    if (PyTuple_CheckExact(prev_g_flagged) && PyTuple_GET_SIZE(prev_g_flagged) == 2) {
+        return PyTuple_GET_ITEM(prev_g_flagged, 1);
+    }
+    return NULL;
+}
+
+/* labels.get(id(parents[position])) (a new reference), None past the parents (zip stops: an ingrad of no parent),
+   or NULL (no error) for a parent not named (nodes.unrecorded, in Python) */
+static PyObject *
+parent_label_at(PyObject *parents, Py_ssize_t position, PyObject *labels)
+{
+    if (position >= PyTuple_GET_SIZE(parents)) {
+        return Py_NewRef(Py_None);
+    }
+    PyObject *key = PyLong_FromVoidPtr(PyTuple_GET_ITEM(parents, position));
+    PyObject *parent = key == NULL ? NULL : PyDict_GetItemWithError(labels, key);
+    Py_XDECREF(key);
+    if (parent == NULL || PyObject_IsTrue(parent) <= 0) {
+        PyErr_Clear();
+        return NULL;
+    }
+    return Py_NewRef(parent);
+}
+
 /* Mirrors after_add_outgrads(prev_g_flagged, previous, g, result)'s structure path (1, 0, -1 as above):
        frame = self.top                      (not the innermost query: in Python)
        position = frame.position
@@ -751,12 +800,8 @@ static int add_outgrads_kept(PyObject *, PyObject *, PyObject *, PyObject *, PyO
 static int
 add_outgrads_written(PyObject *recorder, PyObject *prev_g_flagged, PyObject *previous, PyObject *g, PyObject *sum)
 {
-    PyObject *previous_flag;
-    if (prev_g_flagged == Py_None) {
-        previous_flag = no_previous;
-    } else if (PyTuple_CheckExact(prev_g_flagged) && PyTuple_GET_SIZE(prev_g_flagged) == 2) {
-        previous_flag = PyTuple_GET_ITEM(prev_g_flagged, 1);
-    } else {
+    PyObject *previous_flag = previous_flag_of(prev_g_flagged);
+    if (previous_flag == NULL) {
         return 0;
     }
     if (!PyTuple_CheckExact(sum) || PyTuple_GET_SIZE(sum) != 2) {
@@ -782,22 +827,15 @@ add_outgrads_written(PyObject *recorder, PyObject *prev_g_flagged, PyObject *pre
     PyObject *node = argnums == NULL ? NULL : field_get(&q_label, query);
     PyObject *level = node == NULL ? NULL : field_get(&q_level, query);
     PyObject *number = level == NULL ? NULL : field_get(&q_number, query);
-    PyObject *parent = NULL, *next = NULL, *key = NULL;
+    PyObject *parent = NULL, *next = NULL;
     Py_ssize_t position = number != NULL && PyLong_CheckExact(at) ? PyLong_AsSsize_t(at) : -1;
     if (position < 0 || !PyTuple_CheckExact(parents) || !PyTuple_CheckExact(argnums)) {
         goto done;
     }
-    if (position < PyTuple_GET_SIZE(parents)) {
-        key = PyLong_FromVoidPtr(PyTuple_GET_ITEM(parents, position));
-        parent = key == NULL ? NULL : PyDict_GetItemWithError(labels, key);
-        if (parent == NULL || PyObject_IsTrue(parent) <= 0) {
-            parent = NULL;
-            goto done;
-        }
-    } else {
-        parent = Py_None;
+    parent = parent_label_at(parents, position, labels);
+    if (parent == NULL) {
+        goto done;
     }
-    Py_INCREF(parent);
     PyObject *argnum = position < PyTuple_GET_SIZE(argnums) ? PyTuple_GET_ITEM(argnums, position) : Py_None;
     int first = position == 0 && argnum == zero && previous_flag == no_previous && result_flag == Py_False;
     PyObject *head = head_of(first ? &add_first_cell : &add_cell, level, number);
@@ -825,7 +863,6 @@ done:
     }
     Py_XDECREF(parent);
     Py_XDECREF(next);
-    Py_XDECREF(key);
     Py_XDECREF(top);
     Py_XDECREF(at);
     Py_XDECREF(parents);
@@ -858,7 +895,7 @@ before_kept(PyObject *recorder, PyObject *prev_g_flagged)
     if (!structure_state(recorder, &query, &labels, &values, &limit)) {
         return NULL;
     }
-    PyObject *kept = NULL, *levels = NULL, *key = NULL;
+    PyObject *kept = NULL, *levels = NULL;
     PyObject *top = limit < 0 ? NULL : field_get(&r_top, recorder);
     PyObject *at = top == query ? field_get(&q_position, query) : NULL;
     PyObject *parents = at == NULL ? NULL : field_get(&q_parents, query);
@@ -868,12 +905,12 @@ before_kept(PyObject *recorder, PyObject *prev_g_flagged)
         goto done;
     }
     if (position < PyTuple_GET_SIZE(parents)) {
-        key = PyLong_FromVoidPtr(PyTuple_GET_ITEM(parents, position));
-        PyObject *parent = key == NULL ? NULL : PyDict_GetItemWithError(labels, key);
-        if (parent == NULL || PyObject_IsTrue(parent) <= 0) {
+        PyObject *parent = parent_label_at(parents, position, labels);
+        if (parent == NULL) {
             goto done;  /* (a node from before the recording: unrecorded, in Python) */
         }
-        PyObject *seen = PyDict_GetItemWithError(entries, parent);
+        PyObject *seen = PyDict_GetItemWithError(entries, parent);  /* (borrowed: entries holds its key too) */
+        Py_DECREF(parent);
         if (seen != NULL && PyTuple_CheckExact(seen) && PyTuple_GET_SIZE(seen) == 2
                 && PyTuple_GET_ITEM(seen, 0) == value && PyTuple_GET_ITEM(seen, 1) != Py_None) {
             kept = Py_NewRef(PyTuple_GET_ITEM(seen, 1));  /* still true: a copy */
@@ -888,7 +925,6 @@ before_kept(PyObject *recorder, PyObject *prev_g_flagged)
 done:
     PyErr_Clear();
     Py_XDECREF(levels);
-    Py_XDECREF(key);
     Py_XDECREF(top);
     Py_XDECREF(at);
     Py_XDECREF(parents);
@@ -914,12 +950,8 @@ static HeadCell add_kept_first_cell = {2006};
 static int
 add_outgrads_kept(PyObject *recorder, PyObject *prev_g_flagged, PyObject *previous, PyObject *g, PyObject *sum)
 {
-    PyObject *previous_flag;
-    if (prev_g_flagged == Py_None) {
-        previous_flag = no_previous;
-    } else if (PyTuple_CheckExact(prev_g_flagged) && PyTuple_GET_SIZE(prev_g_flagged) == 2) {
-        previous_flag = PyTuple_GET_ITEM(prev_g_flagged, 1);
-    } else {
+    PyObject *previous_flag = previous_flag_of(prev_g_flagged);
+    if (previous_flag == NULL) {
         return 0;
     }
     if (!PyTuple_CheckExact(sum) || PyTuple_GET_SIZE(sum) != 2 || Py_TYPE(g) == (PyTypeObject *)sparse_type) {
@@ -934,7 +966,7 @@ add_outgrads_kept(PyObject *recorder, PyObject *prev_g_flagged, PyObject *previo
     int result = 0;
     PyObject *top = NULL, *at = NULL, *parents = NULL, *argnums = NULL, *node = NULL, *level = NULL, *number = NULL,
         *ingrads = NULL, *kept_ingrads = NULL, *entries = NULL, *levels = NULL, *parent = NULL, *next = NULL,
-        *key = NULL, *contribution = NULL, *kept = NULL, *pair = NULL;
+        *contribution = NULL, *kept = NULL, *pair = NULL;
     top = limit < 0 ? NULL : field_get(&r_top, recorder);
     at = top == query ? field_get(&q_position, query) : NULL;
     parents = at == NULL ? NULL : field_get(&q_parents, query);
@@ -952,17 +984,10 @@ add_outgrads_kept(PyObject *recorder, PyObject *prev_g_flagged, PyObject *previo
             || PySequence_Fast_GET_SIZE(kept_ingrads) != PyTuple_GET_SIZE(ingrads) || !PyDict_CheckExact(entries)) {
         goto done;
     }
-    if (position < PyTuple_GET_SIZE(parents)) {
-        key = PyLong_FromVoidPtr(PyTuple_GET_ITEM(parents, position));
-        parent = key == NULL ? NULL : PyDict_GetItemWithError(labels, key);
-        if (parent == NULL || PyObject_IsTrue(parent) <= 0) {
-            parent = NULL;
-            goto done;
-        }
-    } else {
-        parent = Py_None;
+    parent = parent_label_at(parents, position, labels);
+    if (parent == NULL) {
+        goto done;
     }
-    Py_INCREF(parent);
     PyObject *argnum = position < PyTuple_GET_SIZE(argnums) ? PyTuple_GET_ITEM(argnums, position) : Py_None;
     if (position < PyTuple_GET_SIZE(ingrads) && PyTuple_GET_ITEM(ingrads, position) == g) {
         contribution = Py_NewRef(PySequence_Fast_GET_ITEM(kept_ingrads, position));
@@ -1035,7 +1060,6 @@ done:
     Py_XDECREF(levels);
     Py_XDECREF(parent);
     Py_XDECREF(next);
-    Py_XDECREF(key);
     Py_XDECREF(contribution);
     Py_XDECREF(kept);
     Py_XDECREF(pair);
@@ -1067,25 +1091,8 @@ vjp_node_written(PyObject *recorder, PyObject *node, PyObject *value, PyObject *
     if (!PyTuple_CheckExact(parents) || PyTuple_GET_SIZE(parents) < 1 || PyTuple_GET_SIZE(parents) > 2) {
         return 0;
     }
-    PyObject *live = field_get(&r_live, recorder);
-    PyObject *keeps = live == Py_True ? field_get(&r_keeps, recorder) : NULL;
-    PyObject *sites = keeps == Py_False || (keeps == Py_True && auto_ready) ? field_get(&r_keep_sites, recorder)
-        : NULL;
-    int fast = sites != NULL && !PyObject_IsTrue(sites);
-    Py_ssize_t limit = -1;
-    if (fast && keeps == Py_True) {  /* capture auto: its inline size, not by reference */
-        PyObject *by_reference = field_get(&r_by_reference, recorder);
-        PyObject *size = by_reference == Py_False ? field_get(&r_inline_size, recorder) : NULL;
-        limit = size != NULL && PyLong_CheckExact(size) ? PyLong_AsSsize_t(size) : -1;
-        fast = limit >= 0;
-        Py_XDECREF(by_reference);
-        Py_XDECREF(size);
-    }
-    Py_XDECREF(live);
-    Py_XDECREF(keeps);
-    Py_XDECREF(sites);
-    if (!fast) {
-        PyErr_Clear();
+    Py_ssize_t limit;
+    if (!fast_capture(recorder, 1, &limit)) {
         return 0;
     }
     int result = 0;
@@ -1237,22 +1244,6 @@ static Field r_frames, f_fun, f_label, f_name, f_level, f_argnums, f_parents, f_
 static HeadCell jvp_node_cell = {9, 1}, jvp_add_first_cell = {1006, 1}, jvp_add_kept_first_cell = {2006, 1},
     jvp_add_cell = {6, 1};
 
-/* capture auto's inline size for a recorder keeping values by copy, or -1 (capture full, or what the Python
-   decides) */
-static Py_ssize_t
-auto_limit(PyObject *recorder)
-{
-    PyObject *by_reference = field_get(&r_by_reference, recorder);
-    PyObject *size = by_reference == Py_False ? field_get(&r_inline_size, recorder) : NULL;
-    Py_ssize_t limit = size != NULL && PyLong_CheckExact(size) ? PyLong_AsSsize_t(size) : -1;
-    Py_XDECREF(by_reference);
-    Py_XDECREF(size);
-    if (limit < 0) {
-        PyErr_Clear();
-    }
-    return limit;
-}
-
 /* The recorder's state forward mode's paths read: 1 with *values (a new reference: its log, a plain list) and
    *limit (-1 under capture structure, else capture auto's inline size), or 0 when the Python callback must run:
    not live, capture full, call sites kept, its log not a plain list (a query need not be open) */
@@ -1261,21 +1252,7 @@ forward_state(PyObject *recorder, PyObject **values, Py_ssize_t *limit)
 {
     *values = NULL;
     *limit = -1;
-    if (jvp_frame_type == NULL) {
-        return 0;
-    }
-    PyObject *live = field_get(&r_live, recorder);
-    PyObject *keeps = live == Py_True ? field_get(&r_keeps, recorder) : NULL;
-    PyObject *sites = keeps == Py_False || (keeps == Py_True && auto_ready) ? field_get(&r_keep_sites, recorder)
-        : NULL;
-    int fast = sites == Py_False;
-    if (fast && keeps == Py_True) {  /* capture auto: its inline size, not by reference */
-        *limit = auto_limit(recorder);
-        fast = *limit >= 0;
-    }
-    Py_XDECREF(live);
-    Py_XDECREF(keeps);
-    Py_XDECREF(sites);
+    int fast = jvp_frame_type != NULL && fast_capture(recorder, 1, limit);
     if (fast) {
         *values = field_get(&r_values, recorder);
         fast = *values != NULL && PyList_CheckExact(*values);
@@ -1633,12 +1610,8 @@ static int
 jvp_add_written(PyObject *recorder, PyObject *frame, PyObject *prev_g_flagged, PyObject *previous, PyObject *g,
                 PyObject *sum)
 {
-    PyObject *previous_flag;
-    if (prev_g_flagged == Py_None) {
-        previous_flag = no_previous;
-    } else if (PyTuple_CheckExact(prev_g_flagged) && PyTuple_GET_SIZE(prev_g_flagged) == 2) {
-        previous_flag = PyTuple_GET_ITEM(prev_g_flagged, 1);
-    } else {
+    PyObject *previous_flag = previous_flag_of(prev_g_flagged);
+    if (previous_flag == NULL) {
         return 0;
     }
     if (!PyTuple_CheckExact(sum) || PyTuple_GET_SIZE(sum) != 2 || !jvp_frame_slots(frame)) {
