@@ -780,6 +780,42 @@ parent_label_at(PyObject *parents, Py_ssize_t position, PyObject *labels)
     return Py_NewRef(parent);
 }
 
+/* The innermost query's fields an accumulation reads, when it is on top (self.top is query: new references,
+   position >= 0), else position -1 (no error: the Python's) */
+typedef struct {
+    PyObject *at, *parents, *argnums, *node, *level, *number;
+    Py_ssize_t position;
+} QueryStep;
+
+static void
+query_step(PyObject *recorder, PyObject *query, QueryStep *step)
+{
+    PyObject *top = field_get(&r_top, recorder);
+    step->at = top == query ? field_get(&q_position, query) : NULL;
+    Py_XDECREF(top);
+    step->parents = step->at == NULL ? NULL : field_get(&q_parents, query);
+    step->argnums = step->parents == NULL ? NULL : field_get(&q_argnums, query);
+    step->node = step->argnums == NULL ? NULL : field_get(&q_label, query);
+    step->level = step->node == NULL ? NULL : field_get(&q_level, query);
+    step->number = step->level == NULL ? NULL : field_get(&q_number, query);
+    step->position = step->number != NULL && PyLong_CheckExact(step->at) && PyTuple_CheckExact(step->parents)
+        && PyTuple_CheckExact(step->argnums) ? PyLong_AsSsize_t(step->at) : -1;
+    if (step->position < 0) {
+        PyErr_Clear();
+    }
+}
+
+static void
+query_step_clear(QueryStep *step)
+{
+    Py_CLEAR(step->at);
+    Py_CLEAR(step->parents);
+    Py_CLEAR(step->argnums);
+    Py_CLEAR(step->node);
+    Py_CLEAR(step->level);
+    Py_CLEAR(step->number);
+}
+
 /* Mirrors after_add_outgrads(prev_g_flagged, previous, g, result)'s structure path (1, 0, -1 as above):
        frame = self.top                      (not the innermost query: in Python)
        position = frame.position
@@ -820,16 +856,13 @@ add_outgrads_written(PyObject *recorder, PyObject *prev_g_flagged, PyObject *pre
         return limit >= 0 ? add_outgrads_kept(recorder, prev_g_flagged, previous, g, sum) : 0;
     }
     int result = 0;
-    PyObject *top = field_get(&r_top, recorder);
-    PyObject *at = top == query ? field_get(&q_position, query) : NULL;
-    PyObject *parents = at == NULL ? NULL : field_get(&q_parents, query);
-    PyObject *argnums = parents == NULL ? NULL : field_get(&q_argnums, query);
-    PyObject *node = argnums == NULL ? NULL : field_get(&q_label, query);
-    PyObject *level = node == NULL ? NULL : field_get(&q_level, query);
-    PyObject *number = level == NULL ? NULL : field_get(&q_number, query);
+    QueryStep step;
+    query_step(recorder, query, &step);
+    PyObject *at = step.at, *parents = step.parents, *argnums = step.argnums, *node = step.node, *level = step.level,
+        *number = step.number;
     PyObject *parent = NULL, *next = NULL;
-    Py_ssize_t position = number != NULL && PyLong_CheckExact(at) ? PyLong_AsSsize_t(at) : -1;
-    if (position < 0 || !PyTuple_CheckExact(parents) || !PyTuple_CheckExact(argnums)) {
+    Py_ssize_t position = step.position;
+    if (position < 0) {
         goto done;
     }
     parent = parent_label_at(parents, position, labels);
@@ -863,13 +896,7 @@ done:
     }
     Py_XDECREF(parent);
     Py_XDECREF(next);
-    Py_XDECREF(top);
-    Py_XDECREF(at);
-    Py_XDECREF(parents);
-    Py_XDECREF(argnums);
-    Py_XDECREF(node);
-    Py_XDECREF(level);
-    Py_XDECREF(number);
+    query_step_clear(&step);
     Py_DECREF(query);
     Py_DECREF(labels);
     Py_DECREF(values);
@@ -964,22 +991,18 @@ add_outgrads_kept(PyObject *recorder, PyObject *prev_g_flagged, PyObject *previo
         return 0;
     }
     int result = 0;
-    PyObject *top = NULL, *at = NULL, *parents = NULL, *argnums = NULL, *node = NULL, *level = NULL, *number = NULL,
-        *ingrads = NULL, *kept_ingrads = NULL, *entries = NULL, *levels = NULL, *parent = NULL, *next = NULL,
+    QueryStep step;
+    query_step(recorder, query, &step);  /* (capture auto: limit >= 0) */
+    PyObject *at = step.at, *parents = step.parents, *argnums = step.argnums, *node = step.node, *level = step.level,
+        *number = step.number;
+    PyObject *ingrads = NULL, *kept_ingrads = NULL, *entries = NULL, *levels = NULL, *parent = NULL, *next = NULL,
         *contribution = NULL, *kept = NULL, *pair = NULL;
-    top = limit < 0 ? NULL : field_get(&r_top, recorder);
-    at = top == query ? field_get(&q_position, query) : NULL;
-    parents = at == NULL ? NULL : field_get(&q_parents, query);
-    argnums = parents == NULL ? NULL : field_get(&q_argnums, query);
-    node = argnums == NULL ? NULL : field_get(&q_label, query);
-    level = node == NULL ? NULL : field_get(&q_level, query);
-    number = level == NULL ? NULL : field_get(&q_number, query);
-    ingrads = number == NULL ? NULL : field_get(&q_ingrads, query);
+    ingrads = step.position < 0 ? NULL : field_get(&q_ingrads, query);
     kept_ingrads = ingrads == NULL ? NULL : field_get(&q_kept_ingrads, query);
     entries = kept_ingrads == NULL ? NULL : field_get(&q_entries, query);
     levels = entries == NULL ? NULL : levels_of(recorder);
-    Py_ssize_t position = levels != NULL && PyLong_CheckExact(at) ? PyLong_AsSsize_t(at) : -1;
-    if (position < 0 || !PyTuple_CheckExact(parents) || !PyTuple_CheckExact(argnums) || !PyTuple_CheckExact(ingrads)
+    Py_ssize_t position = levels != NULL ? step.position : -1;
+    if (position < 0 || !PyTuple_CheckExact(ingrads)
             || !(PyList_CheckExact(kept_ingrads) || PyTuple_CheckExact(kept_ingrads))
             || PySequence_Fast_GET_SIZE(kept_ingrads) != PyTuple_GET_SIZE(ingrads) || !PyDict_CheckExact(entries)) {
         goto done;
@@ -1047,13 +1070,7 @@ done:
     if (result == 0) {
         PyErr_Clear();
     }
-    Py_XDECREF(top);
-    Py_XDECREF(at);
-    Py_XDECREF(parents);
-    Py_XDECREF(argnums);
-    Py_XDECREF(node);
-    Py_XDECREF(level);
-    Py_XDECREF(number);
+    query_step_clear(&step);
     Py_XDECREF(ingrads);
     Py_XDECREF(kept_ingrads);
     Py_XDECREF(entries);
