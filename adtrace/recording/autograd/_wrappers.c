@@ -2139,24 +2139,29 @@ static PyGetSetDef node_init_getset[] = {
     {NULL},
 };
 
-static PyTypeObject NodeInitType = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "adtrace.recording.autograd._wrappers.NodeInit",
-    .tp_basicsize = sizeof(NodeInit),
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR,
-    .tp_doc = "NodeInit(original, active, python): wrappers.wrap_vjp_node_init(original, active)'s __init__.",
-    .tp_new = node_init_new,
-    .tp_call = PyVectorcall_Call,
-    .tp_descr_get = node_init_get,
-    .tp_vectorcall_offset = offsetof(NodeInit, vectorcall),
-    .tp_dictoffset = offsetof(NodeInit, dict),
-    .tp_getattro = PyObject_GenericGetAttr,
-    .tp_setattro = PyObject_GenericSetAttr,
-    .tp_traverse = (traverseproc)node_init_traverse,
-    .tp_clear = (inquiry)node_init_clear,
-    .tp_dealloc = (destructor)node_init_dealloc,
-    .tp_getset = node_init_getset,
-};
+/* the type of a wrapper put at a node class's __init__ (NodeInit, JVPNodeInit: the same object, another call) */
+#define NODE_INIT_TYPE(NAME, DOC, NEW) {                                                                       \
+    PyVarObject_HEAD_INIT(NULL, 0)                                                                             \
+    .tp_name = "adtrace.recording.autograd._wrappers." NAME,                                                   \
+    .tp_basicsize = sizeof(NodeInit),                                                                          \
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR, \
+    .tp_doc = DOC,                                                                                             \
+    .tp_new = NEW,                                                                                             \
+    .tp_call = PyVectorcall_Call,                                                                              \
+    .tp_descr_get = node_init_get,                                                                             \
+    .tp_vectorcall_offset = offsetof(NodeInit, vectorcall),                                                    \
+    .tp_dictoffset = offsetof(NodeInit, dict),                                                                 \
+    .tp_getattro = PyObject_GenericGetAttr,                                                                    \
+    .tp_setattro = PyObject_GenericSetAttr,                                                                    \
+    .tp_traverse = (traverseproc)node_init_traverse,                                                           \
+    .tp_clear = (inquiry)node_init_clear,                                                                      \
+    .tp_dealloc = (destructor)node_init_dealloc,                                                               \
+    .tp_getset = node_init_getset,                                                                             \
+}
+
+static PyTypeObject NodeInitType = NODE_INIT_TYPE(
+    "NodeInit", "NodeInit(original, active, python): wrappers.wrap_vjp_node_init(original, active)'s __init__.",
+    node_init_new);
 
 /* -------------------- JVPNodeInit: wrap_jvp_node_init's __init__ -------------------- */
 
@@ -2244,24 +2249,9 @@ jvp_node_init_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     return (PyObject *)self;
 }
 
-static PyTypeObject JVPNodeInitType = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "adtrace.recording.autograd._wrappers.JVPNodeInit",
-    .tp_basicsize = sizeof(NodeInit),
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR,
-    .tp_doc = "JVPNodeInit(original, active, python): wrappers.wrap_jvp_node_init(original, active)'s __init__.",
-    .tp_new = jvp_node_init_new,
-    .tp_call = PyVectorcall_Call,
-    .tp_descr_get = node_init_get,
-    .tp_vectorcall_offset = offsetof(NodeInit, vectorcall),
-    .tp_dictoffset = offsetof(NodeInit, dict),
-    .tp_getattro = PyObject_GenericGetAttr,
-    .tp_setattro = PyObject_GenericSetAttr,
-    .tp_traverse = (traverseproc)node_init_traverse,
-    .tp_clear = (inquiry)node_init_clear,
-    .tp_dealloc = (destructor)node_init_dealloc,
-    .tp_getset = node_init_getset,
-};
+static PyTypeObject JVPNodeInitType = NODE_INIT_TYPE(
+    "JVPNodeInit", "JVPNodeInit(original, active, python): wrappers.wrap_jvp_node_init(original, active)'s __init__.",
+    jvp_node_init_new);
 
 /* -------------------- AddOutgrads: wrap_add_outgrads's add_outgrads -------------------- */
 
