@@ -1087,6 +1087,45 @@ done:
 }
 
 static PyObject *keep_sites_name, *made_name, *names_name, *distinct_name, *levels_name, *on_vjp_node_name;
+
+/* The node table's columns a node's creation reads and writes (new references): 1 when each is of the type the
+   paths take (labels, names and distinct_argnums dicts, levels and argnums Sparse dicts, made an int), else 0
+   (no error, all cleared: the Python's) */
+typedef struct {
+    PyObject *nodes, *made, *names, *distinct, *labels, *levels, *argnums;
+} NodeColumns;
+
+static void
+node_columns_clear(NodeColumns *t)
+{
+    Py_CLEAR(t->nodes);
+    Py_CLEAR(t->made);
+    Py_CLEAR(t->names);
+    Py_CLEAR(t->distinct);
+    Py_CLEAR(t->labels);
+    Py_CLEAR(t->levels);
+    Py_CLEAR(t->argnums);
+}
+
+static int
+node_columns(PyObject *recorder, NodeColumns *t)
+{
+    t->nodes = field_get(&r_nodes, recorder);
+    t->made = t->nodes == NULL ? NULL : field_get(&t_made, t->nodes);
+    t->names = t->made == NULL ? NULL : field_get(&t_names, t->nodes);
+    t->distinct = t->names == NULL ? NULL : field_get(&t_distinct, t->nodes);
+    t->labels = t->distinct == NULL ? NULL : field_get(&t_labels, t->nodes);
+    t->levels = t->labels == NULL ? NULL : field_get(&t_levels, t->nodes);
+    t->argnums = t->levels == NULL ? NULL : field_get(&t_argnums, t->nodes);
+    if (t->argnums == NULL || !PyLong_CheckExact(t->made) || !PyDict_CheckExact(t->names)
+            || !PyDict_CheckExact(t->distinct) || !PyDict_CheckExact(t->labels) || !PyDict_Check(t->levels)
+            || !PyDict_Check(t->argnums)) {
+        PyErr_Clear();
+        node_columns_clear(t);
+        return 0;
+    }
+    return 1;
+}
 static HeadCell node_unary_cell = {1001}, node_kept_unary_cell = {2001}, node_cell = {1};
 
 /* Mirrors on_vjp_node(node, value, fun, args, kwargs, argnums, parents)'s structure path (1, 0, -1 as
@@ -1113,21 +1152,15 @@ vjp_node_written(PyObject *recorder, PyObject *node, PyObject *value, PyObject *
         return 0;
     }
     int result = 0;
-    PyObject *nodes = NULL, *values = NULL, *query = NULL, *number = NULL, *names = NULL, *distinct = NULL,
-        *labels = NULL, *levels = NULL, *kept = NULL, *key = NULL, *first = NULL, *second = NULL,
-        *parent_labels = NULL, *label = NULL, *next = NULL, *query_number = NULL, *value_kept = NULL, *named = NULL;
-    nodes = field_get(&r_nodes, recorder);
-    values = nodes == NULL ? NULL : field_get(&r_values, recorder);
+    PyObject *values = NULL, *query = NULL, *key = NULL, *first = NULL, *second = NULL, *parent_labels = NULL,
+        *label = NULL, *next = NULL, *query_number = NULL, *value_kept = NULL, *named = NULL;
+    NodeColumns table;
+    int columns = node_columns(recorder, &table);
+    PyObject *nodes = table.nodes, *number = table.made, *names = table.names, *distinct = table.distinct,
+        *labels = table.labels, *levels = table.levels, *kept = table.argnums;  /* (borrowed from table) */
+    values = columns ? field_get(&r_values, recorder) : NULL;
     query = values == NULL ? NULL : field_get(&r_query, recorder);
-    number = query == NULL ? NULL : field_get(&t_made, nodes);
-    names = number == NULL ? NULL : field_get(&t_names, nodes);
-    distinct = names == NULL ? NULL : field_get(&t_distinct, nodes);
-    labels = distinct == NULL ? NULL : field_get(&t_labels, nodes);
-    levels = labels == NULL ? NULL : field_get(&t_levels, nodes);
-    kept = levels == NULL ? NULL : field_get(&t_argnums, nodes);
-    if (kept == NULL || !PyList_CheckExact(values) || !PyLong_CheckExact(number) || !PyDict_CheckExact(names)
-            || !PyDict_CheckExact(distinct) || !PyDict_CheckExact(labels) || !PyDict_Check(levels)
-            || !PyDict_Check(kept)) {
+    if (query == NULL || !PyList_CheckExact(values)) {
         goto done;
     }
     named = PyDict_GetItemWithError(names, fun);
@@ -1222,15 +1255,9 @@ done:
     if (result == 0) {
         PyErr_Clear();
     }
-    Py_XDECREF(nodes);
+    node_columns_clear(&table);
     Py_XDECREF(values);
     Py_XDECREF(query);
-    Py_XDECREF(number);
-    Py_XDECREF(names);
-    Py_XDECREF(distinct);
-    Py_XDECREF(labels);
-    Py_XDECREF(levels);
-    Py_XDECREF(kept);
     Py_XDECREF(key);
     Py_XDECREF(first);
     Py_XDECREF(second);
@@ -1328,6 +1355,58 @@ slot_of(Field *f, PyObject *obj)
     return *(PyObject **)((char *)obj + f->offset);
 }
 
+/* A JVPFrame's slots the paths read (new references: keeping a value may run Python code): 1 when each is set,
+   its position an int, its argnums and parents tuples, else 0 (none held) */
+typedef struct {
+    PyObject *at, *label, *name, *level, *argnums, *parents;
+} FrameSlots;
+
+static void
+frame_slots_clear(FrameSlots *f)
+{
+    Py_CLEAR(f->at);
+    Py_CLEAR(f->label);
+    Py_CLEAR(f->name);
+    Py_CLEAR(f->level);
+    Py_CLEAR(f->argnums);
+    Py_CLEAR(f->parents);
+}
+
+static int
+frame_slots(PyObject *frame, FrameSlots *f)
+{
+    if (frame == NULL || !jvp_frame_slots(frame)) {
+        f->at = f->label = f->name = f->level = f->argnums = f->parents = NULL;
+        return 0;
+    }
+    f->at = Py_XNewRef(slot_of(&f_position, frame));
+    f->label = Py_XNewRef(slot_of(&f_label, frame));
+    f->name = Py_XNewRef(slot_of(&f_name, frame));
+    f->level = Py_XNewRef(slot_of(&f_level, frame));
+    f->argnums = Py_XNewRef(slot_of(&f_argnums, frame));
+    f->parents = Py_XNewRef(slot_of(&f_parents, frame));
+    if (f->at == NULL || f->label == NULL || f->name == NULL || f->level == NULL || f->argnums == NULL
+            || f->parents == NULL || !PyLong_CheckExact(f->at) || !PyTuple_CheckExact(f->argnums)
+            || !PyTuple_CheckExact(f->parents)) {
+        frame_slots_clear(f);
+        return 0;
+    }
+    return 1;
+}
+
+/* query and query.number, the recorder's innermost query's (a new reference), or NULL (no error) */
+static PyObject *
+query_number_of(PyObject *recorder)
+{
+    PyObject *query = field_get(&r_query, recorder);
+    PyObject *number = query == NULL ? NULL : query == Py_None ? Py_NewRef(Py_None) : field_get(&q_number, query);
+    Py_XDECREF(query);
+    if (number == NULL) {
+        PyErr_Clear();
+    }
+    return number;
+}
+
 /* Mirrors begin_jvp_node(fun, argnums, parents)'s common case (1: *made, a new reference to the frame pushed, or
    None when fail() took an error; 0: the Python callback is to run, nothing done; -1: an error fail() did not
    take), for a node of one or two parents, each named, its primitive named before:
@@ -1355,18 +1434,14 @@ jvp_begun(PyObject *recorder, PyObject *fun, PyObject *argnums, PyObject *parent
         return 0;
     }
     int result = 0;
-    PyObject *nodes = NULL, *labels = NULL, *levels = NULL, *number = NULL, *names = NULL, *distinct = NULL,
-        *frames = NULL, *named = NULL, *level = NULL, *parent_labels = NULL, *label = NULL, *next = NULL,
+    PyObject *frames = NULL, *named = NULL, *level = NULL, *parent_labels = NULL, *label = NULL, *next = NULL,
         *frame = NULL;
-    nodes = field_get(&r_nodes, recorder);
-    labels = nodes == NULL ? NULL : field_get(&t_labels, nodes);
-    levels = labels == NULL ? NULL : field_get(&t_levels, nodes);
-    number = levels == NULL ? NULL : field_get(&t_made, nodes);
-    names = number == NULL ? NULL : field_get(&t_names, nodes);
-    distinct = names == NULL ? NULL : field_get(&t_distinct, nodes);
-    frames = distinct == NULL ? NULL : field_get(&r_frames, recorder);
-    if (frames == NULL || !PyDict_CheckExact(labels) || !PyDict_Check(levels) || !PyLong_CheckExact(number)
-            || !PyDict_CheckExact(names) || !PyDict_CheckExact(distinct) || !PyList_CheckExact(frames)) {
+    NodeColumns table;
+    int columns = node_columns(recorder, &table);
+    PyObject *nodes = table.nodes, *labels = table.labels, *levels = table.levels, *number = table.made,
+        *names = table.names, *distinct = table.distinct;  /* (borrowed from table) */
+    frames = columns ? field_get(&r_frames, recorder) : NULL;
+    if (frames == NULL || !PyList_CheckExact(frames)) {
         goto done;
     }
     named = PyDict_GetItemWithError(names, fun);
@@ -1436,12 +1511,7 @@ done:
         PyErr_Clear();
     }
     Py_DECREF(values);
-    Py_XDECREF(nodes);
-    Py_XDECREF(labels);
-    Py_XDECREF(levels);
-    Py_XDECREF(number);
-    Py_XDECREF(names);
-    Py_XDECREF(distinct);
+    node_columns_clear(&table);
     Py_XDECREF(frames);
     Py_XDECREF(named);
     Py_XDECREF(level);
@@ -1468,40 +1538,29 @@ done:
 static int
 jvp_ended(PyObject *recorder, PyObject *frame, PyObject *node, PyObject *value)
 {
-    if (frame == NULL || !jvp_frame_slots(frame)) {
+    FrameSlots slots;
+    if (!frame_slots(frame, &slots)) {
         return 0;
     }
-    PyObject *label = slot_of(&f_label, frame), *name = slot_of(&f_name, frame), *level = slot_of(&f_level, frame),
-        *argnums = slot_of(&f_argnums, frame), *parents = slot_of(&f_parents, frame);
-    if (label == NULL || name == NULL || level == NULL || argnums == NULL || parents == NULL
-            || !PyTuple_CheckExact(parents) || PyTuple_GET_SIZE(parents) < 1 || PyTuple_GET_SIZE(parents) > 2) {
-        return 0;
-    }
+    PyObject *label = slots.label, *name = slots.name, *level = slots.level, *argnums = slots.argnums,
+        *parents = slots.parents;  /* (borrowed from slots) */
     PyObject *values;
     Py_ssize_t limit;
-    if (!forward_state(recorder, &values, &limit)) {
+    if (PyTuple_GET_SIZE(parents) < 1 || PyTuple_GET_SIZE(parents) > 2 || !forward_state(recorder, &values, &limit)) {
+        frame_slots_clear(&slots);
         return 0;
     }
     int result = 0;
-    PyObject *nodes = NULL, *frames = NULL, *labels = NULL, *levels = NULL, *kept_argnums = NULL, *query = NULL,
-        *number = NULL, *key = NULL, *parent_labels = NULL, *kept = NULL, *tangent = NULL, *g = NULL;
-    Py_INCREF(label);  /* (held: keeping a value below may run Python code) */
-    Py_INCREF(name);
-    Py_INCREF(level);
-    Py_INCREF(argnums);
-    Py_INCREF(parents);
+    PyObject *nodes = NULL, *frames = NULL, *labels = NULL, *levels = NULL, *kept_argnums = NULL, *number = NULL,
+        *key = NULL, *parent_labels = NULL, *kept = NULL, *tangent = NULL, *g = NULL;
     nodes = field_get(&r_nodes, recorder);
     frames = nodes == NULL ? NULL : field_get(&r_frames, recorder);
     labels = frames == NULL ? NULL : field_get(&t_labels, nodes);
     levels = labels == NULL ? NULL : field_get(&t_levels, nodes);
     kept_argnums = levels == NULL ? NULL : field_get(&t_argnums, nodes);
-    query = kept_argnums == NULL ? NULL : field_get(&r_query, recorder);
-    if (query == NULL || !PyList_CheckExact(frames) || !PyDict_CheckExact(labels) || !PyDict_Check(levels)
+    number = kept_argnums == NULL ? NULL : query_number_of(recorder);
+    if (number == NULL || !PyList_CheckExact(frames) || !PyDict_CheckExact(labels) || !PyDict_Check(levels)
             || !PyDict_Check(kept_argnums)) {
-        goto done;
-    }
-    number = query == Py_None ? Py_NewRef(Py_None) : field_get(&q_number, query);
-    if (number == NULL) {
         goto done;
     }
     if (PyTuple_GET_SIZE(parents) == 2) {
@@ -1567,17 +1626,12 @@ done:
         PyErr_Clear();
     }
     Py_DECREF(values);
-    Py_DECREF(label);
-    Py_DECREF(name);
-    Py_DECREF(level);
-    Py_DECREF(argnums);
-    Py_DECREF(parents);
+    frame_slots_clear(&slots);
     Py_XDECREF(nodes);
     Py_XDECREF(frames);
     Py_XDECREF(labels);
     Py_XDECREF(levels);
     Py_XDECREF(kept_argnums);
-    Py_XDECREF(query);
     Py_XDECREF(number);
     Py_XDECREF(key);
     Py_XDECREF(parent_labels);
@@ -1631,36 +1685,24 @@ jvp_add_written(PyObject *recorder, PyObject *frame, PyObject *prev_g_flagged, P
     if (previous_flag == NULL) {
         return 0;
     }
-    if (!PyTuple_CheckExact(sum) || PyTuple_GET_SIZE(sum) != 2 || !jvp_frame_slots(frame)) {
+    FrameSlots slots;
+    if (!PyTuple_CheckExact(sum) || PyTuple_GET_SIZE(sum) != 2 || !frame_slots(frame, &slots)) {
         return 0;
     }
     PyObject *value = PyTuple_GET_ITEM(sum, 0), *mutable = PyTuple_GET_ITEM(sum, 1);
-    PyObject *at = slot_of(&f_position, frame), *label = slot_of(&f_label, frame), *level = slot_of(&f_level, frame),
-        *argnums = slot_of(&f_argnums, frame), *parents = slot_of(&f_parents, frame);
-    if (at == NULL || label == NULL || level == NULL || argnums == NULL || parents == NULL || !PyLong_CheckExact(at)
-            || !PyTuple_CheckExact(parents) || !PyTuple_CheckExact(argnums)) {
-        return 0;
-    }
+    PyObject *at = slots.at, *label = slots.label, *level = slots.level, *argnums = slots.argnums,
+        *parents = slots.parents;  /* (borrowed from slots) */
     Py_ssize_t position = PyLong_AsSsize_t(at);
-    if (position < 0) {
-        PyErr_Clear();
-        return 0;
-    }
     PyObject *values;
     Py_ssize_t limit;
-    if (!forward_state(recorder, &values, &limit)) {
+    if (position < 0 || !forward_state(recorder, &values, &limit)) {
+        PyErr_Clear();
+        frame_slots_clear(&slots);
         return 0;
     }
     int result = 0;
-    PyObject *query = NULL, *number = NULL, *labels = NULL, *levels = NULL, *contribution = NULL, *kept = NULL,
-        *next = NULL;
-    Py_INCREF(at);  /* (held: keeping a value below may run Python code) */
-    Py_INCREF(label);
-    Py_INCREF(level);
-    Py_INCREF(argnums);
-    Py_INCREF(parents);
-    query = field_get(&r_query, recorder);
-    number = query == NULL ? NULL : query == Py_None ? Py_NewRef(Py_None) : field_get(&q_number, query);
+    PyObject *number = NULL, *labels = NULL, *levels = NULL, *contribution = NULL, *kept = NULL, *next = NULL;
+    number = query_number_of(recorder);
     if (number == NULL) {
         goto done;
     }
@@ -1722,12 +1764,7 @@ done:
         PyErr_Clear();
     }
     Py_DECREF(values);
-    Py_DECREF(at);
-    Py_DECREF(label);
-    Py_DECREF(level);
-    Py_DECREF(argnums);
-    Py_DECREF(parents);
-    Py_XDECREF(query);
+    frame_slots_clear(&slots);
     Py_XDECREF(number);
     Py_XDECREF(labels);
     Py_XDECREF(levels);
