@@ -536,3 +536,13 @@ def test_the_vjp_and_its_gradients_are_not_leaked(binding):
             make_vjp(lambda x: x * 2.0)(x)[0](g)
     gc.collect()
     assert (sys.getrefcount(g), sys.getrefcount(x)) == before
+
+
+def test_a_jvp_node_built_by_keywords_is_recorded_too(binding):
+    """The same for JVPNode.__init__: a call by keywords takes the compiled wrapper's pure-Python path."""
+    with adtrace.record(capture="structure") as rec:
+        root = core.JVPNode.new_root(1.0)
+        node = core.JVPNode.__new__(core.JVPNode)
+        node.__init__(np.sin(0.5), anp.sin, (0.5,), {}, (0,), parents=[root])
+    assert node.g == pytest.approx(np.cos(0.5))
+    assert [(e.label, e.parents) for e in rec.of_kind("jvp_node")] == [("v1_sin", ("v0_root",))]
