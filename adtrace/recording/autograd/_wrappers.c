@@ -146,6 +146,18 @@ typedef struct {
     Py_ssize_t offset;     /* > 0: a __slots__ member; 0: the instance's __dict__; -1: PyObject_GetAttr */
 } Field;
 
+/* tp's version tag when valid, else 0 (Python 3.13 no longer sets Py_TPFLAGS_VALID_VERSION_TAG: a tag is valid
+   there when not 0; read through the flag, no field stayed resolved and every read went through PyObject_GetAttr) */
+static inline unsigned int
+version_of(PyTypeObject *tp)
+{
+#if PY_VERSION_HEX >= 0x030D0000
+    return tp->tp_version_tag;
+#else
+    return PyType_HasFeature(tp, Py_TPFLAGS_VALID_VERSION_TAG) ? tp->tp_version_tag : 0;
+#endif
+}
+
 static void
 field_resolve(Field *f, PyTypeObject *tp)
 {
@@ -160,7 +172,7 @@ field_resolve(Field *f, PyTypeObject *tp)
         }
     }
     Py_XSETREF(f->type, (PyTypeObject *)Py_NewRef(tp));
-    f->version = PyType_HasFeature(tp, Py_TPFLAGS_VALID_VERSION_TAG) ? tp->tp_version_tag : 0;
+    f->version = version_of(tp);
     f->offset = offset;
 }
 
@@ -168,8 +180,7 @@ static inline Py_ssize_t
 field_offset(Field *f, PyObject *obj)
 {
     PyTypeObject *tp = Py_TYPE(obj);
-    if (tp != f->type || f->version == 0 || tp->tp_version_tag != f->version
-            || !PyType_HasFeature(tp, Py_TPFLAGS_VALID_VERSION_TAG)) {
+    if (tp != f->type || f->version == 0 || version_of(tp) != f->version) {
         field_resolve(f, tp);
     }
     return f->version == 0 ? -1 : f->offset;
@@ -235,8 +246,7 @@ structure_recorder(PyObject *recorder, PyObject *callback)
     int at = callback == on_toposort_name ? 0 : callback == on_vjp_called ? 1 : callback == after_add_outgrads ? 2
         : callback == before_add_outgrads ? 3 : callback == begin_jvp_node_name ? 5
         : callback == end_jvp_node_name ? 6 : callback == add_in_jvp_node_name ? 7 : 4;
-    unsigned int version = PyType_HasFeature(recorder_type, Py_TPFLAGS_VALID_VERSION_TAG)
-        ? recorder_type->tp_version_tag : 0;
+    unsigned int version = version_of(recorder_type);
     if (version != 0 && versions[at] == version && asked[at] == callback) {
         return answers[at];
     }
@@ -1311,8 +1321,8 @@ forward_state(PyObject *recorder, PyObject **values, Py_ssize_t *limit)
 static int jvp_frame_resolved;  /* forward() found every slot of JVPFrame a __slots__ member (offsets set) */
 
 /* A JVPFrame's slots are read and set at the offsets of its member descriptors, resolved once when forward()
-   registers the class (JVPFrame's __slots__ are fixed; Python 3.13 assigns no version tag to it, which field_get
-   would wait for): 1 for a frame of that class, else 0 (the Python's) */
+   registers the class (JVPFrame's __slots__ are fixed: no version tag to check at each read): 1 for a frame of
+   that class, else 0 (the Python's) */
 static inline int
 jvp_frame_slots(PyObject *frame)
 {
