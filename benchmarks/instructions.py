@@ -1,11 +1,12 @@
 """Instructions executed per autograd node, recorded against plain, counted by valgrind's callgrind.
 
-    python benchmarks/instructions.py [--workload chain|forward|gradgrad|systematic|mlp|lstm|micrograd]
+    python benchmarks/instructions.py [--workload chain|forward|jvp|gradgrad|systematic|mlp|lstm|micrograd]
                                       [--captures structure,auto]
                                       [--noop [on_vjp_node,on_toposort,...]]
 
 ``forward`` is ``make_jvp`` through a chain of small-array operations: the JVP nodes that
-autograd's ``check_grads`` makes as many of as VJP nodes. ``systematic`` runs every 20th test of
+autograd's ``check_grads`` makes as many of as VJP nodes; ``jvp`` is the same on a scalar (each tangent a float:
+forward mode's recording beside little of autograd's own work). ``systematic`` runs every 20th test of
 autograd's own ``tests/test_systematic.py`` (7 tests, from the sdist ``adtrace.tools.upstream`` fetches),
 each in its own ``record()`` as ``--adtrace`` runs them: a realistic mix of forward and reverse
 mode, higher order, boxes, containers and sparse values, counted per run rather than per node.
@@ -31,9 +32,9 @@ import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-RUNS = {"chain": 3, "forward": 3, "gradgrad": 300, "systematic": 1, "mlp": 1, "lstm": 1, "micrograd": 1}
+RUNS = {"chain": 3, "forward": 3, "jvp": 3, "gradgrad": 300, "systematic": 1, "mlp": 1, "lstm": 1, "micrograd": 1}
 # autograd nodes per run (28: both traces of grad(grad(f))); None: counted per run
-NODES = {"chain": 2000, "forward": 2000, "gradgrad": 28, "systematic": None, "mlp": None, "lstm": None,
+NODES = {"chain": 2000, "forward": 2000, "jvp": 2000, "gradgrad": 28, "systematic": None, "mlp": None, "lstm": None,
          "micrograd": None}
 
 CHILD = """
@@ -62,7 +63,19 @@ if workload == "systematic":
                     with adtrace.record(capture=capture):  # one recording per test, as --adtrace
                         test()
 else:
-    makers = {{"chain": scalar_chain, "forward": forward_chain}}
+    def scalar_jvp(n):  # forward_chain on a scalar
+        import autograd.numpy as anp
+        from autograd.core import make_jvp  # (as forward_chain: make_jvp(f, x)(tangent))
+
+        def f(x):
+            for _ in range(n // 2):
+                x = anp.sin(x) + x
+            return x
+
+        jvp = make_jvp(f, 0.3)
+        return lambda: jvp(1.0)
+
+    makers = {{"chain": scalar_chain, "forward": forward_chain, "jvp": scalar_jvp}}
     others = {{"gradgrad": second_derivative, "mlp": tanh_mlp, "lstm": lstm_like, "micrograd": micrograd_mlp}}
     once = makers[workload]({nodes}) if workload in makers else others[workload]()
     engine = "micrograd" if workload == "micrograd" else "autograd"

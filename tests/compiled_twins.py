@@ -15,7 +15,8 @@ from adtrace.recording.autograd import wrappers
 from adtrace.recording.micrograd import engine
 from adtrace.recording.value_class import descriptors, hooks, recorder, tracked
 
-WRAPPERS = ("RecordedVJP", "NodeInit", "AddOutgrads", "Visits")  # wrappers' names for the twin's paths (None: Python)
+# wrappers' names for the twin's paths (None: Python)
+WRAPPERS = ("RecordedVJP", "NodeInit", "JVPNodeInit", "AddOutgrads", "Visits")
 OPERATORS = ("__add__", "__mul__", "__rmul__")  # what _tracked.c puts on TrackedFloat and TrackedInt
 
 # each twin: (whether its module runs it now, what puts the pure-Python code in its place)

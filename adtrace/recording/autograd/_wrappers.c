@@ -79,8 +79,9 @@ bind_arguments(const char *function, const char *const *names, Py_ssize_t n, PyO
    before anything is written: the Python stays the reference and complete. */
 
 static PyTypeObject *recorder_type;  /* recorder.Recorder, once structure() has registered it */
+static PyObject *begin_jvp_node_name, *end_jvp_node_name, *add_in_jvp_node_name;  /* (forward mode's, below) */
 static PyObject *toposort_function;  /* BackwardQueries.on_toposort (the function Visits is given, bound) */
-static PyObject *heads, *no_previous, *unary, *zero, *rev;
+static PyObject *heads, *no_previous, *unary, *zero, *rev, *fwd;
 static PyObject *live_name, *keeps_name, *query_name, *top_name, *labels_name, *values_name, *nodes_name,
     *argnums_name, *level_name, *number_name, *label_name, *parents_name, *position_name, *fail_name,
     *on_toposort_name;
@@ -92,6 +93,7 @@ static PyObject *live_name, *keeps_name, *query_name, *top_name, *labels_name, *
 
 typedef struct {
     long tag;
+    int forward;  /* 1: an event of mode "fwd" (forward mode's), else "rev" */
     int next;  /* the way replaced on the next miss */
     struct {
         PyObject *level, *number, *head;
@@ -114,7 +116,7 @@ head_of(HeadCell *cell, PyObject *level, PyObject *number)
     if (tag == NULL) {
         return NULL;
     }
-    PyObject *key = PyTuple_Pack(4, tag, rev, level, number);
+    PyObject *key = PyTuple_Pack(4, tag, cell->forward ? fwd : rev, level, number);
     Py_DECREF(tag);
     if (key == NULL) {
         return NULL;
@@ -144,6 +146,18 @@ typedef struct {
     Py_ssize_t offset;     /* > 0: a __slots__ member; 0: the instance's __dict__; -1: PyObject_GetAttr */
 } Field;
 
+/* tp's version tag when valid, else 0 (Python 3.13 no longer sets Py_TPFLAGS_VALID_VERSION_TAG: a tag is valid
+   there when not 0; read through the flag, no field stayed resolved and every read went through PyObject_GetAttr) */
+static inline unsigned int
+version_of(PyTypeObject *tp)
+{
+#if PY_VERSION_HEX >= 0x030D0000
+    return tp->tp_version_tag;
+#else
+    return PyType_HasFeature(tp, Py_TPFLAGS_VALID_VERSION_TAG) ? tp->tp_version_tag : 0;
+#endif
+}
+
 static void
 field_resolve(Field *f, PyTypeObject *tp)
 {
@@ -158,7 +172,7 @@ field_resolve(Field *f, PyTypeObject *tp)
         }
     }
     Py_XSETREF(f->type, (PyTypeObject *)Py_NewRef(tp));
-    f->version = PyType_HasFeature(tp, Py_TPFLAGS_VALID_VERSION_TAG) ? tp->tp_version_tag : 0;
+    f->version = version_of(tp);
     f->offset = offset;
 }
 
@@ -166,8 +180,7 @@ static inline Py_ssize_t
 field_offset(Field *f, PyObject *obj)
 {
     PyTypeObject *tp = Py_TYPE(obj);
-    if (tp != f->type || f->version == 0 || tp->tp_version_tag != f->version
-            || !PyType_HasFeature(tp, Py_TPFLAGS_VALID_VERSION_TAG)) {
+    if (tp != f->type || f->version == 0 || version_of(tp) != f->version) {
         field_resolve(f, tp);
     }
     return f->version == 0 ? -1 : f->offset;
@@ -227,13 +240,13 @@ structure_recorder(PyObject *recorder, PyObject *callback)
         return 0;
     }
     /* the last answer, while the class is unchanged (its version tag: assigning to the class clears it) */
-    static PyObject *asked[5];
-    static unsigned int versions[5];
-    static int answers[5];
+    static PyObject *asked[8];
+    static unsigned int versions[8];
+    static int answers[8];
     int at = callback == on_toposort_name ? 0 : callback == on_vjp_called ? 1 : callback == after_add_outgrads ? 2
-        : callback == before_add_outgrads ? 3 : 4;
-    unsigned int version = PyType_HasFeature(recorder_type, Py_TPFLAGS_VALID_VERSION_TAG)
-        ? recorder_type->tp_version_tag : 0;
+        : callback == before_add_outgrads ? 3 : callback == begin_jvp_node_name ? 5
+        : callback == end_jvp_node_name ? 6 : callback == add_in_jvp_node_name ? 7 : 4;
+    unsigned int version = version_of(recorder_type);
     if (version != 0 && versions[at] == version && asked[at] == callback) {
         return answers[at];
     }
@@ -244,18 +257,21 @@ structure_recorder(PyObject *recorder, PyObject *callback)
     return answer;
 }
 
-/* The recorder's state the paths read (new references in *query, *labels, *values), or 0 when the Python
-   callback must run: not live, no pass open, its log not a plain list, keeping values by reference (capture
-   full). *limit: -1 under capture structure (keeping no value), else capture auto's inline size. */
+/* 1 when `recorder` is live and keeps no value (*limit: -1, capture structure) or keeps them by copy (*limit:
+   capture auto's inline size), and (`no_sites`) keeps no call site; else 0, no error: the Python callback's */
 static int
-structure_state(PyObject *recorder, PyObject **query, PyObject **labels, PyObject **values, Py_ssize_t *limit)
+fast_capture(PyObject *recorder, int no_sites, Py_ssize_t *limit)
 {
-    *query = *labels = *values = NULL;
     *limit = -1;
     PyObject *live = field_get(&r_live, recorder);
     PyObject *keeps = live == Py_True ? field_get(&r_keeps, recorder) : NULL;
-    int fast = keeps == Py_False;
-    if (keeps == Py_True && auto_ready) {  /* capture auto: its inline size, not by reference */
+    int fast = keeps == Py_False || (keeps == Py_True && auto_ready);
+    if (fast && no_sites) {
+        PyObject *sites = field_get(&r_keep_sites, recorder);
+        fast = sites != NULL && PyObject_IsTrue(sites) == 0;
+        Py_XDECREF(sites);
+    }
+    if (fast && keeps == Py_True) {  /* capture auto: its inline size, not by reference */
         PyObject *by_reference = field_get(&r_by_reference, recorder);
         PyObject *size = by_reference == Py_False ? field_get(&r_inline_size, recorder) : NULL;
         *limit = size != NULL && PyLong_CheckExact(size) ? PyLong_AsSsize_t(size) : -1;
@@ -265,6 +281,20 @@ structure_state(PyObject *recorder, PyObject **query, PyObject **labels, PyObjec
     }
     Py_XDECREF(live);
     Py_XDECREF(keeps);
+    if (!fast) {
+        PyErr_Clear();
+    }
+    return fast;
+}
+
+/* The recorder's state the paths read (new references in *query, *labels, *values), or 0 when the Python
+   callback must run: not live, no pass open, its log not a plain list, keeping values by reference (capture
+   full). *limit: -1 under capture structure (keeping no value), else capture auto's inline size. */
+static int
+structure_state(PyObject *recorder, PyObject **query, PyObject **labels, PyObject **values, Py_ssize_t *limit)
+{
+    *query = *labels = *values = NULL;
+    int fast = fast_capture(recorder, 0, limit);
     if (fast) {
         *query = field_get(&r_query, recorder);
         *labels = *query != NULL && *query != Py_None ? field_get(&r_labels, recorder) : NULL;
@@ -728,6 +758,74 @@ done:
     return result;
 }
 
+/* prev_g_flagged[1] if prev_g_flagged else NO_PREVIOUS (borrowed), or NULL (no error) for an entry of another
+   shape (the Python's) */
+static inline PyObject *
+previous_flag_of(PyObject *prev_g_flagged)
+{
+    if (prev_g_flagged == Py_None) {
+        return no_previous;
+    }
+    if (PyTuple_CheckExact(prev_g_flagged) && PyTuple_GET_SIZE(prev_g_flagged) == 2) {
+        return PyTuple_GET_ITEM(prev_g_flagged, 1);
+    }
+    return NULL;
+}
+
+/* labels.get(id(parents[position])) (a new reference), None past the parents (zip stops: an ingrad of no parent),
+   or NULL (no error) for a parent not named (nodes.unrecorded, in Python) */
+static PyObject *
+parent_label_at(PyObject *parents, Py_ssize_t position, PyObject *labels)
+{
+    if (position >= PyTuple_GET_SIZE(parents)) {
+        return Py_NewRef(Py_None);
+    }
+    PyObject *key = PyLong_FromVoidPtr(PyTuple_GET_ITEM(parents, position));
+    PyObject *parent = key == NULL ? NULL : PyDict_GetItemWithError(labels, key);
+    Py_XDECREF(key);
+    if (parent == NULL || PyObject_IsTrue(parent) <= 0) {
+        PyErr_Clear();
+        return NULL;
+    }
+    return Py_NewRef(parent);
+}
+
+/* The innermost query's fields an accumulation reads, when it is on top (self.top is query: new references,
+   position >= 0), else position -1 (no error: the Python's) */
+typedef struct {
+    PyObject *at, *parents, *argnums, *node, *level, *number;
+    Py_ssize_t position;
+} QueryStep;
+
+static void
+query_step(PyObject *recorder, PyObject *query, QueryStep *step)
+{
+    PyObject *top = field_get(&r_top, recorder);
+    step->at = top == query ? field_get(&q_position, query) : NULL;
+    Py_XDECREF(top);
+    step->parents = step->at == NULL ? NULL : field_get(&q_parents, query);
+    step->argnums = step->parents == NULL ? NULL : field_get(&q_argnums, query);
+    step->node = step->argnums == NULL ? NULL : field_get(&q_label, query);
+    step->level = step->node == NULL ? NULL : field_get(&q_level, query);
+    step->number = step->level == NULL ? NULL : field_get(&q_number, query);
+    step->position = step->number != NULL && PyLong_CheckExact(step->at) && PyTuple_CheckExact(step->parents)
+        && PyTuple_CheckExact(step->argnums) ? PyLong_AsSsize_t(step->at) : -1;
+    if (step->position < 0) {
+        PyErr_Clear();
+    }
+}
+
+static void
+query_step_clear(QueryStep *step)
+{
+    Py_CLEAR(step->at);
+    Py_CLEAR(step->parents);
+    Py_CLEAR(step->argnums);
+    Py_CLEAR(step->node);
+    Py_CLEAR(step->level);
+    Py_CLEAR(step->number);
+}
+
 /* Mirrors after_add_outgrads(prev_g_flagged, previous, g, result)'s structure path (1, 0, -1 as above):
        frame = self.top                      (not the innermost query: in Python)
        position = frame.position
@@ -748,12 +846,8 @@ static int add_outgrads_kept(PyObject *, PyObject *, PyObject *, PyObject *, PyO
 static int
 add_outgrads_written(PyObject *recorder, PyObject *prev_g_flagged, PyObject *previous, PyObject *g, PyObject *sum)
 {
-    PyObject *previous_flag;
-    if (prev_g_flagged == Py_None) {
-        previous_flag = no_previous;
-    } else if (PyTuple_CheckExact(prev_g_flagged) && PyTuple_GET_SIZE(prev_g_flagged) == 2) {
-        previous_flag = PyTuple_GET_ITEM(prev_g_flagged, 1);
-    } else {
+    PyObject *previous_flag = previous_flag_of(prev_g_flagged);
+    if (previous_flag == NULL) {
         return 0;
     }
     if (!PyTuple_CheckExact(sum) || PyTuple_GET_SIZE(sum) != 2) {
@@ -772,29 +866,19 @@ add_outgrads_written(PyObject *recorder, PyObject *prev_g_flagged, PyObject *pre
         return limit >= 0 ? add_outgrads_kept(recorder, prev_g_flagged, previous, g, sum) : 0;
     }
     int result = 0;
-    PyObject *top = field_get(&r_top, recorder);
-    PyObject *at = top == query ? field_get(&q_position, query) : NULL;
-    PyObject *parents = at == NULL ? NULL : field_get(&q_parents, query);
-    PyObject *argnums = parents == NULL ? NULL : field_get(&q_argnums, query);
-    PyObject *node = argnums == NULL ? NULL : field_get(&q_label, query);
-    PyObject *level = node == NULL ? NULL : field_get(&q_level, query);
-    PyObject *number = level == NULL ? NULL : field_get(&q_number, query);
-    PyObject *parent = NULL, *next = NULL, *key = NULL;
-    Py_ssize_t position = number != NULL && PyLong_CheckExact(at) ? PyLong_AsSsize_t(at) : -1;
-    if (position < 0 || !PyTuple_CheckExact(parents) || !PyTuple_CheckExact(argnums)) {
+    QueryStep step;
+    query_step(recorder, query, &step);
+    PyObject *at = step.at, *parents = step.parents, *argnums = step.argnums, *node = step.node, *level = step.level,
+        *number = step.number;
+    PyObject *parent = NULL, *next = NULL;
+    Py_ssize_t position = step.position;
+    if (position < 0) {
         goto done;
     }
-    if (position < PyTuple_GET_SIZE(parents)) {
-        key = PyLong_FromVoidPtr(PyTuple_GET_ITEM(parents, position));
-        parent = key == NULL ? NULL : PyDict_GetItemWithError(labels, key);
-        if (parent == NULL || PyObject_IsTrue(parent) <= 0) {
-            parent = NULL;
-            goto done;
-        }
-    } else {
-        parent = Py_None;
+    parent = parent_label_at(parents, position, labels);
+    if (parent == NULL) {
+        goto done;
     }
-    Py_INCREF(parent);
     PyObject *argnum = position < PyTuple_GET_SIZE(argnums) ? PyTuple_GET_ITEM(argnums, position) : Py_None;
     int first = position == 0 && argnum == zero && previous_flag == no_previous && result_flag == Py_False;
     PyObject *head = head_of(first ? &add_first_cell : &add_cell, level, number);
@@ -822,14 +906,7 @@ done:
     }
     Py_XDECREF(parent);
     Py_XDECREF(next);
-    Py_XDECREF(key);
-    Py_XDECREF(top);
-    Py_XDECREF(at);
-    Py_XDECREF(parents);
-    Py_XDECREF(argnums);
-    Py_XDECREF(node);
-    Py_XDECREF(level);
-    Py_XDECREF(number);
+    query_step_clear(&step);
     Py_DECREF(query);
     Py_DECREF(labels);
     Py_DECREF(values);
@@ -855,7 +932,7 @@ before_kept(PyObject *recorder, PyObject *prev_g_flagged)
     if (!structure_state(recorder, &query, &labels, &values, &limit)) {
         return NULL;
     }
-    PyObject *kept = NULL, *levels = NULL, *key = NULL;
+    PyObject *kept = NULL, *levels = NULL;
     PyObject *top = limit < 0 ? NULL : field_get(&r_top, recorder);
     PyObject *at = top == query ? field_get(&q_position, query) : NULL;
     PyObject *parents = at == NULL ? NULL : field_get(&q_parents, query);
@@ -865,12 +942,12 @@ before_kept(PyObject *recorder, PyObject *prev_g_flagged)
         goto done;
     }
     if (position < PyTuple_GET_SIZE(parents)) {
-        key = PyLong_FromVoidPtr(PyTuple_GET_ITEM(parents, position));
-        PyObject *parent = key == NULL ? NULL : PyDict_GetItemWithError(labels, key);
-        if (parent == NULL || PyObject_IsTrue(parent) <= 0) {
+        PyObject *parent = parent_label_at(parents, position, labels);
+        if (parent == NULL) {
             goto done;  /* (a node from before the recording: unrecorded, in Python) */
         }
-        PyObject *seen = PyDict_GetItemWithError(entries, parent);
+        PyObject *seen = PyDict_GetItemWithError(entries, parent);  /* (borrowed: entries holds its key too) */
+        Py_DECREF(parent);
         if (seen != NULL && PyTuple_CheckExact(seen) && PyTuple_GET_SIZE(seen) == 2
                 && PyTuple_GET_ITEM(seen, 0) == value && PyTuple_GET_ITEM(seen, 1) != Py_None) {
             kept = Py_NewRef(PyTuple_GET_ITEM(seen, 1));  /* still true: a copy */
@@ -885,7 +962,6 @@ before_kept(PyObject *recorder, PyObject *prev_g_flagged)
 done:
     PyErr_Clear();
     Py_XDECREF(levels);
-    Py_XDECREF(key);
     Py_XDECREF(top);
     Py_XDECREF(at);
     Py_XDECREF(parents);
@@ -911,12 +987,8 @@ static HeadCell add_kept_first_cell = {2006};
 static int
 add_outgrads_kept(PyObject *recorder, PyObject *prev_g_flagged, PyObject *previous, PyObject *g, PyObject *sum)
 {
-    PyObject *previous_flag;
-    if (prev_g_flagged == Py_None) {
-        previous_flag = no_previous;
-    } else if (PyTuple_CheckExact(prev_g_flagged) && PyTuple_GET_SIZE(prev_g_flagged) == 2) {
-        previous_flag = PyTuple_GET_ITEM(prev_g_flagged, 1);
-    } else {
+    PyObject *previous_flag = previous_flag_of(prev_g_flagged);
+    if (previous_flag == NULL) {
         return 0;
     }
     if (!PyTuple_CheckExact(sum) || PyTuple_GET_SIZE(sum) != 2 || Py_TYPE(g) == (PyTypeObject *)sparse_type) {
@@ -929,37 +1001,26 @@ add_outgrads_kept(PyObject *recorder, PyObject *prev_g_flagged, PyObject *previo
         return 0;
     }
     int result = 0;
-    PyObject *top = NULL, *at = NULL, *parents = NULL, *argnums = NULL, *node = NULL, *level = NULL, *number = NULL,
-        *ingrads = NULL, *kept_ingrads = NULL, *entries = NULL, *levels = NULL, *parent = NULL, *next = NULL,
-        *key = NULL, *contribution = NULL, *kept = NULL, *pair = NULL;
-    top = limit < 0 ? NULL : field_get(&r_top, recorder);
-    at = top == query ? field_get(&q_position, query) : NULL;
-    parents = at == NULL ? NULL : field_get(&q_parents, query);
-    argnums = parents == NULL ? NULL : field_get(&q_argnums, query);
-    node = argnums == NULL ? NULL : field_get(&q_label, query);
-    level = node == NULL ? NULL : field_get(&q_level, query);
-    number = level == NULL ? NULL : field_get(&q_number, query);
-    ingrads = number == NULL ? NULL : field_get(&q_ingrads, query);
+    QueryStep step;
+    query_step(recorder, query, &step);  /* (capture auto: limit >= 0) */
+    PyObject *at = step.at, *parents = step.parents, *argnums = step.argnums, *node = step.node, *level = step.level,
+        *number = step.number;
+    PyObject *ingrads = NULL, *kept_ingrads = NULL, *entries = NULL, *levels = NULL, *parent = NULL, *next = NULL,
+        *contribution = NULL, *kept = NULL, *pair = NULL;
+    ingrads = step.position < 0 ? NULL : field_get(&q_ingrads, query);
     kept_ingrads = ingrads == NULL ? NULL : field_get(&q_kept_ingrads, query);
     entries = kept_ingrads == NULL ? NULL : field_get(&q_entries, query);
     levels = entries == NULL ? NULL : levels_of(recorder);
-    Py_ssize_t position = levels != NULL && PyLong_CheckExact(at) ? PyLong_AsSsize_t(at) : -1;
-    if (position < 0 || !PyTuple_CheckExact(parents) || !PyTuple_CheckExact(argnums) || !PyTuple_CheckExact(ingrads)
+    Py_ssize_t position = levels != NULL ? step.position : -1;
+    if (position < 0 || !PyTuple_CheckExact(ingrads)
             || !(PyList_CheckExact(kept_ingrads) || PyTuple_CheckExact(kept_ingrads))
             || PySequence_Fast_GET_SIZE(kept_ingrads) != PyTuple_GET_SIZE(ingrads) || !PyDict_CheckExact(entries)) {
         goto done;
     }
-    if (position < PyTuple_GET_SIZE(parents)) {
-        key = PyLong_FromVoidPtr(PyTuple_GET_ITEM(parents, position));
-        parent = key == NULL ? NULL : PyDict_GetItemWithError(labels, key);
-        if (parent == NULL || PyObject_IsTrue(parent) <= 0) {
-            parent = NULL;
-            goto done;
-        }
-    } else {
-        parent = Py_None;
+    parent = parent_label_at(parents, position, labels);
+    if (parent == NULL) {
+        goto done;
     }
-    Py_INCREF(parent);
     PyObject *argnum = position < PyTuple_GET_SIZE(argnums) ? PyTuple_GET_ITEM(argnums, position) : Py_None;
     if (position < PyTuple_GET_SIZE(ingrads) && PyTuple_GET_ITEM(ingrads, position) == g) {
         contribution = Py_NewRef(PySequence_Fast_GET_ITEM(kept_ingrads, position));
@@ -1019,20 +1080,13 @@ done:
     if (result == 0) {
         PyErr_Clear();
     }
-    Py_XDECREF(top);
-    Py_XDECREF(at);
-    Py_XDECREF(parents);
-    Py_XDECREF(argnums);
-    Py_XDECREF(node);
-    Py_XDECREF(level);
-    Py_XDECREF(number);
+    query_step_clear(&step);
     Py_XDECREF(ingrads);
     Py_XDECREF(kept_ingrads);
     Py_XDECREF(entries);
     Py_XDECREF(levels);
     Py_XDECREF(parent);
     Py_XDECREF(next);
-    Py_XDECREF(key);
     Py_XDECREF(contribution);
     Py_XDECREF(kept);
     Py_XDECREF(pair);
@@ -1043,6 +1097,45 @@ done:
 }
 
 static PyObject *keep_sites_name, *made_name, *names_name, *distinct_name, *levels_name, *on_vjp_node_name;
+
+/* The node table's columns a node's creation reads and writes (new references): 1 when each is of the type the
+   paths take (labels, names and distinct_argnums dicts, levels and argnums Sparse dicts, made an int), else 0
+   (no error, all cleared: the Python's) */
+typedef struct {
+    PyObject *nodes, *made, *names, *distinct, *labels, *levels, *argnums;
+} NodeColumns;
+
+static void
+node_columns_clear(NodeColumns *t)
+{
+    Py_CLEAR(t->nodes);
+    Py_CLEAR(t->made);
+    Py_CLEAR(t->names);
+    Py_CLEAR(t->distinct);
+    Py_CLEAR(t->labels);
+    Py_CLEAR(t->levels);
+    Py_CLEAR(t->argnums);
+}
+
+static int
+node_columns(PyObject *recorder, NodeColumns *t)
+{
+    t->nodes = field_get(&r_nodes, recorder);
+    t->made = t->nodes == NULL ? NULL : field_get(&t_made, t->nodes);
+    t->names = t->made == NULL ? NULL : field_get(&t_names, t->nodes);
+    t->distinct = t->names == NULL ? NULL : field_get(&t_distinct, t->nodes);
+    t->labels = t->distinct == NULL ? NULL : field_get(&t_labels, t->nodes);
+    t->levels = t->labels == NULL ? NULL : field_get(&t_levels, t->nodes);
+    t->argnums = t->levels == NULL ? NULL : field_get(&t_argnums, t->nodes);
+    if (t->argnums == NULL || !PyLong_CheckExact(t->made) || !PyDict_CheckExact(t->names)
+            || !PyDict_CheckExact(t->distinct) || !PyDict_CheckExact(t->labels) || !PyDict_Check(t->levels)
+            || !PyDict_Check(t->argnums)) {
+        PyErr_Clear();
+        node_columns_clear(t);
+        return 0;
+    }
+    return 1;
+}
 static HeadCell node_unary_cell = {1001}, node_kept_unary_cell = {2001}, node_cell = {1};
 
 /* Mirrors on_vjp_node(node, value, fun, args, kwargs, argnums, parents)'s structure path (1, 0, -1 as
@@ -1064,43 +1157,20 @@ vjp_node_written(PyObject *recorder, PyObject *node, PyObject *value, PyObject *
     if (!PyTuple_CheckExact(parents) || PyTuple_GET_SIZE(parents) < 1 || PyTuple_GET_SIZE(parents) > 2) {
         return 0;
     }
-    PyObject *live = field_get(&r_live, recorder);
-    PyObject *keeps = live == Py_True ? field_get(&r_keeps, recorder) : NULL;
-    PyObject *sites = keeps == Py_False || (keeps == Py_True && auto_ready) ? field_get(&r_keep_sites, recorder)
-        : NULL;
-    int fast = sites != NULL && !PyObject_IsTrue(sites);
-    Py_ssize_t limit = -1;
-    if (fast && keeps == Py_True) {  /* capture auto: its inline size, not by reference */
-        PyObject *by_reference = field_get(&r_by_reference, recorder);
-        PyObject *size = by_reference == Py_False ? field_get(&r_inline_size, recorder) : NULL;
-        limit = size != NULL && PyLong_CheckExact(size) ? PyLong_AsSsize_t(size) : -1;
-        fast = limit >= 0;
-        Py_XDECREF(by_reference);
-        Py_XDECREF(size);
-    }
-    Py_XDECREF(live);
-    Py_XDECREF(keeps);
-    Py_XDECREF(sites);
-    if (!fast) {
-        PyErr_Clear();
+    Py_ssize_t limit;
+    if (!fast_capture(recorder, 1, &limit)) {
         return 0;
     }
     int result = 0;
-    PyObject *nodes = NULL, *values = NULL, *query = NULL, *number = NULL, *names = NULL, *distinct = NULL,
-        *labels = NULL, *levels = NULL, *kept = NULL, *key = NULL, *first = NULL, *second = NULL,
-        *parent_labels = NULL, *label = NULL, *next = NULL, *query_number = NULL, *value_kept = NULL, *named = NULL;
-    nodes = field_get(&r_nodes, recorder);
-    values = nodes == NULL ? NULL : field_get(&r_values, recorder);
+    PyObject *values = NULL, *query = NULL, *key = NULL, *first = NULL, *second = NULL, *parent_labels = NULL,
+        *label = NULL, *next = NULL, *query_number = NULL, *value_kept = NULL, *named = NULL;
+    NodeColumns table;
+    int columns = node_columns(recorder, &table);
+    PyObject *nodes = table.nodes, *number = table.made, *names = table.names, *distinct = table.distinct,
+        *labels = table.labels, *levels = table.levels, *kept = table.argnums;  /* (borrowed from table) */
+    values = columns ? field_get(&r_values, recorder) : NULL;
     query = values == NULL ? NULL : field_get(&r_query, recorder);
-    number = query == NULL ? NULL : field_get(&t_made, nodes);
-    names = number == NULL ? NULL : field_get(&t_names, nodes);
-    distinct = names == NULL ? NULL : field_get(&t_distinct, nodes);
-    labels = distinct == NULL ? NULL : field_get(&t_labels, nodes);
-    levels = labels == NULL ? NULL : field_get(&t_levels, nodes);
-    kept = levels == NULL ? NULL : field_get(&t_argnums, nodes);
-    if (kept == NULL || !PyList_CheckExact(values) || !PyLong_CheckExact(number) || !PyDict_CheckExact(names)
-            || !PyDict_CheckExact(distinct) || !PyDict_CheckExact(labels) || !PyDict_Check(levels)
-            || !PyDict_Check(kept)) {
+    if (query == NULL || !PyList_CheckExact(values)) {
         goto done;
     }
     named = PyDict_GetItemWithError(names, fun);
@@ -1195,15 +1265,9 @@ done:
     if (result == 0) {
         PyErr_Clear();
     }
-    Py_XDECREF(nodes);
+    node_columns_clear(&table);
     Py_XDECREF(values);
     Py_XDECREF(query);
-    Py_XDECREF(number);
-    Py_XDECREF(names);
-    Py_XDECREF(distinct);
-    Py_XDECREF(labels);
-    Py_XDECREF(levels);
-    Py_XDECREF(kept);
     Py_XDECREF(key);
     Py_XDECREF(first);
     Py_XDECREF(second);
@@ -1214,6 +1278,534 @@ done:
     Py_XDECREF(value_kept);
     Py_XDECREF(named);
     return result;
+}
+
+/* -------------------- forward mode's per-node events, written here -------------------- */
+
+/* Under capture structure and auto the wrapper of JVPNode.__init__ (JVPNodeInit) and AddOutgrads write forward
+   mode's common case too, mirroring forward.ForwardMode's begin_jvp_node, end_jvp_node and add_in_jvp_node line
+   by line: a recorder as structure_recorder takes, live, keeping no value or capture auto's by copy (no call site
+   kept), its log a plain list, a node of one or two named parents, its primitive named before. Every other case
+   calls the Python callback, before anything is written. */
+
+static PyTypeObject *jvp_frame_type;  /* forward.JVPFrame, once forward() has registered it */
+static PyObject *primitive_jvps;      /* autograd.core.primitive_jvps */
+static PyObject *summing_codes;       /* forward.SUMMING_JVP_MAKERS, as a tuple */
+static PyObject *frames_name, *fun_name, *name_name, *sums_name, *last_value_name, *last_kept_name, *g_name,
+    *abort_jvp_node_name;
+static Field r_frames, f_fun, f_label, f_name, f_level, f_argnums, f_parents, f_position, f_sums, f_last_value,
+    f_last_kept, n_g;
+static HeadCell jvp_node_cell = {9, 1}, jvp_add_first_cell = {1006, 1}, jvp_add_kept_first_cell = {2006, 1},
+    jvp_add_cell = {6, 1};
+
+/* The recorder's state forward mode's paths read: 1 with *values (a new reference: its log, a plain list) and
+   *limit (-1 under capture structure, else capture auto's inline size), or 0 when the Python callback must run:
+   not live, capture full, call sites kept, its log not a plain list (a query need not be open) */
+static int
+forward_state(PyObject *recorder, PyObject **values, Py_ssize_t *limit)
+{
+    *values = NULL;
+    *limit = -1;
+    int fast = jvp_frame_type != NULL && fast_capture(recorder, 1, limit);
+    if (fast) {
+        *values = field_get(&r_values, recorder);
+        fast = *values != NULL && PyList_CheckExact(*values);
+    }
+    if (!fast) {
+        PyErr_Clear();
+        Py_CLEAR(*values);
+    }
+    return fast;
+}
+
+static int jvp_frame_resolved;  /* forward() found every slot of JVPFrame a __slots__ member (offsets set) */
+
+/* A JVPFrame's slots are read and set at the offsets of its member descriptors, resolved once when forward()
+   registers the class (JVPFrame's __slots__ are fixed: no version tag to check at each read): 1 for a frame of
+   that class, else 0 (the Python's) */
+static inline int
+jvp_frame_slots(PyObject *frame)
+{
+    return jvp_frame_resolved && Py_TYPE(frame) == jvp_frame_type;
+}
+
+/* 1 when every slot's member descriptor was found in JVPFrame's own dict, their offsets set in the fields */
+static int
+jvp_frame_resolve(PyTypeObject *type)
+{
+    Field *fields[] = {&f_fun, &f_label, &f_name, &f_level, &f_argnums, &f_parents, &f_position, &f_sums,
+                       &f_last_value, &f_last_kept};
+    for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+        PyObject *found = PyDict_GetItemWithError(type->tp_dict, fields[i]->name);  /* (borrowed) */
+        if (found == NULL || !Py_IS_TYPE(found, &PyMemberDescr_Type)) {
+            PyErr_Clear();
+            return 0;
+        }
+        PyMemberDef *member = ((PyMemberDescrObject *)found)->d_member;
+        if (member->type != T_OBJECT_EX || (member->flags & READONLY) || member->offset <= 0) {
+            return 0;
+        }
+        fields[i]->offset = member->offset;
+    }
+    return 1;
+}
+
+/* a __slots__ member set at its offset (resolved by forward(): it cannot fail) */
+static inline void
+slot_put(Field *f, PyObject *obj, PyObject *value)
+{
+    PyObject **slot = (PyObject **)((char *)obj + f->offset);
+    Py_XSETREF(*slot, Py_NewRef(value));
+}
+
+/* a __slots__ member read at its offset (borrowed; NULL when unset) */
+static inline PyObject *
+slot_of(Field *f, PyObject *obj)
+{
+    return *(PyObject **)((char *)obj + f->offset);
+}
+
+/* A JVPFrame's slots the paths read (new references: keeping a value may run Python code): 1 when each is set,
+   its position an int, its argnums and parents tuples, else 0 (none held) */
+typedef struct {
+    PyObject *at, *label, *name, *level, *argnums, *parents;
+} FrameSlots;
+
+static void
+frame_slots_clear(FrameSlots *f)
+{
+    Py_CLEAR(f->at);
+    Py_CLEAR(f->label);
+    Py_CLEAR(f->name);
+    Py_CLEAR(f->level);
+    Py_CLEAR(f->argnums);
+    Py_CLEAR(f->parents);
+}
+
+static int
+frame_slots(PyObject *frame, FrameSlots *f)
+{
+    if (frame == NULL || !jvp_frame_slots(frame)) {
+        f->at = f->label = f->name = f->level = f->argnums = f->parents = NULL;
+        return 0;
+    }
+    f->at = Py_XNewRef(slot_of(&f_position, frame));
+    f->label = Py_XNewRef(slot_of(&f_label, frame));
+    f->name = Py_XNewRef(slot_of(&f_name, frame));
+    f->level = Py_XNewRef(slot_of(&f_level, frame));
+    f->argnums = Py_XNewRef(slot_of(&f_argnums, frame));
+    f->parents = Py_XNewRef(slot_of(&f_parents, frame));
+    if (f->at == NULL || f->label == NULL || f->name == NULL || f->level == NULL || f->argnums == NULL
+            || f->parents == NULL || !PyLong_CheckExact(f->at) || !PyTuple_CheckExact(f->argnums)
+            || !PyTuple_CheckExact(f->parents)) {
+        frame_slots_clear(f);
+        return 0;
+    }
+    return 1;
+}
+
+/* query and query.number, the recorder's innermost query's (a new reference), or NULL (no error) */
+static PyObject *
+query_number_of(PyObject *recorder)
+{
+    PyObject *query = field_get(&r_query, recorder);
+    PyObject *number = query == NULL ? NULL : query == Py_None ? Py_NewRef(Py_None) : field_get(&q_number, query);
+    Py_XDECREF(query);
+    if (number == NULL) {
+        PyErr_Clear();
+    }
+    return number;
+}
+
+/* Mirrors begin_jvp_node(fun, argnums, parents)'s common case (1: *made, a new reference to the frame pushed, or
+   None when fail() took an error; 0: the Python callback is to run, nothing done; -1: an error fail() did not
+   take), for a node of one or two parents, each named, its primitive named before:
+       labels = (labels.get(id(parent)), ...)     (None: nodes.unrecorded(parent), in Python)
+       level = nodes.levels[id(parents[0])]
+       number = nodes.made
+       nodes.made = number + 1
+       names = nodes.names.get(fun)                (None: nodes.name_of(fun), in Python)
+       sums = capture auto and id(getattr(core.primitive_jvps.get(fun), "__code__", None)) in _SUMMING_IDS
+       argnums = nodes.distinct_argnums.setdefault(argnums, argnums)
+       label = f"v{number}_{names[1]}"
+       frame = JVPFrame(fun, label, names[0], level, argnums, labels, sums)   (allocated here, its slots set)
+       self.frames.append(frame)
+       self.top = frame */
+static int
+jvp_begun(PyObject *recorder, PyObject *fun, PyObject *argnums, PyObject *parents, PyObject **made)
+{
+    *made = NULL;
+    if (!PyTuple_CheckExact(parents) || PyTuple_GET_SIZE(parents) < 1 || PyTuple_GET_SIZE(parents) > 2) {
+        return 0;
+    }
+    PyObject *values;
+    Py_ssize_t limit;
+    if (!forward_state(recorder, &values, &limit)) {
+        return 0;
+    }
+    int result = 0;
+    PyObject *frames = NULL, *named = NULL, *level = NULL, *parent_labels = NULL, *label = NULL, *next = NULL,
+        *frame = NULL;
+    NodeColumns table;
+    int columns = node_columns(recorder, &table);
+    PyObject *nodes = table.nodes, *labels = table.labels, *levels = table.levels, *number = table.made,
+        *names = table.names, *distinct = table.distinct;  /* (borrowed from table) */
+    frames = columns ? field_get(&r_frames, recorder) : NULL;
+    if (frames == NULL || !PyList_CheckExact(frames)) {
+        goto done;
+    }
+    named = PyDict_GetItemWithError(names, fun);
+    if (named == NULL || !PyTuple_CheckExact(named) || PyTuple_GET_SIZE(named) != 2
+            || !PyUnicode_CheckExact(PyTuple_GET_ITEM(named, 1))) {
+        named = NULL;
+        goto done;
+    }
+    Py_INCREF(named);
+    Py_ssize_t n = PyTuple_GET_SIZE(parents);
+    PyObject *found[2] = {NULL, NULL};  /* (borrowed from labels: no Python code runs before they are packed) */
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *key = PyLong_FromVoidPtr(PyTuple_GET_ITEM(parents, i));
+        found[i] = key == NULL ? NULL : PyDict_GetItemWithError(labels, key);
+        if (i == 0 && found[i] != NULL) {
+            level = PyDict_GetItemWithError(levels, key);  /* (Sparse's __missing__: its default, 0) */
+            level = level != NULL ? Py_NewRef(level) : PyErr_Occurred() ? NULL : Py_NewRef(zero);
+        }
+        Py_XDECREF(key);
+        if (found[i] == NULL || level == NULL || !PyUnicode_CheckExact(found[i]) || PyUnicode_GET_LENGTH(found[i]) == 0) {
+            goto done;  /* (a node from before the recording: unrecorded, in Python) */
+        }
+    }
+    parent_labels = PyTuple_Pack(n, found[0], found[1]);
+    int sums = 0;
+    if (limit >= 0) {  /* capture auto */
+        PyObject *maker = PyDict_GetItemWithError(primitive_jvps, fun);  /* (borrowed) */
+        if (maker != NULL && !PyFunction_Check(maker)) {
+            goto done;  /* (its __code__ read by getattr: in Python) */
+        }
+        if (maker != NULL) {
+            PyObject *code = PyFunction_GET_CODE(maker);
+            for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(summing_codes); i++) {
+                sums |= PyTuple_GET_ITEM(summing_codes, i) == code;
+            }
+        }
+    }
+    Py_ssize_t count = PyLong_AsSsize_t(number);
+    label = parent_labels == NULL || PyErr_Occurred() || count < 0 ? NULL
+        : label_text(count, PyTuple_GET_ITEM(named, 1));
+    next = label == NULL ? NULL : PyLong_FromSsize_t(count + 1);
+    PyObject *shared = next == NULL ? NULL : PyDict_SetDefault(distinct, argnums, argnums);  /* (borrowed) */
+    frame = shared == NULL ? NULL : jvp_frame_type->tp_alloc(jvp_frame_type, 0);
+    if (frame == NULL || !jvp_frame_slots(frame)) {
+        goto done;
+    }
+    slot_put(&f_fun, frame, fun);
+    slot_put(&f_label, frame, label);
+    slot_put(&f_name, frame, PyTuple_GET_ITEM(named, 0));
+    slot_put(&f_level, frame, level);
+    slot_put(&f_argnums, frame, shared);
+    slot_put(&f_parents, frame, parent_labels);
+    slot_put(&f_position, frame, zero);
+    slot_put(&f_sums, frame, sums ? Py_True : Py_False);
+    slot_put(&f_last_value, frame, Py_None);
+    slot_put(&f_last_kept, frame, Py_None);
+    /* (from here on, as the Python's try: an error goes to recorder.fail) */
+    result = 1;
+    if (field_set(&t_made, nodes, next) < 0 || PyList_Append(frames, frame) < 0 || field_set(&r_top, recorder, frame) < 0) {
+        result = structure_failed(recorder) < 0 ? -1 : 1;
+        *made = result < 0 ? NULL : Py_NewRef(Py_None);
+    } else {
+        *made = Py_NewRef(frame);
+    }
+done:
+    if (result == 0) {
+        PyErr_Clear();
+    }
+    Py_DECREF(values);
+    node_columns_clear(&table);
+    Py_XDECREF(frames);
+    Py_XDECREF(named);
+    Py_XDECREF(level);
+    Py_XDECREF(parent_labels);
+    Py_XDECREF(label);
+    Py_XDECREF(next);
+    Py_XDECREF(frame);
+    return result;
+}
+
+/* Mirrors end_jvp_node(frame, node, value, args)'s common case (1, 0, -1 as jvp_begun): the frame innermost, of
+   one or two parents:
+       frames.pop(); self.top = frames[-1] if frames else None
+       nodes.labels[key] = frame.label
+       if frame.level != 0 or key in nodes.levels: nodes.levels[key] = frame.level
+       if frame.argnums is not UNARY or key in nodes.argnums: nodes.argnums[key] = frame.argnums
+       kept = tangent = None                       (capture structure)
+       kept = value if type(value) in SCALARS else self.keep(value)        (capture auto)
+       tangent = frame.last_kept if frame.sums and frame.position and node.g is frame.last_value \
+           else self.keep(node.g)
+       write(self.values, JVPNodeCreated, mode="fwd", level=frame.level, query=query and query.number,
+             label=frame.label, primitive=frame.name, argnums=frame.argnums, parents=",".join(frame.parents),
+             value=kept, tangent=tangent, site=None) */
+static int
+jvp_ended(PyObject *recorder, PyObject *frame, PyObject *node, PyObject *value)
+{
+    FrameSlots slots;
+    if (!frame_slots(frame, &slots)) {
+        return 0;
+    }
+    PyObject *label = slots.label, *name = slots.name, *level = slots.level, *argnums = slots.argnums,
+        *parents = slots.parents;  /* (borrowed from slots) */
+    PyObject *values;
+    Py_ssize_t limit;
+    if (PyTuple_GET_SIZE(parents) < 1 || PyTuple_GET_SIZE(parents) > 2 || !forward_state(recorder, &values, &limit)) {
+        frame_slots_clear(&slots);
+        return 0;
+    }
+    int result = 0;
+    PyObject *nodes = NULL, *frames = NULL, *labels = NULL, *levels = NULL, *kept_argnums = NULL, *number = NULL,
+        *key = NULL, *parent_labels = NULL, *kept = NULL, *tangent = NULL, *g = NULL;
+    nodes = field_get(&r_nodes, recorder);
+    frames = nodes == NULL ? NULL : field_get(&r_frames, recorder);
+    labels = frames == NULL ? NULL : field_get(&t_labels, nodes);
+    levels = labels == NULL ? NULL : field_get(&t_levels, nodes);
+    kept_argnums = levels == NULL ? NULL : field_get(&t_argnums, nodes);
+    number = kept_argnums == NULL ? NULL : query_number_of(recorder);
+    if (number == NULL || !PyList_CheckExact(frames) || !PyDict_CheckExact(labels) || !PyDict_Check(levels)
+            || !PyDict_Check(kept_argnums)) {
+        goto done;
+    }
+    if (PyTuple_GET_SIZE(parents) == 2) {
+        PyObject *a = PyTuple_GET_ITEM(parents, 0), *b = PyTuple_GET_ITEM(parents, 1);
+        parent_labels = PyUnicode_CheckExact(a) && PyUnicode_CheckExact(b) ? pair_text(a, b) : NULL;
+    } else {
+        parent_labels = PyUnicode_CheckExact(PyTuple_GET_ITEM(parents, 0))
+            ? Py_NewRef(PyTuple_GET_ITEM(parents, 0)) : NULL;
+    }
+    if (parent_labels == NULL) {
+        goto done;
+    }
+    if (limit < 0) {  /* capture structure */
+        kept = Py_NewRef(Py_None);
+        tangent = Py_NewRef(Py_None);
+    } else {
+        kept = kept_value(value, limit, labels, levels);
+        g = kept == NULL ? NULL : field_get(&n_g, node);
+        if (g == NULL) {
+            goto done;
+        }
+        PyObject *position = slot_of(&f_position, frame), *last_value = slot_of(&f_last_value, frame),
+            *last_kept = slot_of(&f_last_kept, frame);
+        if (slot_of(&f_sums, frame) == Py_True && position != NULL && PyLong_CheckExact(position)
+                && position != zero && g == last_value && last_kept != NULL) {
+            tangent = Py_NewRef(last_kept);  /* sum_outgrads returned it: already a copy */
+        } else {
+            tangent = kept_value(g, limit, labels, levels);
+        }
+        if (tangent == NULL) {
+            goto done;
+        }
+    }
+    PyObject *head = head_of(&jvp_node_cell, level, number);
+    Py_ssize_t n = PyList_GET_SIZE(frames);
+    key = head == NULL ? NULL : PyLong_FromVoidPtr(node);
+    if (key == NULL || n == 0 || PyList_GET_ITEM(frames, n - 1) != frame) {
+        goto done;  /* (a frame not innermost: self.pop(frame), in Python) */
+    }
+    /* (from here on, as the Python's try: an error goes to recorder.fail) */
+    result = 1;
+    int failed = PyList_SetSlice(frames, n - 1, n, NULL) < 0
+        || field_set(&r_top, recorder, n > 1 ? PyList_GET_ITEM(frames, n - 2) : Py_None) < 0
+        || PyDict_SetItem(labels, key, label) < 0;
+    if (!failed) {
+        int differs = PyObject_RichCompareBool(level, zero, Py_NE);
+        int there = differs == 0 ? PyDict_Contains(levels, key) : 0;
+        failed = differs < 0 || there < 0 || ((differs || there) && PyDict_SetItem(levels, key, level) < 0);
+    }
+    if (!failed) {
+        int there = argnums == unary ? PyDict_Contains(kept_argnums, key) : 0;
+        failed = there < 0 || ((argnums != unary || there) && PyDict_SetItem(kept_argnums, key, argnums) < 0);
+    }
+    if (!failed) {
+        PyObject *row[8] = {head, label, name, argnums, parent_labels, kept, tangent, Py_None};
+        failed = append_all(values, row, 8) < 0;
+    }
+    if (failed) {
+        result = structure_failed(recorder) < 0 ? -1 : 1;
+    }
+done:
+    if (result == 0) {
+        PyErr_Clear();
+    }
+    Py_DECREF(values);
+    frame_slots_clear(&slots);
+    Py_XDECREF(nodes);
+    Py_XDECREF(frames);
+    Py_XDECREF(labels);
+    Py_XDECREF(levels);
+    Py_XDECREF(kept_argnums);
+    Py_XDECREF(number);
+    Py_XDECREF(key);
+    Py_XDECREF(parent_labels);
+    Py_XDECREF(kept);
+    Py_XDECREF(tangent);
+    Py_XDECREF(g);
+    return result;
+}
+
+/* Mirrors before_add_outgrads(prev_g_flagged, g) with a JVPFrame on top under capture auto: a new reference to
+   self.keep(prev_g_flagged[0]), or NULL (no error) when the Python callback is to run (nothing done yet) */
+static PyObject *
+jvp_before_kept(PyObject *recorder, PyObject *prev_g_flagged)
+{
+    if (!PyTuple_CheckExact(prev_g_flagged) || PyTuple_GET_SIZE(prev_g_flagged) != 2) {
+        return NULL;
+    }
+    PyObject *values;
+    Py_ssize_t limit;
+    if (!forward_state(recorder, &values, &limit)) {
+        return NULL;
+    }
+    Py_DECREF(values);
+    PyObject *labels = limit < 0 ? NULL : field_get(&r_labels, recorder);
+    PyObject *levels = labels != NULL && PyDict_CheckExact(labels) ? levels_of(recorder) : NULL;
+    PyObject *kept = levels == NULL ? NULL : kept_value(PyTuple_GET_ITEM(prev_g_flagged, 0), limit, labels, levels);
+    PyErr_Clear();
+    Py_XDECREF(labels);
+    Py_XDECREF(levels);
+    return kept;
+}
+
+/* Mirrors after_add_outgrads(prev_g_flagged, previous, g, result) with a JVPFrame on top, add_in_jvp_node(frame,
+   prev_g_flagged, previous, g, result) (1, 0, -1 as jvp_begun):
+       value, mutable = result
+       position = frame.position
+       frame.position = position + 1
+       contribution = kept = None                  (capture structure)
+       contribution = self.keep(g); kept = contribution if value is g else self.keep(value)    (capture auto)
+       frame.last_value, frame.last_kept = value, kept                                          (capture auto)
+       write(self.values, AddOutgrads, mode="fwd", level=frame.level, query=query and query.number,
+             node=frame.label, position=position, parent=parents[position] if position < len(parents) else None,
+             argnum=argnums[position] if position < len(argnums) else None, previous=previous,
+             previous_flag=prev_g_flagged[1] if prev_g_flagged else NO_PREVIOUS, contribution=contribution,
+             result=kept, result_flag=mutable, replaced=False) */
+static int
+jvp_add_written(PyObject *recorder, PyObject *frame, PyObject *prev_g_flagged, PyObject *previous, PyObject *g,
+                PyObject *sum)
+{
+    PyObject *previous_flag = previous_flag_of(prev_g_flagged);
+    if (previous_flag == NULL) {
+        return 0;
+    }
+    FrameSlots slots;
+    if (!PyTuple_CheckExact(sum) || PyTuple_GET_SIZE(sum) != 2 || !frame_slots(frame, &slots)) {
+        return 0;
+    }
+    PyObject *value = PyTuple_GET_ITEM(sum, 0), *mutable = PyTuple_GET_ITEM(sum, 1);
+    PyObject *at = slots.at, *label = slots.label, *level = slots.level, *argnums = slots.argnums,
+        *parents = slots.parents;  /* (borrowed from slots) */
+    Py_ssize_t position = PyLong_AsSsize_t(at);
+    PyObject *values;
+    Py_ssize_t limit;
+    if (position < 0 || !forward_state(recorder, &values, &limit)) {
+        PyErr_Clear();
+        frame_slots_clear(&slots);
+        return 0;
+    }
+    int result = 0;
+    PyObject *number = NULL, *labels = NULL, *levels = NULL, *contribution = NULL, *kept = NULL, *next = NULL;
+    number = query_number_of(recorder);
+    if (number == NULL) {
+        goto done;
+    }
+    if (limit < 0) {  /* capture structure */
+        contribution = Py_NewRef(Py_None);
+        kept = Py_NewRef(Py_None);
+    } else {
+        labels = field_get(&r_labels, recorder);
+        levels = labels != NULL && PyDict_CheckExact(labels) ? levels_of(recorder) : NULL;
+        contribution = levels == NULL || Py_TYPE(g) == (PyTypeObject *)sparse_type ? NULL
+            : kept_value(g, limit, labels, levels);
+        kept = contribution == NULL ? NULL : value == g ? Py_NewRef(contribution)
+            : kept_value(value, limit, labels, levels);
+        if (kept == NULL) {
+            goto done;
+        }
+    }
+    PyObject *parent = position < PyTuple_GET_SIZE(parents) ? PyTuple_GET_ITEM(parents, position) : Py_None;
+    PyObject *argnum = position < PyTuple_GET_SIZE(argnums) ? PyTuple_GET_ITEM(argnums, position) : Py_None;
+    int reference = PySet_Contains(no_reference, (PyObject *)Py_TYPE(kept));
+    if (reference < 0) {
+        goto done;
+    }
+    /* the packer's forms, in its order */
+    int plain = position == 0 && argnum == zero && previous == Py_None && previous_flag == Py_None
+        && mutable == Py_False;
+    int first = plain && contribution == Py_None && kept == Py_None;
+    int first_kept = !first && plain && kept == contribution && reference;
+    PyObject *head = head_of(first ? &jvp_add_first_cell : first_kept ? &jvp_add_kept_first_cell : &jvp_add_cell,
+                             level, number);
+    next = head == NULL ? NULL : PyLong_FromSsize_t(position + 1);
+    if (next == NULL) {
+        goto done;
+    }
+    /* (from here on, as the Python's try: an error goes to recorder.fail) */
+    result = 1;
+    slot_put(&f_position, frame, next);
+    if (limit >= 0) {
+        slot_put(&f_last_value, frame, value);
+        slot_put(&f_last_kept, frame, kept);
+    }
+    int failed;
+    if (first) {
+        PyObject *row[3] = {head, label, parent};
+        failed = append_all(values, row, 3) < 0;
+    } else if (first_kept) {
+        PyObject *row[4] = {head, label, parent, contribution};
+        failed = append_all(values, row, 4) < 0;
+    } else {
+        PyObject *row[11] = {head, label, at, parent, argnum, previous, previous_flag, contribution, kept, mutable,
+                             Py_False};
+        failed = append_all(values, row, 11) < 0;
+    }
+    if (failed) {
+        result = structure_failed(recorder) < 0 ? -1 : 1;
+    }
+done:
+    if (result == 0) {
+        PyErr_Clear();
+    }
+    Py_DECREF(values);
+    frame_slots_clear(&slots);
+    Py_XDECREF(number);
+    Py_XDECREF(labels);
+    Py_XDECREF(levels);
+    Py_XDECREF(contribution);
+    Py_XDECREF(kept);
+    Py_XDECREF(next);
+    return result;
+}
+
+/* forward(JVPFrame, primitive_jvps, SUMMING_JVP_MAKERS): the frame class forward mode's paths allocate, and what
+   they read to tell a summing JVP maker (forward.py, at import) */
+static PyObject *
+forward_mode(PyObject *module, PyObject *args)
+{
+    PyObject *type, *jvps, *makers;
+    if (!PyArg_UnpackTuple(args, "forward", 3, 3, &type, &jvps, &makers)) {
+        return NULL;
+    }
+    if (!PyType_Check(type) || !PyType_HasFeature((PyTypeObject *)type, Py_TPFLAGS_HEAPTYPE) || !PyDict_Check(jvps)) {
+        PyErr_SetString(PyExc_TypeError, "forward() takes the JVPFrame class, primitive_jvps and the makers' codes");
+        return NULL;
+    }
+    PyObject *codes = PySequence_Tuple(makers);
+    if (codes == NULL) {
+        return NULL;
+    }
+    Py_XSETREF(jvp_frame_type, (PyTypeObject *)Py_NewRef(type));
+    jvp_frame_resolved = jvp_frame_resolve(jvp_frame_type);
+    Py_XSETREF(primitive_jvps, Py_NewRef(jvps));
+    Py_XSETREF(summing_codes, codes);
+    Py_RETURN_NONE;
 }
 
 /* structure(Recorder, on_toposort, HEADS, NO_PREVIOUS, UNARY): the recorder class whose structure events the
@@ -1267,6 +1859,9 @@ static PyMethodDef module_methods[] = {
     {"auto", auto_capture, METH_VARARGS,
      "auto(SCALARS, NO_REFERENCE, box_types, ndarray, SparseObject, BOXED, ARRAY_SUMMARY, values): what the "
      "wrappers read to keep capture auto's common values themselves (as capture.Keeper)."},
+    {"forward", forward_mode, METH_VARARGS,
+     "forward(JVPFrame, primitive_jvps, SUMMING_JVP_MAKERS): the frame class and JVP makers forward mode's paths "
+     "read to write its common case themselves (begin_jvp_node, end_jvp_node, add_in_jvp_node)."},
     {"structure", structure, METH_VARARGS,
      "structure(Recorder, on_toposort, HEADS, NO_PREVIOUS, UNARY): the recorder class whose capture structure "
      "events the wrappers write themselves (the common case of on_toposort, on_vjp_called, after_add_outgrads)."},
@@ -1591,24 +2186,119 @@ static PyGetSetDef node_init_getset[] = {
     {NULL},
 };
 
-static PyTypeObject NodeInitType = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "adtrace.recording.autograd._wrappers.NodeInit",
-    .tp_basicsize = sizeof(NodeInit),
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR,
-    .tp_doc = "NodeInit(original, active, python): wrappers.wrap_vjp_node_init(original, active)'s __init__.",
-    .tp_new = node_init_new,
-    .tp_call = PyVectorcall_Call,
-    .tp_descr_get = node_init_get,
-    .tp_vectorcall_offset = offsetof(NodeInit, vectorcall),
-    .tp_dictoffset = offsetof(NodeInit, dict),
-    .tp_getattro = PyObject_GenericGetAttr,
-    .tp_setattro = PyObject_GenericSetAttr,
-    .tp_traverse = (traverseproc)node_init_traverse,
-    .tp_clear = (inquiry)node_init_clear,
-    .tp_dealloc = (destructor)node_init_dealloc,
-    .tp_getset = node_init_getset,
-};
+/* the type of a wrapper put at a node class's __init__ (NodeInit, JVPNodeInit: the same object, another call) */
+#define NODE_INIT_TYPE(NAME, DOC, NEW) {                                                                       \
+    PyVarObject_HEAD_INIT(NULL, 0)                                                                             \
+    .tp_name = "adtrace.recording.autograd._wrappers." NAME,                                                   \
+    .tp_basicsize = sizeof(NodeInit),                                                                          \
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR, \
+    .tp_doc = DOC,                                                                                             \
+    .tp_new = NEW,                                                                                             \
+    .tp_call = PyVectorcall_Call,                                                                              \
+    .tp_descr_get = node_init_get,                                                                             \
+    .tp_vectorcall_offset = offsetof(NodeInit, vectorcall),                                                    \
+    .tp_dictoffset = offsetof(NodeInit, dict),                                                                 \
+    .tp_getattro = PyObject_GenericGetAttr,                                                                    \
+    .tp_setattro = PyObject_GenericSetAttr,                                                                    \
+    .tp_traverse = (traverseproc)node_init_traverse,                                                           \
+    .tp_clear = (inquiry)node_init_clear,                                                                      \
+    .tp_dealloc = (destructor)node_init_dealloc,                                                               \
+    .tp_getset = node_init_getset,                                                                             \
+}
+
+static PyTypeObject NodeInitType = NODE_INIT_TYPE(
+    "NodeInit", "NodeInit(original, active, python): wrappers.wrap_vjp_node_init(original, active)'s __init__.",
+    node_init_new);
+
+/* -------------------- JVPNodeInit: wrap_jvp_node_init's __init__ -------------------- */
+
+/* Mirrors wrap_jvp_node_init's __init__(self, value, fun, args, kwargs, parent_argnums, parents) (called unbound,
+   self first, as NodeInit), line by line, its callbacks' common case written here (jvp_begun, jvp_ended):
+       recorder = active.get()
+       if recorder is None:
+           return original(self, value, fun, args, kwargs, parent_argnums, parents)
+       frame = recorder.begin_jvp_node(fun, parent_argnums, parents)
+       try:
+           original(self, value, fun, args, kwargs, parent_argnums, parents)
+       except BaseException:
+           recorder.abort_jvp_node(frame)
+           raise
+       recorder.end_jvp_node(frame, self, value, args) */
+static PyObject *
+jvp_node_init_call(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    NodeInit *wrapper = (NodeInit *)callable;
+    if (PyVectorcall_NARGS(nargsf) != 7 || (kwnames != NULL && PyTuple_GET_SIZE(kwnames) != 0)) {
+        return PyObject_Vectorcall(wrapper->python, args, nargsf, kwnames);
+    }
+    PyObject *recorder = NULL;
+    if (PyContextVar_Get(wrapper->active, NULL, &recorder) < 0) {
+        return NULL;
+    }
+    if (recorder == NULL || recorder == Py_None) {
+        Py_XDECREF(recorder);
+        return PyObject_Vectorcall(wrapper->original, args, 7, NULL);
+    }
+    PyObject *frame = NULL;
+    int begun = structure_recorder(recorder, begin_jvp_node_name)
+        ? jvp_begun(recorder, args[2], args[5], args[6], &frame) : 0;
+    if (begun == 0) {
+        PyObject *call[4] = {recorder, args[2], args[5], args[6]};
+        frame = PyObject_VectorcallMethod(begin_jvp_node_name, call, 4, NULL);
+    }
+    if (frame == NULL) {
+        Py_DECREF(recorder);
+        return NULL;
+    }
+    PyObject *done = PyObject_Vectorcall(wrapper->original, args, 7, NULL);
+    if (done == NULL) {  /* recorder.abort_jvp_node(frame), then the error raised again */
+        PyObject *type, *value, *traceback;
+        PyErr_Fetch(&type, &value, &traceback);
+        PyObject *call[2] = {recorder, frame};
+        PyObject *aborted = PyObject_VectorcallMethod(abort_jvp_node_name, call, 2, NULL);
+        if (aborted == NULL) {  /* (its own error raised instead) */
+            Py_XDECREF(type);
+            Py_XDECREF(value);
+            Py_XDECREF(traceback);
+        } else {
+            Py_DECREF(aborted);
+            PyErr_Restore(type, value, traceback);
+        }
+        Py_DECREF(frame);
+        Py_DECREF(recorder);
+        return NULL;
+    }
+    Py_DECREF(done);
+    int ended = structure_recorder(recorder, end_jvp_node_name) ? jvp_ended(recorder, frame, args[0], args[1]) : 0;
+    if (ended == 0) {
+        PyObject *call[5] = {recorder, frame, args[0], args[1], args[3]};
+        done = PyObject_VectorcallMethod(end_jvp_node_name, call, 5, NULL);
+    } else {
+        done = ended < 0 ? NULL : Py_NewRef(Py_None);
+    }
+    Py_DECREF(frame);
+    Py_DECREF(recorder);
+    if (done == NULL) {
+        return NULL;
+    }
+    Py_DECREF(done);
+    Py_RETURN_NONE;
+}
+
+/* JVPNodeInit(original, active, python) */
+static PyObject *
+jvp_node_init_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    NodeInit *self = (NodeInit *)node_init_new(type, args, kwargs);
+    if (self != NULL) {
+        self->vectorcall = jvp_node_init_call;
+    }
+    return (PyObject *)self;
+}
+
+static PyTypeObject JVPNodeInitType = NODE_INIT_TYPE(
+    "JVPNodeInit", "JVPNodeInit(original, active, python): wrappers.wrap_jvp_node_init(original, active)'s __init__.",
+    jvp_node_init_new);
 
 /* -------------------- AddOutgrads: wrap_add_outgrads's add_outgrads -------------------- */
 
@@ -1663,7 +2353,15 @@ add_outgrads_call(PyObject *callable, PyObject *const *args, size_t nargsf, PyOb
         return NULL;
     }
     if (wanted) {
-        previous = structure_recorder(recorder, before_add_outgrads) ? before_kept(recorder, prev_g_flagged) : NULL;
+        PyObject *top = structure_recorder(recorder, before_add_outgrads) ? field_get(&r_top, recorder) : NULL;
+        if (top == NULL) {
+            PyErr_Clear();
+        } else if (Py_TYPE(top) == jvp_frame_type) {  /* forward mode: a JVPNode under construction */
+            previous = jvp_before_kept(recorder, prev_g_flagged);
+        } else {
+            previous = before_kept(recorder, prev_g_flagged);
+        }
+        Py_XDECREF(top);
         if (previous == NULL) {  /* (capture auto's common case: kept in before_kept) */
             PyObject *call[3] = {recorder, prev_g_flagged, g};
             previous = PyObject_VectorcallMethod(before_add_outgrads, call, 3, NULL);
@@ -1676,8 +2374,18 @@ add_outgrads_call(PyObject *callable, PyObject *const *args, size_t nargsf, PyOb
         previous = Py_NewRef(Py_None);
     }
     PyObject *result = PyObject_Vectorcall(self->original, args, 2, NULL);
-    int written = result != NULL && structure_recorder(recorder, after_add_outgrads)
-        ? add_outgrads_written(recorder, prev_g_flagged, previous, g, result) : 0;
+    int written = 0;
+    if (result != NULL && structure_recorder(recorder, after_add_outgrads)) {
+        PyObject *top = field_get(&r_top, recorder);
+        if (top == NULL) {
+            PyErr_Clear();
+        } else if (Py_TYPE(top) != jvp_frame_type) {
+            written = add_outgrads_written(recorder, prev_g_flagged, previous, g, result);
+        } else if (structure_recorder(recorder, add_in_jvp_node_name)) {  /* forward mode: add_in_jvp_node's */
+            written = jvp_add_written(recorder, top, prev_g_flagged, previous, g, result);
+        }
+        Py_XDECREF(top);
+    }
     if (written < 0) {
         Py_CLEAR(result);
     }
@@ -1981,12 +2689,41 @@ PyInit__wrappers(void)
             || !vjp_name) {
         return NULL;
     }
+    begin_jvp_node_name = PyUnicode_InternFromString("begin_jvp_node");
+    end_jvp_node_name = PyUnicode_InternFromString("end_jvp_node");
+    abort_jvp_node_name = PyUnicode_InternFromString("abort_jvp_node");
+    add_in_jvp_node_name = PyUnicode_InternFromString("add_in_jvp_node");
+    frames_name = PyUnicode_InternFromString("frames");
+    fun_name = PyUnicode_InternFromString("fun");
+    name_name = PyUnicode_InternFromString("name");
+    sums_name = PyUnicode_InternFromString("sums");
+    last_value_name = PyUnicode_InternFromString("last_value");
+    last_kept_name = PyUnicode_InternFromString("last_kept");
+    g_name = PyUnicode_InternFromString("g");
+    fwd = PyUnicode_InternFromString("fwd");
+    if (!begin_jvp_node_name || !end_jvp_node_name || !abort_jvp_node_name || !add_in_jvp_node_name || !frames_name
+            || !fun_name || !name_name || !sums_name || !last_value_name || !last_kept_name || !g_name || !fwd) {
+        return NULL;
+    }
+    r_frames.name = frames_name;
+    f_fun.name = fun_name;
+    f_label.name = label_name;
+    f_name.name = name_name;
+    f_level.name = level_name;
+    f_argnums.name = argnums_name;
+    f_parents.name = parents_name;
+    f_position.name = position_name;
+    f_sums.name = sums_name;
+    f_last_value.name = last_value_name;
+    f_last_kept.name = last_kept_name;
+    n_g.name = g_name;
     PyObject *m = PyModule_Create(&module);
     if (m == NULL) {
         return NULL;
     }
     if (add_type(m, "RecordedVJP", &RecordedVJPType) < 0 || add_type(m, "AddOutgrads", &AddOutgradsType) < 0
-            || add_type(m, "Visits", &VisitsType) < 0 || add_type(m, "NodeInit", &NodeInitType) < 0) {
+            || add_type(m, "Visits", &VisitsType) < 0 || add_type(m, "NodeInit", &NodeInitType) < 0
+            || add_type(m, "JVPNodeInit", &JVPNodeInitType) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -14,6 +14,7 @@ from ..callsite import user_call_site
 from ..fanout import guards_itself
 from ..events import NO_PREVIOUS, AddOutgrads, JVPNodeCreated
 from ..packers import inline_writes, write
+from .. import compiled
 
 
 def _summing_jvp_makers():
@@ -46,9 +47,17 @@ class JVPFrame:
         self.last_value = self.last_kept = None  # the last add_outgrads result in this frame
 
 
+_twin = compiled.twin("adtrace.recording.autograd._wrappers")
+if _twin is not None:  # its wrappers write forward mode's common case themselves (begin_jvp_node, end_jvp_node,
+    _twin.forward(JVPFrame, core.primitive_jvps, SUMMING_JVP_MAKERS)  # add_in_jvp_node), allocating the frames
+
+
 @inline_writes
 class ForwardMode:
-    """The Recorder's forward-mode events (a mixin of ``Recorder``)."""
+    """The Recorder's forward-mode events (a mixin of ``Recorder``). Hot path under forward mode: the common case
+    of begin_jvp_node, end_jvp_node and add_in_jvp_node under capture structure and auto is also written by the
+    compiled wrappers (``_wrappers.c``: jvp_begun, jvp_ended, jvp_add_written), line by line: a change here is
+    made there too (JVPFrame's slots are set there by name)."""
 
     @guards_itself
     def begin_jvp_node(self, fun, argnums, parents):

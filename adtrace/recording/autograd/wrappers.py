@@ -20,12 +20,14 @@ from .state import state
 
 _twin = compiled.twin("adtrace.recording.autograd._wrappers")
 # The compiled twins of the per-node paths (``_wrappers.c``), when built, read when the hooks are installed:
-# recorded_vjp bound to (id(node), vjp, active) in one object (64 B, no frame per call), VJPNode.__init__'s and
-# add_outgrads' wrappers, and _visits. The pure-Python code stays the reference; each set to None, it is used (tests).
+# recorded_vjp bound to (id(node), vjp, active) in one object (64 B, no frame per call), VJPNode.__init__'s,
+# JVPNode.__init__'s and add_outgrads' wrappers, and _visits. The pure-Python code stays the reference; each set
+# to None, it is used (tests).
 RecordedVJP = None if _twin is None else _twin.RecordedVJP
 NodeInit = None if _twin is None else _twin.NodeInit
 AddOutgrads = None if _twin is None else _twin.AddOutgrads
 Visits = None if _twin is None else _twin.Visits
+JVPNodeInit = None if _twin is None else _twin.JVPNodeInit  # (JVPNode.__init__'s, forward mode)
 
 
 def wrap_add_outgrads(original, active):
@@ -195,6 +197,8 @@ def wrap_jvp_node_init(original, active):
             raise
         recorder.end_jvp_node(frame, self, value, args)
 
+    if JVPNodeInit is not None:  # (the same, in C: the Python one for a call by keywords)
+        return functools.wraps(original)(JVPNodeInit(original, active, __init__))
     return __init__
 
 

@@ -11,7 +11,9 @@ import autograd.numpy as anp
 import autograd.util as util
 import numpy as np
 import pytest
-from autograd import grad, make_vjp
+from autograd import grad, make_jvp, make_vjp
+from autograd.extend import def_linear, defjvp, defvjp, primitive
+from autograd.test_util import check_grads
 
 import adtrace
 from adtrace.compare.align import EXACT, compare
@@ -316,6 +318,126 @@ def test_capture_auto_leaves_no_reference_behind(binding):
     assert [sys.getrefcount(level) for level in range(8)] == before
 
 
+@primitive
+def _scaled(x, y):
+    return 2.0 * x * y
+
+
+defjvp(_scaled, lambda g, ans, x, y: 2.0 * g * y, lambda g, ans, x, y: 2.0 * x * g)
+defvjp(_scaled, lambda ans, x, y: lambda g: 2.0 * g * y, lambda ans, x, y: lambda g: 2.0 * x * g)
+
+
+@primitive
+def _tripled(x):
+    return 3.0 * x
+
+
+def_linear(_tripled)  # (defjvp_argnum's maker)
+defvjp(_tripled, lambda ans, x: lambda g: _tripled(g))
+
+
+@primitive
+def _no_jvp(x):
+    return x
+
+
+defjvp(_no_jvp, lambda g, ans, x: 1 / 0)  # a JVP rule that raises
+
+
+def _raised_in_a_jvp_rule(x):
+    with pytest.raises(ZeroDivisionError):
+        make_jvp(lambda x: _no_jvp(anp.sin(x)))(x)(1.0)
+    return make_jvp(anp.cos)(x)(1.0)  # (recorded after it: the frame it left was popped)
+
+
+# forward-mode programs: make_jvp of scalars and arrays, check_grads' forward mode, a JVP of a VJP, grad of a JVP,
+# primitives of defjvp's two arguments and def_linear's, and a JVP rule that raises
+FORWARD = {
+    "scalar": lambda: make_jvp(lambda x: anp.sin(x) * x + x)(1.3)(1.0),
+    "array": lambda: make_jvp(lambda x: anp.tanh(x) * x + anp.exp(x))(np.linspace(0, 1, 5))(np.ones(5)),
+    "dot": lambda: make_jvp(lambda x: anp.dot(x, x) + anp.sum(x[1:]))(np.ones(3))(np.ones(3)),
+    "check_grads": lambda: check_grads(lambda x: anp.sum(anp.sin(x) * x), modes=["fwd"], order=2)(
+        np.linspace(0.1, 1, 4)),
+    "jvp_of_vjp": lambda: make_jvp(lambda x: make_vjp(lambda x: anp.sin(x) * x)(x)[0](1.0))(0.4)(1.0),
+    "grad_of_jvp": lambda: grad(lambda x: make_jvp(lambda y: anp.sin(y) * y)(x)(1.0)[1])(0.4),
+    "raised": lambda: _raised_in_a_jvp_rule(0.3),
+    "linear": lambda: check_grads(lambda x, y: _scaled(x, y) + _tripled(x), modes=["fwd", "rev"], order=2)(1.2, 0.7),
+    "large": lambda: make_jvp(lambda x: anp.sin(x) + x)(np.linspace(0, 1, 100))(np.ones(100)),
+}
+COMMON = ("scalar", "dot", "check_grads", "jvp_of_vjp", "grad_of_jvp", "raised")  # all in C (capture auto: 64)
+FORWARD_CALLBACKS = ("begin_jvp_node", "end_jvp_node", "add_in_jvp_node", "after_add_outgrads",
+                     "before_add_outgrads")
+
+
+def called_forward(name, capture, **options):
+    """The forward-mode callbacks Python ran while ``FORWARD[name]`` was recorded, and its events."""
+    called = set()
+
+    def profile(frame, event, arg):
+        if event == "call" and frame.f_code.co_name in FORWARD_CALLBACKS:
+            called.add(frame.f_code.co_name)
+
+    np.random.seed(0)  # (check_grads' directions)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sys.setprofile(profile)
+        try:
+            with adtrace.record(capture=capture, **options) as rec:
+                FORWARD[name]()
+        finally:
+            sys.setprofile(None)
+    assert rec.failure is None and rec.of_kind("jvp_node")
+    return called, events_json(rec)
+
+
+@compiled_twins.needs("wrappers", "values")
+@pytest.mark.parametrize("capture, inline_size", [("structure", None), ("auto", 64), ("auto", 2)])
+def test_the_compiled_wrappers_write_forward_mode(capture, inline_size, monkeypatch):
+    """Forward mode's common case (JVPNode.__init__'s frame and node, sum_outgrads' add_outgrads, under capture
+    structure and auto) is written by the C wrappers: no Python forward callback runs but begin_jvp_node for a
+    primitive's first node (it names it); the Python callbacks record the same (the pure-Python wrappers), and so
+    do the C wrappers without the values twin and with add_in_jvp_node replaced on the recorder's class (called
+    instead, the rest still in C): the same events all four ways."""
+    from adtrace.recording.autograd.forward import ForwardMode
+    from adtrace.recording.autograd.recorder import Recorder
+
+    options = {} if inline_size is None else {"inline_size": inline_size}
+    compiled_runs, pure_runs = compiled_twins.both_ways(
+        lambda: {name: called_forward(name, capture, **options) for name in FORWARD}, "wrappers")
+    if inline_size != 2:
+        assert all(compiled_runs[name][0] <= {"begin_jvp_node"} for name in COMMON), compiled_runs
+    assert all(called >= {"begin_jvp_node", "end_jvp_node", "add_in_jvp_node"} for called, _ in pure_runs.values())
+    with compiled_twins.pure_python("values"):
+        no_twin_runs = {name: called_forward(name, capture, **options) for name in FORWARD}
+    monkeypatch.setattr(Recorder, "add_in_jvp_node", ForwardMode.add_in_jvp_node)  # (the same, on the class)
+    mixed_runs = {name: called_forward(name, capture, **options) for name in FORWARD}
+    if inline_size != 2:
+        assert all(mixed_runs[name][0] - {"begin_jvp_node", "before_add_outgrads"}
+                   == {"after_add_outgrads", "add_in_jvp_node"} for name in COMMON)
+    for name in FORWARD:
+        assert compiled_runs[name][1] == pure_runs[name][1] == no_twin_runs[name][1] == mixed_runs[name][1], name
+
+
+def test_forward_mode_leaves_no_reference_behind(binding):
+    """A recording of forward mode dropped leaves the reference counts of the levels and flags its frames and
+    events hold as they were (the C wrappers set a frame's slots and take a level from the node table)."""
+    f = lambda x: make_jvp(lambda y: anp.sin(y) * y * x)(x)(1.0)[1]
+
+    def recorded():
+        with adtrace.record(capture="auto") as rec:
+            for _ in range(20):
+                grad(f)(1.3)
+                make_jvp(lambda x: anp.sin(x) + x)(np.ones(3))(np.ones(3))
+        assert rec.of_kind("jvp_node")  # (recorded)
+
+    recorded()
+    gc.collect()
+    before = [sys.getrefcount(level) for level in range(8)] + [sys.getrefcount(True), sys.getrefcount(False)]
+    recorded()
+    gc.collect()
+    assert [sys.getrefcount(level) for level in range(8)] + [sys.getrefcount(True), sys.getrefcount(False)] == before
+
+
 def test_a_node_made_while_recording_holds_the_binding_in_use(binding):
     with adtrace.record(capture="structure"):
         vjp, _ = make_vjp(lambda x: anp.sin(x) * x)(0.5)
@@ -331,6 +453,8 @@ def test_a_node_made_while_recording_holds_the_binding_in_use(binding):
         assert wrapper.__name__ == "add_outgrads" and wrapper.__adtrace_hook__ == "autograd.core.add_outgrads"
         init = vars(core.VJPNode)["__init__"]
         assert (type(init) is TWIN.NodeInit) if binding == "compiled" else inspect.isfunction(init)
+        init = vars(core.JVPNode)["__init__"]
+        assert (type(init) is TWIN.JVPNodeInit) if binding == "compiled" else inspect.isfunction(init)
 
 
 def test_a_node_built_by_keywords_is_recorded_too(binding):
@@ -412,3 +536,13 @@ def test_the_vjp_and_its_gradients_are_not_leaked(binding):
             make_vjp(lambda x: x * 2.0)(x)[0](g)
     gc.collect()
     assert (sys.getrefcount(g), sys.getrefcount(x)) == before
+
+
+def test_a_jvp_node_built_by_keywords_is_recorded_too(binding):
+    """The same for JVPNode.__init__: a call by keywords takes the compiled wrapper's pure-Python path."""
+    with adtrace.record(capture="structure") as rec:
+        root = core.JVPNode.new_root(1.0)
+        node = core.JVPNode.__new__(core.JVPNode)
+        node.__init__(np.sin(0.5), anp.sin, (0.5,), {}, (0,), parents=[root])
+    assert node.g == pytest.approx(np.cos(0.5))
+    assert [(e.label, e.parents) for e in rec.of_kind("jvp_node")] == [("v1_sin", ("v0_root",))]
