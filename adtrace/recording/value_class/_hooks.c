@@ -17,6 +17,13 @@ static PyObject *s_state, *s_quiet, *s_frames, *s_addition, *s_in_place, *s_node
     *s_unwritten, *s_took, *s_owner, *s_state_key, *s_empty, *s_empty_tuple;
 
 static SlottedKind Slotted;  /* tracked.py's TrackedFloat (bind_tracked): its _owner and _state slots */
+static PyObject **int_pool;  /* _descriptors.c's pool of tracked ints 0 (bind_pool), or NULL */
+
+static int int_pooled(PyObject *value) {
+    for (int i = 0; int_pool != NULL && i < POOL; i++)
+        if (int_pool[i] == value) return 1;
+    return 0;
+}
 
 /* ---- ThreadState: hooks._ThreadState, its fields in C (read and written directly by this module and
    _descriptors.c; from Python, the same attributes) ---- */
@@ -596,6 +603,15 @@ static int local_backward_finally(Runner *self, PyObject *state, PyObject *frame
             }
             PyObject *attributes = Py_TYPE(value)->tp_dictoffset != 0 ? PyObject_GenericGetDict(value, NULL)
                                                                         : PyObject_GetAttr(value, s_dict);
+            if (attributes != NULL && Py_REFCNT(value) == 3 && PyDict_CheckExact(attributes)
+                && Py_REFCNT(attributes) == 2 && int_pooled(value)) {  /* (held by the list, here and the pool alone:
+                    its entries set to None rather than popped, for the pool to set them again) */
+                failed = PyDict_SetItem(attributes, s_owner, Py_None) < 0
+                    || PyDict_SetItem(attributes, s_state_key, Py_None) < 0;
+                Py_DECREF(attributes);
+                Py_DECREF(value);
+                continue;
+            }
             if (alone && attributes != NULL && Py_REFCNT(value) == 2 && Py_REFCNT(attributes) == 2) {
                 Py_DECREF(attributes);  /* (held by the list and here; the dict by the value and here) */
                 Py_DECREF(value);
@@ -800,7 +816,16 @@ static PyObject *bind_tracked(PyObject *module, PyObject *cls) {
     Py_RETURN_NONE;
 }
 
+/* bind_pool(capsule): _descriptors.c's pool of tracked ints 0 (its int_pool) */
+static PyObject *bind_pool(PyObject *module, PyObject *capsule) {
+    PyObject **pool = PyCapsule_GetPointer(capsule, INT_POOL_CAPSULE);
+    if (pool == NULL) return NULL;
+    int_pool = pool;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef module_methods[] = {
+    {"bind_pool", bind_pool, METH_O, "_descriptors.c's pool of tracked ints 0, detached without popping"},
     {"bind_tracked", bind_tracked, METH_O, "tracked.py's TrackedFloat: its slots _owner and _state unset directly"},
     {NULL}
 };
