@@ -257,6 +257,55 @@ static PyObject *node_created(Core *self, PyObject *const *args, Py_ssize_t narg
     Py_RETURN_NONE;
 }
 
+/* The visits made again: a _Visit per visit is an allocation (and its writes list another), dropped when its vjp is
+   written. A pool keeps the last few made; one is taken again only when the pool holds the only reference to it
+   (nothing else can see that it is not new: its slots are set as __init__ sets a new one's), and is emptied when its
+   events are written (no value kept alive by it). */
+#define VISIT_POOL 4
+static PyObject *visit_pool[VISIT_POOL];
+
+/* a _Visit with its slots unset, its writes an empty list (a new reference), or NULL with an error set */
+static PyObject *new_visit(void) {
+    for (int i = 0; i < VISIT_POOL && visit_pool[i] != NULL; i++) {
+        PyObject *visit = visit_pool[i];
+        if (Py_REFCNT(visit) == 1 && Py_TYPE(visit) == visit_type) {
+            PyObject *writes = SLOT(visit, v_writes);
+            if (writes == NULL || !PyList_CheckExact(writes) || Py_REFCNT(writes) != 1 || PyList_GET_SIZE(writes)) {
+                if ((writes = PyList_New(0)) == NULL) return NULL;
+                Py_XSETREF(SLOT(visit, v_writes), writes);
+            }
+            return Py_NewRef(visit);
+        }
+    }
+    PyObject *visit = visit_type->tp_alloc(visit_type, 0);
+    if (visit == NULL) return NULL;
+    if ((SLOT(visit, v_writes) = PyList_New(0)) == NULL) {
+        Py_DECREF(visit);
+        return NULL;
+    }
+    for (int i = 0; i < VISIT_POOL; i++)
+        if (visit_pool[i] == NULL) {
+            visit_pool[i] = Py_NewRef(visit);
+            break;
+        }
+    return visit;
+}
+
+/* a visit of the pool whose events are written, that only the pool will hold: its slots let go, its writes emptied */
+static void visit_done(PyObject *visit) {
+    int pooled = 0;
+    for (int i = 0; i < VISIT_POOL; i++) pooled |= visit_pool[i] == visit;
+    if (!pooled || Py_REFCNT(visit) != 2) return;
+    Py_CLEAR(SLOT(visit, v_node));
+    Py_CLEAR(SLOT(visit, v_label));
+    Py_CLEAR(SLOT(visit, v_outgrad));
+    Py_CLEAR(SLOT(visit, v_children));
+    PyObject *writes = SLOT(visit, v_writes);
+    if (writes != NULL && PyList_CheckExact(writes) && Py_REFCNT(writes) == 1 && PyList_GET_SIZE(writes) > 0
+        && PyList_SetSlice(writes, 0, PY_SSIZE_T_MAX, NULL) < 0)
+        PyErr_Clear();  /* (cannot fail for an exact list) */
+}
+
 /* Recorder.local_backward_started(node, grad) */
 static PyObject *local_backward_started(Core *self, PyObject *const *args, Py_ssize_t nargs) {
     PyObject *me = (PyObject *)self;
@@ -294,22 +343,12 @@ static PyObject *local_backward_started(Core *self, PyObject *const *args, Py_ss
     if (next == NULL) return failed(me);
     Py_SETREF(SLOT(run, p_visited), next);
     /* run.visits.append(_Visit(node, label, outgrad, children)): its slots filled as its __init__ does */
-    PyObject *visit = visit_type->tp_alloc(visit_type, 0);
+    PyObject *visit = new_visit();
     if (visit == NULL) return failed(me);
-    PyObject *writes = PyList_New(0);
-    if (writes == NULL) {
-        Py_DECREF(visit);
-        return failed(me);
-    }
-    Py_INCREF(node);
-    Py_INCREF(label);
-    Py_INCREF(outgrad);
-    Py_INCREF(children);
-    SLOT(visit, v_node) = node;
-    SLOT(visit, v_label) = label;
-    SLOT(visit, v_outgrad) = outgrad;
-    SLOT(visit, v_children) = children;
-    SLOT(visit, v_writes) = writes;
+    Py_XSETREF(SLOT(visit, v_node), Py_NewRef(node));
+    Py_XSETREF(SLOT(visit, v_label), Py_NewRef(label));
+    Py_XSETREF(SLOT(visit, v_outgrad), Py_NewRef(outgrad));
+    Py_XSETREF(SLOT(visit, v_children), Py_NewRef(children));
     int appended = PyList_Append(SLOT(run, p_visits), visit);
     Py_DECREF(visit);
     if (appended < 0) return failed(me);
@@ -474,6 +513,7 @@ static PyObject *local_backward_ended(Core *self, PyObject *const *args, Py_ssiz
     for (Py_ssize_t i = 0; ok && i < PyList_GET_SIZE(writes); i++)
         ok = write_add_outgrads(self->values, PyList_GET_ITEM(writes, i)) == 0;
     Py_XDECREF(ingrads);
+    visit_done(visit);
     Py_DECREF(visit);
     if (!ok) return failed(me);
     Py_RETURN_NONE;
@@ -512,6 +552,8 @@ static int core_clear(Core *self) {
 static void core_dealloc(Core *self) {
     PyObject_GC_UnTrack(self);
     core_clear(self);
+    for (int i = 0; i < VISIT_POOL; i++)  /* (the visits only the pool holds let go with a recorder: none kept alive) */
+        if (visit_pool[i] != NULL && Py_REFCNT(visit_pool[i]) == 1) Py_CLEAR(visit_pool[i]);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
