@@ -44,6 +44,16 @@ static PyObject *s_fail, *s_comma, *s_empty, *s_one;
 
 #define SLOT(obj, offset) (*(PyObject **)((char *)(obj) + (offset)))
 
+/* float and int are in SCALARS, and in NO_REFERENCE (configure): an exact float or int is known to be in either
+   without a set lookup */
+static int numbers_scalar, numbers_no_reference;
+
+/* type(x) in kinds (SCALARS or NO_REFERENCE, numbers: whether float and int are in it): 1, 0, or -1 */
+static int kind_in(PyObject *kinds, int numbers, PyObject *x) {
+    if (numbers && (PyFloat_CheckExact(x) || PyLong_CheckExact(x))) return 1;
+    return PySet_Contains(kinds, (PyObject *)Py_TYPE(x));
+}
+
 /* ---- heads: eventlog.HEADS[(tag, mode, level, query)], the last one kept per tag (packers._head) ---- */
 
 enum { H_NODE, H_NODE1, H_NODE2, H_TOPO, H_TOPO1, H_VJP, H_VJP1, H_VJP2, H_ADD, H_ADD1, H_ADD2, N_HEADS };
@@ -84,7 +94,7 @@ static int write_add_outgrads(PyObject *values, PyObject *fields) {
             return extend(values, H_ADD1, f[0], items, 2);
         }
         if (f[7] == f[6]) {
-            int plain = PySet_Contains(no_reference, (PyObject *)Py_TYPE(f[7]));
+            int plain = kind_in(no_reference, numbers_no_reference, f[7]);
             if (plain < 0) return -1;
             if (plain) {
                 PyObject *items[] = {f[1], f[3], f[6]};
@@ -155,6 +165,18 @@ static PyObject *label_of(PyObject *labels, PyObject *value, int *error) {
     }
     PyObject *label = PyDict_GetItemWithError(labels, key);
     Py_DECREF(key);
+    if (label == NULL && PyErr_Occurred()) *error = 1;
+    return label;
+}
+
+/* labels.get(id(value)) as label_of, the key id(value) kept in *key (a new reference, or NULL with *error set): for a
+   second dict read by the same id (no int made twice) */
+static PyObject *label_keyed(PyObject *labels, PyObject *value, PyObject **key, int *error) {
+    if ((*key = PyLong_FromVoidPtr(value)) == NULL) {
+        *error = 1;
+        return NULL;
+    }
+    PyObject *label = PyDict_GetItemWithError(labels, *key);
     if (label == NULL && PyErr_Occurred()) *error = 1;
     return label;
 }
@@ -326,11 +348,12 @@ static PyObject *local_backward_started(Core *self, PyObject *const *args, Py_ss
         outgrad = grad;
     else
         return hand_back(fb_local_backward_started, me, args, nargs);
-    PyObject *label = label_of(self->labels, node, &error);
-    if (error) return failed(me);
-    if (label == NULL) return hand_back(fb_local_backward_started, me, args, nargs);
-    PyObject *key = PyLong_FromVoidPtr(node);
-    if (key == NULL) return failed(me);
+    PyObject *key;  /* id(node), for its label and its children's count */
+    PyObject *label = label_keyed(self->labels, node, &key, &error);
+    if (error || label == NULL) {
+        Py_XDECREF(key);
+        return error ? failed(me) : hand_back(fb_local_backward_started, me, args, nargs);
+    }
     PyObject *children = PyDict_GetItemWithError(self->children, key);  /* self._children.get(id(node)) */
     Py_DECREF(key);
     if (children == NULL && PyErr_Occurred()) return failed(me);
@@ -383,8 +406,8 @@ static PyObject *grad_written(Core *self, PyObject *const *args, Py_ssize_t narg
     if (run == NULL && !hand) Py_RETURN_NONE;
     if (hand || SLOT(run, p_started) != Py_True || (self->nothing != Py_True && self->nothing != Py_False))
         return hand_back(fb_grad_written, me, args, nargs);  /* (a pass not started: pending, or its seed first) */
-    int plain = PySet_Contains(scalars, (PyObject *)Py_TYPE(result));
-    if (plain > 0) plain = PySet_Contains(scalars, (PyObject *)Py_TYPE(previous));
+    int plain = kind_in(scalars, numbers_scalar, result);
+    if (plain > 0) plain = kind_in(scalars, numbers_scalar, previous);
     if (plain < 0) return failed(me);
     if (!plain || Py_TYPE(contribution) == (PyTypeObject *)ndarray)
         return hand_back(fb_grad_written, me, args, nargs);  /* (an array's write: recorder._write) */
@@ -399,19 +422,23 @@ static PyObject *grad_written(Core *self, PyObject *const *args, Py_ssize_t narg
         if (error) return failed(me);
         if (node_label == NULL) return hand_back(fb_grad_written, me, args, nargs);
     }
-    parent = label_of(self->labels, target, &error);
-    if (error) return failed(me);
-    if (parent == NULL) return hand_back(fb_grad_written, me, args, nargs);
+    PyObject *key;  /* id(target), for its label and run.grads */
+    parent = label_keyed(self->labels, target, &key, &error);
+    if (error || parent == NULL) {
+        Py_XDECREF(key);
+        return error ? failed(me) : hand_back(fb_grad_written, me, args, nargs);
+    }
     /* from here on, as recorder.py */
     if (self->nothing == Py_True) previous = result = contribution = Py_None;
     PyObject *replaced = Py_None;
     if (accumulated != Py_None) {
         int truth = PyObject_Not(accumulated);
-        if (truth < 0) return failed(me);
+        if (truth < 0) {
+            Py_DECREF(key);
+            return failed(me);
+        }
         replaced = truth ? Py_True : Py_False;
     }
-    PyObject *key = PyLong_FromVoidPtr(target);
-    if (key == NULL) return failed(me);
     int stored = PyDict_SetItem(SLOT(run, p_grads), key, result);  /* run.grads[id(target)] = kept */
     Py_DECREF(key);
     if (stored < 0) return failed(me);
@@ -634,6 +661,12 @@ static PyObject *configure(PyObject *module, PyObject *args) {
         || (v_children = slot_offset(visit_type, "children")) < 0
         || (v_writes = slot_offset(visit_type, "writes")) < 0)
         return NULL;
+    int found[4] = {PySet_Contains(scalars, (PyObject *)&PyFloat_Type), PySet_Contains(scalars, (PyObject *)&PyLong_Type),
+                    PySet_Contains(no_reference, (PyObject *)&PyFloat_Type),
+                    PySet_Contains(no_reference, (PyObject *)&PyLong_Type)};
+    if (found[0] < 0 || found[1] < 0 || found[2] < 0 || found[3] < 0) return NULL;
+    numbers_scalar = found[0] && found[1];
+    numbers_no_reference = found[2] && found[3];
     configured = 1;
     Py_RETURN_NONE;
 }
