@@ -293,6 +293,47 @@ static PyObject *float_made(PyObject *kind, PyObject *grad) {
     return made;
 }
 
+/* Tracked numbers made again: `kind(grad)` with `hold` is an allocation (and a TrackedInt's a __dict__ too) per .grad
+ * read inside a local backward, each dropped when it returns. A pool keeps the last few made of TrackedFloat (any
+ * float: the value set in place, as float_made does) and of TrackedInt for an int 0 (micrograd's `self.grad = 0`,
+ * its __dict__ kept); one is taken again only when the pool holds the only reference to it (and to its __dict__):
+ * nothing else can see that it is not new. Its attributes are then set as hold sets a new one's. (No Python
+ * counterpart: tracked.py makes each; the pools are let go with the sink, GradDescriptor.forget.) */
+static PyObject *float_pool[POOL], *int_pool[POOL];
+static PyObject *ZERO;  /* the int 0: CPython's one small int 0 (an int 0 made otherwise is tracked as before) */
+
+/* a number of `pool` of type `kind` that only the pool holds (borrowed), or NULL */
+static PyObject *pooled(PyObject **pool, PyObject *kind) {
+    for (int i = 0; i < POOL && pool[i] != NULL; i++)
+        if (Py_REFCNT(pool[i]) == 1 && (PyObject *)Py_TYPE(pool[i]) == kind) return pool[i];
+    return NULL;
+}
+
+/* `made` kept by the pool if it has room */
+static void keep_pooled(PyObject **pool, PyObject *made) {
+    for (int i = 0; i < POOL; i++)
+        if (pool[i] == NULL) {
+            pool[i] = Py_NewRef(made);
+            return;
+        }
+}
+
+static void pools_clear(void) {
+    for (int i = 0; i < POOL; i++) {
+        Py_CLEAR(float_pool[i]);
+        Py_CLEAR(int_pool[i]);
+    }
+}
+
+/* a pooled TrackedInt 0's __dict__ (a new reference) when only it holds that dict, else NULL (no error) */
+static PyObject *pooled_dict(PyObject *number) {
+    PyObject *attributes = PyObject_GenericGetDict(number, NULL);
+    if (attributes != NULL && PyDict_CheckExact(attributes) && Py_REFCNT(attributes) == 2) return attributes;
+    Py_XDECREF(attributes);
+    PyErr_Clear();
+    return NULL;
+}
+
 /* GradDescriptor.__get__, the lines inside `if state.frames and not state.quiet:` (state: local.state, listening):
  * the number read, tracked; the tracked one put in the frame's handed, or the value's id in its read */
 static PyObject *grad_read_in_frame(Descriptor *self, PyObject *value, PyObject *grad, PyObject *state) {
@@ -304,13 +345,26 @@ static PyObject *grad_read_in_frame(Descriptor *self, PyObject *value, PyObject 
     if (frame == NULL) return NULL;
     PyObject *kind = PyDict_GetItemWithError(TRACKED_NUMBER, (PyObject *)Py_TYPE(grad));  /* TRACKED_NUMBER.get */
     if (kind != NULL) {  /* tracked = kind(grad); hold(tracked, grad, value, state) */
-        tracked = made_float(kind, grad) ? float_made(kind, grad) : PyObject_CallOneArg(kind, grad);
+        PyObject *attributes = NULL, *again;  /* (a pooled one taken again, else a new one, pooled if there is room) */
+        int zero = grad == ZERO && ((PyTypeObject *)kind)->tp_dictoffset != 0;
+        if ((PyTypeObject *)kind == Slotted.type && PyFloat_CheckExact(grad) && (again = pooled(float_pool, kind))) {
+            ((PyFloatObject *)again)->ob_fval = PyFloat_AS_DOUBLE(grad);
+            tracked = Py_NewRef(again);
+        } else if (zero && (again = pooled(int_pool, kind)) != NULL && (attributes = pooled_dict(again)) != NULL) {
+            tracked = Py_NewRef(again);
+        } else {
+            tracked = made_float(kind, grad) ? float_made(kind, grad) : PyObject_CallOneArg(kind, grad);
+            if (tracked != NULL && Py_TYPE(tracked) == Slotted.type && PyFloat_CheckExact(grad))
+                keep_pooled(float_pool, tracked);
+            else if (tracked != NULL && zero && (PyObject *)Py_TYPE(tracked) == kind)
+                keep_pooled(int_pool, tracked);
+        }
         if (tracked != NULL && Py_TYPE(tracked) == Slotted.type) {  /* (its slots, set directly) */
             Py_XSETREF(SLOT_AT(tracked, Slotted.plain), Py_NewRef(grad));
             Py_XSETREF(SLOT_AT(tracked, Slotted.owner), Py_NewRef(value));
             Py_XSETREF(SLOT_AT(tracked, Slotted.state), Py_NewRef(state));
         } else {
-            PyObject *attributes = tracked ? instance_dict(tracked) : NULL;
+            if (attributes == NULL) attributes = tracked ? instance_dict(tracked) : NULL;
             int failed = attributes == NULL || PyDict_SetItem(attributes, s__plain, grad) < 0
                 || PyDict_SetItem(attributes, s__owner, value) < 0 || PyDict_SetItem(attributes, s__state, state) < 0;
             Py_XDECREF(attributes);
@@ -536,6 +590,7 @@ done:
 /* forget(): the sink's callbacks kept let go (on the hooks' undo: a sink is not kept alive by hooks taken out) */
 static PyObject *descriptor_forget(Descriptor *self, PyObject *unused) {
     sink_forget(&self->sinks);
+    pools_clear();
     Py_RETURN_NONE;
 }
 
@@ -791,11 +846,18 @@ PyMODINIT_FUNC PyInit__descriptors(void) {
     };
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if (intern(names[i].name, names[i].text) < 0) return NULL;
+    if ((ZERO = PyLong_FromLong(0)) == NULL) return NULL;
     PyTypeObject *types[] = {&GradDescriptorType, &BackwardDescriptorType, &RecordedLocalBackwardType};
     for (int i = 0; i < 3; i++)
         if (PyType_Ready(types[i]) < 0) return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m == NULL) return NULL;
+    PyObject *pool = PyCapsule_New(int_pool, INT_POOL_CAPSULE, NULL);  /* (for _hooks.bind_pool) */
+    if (pool == NULL || PyModule_AddObject(m, "int_pool", pool) < 0) {
+        Py_XDECREF(pool);
+        Py_DECREF(m);
+        return NULL;
+    }
     const char *type_names[] = {"GradDescriptor", "BackwardDescriptor", "RecordedLocalBackward"};
     for (int i = 0; i < 3; i++) {
         Py_INCREF(types[i]);

@@ -17,6 +17,13 @@ static PyObject *s_state, *s_quiet, *s_frames, *s_addition, *s_in_place, *s_node
     *s_unwritten, *s_took, *s_owner, *s_state_key, *s_empty, *s_empty_tuple;
 
 static SlottedKind Slotted;  /* tracked.py's TrackedFloat (bind_tracked): its _owner and _state slots */
+static PyObject **int_pool;  /* _descriptors.c's pool of tracked ints 0 (bind_pool), or NULL */
+
+static int int_pooled(PyObject *value) {
+    for (int i = 0; int_pool != NULL && i < POOL; i++)
+        if (int_pool[i] == value) return 1;
+    return 0;
+}
 
 /* ---- ThreadState: hooks._ThreadState, its fields in C (read and written directly by this module and
    _descriptors.c; from Python, the same attributes) ---- */
@@ -496,10 +503,53 @@ static PyObject *grad_of(Runner *self, PyObject *node) {
        self.node, self.children = node, children
        self.unwritten = (1 << len(children)) - 1 if children else 0
        self.read, self.handed = None, [] */
+/* The frames made again: a _Frame per visit is an allocation (and its handed list another), dropped when the visit
+   returns. A pool keeps the last few frames made; one is taken again only when the pool holds the only reference to
+   it: nothing else can see that it is not new (its fields are set as __init__ sets a new one's). A frame of the pool
+   is emptied when its visit returns (local_backward_finally: no value kept alive by it). */
+#define FRAME_POOL 4
+static PyObject *frame_pool[FRAME_POOL];
+
+static int frame_pooled(PyObject *frame) {
+    for (int i = 0; i < FRAME_POOL; i++)
+        if (frame_pool[i] == frame) return 1;
+    return 0;
+}
+
+/* a pooled frame's fields let go (its visit returned, only the pool holds it after the caller): None, an empty list */
+static void frame_emptied(PyObject *frame) {
+    FrameObject *fields = (FrameObject *)frame;
+    Py_XSETREF(fields->node, Py_NewRef(Py_None));
+    Py_XSETREF(fields->children, Py_NewRef(Py_None));
+    Py_XSETREF(fields->read, Py_NewRef(Py_None));
+    if (fields->handed != NULL && PyList_CheckExact(fields->handed) && Py_REFCNT(fields->handed) == 1) {
+        if (PyList_GET_SIZE(fields->handed) > 0 && PyList_SetSlice(fields->handed, 0, PY_SSIZE_T_MAX, NULL) < 0)
+            PyErr_Clear();  /* (cannot fail for an exact list: its items dropped) */
+    } else {
+        Py_CLEAR(fields->handed);
+    }
+}
+
 static PyObject *new_frame(Runner *self, PyObject *node, PyObject *children) {
     PyTypeObject *type = (PyTypeObject *)self->frame_type;
-    PyObject *frame = type->tp_new(type, s_empty_tuple, NULL);
-    if (frame == NULL) return NULL;
+    PyObject *frame = NULL, *handed = NULL;
+    for (int i = 0; i < FRAME_POOL && frame_pool[i] != NULL; i++)
+        if (Py_REFCNT(frame_pool[i]) == 1 && Py_TYPE(frame_pool[i]) == type) {
+            frame = Py_NewRef(frame_pool[i]);
+            PyObject *kept = FRAME_FIELD(frame, handed);  /* (emptied when its visit returned) */
+            if (kept != NULL && PyList_CheckExact(kept) && Py_REFCNT(kept) == 1 && PyList_GET_SIZE(kept) == 0)
+                handed = Py_NewRef(kept);
+            break;
+        }
+    if (frame == NULL) {
+        frame = type->tp_new(type, s_empty_tuple, NULL);
+        if (frame == NULL) return NULL;
+        for (int i = 0; i < FRAME_POOL && IS_FRAME(frame); i++)
+            if (frame_pool[i] == NULL) {
+                frame_pool[i] = Py_NewRef(frame);
+                break;
+            }
+    }
     int truth = PyObject_IsTrue(children);
     Py_ssize_t n = truth > 0 ? PyObject_Length(children) : 0;
     if (truth < 0 || n < 0) goto failed;
@@ -513,7 +563,7 @@ static PyObject *new_frame(Runner *self, PyObject *node, PyObject *children) {
         Py_XDECREF(one); Py_XDECREF(shift); Py_XDECREF(power);
     }
     if (unwritten == NULL) goto failed;
-    PyObject *handed = PyList_New(0);
+    if (handed == NULL) handed = PyList_New(0);
     if (handed != NULL && IS_FRAME(frame)) {  /* (the compiled frame's fields, set directly: references handed on) */
         FrameObject *fields = (FrameObject *)frame;
         Py_XSETREF(fields->node, Py_NewRef(node));
@@ -529,8 +579,10 @@ static PyObject *new_frame(Runner *self, PyObject *node, PyObject *children) {
         || PyObject_SetAttr(frame, s_handed, handed) < 0;
     Py_DECREF(unwritten);
     Py_XDECREF(handed);
+    handed = NULL;
     if (!failed) return frame;
 failed:
+    Py_XDECREF(handed);
     Py_DECREF(frame);
     return NULL;
 }
@@ -576,7 +628,8 @@ static int local_backward_finally(Runner *self, PyObject *state, PyObject *frame
                                                                                  : PyObject_GetAttr(frame, s_handed);
         /* (a value only this frame holds, its __dict__ only the value: it is freed with the frame, below, and its
            owner and state with it; nothing can see it detached or not) */
-        int alone = handed != NULL && PyList_CheckExact(handed) && Py_REFCNT(handed) == 2 && Py_REFCNT(frame) == 1;
+        int alone = handed != NULL && PyList_CheckExact(handed) && Py_REFCNT(handed) == 2
+            && Py_REFCNT(frame) == 1 + frame_pooled(frame);  /* (a pooled frame is emptied below) */
         /* (an exact list read by index, as its iterator does: no iterator made per visit) */
         int listed = handed != NULL && PyList_CheckExact(handed);
         PyObject *iterator = handed == NULL || listed ? NULL : PyObject_GetIter(handed);
@@ -596,6 +649,15 @@ static int local_backward_finally(Runner *self, PyObject *state, PyObject *frame
             }
             PyObject *attributes = Py_TYPE(value)->tp_dictoffset != 0 ? PyObject_GenericGetDict(value, NULL)
                                                                         : PyObject_GetAttr(value, s_dict);
+            if (attributes != NULL && Py_REFCNT(value) == 3 && PyDict_CheckExact(attributes)
+                && Py_REFCNT(attributes) == 2 && int_pooled(value)) {  /* (held by the list, here and the pool alone:
+                    its entries set to None rather than popped, for the pool to set them again) */
+                failed = PyDict_SetItem(attributes, s_owner, Py_None) < 0
+                    || PyDict_SetItem(attributes, s_state_key, Py_None) < 0;
+                Py_DECREF(attributes);
+                Py_DECREF(value);
+                continue;
+            }
             if (alone && attributes != NULL && Py_REFCNT(value) == 2 && Py_REFCNT(attributes) == 2) {
                 Py_DECREF(attributes);  /* (held by the list and here; the dict by the value and here) */
                 Py_DECREF(value);
@@ -613,6 +675,7 @@ static int local_backward_finally(Runner *self, PyObject *state, PyObject *frame
         Py_XDECREF(iterator);
         Py_XDECREF(handed);
     }
+    if (Py_REFCNT(frame) == 2 && frame_pooled(frame)) frame_emptied(frame);
     Py_DECREF(frame);
     if (failed) return -1;
     /* state.addition = state.in_place = None */
@@ -800,7 +863,16 @@ static PyObject *bind_tracked(PyObject *module, PyObject *cls) {
     Py_RETURN_NONE;
 }
 
+/* bind_pool(capsule): _descriptors.c's pool of tracked ints 0 (its int_pool) */
+static PyObject *bind_pool(PyObject *module, PyObject *capsule) {
+    PyObject **pool = PyCapsule_GetPointer(capsule, INT_POOL_CAPSULE);
+    if (pool == NULL) return NULL;
+    int_pool = pool;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef module_methods[] = {
+    {"bind_pool", bind_pool, METH_O, "_descriptors.c's pool of tracked ints 0, detached without popping"},
     {"bind_tracked", bind_tracked, METH_O, "tracked.py's TrackedFloat: its slots _owner and _state unset directly"},
     {NULL}
 };

@@ -44,6 +44,16 @@ static PyObject *s_fail, *s_comma, *s_empty, *s_one;
 
 #define SLOT(obj, offset) (*(PyObject **)((char *)(obj) + (offset)))
 
+/* float and int are in SCALARS, and in NO_REFERENCE (configure): an exact float or int is known to be in either
+   without a set lookup */
+static int numbers_scalar, numbers_no_reference;
+
+/* type(x) in kinds (SCALARS or NO_REFERENCE, numbers: whether float and int are in it): 1, 0, or -1 */
+static int kind_in(PyObject *kinds, int numbers, PyObject *x) {
+    if (numbers && (PyFloat_CheckExact(x) || PyLong_CheckExact(x))) return 1;
+    return PySet_Contains(kinds, (PyObject *)Py_TYPE(x));
+}
+
 /* ---- heads: eventlog.HEADS[(tag, mode, level, query)], the last one kept per tag (packers._head) ---- */
 
 enum { H_NODE, H_NODE1, H_NODE2, H_TOPO, H_TOPO1, H_VJP, H_VJP1, H_VJP2, H_ADD, H_ADD1, H_ADD2, N_HEADS };
@@ -84,7 +94,7 @@ static int write_add_outgrads(PyObject *values, PyObject *fields) {
             return extend(values, H_ADD1, f[0], items, 2);
         }
         if (f[7] == f[6]) {
-            int plain = PySet_Contains(no_reference, (PyObject *)Py_TYPE(f[7]));
+            int plain = kind_in(no_reference, numbers_no_reference, f[7]);
             if (plain < 0) return -1;
             if (plain) {
                 PyObject *items[] = {f[1], f[3], f[6]};
@@ -155,6 +165,18 @@ static PyObject *label_of(PyObject *labels, PyObject *value, int *error) {
     }
     PyObject *label = PyDict_GetItemWithError(labels, key);
     Py_DECREF(key);
+    if (label == NULL && PyErr_Occurred()) *error = 1;
+    return label;
+}
+
+/* labels.get(id(value)) as label_of, the key id(value) kept in *key (a new reference, or NULL with *error set): for a
+   second dict read by the same id (no int made twice) */
+static PyObject *label_keyed(PyObject *labels, PyObject *value, PyObject **key, int *error) {
+    if ((*key = PyLong_FromVoidPtr(value)) == NULL) {
+        *error = 1;
+        return NULL;
+    }
+    PyObject *label = PyDict_GetItemWithError(labels, *key);
     if (label == NULL && PyErr_Occurred()) *error = 1;
     return label;
 }
@@ -257,6 +279,55 @@ static PyObject *node_created(Core *self, PyObject *const *args, Py_ssize_t narg
     Py_RETURN_NONE;
 }
 
+/* The visits made again: a _Visit per visit is an allocation (and its writes list another), dropped when its vjp is
+   written. A pool keeps the last few made; one is taken again only when the pool holds the only reference to it
+   (nothing else can see that it is not new: its slots are set as __init__ sets a new one's), and is emptied when its
+   events are written (no value kept alive by it). */
+#define VISIT_POOL 4
+static PyObject *visit_pool[VISIT_POOL];
+
+/* a _Visit with its slots unset, its writes an empty list (a new reference), or NULL with an error set */
+static PyObject *new_visit(void) {
+    for (int i = 0; i < VISIT_POOL && visit_pool[i] != NULL; i++) {
+        PyObject *visit = visit_pool[i];
+        if (Py_REFCNT(visit) == 1 && Py_TYPE(visit) == visit_type) {
+            PyObject *writes = SLOT(visit, v_writes);
+            if (writes == NULL || !PyList_CheckExact(writes) || Py_REFCNT(writes) != 1 || PyList_GET_SIZE(writes)) {
+                if ((writes = PyList_New(0)) == NULL) return NULL;
+                Py_XSETREF(SLOT(visit, v_writes), writes);
+            }
+            return Py_NewRef(visit);
+        }
+    }
+    PyObject *visit = visit_type->tp_alloc(visit_type, 0);
+    if (visit == NULL) return NULL;
+    if ((SLOT(visit, v_writes) = PyList_New(0)) == NULL) {
+        Py_DECREF(visit);
+        return NULL;
+    }
+    for (int i = 0; i < VISIT_POOL; i++)
+        if (visit_pool[i] == NULL) {
+            visit_pool[i] = Py_NewRef(visit);
+            break;
+        }
+    return visit;
+}
+
+/* a visit of the pool whose events are written, that only the pool will hold: its slots let go, its writes emptied */
+static void visit_done(PyObject *visit) {
+    int pooled = 0;
+    for (int i = 0; i < VISIT_POOL; i++) pooled |= visit_pool[i] == visit;
+    if (!pooled || Py_REFCNT(visit) != 2) return;
+    Py_CLEAR(SLOT(visit, v_node));
+    Py_CLEAR(SLOT(visit, v_label));
+    Py_CLEAR(SLOT(visit, v_outgrad));
+    Py_CLEAR(SLOT(visit, v_children));
+    PyObject *writes = SLOT(visit, v_writes);
+    if (writes != NULL && PyList_CheckExact(writes) && Py_REFCNT(writes) == 1 && PyList_GET_SIZE(writes) > 0
+        && PyList_SetSlice(writes, 0, PY_SSIZE_T_MAX, NULL) < 0)
+        PyErr_Clear();  /* (cannot fail for an exact list) */
+}
+
 /* Recorder.local_backward_started(node, grad) */
 static PyObject *local_backward_started(Core *self, PyObject *const *args, Py_ssize_t nargs) {
     PyObject *me = (PyObject *)self;
@@ -277,11 +348,12 @@ static PyObject *local_backward_started(Core *self, PyObject *const *args, Py_ss
         outgrad = grad;
     else
         return hand_back(fb_local_backward_started, me, args, nargs);
-    PyObject *label = label_of(self->labels, node, &error);
-    if (error) return failed(me);
-    if (label == NULL) return hand_back(fb_local_backward_started, me, args, nargs);
-    PyObject *key = PyLong_FromVoidPtr(node);
-    if (key == NULL) return failed(me);
+    PyObject *key;  /* id(node), for its label and its children's count */
+    PyObject *label = label_keyed(self->labels, node, &key, &error);
+    if (error || label == NULL) {
+        Py_XDECREF(key);
+        return error ? failed(me) : hand_back(fb_local_backward_started, me, args, nargs);
+    }
     PyObject *children = PyDict_GetItemWithError(self->children, key);  /* self._children.get(id(node)) */
     Py_DECREF(key);
     if (children == NULL && PyErr_Occurred()) return failed(me);
@@ -294,22 +366,12 @@ static PyObject *local_backward_started(Core *self, PyObject *const *args, Py_ss
     if (next == NULL) return failed(me);
     Py_SETREF(SLOT(run, p_visited), next);
     /* run.visits.append(_Visit(node, label, outgrad, children)): its slots filled as its __init__ does */
-    PyObject *visit = visit_type->tp_alloc(visit_type, 0);
+    PyObject *visit = new_visit();
     if (visit == NULL) return failed(me);
-    PyObject *writes = PyList_New(0);
-    if (writes == NULL) {
-        Py_DECREF(visit);
-        return failed(me);
-    }
-    Py_INCREF(node);
-    Py_INCREF(label);
-    Py_INCREF(outgrad);
-    Py_INCREF(children);
-    SLOT(visit, v_node) = node;
-    SLOT(visit, v_label) = label;
-    SLOT(visit, v_outgrad) = outgrad;
-    SLOT(visit, v_children) = children;
-    SLOT(visit, v_writes) = writes;
+    Py_XSETREF(SLOT(visit, v_node), Py_NewRef(node));
+    Py_XSETREF(SLOT(visit, v_label), Py_NewRef(label));
+    Py_XSETREF(SLOT(visit, v_outgrad), Py_NewRef(outgrad));
+    Py_XSETREF(SLOT(visit, v_children), Py_NewRef(children));
     int appended = PyList_Append(SLOT(run, p_visits), visit);
     Py_DECREF(visit);
     if (appended < 0) return failed(me);
@@ -344,8 +406,8 @@ static PyObject *grad_written(Core *self, PyObject *const *args, Py_ssize_t narg
     if (run == NULL && !hand) Py_RETURN_NONE;
     if (hand || SLOT(run, p_started) != Py_True || (self->nothing != Py_True && self->nothing != Py_False))
         return hand_back(fb_grad_written, me, args, nargs);  /* (a pass not started: pending, or its seed first) */
-    int plain = PySet_Contains(scalars, (PyObject *)Py_TYPE(result));
-    if (plain > 0) plain = PySet_Contains(scalars, (PyObject *)Py_TYPE(previous));
+    int plain = kind_in(scalars, numbers_scalar, result);
+    if (plain > 0) plain = kind_in(scalars, numbers_scalar, previous);
     if (plain < 0) return failed(me);
     if (!plain || Py_TYPE(contribution) == (PyTypeObject *)ndarray)
         return hand_back(fb_grad_written, me, args, nargs);  /* (an array's write: recorder._write) */
@@ -360,19 +422,23 @@ static PyObject *grad_written(Core *self, PyObject *const *args, Py_ssize_t narg
         if (error) return failed(me);
         if (node_label == NULL) return hand_back(fb_grad_written, me, args, nargs);
     }
-    parent = label_of(self->labels, target, &error);
-    if (error) return failed(me);
-    if (parent == NULL) return hand_back(fb_grad_written, me, args, nargs);
+    PyObject *key;  /* id(target), for its label and run.grads */
+    parent = label_keyed(self->labels, target, &key, &error);
+    if (error || parent == NULL) {
+        Py_XDECREF(key);
+        return error ? failed(me) : hand_back(fb_grad_written, me, args, nargs);
+    }
     /* from here on, as recorder.py */
     if (self->nothing == Py_True) previous = result = contribution = Py_None;
     PyObject *replaced = Py_None;
     if (accumulated != Py_None) {
         int truth = PyObject_Not(accumulated);
-        if (truth < 0) return failed(me);
+        if (truth < 0) {
+            Py_DECREF(key);
+            return failed(me);
+        }
         replaced = truth ? Py_True : Py_False;
     }
-    PyObject *key = PyLong_FromVoidPtr(target);
-    if (key == NULL) return failed(me);
     int stored = PyDict_SetItem(SLOT(run, p_grads), key, result);  /* run.grads[id(target)] = kept */
     Py_DECREF(key);
     if (stored < 0) return failed(me);
@@ -474,6 +540,7 @@ static PyObject *local_backward_ended(Core *self, PyObject *const *args, Py_ssiz
     for (Py_ssize_t i = 0; ok && i < PyList_GET_SIZE(writes); i++)
         ok = write_add_outgrads(self->values, PyList_GET_ITEM(writes, i)) == 0;
     Py_XDECREF(ingrads);
+    visit_done(visit);
     Py_DECREF(visit);
     if (!ok) return failed(me);
     Py_RETURN_NONE;
@@ -512,6 +579,8 @@ static int core_clear(Core *self) {
 static void core_dealloc(Core *self) {
     PyObject_GC_UnTrack(self);
     core_clear(self);
+    for (int i = 0; i < VISIT_POOL; i++)  /* (the visits only the pool holds let go with a recorder: none kept alive) */
+        if (visit_pool[i] != NULL && Py_REFCNT(visit_pool[i]) == 1) Py_CLEAR(visit_pool[i]);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -592,6 +661,12 @@ static PyObject *configure(PyObject *module, PyObject *args) {
         || (v_children = slot_offset(visit_type, "children")) < 0
         || (v_writes = slot_offset(visit_type, "writes")) < 0)
         return NULL;
+    int found[4] = {PySet_Contains(scalars, (PyObject *)&PyFloat_Type), PySet_Contains(scalars, (PyObject *)&PyLong_Type),
+                    PySet_Contains(no_reference, (PyObject *)&PyFloat_Type),
+                    PySet_Contains(no_reference, (PyObject *)&PyLong_Type)};
+    if (found[0] < 0 || found[1] < 0 || found[2] < 0 || found[3] < 0) return NULL;
+    numbers_scalar = found[0] && found[1];
+    numbers_no_reference = found[2] && found[3];
     configured = 1;
     Py_RETURN_NONE;
 }

@@ -100,5 +100,10 @@ static inline int slotted_bind(SlottedKind *kind, PyObject *type) {
     return 0;
 }
 
+/* the pool of tracked ints 0 that _descriptors.c makes again (its int_pool, a capsule of POOL pointers, NULL where
+   empty): _hooks.c detaches one only the pool holds by setting its _owner and _state to None (no entries popped) */
+#define POOL 8
+#define INT_POOL_CAPSULE "adtrace.recording.value_class._descriptors.int_pool"
+
 #define SLOT_AT(x, offset) (*(PyObject **)((char *)(x) + (offset)))
 #endif

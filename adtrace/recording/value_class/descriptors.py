@@ -238,5 +238,7 @@ if _twin is not None:
     _hooks = compiled.twin("adtrace.recording.value_class._hooks")  # (its ThreadState's fields read directly)
     _twin.bind(MISSING, NOT_HELD, TRACKED_NUMBER, NUMBER_KINDS, track, plain, GradDescriptor, BackwardDescriptor,
                None if _hooks is None else _hooks.ThreadState, None if _hooks is None else _hooks.Frame)
+    if _hooks is not None:
+        _hooks.bind_pool(_twin.int_pool)  # (its tracked ints 0, made again: detached without popping their entries)
     GradDescriptor, BackwardDescriptor = _twin.GradDescriptor, _twin.BackwardDescriptor
     RecordedLocalBackward = _twin.RecordedLocalBackward
