@@ -420,9 +420,13 @@ static PyObject *init_get(PyObject *self, PyObject *obj, PyObject *type) {
     return PyMethod_New(self, obj);
 }
 
-/* forget(): the sink's callbacks kept let go (on the hooks' undo: a sink is not kept alive by hooks taken out) */
+static void frame_pool_clear(void);
+
+/* forget(): the sink's callbacks kept let go (on the hooks' undo: a sink is not kept alive by hooks taken out), and
+   the frames pooled (one still held elsewhere when its visit returned was not emptied: it would keep its node) */
 static PyObject *init_forget(InitHook *self, PyObject *unused) {
     sink_forget(&self->sinks);
+    frame_pool_clear();
     Py_RETURN_NONE;
 }
 
@@ -509,6 +513,10 @@ static PyObject *grad_of(Runner *self, PyObject *node) {
    is emptied when its visit returns (local_backward_finally: no value kept alive by it). */
 #define FRAME_POOL 4
 static PyObject *frame_pool[FRAME_POOL];
+
+static void frame_pool_clear(void) {
+    for (int i = 0; i < FRAME_POOL; i++) Py_CLEAR(frame_pool[i]);
+}
 
 static int frame_pooled(PyObject *frame) {
     for (int i = 0; i < FRAME_POOL; i++)
@@ -649,7 +657,7 @@ static int local_backward_finally(Runner *self, PyObject *state, PyObject *frame
             }
             PyObject *attributes = Py_TYPE(value)->tp_dictoffset != 0 ? PyObject_GenericGetDict(value, NULL)
                                                                         : PyObject_GetAttr(value, s_dict);
-            if (attributes != NULL && Py_REFCNT(value) == 3 && PyDict_CheckExact(attributes)
+            if (alone && attributes != NULL && Py_REFCNT(value) == 3 && PyDict_CheckExact(attributes)
                 && Py_REFCNT(attributes) == 2 && int_pooled(value)) {  /* (held by the list, here and the pool alone:
                     its entries set to None rather than popped, for the pool to set them again) */
                 failed = PyDict_SetItem(attributes, s_owner, Py_None) < 0

@@ -716,6 +716,53 @@ def test_a_number_a_local_backward_kept_or_whose_attributes_it_kept_is_detached(
     assert number == 1 and vars(number) == {"_plain": 1} and attributes == {"_plain": 1} and x.grad == 4.0
 
 
+def test_a_frame_someone_kept_during_its_visit_keeps_no_value_once_the_hooks_are_undone(hooks_path):
+    """A visit's frame held elsewhere when the visit returns (a debugger keeping the running frame) is not emptied
+    (compiled: the pool of frames made again keeps it): once the holder lets go and the hooks are undone, nothing
+    keeps the user's values alive."""
+    held = []
+
+    def run():
+        a, b = Value(2.0), Value(3.0)
+        c = a * b
+        d = c * a
+        closure = c._backward
+
+        def _backward():
+            held.append(vars(Value)["grad"].local.state.frames[-1])  # the running visit's frame
+            closure()
+        c._backward = _backward
+        with attach(Value, EventLog()):
+            d.backward()
+        return [weakref.ref(v) for v in (a, b, c, d)]
+
+    refs = run()
+    assert held[0].node is not None  # (not emptied while held)
+    held.clear()
+    gc.collect()
+    assert [r() for r in refs] == [None] * 4
+
+
+def test_a_tracked_zero_in_a_frame_someone_kept_is_detached_as_the_reference_does(hooks_path):
+    """micrograd's ``grad = 0`` read in a local backward whose frame someone kept: its attributes after the visit are
+    the reference's (compiled: a pooled TrackedInt 0 is detached by popping, not set to None, when it can be seen)."""
+    held = []
+    z, a, b = MicroValue(1.0), MicroValue(2.0), MicroValue(3.0)
+    c = a * b
+    d = c * a
+    closure = c._backward
+
+    def _backward():
+        held.append(vars(MicroValue)["grad"].local.state.frames[-1])
+        z.grad  # (a 0 read and dropped)
+        closure()
+    c._backward = _backward
+    with attach(MicroValue, EventLog()):
+        d.backward()
+    zeros = [t for t in held[0].handed if type(t).__name__ == "TrackedInt"]
+    assert zeros and all(vars(t) == {"_plain": 0} for t in zeros)
+
+
 @compiled_twins.needs("hooks")
 @pytest.mark.parametrize("capture", ["structure", "auto", "full"])
 def test_the_zoo_and_micrograd_record_the_same_events_compiled_and_in_pure_python(capture, monkeypatch):
