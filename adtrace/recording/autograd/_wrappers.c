@@ -232,6 +232,19 @@ static Field n_parents, n_vjp;
 static Field r_by_reference, r_inline_size;
 static int auto_ready;  /* auto(...) has registered what capture auto's paths read (below) */
 
+/* The callbacks the C writes the common case of, by index; each one's function as the class had it when structure()
+   registered it (new references) */
+#define CALLBACKS 8
+static PyObject *registered[CALLBACKS];
+
+static int
+callback_index(PyObject *callback)
+{
+    return callback == on_toposort_name ? 0 : callback == on_vjp_called ? 1 : callback == after_add_outgrads ? 2
+        : callback == before_add_outgrads ? 3 : callback == begin_jvp_node_name ? 5
+        : callback == end_jvp_node_name ? 6 : callback == add_in_jvp_node_name ? 7 : 4;  /* 4: on_vjp_node */
+}
+
 /* 1 when `recorder` takes the written-out path for `callback` (the recorder's state is checked after), else 0 */
 static int
 structure_recorder(PyObject *recorder, PyObject *callback)
@@ -239,20 +252,19 @@ structure_recorder(PyObject *recorder, PyObject *callback)
     if (recorder_type == NULL || Py_TYPE(recorder) != recorder_type) {
         return 0;
     }
-    /* the last answer, while the class is unchanged (its version tag: assigning to the class clears it) */
-    static PyObject *asked[8];
-    static unsigned int versions[8];
-    static int answers[8];
-    int at = callback == on_toposort_name ? 0 : callback == on_vjp_called ? 1 : callback == after_add_outgrads ? 2
-        : callback == before_add_outgrads ? 3 : callback == begin_jvp_node_name ? 5
-        : callback == end_jvp_node_name ? 6 : callback == add_in_jvp_node_name ? 7 : 4;
+    /* the last answer, while the class is unchanged (its version tag: assigning to it or to a base clears it) */
+    static PyObject *asked[CALLBACKS];
+    static unsigned int versions[CALLBACKS];
+    static int answers[CALLBACKS];
+    int at = callback_index(callback);
     unsigned int version = version_of(recorder_type);
     if (version != 0 && versions[at] == version && asked[at] == callback) {
         return answers[at];
     }
-    PyObject *replaced = PyDict_GetItemWithError(recorder_type->tp_dict, callback);  /* (borrowed) */
-    int answer = replaced == NULL && !PyErr_Occurred();
-    PyErr_Clear();
+    /* what an attribute read finds along the class's MRO: the function registered, not one replaced on the class
+       or on the mixin defining it (BackwardQueries, ForwardMode, Nodes) */
+    PyObject *found = _PyType_Lookup(recorder_type, callback);  /* (borrowed, no error set) */
+    int answer = found != NULL && found == registered[at];
     asked[at] = callback, versions[at] = version, answers[at] = answer;
     return answer;
 }
@@ -1823,6 +1835,11 @@ structure(PyObject *module, PyObject *args)
         return NULL;
     }
     Py_XSETREF(recorder_type, (PyTypeObject *)Py_NewRef(type));
+    PyObject *names[CALLBACKS] = {on_toposort_name, on_vjp_called, after_add_outgrads, before_add_outgrads,
+                                  on_vjp_node_name, begin_jvp_node_name, end_jvp_node_name, add_in_jvp_node_name};
+    for (int i = 0; i < CALLBACKS; i++) {
+        Py_XSETREF(registered[i], Py_XNewRef(_PyType_Lookup(recorder_type, names[i])));
+    }
     Py_XSETREF(toposort_function, Py_NewRef(toposort));
     Py_XSETREF(heads, Py_NewRef(heads_given));
     Py_XSETREF(no_previous, Py_NewRef(no_previous_given));

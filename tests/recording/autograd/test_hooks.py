@@ -235,6 +235,15 @@ def called_while(case, capture, watched=HOT, **options):
     return called, events
 
 
+def again(callback):
+    """Another function calling ``callback``, of its name (the profile sees it called): a callback replaced. (The very
+    function put on the class again is the one the C registered: it still writes its events itself.)"""
+    def replaced(self, *args):
+        return callback(self, *args)
+    replaced.__code__ = replaced.__code__.replace(co_name=callback.__name__)
+    return replaced
+
+
 @compiled_twins.needs("wrappers")
 def test_under_capture_structure_the_compiled_wrappers_write_the_per_node_events(monkeypatch):
     """The common case's node, visit, VJP and accumulation events are written by the C wrappers, no Python
@@ -252,11 +261,19 @@ def test_under_capture_structure_the_compiled_wrappers_write_the_per_node_events
         lambda: [called_while(case, "structure") for case in cases], "wrappers")
     assert all(called <= {"on_vjp_node"} for called, _ in compiled_runs)  # (for a primitive's first node only)
     assert all(called == set(HOT) for called, _ in pure_runs)
-    monkeypatch.setattr(Recorder, "on_toposort", BackwardQueries.on_toposort)  # (the same, on the class)
+    monkeypatch.setattr(Recorder, "on_toposort", again(BackwardQueries.on_toposort))  # (on the class)
     mixed_runs = [called_while(case, "structure") for case in cases]
     assert all(called - {"on_vjp_node"} == {"on_toposort"} for called, _ in mixed_runs)
-    for case, (_, a), (_, b), (_, c) in zip(cases, compiled_runs, pure_runs, mixed_runs):
-        assert a == b == c, case.name
+    monkeypatch.undo()
+    on_vjp_called = BackwardQueries.on_vjp_called
+
+    def on_vjp_called_again(self, *args):  # (a spy on the mixin defining the callback, as a user would set it)
+        return on_vjp_called(self, *args)
+    monkeypatch.setattr(BackwardQueries, "on_vjp_called", on_vjp_called_again)
+    spied_runs = [called_while(case, "structure", HOT + ("on_vjp_called_again",)) for case in cases]
+    assert all(called - {"on_vjp_node"} == {"on_vjp_called", "on_vjp_called_again"} for called, _ in spied_runs)
+    for case, (_, a), (_, b), (_, c), (_, d) in zip(cases, compiled_runs, pure_runs, mixed_runs, spied_runs):
+        assert a == b == c == d, case.name
 
 
 KEEPING = HOT + ("before_add_outgrads",)  # written in C under auto, their common values kept there too
@@ -291,7 +308,7 @@ def test_under_capture_auto_the_compiled_wrappers_keep_the_common_values(inline_
     assert any("before_add_outgrads" in called for called, _ in pure_runs)  # (a fan-out: x * x, grad(grad(f)))
     with compiled_twins.pure_python("values"):
         no_twin_runs = [called_keeping(c, inline_size) for c in cases]
-    monkeypatch.setattr(Recorder, "on_vjp_called", BackwardQueries.on_vjp_called)  # (the same, on the class)
+    monkeypatch.setattr(Recorder, "on_vjp_called", again(BackwardQueries.on_vjp_called))  # (on the class)
     mixed_runs = [called_keeping(c, inline_size) for c in cases]
     assert all(called - {"on_vjp_node"} == {"on_vjp_called"} for called, _ in mixed_runs)
     for case, (_, a), (_, b), (_, c), (_, d) in zip(cases, compiled_runs, pure_runs, no_twin_runs, mixed_runs):
@@ -409,13 +426,23 @@ def test_the_compiled_wrappers_write_forward_mode(capture, inline_size, monkeypa
     assert all(called >= {"begin_jvp_node", "end_jvp_node", "add_in_jvp_node"} for called, _ in pure_runs.values())
     with compiled_twins.pure_python("values"):
         no_twin_runs = {name: called_forward(name, capture, **options) for name in FORWARD}
-    monkeypatch.setattr(Recorder, "add_in_jvp_node", ForwardMode.add_in_jvp_node)  # (the same, on the class)
+    monkeypatch.setattr(Recorder, "add_in_jvp_node", again(ForwardMode.add_in_jvp_node))  # (on the class)
     mixed_runs = {name: called_forward(name, capture, **options) for name in FORWARD}
     if inline_size != 2:
         assert all(mixed_runs[name][0] - {"begin_jvp_node", "before_add_outgrads"}
                    == {"after_add_outgrads", "add_in_jvp_node"} for name in COMMON)
+    monkeypatch.undo()
+    end_jvp_node = ForwardMode.end_jvp_node
+
+    def end_jvp_node_again(self, *args):  # (a spy on the mixin defining the callback, as a user would set it)
+        return end_jvp_node(self, *args)
+    monkeypatch.setattr(ForwardMode, "end_jvp_node", end_jvp_node_again)
+    spied_runs = {name: called_forward(name, capture, **options) for name in FORWARD}
+    if inline_size != 2:
+        assert all(spied_runs[name][0] - {"begin_jvp_node"} == {"end_jvp_node"} for name in COMMON)
     for name in FORWARD:
-        assert compiled_runs[name][1] == pure_runs[name][1] == no_twin_runs[name][1] == mixed_runs[name][1], name
+        assert compiled_runs[name][1] == pure_runs[name][1] == no_twin_runs[name][1] == mixed_runs[name][1] \
+            == spied_runs[name][1], name
 
 
 def test_forward_mode_leaves_no_reference_behind(binding):
