@@ -315,6 +315,19 @@ def test_under_capture_auto_the_compiled_wrappers_keep_the_common_values(inline_
         assert a == b == c == d, case.name
 
 
+def reference_growth(recorded, objects):
+    """How many references each of ``objects`` gained over two more ``recorded()`` runs after a first (its caches
+    made): a reference lost per value kept adds 20 or more a run (each test's loop); anything else in the process
+    holding a small int for a while (a warnings registry, a cache) moves a count by one or two, not with the runs."""
+    recorded()
+    gc.collect()
+    before = [sys.getrefcount(o) for o in objects]
+    recorded()
+    recorded()
+    gc.collect()
+    return [sys.getrefcount(o) - count for o, count in zip(objects, before)]
+
+
 def test_capture_auto_leaves_no_reference_behind(binding):
     """A recording dropped leaves every object's reference count as it was: the C wrappers once took a boxed
     scalar's level (a small int) twice, one reference lost per boxed value kept under grad(grad(f)) (seen where
@@ -327,12 +340,7 @@ def test_capture_auto_leaves_no_reference_behind(binding):
                 grad(grad(f))(1.3)
         assert rec.of_kind("node")  # (recorded)
 
-    recorded()
-    gc.collect()
-    before = [sys.getrefcount(level) for level in range(8)]
-    recorded()
-    gc.collect()
-    assert [sys.getrefcount(level) for level in range(8)] == before
+    assert max(reference_growth(recorded, range(8))) < 10
 
 
 @primitive
@@ -457,12 +465,7 @@ def test_forward_mode_leaves_no_reference_behind(binding):
                 make_jvp(lambda x: anp.sin(x) + x)(np.ones(3))(np.ones(3))
         assert rec.of_kind("jvp_node")  # (recorded)
 
-    recorded()
-    gc.collect()
-    before = [sys.getrefcount(level) for level in range(8)] + [sys.getrefcount(True), sys.getrefcount(False)]
-    recorded()
-    gc.collect()
-    assert [sys.getrefcount(level) for level in range(8)] + [sys.getrefcount(True), sys.getrefcount(False)] == before
+    assert max(reference_growth(recorded, [*range(8), True, False])) < 10
 
 
 def test_a_node_made_while_recording_holds_the_binding_in_use(binding):
