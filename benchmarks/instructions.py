@@ -63,19 +63,7 @@ if workload == "systematic":
                     with adtrace.record(capture=capture):  # one recording per test, as --adtrace
                         test()
 else:
-    def scalar_jvp(n):  # forward_chain on a scalar
-        import autograd.numpy as anp
-        from autograd.core import make_jvp  # (as forward_chain: make_jvp(f, x)(tangent))
-
-        def f(x):
-            for _ in range(n // 2):
-                x = anp.sin(x) + x
-            return x
-
-        jvp = make_jvp(f, 0.3)
-        return lambda: jvp(1.0)
-
-    makers = {{"chain": scalar_chain, "forward": forward_chain, "jvp": scalar_jvp}}
+    makers = {{"chain": scalar_chain, "forward": forward_chain, "jvp": lambda n: forward_chain(n, size=None)}}
     others = {{"gradgrad": second_derivative, "mlp": tanh_mlp, "lstm": lstm_like, "micrograd": micrograd_mlp}}
     once = makers[workload]({nodes}) if workload in makers else others[workload]()
     engine = "micrograd" if workload == "micrograd" else "autograd"

@@ -70,9 +70,10 @@ def second_derivative(wrap=None):
 
 def forward_chain(n=2_000, size=12):
     """Forward mode: ``make_jvp`` through a chain of ``n`` operations on a small array (sin and add
-    alternating), the kind of node autograd's own ``check_grads`` makes most of."""
-    x = np.linspace(0.0, 1.0, size)
-    tangent = np.ones(size)
+    alternating), the kind of node autograd's own ``check_grads`` makes most of; ``size=None``: on a scalar
+    (each tangent a float: forward mode's recording beside little of autograd's own work)."""
+    x = 0.3 if size is None else np.linspace(0.0, 1.0, size)
+    tangent = 1.0 if size is None else np.ones(size)
 
     def f(x):
         for _ in range(n // 2):
