@@ -94,7 +94,7 @@ def traced(run):
 # values is also called before each accumulation, and at the end of each JVP node).
 HOOKED_METHODS = ("on_vjp_node", "on_vjp_root", "on_jvp_root", "on_trace", "begin_query", "end_query", "on_toposort",
                   "on_vjp_called", "before_add_outgrads", "after_add_outgrads", "begin_jvp_node")
-BREAKDOWN = ("wrappers only", "auto, no statistics")
+BREAKDOWN = ("wrappers only", "auto, no statistics", "auto, events read")
 UNCOLLECTED = "no gc.collect() before each run"  # (a second row for an engine's workload)
 MAIN = 1 + len(CAPTURES) + 1 + len(peers.PEERS)  # an overhead row: the workload, the capture levels, settrace,
 # the peers (benchmarks/peers.py); then BREAKDOWN
@@ -142,6 +142,16 @@ def without_statistics(run):
     return go
 
 
+def read_after(run, engine="autograd"):
+    """Capture ``auto``, then the recording's events read once the block ended: a value class's calls are told to
+    its recorder then (``value_class/deferred.py``), and every engine's events are built from the log then."""
+    def go():
+        with adtrace.record(capture="auto", engine=engine) as recording:
+            run()
+        recording.events
+    return go
+
+
 def overhead(rounds, folder):
     """Per workload: the ratio of each capture level, of the settrace baseline and of each installed peer
     (its files written in ``folder``), then of the breakdown variants (``BREAKDOWN``; autograd's recorder
@@ -154,7 +164,7 @@ def overhead(rounds, folder):
         variants = {c: recorded(run, c) for c in CAPTURES}
         variants["settrace"] = traced(run)
         variants.update(peers.variants(make, folder))
-        variants.update(zip(BREAKDOWN, (wrappers_only(run), without_statistics(run))))
+        variants.update(zip(BREAKDOWN, (wrappers_only(run), without_statistics(run), read_after(run))))
         rows.append((name, *with_peers(ratios(run, variants, rounds), variants)))
     for engine, workloads in ENGINE_WORKLOADS.items():
         for name, make in workloads.items():
@@ -166,9 +176,10 @@ def overhead(rounds, folder):
             variants = {c: recorded(run, c, engine) for c in CAPTURES}
             variants["settrace"] = traced(run)
             variants.update(peers.variants(make, folder))
-            rows.append((name, *with_peers(ratios(run, variants, rounds), variants), *["-"] * len(BREAKDOWN)))
-            rows.append((f"{name}, {UNCOLLECTED}", *with_peers(ratios(run, variants, rounds, collect=False),
-                                                                 variants), *["-"] * len(BREAKDOWN)))
+            variants[BREAKDOWN[-1]] = read_after(run, engine)  # (the autograd recorder's breakdown: none here)
+            for label, collect in ((name, True), (f"{name}, {UNCOLLECTED}", False)):
+                *found, read = with_peers(ratios(run, variants, rounds, collect=collect), variants)
+                rows.append((label, *found, *["-"] * (len(BREAKDOWN) - 1), read))
     return rows
 
 
@@ -488,7 +499,9 @@ def main(argv=None):
         "every recorder method the wrappers call replaced by a no-op (the cost of the hook points "
         "themselves: the floor of any recorder that keeps no values); `auto, no statistics` is capture "
         "`auto` with each array above the inline size summarized by shape and dtype only (its difference "
-        "to `auto` is what the summaries' min, max and mean cost: three reductions per summary).", "",
+        "to `auto` is what the summaries' min, max and mean cost: three reductions per summary); `auto, events read` "
+        "is capture `auto` and then, once the block ended, `recording.events` read (the events built from the log; "
+        "a value class recompiled by adtrace has its calls told to its recorder then: `value_class/deferred.py`).", "",
         table(["workload", *BREAKDOWN], [(row[0], *row[MAIN:]) for row in ratios]), "",
         "## Memory", "",
         "Peak memory (tracemalloc) of a recorded run above a plain one, per 10,000 events; what the "

@@ -59,11 +59,12 @@ class Engine(Protocol):
 
     local_backward: Tuple[Any, str]
     """Where a node's local backward call is seen, hooked: autograd's ``vjp`` is made in
-    ``VJPNode.__init__``, micrograd's ``_backward`` closure is read from the value (a data descriptor)."""
+    ``VJPNode.__init__``, micrograd's ``_backward`` closure is read from the value (a data descriptor), or
+    called by a recompiled ``backward()`` (``value_class/rewrite.py``: then the site is not hooked)."""
 
     grad_write: Tuple[Any, str]
     """Where a gradient is written, hooked: ``(autograd.core, "add_outgrads")``, ``(Value, "grad")``
-    (a data descriptor)."""
+    (a data descriptor; a recompiled class's methods write through helpers instead: not hooked)."""
 
     def check_installed(self, strict: bool) -> None:
         """Warn (raise when ``strict``) if the installed engine is not one adtrace knows."""

@@ -12,6 +12,7 @@ for it (and hands to the engine's ``recorder(...)``). The writer appends each ev
 of the hot path on scalar workloads, so events are built when first read (``events``), once.
 """
 
+import weakref
 from functools import partial
 from itertools import compress, repeat
 from operator import and_, attrgetter, eq, indexOf, is_
@@ -69,6 +70,8 @@ class Recording:
     @property
     def failure(self):
         """``"Type: message"`` of the internal error that stopped the recorder early, else None."""
+        if self._before_read is not None:  # (a deferred log told first: telling it may be what fails)
+            self._before_read()
         return self._failure
 
     @property
@@ -84,7 +87,7 @@ class Recording:
         if self._built == len(self._log.values) and self._before_read is None:  # (built already: read per node)
             return events
         before_read = self._before_read
-        if before_read is not None and len(self._events) < len(self._log):
+        if before_read is not None:  # (what the recorder still holds: copies to freeze, a deferred log to tell)
             before_read()
         log = self._log
         built = log.events_from(len(events))
@@ -275,25 +278,29 @@ class RecordingWriter:
     to the engine's ``recorder(...)``; readers (report, view, compare, checker, tools) never see it.
 
     ``values`` is the event log's list itself: the hot path appends to it through a local reference
-    (``packers.write``), as it did before the writer existed."""
+    (``packers.write``), as it did before the writer existed. The recording is held weakly: a recording
+    holds what its recorder still has to tell it (``before_read``), and one no longer referred to goes at
+    once, with all it kept, not at the collector's next full collection; the recorder writes on unread."""
 
-    __slots__ = ("_recording", "values")
+    __slots__ = ("_recording", "_log", "values")
 
     def __init__(self, recording):
-        self._recording = recording
+        self._recording = weakref.ref(recording)
+        self._log = recording._log  # (it refers to no recorder)
         self.values = recording._log.values  # [type tag, slot, ..., type tag, slot, ...]
 
     @property
     def log(self):
         """The ``EventLog`` written to (its stored form: for tests of the layout)."""
-        return self._recording._log
+        return self._log
 
     def update(self, start, change):
         """Correct the stored fields of the event starting at ``start`` in the log (copy-on-write),
         and the event if already built."""
-        recording = self._recording
-        log = recording._log
+        recording, log = self._recording(), self._log
         log.update(start, change)
+        if recording is None:
+            return
         recording._derived.clear()
         if start < recording._built:
             index = log.index_at(start)
@@ -303,13 +310,19 @@ class RecordingWriter:
 
     def add_call(self, label, call):
         """Keep the primitive call that made node ``label`` (``record(calls=True)``)."""
-        self._recording._calls[label] = call
+        recording = self._recording()
+        if recording is not None:
+            recording._calls[label] = call
 
     def before_read(self, callback):
         """Call ``callback`` before events are built while recording (events read mid-recording
         stay true); None: no more."""
-        self._recording._before_read = callback
+        recording = self._recording()
+        if recording is not None:
+            recording._before_read = callback
 
     def fail(self, failure):
         """The recorder stopped after an internal error (``failure``: ``"Type: message"``)."""
-        self._recording._failure = failure
+        recording = self._recording()
+        if recording is not None:
+            recording._failure = failure

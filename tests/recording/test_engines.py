@@ -18,7 +18,7 @@ from adtrace.recording.engine_code import EngineCode
 from adtrace.recording.autograd import ENGINE
 from adtrace.recording.engines import MEMBERS, Engine, is_engine
 from adtrace.recording.fanout import callbacks_of
-from adtrace.recording.micrograd import attach
+from adtrace.recording.micrograd import attach, engine as micrograd_engine
 from adtrace.recording.recording import Recording, RecordingWriter
 from adtrace.recording.value_class import hooks as value_class_hooks
 from adtrace.recording.values import DEFAULT_INLINE_SIZE
@@ -93,15 +93,22 @@ def test_a_name_or_a_class_is_not_an_engine_and_an_object_lacking_a_member_is_re
         registry.engine_named(partial)
 
 
+@pytest.mark.parametrize("rewrite", [False, True], ids=["descriptors", "recompiled"])
 @pytest.mark.parametrize("named", ENGINES.values(), ids=ENGINES.keys())
-def test_the_hook_sites_it_names_are_hooked_while_recording_and_restored_after(named):
+def test_the_hook_sites_it_names_are_hooked_while_recording_and_restored_after(named, rewrite, monkeypatch):
+    """Every site it names is hooked (a recompiled class: its pass start; its writes and local backward calls are
+    the recompiled methods' own, value_class/rewrite.py), and every attribute is restored after."""
+    monkeypatch.setattr(micrograd_engine, "REWRITE", rewrite)
     engine = registry.engine_named(named)
     sites = (engine.pass_start, engine.local_backward, engine.grad_write)
+    recompiled = engine.name != "autograd" and rewrite and engine._rewritten() is not None
     before = [vars(owner).get(attribute) for owner, attribute in sites]
     owners = {id(owner): owner for owner, _ in sites}.values()
     every = [dict(vars(owner)) for owner in owners]  # (and whatever else it hooks on them: a class's __init__)
     with adtrace.record(engine=named):
-        assert all(vars(owner).get(attribute) is not entry for (owner, attribute), entry in zip(sites, before))
+        hooked = sites[:1] if recompiled else sites
+        assert all(vars(owner).get(attribute) is not entry for (owner, attribute), entry in zip(hooked, before))
+        assert recompiled == (vars(sites[2][0]).get(sites[2][1]) is before[2])
     assert [vars(owner).get(attribute) for owner, attribute in sites] == before
     for owner, entries in zip(owners, every):
         assert {k: v for k, v in vars(owner).items() if v is not entries.get(k)} == {}, owner

@@ -46,9 +46,10 @@ def noted():
 def with_notes(recording, noted):
     """A copy of ``recording`` whose event log has a ``Noted`` after each visit (``toposort``)."""
     copy = Recording(recording.capture, engine=recording.engine, code=recording.code)
+    built = recording.events  # (first: a value class's calls may be told to its recorder when read)
     log, written = RecordingWriter(recording).log, RecordingWriter(copy).values
     values, starts = log.values, log.starts
-    for start, end, e in zip(starts, list(starts[1:]) + [len(values)], recording.events):
+    for start, end, e in zip(starts, list(starts[1:]) + [len(values)], built):
         written.extend(values[start:end])
         if e.kind == "toposort":
             write(written, noted, mode=e.mode, level=e.level, query=e.query, node=e.node, text=f"seen {e.node}")

@@ -28,9 +28,11 @@ from .. import registry
 from ..fanout import callbacks_of, guard_callbacks
 from ..value_class.hooks import Callbacks, ClassHooks, HookError
 from ..value_class.recorder import Fanout, Recorder, keeper
+from ..value_class.rewrite import instrument, signature
 from .code import ENGINE, engine_code
 from .shape import check_shape
 
+REWRITE = True  # False: every class recorded through the descriptors (a test holds both ways to the same events)
 _engines = weakref.WeakKeyDictionary()  # class -> its MicrogradEngine (made by record() or by attach())
 _named = weakref.WeakSet()  # the classes record() was given, each checked once against the hooked classes
 
@@ -41,6 +43,7 @@ class MicrogradEngine:
 
     def __init__(self, shape):
         self.cls, self.shape, self.hooks = shape.cls, shape, None
+        self._rewrite = None  # (the class's functions, its methods recompiled or None)
         # the engine's hook sites: ClassHooks installs its hooks there
         self.pass_start = (shape.cls, shape.backward)
         self.local_backward = (shape.cls, shape.edges or shape.local_backward)  # (the edge style: its pairs)
@@ -63,8 +66,21 @@ class MicrogradEngine:
         variable its hooks read."""
         _refuse_relatives(self.cls)
         self.hooks = ClassHooks(self)
-        self.hooks.install(patcher)
+        self.hooks.install(patcher, self._rewritten() if self._deferrable() else None)
         return self.hooks.active
+
+    def _deferrable(self):
+        """Whether the hooks may defer (``value_class/deferred.py``): recorders of ``record()`` read their
+        events afterwards; an attached sink hears each call as it happens (the descriptors)."""
+        return REWRITE and not any(isinstance(r, Attachment) for r in registry.recorders_of(self))
+
+    def _rewritten(self):
+        """The class's methods recompiled (``value_class/rewrite.py``), made again if one changed since; None
+        if its code is not of the forms the recompiled hooks read."""
+        read = signature(self.cls)
+        if self._rewrite is None or self._rewrite[0] != read:
+            self._rewrite = (read, instrument(self.shape))
+        return self._rewrite[1]
 
     def recorder(self, writer, capture, inline_size, keep_calls=False, keep_sites=False, relative_to=None):
         return Recorder(writer, keeper(capture, inline_size), self.cls, keep_sites=keep_sites or keep_calls,

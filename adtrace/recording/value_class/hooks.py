@@ -26,6 +26,7 @@ from typing import Protocol
 
 from .. import compiled
 from ..patching import NOTSET, original_of
+from . import deferred
 from .descriptors import MISSING, BackwardDescriptor, EdgesDescriptor, GradDescriptor, RecordedLocalBackward, Storage
 from .tracked import accumulation, detach_all, held, plain
 
@@ -120,19 +121,24 @@ class ClassHooks:
                 self.run_local_backward, self.active, self.local, self.children, self.own_grad,
                 self.grad.load_or_missing, MISSING, _Frame, plain)
 
-    def install(self, patcher):
+    def install(self, patcher, rewritten=None):
         """Put every hook on the class, or none (a failure undoes what was put); ``patcher.undo()``
         restores the class: its ``__dict__`` entries are the very objects they were, instances keep
-        plain numbers and their own closures."""
+        plain numbers and their own closures. ``rewritten``: the class's methods recompiled
+        (``rewrite.py``), whose calls write a deferred log (``deferred.py``) instead of the descriptors."""
         cls, engine = self.cls, self.engine
         init, backward = original_of(cls.__init__), original_of(inspect.getattr_static(*engine.pass_start))
-        local = EdgesDescriptor if self.shape.edges else BackwardDescriptor
-        hooks = [
-            ((cls, "__init__"), self._wrap_init(init), init),
-            (engine.pass_start, self._wrap_backward(backward), backward),
-            (engine.grad_write, GradDescriptor(self, self.grad), NOTSET),
-            (engine.local_backward, local(self, Storage(*engine.local_backward)), NOTSET),
-        ]
+        self.rewritten = rewritten
+        if rewritten is not None:
+            hooks = self._deferred_hooks(init, backward, rewritten, patcher)
+        else:
+            local = EdgesDescriptor if self.shape.edges else BackwardDescriptor
+            hooks = [
+                ((cls, "__init__"), self._wrap_init(init), init),
+                (engine.pass_start, self._wrap_backward(backward), backward),
+                (engine.grad_write, GradDescriptor(self, self.grad), NOTSET),
+                (engine.local_backward, local(self, Storage(*engine.local_backward)), NOTSET),
+            ]
         patcher.on_undo(self.children.clear)
         patcher.on_undo(self.made.clear)
         # (compiled: each C hook keeps the sink's callbacks it read, once per sink: let go with the hooks)
@@ -145,6 +151,28 @@ class ClassHooks:
                 # (a hook of an earlier installation put back by someone's undo: the original goes back)
                 restore = original if hasattr(vars(owner).get(name), "__adtrace_hook__") else NOTSET
                 patcher.setattr(owner, name, hook, restore=restore, raising=False)
+
+    def _deferred_hooks(self, init, backward, rewritten, patcher):
+        """The hooks of a recompiled class: its recompiled methods, calling the helpers (``deferred.py``), and
+        ``__init__`` and ``backward()`` wrapped to write the log."""
+        cls, shape = self.cls, self.shape
+        bound, installed, namespace = deferred.helpers(self, rewritten)
+        patcher.on_undo(functools.partial(setattr, installed, "local", None))  # (the logs go with their recordings)
+        hooks = []
+        for name, function in bound.functions.items():
+            base = original_of(inspect.getattr_static(cls, name))
+            if name == shape.backward:
+                function = functools.update_wrapper(namespace["make_backward"](function), base)
+                function.__adtrace_hook__ = "backward"
+            else:
+                function.__wrapped__, function.__adtrace_hook__ = base, name
+            hooks.append(((cls, name), function, base if name in vars(cls) else NOTSET))  # (inherited: deleted on undo)
+        wrapped = functools.update_wrapper(namespace["make_init"](
+            init, shape.children, shape.children_index, shape.children_default, shape.op, shape.data,
+            self._ordered, _is_iterator, _unordered), init)
+        wrapped.__adtrace_hook__ = "__init__"
+        hooks.append(((cls, "__init__"), wrapped, init))
+        return hooks
 
     # ---- wrappers
 

@@ -29,6 +29,7 @@ out, and the first says so (``RecorderWarning``). What a write keeps is describe
 own copy of the last result it recorded for that value (None when it has none).
 """
 
+import functools
 import threading
 import types
 
@@ -86,10 +87,34 @@ class Recorder(RecorderBase):
         self._alive = []  # every value labelled, so that its id stays its own while recording
         self._count = self._unrecorded = self._queries = 0
         self._passes = []  # _Pass per running backward(), innermost last
+        # the logs of a recompiled class's hooks it was active in (deferred.py): replayed into it before a read
+        self.logs = []
+        self.deferrable = not self.keep_sites  # (a call site is read from the stack of the moment)
+        writer.before_read(self.flush)
+
+    def flush(self):
+        """What the deferred hooks logged for it, told to it now (``deferred.py``)."""
+        for log in list(self.logs):
+            log.flush()
 
     def _release(self):
-        """No more callbacks come: let the values go."""
-        self._alive, self._passes, self._labels, self._children = [], [], {}, {}
+        """No more callbacks come: let the values go (after what the deferred hooks logged for it is told)."""
+        if any(log.done < len(log.items) for log in self.logs):
+            # closed before it was read: the recording keeps the logs until then (the logs refer to this recorder,
+            # which holds its recording weakly: no cycle, an unread recording goes with all it keeps)
+            logs, self.logs = self.logs, []
+            self.writer.before_read(functools.partial(self._finish, logs))
+            return
+        self.writer.before_read(None)
+        self._alive, self._passes, self._labels, self._children, self.logs = [], [], {}, {}, []
+
+    def _finish(self, logs):
+        for log in logs:
+            log.flush()
+        self._release()
+        if self.pending is not None:  # (a warning that is an error, raised where the recording is read)
+            pending, self.pending = self.pending, None
+            raise pending
 
     # ---- nodes
 

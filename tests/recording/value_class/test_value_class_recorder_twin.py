@@ -62,9 +62,9 @@ def test_the_twin_is_the_recorder_made_and_its_state_the_python_methods_own(monk
         x = value_classes.Value(3.0)
         y = x * x * x
         y.backward()
+    assert [e.label for e in recording.of_kind("node")] == ["v0_leaf", "v1_mul", "v2_mul"]  # (told by then)
     assert len(made) == 1 and isinstance(made[0], recorder._twin.Core)
     assert made[0]._count == 3 and made[0].live is False and made[0]._labels == {}  # (released)
-    assert [e.label for e in recording.of_kind("node")] == ["v0_leaf", "v1_mul", "v2_mul"]
 
 
 @pytest.mark.parametrize("capture", ["structure", "auto", "full"])
@@ -98,12 +98,13 @@ def test_the_common_case_stays_in_c_and_the_rare_ones_are_handed_back():
     Value = value_classes.Value
 
     def record(capture):
-        with adtrace.record(engine=Value, capture=capture, sites=capture == "full"):
+        with adtrace.record(engine=Value, capture=capture, sites=capture == "full") as recording:
             xs = [Value(float(i)) for i in range(30)]
             out = xs[0]
             for x in xs[1:]:
                 out = out * x + x
             out.backward()
+        recording.events  # (told by then: value_class/deferred.py)
 
     with python_calls({}) as auto:
         record("auto")
@@ -192,4 +193,5 @@ def test_an_internal_error_in_the_twin_stops_the_recorder_and_the_engine_runs_on
             x = Value(3.0)
             y = x * x + x
             y.backward()
+        recording.events  # (said by the time the recording is read)
     assert x.grad == 7.0 and "ZeroDivisionError" in recording.failure
