@@ -324,7 +324,20 @@ def _compiled(function, tree):
     new = _find(compiled, function.__name__, code.co_firstlineno)
     if new is None or not set(new.co_freevars) <= {*code.co_freevars, *HELPERS}:
         return None
-    return new
+    # (named as the original: its closures' __qualname__ is Value.__add__.<locals>._backward, not the wrapper's)
+    qualname = getattr(function, "__qualname__", function.__name__)
+    return _requalified(new, "__adtrace_outer__.<locals>.", qualname[:len(qualname) - len(function.__name__)])
+
+
+def _requalified(code, old, new):
+    """``code`` and the functions nested in it with each qualified name starting ``old`` starting ``new`` (a
+    code's own ``co_qualname``, Python 3.11+; a string constant given to ``MAKE_FUNCTION`` before)."""
+    consts = tuple(_requalified(c, old, new) if isinstance(c, types.CodeType) else
+                   new + c[len(old):] if isinstance(c, str) and c.startswith(old) else c for c in code.co_consts)
+    changes = {"co_consts": consts}
+    if getattr(code, "co_qualname", "").startswith(old):
+        changes["co_qualname"] = new + code.co_qualname[len(old):]
+    return code.replace(**changes)
 
 
 def _same_code(a, b):

@@ -165,3 +165,11 @@ def test_a_file_edited_since_its_import_keeps_the_descriptors(tmp_path, monkeypa
         x = module.Edited(3.0)
         (x * x).backward()
     assert x.grad == 6.0 and [e.kind for e in recording.events].count("add_outgrads") == 2
+
+
+def test_a_recompiled_closure_is_named_as_the_original():
+    with adtrace.record(engine="micrograd"):
+        x = MicroValue(2.0)
+        y = x * x
+    assert y._backward.__qualname__ == "Value.__mul__.<locals>._backward"
+    assert MicroValue.__mul__.__qualname__ == "Value.__mul__"
