@@ -43,7 +43,6 @@ class Log:
         self.sink = None        # the sink of the last SINK record
         self.eager = False      # whether that sink is flushed at each record
         self.depth = 0          # hooked backward() calls running in this thread
-        self.visits = 0         # visits running in this thread
         self.quiet = 0          # > 0 while this log is replayed in its own thread
         self.lock = threading.RLock()  # (a sink that reads the recording while told: nothing more to tell)
         self.replayer = _Replayer(self)
@@ -191,7 +190,6 @@ def _adtrace_visit(node):
     log.items += (VISIT, node, grad)
     if log.eager:
         log.flush()
-    log.visits += 1
     error = None
     try:
         if run is None:  # a closure of code not read (made outside the class): its writes seen as it returns
@@ -209,7 +207,6 @@ def _adtrace_visit(node):
         error = exc
         raise
     finally:
-        log.visits -= 1
         sink = active.get()
         if sink is not None:
             if sink is not log.sink:

@@ -128,9 +128,8 @@ class ClassHooks:
         (``rewrite.py``), whose calls write a deferred log (``deferred.py``) instead of the descriptors."""
         cls, engine = self.cls, self.engine
         init, backward = original_of(cls.__init__), original_of(inspect.getattr_static(*engine.pass_start))
-        self.rewritten = rewritten
         if rewritten is not None:
-            hooks = self._deferred_hooks(init, backward, rewritten, patcher)
+            hooks = self._deferred_hooks(init, rewritten, patcher)
         else:
             local = EdgesDescriptor if self.shape.edges else BackwardDescriptor
             hooks = [
@@ -152,7 +151,7 @@ class ClassHooks:
                 restore = original if hasattr(vars(owner).get(name), "__adtrace_hook__") else NOTSET
                 patcher.setattr(owner, name, hook, restore=restore, raising=False)
 
-    def _deferred_hooks(self, init, backward, rewritten, patcher):
+    def _deferred_hooks(self, init, rewritten, patcher):
         """The hooks of a recompiled class: its recompiled methods, calling the helpers (``deferred.py``), and
         ``__init__`` and ``backward()`` wrapped to write the log."""
         cls, shape = self.cls, self.shape
