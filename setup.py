@@ -23,6 +23,7 @@ setup(ext_modules=[twin(module) for module in (
     "adtrace.recording.value_class._hooks",
     "adtrace.recording.value_class._tracked",
     "adtrace.recording.value_class._recorder",
+    "adtrace.recording.value_class._deferred",
     "adtrace.recording.autograd._wrappers",
     "adtrace.recording._values",
 )])

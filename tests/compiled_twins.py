@@ -13,7 +13,7 @@ import pytest
 from adtrace.recording import values
 from adtrace.recording.autograd import wrappers
 from adtrace.recording.micrograd import engine
-from adtrace.recording.value_class import descriptors, hooks, recorder, tracked
+from adtrace.recording.value_class import deferred, descriptors, hooks, recorder, tracked
 
 # wrappers' names for the twin's paths (None: Python)
 WRAPPERS = ("RecordedVJP", "NodeInit", "JVPNodeInit", "AddOutgrads", "Visits")
@@ -31,6 +31,7 @@ SWITCHES = {
     "tracked": (lambda: vars(tracked.TrackedFloat).get("__add__") not in (None, vars(tracked.Tracked)["__add__"]),
                 lambda patch: [patch.setattr(kind, name, vars(tracked.Tracked)[name])
                                for kind in (tracked.TrackedFloat, tracked.TrackedInt) for name in OPERATORS]),
+    "deferred": (lambda: deferred._twin is not None, lambda patch: patch.setattr(deferred, "_twin", None)),
     "recorder": (lambda: recorder.Recorder is not recorder.PythonRecorder,
                  lambda patch: [patch.setattr(module, "Recorder", recorder.PythonRecorder)
                                 for module in (recorder, engine)]),

@@ -17,6 +17,7 @@ TWINS = {
     "adtrace.recording.value_class._hooks": "adtrace.recording.value_class.hooks",
     "adtrace.recording.value_class._tracked": "adtrace.recording.value_class.tracked",
     "adtrace.recording.value_class._recorder": "adtrace.recording.value_class.recorder",
+    "adtrace.recording.value_class._deferred": "adtrace.recording.value_class.deferred",
     "adtrace.recording.autograd._wrappers": "adtrace.recording.autograd.wrappers",
     "adtrace.recording._values": "adtrace.recording.values",
 }

@@ -4,9 +4,11 @@ told to the sinks as ``Callbacks`` when the recording is read.
 The recompiled methods call the helpers made here (``helpers``: ``_adtrace_add`` for ``X.grad += E``,
 ``_adtrace_sub``, ``_adtrace_set``, ``_adtrace_visit``), and ``__init__`` and ``backward()`` are wrapped.
 Each appends a few plain objects to its thread's ``Log``: no event, no descriptor, no tracked number, and no
-object kept per value (which would make Python's collector walk the whole heap). A micrograd MLP step recorded
-this way costs about 2x the plain step in ``benchmarks/run.py``, against about 5x through the descriptors; the
-first read then tells the log and builds the events. The sink active in the calling context is written into
+object kept per value (which would make Python's collector walk the whole heap). The template below is the
+reference; ``_deferred.c`` is its compiled twin (``_compiled``: the same records, a case it does not do handed to
+the template's function). A micrograd MLP step recorded this way costs about 1.2x the plain step in
+``benchmarks/run.py`` (about 2.1x with the template's helpers, 5x through the descriptors); the first read then
+tells the log and builds the events. The sink active in the calling context is written into
 the log when it changes. ``Log.flush`` replays the records, in order, into the sinks that were active: the
 same calls ``hooks.ClassHooks`` makes as it happens, with the same arguments (a write's position among its
 node's children, the first not yet written, is found then). A recorder flushes its logs before its events are
@@ -25,17 +27,23 @@ import threading
 
 import numpy as np
 
+from .. import compiled
 from .descriptors import MISSING
+
+_twin = compiled.twin("adtrace.recording.value_class._deferred")  # (LogFields, Helpers, Init), or None
 
 # record kinds, each followed by a fixed number of items
 NODE, START, END, VISIT, LEFT, ADD, SET, SINK, UNSEEN, LEAF, UNARY, BINARY = range(12)
 SIZES = (5, 2, 3, 3, 3, 5, 4, 2, 5, 4, 5, 6)
+if _twin is not None:  # (the very objects the template writes)
+    _twin.kinds(NODE, VISIT, LEFT, ADD, LEAF, UNARY, BINARY)
 # (LEAF, UNARY, BINARY: a value made with 0, 1 or 2 children given as a tuple, each child an item: the tuple is
 # not kept, and an object kept per value would make Python's collector walk the whole heap more often)
 
 
-class Log:
-    """One thread's records under one installation of the hooks (``items``: flat, kinds and their items)."""
+class Log(object if _twin is None else _twin.LogFields):
+    """One thread's records under one installation of the hooks (``items``: flat, kinds and their items). With the
+    compiled twin, ``items``, ``sink``, ``eager``, ``depth`` and ``quiet`` are C fields its helpers use directly."""
 
     def __init__(self, own):
         self.items = []
@@ -110,8 +118,29 @@ def helpers(hooks, rewritten):
             _TEMPLATE.format(grad=shape.grad, local=shape.local_backward), f"{__file__} (helpers)", "exec")
     exec(code, namespace)
     found = {name: namespace[name] for name in ("_adtrace_add", "_adtrace_sub", "_adtrace_set", "_adtrace_visit")}
+    if _twin is not None:
+        installed = _compiled(namespace, found, hooks, rewritten)
     bound = namespace["bound"] = rewritten.bind(found)  # (the visit's closures of the original methods: recompiled)
     return bound, installed, namespace
+
+
+def _compiled(namespace, found, hooks, rewritten):
+    """The twin's helpers in place of the template's (``found`` and ``namespace["make_init"]``), each handing a
+    case it does not do to the template's function; returns its ``Helpers``, which is also the ``installed`` the
+    template's functions read (one ``local``, set to None once undone)."""
+    shape = hooks.shape
+    python_init = namespace["make_init"]
+    helpers = _twin.Helpers(hooks.active, namespace["installed"].local, frozenset(rewritten.known), shape.grad,
+                            shape.local_backward, MISSING, _keep, _kept, found["_adtrace_add"], found["_adtrace_sub"],
+                            found["_adtrace_visit"])
+
+    def make_init(original, children_name, index, default, op_name, data_name, *rest):
+        python = python_init(original, children_name, index, default, op_name, data_name, *rest)
+        return _twin.Init(helpers, original, python, children_name, index, default, op_name, data_name)
+
+    namespace["installed"], namespace["make_init"] = helpers, make_init
+    found.update(_adtrace_add=helpers.add, _adtrace_sub=helpers.sub, _adtrace_visit=helpers.visit)
+    return helpers
 
 
 _COMPILED = {}  # (the grad attribute's name, the local backward's) -> the template compiled with them

@@ -1,6 +1,7 @@
 """deferred.py: a recompiled class's calls logged as they happen and told to the recorder when the recording is
 read: the same events as the descriptors', at every capture level, nested, read mid-recording, from another
-thread; nothing told before a read; the class as it was after the block, read or not."""
+thread; nothing told before a read; the class as it was after the block, read or not. Each test runs with the
+compiled helpers (``_deferred.c``, when built) and with the template's (the reference)."""
 
 import threading
 import warnings
@@ -9,11 +10,15 @@ import pytest
 from micrograd.engine import Value as MicroValue
 
 import adtrace
+import compiled_twins
 import zoo_recordings
 from adtrace.recording.micrograd import engine as micrograd_engine
 from adtrace.recording.value_class.rewrite import HELPERS, instrument
 from adtrace.report.export import events_json
 from restored import assert_restored
+
+way = compiled_twins.fixture("deferred")  # each test compiled (when built) and in pure Python
+pytestmark = pytest.mark.usefixtures("way")
 
 
 @pytest.fixture
@@ -40,6 +45,70 @@ def test_the_zoo_and_micrograd_are_recorded_as_the_descriptors_record_them(captu
     zoo_recordings.assert_recorded_alike(classes, mine, reference)
     deferred = [cls for cls in classes if instrument(micrograd_engine.engine_for(cls).shape) is not None]
     assert len(deferred) == 9 and instrument(micrograd_engine.engine_for(MicroValue).shape) is not None
+
+
+@pytest.mark.parametrize("capture", ["structure", "auto", "full"])
+def test_the_compiled_helpers_record_the_zoo_and_micrograd_as_the_template_does(capture, monkeypatch, way):
+    if way != "compiled":
+        pytest.skip("compares the compiled helpers with the template's")
+    classes = zoo_recordings.prepared(monkeypatch)
+    mine, reference = compiled_twins.both_ways(lambda: zoo_recordings.recorded(classes, capture), "deferred")
+    zoo_recordings.assert_recorded_alike(classes, mine, reference)
+
+
+def test_an_error_in_a_recompiled_closure_is_recorded_and_raised_as_the_descriptors_do(descriptors):
+    """``b.grad += c.grad`` failing inside ``c``'s closure (``"x" + 1``): the error is the engine's, raised from the
+    user's line, and the visit it ended is recorded with it."""
+    def record():
+        with adtrace.record(engine="micrograd") as recording:
+            a = MicroValue(2.0)
+            b = a.relu()
+            c = b + 1.0
+            b.grad = "x"
+            with pytest.raises(TypeError) as raised:
+                c.backward()
+        assert raised.value.__context__ is None
+        assert any(str(entry.path).endswith("engine.py") for entry in raised.traceback)  # (micrograd's line in it)
+        return events_json(recording), str(raised.value), b.grad, a.grad
+
+    mine, reference = both_ways(descriptors, record)
+    assert mine == reference and mine[2:] == ("x", 0)
+    assert "TypeError" in mine[0] and "str" in mine[1]
+
+
+def test_an_error_while_a_failed_visit_is_logged_has_the_closure_s_error_as_its_context(monkeypatch):
+    """The visit's ``finally:`` runs with the closure's error being handled: an error raised there (here the log's
+    flush, made eager) is chained to it by Python, as the template's ``finally:`` is."""
+    from adtrace.recording.value_class import deferred
+
+    switch, flush = deferred.Log.switch, deferred.Log.flush
+
+    def eager_switch(log, sink):
+        switch(log, sink)
+        log.eager = True
+
+    def failing_flush(log):
+        if log.items[-3:-2] == [deferred.LEFT] and log.items[-1] is not None:  # (the failed visit's record)
+            try:
+                raise KeyError("inner")
+            except KeyError:
+                raise RuntimeError("while logging")
+        flush(log)
+
+    monkeypatch.setattr(deferred.Log, "switch", eager_switch)
+    monkeypatch.setattr(deferred.Log, "flush", failing_flush)
+    with adtrace.record(engine="micrograd"):
+        b = MicroValue(2.0).relu()
+        c = b + 1.0
+        b.grad = "x"  # (c's closure: b.grad += c.grad, "x" + 1)
+        with pytest.raises(RuntimeError, match="while logging") as raised:
+            c.backward()
+    chain = []
+    error = raised.value
+    while error is not None:
+        chain.append(type(error).__name__)
+        error = error.__context__
+    assert chain == ["RuntimeError", "KeyError", "TypeError"]
 
 
 def run(x=3.0):
