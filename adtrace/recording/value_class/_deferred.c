@@ -14,6 +14,7 @@
 #include <Python.h>
 #include <stddef.h>  /* offsetof */
 #include <structmember.h>
+#include "_state.h"  /* getattr_or, method_get */
 
 static PyObject *s_log, *s_switch, *s_flush, *s_empty;
 static PyObject *k_node, *k_visit, *k_left, *k_add, *k_leaf, *k_unary, *k_binary;  /* deferred.py's kinds */
@@ -420,15 +421,6 @@ typedef struct {
     Py_ssize_t index;    /* shape.children_index, -1 for None (keyword-only) */
 } Init;
 
-static PyObject *getattr_or(PyObject *obj, PyObject *name, PyObject *default_) {
-    PyObject *found = PyObject_GetAttr(obj, name);
-    if (found == NULL && PyErr_ExceptionMatches(PyExc_AttributeError)) {
-        PyErr_Clear();
-        return Py_NewRef(default_);
-    }
-    return found;
-}
-
 /* def __init__(node, *args, **kwargs):  (the template's make_init, line by line) */
 static PyObject *init_call(Init *self, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
@@ -557,12 +549,6 @@ static void init_dealloc(Init *self) {
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-/* a method of the class, as a function is: bound to the value it is read from */
-static PyObject *init_get(PyObject *self, PyObject *obj, PyObject *type) {
-    if (obj == NULL || obj == Py_None) return Py_NewRef(self);
-    return PyMethod_New(self, obj);
-}
-
 static PyGetSetDef init_getset[] = {
     {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, NULL, NULL},
     {NULL},
@@ -581,7 +567,7 @@ static PyTypeObject InitType = {
     .tp_call = PyVectorcall_Call,
     .tp_vectorcall_offset = offsetof(Init, vectorcall),
     .tp_dictoffset = offsetof(Init, dict),
-    .tp_descr_get = init_get,
+    .tp_descr_get = method_get,
     .tp_getset = init_getset,
 };
 

@@ -253,17 +253,6 @@ static int notify(PyObject *state, SinkCache *sinks, int which, PyObject *sink, 
     return result == NULL || failed ? -1 : 0;
 }
 
-/* ``getattr(obj, name, default)`` (a new reference; only AttributeError gives the default) */
-static PyObject *getattr_or(PyObject *obj, PyObject *name, PyObject *default_) {
-    PyObject *found = PyObject_GetAttr(obj, name);
-    if (found == NULL && PyErr_ExceptionMatches(PyExc_AttributeError)) {
-        PyErr_Clear();
-        Py_INCREF(default_);
-        return default_;
-    }
-    return found;
-}
-
 /* ---- InitHook: ClassHooks._wrap_init's __init__ ---- */
 
 typedef struct {
@@ -411,15 +400,6 @@ static void init_dealloc(InitHook *self) {
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-/* a method of the class, as a function is: bound to the value it is read from */
-static PyObject *init_get(PyObject *self, PyObject *obj, PyObject *type) {
-    if (obj == NULL || obj == Py_None) {
-        Py_INCREF(self);
-        return self;
-    }
-    return PyMethod_New(self, obj);
-}
-
 static void frame_pool_clear(void);
 
 /* forget(): the sink's callbacks kept let go (on the hooks' undo: a sink is not kept alive by hooks taken out), and
@@ -453,7 +433,7 @@ static PyTypeObject InitHookType = {
     .tp_call = PyVectorcall_Call,
     .tp_vectorcall_offset = offsetof(InitHook, vectorcall),
     .tp_dictoffset = offsetof(InitHook, dict),
-    .tp_descr_get = init_get,
+    .tp_descr_get = method_get,
     .tp_getset = init_getset,
     .tp_methods = init_methods,
 };

@@ -1,6 +1,7 @@
 /* hooks._ThreadState's compiled twin, its layout shared by _hooks.c (which makes the type, ThreadState) and
    _descriptors.c (bound to it at import): each reads and writes the fields directly when a state is of that very
-   type, and through attributes otherwise (hooks.py's _ThreadState: the reference, used without the twin). */
+   type, and through attributes otherwise (hooks.py's _ThreadState: the reference, used without the twin). Also the
+   small pieces the value-class twins share (getattr_or, method_get). */
 #ifndef ADTRACE_VALUE_CLASS_STATE_H
 #define ADTRACE_VALUE_CLASS_STATE_H
 #include <Python.h>
@@ -106,4 +107,26 @@ static inline int slotted_bind(SlottedKind *kind, PyObject *type) {
 #define INT_POOL_CAPSULE "adtrace.recording.value_class._descriptors.int_pool"
 
 #define SLOT_AT(x, offset) (*(PyObject **)((char *)(x) + (offset)))
+
+/* ``getattr(obj, name, default)`` (a new reference; only AttributeError gives the default) */
+static inline PyObject *getattr_or(PyObject *obj, PyObject *name, PyObject *default_) {
+    PyObject *found = PyObject_GetAttr(obj, name);
+    if (found == NULL && PyErr_ExceptionMatches(PyExc_AttributeError)) {
+        PyErr_Clear();
+        Py_INCREF(default_);
+        return default_;
+    }
+    return found;
+}
+
+/* tp_descr_get of a callable set on a class as a method (an __init__ wrapper): bound to the value it is read from,
+   as a function is */
+static inline PyObject *method_get(PyObject *self, PyObject *obj, PyObject *type) {
+    (void)type;
+    if (obj == NULL || obj == Py_None) {
+        Py_INCREF(self);
+        return self;
+    }
+    return PyMethod_New(self, obj);
+}
 #endif
