@@ -14,8 +14,10 @@
 """
 
 import contextvars
+import inspect
 import os
 import threading
+import types
 import weakref
 from contextvars import ContextVar
 
@@ -228,8 +230,13 @@ def follow_generator(recorder, generator):
     suspendable = _SUSPENDABLE.get(cls)
     if suspendable is None:
         suspendable = _SUSPENDABLE[cls] = type(cls.__name__, (_Suspendable, cls), {})
+    live = recorder.live
+    hidden = inspect.getattr_static(cls, "live", None)  # (a slot, or a compiled base's member: shadowed from now on)
     recorder.__class__ = suspendable
-    recorder.__dict__["_live"] = recorder.__dict__.pop("live")
+    if type(hidden) is types.MemberDescriptorType:  # the compiled paths that read it directly hand over to Python
+        hidden.__set__(recorder, None)              # (neither True nor False), which reads the property
+    recorder.__dict__.pop("live", None)
+    recorder.__dict__["_live"] = live
     recorder._generator, recorder._told = weakref.ref(generator), False  # (no cycle through its frame)
 
 

@@ -2,6 +2,7 @@
 that ends inside record(), fork, and our own wrappers found where someone else put them back."""
 
 import asyncio
+import contextlib
 import gc
 import os
 import threading
@@ -15,6 +16,7 @@ from autograd import grad
 import adtrace
 from adtrace.recording import registry
 from adtrace.recording.autograd import hooks
+import compiled_twins
 from children import fork_while, wait_for
 from restored import ORIGINALS, assert_restored, patched_points
 from seed import is_exact_square, record_square
@@ -57,6 +59,43 @@ def test_a_generator_open_across_a_yield_says_so_and_records_its_caller():
         next(steps)
     assert_restored()
     assert [float(rec.gradient(q)) for q in rec.queries] == [6.0, 5.0, 6.0]
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "pure Python"])
+def test_a_value_class_recording_open_across_a_yield_says_so_and_records_its_caller(compiled):
+    """As autograd's: a value class's recorder (its ``live`` a member of the compiled recorder's base, or an
+    attribute) entered in a generator says so once and records its caller while the generator is suspended; once
+    the block ends, nothing more is recorded into it."""
+    from value_classes import Value
+
+    def square(x):
+        a = Value(x)
+        out = a * a
+        out.backward()
+        return a.grad
+
+    def recording_generator():
+        with adtrace.record(engine=Value) as rec:
+            square(3.0)
+            yield rec
+            square(4.0)
+
+    if compiled and not compiled_twins.in_use("recorder"):
+        pytest.skip("the value-class recorder's twin is not built")
+    with (contextlib.nullcontext() if compiled else compiled_twins.pure_python("recorder")):
+        steps = recording_generator()
+        try:
+            # (said when the calls are told to the recorder: at the read, for a class recompiled by adtrace)
+            with pytest.warns(adtrace.RecorderWarning, match="open across a yield"):
+                rec = next(steps)
+                assert square(5.0) == 10.0  # the caller, while the generator is suspended: recorded
+                with pytest.raises(StopIteration):
+                    next(steps)
+                assert square(6.0) == 12.0  # after the block: not recorded
+                made = [e.value for e in rec.of_kind("node") if e.primitive == "*"]
+        finally:
+            steps.close()
+    assert made == [9.0, 25.0, 16.0]
 
 
 def test_a_contextmanager_generator_is_what_it_records():

@@ -8,7 +8,9 @@
    ``RecordedVJP(node_id, vjp, active)`` does what wrappers.py's pure-Python
    ``MethodType(recorded_vjp, (node_id, vjp, active))`` does, in one object of 64 bytes instead of a bound
    method, a tuple and an int (160 bytes per node), and without a Python frame per call. The node's id is
-   kept as the address it stands for (no reference: the node owns this object, and keeps it alive). */
+   kept as the int the recorder's tables know the node by (no reference to the node: it owns this object, and
+   keeps it alive): the very key of its entries when the node was recorded here, so the recorder finds a node it
+   meets again by that int (node_key), its dict lookups by identity, with no int made per lookup. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stddef.h>
@@ -17,11 +19,13 @@
 
 typedef struct {
     PyObject_HEAD
-    void *node;        /* id(node), as an address */
+    PyObject *key;     /* id(node), an exact int */
     PyObject *vjp;     /* the node's own vjp */
     PyObject *active;  /* the context variable of the hooks' installation that made the node */
     vectorcallfunc vectorcall;
 } RecordedVJP;
+
+static PyTypeObject RecordedVJPType;
 
 static PyObject *on_vjp_called;  /* the interned name "on_vjp_called" */
 static PyObject *before_add_outgrads;  /* the interned name "before_add_outgrads" (defined with AddOutgrads) */
@@ -86,10 +90,14 @@ static PyObject *live_name, *keeps_name, *query_name, *top_name, *labels_name, *
     *argnums_name, *level_name, *number_name, *label_name, *parents_name, *position_name, *fail_name,
     *on_toposort_name;
 
-/* the last heads written under a tag (as packers._head's cells, with a few ways: grad(grad(f)) alternates
-   between levels and passes, and a single cell missed nine times in ten): looked up in HEADS only when no way
-   holds this level and query number, by identity */
+/* the heads written under a tag: by level and query number where both are small ints (the query numbers of every
+   recording start at 1: a later recording finds its heads here, with no tuple made and looked up in HEADS per
+   pass), else the last few (as packers._head's cells, with a few ways: grad(grad(f)) alternates between levels
+   and passes, and a single cell missed nine times in ten), by identity; looked up in HEADS only when neither
+   holds this level and query number */
 #define HEAD_WAYS 4
+#define HEAD_LEVELS 8
+#define HEAD_NUMBERS (1 << 20)  /* (a query number above: the ways') */
 
 typedef struct {
     long tag;
@@ -98,7 +106,60 @@ typedef struct {
     struct {
         PyObject *level, *number, *head;
     } way[HEAD_WAYS];
+    unsigned long generation;  /* heads_generation when by_number was filled */
+    Py_ssize_t size[HEAD_LEVELS];
+    PyObject **by_number[HEAD_LEVELS];  /* [level][number]: the head (strong references, HEADS holds them too) */
 } HeadCell;
+
+static PyObject *getitem_name, *setitem_name, *missing_name;  /* (interned) */
+static PyTypeObject *heads_type;  /* eventlog._Heads, whose __missing__ head_of does itself (while the class is as
+                                     registered: its version tag, heads_version; else HEADS[key] as Python does) */
+static unsigned int heads_version;
+static unsigned long heads_generation;  /* counts the HEADS structure() was given: a cell filled from another is
+                                           emptied */
+
+static inline unsigned int version_of(PyTypeObject *tp);  /* (below, with the fields) */
+
+/* the cell emptied (its heads are another HEADS'), its ways too */
+static void
+head_reset(HeadCell *cell)
+{
+    for (int l = 0; l < HEAD_LEVELS; l++) {
+        for (Py_ssize_t i = 0; i < cell->size[l]; i++) {
+            Py_XDECREF(cell->by_number[l][i]);
+        }
+        PyMem_Free(cell->by_number[l]);
+        cell->by_number[l] = NULL;
+        cell->size[l] = 0;
+    }
+    for (int i = 0; i < HEAD_WAYS; i++) {
+        Py_CLEAR(cell->way[i].head);
+        Py_CLEAR(cell->way[i].level);
+        Py_CLEAR(cell->way[i].number);
+    }
+    cell->generation = heads_generation;
+}
+
+/* head stored at cell->by_number[level][number] (-1 without memory: nothing stored, no error) */
+static int
+head_keep(HeadCell *cell, long level, long number, PyObject *head)
+{
+    if (number >= cell->size[level]) {
+        Py_ssize_t size = cell->size[level] ? cell->size[level] : 64;
+        while (size <= number) {
+            size *= 2;
+        }
+        PyObject **grown = PyMem_Realloc(cell->by_number[level], size * sizeof(PyObject *));
+        if (grown == NULL) {
+            return -1;
+        }
+        memset(grown + cell->size[level], 0, (size - cell->size[level]) * sizeof(PyObject *));
+        cell->by_number[level] = grown;
+        cell->size[level] = size;
+    }
+    Py_XSETREF(cell->by_number[level][number], Py_NewRef(head));
+    return 0;
+}
 
 static HeadCell toposort_cell = {1004}, vjp_one_cell = {1005}, vjp_kept_one_cell = {2005}, vjp_cell = {5}, add_first_cell = {1006},
     add_cell = {6};
@@ -107,6 +168,23 @@ static HeadCell toposort_cell = {1004}, vjp_one_cell = {1005}, vjp_kept_one_cell
 static PyObject *
 head_of(HeadCell *cell, PyObject *level, PyObject *number)
 {
+    if (cell->generation != heads_generation) {
+        head_reset(cell);
+    }
+    long at_level = -1, at_number = -1;
+    if (PyLong_CheckExact(level) && PyLong_CheckExact(number)) {
+        at_level = PyLong_AsLong(level);
+        at_number = at_level < 0 || at_level >= HEAD_LEVELS ? -1 : PyLong_AsLong(number);
+        if (at_number < 0 || at_number >= HEAD_NUMBERS) {  /* (an overflow's error too) */
+            PyErr_Clear();
+            at_number = -1;
+        }
+        PyObject *head = at_number < 0 || at_number >= cell->size[at_level] ? NULL
+            : cell->by_number[at_level][at_number];
+        if (head != NULL) {
+            return head;
+        }
+    }
     for (int i = 0; i < HEAD_WAYS; i++) {
         if (cell->way[i].head != NULL && cell->way[i].level == level && cell->way[i].number == number) {
             return cell->way[i].head;
@@ -121,10 +199,24 @@ head_of(HeadCell *cell, PyObject *level, PyObject *number)
     if (key == NULL) {
         return NULL;
     }
-    PyObject *head = PyObject_GetItem(heads, key);  /* (a new head added by HEADS' __missing__) */
+    /* HEADS[key], its __missing__ (self[key] = key) done here for a dict of the type registered: no Python call
+       per new head */
+    PyObject *head;
+    if (Py_IS_TYPE(heads, heads_type) && heads_version != 0 && version_of(heads_type) == heads_version) {
+        head = PyDict_GetItemWithError(heads, key);
+        if (head == NULL && !PyErr_Occurred()) {
+            head = PyDict_SetItem(heads, key, key) < 0 ? NULL : key;
+        }
+        Py_XINCREF(head);
+    } else {
+        head = PyObject_GetItem(heads, key);
+    }
     Py_DECREF(key);
     if (head == NULL) {
         return NULL;
+    }
+    if (at_number >= 0) {
+        (void)head_keep(cell, at_level, at_number, head);  /* (without memory: the ways' only) */
     }
     int i = cell->next;
     cell->next = (i + 1) % HEAD_WAYS;
@@ -229,6 +321,23 @@ static Field r_keep_sites, r_keeps, r_keeps_values, r_labels, r_live, r_nodes, r
 static Field q_argnums, q_label, q_level, q_number, q_parents, q_position;
 static Field t_argnums, t_distinct, t_labels, t_levels, t_made, t_names;
 static Field n_parents, n_vjp;
+
+/* id(node) (a new reference): the int its RecordedVJP keeps (the key of its entries where the node was recorded
+   here: found by identity), else a new one */
+static PyObject *
+node_key(PyObject *node)
+{
+    Py_ssize_t offset = field_offset(&n_vjp, node);
+    PyObject *vjp = offset > 0 ? *(PyObject **)((char *)node + offset) : NULL;
+    if (vjp != NULL && Py_IS_TYPE(vjp, &RecordedVJPType)) {
+        PyObject *key = ((RecordedVJP *)vjp)->key;
+        if (key != NULL && PyLong_AsVoidPtr(key) == (void *)node) {  /* (not another node's vjp put here) */
+            return Py_NewRef(key);
+        }
+        PyErr_Clear();
+    }
+    return PyLong_FromVoidPtr(node);
+}
 static Field r_by_reference, r_inline_size;
 static int auto_ready;  /* auto(...) has registered what capture auto's paths read (below) */
 
@@ -527,7 +636,7 @@ toposort_written(PyObject *recorder, PyObject *node)
     int result = 0;
     PyObject *key = NULL, *nodes = NULL, *kept = NULL, *parents = NULL, *level = NULL, *number = NULL,
         *entries = NULL;
-    key = PyLong_FromVoidPtr(node);
+    key = node_key(node);
     PyObject *label = key == NULL ? NULL : PyDict_GetItemWithError(labels, key);  /* (borrowed) */
     if (label == NULL || !PyObject_IsTrue(label)) {
         goto done;
@@ -792,7 +901,7 @@ parent_label_at(PyObject *parents, Py_ssize_t position, PyObject *labels)
     if (position >= PyTuple_GET_SIZE(parents)) {
         return Py_NewRef(Py_None);
     }
-    PyObject *key = PyLong_FromVoidPtr(PyTuple_GET_ITEM(parents, position));
+    PyObject *key = node_key(PyTuple_GET_ITEM(parents, position));
     PyObject *parent = key == NULL ? NULL : PyDict_GetItemWithError(labels, key);
     Py_XDECREF(key);
     if (parent == NULL || PyObject_IsTrue(parent) <= 0) {
@@ -1163,8 +1272,8 @@ static HeadCell node_unary_cell = {1001}, node_kept_unary_cell = {2001}, node_ce
        write(self.values, NodeCreated, mode="rev", level=level, query=query and query.number, label=label,
              primitive=names[0], argnums=argnums, parents=parent_labels, value=None, site=None) */
 static int
-vjp_node_written(PyObject *recorder, PyObject *node, PyObject *value, PyObject *fun, PyObject *argnums,
-                 PyObject *parents)
+vjp_node_written(PyObject *recorder, PyObject *node, PyObject *key, PyObject *value, PyObject *fun,
+                 PyObject *argnums, PyObject *parents)
 {
     if (!PyTuple_CheckExact(parents) || PyTuple_GET_SIZE(parents) < 1 || PyTuple_GET_SIZE(parents) > 2) {
         return 0;
@@ -1174,7 +1283,7 @@ vjp_node_written(PyObject *recorder, PyObject *node, PyObject *value, PyObject *
         return 0;
     }
     int result = 0;
-    PyObject *values = NULL, *query = NULL, *key = NULL, *first = NULL, *second = NULL, *parent_labels = NULL,
+    PyObject *values = NULL, *query = NULL, *first = NULL, *second = NULL, *parent_labels = NULL,
         *label = NULL, *next = NULL, *query_number = NULL, *value_kept = NULL, *named = NULL;
     NodeColumns table;
     int columns = node_columns(recorder, &table);
@@ -1197,7 +1306,7 @@ vjp_node_written(PyObject *recorder, PyObject *node, PyObject *value, PyObject *
     if (value_kept == NULL) {
         goto done;
     }
-    PyObject *parent_key = PyLong_FromVoidPtr(PyTuple_GET_ITEM(parents, 0));
+    PyObject *parent_key = node_key(PyTuple_GET_ITEM(parents, 0));
     if (parent_key == NULL) {
         goto done;
     }
@@ -1214,7 +1323,7 @@ vjp_node_written(PyObject *recorder, PyObject *node, PyObject *value, PyObject *
     Py_INCREF(first);
     Py_INCREF(level);
     if (PyTuple_GET_SIZE(parents) == 2) {
-        parent_key = PyLong_FromVoidPtr(PyTuple_GET_ITEM(parents, 1));
+        parent_key = node_key(PyTuple_GET_ITEM(parents, 1));
         second = parent_key == NULL ? NULL : PyDict_GetItemWithError(labels, parent_key);
         Py_XDECREF(parent_key);
         if (second == NULL || PyObject_IsTrue(second) <= 0 || !PyUnicode_CheckExact(second)
@@ -1236,8 +1345,7 @@ vjp_node_written(PyObject *recorder, PyObject *node, PyObject *value, PyObject *
     }
     label = parent_labels == NULL || made < 0 ? NULL : label_text(made, name);
     next = label == NULL ? NULL : PyLong_FromSsize_t(made + 1);
-    key = next == NULL ? NULL : PyLong_FromVoidPtr(node);
-    query_number = key == NULL ? NULL : query == Py_None ? Py_NewRef(Py_None) : field_get(&q_number, query);
+    query_number = next == NULL ? NULL : query == Py_None ? Py_NewRef(Py_None) : field_get(&q_number, query);
     PyObject *shared = query_number == NULL ? NULL : PyDict_SetDefault(distinct, argnums, argnums);  /* borrowed */
     PyObject *head = shared == NULL ? NULL
         : head_of(shared != unary ? &node_cell : value_kept == Py_None ? &node_unary_cell : &node_kept_unary_cell,
@@ -1280,7 +1388,6 @@ done:
     node_columns_clear(&table);
     Py_XDECREF(values);
     Py_XDECREF(query);
-    Py_XDECREF(key);
     Py_XDECREF(first);
     Py_XDECREF(second);
     Py_XDECREF(parent_labels);
@@ -1821,7 +1928,8 @@ forward_mode(PyObject *module, PyObject *args)
 }
 
 /* structure(Recorder, on_toposort, HEADS, NO_PREVIOUS, UNARY): the recorder class whose structure events the
-   wrappers write (recorder.py, at import) */
+   wrappers write (recorder.py, at import); HEADS a dict of a type whose __missing__ makes a key its own head
+   (eventlog._Heads: head_of does the same without calling it) */
 static PyObject *
 structure(PyObject *module, PyObject *args)
 {
@@ -1841,7 +1949,18 @@ structure(PyObject *module, PyObject *args)
         Py_XSETREF(registered[i], Py_XNewRef(_PyType_Lookup(recorder_type, names[i])));
     }
     Py_XSETREF(toposort_function, Py_NewRef(toposort));
+    if (heads != heads_given) {
+        heads_generation++;
+    }
     Py_XSETREF(heads, Py_NewRef(heads_given));
+    /* (a dict subclass with dict's own __getitem__ and __setitem__, and a __missing__: its own, the contract) */
+    PyTypeObject *given = Py_TYPE(heads_given);
+    int plain_items = PyDict_Check(heads_given) && !PyDict_CheckExact(heads_given)
+        && _PyType_Lookup(given, getitem_name) == _PyType_Lookup(&PyDict_Type, getitem_name)
+        && _PyType_Lookup(given, setitem_name) == _PyType_Lookup(&PyDict_Type, setitem_name)
+        && _PyType_Lookup(given, missing_name) != NULL;
+    Py_XSETREF(heads_type, plain_items ? (PyTypeObject *)Py_NewRef(given) : NULL);
+    heads_version = plain_items ? version_of(given) : 0;
     Py_XSETREF(no_previous, Py_NewRef(no_previous_given));
     Py_XSETREF(unary, Py_NewRef(unary_given));
     Py_RETURN_NONE;
@@ -1926,12 +2045,7 @@ recorded_vjp_call(PyObject *callable, PyObject *const *args, size_t nargsf, PyOb
         Py_DECREF(recorder);
         return NULL;
     }
-    PyObject *node_id = PyLong_FromVoidPtr(self->node);
-    if (node_id == NULL) {
-        Py_DECREF(recorder);
-        Py_DECREF(ingrads);
-        return NULL;
-    }
+    PyObject *node_id = Py_NewRef(self->key);
     int written = structure_recorder(recorder, on_vjp_called) ? vjp_called_written(recorder, node_id, g, ingrads) : 0;
     if (written != 0) {  /* (capture structure's common case: the event written here) */
         Py_DECREF(node_id);
@@ -1962,11 +2076,17 @@ recorded_vjp_make(PyTypeObject *type, PyObject *node_id, PyObject *vjp, PyObject
     if (node == NULL && PyErr_Occurred()) {
         return NULL;
     }
-    RecordedVJP *self = PyObject_GC_New(RecordedVJP, type);
+    Py_ssize_t value = PyLong_CheckExact(node_id) ? PyLong_AsSsize_t(node_id) : -1;  /* (an id is >= 0) */
+    if (value < 0) {
+        PyErr_Clear();
+    }
+    PyObject *key = value >= 0 ? Py_NewRef(node_id) : PyLong_FromVoidPtr(node);
+    RecordedVJP *self = key == NULL ? NULL : PyObject_GC_New(RecordedVJP, type);
     if (self == NULL) {
+        Py_XDECREF(key);
         return NULL;
     }
-    self->node = node;
+    self->key = key;
     self->vjp = Py_NewRef(vjp);
     self->active = Py_NewRef(active);
     self->vectorcall = recorded_vjp_call;
@@ -2020,6 +2140,7 @@ recorded_vjp_dealloc(RecordedVJP *self)
 {
     PyObject_GC_UnTrack(self);
     recorded_vjp_clear(self);
+    Py_CLEAR(self->key);  /* (an int: no cycle goes through it, so not cleared by the collector) */
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -2027,7 +2148,7 @@ recorded_vjp_dealloc(RecordedVJP *self)
 static PyObject *
 recorded_vjp_get_node_id(RecordedVJP *self, void *closure)
 {
-    return PyLong_FromVoidPtr(self->node);
+    return Py_NewRef(self->key ? self->key : Py_None);
 }
 
 static PyObject *
@@ -2099,8 +2220,13 @@ node_init_call(PyObject *callable, PyObject *const *args, size_t nargsf, PyObjec
         Py_RETURN_NONE;
     }
     PyObject *self = args[0];
+    PyObject *key = PyLong_FromVoidPtr(self);  /* id(self): its entries' key, kept by its RecordedVJP */
+    if (key == NULL) {
+        Py_DECREF(recorder);
+        return NULL;
+    }
     int written = structure_recorder(recorder, on_vjp_node_name)
-        ? vjp_node_written(recorder, self, args[1], args[2], args[5], args[6]) : 0;
+        ? vjp_node_written(recorder, self, key, args[1], args[2], args[5], args[6]) : 0;
     if (written == 0) {
         PyObject *call[8] = {recorder, self, args[1], args[2], args[3], args[4], args[5], args[6]};
         done = PyObject_VectorcallMethod(on_vjp_node, call, 8, NULL);
@@ -2109,19 +2235,22 @@ node_init_call(PyObject *callable, PyObject *const *args, size_t nargsf, PyObjec
     }
     Py_DECREF(recorder);
     if (done == NULL) {
+        Py_DECREF(key);
         return NULL;
     }
     Py_DECREF(done);
     PyObject *vjp = field_get(&n_vjp, self);
     if (vjp == NULL) {
+        Py_DECREF(key);
         return NULL;
     }
     RecordedVJP *recorded = PyObject_GC_New(RecordedVJP, &RecordedVJPType);
     if (recorded == NULL) {
+        Py_DECREF(key);
         Py_DECREF(vjp);
         return NULL;
     }
-    recorded->node = (void *)self;  /* id(self) */
+    recorded->key = key;
     recorded->vjp = vjp;
     recorded->active = Py_NewRef(wrapper->active);
     recorded->vectorcall = recorded_vjp_call;
@@ -2638,6 +2767,12 @@ PyInit__wrappers(void)
     position_name = PyUnicode_InternFromString("position");
     fail_name = PyUnicode_InternFromString("fail");
     on_toposort_name = PyUnicode_InternFromString("on_toposort");
+    getitem_name = PyUnicode_InternFromString("__getitem__");
+    setitem_name = PyUnicode_InternFromString("__setitem__");
+    missing_name = PyUnicode_InternFromString("__missing__");
+    if (!getitem_name || !setitem_name || !missing_name) {
+        return NULL;
+    }
     keep_sites_name = PyUnicode_InternFromString("keep_sites");
     made_name = PyUnicode_InternFromString("made");
     names_name = PyUnicode_InternFromString("names");

@@ -39,8 +39,10 @@ class Recorder(RecorderBase, Nodes, BackwardQueries, ForwardMode):
 
     # the attributes every hot path reads, as slots (an instance keeps its __dict__ for the rest): read at their
     # offset by Python's specialised loads and by _wrappers.c (no dict lookup by name: ~200 instructions each);
-    # not ``live``, which registry.follow_generator moves out of the instance's __dict__
-    __slots__ = ("keeps_values", "keep_sites", "query", "top", "labels", "values", "nodes")
+    # ``live`` (RecorderBase's) too: the compiled paths read it on every hook (registry.follow_generator's
+    # property shadows it on a recorder entered in a generator)
+    __slots__ = ("live", "keeps_values", "keep_sites", "by_reference", "inline_size", "query", "top", "labels",
+                 "values", "nodes")
 
     def __init__(self, writer, keeper, keep_calls, keep_sites, relative_to=None):
         super().__init__(writer)

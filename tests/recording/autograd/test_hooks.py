@@ -487,6 +487,50 @@ def test_a_node_made_while_recording_holds_the_binding_in_use(binding):
         assert (type(init) is TWIN.JVPNodeInit) if binding == "compiled" else inspect.isfunction(init)
 
 
+@compiled_twins.needs("wrappers")
+@pytest.mark.parametrize("capture", ["structure", "auto"])
+def test_a_recorded_node_is_known_by_one_int(capture):
+    """The compiled wrapper makes id(node) once per node: the key of its entries in the recorder's tables, and the
+    node_id its RecordedVJP keeps and tells (the compiled paths find the node again by that int: a lookup by
+    identity). A vjp put on another node is not taken for that node's: the events are the pure-Python path's."""
+    session = adtrace.record(capture=capture)
+    with session:
+        vjp, _ = make_vjp(lambda x: anp.sin(x) * x * x)(0.5)
+        end = next(c.cell_contents for c in vjp.__closure__ if type(c.cell_contents).__name__ == "VJPNode")
+        labels = session._recorder.nodes.labels
+        key = next(k for k in labels if k == id(end))
+    assert labels[key] == "v3_multiply" and end.vjp.node_id is key  # (the very int: made once)
+
+    def moved():  # v2's vjp replaced by v3's while a pass runs
+        with adtrace.record(capture=capture) as rec:
+            vjp, _ = make_vjp(lambda x: anp.sin(x) * x * x)(0.5)
+            end = next(c.cell_contents for c in vjp.__closure__ if type(c.cell_contents).__name__ == "VJPNode")
+            end.parents[0].vjp = end.vjp
+            vjp(1.0)
+        return events_json(rec)
+
+    compiled_run, pure_run = compiled_twins.both_ways(moved, "wrappers")
+    assert compiled_run == pure_run
+
+
+@compiled_twins.needs("wrappers")
+def test_a_head_written_is_the_one_heads_keeps():
+    """The compiled paths keep the heads they wrote by level and query number, for the next recording, whose
+    query numbers start at 1 again: each head they write is still HEADS' own (a new one added as its __missing__
+    adds it), the same object for the same head in both recordings."""
+    from adtrace.recording.eventlog import HEADS
+    second = grad(grad(lambda x: anp.sin(x) * x * x))
+    seen = []
+    for _ in range(2):
+        session = adtrace.record(capture="structure")
+        with session:
+            second(0.7)
+        heads = [v for v in session._recorder.values if type(v) is tuple and len(v) == 4 and v[1] in ("rev", "fwd")]
+        assert heads and all(HEADS[h] is h for h in heads)
+        seen.append(heads)
+    assert len(seen[0]) == len(seen[1]) and all(a is b for a, b in zip(*seen))
+
+
 def test_a_node_built_by_keywords_is_recorded_too(binding):
     """autograd passes __init__'s arguments by position; one passed by keywords (someone's subclass, a test)
     takes the pure-Python path of the compiled wrapper, recorded alike."""
