@@ -164,32 +164,11 @@ head_keep(HeadCell *cell, long level, long number, PyObject *head)
 static HeadCell toposort_cell = {1004}, vjp_one_cell = {1005}, vjp_kept_one_cell = {2005}, vjp_cell = {5}, add_first_cell = {1006},
     add_cell = {6};
 
-/* the head (borrowed: HEADS and the cell hold it) of an event under cell's tag, in pass `query` (a Query) */
+/* HEADS[(tag, mode, level, number)] (a new reference), its __missing__ (self[key] = key) done here for a dict of the
+   type registered: no Python call per new head */
 static PyObject *
-head_of(HeadCell *cell, PyObject *level, PyObject *number)
+head_looked_up(HeadCell *cell, PyObject *level, PyObject *number)
 {
-    if (cell->generation != heads_generation) {
-        head_reset(cell);
-    }
-    long at_level = -1, at_number = -1;
-    if (PyLong_CheckExact(level) && PyLong_CheckExact(number)) {
-        at_level = PyLong_AsLong(level);
-        at_number = at_level < 0 || at_level >= HEAD_LEVELS ? -1 : PyLong_AsLong(number);
-        if (at_number < 0 || at_number >= HEAD_NUMBERS) {  /* (an overflow's error too) */
-            PyErr_Clear();
-            at_number = -1;
-        }
-        PyObject *head = at_number < 0 || at_number >= cell->size[at_level] ? NULL
-            : cell->by_number[at_level][at_number];
-        if (head != NULL) {
-            return head;
-        }
-    }
-    for (int i = 0; i < HEAD_WAYS; i++) {
-        if (cell->way[i].head != NULL && cell->way[i].level == level && cell->way[i].number == number) {
-            return cell->way[i].head;
-        }
-    }
     PyObject *tag = PyLong_FromLong(cell->tag);
     if (tag == NULL) {
         return NULL;
@@ -199,8 +178,6 @@ head_of(HeadCell *cell, PyObject *level, PyObject *number)
     if (key == NULL) {
         return NULL;
     }
-    /* HEADS[key], its __missing__ (self[key] = key) done here for a dict of the type registered: no Python call
-       per new head */
     PyObject *head;
     if (Py_IS_TYPE(heads, heads_type) && heads_version != 0 && version_of(heads_type) == heads_version) {
         head = PyDict_GetItemWithError(heads, key);
@@ -212,11 +189,42 @@ head_of(HeadCell *cell, PyObject *level, PyObject *number)
         head = PyObject_GetItem(heads, key);
     }
     Py_DECREF(key);
-    if (head == NULL) {
-        return NULL;
+    return head;
+}
+
+/* the head (borrowed: HEADS and the cell hold it) of an event under cell's tag, in pass `query` (a Query): a way's
+   (by identity: the pass's own level and number objects), else by level and number, else HEADS' (kept by level
+   and number too); either of the last two then put in a way */
+static PyObject *
+head_of(HeadCell *cell, PyObject *level, PyObject *number)
+{
+    if (cell->generation != heads_generation) {
+        head_reset(cell);
     }
-    if (at_number >= 0) {
-        (void)head_keep(cell, at_level, at_number, head);  /* (without memory: the ways' only) */
+    for (int i = 0; i < HEAD_WAYS; i++) {
+        if (cell->way[i].head != NULL && cell->way[i].level == level && cell->way[i].number == number) {
+            return cell->way[i].head;
+        }
+    }
+    long at_level = -1, at_number = -1;
+    if (PyLong_CheckExact(level) && PyLong_CheckExact(number)) {
+        at_level = PyLong_AsLong(level);
+        at_number = at_level < 0 || at_level >= HEAD_LEVELS ? -1 : PyLong_AsLong(number);
+        if (at_number < 0 || at_number >= HEAD_NUMBERS) {  /* (an overflow's error too) */
+            PyErr_Clear();
+            at_number = -1;
+        }
+    }
+    PyObject *head = at_number < 0 || at_number >= cell->size[at_level] ? NULL
+        : Py_XNewRef(cell->by_number[at_level][at_number]);
+    if (head == NULL) {
+        head = head_looked_up(cell, level, number);
+        if (head == NULL) {
+            return NULL;
+        }
+        if (at_number >= 0) {
+            (void)head_keep(cell, at_level, at_number, head);  /* (without memory: the ways' only) */
+        }
     }
     int i = cell->next;
     cell->next = (i + 1) % HEAD_WAYS;
@@ -330,11 +338,10 @@ node_key(PyObject *node)
     Py_ssize_t offset = field_offset(&n_vjp, node);
     PyObject *vjp = offset > 0 ? *(PyObject **)((char *)node + offset) : NULL;
     if (vjp != NULL && Py_IS_TYPE(vjp, &RecordedVJPType)) {
-        PyObject *key = ((RecordedVJP *)vjp)->key;
-        if (key != NULL && PyLong_AsVoidPtr(key) == (void *)node) {  /* (not another node's vjp put here) */
+        PyObject *key = ((RecordedVJP *)vjp)->key;  /* (an int of 0 to a pointer's range: recorded_vjp_make) */
+        if (PyLong_AsVoidPtr(key) == (void *)node) {  /* (not another node's vjp put here) */
             return Py_NewRef(key);
         }
-        PyErr_Clear();
     }
     return PyLong_FromVoidPtr(node);
 }
@@ -2148,7 +2155,7 @@ recorded_vjp_dealloc(RecordedVJP *self)
 static PyObject *
 recorded_vjp_get_node_id(RecordedVJP *self, void *closure)
 {
-    return Py_NewRef(self->key ? self->key : Py_None);
+    return Py_NewRef(self->key);
 }
 
 static PyObject *

@@ -513,22 +513,57 @@ def test_a_recorded_node_is_known_by_one_int(capture):
     assert compiled_run == pure_run
 
 
+def _heads_written(capture="structure"):
+    """The heads in the log of a recording of grad(grad(f)), and of each the tag."""
+    session = adtrace.record(capture=capture)
+    with session:
+        grad(grad(lambda x: anp.sin(x) * x * x))(0.7)
+    return [v for v in session._recorder.values if type(v) is tuple and len(v) == 4 and v[1] in ("rev", "fwd")]
+
+
 @compiled_twins.needs("wrappers")
 def test_a_head_written_is_the_one_heads_keeps():
-    """The compiled paths keep the heads they wrote by level and query number, for the next recording, whose
-    query numbers start at 1 again: each head they write is still HEADS' own (a new one added as its __missing__
-    adds it), the same object for the same head in both recordings."""
+    """Each head the compiled paths write is HEADS' own (a new one added as its __missing__ adds it), the same
+    object for the same head in a second recording, whose query numbers start at 1 again (found by level and
+    number there)."""
     from adtrace.recording.eventlog import HEADS
-    second = grad(grad(lambda x: anp.sin(x) * x * x))
-    seen = []
-    for _ in range(2):
-        session = adtrace.record(capture="structure")
-        with session:
-            second(0.7)
-        heads = [v for v in session._recorder.values if type(v) is tuple and len(v) == 4 and v[1] in ("rev", "fwd")]
-        assert heads and all(HEADS[h] is h for h in heads)
-        seen.append(heads)
-    assert len(seen[0]) == len(seen[1]) and all(a is b for a, b in zip(*seen))
+    first, second = _heads_written(), _heads_written()
+    assert first and all(HEADS[h] is h for h in first)
+    assert len(first) == len(second) and all(a is b for a, b in zip(first, second))
+
+
+@compiled_twins.needs("wrappers")
+def test_the_heads_follow_another_heads_and_a_missing_replaced():
+    """Given another HEADS, the compiled paths write its heads, not those they kept from the last (by level and
+    number, or in a way); with its class's __missing__ replaced since, they call it rather than doing what it did."""
+    from adtrace.recording import eventlog
+    from adtrace.recording.autograd import recorder as autograd_recorder
+    from adtrace.recording.autograd.backward import BackwardQueries
+
+    def given(heads):
+        TWIN.structure(autograd_recorder.Recorder, BackwardQueries.on_toposort, heads, autograd_recorder.NO_PREVIOUS,
+                       autograd_recorder.UNARY)
+
+    VISIT = 1004  # (ToposortYielded's tag: written by the compiled paths alone under capture structure)
+    _heads_written()  # (the cells filled from HEADS)
+    fresh, missed = eventlog._Heads(), []
+    own = eventlog._Heads.__missing__
+    try:
+        given(fresh)
+        visits = [h for h in _heads_written() if h[0] == VISIT]
+        assert visits and all(fresh[h] is h for h in visits)
+
+        def missing(self, key):
+            missed.append(key[0])
+            return own(self, key)
+
+        given(eventlog._Heads())
+        eventlog._Heads.__missing__ = missing  # (after: the class is no longer as registered)
+        assert [h for h in _heads_written() if h[0] == VISIT] == visits and VISIT in missed
+    finally:
+        eventlog._Heads.__missing__ = own
+        given(eventlog.HEADS)
+    assert all(eventlog.HEADS[h] is h for h in _heads_written())
 
 
 def test_a_node_built_by_keywords_is_recorded_too(binding):
