@@ -442,14 +442,16 @@ structure_state(PyObject *recorder, PyObject **query, PyObject **labels, PyObjec
 
 /* Under capture auto the same callbacks also keep values (capture.Keeper): the wrappers keep the common ones
    themselves, as Keeper.__call__ does (a scalar as it is, an outer trace's boxed scalar or array as its stored
-   Boxed, a float64 array by values._twin's summary above the inline size, a copy at most), and hand every other
-   value (containers, sparse cotangents, subclasses, another dtype's large array, a box whose node is not named)
-   back to the Python callback, before anything is written. */
+   Boxed, a float64 array by values._twin's summary above the inline size, a copy at most). A local VJP's and an
+   accumulation's other values (containers, sparse cotangents, subclasses, another dtype's large array, a box whose
+   node is not named) go to the recorder's own keep, called from here as its callback calls it (kept_any); a node's
+   value and forward mode's go back to the Python callback, before anything is written. */
 
 static PyObject *scalars, *no_reference, *box_types, *ndarray_type, *sparse_type, *boxed_tag, *summary_tag,
+    *container_summary_tag,
     *values_module, *copy_name, *size_name, *twin_name, *float64_summary_name, *value_name, *node_name,
-    *entries_name, *popped_name, *ingrads_name, *kept_ingrads_name, *by_reference_name, *inline_size_name;
-static Field q_entries, q_popped, q_ingrads, q_kept_ingrads, b_value, b_node;
+    *entries_name, *popped_name, *ingrads_name, *kept_ingrads_name, *by_reference_name, *inline_size_name, *keep_name;
+static Field q_entries, q_popped, q_ingrads, q_kept_ingrads, b_value, b_node, r_keep;
 
 static inline int
 is_scalar(PyObject *value)  /* type(value) in SCALARS */
@@ -568,6 +570,38 @@ kept_value(PyObject *value, Py_ssize_t limit, PyObject *labels, PyObject *levels
         return Py_NewRef(value);
     }
     return NULL;
+}
+
+/* self.keep(value) under capture auto (a new reference): kept_value's values kept here, any other (a container, a
+   sparse cotangent, a subclass, another dtype's large array) by the recorder's own keep, the call its Python callback
+   makes (its frame and loop saved). NULL with an error where keep raised: the caller's path is abandoned, nothing
+   written yet, and the Python callback raises it again (an Exception: recorder.fail) or it propagates (interrupted) */
+static PyObject *
+kept_any(PyObject *recorder, PyObject *value, Py_ssize_t limit, PyObject *labels, PyObject *levels)
+{
+    PyObject *kept = kept_value(value, limit, labels, levels);
+    if (kept != NULL) {
+        return kept;
+    }
+    PyObject *keep = field_get(&r_keep, recorder);
+    if (keep == NULL) {
+        return NULL;
+    }
+    kept = PyObject_CallOneArg(keep, value);
+    Py_DECREF(keep);
+    return kept;
+}
+
+/* at a path's end when nothing was written: 0 and the error cleared (the Python callback runs, and meets it again),
+   or -1 with an error that is no Exception (KeyboardInterrupt in a keep: it propagates, as out of the callback) */
+static int
+not_written(void)
+{
+    if (PyErr_Occurred() && !PyErr_ExceptionMatches(PyExc_Exception)) {
+        return -1;
+    }
+    PyErr_Clear();
+    return 0;
 }
 
 /* the node table's levels (a new reference), or NULL (no error) */
@@ -764,7 +798,8 @@ vjp_called_written(PyObject *recorder, PyObject *node_id, PyObject *g, PyObject 
 }
 
 /* Mirrors on_vjp_called(node_id, g, ingrads)'s capture auto path in a pass (1, 0, -1 as toposort_written),
-   its values kept here where kept_value keeps them (else the Python callback runs, before anything is written):
+   its values kept here (kept_any: the recorder's keep for the values kept_value leaves; the Python callback runs
+   for any other case, before anything is written):
        level, number, label = query.level, query.number, label or query.label
        popped = query and query.popped
        if popped and popped[0] is g:
@@ -809,7 +844,7 @@ vjp_called_kept(PyObject *recorder, PyObject *query, PyObject *labels, PyObject 
         unchanged = is_scalar(inner);
         Py_DECREF(inner);
     } else if (popped == Py_None || (PyTuple_CheckExact(popped) && PyTuple_GET_SIZE(popped) == 2)) {
-        outgrad = kept_value(g, limit, labels, levels);  /* kept now, after it */
+        outgrad = kept_any(recorder, g, limit, labels, levels);  /* kept now, after it */
         if (outgrad == NULL) {
             goto done;
         }
@@ -837,7 +872,7 @@ vjp_called_kept(PyObject *recorder, PyObject *query, PyObject *labels, PyObject 
             } else {
                 Py_XDECREF(inner);
                 PyErr_Clear();
-                one = kept_value(i, limit, labels, levels);
+                one = kept_any(recorder, i, limit, labels, levels);
                 last = i, last_kept = one;
             }
             if (one == NULL) {
@@ -874,7 +909,7 @@ vjp_called_kept(PyObject *recorder, PyObject *query, PyObject *labels, PyObject 
     }
 done:
     if (result == 0) {
-        PyErr_Clear();
+        result = not_written();
     }
     Py_XDECREF(node);
     Py_XDECREF(level);
@@ -1108,7 +1143,7 @@ static HeadCell add_kept_first_cell = {2006};
        contribution = frame.kept_ingrads[position] if position < len(ingrads) and ingrads[position] is g \
            else self.keep(g)
        kept = contribution (value is g), value (a scalar), an outer trace's boxed scalar (BOXED, value._value, its
-           level), else self.keep(value)       (a sparse g: in Python)
+           level), else self.keep(value)       (a sparse g added into the entry kept last: in Python)
        write(values, AddOutgrads, ..., previous=previous, previous_flag=previous_flag, contribution=contribution,
              result=kept, result_flag=mutable, replaced=False)
        if parent is not None: frame.entries[parent] = (value, kept) */
@@ -1119,7 +1154,7 @@ add_outgrads_kept(PyObject *recorder, PyObject *prev_g_flagged, PyObject *previo
     if (previous_flag == NULL) {
         return 0;
     }
-    if (!PyTuple_CheckExact(sum) || PyTuple_GET_SIZE(sum) != 2 || Py_TYPE(g) == (PyTypeObject *)sparse_type) {
+    if (!PyTuple_CheckExact(sum) || PyTuple_GET_SIZE(sum) != 2) {
         return 0;
     }
     PyObject *value = PyTuple_GET_ITEM(sum, 0), *mutable = PyTuple_GET_ITEM(sum, 1);
@@ -1153,7 +1188,7 @@ add_outgrads_kept(PyObject *recorder, PyObject *prev_g_flagged, PyObject *previo
     if (position < PyTuple_GET_SIZE(ingrads) && PyTuple_GET_ITEM(ingrads, position) == g) {
         contribution = Py_NewRef(PySequence_Fast_GET_ITEM(kept_ingrads, position));
     } else {
-        contribution = kept_value(g, limit, labels, levels);
+        contribution = kept_any(recorder, g, limit, labels, levels);
     }
     if (contribution == NULL) {
         goto done;
@@ -1169,7 +1204,24 @@ add_outgrads_kept(PyObject *recorder, PyObject *prev_g_flagged, PyObject *previo
         } else {
             Py_XDECREF(inner);
             PyErr_Clear();
-            kept = kept_value(value, limit, labels, levels);
+            if (Py_TYPE(g) == (PyTypeObject *)sparse_type && parent != Py_None && prev_g_flagged != Py_None) {
+                /* xs[i] of a list or tuple added into the entry kept last as a ContainerSummary:
+                   summary_after_sparse_add, in Python (which keeps any other anew, as here: a dict's) */
+                PyObject *seen = PyDict_GetItemWithError(entries, parent);  /* (borrowed) */
+                PyObject *was = seen != NULL && PyTuple_CheckExact(seen) && PyTuple_GET_SIZE(seen) == 2
+                    ? PyTuple_GET_ITEM(seen, 1) : NULL;
+                if (seen != NULL && (was == NULL || (PyTuple_GET_ITEM(seen, 0) == PyTuple_GET_ITEM(prev_g_flagged, 0)
+                        && PyTuple_CheckExact(was) && (PyTuple_GET_SIZE(was) == 0
+                                                       || (PyTuple_GET_ITEM(was, 0) == container_summary_tag
+                                                           && (PyList_CheckExact(value)
+                                                               || PyTuple_CheckExact(value))))))) {
+                    goto done;
+                }
+                if (seen == NULL && PyErr_Occurred()) {
+                    goto done;
+                }
+            }
+            kept = kept_any(recorder, value, limit, labels, levels);
         }
         if (kept == NULL) {
             goto done;
@@ -1206,7 +1258,7 @@ add_outgrads_kept(PyObject *recorder, PyObject *prev_g_flagged, PyObject *previo
     }
 done:
     if (result == 0) {
-        PyErr_Clear();
+        result = not_written();
     }
     query_step_clear(&step);
     Py_XDECREF(ingrads);
@@ -1978,20 +2030,20 @@ structure(PyObject *module, PyObject *args)
 static PyObject *
 auto_capture(PyObject *module, PyObject *args)
 {
-    PyObject *given[8];
-    if (!PyArg_UnpackTuple(args, "auto", 8, 8, &given[0], &given[1], &given[2], &given[3], &given[4], &given[5],
-                           &given[6], &given[7])) {
+    PyObject *given[9];
+    if (!PyArg_UnpackTuple(args, "auto", 9, 9, &given[0], &given[1], &given[2], &given[3], &given[4], &given[5],
+                           &given[6], &given[7], &given[8])) {
         return NULL;
     }
     if (!PyAnySet_Check(given[0]) || !PyAnySet_Check(given[1]) || !PyAnySet_Check(given[2])
-            || !PyType_Check(given[3]) || !PyType_Check(given[4]) || !PyModule_Check(given[7])) {
+            || !PyType_Check(given[3]) || !PyType_Check(given[4]) || !PyModule_Check(given[8])) {
         PyErr_SetString(PyExc_TypeError, "auto() takes SCALARS, NO_REFERENCE, box_types (sets), ndarray, "
-                        "SparseObject (types), BOXED, ARRAY_SUMMARY and the values module");
+                        "SparseObject (types), BOXED, ARRAY_SUMMARY, CONTAINER_SUMMARY and the values module");
         return NULL;
     }
-    PyObject **slots[8] = {&scalars, &no_reference, &box_types, &ndarray_type, &sparse_type, &boxed_tag,
-                           &summary_tag, &values_module};
-    for (int i = 0; i < 8; i++) {
+    PyObject **slots[9] = {&scalars, &no_reference, &box_types, &ndarray_type, &sparse_type, &boxed_tag,
+                           &summary_tag, &container_summary_tag, &values_module};
+    for (int i = 0; i < 9; i++) {
         Py_XSETREF(*slots[i], Py_NewRef(given[i]));
     }
     auto_ready = 1;
@@ -2000,7 +2052,7 @@ auto_capture(PyObject *module, PyObject *args)
 
 static PyMethodDef module_methods[] = {
     {"auto", auto_capture, METH_VARARGS,
-     "auto(SCALARS, NO_REFERENCE, box_types, ndarray, SparseObject, BOXED, ARRAY_SUMMARY, values): what the "
+     "auto(SCALARS, NO_REFERENCE, box_types, ndarray, SparseObject, BOXED, ARRAY_SUMMARY, CONTAINER_SUMMARY, values): what the "
      "wrappers read to keep capture auto's common values themselves (as capture.Keeper)."},
     {"forward", forward_mode, METH_VARARGS,
      "forward(JVPFrame, primitive_jvps, SUMMING_JVP_MAKERS): the frame class and JVP makers forward mode's paths "
@@ -2801,7 +2853,8 @@ PyInit__wrappers(void)
     kept_ingrads_name = PyUnicode_InternFromString("kept_ingrads");
     by_reference_name = PyUnicode_InternFromString("by_reference");
     inline_size_name = PyUnicode_InternFromString("inline_size");
-    if (!copy_name || !size_name || !twin_name || !float64_summary_name || !value_name || !node_name
+    keep_name = PyUnicode_InternFromString("keep");
+    if (!keep_name || !copy_name || !size_name || !twin_name || !float64_summary_name || !value_name || !node_name
             || !entries_name || !popped_name || !ingrads_name || !kept_ingrads_name || !by_reference_name
             || !inline_size_name) {
         return NULL;
@@ -2814,6 +2867,7 @@ PyInit__wrappers(void)
     b_node.name = node_name;
     r_by_reference.name = by_reference_name;
     r_inline_size.name = inline_size_name;
+    r_keep.name = keep_name;
     n_parents.name = parents_name;
     n_vjp.name = vjp_name;
     q_argnums.name = argnums_name;

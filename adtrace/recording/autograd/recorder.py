@@ -17,7 +17,7 @@ from autograd.core import SparseObject
 from autograd.tracer import box_types
 
 from .. import compiled, values
-from ..values import ARRAY_SUMMARY, BOXED, NO_REFERENCE, SCALARS
+from ..values import ARRAY_SUMMARY, BOXED, CONTAINER_SUMMARY, NO_REFERENCE, SCALARS
 from ..eventlog import HEADS
 from ..events import NO_PREVIOUS
 from .copy_on_write import CopyOnWrite
@@ -109,5 +109,6 @@ class Recorder(RecorderBase, Nodes, BackwardQueries, ForwardMode):
 _twin = compiled.twin("adtrace.recording.autograd._wrappers")
 if _twin is not None:  # its wrappers write capture structure's visits, local VJPs and accumulations themselves
     _twin.structure(Recorder, BackwardQueries.on_toposort, HEADS, NO_PREVIOUS, UNARY)  # (their common case)
-    # and capture auto's too, keeping its common values as the Keeper does (the rest handed back to the callbacks)
-    _twin.auto(SCALARS, NO_REFERENCE, box_types, np.ndarray, SparseObject, BOXED, ARRAY_SUMMARY, values)
+    # and capture auto's too, keeping its common values as the Keeper does (the rest by the recorder's keep)
+    _twin.auto(SCALARS, NO_REFERENCE, box_types, np.ndarray, SparseObject, BOXED, ARRAY_SUMMARY, CONTAINER_SUMMARY,
+               values)

@@ -22,7 +22,7 @@ from adtrace.recording.autograd import hooks, wrappers
 from adtrace.recording.values import plain
 from adtrace.report.export import events_json
 import compiled_twins
-from corpus import CASES, bit_identical, run
+from corpus import CASES, Case, bit_identical, run
 from primitives import fails_in_its_vjp
 
 
@@ -313,6 +313,63 @@ def test_under_capture_auto_the_compiled_wrappers_keep_the_common_values(inline_
     assert all(called - {"on_vjp_node"} == {"on_vjp_called"} for called, _ in mixed_runs)
     for case, (_, a), (_, b), (_, c), (_, d) in zip(cases, compiled_runs, pure_runs, no_twin_runs, mixed_runs):
         assert a == b == c == d, case.name
+
+
+
+def parameters_read(ws):
+    """A model's parameter list read element by element (``xs[i]``): each read's cotangent is sparse, added into the
+    list's accumulator."""
+    total = 0.0
+    for w in ws:
+        total = total + anp.sum(anp.tanh(w) * w)
+    return total
+
+
+CONTAINER_CASES = [c for c in CASES if {"container", "sparse"} & set(c.tags)] + [
+    Case("parameter_list", parameters_read, [np.arange(3.0) + i for i in range(3)])]
+
+
+@compiled_twins.needs("wrappers", "values")
+@pytest.mark.parametrize("inline_size", [64, 2])
+def test_under_capture_auto_containers_and_sparse_cotangents_are_kept_from_the_compiled_wrappers(inline_size):
+    """A local VJP's and an accumulation's containers and sparse cotangents are kept by the recorder's own keep,
+    called from the C wrappers (no Python callback): the same events as the Python callbacks record. The one case
+    left to them is a sparse cotangent added into a list or tuple kept as a ContainerSummary (above the inline size:
+    only the element written into is summarized again, summary_after_sparse_add); a dict's is kept anew."""
+    assert len(CONTAINER_CASES) >= 4
+    compiled_runs, pure_runs = compiled_twins.both_ways(
+        lambda: [called_keeping(c, inline_size) for c in CONTAINER_CASES], "wrappers")
+    for case, (called, recorded_events), (pure_called, pure_events) in zip(CONTAINER_CASES, compiled_runs, pure_runs):
+        assert recorded_events == pure_events, case.name
+        assert {"on_vjp_called", "after_add_outgrads"} <= pure_called, case.name
+        assert "on_vjp_called" not in called, case.name
+        summarized = case.name == "parameter_list" and inline_size == 2
+        assert ("after_add_outgrads" in called) == summarized, case.name
+
+
+@compiled_twins.needs("wrappers", "values")
+@pytest.mark.parametrize("raised", [ValueError, KeyboardInterrupt])
+def test_a_keep_that_raises_from_the_compiled_wrappers_fails_as_in_the_callback(raised, monkeypatch):
+    """A keep called from the C wrappers that raises an Exception leaves the event to the Python callback, which
+    meets it again and stops the recorder (recorder.fail): the same events as the Python callbacks; one that is no
+    Exception (KeyboardInterrupt) propagates to the caller, as out of the callback."""
+    from adtrace.recording.autograd import capture
+
+    def describe_vspace(vs):
+        raise raised("no description")
+
+    monkeypatch.setattr(capture, "describe_vspace", describe_vspace)  # (a sparse cotangent's, in Keeper)
+    case = next(c for c in CASES if c.name == "tuple_input")
+
+    def recorded_or_raised():
+        try:
+            return recorded(case, "auto")
+        except KeyboardInterrupt as exc:
+            return repr(exc)
+
+    compiled_run, pure_run = compiled_twins.both_ways(recorded_or_raised, "wrappers")
+    assert compiled_run == pure_run
+    assert (compiled_run == repr(KeyboardInterrupt("no description"))) == (raised is KeyboardInterrupt)
 
 
 def reference_growth(recorded, objects):
