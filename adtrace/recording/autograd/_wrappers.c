@@ -577,19 +577,38 @@ kept_value(PyObject *value, Py_ssize_t limit, PyObject *labels, PyObject *levels
    makes (its frame and loop saved). NULL with an error where keep raised: the caller's path is abandoned, nothing
    written yet, and the Python callback raises it again (an Exception: recorder.fail) or it propagates (interrupted) */
 static PyObject *
-kept_any(PyObject *recorder, PyObject *value, Py_ssize_t limit, PyObject *labels, PyObject *levels)
+keep_called(PyObject *recorder, PyObject *value)
 {
-    PyObject *kept = kept_value(value, limit, labels, levels);
-    if (kept != NULL) {
-        return kept;
-    }
     PyObject *keep = field_get(&r_keep, recorder);
     if (keep == NULL) {
         return NULL;
     }
-    kept = PyObject_CallOneArg(keep, value);
+    PyObject *kept = PyObject_CallOneArg(keep, value);
     Py_DECREF(keep);
     return kept;
+}
+
+static PyObject *
+kept_any(PyObject *recorder, PyObject *value, Py_ssize_t limit, PyObject *labels, PyObject *levels)
+{
+    PyObject *kept = kept_value(value, limit, labels, levels);
+    if (kept != NULL || PyErr_Occurred()) {
+        return kept;
+    }
+    return keep_called(recorder, value);
+}
+
+/* an outer trace's boxed scalar (BOXED, inner, its level) (inner stolen): by box_level where the box's node is
+   named, else by the recorder's keep, whose box_level reads state.levels as the callbacks' branch does */
+static PyObject *
+boxed_scalar(PyObject *recorder, PyObject *box, PyObject *inner, PyObject *labels, PyObject *levels)
+{
+    PyObject *level = box_level(box, labels, levels);
+    if (level != NULL) {
+        return boxed(inner, level);
+    }
+    Py_DECREF(inner);
+    return keep_called(recorder, box);
 }
 
 /* at a path's end when nothing was written: 0 and the error cleared (the Python callback runs, and meets it again),
@@ -856,6 +875,9 @@ vjp_called_kept(PyObject *recorder, PyObject *query, PyObject *labels, PyObject 
     if (kept == NULL) {
         goto done;
     }
+    for (Py_ssize_t k = 0; k < count; k++) {  /* (a keep runs Python code: no empty slot for it to meet) */
+        PyList_SET_ITEM(kept, k, Py_NewRef(Py_None));
+    }
     PyObject *last = NULL, *last_kept = NULL;  /* (borrowed: ingrads and kept hold them) */
     for (Py_ssize_t k = 0; k < count; k++) {
         PyObject *i = PyTuple_GET_ITEM(ingrads, k), *one;
@@ -868,7 +890,7 @@ vjp_called_kept(PyObject *recorder, PyObject *query, PyObject *labels, PyObject 
         } else {
             PyObject *inner = is_box(i) ? field_get(&b_value, i) : NULL;
             if (inner != NULL && is_scalar(inner)) {  /* an outer trace's number (grad(grad(f))) */
-                one = boxed(inner, box_level(i, labels, levels));
+                one = boxed_scalar(recorder, i, inner, labels, levels);
             } else {
                 Py_XDECREF(inner);
                 PyErr_Clear();
@@ -879,6 +901,7 @@ vjp_called_kept(PyObject *recorder, PyObject *query, PyObject *labels, PyObject 
                 goto done;
             }
         }
+        Py_DECREF(PyList_GET_ITEM(kept, k));  /* (None) */
         PyList_SET_ITEM(kept, k, one);
     }
     PyObject *head;
@@ -1185,6 +1208,22 @@ add_outgrads_kept(PyObject *recorder, PyObject *prev_g_flagged, PyObject *previo
         goto done;
     }
     PyObject *argnum = position < PyTuple_GET_SIZE(argnums) ? PyTuple_GET_ITEM(argnums, position) : Py_None;
+    if (Py_TYPE(g) == (PyTypeObject *)sparse_type && parent != Py_None && prev_g_flagged != Py_None) {
+        /* xs[i] of a list or tuple added into the entry kept last as a ContainerSummary: summary_after_sparse_add,
+           in Python (which keeps any other result anew, as below: a dict's, an array's). Checked before any keep
+           runs: a value handed back is kept once, by the callback. */
+        PyObject *seen = PyDict_GetItemWithError(entries, parent);  /* (borrowed) */
+        PyObject *was = seen != NULL && PyTuple_CheckExact(seen) && PyTuple_GET_SIZE(seen) == 2
+            ? PyTuple_GET_ITEM(seen, 1) : NULL;
+        if ((seen == NULL && PyErr_Occurred()) || (seen != NULL && was == NULL)) {
+            goto done;
+        }
+        if (was != NULL && PyTuple_GET_ITEM(seen, 0) == PyTuple_GET_ITEM(prev_g_flagged, 0) && PyTuple_CheckExact(was)
+                && (PyTuple_GET_SIZE(was) == 0 || (PyTuple_GET_ITEM(was, 0) == container_summary_tag
+                                                   && (PyList_CheckExact(value) || PyTuple_CheckExact(value))))) {
+            goto done;
+        }
+    }
     if (position < PyTuple_GET_SIZE(ingrads) && PyTuple_GET_ITEM(ingrads, position) == g) {
         contribution = Py_NewRef(PySequence_Fast_GET_ITEM(kept_ingrads, position));
     } else {
@@ -1200,27 +1239,10 @@ add_outgrads_kept(PyObject *recorder, PyObject *prev_g_flagged, PyObject *previo
     } else {
         PyObject *inner = is_box(value) ? field_get(&b_value, value) : NULL;
         if (inner != NULL && is_scalar(inner)) {  /* an outer trace's number (grad(grad(f))) */
-            kept = boxed(inner, box_level(value, labels, levels));
+            kept = boxed_scalar(recorder, value, inner, labels, levels);
         } else {
             Py_XDECREF(inner);
             PyErr_Clear();
-            if (Py_TYPE(g) == (PyTypeObject *)sparse_type && parent != Py_None && prev_g_flagged != Py_None) {
-                /* xs[i] of a list or tuple added into the entry kept last as a ContainerSummary:
-                   summary_after_sparse_add, in Python (which keeps any other anew, as here: a dict's) */
-                PyObject *seen = PyDict_GetItemWithError(entries, parent);  /* (borrowed) */
-                PyObject *was = seen != NULL && PyTuple_CheckExact(seen) && PyTuple_GET_SIZE(seen) == 2
-                    ? PyTuple_GET_ITEM(seen, 1) : NULL;
-                if (seen != NULL && (was == NULL || (PyTuple_GET_ITEM(seen, 0) == PyTuple_GET_ITEM(prev_g_flagged, 0)
-                        && PyTuple_CheckExact(was) && (PyTuple_GET_SIZE(was) == 0
-                                                       || (PyTuple_GET_ITEM(was, 0) == container_summary_tag
-                                                           && (PyList_CheckExact(value)
-                                                               || PyTuple_CheckExact(value))))))) {
-                    goto done;
-                }
-                if (seen == NULL && PyErr_Occurred()) {
-                    goto done;
-                }
-            }
             kept = kept_any(recorder, value, limit, labels, levels);
         }
         if (kept == NULL) {

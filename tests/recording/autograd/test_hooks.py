@@ -325,8 +325,9 @@ def parameters_read(ws):
     return total
 
 
+PARAMETERS = [np.arange(3.0) + i for i in range(3)]
 CONTAINER_CASES = [c for c in CASES if {"container", "sparse"} & set(c.tags)] + [
-    Case("parameter_list", parameters_read, [np.arange(3.0) + i for i in range(3)])]
+    Case("parameter_list", parameters_read, PARAMETERS), Case("parameter_tuple", parameters_read, tuple(PARAMETERS))]
 
 
 @compiled_twins.needs("wrappers", "values")
@@ -343,34 +344,65 @@ def test_under_capture_auto_containers_and_sparse_cotangents_are_kept_from_the_c
         assert recorded_events == pure_events, case.name
         assert {"on_vjp_called", "after_add_outgrads"} <= pure_called, case.name
         assert "on_vjp_called" not in called, case.name
-        summarized = case.name == "parameter_list" and inline_size == 2
+        summarized = case.name in ("parameter_list", "parameter_tuple") and inline_size == 2
         assert ("after_add_outgrads" in called) == summarized, case.name
 
 
 @compiled_twins.needs("wrappers", "values")
 @pytest.mark.parametrize("raised", [ValueError, KeyboardInterrupt])
-def test_a_keep_that_raises_from_the_compiled_wrappers_fails_as_in_the_callback(raised, monkeypatch):
+@pytest.mark.parametrize("where", ["vjp", "accumulation"])
+def test_a_keep_that_raises_from_the_compiled_wrappers_fails_as_in_the_callback(raised, where, monkeypatch):
     """A keep called from the C wrappers that raises an Exception leaves the event to the Python callback, which
-    meets it again and stops the recorder (recorder.fail): the same events as the Python callbacks; one that is no
-    Exception (KeyboardInterrupt) propagates to the caller, as out of the callback."""
+    meets it again and stops the recorder (recorder.fail): the same events as the Python callbacks. One that is no
+    Exception (KeyboardInterrupt, raised once) propagates to the caller as out of the callback: the keep is not
+    called again. In a local VJP (a sparse cotangent of ``t[0]``) and in an accumulation (a dict summarized)."""
     from adtrace.recording.autograd import capture
 
-    def describe_vspace(vs):
-        raise raised("no description")
+    calls = []
+    if where == "vjp":  # a sparse cotangent's space, described in Keeper
+        case, inline_size = next(c for c in CASES if c.name == "tuple_input"), 64
 
-    monkeypatch.setattr(capture, "describe_vspace", describe_vspace)  # (a sparse cotangent's, in Keeper)
-    case = next(c for c in CASES if c.name == "tuple_input")
+        def describe_vspace(vs):
+            calls.append(vs)
+            if raised is not KeyboardInterrupt or len(calls) == 1:
+                raise raised("no keep")
+            return "described"
+
+        monkeypatch.setattr(capture, "describe_vspace", describe_vspace)
+    else:  # the dict autograd accumulates d["a"] and d["b"] into, above the inline size: a ContainerSummary
+        case, inline_size = next(c for c in CASES if c.name == "dict_input"), 2
+        summary = capture.container_summary
+
+        def container_summary(value, reuse=None):
+            if any(f.f_code.co_name == "backward_pass" for f in frames()):  # (not the trace's input)
+                calls.append(value)
+                if raised is not KeyboardInterrupt or len(calls) == 1:
+                    raise raised("no keep")
+            return summary(value, reuse)
+
+        monkeypatch.setattr(capture, "container_summary", container_summary)
 
     def recorded_or_raised():
+        calls.clear()
         try:
-            return recorded(case, "auto")
+            return recorded(case, "auto", inline_size=inline_size)
         except KeyboardInterrupt as exc:
             return repr(exc)
 
-    compiled_run, pure_run = compiled_twins.both_ways(recorded_or_raised, "wrappers")
+    compiled_run, compiled_calls = recorded_or_raised(), len(calls)
+    with compiled_twins.pure_python("wrappers"):
+        pure_run, pure_calls = recorded_or_raised(), len(calls)
     assert compiled_run == pure_run
-    assert (compiled_run == repr(KeyboardInterrupt("no description"))) == (raised is KeyboardInterrupt)
+    interrupted = raised is KeyboardInterrupt
+    assert (compiled_run == repr(KeyboardInterrupt("no keep"))) == interrupted
+    assert pure_calls == 1 and compiled_calls == (1 if interrupted else 2)  # (the callback meets an Exception again)
 
+
+def frames():
+    frame = sys._getframe(1)
+    while frame is not None:
+        yield frame
+        frame = frame.f_back
 
 def reference_growth(recorded, objects):
     """How many references each of ``objects`` gained over two more ``recorded()`` runs after a first (its caches
