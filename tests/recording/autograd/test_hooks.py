@@ -348,6 +348,35 @@ def test_under_capture_auto_containers_and_sparse_cotangents_are_kept_from_the_c
         assert ("after_add_outgrads" in called) == summarized, case.name
 
 
+
+@compiled_twins.needs("wrappers", "values")
+def test_a_recording_entered_inside_an_outer_trace_keeps_its_unnamed_boxes_from_the_compiled_wrappers():
+    """A recording entered inside an outer ``grad``: a local VJP returning a number of the outer trace made before
+    the recording (its node never named) is kept by the recorder's keep from the C wrappers, as the callback keeps
+    it (its level from the trace): the same events, and no Python callback for the VJP."""
+    made_before = []
+
+    @primitive
+    def passthrough(y):
+        return y
+
+    defvjp(passthrough, lambda ans, y: lambda g: made_before[1])  # (an outer box, not g)
+
+    def outer(x):
+        made_before[:] = [x * 2.0, x * 3.0]  # nodes of the outer trace, before the recording
+        called, events_seen = called_while(
+            Case("inside", lambda y: passthrough(y) * 1.0, 1.5, operator="grad"), "auto")
+        runs.append((called, events_seen))
+        return made_before[0] * made_before[1]
+
+    runs = []
+    grad(outer)(0.7)
+    with compiled_twins.pure_python("wrappers"):
+        grad(outer)(0.7)
+    (called, recorded_events), (pure_called, pure_events) = runs
+    assert recorded_events == pure_events
+    assert "on_vjp_called" in pure_called and "on_vjp_called" not in called
+
 @compiled_twins.needs("wrappers", "values")
 @pytest.mark.parametrize("raised", [ValueError, KeyboardInterrupt])
 @pytest.mark.parametrize("where", ["vjp", "accumulation"])
