@@ -7,8 +7,8 @@ live values become these is its own (``recording/autograd/capture.py``).
 
 Stored forms: in the event log a ``Boxed``, ``Sparse``, ``ArraySummary`` or ``ContainerSummary``
 may be a plain tuple headed by its tag (``BOXED``, ``SPARSE``, ``ARRAY_SUMMARY``,
-``CONTAINER_SUMMARY``), and an array autograd will write into a ``Version`` (copy-on-write);
-``resolve`` builds what the event shows when it is read.
+``CONTAINER_SUMMARY``), an array autograd will write into a ``Version`` (copy-on-write), and a
+``Sparse``'s dense value a ``DenseLater``; ``resolve`` builds what the event shows when it is read.
 """
 
 import dataclasses
@@ -71,6 +71,25 @@ class Sparse:
     index: Optional[str]  # None when autograd built the SparseObject in a way adtrace does not know
     value: Any
     dense: Any
+
+
+class DenseLater:
+    """A ``Sparse``'s dense value under ``capture="full"``, made when its event is built rather than when it is
+    recorded: zeros of ``shape`` and ``dtype`` with the ``Sparse``'s own kept value added at ``index`` (ints and
+    slices: each element added into once, ``0.0 + x``, the additions autograd's ``untake`` makes). It holds no
+    array: densifying every ``x[i]`` cotangent of an LSTM's gates at once cost a fresh zeros of the whole space each
+    (about 0.25x of the recorded run), and the kept value it is made from is as true when read as when recorded."""
+
+    __slots__ = ("shape", "dtype", "index")
+
+    def __init__(self, shape, dtype, index):
+        self.shape, self.dtype, self.index = shape, dtype, index
+
+    def made(self, part):
+        dense = np.zeros(self.shape, dtype=self.dtype)
+        at = dense[self.index]
+        np.add(at, part, out=at)
+        return dense
 
 
 class Version:
@@ -252,8 +271,8 @@ def resolve(kept):
     kind = type(kept)
     if kind is Version:
         return kept.array
-    if kind is tuple or kind is list or kind is dict or kind is Boxed or isinstance(kept, tuple):  # (namedtuples)
-        return map_arrays(kept, None)
+    if kind is tuple or kind is list or kind is dict or kind is Boxed or kind is Sparse or isinstance(kept, tuple):
+        return map_arrays(kept, None)  # (isinstance: namedtuples)
     return kept
 
 
@@ -270,6 +289,8 @@ def map_arrays(kept, change):
         return kept if inner is kept.value else Boxed(inner, kept.level)
     if kind is Sparse:
         value = map_arrays(kept.value, change)
+        if change is None and type(kept.dense) is DenseLater:  # (resolved: made from the value it adds)
+            return Sparse(kept.vspace, kept.index, value, kept.dense.made(value))
         return kept if value is kept.value else dataclasses.replace(kept, value=value)
     if kind is tuple and kept and type(kept[0]) is str and change is None:  # a stored form (capture auto)?
         stored = built(kept, resolve)

@@ -359,3 +359,20 @@ def test_a_subclass_s_summary_is_of_its_values_not_its_buffer(path):
     which reads the buffer, is asked for exact ndarrays only)."""
     masked = np.ma.array([1.0, 2.0, 100.0, -50.0, 3.0], mask=[0, 0, 1, 1, 0])
     assert values.stored_summary(masked)[3:5] == (1.0, 3.0)
+
+
+def test_a_dense_later_is_made_when_resolved_wherever_the_sparse_value_sits():
+    """A ``Sparse`` whose dense value is a ``DenseLater`` (capture full) shows it made from its own value when resolved,
+    alone, in a container or boxed; a change of its arrays (copy-on-write's) keeps it for later."""
+    from adtrace.recording.values import DenseLater, map_arrays
+
+    part = np.array([1.5, -0.0])
+    kept = Sparse("ArrayVSpace(shape=(2, 3), dtype=float64)", "(:, 1)", part, DenseLater((2, 3), np.float64,
+                                                                                          (slice(None), 1)))
+    for stored, shown_of in [(kept, lambda v: v), ((kept, 2.0), lambda v: v[0]), (Boxed(kept, 0), lambda v: v.value)]:
+        shown = shown_of(resolve(stored))
+        assert type(shown) is Sparse and shown.value is part
+        assert shown.dense.tolist() == [[0.0, 1.5, 0.0], [0.0, 0.0, 0.0]] and str(shown.dense[1, 1]) == "0.0"
+    copied = map_arrays(kept, lambda a: a.copy())
+    assert type(copied.dense) is DenseLater and copied.value is not part
+    assert resolve(copied).dense.tolist() == resolve(kept).dense.tolist()

@@ -12,7 +12,8 @@ live array true. Under ``full`` it is kept by reference, not copied: autograd wr
 into an ``outgrads`` entry flagged mutable, and the recorder copies such a value just before
 autograd mutates it (``copy_on_write.py``). Views are copied at once, because they share memory
 with arrays autograd does not own (``x.T`` of the user's input), unless nothing else holds their base. Sparse cotangents
-(``SparseObject``, from ``x[i]``) are densified into fresh zeros, which mutates nothing else;
+(``SparseObject``, from ``x[i]``) are densified into fresh zeros, which mutates nothing else (under ``full``, an
+array's basic index, when the event is built: ``values.DenseLater``);
 values boxed by an outer trace (under ``grad(grad(f))``) become ``Boxed(value, level)``.
 
 Under ``auto`` a ``Keeper`` returns ``Boxed``, ``Sparse``, ``ArraySummary`` and
@@ -30,7 +31,7 @@ from autograd.tracer import box_types, getval
 from .. import values
 from ..values import (ARRAY_SUMMARY, BOXED, CONTAINER_SUMMARY, DEFAULT_INLINE_SIZE, MAX_LEAVES, SCALARS, SPARSE,
                       Boxed, Sparse, capture_options, leaf_paths, own_summary, stored_summary)
-from .sparse import densifiable, densify, describe_index, describe_vspace, sparse_parts
+from .sparse import dense_later, densifiable, densify, describe_index, describe_vspace, sparse_parts
 
 
 class Keeper:
@@ -80,7 +81,9 @@ class Keeper:
         if isinstance(value, SparseObject):
             parts = sparse_parts(value)
             index, part = (describe_index(parts[0]), self(parts[1], copy)) if parts else (None, None)
-            dense = densify(value) if densifiable(value.vs, self.limit) else None  # fresh zeros: ours
+            # fresh zeros: ours (under full made when the event is built, from the part kept: DenseLater)
+            dense = None if not densifiable(value.vs, self.limit) \
+                else (self.limit is None and dense_later(value, part)) or densify(value)
             if self.stored:
                 return SPARSE, describe_vspace(value.vs), index, part, dense
             return Sparse(describe_vspace(value.vs), index, part, dense)

@@ -6,6 +6,9 @@ import math
 
 import numpy as np
 from autograd.numpy.numpy_vjps import untake
+from autograd.numpy.numpy_vspaces import ArrayVSpace
+
+from ..values import DenseLater
 
 
 def densifiable(vs, limit):
@@ -85,6 +88,27 @@ def densify(sparse):
                 np.add(part, parts[1], out=part)
                 return zeros
     return sparse.mut_add(zeros)
+
+
+def dense_later(sparse, kept_part):
+    """``densify(sparse)`` as a ``DenseLater`` made from ``kept_part`` (the kept value of the array it adds)
+    when the event is built, where densify would add it into a view of fresh zeros (untake of a basic index, an
+    array's space, the same dtype and shape); else ``None`` (densify now)."""
+    if type(kept_part) is not np.ndarray or getattr(sparse.mut_add, "__code__", None) is not _UNTAKE_ADD:
+        return None
+    vs = sparse.vs
+    if getattr(type(vs), "zeros", None) is not ArrayVSpace.zeros:  # (np.zeros of its shape and dtype)
+        return None
+    parts = sparse_parts(sparse)
+    if parts is None or type(parts[1]) is not np.ndarray or parts[1].dtype != vs.dtype or not _basic(parts[0]):
+        return None
+    try:
+        at = np.empty(vs.shape, dtype=vs.dtype)[parts[0]]  # (the view densify adds into; no page written)
+    except (IndexError, TypeError, ValueError):  # (densify raises it)
+        return None
+    if type(at) is not np.ndarray or at.shape != parts[1].shape or kept_part.shape != at.shape:
+        return None
+    return DenseLater(vs.shape, vs.dtype, parts[0])
 
 
 def _basic(index):

@@ -1,5 +1,7 @@
 """Sparse cotangents described without mutating anything."""
 
+import dataclasses
+
 import numpy as np
 from autograd.builtins import container_untake
 from autograd.core import vspace
@@ -52,3 +54,60 @@ def test_densify_gives_the_bits_of_autograds_own_add_at():
         got = densify(sparse)
         expected = sparse.mut_add(vs.zeros())
         assert type(got) is np.ndarray and got.shape == expected.shape and got.tobytes() == expected.tobytes(), index
+
+
+def test_dense_later_makes_densifys_bits_from_the_kept_part_and_only_for_a_basic_index():
+    """Under capture full a sparse cotangent's dense value is made when its event is built (``DenseLater``, no zeros
+    of the whole space per ``x[i]`` while recording), from the part kept: the bits ``densify`` gives, for slices,
+    ints in tuples, steps and negative indices; any other index, a container's space, another dtype or a part not
+    an array is densified at once (``None``)."""
+    from adtrace.recording.autograd.sparse import dense_later
+    from adtrace.recording.values import DenseLater
+
+    rng = np.random.default_rng(3)
+    vs = vspace(np.zeros((6, 8)))
+    for index in [(slice(None), slice(0, 3)), slice(1, 4), (0, slice(None)), (slice(None, None, -2), 1),
+                  (-1, slice(2, 7, 2))]:
+        value = rng.standard_normal(np.zeros((6, 8))[index].shape)
+        value.flat[0] = -0.0
+        sparse = untake.fun(value, index, vs)
+        later = dense_later(sparse, value.copy())
+        assert type(later) is DenseLater, index
+        assert later.made(value.copy()).tobytes() == densify(sparse).tobytes(), index
+    for index in [np.array([1, 1, 3]), [0, 2], (0, 1)]:  # an array's or a list's positions; one element (a scalar)
+        value = np.zeros((6, 8))[index] + 1.0
+        assert dense_later(untake.fun(value, index, vs), np.asarray(value)) is None, index
+    assert dense_later(untake.fun(np.ones(8, dtype=np.float32), 0, vs), np.ones(8, dtype=np.float32)) is None
+    container = container_untake(np.ones(3), 1, vspace([np.zeros(2), np.zeros(3)]))
+    assert dense_later(container, np.ones(3)) is None
+    assert dense_later(untake.fun(np.ones(8), 0, vs), [1.0] * 8) is None
+
+
+def test_under_capture_full_a_sparse_cotangent_is_densified_when_its_event_is_built(monkeypatch):
+    """A recording under capture full keeps each ``x[:, i:j]`` cotangent's dense value as a ``DenseLater`` in its
+    log and shows the dense array when the events are built: the same events as densified at once."""
+    import autograd.numpy as anp
+    from autograd import grad
+
+    import adtrace
+    from adtrace.recording.autograd import capture
+    from adtrace.recording.values import DenseLater, Sparse, kept_arrays
+    from adtrace.report.export import events_json
+
+    def f(z):
+        return anp.sum(anp.tanh(z[:, 0:2]) * z[:, 2:4])
+
+    z = np.arange(12.0).reshape(3, 4) / 10.0
+    with adtrace.record(capture="full") as later:
+        grad(f)(z)
+    in_log = [v for v in later._log.values if type(v) is Sparse]
+    assert in_log and all(type(v.dense) is DenseLater for v in in_log)
+    assert not any(type(a) is DenseLater for v in in_log for a in kept_arrays(v))
+    monkeypatch.setattr(capture, "dense_later", lambda sparse, part: None)
+    with adtrace.record(capture="full") as at_once:
+        grad(f)(z)
+    assert all(type(v.dense) is np.ndarray for v in at_once._log.values if type(v) is Sparse)
+    shown = [v for e in later.events for v in map(e.__getattribute__, (f.name for f in dataclasses.fields(e)))
+             if type(v) is Sparse]
+    assert shown and all(type(v.dense) is np.ndarray for v in shown)
+    assert events_json(later) == events_json(at_once)
