@@ -76,20 +76,27 @@ class Sparse:
 class DenseLater:
     """A ``Sparse``'s dense value under ``capture="full"``, made when its event is built rather than when it is
     recorded: zeros of ``shape`` and ``dtype`` with the ``Sparse``'s own kept value added at ``index`` (ints and
-    slices: each element added into once, ``0.0 + x``, the additions autograd's ``untake`` makes). It holds no
-    array: densifying every ``x[i]`` cotangent of an LSTM's gates at once cost a fresh zeros of the whole space each
-    (about 0.25x of the recorded run), and the kept value it is made from is as true when read as when recorded."""
+    slices: each element added into once, ``0.0 + x``, the additions autograd's ``untake`` makes). Densifying every
+    ``x[i]`` cotangent of an LSTM's gates at once cost a fresh zeros of the whole space each (about 0.25x of the
+    recorded run). autograd never writes into the value it is made from (a cotangent a VJP received); a user's rule
+    that does shows under ``full`` in every field holding it, this one too (``copy_on_write.py``).
 
-    __slots__ = ("shape", "dtype", "index")
+    Made once per kept value (the events sharing a ``Sparse``, a VJP's ingrad and the accumulation of it, share its
+    dense array, as when it was made at once); made again from another value (copy-on-write's copy of it)."""
+
+    __slots__ = ("shape", "dtype", "index", "_from", "_made")
 
     def __init__(self, shape, dtype, index):
         self.shape, self.dtype, self.index = shape, dtype, index
+        self._from = self._made = None
 
     def made(self, part):
-        dense = np.zeros(self.shape, dtype=self.dtype)
-        at = dense[self.index]
-        np.add(at, part, out=at)
-        return dense
+        if self._from is not part:
+            dense = np.zeros(self.shape, dtype=self.dtype)
+            at = dense[self.index]
+            np.add(at, part, out=at)
+            self._from, self._made = part, dense
+        return self._made
 
 
 class Version:

@@ -373,6 +373,8 @@ def test_a_dense_later_is_made_when_resolved_wherever_the_sparse_value_sits():
         shown = shown_of(resolve(stored))
         assert type(shown) is Sparse and shown.value is part
         assert shown.dense.tolist() == [[0.0, 1.5, 0.0], [0.0, 0.0, 0.0]] and str(shown.dense[1, 1]) == "0.0"
+    assert resolve(kept).dense is resolve((kept,))[0].dense  # (two events holding it: one dense array, as before)
     copied = map_arrays(kept, lambda a: a.copy())
     assert type(copied.dense) is DenseLater and copied.value is not part
     assert resolve(copied).dense.tolist() == resolve(kept).dense.tolist()
+    assert resolve(copied).dense is not resolve(kept).dense

@@ -107,7 +107,9 @@ def test_under_capture_full_a_sparse_cotangent_is_densified_when_its_event_is_bu
     with adtrace.record(capture="full") as at_once:
         grad(f)(z)
     assert all(type(v.dense) is np.ndarray for v in at_once._log.values if type(v) is Sparse)
-    shown = [v for e in later.events for v in map(e.__getattribute__, (f.name for f in dataclasses.fields(e)))
-             if type(v) is Sparse]
+    fields = [v for e in later.events for v in map(e.__getattribute__, (f.name for f in dataclasses.fields(e)))]
+    shown = [v for f in fields for v in (f if type(f) is tuple else (f,)) if type(v) is Sparse]  # (ingrads: a tuple)
     assert shown and all(type(v.dense) is np.ndarray for v in shown)
+    # a VJP's ingrad and its accumulation share one kept value, and their events one dense array
+    assert len(shown) == len(in_log) > len({id(v) for v in in_log}) == len({id(v.dense) for v in shown})
     assert events_json(later) == events_json(at_once)
