@@ -572,10 +572,7 @@ kept_value(PyObject *value, Py_ssize_t limit, PyObject *labels, PyObject *levels
     return NULL;
 }
 
-/* self.keep(value) under capture auto (a new reference): kept_value's values kept here, any other (a container, a
-   sparse cotangent, a subclass, another dtype's large array) by the recorder's own keep, the call its Python callback
-   makes (its frame and loop saved). NULL with an error where keep raised: the caller's path is abandoned, nothing
-   written yet, and the Python callback raises it again (an Exception: recorder.fail) or it propagates (interrupted) */
+/* recorder.keep(value) (a new reference), the call its Python callback makes; NULL with keep's error */
 static PyObject *
 keep_called(PyObject *recorder, PyObject *value)
 {
@@ -588,6 +585,10 @@ keep_called(PyObject *recorder, PyObject *value)
     return kept;
 }
 
+/* self.keep(value) under capture auto (a new reference): kept_value's values kept here, any other (a container, a
+   sparse cotangent, a subclass, another dtype's large array) by the recorder's own keep (its callback's frame and
+   loop saved). NULL with an error where keep raised: the caller's path is abandoned, nothing written yet, and the
+   Python callback raises it again (an Exception: recorder.fail) or it propagates (interrupted: not_written) */
 static PyObject *
 kept_any(PyObject *recorder, PyObject *value, Py_ssize_t limit, PyObject *labels, PyObject *levels)
 {

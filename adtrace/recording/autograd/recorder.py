@@ -109,6 +109,7 @@ class Recorder(RecorderBase, Nodes, BackwardQueries, ForwardMode):
 _twin = compiled.twin("adtrace.recording.autograd._wrappers")
 if _twin is not None:  # its wrappers write capture structure's visits, local VJPs and accumulations themselves
     _twin.structure(Recorder, BackwardQueries.on_toposort, HEADS, NO_PREVIOUS, UNARY)  # (their common case)
-    # and capture auto's too, keeping its common values as the Keeper does (the rest by the recorder's keep)
+    # and capture auto's too, keeping its common values as the Keeper does (a local VJP's and an accumulation's other
+    # values by the recorder's keep; a node's and forward mode's others by the callbacks)
     _twin.auto(SCALARS, NO_REFERENCE, box_types, np.ndarray, SparseObject, BOXED, ARRAY_SUMMARY, CONTAINER_SUMMARY,
                values)
