@@ -109,6 +109,48 @@ class Version:
     def __init__(self, array):
         self.array = array
 
+    def made(self):
+        """Its array (a ``History``'s Version: made with the others of its History when first read)."""
+        array = self.array
+        if type(array) is History:
+            array.make()
+            array = self.array
+        return array
+
+
+class History:
+    """The states of one array autograd adds into in place (capture ``full``), kept as a copy of the first
+    (``start``) and the contributions added since (``steps``): ``x += g`` for an array ``g`` (``vs.mut_add``),
+    ``g.mut_add(x)`` for ``x[i]``'s sparse ``g`` of a basic index (untake's ``np.add.at``). ``versions[k]`` holds
+    the state before ``steps[k]`` (its ``array`` is this History until made). Made when one is first read: each
+    state a copy of the one before with its step added, the same additions autograd made into the live array, so
+    the same bits. The steps are cotangents autograd never writes into (copy_on_write.py); keeping them, not a
+    copy of the accumulator before each write, saves a copy of the whole array per contribution (a weight's
+    gradient, added into once per step of a recurrence)."""
+
+    __slots__ = ("start", "steps", "versions")
+
+    def __init__(self, start):
+        self.start, self.steps, self.versions = start, [], []
+
+    def make(self):
+        """Every Version its array; the History holds nothing after (made once)."""
+        versions, steps, state = self.versions, self.steps, self.start
+        if state is None:
+            return
+        last = len(versions) - 1
+        for k, version in enumerate(versions):  # (start is never written: a copy is added into)
+            version.array = state
+            if k < last:
+                state = state.copy()
+                step = steps[k]
+                if type(step) is np.ndarray:
+                    state += step  # (vs.mut_add: x += y)
+                else:
+                    step.mut_add(state)  # (untake's np.add.at, in place)
+        self.start = self.steps = None  # (after: a copy that raised leaves it whole, made again when read)
+        self.versions = ()
+
 
 # kept value types that never hold a live array: hot callers test this before holds_reference
 NO_REFERENCE = SCALARS | {ArraySummary, ContainerSummary}
@@ -277,7 +319,7 @@ def resolve(kept):
     they hold, stored forms by their dataclasses (above)."""
     kind = type(kept)
     if kind is Version:
-        return kept.array
+        return kept.made()
     if kind is tuple or kind is list or kind is dict or kind is Boxed or kind is Sparse or isinstance(kept, tuple):
         return map_arrays(kept, None)  # (isinstance: namedtuples)
     return kept
@@ -288,7 +330,7 @@ def map_arrays(kept, change):
     the same object when nothing changed."""
     kind = type(kept)
     if kind is Version:
-        return kept.array if change is None else kept
+        return kept.made() if change is None else kept
     if kind is np.ndarray:
         return kept if change is None else change(kept)
     if kind is Boxed:

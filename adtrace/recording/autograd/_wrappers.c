@@ -415,14 +415,22 @@ fast_capture(PyObject *recorder, int no_sites, Py_ssize_t *limit)
     return fast;
 }
 
+static int full_capture(PyObject *recorder, int no_sites);
+#define FULL PY_SSIZE_T_MAX  /* *limit under capture full, for the paths that write its common case too */
+
 /* The recorder's state the paths read (new references in *query, *labels, *values), or 0 when the Python
    callback must run: not live, no pass open, its log not a plain list, keeping values by reference (capture
-   full). *limit: -1 under capture structure (keeping no value), else capture auto's inline size. */
+   full) unless `full_ok`. *limit: -1 under capture structure (keeping no value), FULL under capture full, else
+   capture auto's inline size. */
 static int
-structure_state(PyObject *recorder, PyObject **query, PyObject **labels, PyObject **values, Py_ssize_t *limit)
+structure_state(PyObject *recorder, PyObject **query, PyObject **labels, PyObject **values, Py_ssize_t *limit,
+                int full_ok)
 {
     *query = *labels = *values = NULL;
     int fast = fast_capture(recorder, 0, limit);
+    if (!fast && full_ok && full_capture(recorder, 0)) {
+        fast = 1, *limit = FULL;
+    }
     if (fast) {
         *query = field_get(&r_query, recorder);
         *labels = *query != NULL && *query != Py_None ? field_get(&r_labels, recorder) : NULL;
@@ -676,13 +684,206 @@ append_all(PyObject *values, PyObject *const *items, Py_ssize_t n)
     return 0;
 }
 
+/* -------------------- capture full's values, kept here -------------------- */
+
+/* Under capture full values are kept by reference. A local VJP's (on_vjp_called) are kept here as its Python keeps
+   them: a scalar as it is, an exact ndarray of no base that is not the user's (Keeper.protected) by reference, any
+   other by the recorder's keep; each noted as held by the pass (copy_on_write.hold into query.held: an array or a
+   Version here, any other kept value by hold itself). A node's value (Nodes.keep_node_value) is kept here when it is
+   the common one:
+   a scalar as it is, or an exact ndarray that is no view, none of the call's arguments nor an element of one
+   (capture.is_part_of), not the user's (Keeper.protected), made by a primitive that is no accumulator
+   (nodes.ACCUMULATORS: their values are shared through Versions); such an array is noted as copy-on-write's own
+   (CopyOnWrite.own: its views are kept by reference) and as held by the trace open at its level (hold into
+   Nodes.held_in_trace). Any other value goes to the Python callback, before anything is written. */
+
+static PyObject *accumulators, *version_type, *hold_function, *base_name, *keeper_name, *protected_name,
+    *copy_on_write_name, *owned_name, *trace_holders_name, *held_name, *version_name, *share_name;
+static Field r_keeper, k_protected, r_copy_on_write, c_owned, r_trace_holders, q_held;
+static int full_ready;  /* full(...) has registered what capture full's node path reads */
+
+/* 1 when `recorder` is live, keeps values by reference (capture full) and (`no_sites`) keeps no call site; else 0,
+   no error */
+static int
+full_capture(PyObject *recorder, int no_sites)
+{
+    if (!full_ready || !auto_ready) {
+        return 0;
+    }
+    PyObject *live = field_get(&r_live, recorder);
+    PyObject *keeps = live == Py_True ? field_get(&r_keeps, recorder) : NULL;
+    PyObject *by_reference = keeps == Py_True ? field_get(&r_by_reference, recorder) : NULL;
+    PyObject *sites = by_reference == Py_True && no_sites ? field_get(&r_keep_sites, recorder) : NULL;
+    int full = by_reference == Py_True && (!no_sites || (sites != NULL && PyObject_IsTrue(sites) == 0));
+    Py_XDECREF(live);
+    Py_XDECREF(keeps);
+    Py_XDECREF(by_reference);
+    Py_XDECREF(sites);
+    if (!full) {
+        PyErr_Clear();
+    }
+    return full;
+}
+
+/* 1 when `value` is one of `args` or an element of a tuple, list or dict among them (capture.is_part_of), else 0 */
+static int
+is_part_of(PyObject *value, PyObject *args)
+{
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(args); i++) {
+        PyObject *arg = PyTuple_GET_ITEM(args, i);
+        if (arg == value) {
+            return 1;
+        }
+        if (PyTuple_CheckExact(arg) || PyList_CheckExact(arg)) {
+            PyObject *const *items = PySequence_Fast_ITEMS(arg);
+            for (Py_ssize_t j = 0; j < PySequence_Fast_GET_SIZE(arg); j++) {
+                if (items[j] == value) {
+                    return 1;
+                }
+            }
+        } else if (PyDict_CheckExact(arg)) {
+            Py_ssize_t at = 0;
+            PyObject *k, *item;
+            while (PyDict_Next(arg, &at, &k, &item)) {
+                if (item == value) {
+                    return 1;
+                }
+            }
+        }
+    }
+    return 0;
+}
+
+/* 1 when `value` (an exact ndarray) is not the user's: id(value) (`key`) not in the recorder's keeper.protected;
+   0, no error, when it is or that cannot be read */
+static int
+not_protected(PyObject *recorder, PyObject *key)
+{
+    PyObject *keeper = field_get(&r_keeper, recorder);
+    PyObject *protected = keeper == NULL ? NULL : field_get(&k_protected, keeper);
+    int mine = protected != NULL && PyDict_CheckExact(protected) && PyDict_Contains(protected, key) == 0;
+    Py_XDECREF(keeper);
+    Py_XDECREF(protected);
+    if (!mine) {
+        PyErr_Clear();
+    }
+    return mine;
+}
+
+/* 1 when the exact ndarray `value` is no view (value.base is None), else 0, no error */
+static int
+no_base(PyObject *value)
+{
+    PyObject *base = PyObject_GetAttr(value, base_name);
+    int none = base == Py_None;
+    Py_XDECREF(base);
+    if (base == NULL) {
+        PyErr_Clear();
+    }
+    return none;
+}
+
+/* self.keep(value) under capture full (a new reference): a scalar, or an exact ndarray of no base that is not the
+   user's, kept as it is; any other by the recorder's keep (NULL with its error) */
+static PyObject *
+full_any(PyObject *recorder, PyObject *value)
+{
+    if (is_scalar(value)) {
+        return Py_NewRef(value);
+    }
+    if (Py_TYPE(value) == (PyTypeObject *)ndarray_type && no_base(value)) {
+        PyObject *key = PyLong_FromVoidPtr(value);
+        int mine = key != NULL && not_protected(recorder, key);
+        Py_XDECREF(key);
+        if (mine) {
+            return Py_NewRef(value);
+        }
+        if (PyErr_Occurred()) {
+            return NULL;
+        }
+    }
+    return keep_called(recorder, value);
+}
+
+/* if type(kept) not in NO_REFERENCE: hold(held, value, kept, position), hold written out for an array or a Version
+   (id(value), position appended): 0, or -1 with an error */
+static int
+held_noted(PyObject *held, PyObject *value, PyObject *kept, PyObject *position)
+{
+    PyTypeObject *t = Py_TYPE(kept);
+    if (t == (PyTypeObject *)ndarray_type || t == (PyTypeObject *)version_type) {
+        PyObject *key = PyLong_FromVoidPtr(value);
+        int failed = key == NULL || PyList_Append(held, key) < 0 || PyList_Append(held, position) < 0;
+        Py_XDECREF(key);
+        return failed ? -1 : 0;
+    }
+    int plain = kept == Py_None || PySet_Contains(no_reference, (PyObject *)t);
+    if (plain != 0) {
+        return plain < 0 ? -1 : 0;
+    }
+    PyObject *call[4] = {held, value, kept, position};
+    PyObject *done = PyObject_Vectorcall(hold_function, call, 4, NULL);
+    Py_XDECREF(done);
+    return done == NULL ? -1 : 0;
+}
+
+/* The kept value of a node's value under capture full when the C keeps it (a new reference to `value` itself: *owned
+   set to 1 for an array, which the caller notes as own and held once the event is written), else NULL, no error */
+static PyObject *
+full_kept(PyObject *recorder, PyObject *value, PyObject *fun, PyObject *args, PyObject *value_key, int *owned)
+{
+    *owned = 0;
+    if (is_scalar(value)) {
+        return Py_NewRef(value);
+    }
+    if (Py_TYPE(value) != (PyTypeObject *)ndarray_type || !PyTuple_CheckExact(args)) {
+        return NULL;
+    }
+    int accumulator = PySet_Contains(accumulators, fun);
+    int kept = accumulator == 0 && no_base(value) && !is_part_of(value, args) && not_protected(recorder, value_key);
+    if (!kept) {
+        PyErr_Clear();
+        return NULL;
+    }
+    *owned = 1;
+    return Py_NewRef(value);
+}
+
+/* CopyOnWrite.own(value) and hold(held_in_trace(level), value, value, position) for an array of no base, as
+   keep_node_value does: 0, or -1 with an error */
+static int
+full_noted(PyObject *recorder, PyObject *value, PyObject *value_key, PyObject *level, Py_ssize_t position)
+{
+    PyObject *cow = field_get(&r_copy_on_write, recorder);
+    PyObject *owned = cow == NULL ? NULL : field_get(&c_owned, cow);
+    PyObject *holders = owned == NULL ? NULL : field_get(&r_trace_holders, recorder);
+    int failed = holders == NULL || PyDict_SetItem(owned, value_key, value) < 0;
+    PyObject *held = failed ? NULL : PyDict_GetItemWithError(holders, level);  /* (borrowed) */
+    if (held == NULL && !failed && !PyErr_Occurred()) {  /* (held_in_trace: a new list for the level) */
+        held = PyList_New(0);
+        failed = held == NULL || PyDict_SetItem(holders, level, held) < 0;
+        Py_XDECREF(held);  /* (the dict holds it) */
+    }
+    failed = failed || held == NULL;
+    PyObject *at = failed ? NULL : PyLong_FromSsize_t(position);
+    failed = at == NULL || !PyList_Check(held) || PyList_Append(held, value_key) < 0 || PyList_Append(held, at) < 0;
+    if (failed && !PyErr_Occurred()) {
+        PyErr_SetString(PyExc_TypeError, "a trace's held values are not a list");
+    }
+    Py_XDECREF(at);
+    Py_XDECREF(cow);
+    Py_XDECREF(owned);
+    Py_XDECREF(holders);
+    return failed ? -1 : 0;
+}
+
 /* Mirrors on_toposort(node)'s structure path (1: written; 0: the Python callback is to run; -1: an error
    fail() did not take):
        key = id(node)
        label = self.labels.get(key)          (None: self.nodes.unrecorded(node), in Python)
        query.parents, query.label, query.position = node.parents, label, 0
        query.argnums = self.nodes.argnums.get(key, UNARY)
-       if self.keeps_values:                 (capture auto)
+       if self.keeps_values:                 (capture auto and full)
            query.popped = query.entries.pop(label, None)
        write(self.values, ToposortYielded, mode="rev", level=query.level, query=query.number, node=label,
              position=VISITS) */
@@ -691,7 +892,7 @@ toposort_written(PyObject *recorder, PyObject *node)
 {
     PyObject *query, *labels, *values;
     Py_ssize_t limit;
-    if (!structure_state(recorder, &query, &labels, &values, &limit)) {
+    if (!structure_state(recorder, &query, &labels, &values, &limit, 1)) {
         return 0;
     }
     int result = 0;
@@ -770,10 +971,10 @@ vjp_called_written(PyObject *recorder, PyObject *node_id, PyObject *g, PyObject 
 {
     PyObject *query, *labels, *values;
     Py_ssize_t limit;
-    if (!structure_state(recorder, &query, &labels, &values, &limit)) {
+    if (!structure_state(recorder, &query, &labels, &values, &limit, 1)) {
         return 0;
     }
-    if (limit >= 0) {
+    if (limit >= 0) {  /* (capture auto, and full: limit FULL) */
         int written = vjp_called_kept(recorder, query, labels, values, limit, node_id, g, ingrads);
         Py_DECREF(query);
         Py_DECREF(labels);
@@ -833,11 +1034,18 @@ vjp_called_written(PyObject *recorder, PyObject *node_id, PyObject *g, PyObject 
            trace's boxed scalar (BOXED, i._value, its level), else self.keep(i) (last, last_kept = i, kept)
        query.ingrads, query.kept_ingrads = ingrads, kept_ingrads
        write(values, VJPCalled, mode="rev", level=level, query=number, node=label, outgrad=outgrad,
-             ingrads=kept_ingrads) */
+             ingrads=kept_ingrads)
+   and its capture full path (limit FULL), its values kept by full_any: unchanged is True (by_reference), no
+   last, no boxed scalar of an outer trace written out, and after the write (the Python's before it, at the same
+   position) the values held by reference noted in query.held:
+       if type(outgrad) not in NO_REFERENCE: hold(held, g, outgrad, position)
+       for value, kept in zip(ingrads, kept_ingrads): if type(kept) not in NO_REFERENCE and value is not g:
+           hold(held, value, kept, position) */
 static int
 vjp_called_kept(PyObject *recorder, PyObject *query, PyObject *labels, PyObject *values, Py_ssize_t limit,
                 PyObject *node_id, PyObject *g, PyObject *ingrads)
 {
+    int full = limit == FULL;
     int result = 0;
     PyObject *node = NULL, *level = NULL, *number = NULL, *levels = NULL, *popped = NULL, *outgrad = NULL,
         *kept = NULL;
@@ -861,10 +1069,10 @@ vjp_called_kept(PyObject *recorder, PyObject *query, PyObject *labels, PyObject 
         if (inner == NULL) {
             goto done;
         }
-        unchanged = is_scalar(inner);
+        unchanged = full || is_scalar(inner);
         Py_DECREF(inner);
     } else if (popped == Py_None || (PyTuple_CheckExact(popped) && PyTuple_GET_SIZE(popped) == 2)) {
-        outgrad = kept_any(recorder, g, limit, labels, levels);  /* kept now, after it */
+        outgrad = full ? full_any(recorder, g) : kept_any(recorder, g, limit, labels, levels);  /* kept now, after it */
         if (outgrad == NULL) {
             goto done;
         }
@@ -886,6 +1094,11 @@ vjp_called_kept(PyObject *recorder, PyObject *query, PyObject *labels, PyObject 
             one = Py_NewRef(i);
         } else if (i == g && unchanged) {
             one = Py_NewRef(outgrad);
+        } else if (full) {
+            one = full_any(recorder, i);
+            if (one == NULL) {
+                goto done;
+            }
         } else if (last != NULL && i == last) {  /* the same value twice in the output: one summary */
             one = Py_NewRef(last_kept);
         } else {
@@ -914,7 +1127,9 @@ vjp_called_kept(PyObject *recorder, PyObject *query, PyObject *labels, PyObject 
     }
     /* (from here on, as the Python's try: an error goes to recorder.fail) */
     result = 1;
-    int failed = field_set(&q_ingrads, query, ingrads) < 0 || field_set(&q_kept_ingrads, query, kept) < 0;
+    PyObject *position = full ? PyLong_FromSsize_t(PyList_GET_SIZE(values)) : NULL;  /* (where the event starts) */
+    int failed = (full && position == NULL) || field_set(&q_ingrads, query, ingrads) < 0
+        || field_set(&q_kept_ingrads, query, kept) < 0;
     if (!failed && bare) {
         PyObject *row[2] = {head, node};
         failed = append_all(values, row, 2) < 0;
@@ -928,6 +1143,19 @@ vjp_called_kept(PyObject *recorder, PyObject *query, PyObject *labels, PyObject 
             || append_all(values, &PyList_GET_ITEM(kept, 0), count) < 0;
         Py_XDECREF(n);
     }
+    if (!failed && full) {  /* copy_on_write.hold of each value held by reference */
+        PyObject *held = field_get(&q_held, query);
+        failed = held == NULL || !PyList_Check(held) || held_noted(held, g, outgrad, position) < 0;
+        for (Py_ssize_t k = 0; !failed && k < count; k++) {
+            PyObject *i = PyTuple_GET_ITEM(ingrads, k);
+            failed = i != g && held_noted(held, i, PyList_GET_ITEM(kept, k), position) < 0;
+        }
+        if (failed && held != NULL && !PyErr_Occurred()) {
+            PyErr_SetString(PyExc_TypeError, "a query's held values are not a list");
+        }
+        Py_XDECREF(held);
+    }
+    Py_XDECREF(position);
     if (failed) {
         result = structure_failed(recorder) < 0 ? -1 : 1;
     }
@@ -1043,10 +1271,10 @@ add_outgrads_written(PyObject *recorder, PyObject *prev_g_flagged, PyObject *pre
     PyObject *result_flag = PyTuple_GET_ITEM(sum, 1);
     PyObject *query, *labels, *values;
     Py_ssize_t limit;
-    if (!structure_state(recorder, &query, &labels, &values, &limit)) {
+    if (!structure_state(recorder, &query, &labels, &values, &limit, 1)) {
         return 0;
     }
-    if (limit >= 0 || previous != Py_None) {  /* (capture auto: add_outgrads_kept) */
+    if (limit >= 0 || previous != Py_None) {  /* (capture auto and full: add_outgrads_kept) */
         Py_DECREF(query);
         Py_DECREF(labels);
         Py_DECREF(values);
@@ -1116,7 +1344,7 @@ before_kept(PyObject *recorder, PyObject *prev_g_flagged)
     PyObject *value = PyTuple_GET_ITEM(prev_g_flagged, 0);
     PyObject *query, *labels, *values;
     Py_ssize_t limit;
-    if (!structure_state(recorder, &query, &labels, &values, &limit)) {
+    if (!structure_state(recorder, &query, &labels, &values, &limit, 0)) {
         return NULL;
     }
     PyObject *kept = NULL, *levels = NULL;
@@ -1170,7 +1398,12 @@ static HeadCell add_kept_first_cell = {2006};
            level), else self.keep(value)       (a sparse g added into the entry kept last: in Python)
        write(values, AddOutgrads, ..., previous=previous, previous_flag=previous_flag, contribution=contribution,
              result=kept, result_flag=mutable, replaced=False)
-       if parent is not None: frame.entries[parent] = (value, kept) */
+       if parent is not None: frame.entries[parent] = (value, kept)
+   and its capture full path (limit FULL): a sparse g added into an entry of a parent in Python (shared_after_sparse_add),
+   no boxed scalar of an outer trace written out, the values kept by full_any, then
+       if mutable: kept = copy_on_write.version(value) (an array kept as it is), else copy_on_write.share(kept, value)
+       hold_accumulation(frame.held, position, prev_g_flagged, previous, g, contribution, value, kept)
+   (the holds after the write, at the position where it starts: the Python's before it) */
 static int
 add_outgrads_kept(PyObject *recorder, PyObject *prev_g_flagged, PyObject *previous, PyObject *g, PyObject *sum)
 {
@@ -1184,9 +1417,10 @@ add_outgrads_kept(PyObject *recorder, PyObject *prev_g_flagged, PyObject *previo
     PyObject *value = PyTuple_GET_ITEM(sum, 0), *mutable = PyTuple_GET_ITEM(sum, 1);
     PyObject *query, *labels, *values;
     Py_ssize_t limit;
-    if (!structure_state(recorder, &query, &labels, &values, &limit)) {
+    if (!structure_state(recorder, &query, &labels, &values, &limit, 1)) {
         return 0;
     }
+    int full = limit == FULL;
     int result = 0;
     QueryStep step;
     query_step(recorder, query, &step);  /* (capture auto: limit >= 0) */
@@ -1209,6 +1443,9 @@ add_outgrads_kept(PyObject *recorder, PyObject *prev_g_flagged, PyObject *previo
         goto done;
     }
     PyObject *argnum = position < PyTuple_GET_SIZE(argnums) ? PyTuple_GET_ITEM(argnums, position) : Py_None;
+    if (full && Py_TYPE(g) == (PyTypeObject *)sparse_type && parent != Py_None && prev_g_flagged != Py_None) {
+        goto done;  /* (shared_after_sparse_add, in Python) */
+    }
     if (Py_TYPE(g) == (PyTypeObject *)sparse_type && parent != Py_None && prev_g_flagged != Py_None) {
         /* xs[i] of a list or tuple added into the entry kept last as a ContainerSummary: summary_after_sparse_add,
            in Python (which keeps any other result anew, as below: a dict's, an array's). Checked before any keep
@@ -1228,7 +1465,7 @@ add_outgrads_kept(PyObject *recorder, PyObject *prev_g_flagged, PyObject *previo
     if (position < PyTuple_GET_SIZE(ingrads) && PyTuple_GET_ITEM(ingrads, position) == g) {
         contribution = Py_NewRef(PySequence_Fast_GET_ITEM(kept_ingrads, position));
     } else {
-        contribution = kept_any(recorder, g, limit, labels, levels);
+        contribution = full ? full_any(recorder, g) : kept_any(recorder, g, limit, labels, levels);
     }
     if (contribution == NULL) {
         goto done;
@@ -1237,6 +1474,11 @@ add_outgrads_kept(PyObject *recorder, PyObject *prev_g_flagged, PyObject *previo
         kept = Py_NewRef(contribution);
     } else if (is_scalar(value)) {
         kept = Py_NewRef(value);
+    } else if (full) {
+        kept = full_any(recorder, value);
+        if (kept == NULL) {
+            goto done;
+        }
     } else {
         PyObject *inner = is_box(value) ? field_get(&b_value, value) : NULL;
         if (inner != NULL && is_scalar(inner)) {  /* an outer trace's number (grad(grad(f))) */
@@ -1249,6 +1491,22 @@ add_outgrads_kept(PyObject *recorder, PyObject *prev_g_flagged, PyObject *previo
         if (kept == NULL) {
             goto done;
         }
+    }
+    PyObject *cow = NULL;
+    if (full && mutable == Py_True && value != g && !is_scalar(value)) {  /* autograd may write into it later */
+        int plain = PySet_Contains(no_reference, (PyObject *)Py_TYPE(kept));
+        cow = plain < 0 ? NULL : field_get(&r_copy_on_write, recorder);
+        if (cow == NULL) {
+            goto done;
+        }
+        PyObject *shared = kept == value && Py_TYPE(value) == (PyTypeObject *)ndarray_type
+            ? PyObject_CallMethodOneArg(cow, version_name, value)
+            : plain ? Py_NewRef(kept) : PyObject_CallMethodObjArgs(cow, share_name, kept, value, NULL);
+        Py_DECREF(cow);
+        if (shared == NULL) {
+            goto done;
+        }
+        Py_SETREF(kept, shared);
     }
     int reference = PySet_Contains(no_reference, (PyObject *)Py_TYPE(kept));
     if (reference < 0) {
@@ -1264,7 +1522,8 @@ add_outgrads_kept(PyObject *recorder, PyObject *prev_g_flagged, PyObject *previo
     }
     /* (from here on, as the Python's try: an error goes to recorder.fail) */
     result = 1;
-    int failed = field_set(&q_position, query, next) < 0;
+    PyObject *start = full ? PyLong_FromSsize_t(PyList_GET_SIZE(values)) : NULL;  /* (where the event starts) */
+    int failed = (full && start == NULL) || field_set(&q_position, query, next) < 0;
     if (!failed && first) {
         PyObject *row[4] = {head, node, parent, contribution};
         failed = append_all(values, row, 4) < 0;
@@ -1273,6 +1532,17 @@ add_outgrads_kept(PyObject *recorder, PyObject *prev_g_flagged, PyObject *previo
                              Py_False};
         failed = append_all(values, row, 11) < 0;
     }
+    if (!failed && full) {  /* hold_accumulation */
+        PyObject *held = field_get(&q_held, query);
+        failed = held == NULL || !PyList_Check(held) || held_noted(held, g, contribution, start) < 0
+            || (value != g && held_noted(held, value, kept, start) < 0)
+            || (previous != Py_None && held_noted(held, PyTuple_GET_ITEM(prev_g_flagged, 0), previous, start) < 0);
+        if (failed && held != NULL && !PyErr_Occurred()) {
+            PyErr_SetString(PyExc_TypeError, "a query's held values are not a list");
+        }
+        Py_XDECREF(held);
+    }
+    Py_XDECREF(start);
     if (!failed && pair != NULL) {
         failed = PyDict_SetItem(entries, parent, pair) < 0;
     }
@@ -1355,18 +1625,19 @@ static HeadCell node_unary_cell = {1001}, node_kept_unary_cell = {2001}, node_ce
              primitive=names[0], argnums=argnums, parents=parent_labels, value=None, site=None) */
 static int
 vjp_node_written(PyObject *recorder, PyObject *node, PyObject *key, PyObject *value, PyObject *fun,
-                 PyObject *argnums, PyObject *parents)
+                 PyObject *args, PyObject *argnums, PyObject *parents)
 {
     if (!PyTuple_CheckExact(parents) || PyTuple_GET_SIZE(parents) < 1 || PyTuple_GET_SIZE(parents) > 2) {
         return 0;
     }
     Py_ssize_t limit;
-    if (!fast_capture(recorder, 1, &limit)) {
+    int full = 0, owned = 0;  /* capture full (its node values kept by reference); an array noted as own and held */
+    if (!fast_capture(recorder, 1, &limit) && !(full = full_capture(recorder, 1))) {
         return 0;
     }
     int result = 0;
     PyObject *values = NULL, *query = NULL, *first = NULL, *second = NULL, *parent_labels = NULL,
-        *label = NULL, *next = NULL, *query_number = NULL, *value_kept = NULL, *named = NULL;
+        *label = NULL, *next = NULL, *query_number = NULL, *value_kept = NULL, *named = NULL, *value_key = NULL;
     NodeColumns table;
     int columns = node_columns(recorder, &table);
     PyObject *nodes = table.nodes, *number = table.made, *names = table.names, *distinct = table.distinct,
@@ -1384,7 +1655,12 @@ vjp_node_written(PyObject *recorder, PyObject *node, PyObject *key, PyObject *va
     Py_INCREF(named);  /* (held: keeping the value below may run Python code) */
     /* capture auto: the value kept (the node, not yet named, is no box's node: its value's boxes are an outer
        trace's) */
-    value_kept = limit < 0 ? Py_NewRef(Py_None) : kept_value(value, limit, labels, levels);
+    if (full) {  /* capture full: by reference (its id the key own and hold note it by) */
+        value_key = PyLong_FromVoidPtr(value);
+        value_kept = value_key == NULL ? NULL : full_kept(recorder, value, fun, args, value_key, &owned);
+    } else {
+        value_kept = limit < 0 ? Py_NewRef(Py_None) : kept_value(value, limit, labels, levels);
+    }
     if (value_kept == NULL) {
         goto done;
     }
@@ -1438,6 +1714,7 @@ vjp_node_written(PyObject *recorder, PyObject *node, PyObject *key, PyObject *va
     }
     /* (from here on, as the Python's try: an error goes to recorder.fail) */
     result = 1;
+    Py_ssize_t position = PyList_GET_SIZE(values);  /* (where the event starts: hold notes it) */
     int failed = field_set(&t_made, nodes, next) < 0 || PyDict_SetItem(labels, key, label) < 0;
     if (!failed) {
         PyObject *was = PyDict_GetItemWithError(levels, key);
@@ -1459,6 +1736,9 @@ vjp_node_written(PyObject *recorder, PyObject *node, PyObject *key, PyObject *va
         PyObject *row[7] = {head, label, PyTuple_GET_ITEM(named, 0), shared, parent_labels, value_kept, Py_None};
         failed = append_all(values, row, 7) < 0;
     }
+    if (!failed && owned) {
+        failed = full_noted(recorder, value, value_key, level, position) < 0;
+    }
     if (failed) {
         result = structure_failed(recorder) < 0 ? -1 : 1;
     }
@@ -1477,6 +1757,7 @@ done:
     Py_XDECREF(next);
     Py_XDECREF(query_number);
     Py_XDECREF(value_kept);
+    Py_XDECREF(value_key);
     Py_XDECREF(named);
     return result;
 }
@@ -2073,7 +2354,31 @@ auto_capture(PyObject *module, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* full(ACCUMULATORS, Version, hold): the primitives whose node values capture full's node path leaves to the Python,
+   the Version class and copy_on_write.hold (recorder.py, at import) */
+static PyObject *
+full_capture_registered(PyObject *module, PyObject *args)
+{
+    PyObject *given[3];
+    if (!PyArg_UnpackTuple(args, "full", 3, 3, &given[0], &given[1], &given[2])) {
+        return NULL;
+    }
+    if (!PyAnySet_Check(given[0]) || !PyType_Check(given[1]) || !PyCallable_Check(given[2])) {
+        PyErr_SetString(PyExc_TypeError, "full() takes ACCUMULATORS (a set), Version (a type) and hold");
+        return NULL;
+    }
+    Py_XSETREF(accumulators, Py_NewRef(given[0]));
+    Py_XSETREF(version_type, Py_NewRef(given[1]));
+    Py_XSETREF(hold_function, Py_NewRef(given[2]));
+    full_ready = 1;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef module_methods[] = {
+    {"full", full_capture_registered, METH_VARARGS,
+     "full(ACCUMULATORS, Version, hold): what the wrappers read to keep capture full's common values by reference "
+     "themselves (a node's, as Nodes.keep_node_value; a local VJP's, as on_vjp_called), the primitives whose node "
+     "values they leave to the Python, and what notes a value held by reference (copy_on_write)."},
     {"auto", auto_capture, METH_VARARGS,
      "auto(SCALARS, NO_REFERENCE, box_types, ndarray, SparseObject, BOXED, ARRAY_SUMMARY, CONTAINER_SUMMARY, values): what the "
      "wrappers read to keep capture auto's common values themselves (as capture.Keeper)."},
@@ -2308,7 +2613,7 @@ node_init_call(PyObject *callable, PyObject *const *args, size_t nargsf, PyObjec
         return NULL;
     }
     int written = structure_recorder(recorder, on_vjp_node_name)
-        ? vjp_node_written(recorder, self, key, args[1], args[2], args[5], args[6]) : 0;
+        ? vjp_node_written(recorder, self, key, args[1], args[2], args[3], args[5], args[6]) : 0;
     if (written == 0) {
         PyObject *call[8] = {recorder, self, args[1], args[2], args[3], args[4], args[5], args[6]};
         done = PyObject_VectorcallMethod(on_vjp_node, call, 8, NULL);
@@ -2889,6 +3194,25 @@ PyInit__wrappers(void)
     b_value.name = value_name;
     b_node.name = node_name;
     r_by_reference.name = by_reference_name;
+    base_name = PyUnicode_InternFromString("base");
+    keeper_name = PyUnicode_InternFromString("keeper");
+    protected_name = PyUnicode_InternFromString("protected");
+    copy_on_write_name = PyUnicode_InternFromString("copy_on_write");
+    owned_name = PyUnicode_InternFromString("owned");
+    trace_holders_name = PyUnicode_InternFromString("trace_holders");
+    held_name = PyUnicode_InternFromString("held");
+    version_name = PyUnicode_InternFromString("version");
+    share_name = PyUnicode_InternFromString("share");
+    if (!version_name || !share_name || !base_name || !keeper_name || !protected_name || !copy_on_write_name || !owned_name || !trace_holders_name
+            || !held_name) {
+        return NULL;
+    }
+    q_held.name = held_name;
+    r_keeper.name = keeper_name;
+    k_protected.name = protected_name;
+    r_copy_on_write.name = copy_on_write_name;
+    c_owned.name = owned_name;
+    r_trace_holders.name = trace_holders_name;
     r_inline_size.name = inline_size_name;
     r_keep.name = keep_name;
     n_parents.name = parents_name;

@@ -44,7 +44,7 @@ class Keeper:
         # small arrays it keeps exactly: cheaper than following references it would have to correct
         self.by_reference = capture == "full"
         self.stored = capture == "auto"  # kept values in their stored forms (see the module's docstring)
-        self._protected = {}  # id(array) -> count: the user's arrays (seeds), copied wherever seen
+        self.protected = {}  # id(array) -> count: the user's arrays (seeds), copied wherever seen
         self.limit = None if capture == "full" else inline_size
         # a box's level; the recorder sets it to the level of the box's node
         self.box_level = box_level or (lambda box: box._trace)
@@ -61,7 +61,7 @@ class Keeper:
                 twin = values._twin  # (stored_summary written out: one call less per summary)
                 stored = None if twin is None else twin.float64_summary(value, ARRAY_SUMMARY)
                 return own_summary(value) if stored is None else stored
-            if copy or (value.base is not None and not owns_its_base(value)) or id(value) in self._protected:
+            if copy or (value.base is not None and not owns_its_base(value)) or id(value) in self.protected:
                 return value.copy()
             return value
         if t in box_types:  # (before scalars: hot callers keep those themselves)
@@ -147,13 +147,13 @@ class Keeper:
         """The arrays of ``value`` (a seed the user owns and may change) are copied wherever a
         kept value would hold them by reference, until ``unprotect(value)``."""
         for array in array_leaves(value):
-            self._protected[id(array)] = self._protected.get(id(array), 0) + 1
+            self.protected[id(array)] = self.protected.get(id(array), 0) + 1
 
     def unprotect(self, value):
         for array in array_leaves(value):
-            count = self._protected.pop(id(array), 0) - 1
+            count = self.protected.pop(id(array), 0) - 1
             if count > 0:
-                self._protected[id(array)] = count
+                self.protected[id(array)] = count
 
 
 def owns_its_base(view):

@@ -12,39 +12,56 @@ the copy reaches them all at once; events resolve Versions when they are built. 
 value instead would cost a copy per event, and
 copying a whole list of parameters per contribution is quadratic.
 
+An array's later writes are not copied: its ``History`` (``values.py``) keeps the copy of its first
+written state and each contribution added since (``x += g``; ``x[i]``'s untake at an index of ints
+and slices), and makes each Version's array from them when an event is read, with autograd's own
+additions (the same bits). autograd never writes into a contribution (an accumulator is a fresh
+array, written only while its node's children run; a cotangent handed on is never an accumulator
+again): what a History keeps is as true as the events' contribution fields holding the same arrays.
+A contribution the user is given (add's VJP hands g to both parents: one may be the end of the
+pass) has its Histories made before the user can write into it (``detach``). An accumulator
+autograd has let go of (nothing but its Version holds it) is kept without a copy when the
+recording ends. A node's value kept as it is is this recorder's own (``own``): a view of it
+(``z[:, 0:64]``) is kept by reference too, and copied with it when the user is given its base.
+
 What autograd hands to the user (the gradient a query returns, make_vjp's end value, make_jvp's
 value and tangent) belongs to the user, who may change it in place, through a view too: the
 recorder notes which events hold which live value by reference (``hold``, per query and per open
 trace) and ``detach`` gives those events their own copy. The user's seeds are copied wherever a
 pass carries them (``Keeper.protect``). A rule that writes into the cotangent it received is not
 seen here: under ``full`` the events holding that cotangent show what it wrote (``auto`` records
-such a rule truthfully: backward.py).
+such a rule truthfully: backward.py), and so do the states of an accumulator it was added into.
 """
 
 
+import sys
 from operator import is_
 
 import numpy as np
 
-from autograd.core import SparseObject
+from autograd.core import SparseObject, VSpace, vspace
 from autograd.tracer import getval
 
-from ..values import NO_REFERENCE, Boxed, Version, map_arrays, holds_reference
+from ..values import NO_REFERENCE, Boxed, History, Version, map_arrays, holds_reference
 from .capture import array_leaves
-from .sparse import sparse_parts
+from .sparse import replayable_part, sparse_parts
 
 
 class CopyOnWrite:
     def __init__(self):
         self._live = {}  # id(array) -> the Version that still holds that live array
+        self._histories = {}  # id(array) -> (that live array, the History noting each write into it)
+        self._read = {}  # id(array a History's step reads) -> that History, or a list of them (detach makes them)
+        self._made_later = []  # every History begun (made when a pass open at the end could expose its steps)
+        self.owned = {}  # id(array) -> array: node values kept as they are, and their bases (own)
 
     def share(self, kept, value):
         """``kept value`` (of the live ``value``) with each of ``value``'s arrays as its current
         Version: every event holding it sees the copy taken before autograd writes into it."""
         if kept is value and type(value) is np.ndarray:  # the common case: one array, by reference
-            return self._version(value)
+            return self.version(value)
         leaves = {id(a) for a in array_leaves(value)}
-        return map_arrays(kept, lambda a: self._version(a) if id(a) in leaves else a)
+        return map_arrays(kept, lambda a: self.version(a) if id(a) in leaves else a)
 
     def shared_after_sparse_add(self, before, kept, after, g, keep):
         """``share`` of ``after``, the accumulator list or tuple ``add_outgrads`` made from ``before``
@@ -73,33 +90,116 @@ class CopyOnWrite:
         items[index] = element
         return items if kind is list else tuple(items)
 
+    def own(self, value):
+        """The node value ``value`` is kept by reference as it is (autograd's own array, written into by
+        no one): a view of it is kept so too (``z[:, 0:64]``, each gate of an LSTM: a copy each before)."""
+        owned = self.owned
+        owned[id(value)] = value
+        base = value.base
+        if type(base) is np.ndarray:
+            owned[id(base)] = base
+
+    def owns_base(self, view):
+        """Whether ``view`` is a view of an owned node value (``own``)."""
+        base = view.base
+        return type(base) is np.ndarray and self.owned.get(id(base)) is base
+
     @property
     def live(self):
-        """Whether some Version still holds a live array (else a write changes no event)."""
-        return bool(self._live)
+        """Whether some Version still holds a live array, or a History notes the writes into one (else a
+        write changes no event)."""
+        return bool(self._live) or bool(self._histories)
 
-    def _version(self, array):
+    def version(self, array):
+        """The Version holding the live ``array`` now (made, if none does)."""
         version = self._live.get(id(array))
         if version is None:
             version = self._live[id(array)] = Version(array)
         return version
 
+    def before_adding(self, value, g):
+        """``add_outgrads`` adds ``g`` into the mutable entry ``value`` next, in place. An array's
+        Version becomes a step of the array's History when ``g`` is one it can add again (an array, or
+        ``x[i]``'s untake of a basic index): one copy of the array for its first write, none after.
+        Anything else (a container, another space's add): ``before_writing``."""
+        if type(value) is np.ndarray:
+            kind = type(g)
+            if kind is np.ndarray and _DENSE_ADD:
+                reads = g
+            elif kind is SparseObject:
+                reads = replayable_part(g)
+            else:
+                reads = None
+            if reads is not None:
+                key = id(value)
+                version = self._live.pop(key, None)
+                noted = self._histories.get(key)
+                if version is None:  # no event holds its state: its History (if any) ends here
+                    if noted is not None:
+                        del self._histories[key]
+                    return
+                if noted is None:
+                    history = History(_copy(value))
+                    self._histories[key] = (value, history)
+                    self._made_later.append(history)
+                else:
+                    history = noted[1]
+                history.versions.append(version)
+                history.steps.append(g)
+                version.array = history
+                read = self._read
+                while reads is not None:  # (the step's array, and what it is a view of)
+                    at = id(reads)
+                    other = read.get(at)
+                    read[at] = history if other is None or other is history else \
+                        [other, history] if type(other) is History else [*other, history]
+                    reads = reads.base if type(reads.base) is np.ndarray else None
+                return
+        self.before_writing(written_leaves(value, g))
+
     def before_writing(self, leaves, copies=None):
         """autograd writes into ``leaves`` next: their current Versions keep copies (one copy per
-        written array, however many events hold it), noted in ``copies`` (id -> copy) if given."""
-        live = self._live
+        written array, however many events hold it), noted in ``copies`` (id -> copy) if given;
+        their Histories end (this write is not one of their steps)."""
+        live, histories = self._live, self._histories
         for leaf in leaves:
-            version = live.pop(id(leaf), None)
+            key = id(leaf)
+            version = live.pop(key, None)
             if version is not None:
                 version.array = copy = _copy(leaf)
                 if copies is not None:
-                    copies[id(leaf)] = copy
+                    copies[key] = copy
+            if histories and key in histories:
+                del histories[key]
 
     def freeze_all(self):
-        """Every Version still holding a live array keeps a copy (the recording is read, or stops)."""
+        """Every Version still holding a live array keeps a copy (the recording is read, or stops),
+        unless nothing else holds that array (an accumulator autograd has let go of: no one can write
+        into it any more, and a view of it would hold it); Histories end (their Versions are made when read).
+        Views of node values are copied from now on (``own``)."""
+        self._histories.clear()
+        self.owned.clear()
         for version in self._live.values():
-            version.array = version.array.copy()
+            array = version.array
+            # (the Version's reference, this name's and the call's argument; Python 3.14 may borrow one of them)
+            if array.base is not None or sys.getrefcount(array) > 3 or not _EXACT_REFCOUNTS:
+                version.array = array.copy()
         self._live.clear()
+
+    def handed_back(self, seed):
+        """The user's ``seed`` is theirs again (its pass ended; until then it was protected): the Histories adding
+        it, or a view of it, are made before the user can write into it."""
+        if self._read:
+            self._make_reading(exposed_arrays(seed))
+
+    def make_all(self):
+        """Every History's Versions made now (their steps may go to the user: a pass open when the
+        recorder stops, or one it failed in, is never detached)."""
+        self._histories.clear()
+        for history in self._made_later:
+            history.make()
+        self._made_later.clear()
+        self._read.clear()
 
     def copy_held(self, writer, held):
         """Every event ``held`` notes keeps copies of the arrays it holds by reference (the
@@ -116,20 +216,28 @@ class CopyOnWrite:
         starting at positions ``also``, keep copies; so does every Version of those arrays."""
         leaves = exposed_arrays(result)
         copies = {}  # id -> copy: the Versions' copies serve the events holding the same array too
-        if self._live:
+        owned = self.owned
+        if owned:  # the user's from now on
+            for leaf in leaves:
+                owned.pop(id(leaf), None)
+        if self._live or self._histories:
             self.before_writing(leaves, copies)
+        if self._read:  # a History that adds one of them: made before the user can write into it
+            self._make_reading(leaves)
         positions = held_positions(held, {id(live) for live in (result, *leaves)})
         positions.extend(also)
         if not positions:
             return
         exposed = {id(a): a for a in leaves}
 
-        def copied(array):  # (copied when an event holds it: a leaf held only through Versions is not)
+        def copied(array):  # (copied when an event holds it, or a view of it: a leaf held only through Versions is not)
             key = id(array)
             copy = copies.get(key)
             if copy is None:
                 if exposed.get(key) is not array:
-                    return array
+                    base = array.base
+                    if type(base) is not np.ndarray or exposed.get(id(base)) is not base:
+                        return array
                 copy = copies[key] = array.copy()
             return copy
 
@@ -138,6 +246,17 @@ class CopyOnWrite:
 
         for position in sorted(set(positions)):
             writer.update(position, swap)
+
+
+    def _make_reading(self, arrays):
+        read, histories = self._read, self._histories
+        for array in arrays:
+            found = read.pop(id(array), None)
+            for history in () if found is None else (found,) if type(found) is History else found:
+                for key, (_, noted) in list(histories.items()):
+                    if noted is history:
+                        del histories[key]  # (its array's next write begins another)
+                history.make()
 
 
 def _copy(array):
@@ -152,6 +271,11 @@ def _copy(array):
 
 
 _FLOAT64 = np.dtype(np.float64)
+_EXACT_REFCOUNTS = sys.version_info < (3, 14)  # (3.14 may borrow a stack reference: getrefcount one lower)
+# vs.mut_add of an array's space is VSpace's own x += y (a History adds its steps so), unless a program registered
+# another vector space for ndarray
+_DENSE_ADD = all(getattr(type(vspace(np.zeros(1, dtype))), "_mut_add", None) is VSpace._mut_add
+                 for dtype in (np.float64, np.complex128))
 
 
 def exposed_arrays(value):

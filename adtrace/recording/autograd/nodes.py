@@ -24,7 +24,7 @@ from ..packers import inline_writes, write
 # Primitives whose output is an outgrads accumulator under higher-order differentiation: the inner
 # backward pass's vs.add / vs.mut_add / sparse_add are recorded as nodes of the outer trace, and
 # their output array is the one the next mut_add writes into.
-_ACCUMULATORS = frozenset({core.VSpace.add, core.VSpace.mut_add, core.sparse_add})
+ACCUMULATORS = frozenset({core.VSpace.add, core.VSpace.mut_add, core.sparse_add})
 
 
 @dataclass(frozen=True)
@@ -118,11 +118,19 @@ class Nodes:
             copy = is_part_of(value, args) or (fun is core.VSpace.mut_add and args[1] is None)
         else:  # a container holding (part of) an argument: alist([x, 2 * x]) holds the user's x
             copy = isinstance(value, (tuple, list, dict)) and any(is_part_of(a, args) for a in array_leaves(value))
-        kept = self.keep(value, copy)
-        if fun in _ACCUMULATORS and holds_reference(kept):  # the next mut_add writes into it
-            kept = self.copy_on_write.share(kept, value)
+        view = not copy and type(value) is np.ndarray and value.base is not None \
+            and self.copy_on_write.owns_base(value)
+        kept = value if view else self.keep(value, copy)  # (a view of a node value: as true as that value)
+        if fun in ACCUMULATORS:
+            if holds_reference(kept):  # the next mut_add writes into it
+                kept = self.copy_on_write.share(kept, value)
+        elif kept is value and type(value) is np.ndarray:
+            self.copy_on_write.own(value)
         if type(kept) not in NO_REFERENCE:  # on_trace may give it (or a view of it) to the user
-            hold(self.held_in_trace(level), value, kept, len(self.values), leaves=True)
+            held = self.held_in_trace(level)
+            hold(held, value, kept, len(self.values), leaves=True)
+            if view:  # (found, and copied, when the user is given the array it is a view of)
+                hold(held, value.base, kept, len(self.values))
         return kept
 
     def held_in_trace(self, level):
@@ -173,7 +181,9 @@ class Nodes:
                 if mode == "fwd":
                     self.copy_on_write.detach(self.writer, held, end_node.g)
             if level in self.jvp_seeds:
-                self.keeper.unprotect(self.jvp_seeds.pop(level))
+                seed = self.jvp_seeds.pop(level)
+                self.copy_on_write.handed_back(seed)
+                self.keeper.unprotect(seed)
         except Exception as exc:
             self.fail(exc)
 

@@ -9,7 +9,8 @@ accumulations), ``forward`` (JVP nodes); the state they share is set here, in ``
 Under capture ``auto`` every array an event keeps is a copy (or a summary). Under ``full`` values
 are kept true by ``copy_on_write.CopyOnWrite``: the arrays autograd accumulates into
 (``add_outgrads`` results flagged mutable, and the accumulator nodes of an inner backward pass)
-are held through shared Versions, which take a copy just before autograd writes into them.
+are held through shared Versions, which take a copy just before autograd first writes into them (its
+later states: the contributions added since, made when read).
 """
 
 import numpy as np
@@ -20,14 +21,14 @@ from .. import compiled, values
 from ..values import ARRAY_SUMMARY, BOXED, CONTAINER_SUMMARY, NO_REFERENCE, SCALARS
 from ..eventlog import HEADS
 from ..events import NO_PREVIOUS
-from .copy_on_write import CopyOnWrite
+from .copy_on_write import CopyOnWrite, hold
 from ..fanout import guard_callbacks
 from ..recorder import RecorderBase, RecorderWarning
 from .backward import BackwardQueries, Query
 from .hooks import Callbacks
 from .forward import ForwardMode
 from .node_table import UNARY, NodeTable, box_levels
-from .nodes import NodeCall, Nodes
+from .nodes import ACCUMULATORS, NodeCall, Nodes
 
 __all__ = ["Recorder", "RecorderWarning", "NodeCall"]
 
@@ -71,6 +72,8 @@ class Recorder(RecorderBase, Nodes, BackwardQueries, ForwardMode):
         which would have been detached at its end."""
         self.copy_on_write.freeze_all()
         if self.by_reference:
+            if self.frames or self.trace_holders or self.failure is not None:  # (never detached: Histories made now)
+                self.copy_on_write.make_all()
             for frame in self.frames:
                 if type(frame) is Query:
                     self.copy_on_write.copy_held(self.writer, frame.held)
@@ -113,3 +116,5 @@ if _twin is not None:  # its wrappers write capture structure's visits, local VJ
     # values by the recorder's keep; a node's and forward mode's others by the callbacks)
     _twin.auto(SCALARS, NO_REFERENCE, box_types, np.ndarray, SparseObject, BOXED, ARRAY_SUMMARY, CONTAINER_SUMMARY,
                values)
+    # and capture full's common node values and local VJPs' values, kept by reference as the callbacks keep them
+    _twin.full(ACCUMULATORS, values.Version, hold)

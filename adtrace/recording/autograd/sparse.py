@@ -111,6 +111,17 @@ def dense_later(sparse, kept_part):
     return DenseLater(vs.shape, vs.dtype, parts[0])
 
 
+def replayable_part(sparse):
+    """The array a ``SparseObject`` adds when it is untake's of a basic index (its ``mut_add`` adds the same
+    into any array, and the index cannot change after): a copy-on-write History may add it again; else ``None``."""
+    if getattr(sparse.mut_add, "__code__", None) is not _UNTAKE_ADD:
+        return None
+    parts = sparse_parts(sparse)
+    if parts is None or type(parts[1]) is not np.ndarray or not _basic(parts[0]):
+        return None
+    return parts[1]
+
+
 def _basic(index):
     """An index of ints and slices alone (no arrays, lists, booleans, None or Ellipsis)."""
     if type(index) is tuple:

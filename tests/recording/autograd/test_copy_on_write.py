@@ -1,5 +1,6 @@
 """Copy-on-write: recorded values stay true while autograd and the user write in place."""
 
+import json
 import warnings
 
 import autograd.numpy as anp
@@ -10,8 +11,16 @@ from autograd.extend import defvjp, primitive
 
 import adtrace
 from adtrace.recording.autograd.capture import array_leaves
-from adtrace.recording.values import Sparse, plain, kept_arrays
+from adtrace.recording.autograd.copy_on_write import CopyOnWrite
+from adtrace.recording.values import History, Sparse, plain, kept_arrays, resolve
+from adtrace.report.export import events_json
+import compiled_twins
 from corpus import CASES, run
+
+# every test here runs once with the compiled wrappers (when built: under capture full they keep the common values
+# and note what is held by reference themselves), once with the pure-Python callbacks
+way = compiled_twins.fixture("wrappers")
+pytestmark = pytest.mark.usefixtures("way")
 
 
 def record_grad(f, x, **options):
@@ -187,6 +196,31 @@ def test_seed_passed_through_by_the_end_node_and_changed_by_the_user():
         seed += 5.0
     end = next(e for e in rec.of_kind("vjp") if e.node == "v3_add")
     assert end.outgrad.tolist() == [1, 1] and [g.tolist() for g in end.ingrads] == [[1, 1], [1, 1]]
+
+
+def test_a_seed_added_into_an_accumulator_in_place_and_changed_by_the_user_after_its_pass():
+    """add's VJP hands the seed on to both parents: under full it is a step of an accumulator's History (added in
+    place), made when the pass hands the seed back, before the user changes it; forward mode's tangent seed
+    likewise (a rule whose JVPs hand it on, summed in place)."""
+    from autograd.extend import defjvp
+
+    @primitive
+    def add4(a, b, c, d):
+        return a + b + c + d
+
+    defjvp(add4, *[lambda g, ans, *args: g] * 4)
+    runs = {}
+    for capture in ("full", "auto"):
+        seed, tangent = np.full(3, 1.0), np.ones(3)
+        with adtrace.record(capture=capture, inline_size=10 ** 6) as rec:
+            vjp, _ = make_vjp(lambda x: x + x + x + x + x)(np.ones(3))
+            vjp(seed)
+            make_jvp(lambda x: add4(x, x, x, x))(np.ones(3))(tangent)
+        seed += 1000.0
+        tangent += 1000.0
+        runs[capture] = json.loads(events_json(rec))["events"]
+    assert runs["full"] == runs["auto"]
+    assert [plain(e.result[0])[0] for e in rec.of_kind("add_outgrads") if e.result[1]] == [2, 3, 4, 5, 2, 3, 4]
 
 
 def test_a_failing_recorder_keeps_what_it_recorded_true(monkeypatch):
@@ -596,3 +630,196 @@ def test_a_version_keeps_its_accumulators_bits_whatever_its_first_element():
         a += 7.0
     for version, want in zip(kept, expected):
         assert version.array.shape == want.shape and version.array.tobytes() == want.tobytes()
+
+
+# -------------------- Histories: an accumulator's states made from its first and the contributions --------------------
+
+
+def _recurrence(steps=12):
+    """A weight read at every step of a recurrence (its gradient added into once per step: dense, in place) and
+    each step's gates sliced from one product (x[i] of a basic index: sparse, in place)."""
+    rng = np.random.default_rng(0)
+    W, xs = rng.standard_normal((6, 8)), rng.standard_normal((steps, 3, 3))
+
+    def loss(W):
+        h = anp.zeros((3, 3))
+        for t in range(steps):
+            z = anp.dot(anp.concatenate([xs[t], h], axis=1), W)
+            h = anp.tanh(z[:, 0:3]) * anp.tanh(z[:, 3:6]) + z[:, 6:8].sum() * 0.1
+        return anp.sum(h * h)
+    return loss, W
+
+
+def test_full_records_the_bits_auto_copies_at_each_step():
+    """capture full (Versions, Histories made when read, views of node values by reference, accumulators
+    autograd let go of kept without a copy) records exactly what capture auto records copying every array
+    at once (an inline size above every array)."""
+    loss, W = _recurrence()
+    recordings = {}
+    for capture, size in (("full", 64), ("auto", 10 ** 6)):
+        with adtrace.record(capture=capture, inline_size=size) as rec:
+            g = grad(loss)(W)
+        recordings[capture] = json.loads(events_json(rec))["events"]
+    assert len(recordings["full"]) > 500 and recordings["full"] == recordings["auto"]
+    assert np.array_equal(g, grad(loss)(W))
+
+
+def test_histories_keep_one_copy_per_accumulator_and_make_each_state_when_read(monkeypatch):
+    from adtrace.recording.autograd import copy_on_write
+
+    copies, made = [], []
+    monkeypatch.setattr(copy_on_write, "_copy", lambda a, copy=copy_on_write._copy: copies.append(a) or copy(a))
+    make = History.make
+
+    def counted(history):
+        if history.start is not None:  # (its first make)
+            made.append(len(history.versions))
+        make(history)
+    monkeypatch.setattr(History, "make", counted)
+    loss, W = _recurrence(steps=12)
+    with adtrace.record(capture="full") as rec:
+        grad(loss)(W)
+    writes_into_w = 12 - 2  # (the first contribution is the entry itself, the second a new sum: vs.add)
+    # the weight's accumulator once, each step's gates' once, and the gradient handed to the user (its last state)
+    assert [a.shape for a in copies] == [(3, 8)] * 3 + [(6, 8)] + [(3, 8)] * 9 + [(6, 8)]
+    assert not made
+    results = [e.result[0] for e in rec.of_kind("add_outgrads") if e.result[1]]  # (read: every state made)
+    assert sorted(made) == [2] * 12 + [writes_into_w]
+    assert all(type(result) is np.ndarray for result in results)
+
+
+def _added(cow, live, g):
+    """What add_outgrads does to a mutable entry, with the copy-on-write's note before it: vs.mut_add's x += g, or
+    sparse_add's g.mut_add(x) (untake's np.add.at)."""
+    cow.before_adding(live, g)
+    if isinstance(g, np.ndarray):
+        live += g
+    else:
+        g.mut_add(live)
+
+
+def test_a_history_gives_each_state_its_own_array_with_the_bits_of_the_live_one():
+    from autograd.core import vspace
+    from autograd.numpy.numpy_vjps import untake
+
+    cow = CopyOnWrite()
+    live = np.zeros((2, 3))
+    steps = [np.full((2, 3), 0.1), untake(np.array([1.0, 2.0, 3.0]), (1, slice(None)), vspace(live)),
+             np.array([[1e-17, 0.0, -0.0]] * 2), untake(np.array([[5.0], [7.0]]), (slice(None), slice(0, 1)),
+                                                         vspace(live))]
+    states, versions = [], []
+    for g in steps:
+        versions.append(cow.share(live, live))
+        states.append(live.copy())
+        _added(cow, live, g)
+    history = versions[0].array
+    assert type(history) is History and all(v.array is history for v in versions)
+    made = [resolve(v) for v in versions]
+    assert all(v.array is a for v, a in zip(versions, made)) and history.start is None
+    assert [a.tobytes() for a in made] == [state.tobytes() for state in states]
+    assert len({id(a) for a in made}) == len(made)
+    history.make()  # (made once: nothing changes)
+    assert all(v.array is a for v, a in zip(versions, made))
+
+
+def test_a_write_no_history_can_add_again_copies_and_ends_the_history():
+    """A sparse add at an index array (which the program may change after): the Version keeps a copy at once, and
+    the next write begins another History; a write while no Version holds the array ends its History too."""
+    from autograd.core import vspace
+    from autograd.numpy.numpy_vjps import untake
+
+    cow = CopyOnWrite()
+    live = np.zeros(4)
+    first = cow.share(live, live)
+    _added(cow, live, np.ones(4))
+    second = cow.share(live, live)
+    _added(cow, live, untake(np.array([1.0, 2.0, 3.0]), np.array([0, 0, 3]), vspace(live)))
+    assert type(second.array) is np.ndarray and second.array.tolist() == [1, 1, 1, 1]
+    third = cow.share(live, live)
+    _added(cow, live, np.ones(4))  # another History begins: its first state copied
+    _added(cow, live, np.ones(4))  # no Version holds the state this adds into: the History ends
+    fourth = cow.share(live, live)
+    _added(cow, live, np.full(4, 2.0))
+    assert [resolve(v).tolist() for v in (first, second, third, fourth)] == [
+        [0, 0, 0, 0], [1, 1, 1, 1], [4, 1, 1, 4], [6, 3, 3, 6]]
+    assert live.tolist() == [8, 5, 5, 8]
+
+
+def test_a_step_handed_to_the_user_is_added_into_the_states_before_the_user_writes_into_it():
+    """add's VJP gives its g to both parents: one parent's gradient (the user's, when it is the end of the pass)
+    can be a step of the other's History. detach makes the states that add it before the user gets it; a step that
+    is a view of what the user gets too."""
+    for handed, step in ((np.array([1.0, 2.0]),) * 2, (np.array([[1.0, 2.0]]),) * 2):
+        cow = CopyOnWrite()
+        live = np.zeros(2)
+        kept = [cow.share(live, live)]
+        for g in (np.ones(2), step if step.ndim == 1 else step[0]):
+            _added(cow, live, g)
+            kept.append(cow.share(live, live))
+        cow.detach(None, [], handed)  # (no event holds it here: no writer needed)
+        assert type(kept[0].array) is np.ndarray  # made
+        handed += 1000.0
+        assert [resolve(v).tolist() for v in kept] == [[0, 0], [1, 1], [2, 3]] and resolve(kept[2]) is live
+
+
+def test_views_of_node_values_are_kept_by_reference_and_copied_when_the_user_gets_their_base():
+    """z[:, 0:2] of a node's value is kept as it is (as true as that value); a slice of the user's input is copied
+    at once; the events holding a view of the end value make_vjp hands back keep copies when the user writes."""
+    x = np.arange(6.0).reshape(2, 3)
+    with adtrace.record(capture="full") as rec:
+        grad(lambda m: anp.sum(anp.tanh(m * 2.0)[:, 0:2]) + anp.sum(m[0:1]))(x)
+    nodes = rec.of_kind("node")
+    tanh = next(e for e in nodes if e.primitive == "tanh")
+    sliced = [e for e in nodes if e.primitive == "ArrayBox.__getitem__"]
+    assert sliced[0].value.base is tanh.value
+    assert sliced[1].value.base is None and sliced[1].value.tolist() == [[0, 1, 2]]  # (the user's x: a copy)
+
+    def f(m):
+        product = m * 2.0
+        product[0:1]  # (a node holding a view of the end value)
+        return product
+
+    with adtrace.record(capture="full") as rec:
+        _, end = make_vjp(f)(x)
+        expected = _frozen(rec)
+        end += 100.0
+    assert next(e for e in rec.of_kind("node") if e.primitive == "ArrayBox.__getitem__").value.tolist() == [[0, 2, 4]]
+    assert _same(expected, _frozen(rec))
+
+
+def test_an_accumulator_nothing_else_holds_is_kept_without_a_copy_when_the_recording_ends():
+    import weakref
+
+    cow = CopyOnWrite()
+    held = np.ones(3)
+    kept_held, kept_dropped = cow.version(held), cow.version(np.full(3, 2.0))
+    dropped = weakref.ref(kept_dropped.array)
+    cow.freeze_all()
+    assert kept_dropped.array is dropped()  # (only its Version holds it: no one can write into it)
+    assert kept_held.array is not held and kept_held.array.tolist() == [1, 1, 1]
+
+
+def test_a_rule_writing_into_its_cotangent_shows_under_full_in_the_states_made_from_it():
+    """add's VJP gives g to both parents; the clip rule of one writes into it after the other's accumulator added
+    it: under auto every field is as it ran; under full the contribution shows what the rule wrote, and so does
+    the accumulator's state made from it when read (previous + contribution still holds)."""
+    @primitive
+    def clip_grad(x):
+        return x
+
+    defvjp(clip_grad, lambda ans, x: lambda g: np.clip(g, -1.0, 1.0, out=g))
+
+    def f(x):
+        d = x * 1.0
+        first = anp.sum(d * 11.0)  # (d's last contribution: its accumulator written into after the rule ran)
+        k = clip_grad(x * 2.0) + d
+        return first + anp.sum(k * 5.0) + anp.sum(d * 3.0) + anp.sum(d * 7.0)
+
+    added = {}
+    for capture in ("auto", "full"):
+        with adtrace.record(capture=capture) as rec:
+            grad(f)(np.array([0.5, 1.5]))
+        added[capture] = [(plain(e.contribution)[0], plain(e.result[0])[0]) for e in rec.of_kind("add_outgrads")
+                          if e.parent == "v1_multiply"]
+    assert added["auto"] == [(7, 7), (3, 10), (5, 15), (11, 26)]
+    assert added["full"] == [(7, 7), (3, 10), (1, 11), (11, 26)]

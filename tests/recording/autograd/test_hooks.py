@@ -316,6 +316,28 @@ def test_under_capture_auto_the_compiled_wrappers_keep_the_common_values(inline_
         assert a == b == c == d, case.name
 
 
+@compiled_twins.needs("wrappers")
+def test_under_capture_full_the_compiled_wrappers_keep_the_common_values_by_reference():
+    """Under capture full the C wrappers write the visits and the local VJPs, keep a node's common value (a fresh
+    array, a scalar) and an accumulation's by reference themselves, and note what each event holds for the
+    copy-on-write (the tests of copy_on_write run both ways): on_toposort and on_vjp_called never run in Python,
+    after_add_outgrads only for a sparse cotangent added into a parent's entry, on_vjp_node for a primitive's first
+    node and the values it leaves (a view, an accumulator's, an argument); the pure-Python callbacks record the same."""
+    cases = [c for c in CASES if c.name in ("tanh_chain", "square", "rational", "dot_tanh", "sum_of_squares",
+                                            "broadcast_row", "mean_exp", "triple_square_sum")
+             or c.operator == "grad_of_grad" or "sparse" in c.tags]
+    assert len(cases) >= 10 and any("sparse" in c.tags for c in cases)
+    compiled_runs, pure_runs = compiled_twins.both_ways(
+        lambda: [called_while(c, "full", KEEPING) for c in cases], "wrappers")
+    assert all(not called & {"on_toposort", "on_vjp_called"} for called, _ in compiled_runs)
+    assert all("after_add_outgrads" not in called for case, (called, _) in zip(cases, compiled_runs)
+               if "sparse" not in case.tags)
+    assert all(called >= {"on_vjp_node", "on_toposort", "on_vjp_called", "after_add_outgrads"}
+               for called, _ in pure_runs)
+    for case, (_, a), (_, b) in zip(cases, compiled_runs, pure_runs):
+        assert a == b, case.name
+
+
 def parameters_read(ws):
     """A model's parameter list read element by element (``xs[i]``): each read's cotangent is sparse, added into the
     list's accumulator."""
