@@ -690,8 +690,7 @@ append_all(PyObject *values, PyObject *const *items, Py_ssize_t n)
    them: a scalar as it is, an exact ndarray of no base that is not the user's (Keeper.protected) by reference, any
    other by the recorder's keep; each noted as held by the pass (copy_on_write.hold into query.held: an array or a
    Version here, any other kept value by hold itself). A node's value (Nodes.keep_node_value) is kept here when it is
-   the common one:
-   a scalar as it is, or an exact ndarray that is no view, none of the call's arguments nor an element of one
+   the common one: a scalar as it is, or an exact ndarray that is no view, none of the call's arguments nor an element of one
    (capture.is_part_of), not the user's (Keeper.protected), made by a primitive that is no accumulator
    (nodes.ACCUMULATORS: their values are shared through Versions); such an array is noted as copy-on-write's own
    (CopyOnWrite.own: its views are kept by reference) and as held by the trace open at its level (hold into

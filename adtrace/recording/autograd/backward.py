@@ -146,7 +146,6 @@ class BackwardQueries:
                 # (A loop: before Python 3.12 a comprehension builds and calls a function, per node here.)
                 kept_ingrads = []
                 last = last_kept = None
-                protected = self.keeper.protected
                 for i in ingrads:
                     if type(i) in SCALARS:
                         kept_ingrads.append(i)
@@ -158,8 +157,6 @@ class BackwardQueries:
                         key = id(i._node)  # an outer trace's number (grad(grad(f))): Keeper's stored Boxed written out
                         kept_ingrads.append((BOXED, i._value, self.nodes.levels.get(key, 0) if key in self.labels
                                              else state.levels.get(i._trace, i._trace)))
-                    elif type(i) is np.ndarray and self.by_reference and i.base is None and id(i) not in protected:
-                        kept_ingrads.append(i)  # (full: a fresh array kept as it is, Keeper's written out)
                     elif type(i) is np.ndarray and not self.by_reference and i.size > self.inline_size:
                         twin = kept_values._twin  # (summarized: Keeper's written out)
                         kept = None if twin is None else twin.float64_summary(i, ARRAY_SUMMARY)
@@ -184,10 +181,7 @@ class BackwardQueries:
                     if type(outgrad) not in NO_REFERENCE:
                         hold(held, g, outgrad, position)
                     for value, kept in zip(ingrads, kept_ingrads):
-                        if type(kept) is np.ndarray:  # (hold written out, for the common case)
-                            if value is not g:
-                                held += (id(value), position)
-                        elif type(kept) not in NO_REFERENCE and value is not g:
+                        if type(kept) not in NO_REFERENCE and value is not g:
                             hold(held, value, kept, position)
             write(values, VJPCalled, mode="rev", level=level, query=number, node=label, outgrad=outgrad,
                   ingrads=kept_ingrads)
@@ -274,17 +268,10 @@ class BackwardQueries:
                             kept = self.copy_on_write.shared_after_sparse_add(seen[0], seen[1], value, g, self.keep)
                             shared = kept is not None
                 if kept is None:
-                    if self.by_reference and type(value) is np.ndarray and value.base is None \
-                            and id(value) not in self.keeper.protected:
-                        kept = value  # (full: a fresh array kept as it is, Keeper's written out)
-                    else:
-                        kept = self.keep(value)
+                    kept = self.keep(value)
             if self.by_reference:
-                if mutable and not shared:  # autograd may write into it later
-                    if kept is value and type(value) is np.ndarray:  # (share's common case, written out)
-                        kept = self.copy_on_write.version(value)
-                    elif holds_reference(kept):
-                        kept = self.copy_on_write.share(kept, value)
+                if mutable and not shared and holds_reference(kept):  # autograd may write into it later
+                    kept = self.copy_on_write.share(kept, value)
                 if type(contribution) not in NO_REFERENCE or type(kept) not in NO_REFERENCE or previous is not None:
                     # (len(values): where this event starts)
                     hold_accumulation(frame.held, len(values), prev_g_flagged, previous, g, contribution, value, kept)

@@ -247,15 +247,16 @@ class CopyOnWrite:
         for position in sorted(set(positions)):
             writer.update(position, swap)
 
-
     def _make_reading(self, arrays):
+        """The Histories a step of which is one of ``arrays`` (or a view of one) made now; each ends (the next
+        write into its array begins another)."""
         read, histories = self._read, self._histories
         for array in arrays:
             found = read.pop(id(array), None)
             for history in () if found is None else (found,) if type(found) is History else found:
                 for key, (_, noted) in list(histories.items()):
                     if noted is history:
-                        del histories[key]  # (its array's next write begins another)
+                        del histories[key]
                 history.make()
 
 

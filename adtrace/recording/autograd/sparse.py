@@ -94,32 +94,36 @@ def dense_later(sparse, kept_part):
     """``densify(sparse)`` as a ``DenseLater`` made from ``kept_part`` (the kept value of the array it adds)
     when the event is built, where densify would add it into a view of fresh zeros (untake of a basic index, an
     array's space, the same dtype and shape); else ``None`` (densify now)."""
-    if type(kept_part) is not np.ndarray or getattr(sparse.mut_add, "__code__", None) is not _UNTAKE_ADD:
+    parts = _untake_parts(sparse) if type(kept_part) is np.ndarray else None
+    if parts is None:
         return None
-    vs = sparse.vs
-    if getattr(type(vs), "zeros", None) is not ArrayVSpace.zeros:  # (np.zeros of its shape and dtype)
-        return None
-    parts = sparse_parts(sparse)
-    if parts is None or type(parts[1]) is not np.ndarray or parts[1].dtype != vs.dtype or not _basic(parts[0]):
+    (index, part), vs = parts, sparse.vs
+    if part.dtype != vs.dtype or getattr(type(vs), "zeros", None) is not ArrayVSpace.zeros:  # (np.zeros of its shape)
         return None
     try:
-        at = np.empty(vs.shape, dtype=vs.dtype)[parts[0]]  # (the view densify adds into; no page written)
+        at = np.empty(vs.shape, dtype=vs.dtype)[index]  # (the view densify adds into; no page written)
     except (IndexError, TypeError, ValueError):  # (densify raises it)
         return None
-    if type(at) is not np.ndarray or at.shape != parts[1].shape or kept_part.shape != at.shape:
+    if type(at) is not np.ndarray or at.shape != part.shape or kept_part.shape != at.shape:
         return None
-    return DenseLater(vs.shape, vs.dtype, parts[0])
+    return DenseLater(vs.shape, vs.dtype, index)
 
 
 def replayable_part(sparse):
     """The array a ``SparseObject`` adds when it is untake's of a basic index (its ``mut_add`` adds the same
     into any array, and the index cannot change after): a copy-on-write History may add it again; else ``None``."""
+    parts = _untake_parts(sparse)
+    return None if parts is None else parts[1]
+
+
+def _untake_parts(sparse):
+    """``sparse_parts`` of untake's ``SparseObject`` of a basic index adding an array, else ``None``."""
     if getattr(sparse.mut_add, "__code__", None) is not _UNTAKE_ADD:
         return None
     parts = sparse_parts(sparse)
     if parts is None or type(parts[1]) is not np.ndarray or not _basic(parts[0]):
         return None
-    return parts[1]
+    return parts
 
 
 def _basic(index):
