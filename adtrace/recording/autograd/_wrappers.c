@@ -6,11 +6,12 @@
    under auto they keep its common values too: kept_value).
 
    ``RecordedVJP(node_id, vjp, active)`` does what wrappers.py's pure-Python
-   ``MethodType(recorded_vjp, (node_id, vjp, active))`` does, in one object of 64 bytes instead of a bound
+   ``MethodType(recorded_vjp, (node_id, vjp, active))`` does, in one object of 96 bytes instead of a bound
    method, a tuple and an int (160 bytes per node), and without a Python frame per call. The node's id is
    kept as the int the recorder's tables know the node by (no reference to the node: it owns this object, and
    keeps it alive): the very key of its entries when the node was recorded here, so the recorder finds a node it
-   meets again by that int (node_key), its dict lookups by identity, with no int made per lookup. */
+   meets again by that int (node_key), its dict lookups by identity, with no int made per lookup; and where the C
+   wrote the node's row of the table, that row itself (row_of): its visit, local VJP and children read no dict. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stddef.h>
@@ -23,6 +24,12 @@ typedef struct {
     PyObject *vjp;     /* the node's own vjp */
     PyObject *active;  /* the context variable of the hooks' installation that made the node */
     vectorcallfunc vectorcall;
+    /* the node's row as the C wrote it at the node's creation (the node table's labels[key], levels.get(key, 0),
+       argnums.get(key, UNARY)), and that table's token (NodeTable.token: held, so no other table has it while this
+       row is read); all NULL when the Python wrote the row, or none was written. A row is written once, when its
+       node is made (a later row for the same id is another node's, which has its own RecordedVJP): read here, the
+       paths make no dict lookup per node they meet again. */
+    PyObject *token, *label, *level, *argnums;
 } RecordedVJP;
 
 static PyTypeObject RecordedVJPType;
@@ -327,7 +334,7 @@ field_set(Field *f, PyObject *obj, PyObject *value)
    resolved (and while the name is unset) */
 static Field r_keep_sites, r_keeps, r_keeps_values, r_labels, r_live, r_nodes, r_query, r_top, r_values;
 static Field q_argnums, q_label, q_level, q_number, q_parents, q_position;
-static Field t_argnums, t_distinct, t_labels, t_levels, t_made, t_names;
+static Field t_argnums, t_distinct, t_labels, t_levels, t_made, t_names, t_token;
 static Field n_parents, n_vjp;
 
 /* id(node) (a new reference): the int its RecordedVJP keeps (the key of its entries where the node was recorded
@@ -344,6 +351,35 @@ node_key(PyObject *node)
         }
     }
     return PyLong_FromVoidPtr(node);
+}
+
+/* the RecordedVJP of `node` holding its row in the node table whose token is `token` (borrowed), else NULL */
+static inline RecordedVJP *
+row_of(PyObject *node, PyObject *token)
+{
+    if (token == NULL) {
+        return NULL;
+    }
+    Py_ssize_t offset = field_offset(&n_vjp, node);
+    PyObject *vjp = offset > 0 ? *(PyObject **)((char *)node + offset) : NULL;
+    if (vjp == NULL || !Py_IS_TYPE(vjp, &RecordedVJPType) || ((RecordedVJP *)vjp)->token != token) {
+        return NULL;
+    }
+    RecordedVJP *row = (RecordedVJP *)vjp;
+    return PyLong_AsVoidPtr(row->key) == (void *)node ? row : NULL;  /* (not another node's vjp put here) */
+}
+
+/* recorder.nodes.token (a new reference), or NULL (no error) */
+static PyObject *
+table_token(PyObject *recorder)
+{
+    PyObject *nodes = field_get(&r_nodes, recorder);
+    PyObject *token = nodes == NULL ? NULL : field_get(&t_token, nodes);
+    Py_XDECREF(nodes);
+    if (token == NULL) {
+        PyErr_Clear();
+    }
+    return token;
 }
 static Field r_by_reference, r_inline_size;
 static int auto_ready;  /* auto(...) has registered what capture auto's paths read (below) */
@@ -673,9 +709,20 @@ structure_failed(PyObject *recorder)
     return 0;
 }
 
+/* values.extend(items[:n]) for the exact list `values`: into its spare room at once where it has enough (as
+   PyList_Append does for one item, without a call per slot), else one append each (which grows it) */
 static int
 append_all(PyObject *values, PyObject *const *items, Py_ssize_t n)
 {
+    PyListObject *list = (PyListObject *)values;
+    Py_ssize_t size = Py_SIZE(list);
+    if (list->allocated - size >= n) {
+        for (Py_ssize_t i = 0; i < n; i++) {
+            list->ob_item[size + i] = Py_NewRef(items[i]);
+        }
+        Py_SET_SIZE(list, size + n);
+        return 0;
+    }
     for (Py_ssize_t i = 0; i < n; i++) {
         if (PyList_Append(values, items[i]) < 0) {
             return -1;
@@ -896,22 +943,30 @@ toposort_written(PyObject *recorder, PyObject *node)
     }
     int result = 0;
     PyObject *key = NULL, *nodes = NULL, *kept = NULL, *parents = NULL, *level = NULL, *number = NULL,
-        *entries = NULL;
-    key = node_key(node);
-    PyObject *label = key == NULL ? NULL : PyDict_GetItemWithError(labels, key);  /* (borrowed) */
-    if (label == NULL || !PyObject_IsTrue(label)) {
-        goto done;
+        *entries = NULL, *label, *argnums;
+    PyObject *token = table_token(recorder);
+    RecordedVJP *written = row_of(node, token);
+    Py_XDECREF(token);  /* (compared only) */
+    if (written != NULL) {  /* (its row, as written at its creation) */
+        label = Py_NewRef(written->label);
+        argnums = Py_NewRef(written->argnums);
+    } else {
+        key = node_key(node);
+        label = key == NULL ? NULL : PyDict_GetItemWithError(labels, key);  /* (borrowed) */
+        if (label == NULL || !PyObject_IsTrue(label)) {
+            goto done;
+        }
+        Py_INCREF(label);
+        nodes = field_get(&r_nodes, recorder);
+        kept = nodes == NULL ? NULL : field_get(&t_argnums, nodes);
+        argnums = kept != NULL && PyDict_Check(kept) ? PyDict_GetItemWithError(kept, key) : NULL;
+        if (argnums == NULL && (kept == NULL || !PyDict_Check(kept) || PyErr_Occurred())) {
+            Py_DECREF(label);
+            goto done;
+        }
+        argnums = argnums == NULL ? unary : argnums;
+        Py_INCREF(argnums);
     }
-    Py_INCREF(label);
-    nodes = field_get(&r_nodes, recorder);
-    kept = nodes == NULL ? NULL : field_get(&t_argnums, nodes);
-    PyObject *argnums = kept != NULL && PyDict_Check(kept) ? PyDict_GetItemWithError(kept, key) : NULL;
-    if (argnums == NULL && (kept == NULL || !PyDict_Check(kept) || PyErr_Occurred())) {
-        Py_DECREF(label);
-        goto done;
-    }
-    argnums = argnums == NULL ? unary : argnums;
-    Py_INCREF(argnums);
     parents = field_get(&n_parents, node);
     level = parents == NULL ? NULL : field_get(&q_level, query);
     number = level == NULL ? NULL : field_get(&q_number, query);
@@ -966,25 +1021,34 @@ static int vjp_called_kept(PyObject *, PyObject *, PyObject *, PyObject *, Py_ss
                            PyObject *);
 
 static int
-vjp_called_written(PyObject *recorder, PyObject *node_id, PyObject *g, PyObject *ingrads)
+vjp_called_written(PyObject *recorder, RecordedVJP *vjp, PyObject *g, PyObject *ingrads)
 {
     PyObject *query, *labels, *values;
     Py_ssize_t limit;
     if (!structure_state(recorder, &query, &labels, &values, &limit, 1)) {
         return 0;
     }
+    PyObject *token = vjp->token == NULL ? NULL : table_token(recorder);
+    PyObject *label = token != NULL && vjp->token == token ? vjp->label  /* (its row: labels.get(node_id)) */
+        : PyDict_GetItemWithError(labels, vjp->key);  /* (borrowed) */
+    Py_XDECREF(token);
+    if (label == NULL && PyErr_Occurred()) {
+        PyErr_Clear();
+        Py_DECREF(query);
+        Py_DECREF(labels);
+        Py_DECREF(values);
+        return 0;
+    }
     if (limit >= 0) {  /* (capture auto, and full: limit FULL) */
-        int written = vjp_called_kept(recorder, query, labels, values, limit, node_id, g, ingrads);
+        int written = vjp_called_kept(recorder, query, labels, values, limit, label, g, ingrads);
         Py_DECREF(query);
         Py_DECREF(labels);
         Py_DECREF(values);
         return written;
     }
     int result = 0;
-    PyObject *label = PyDict_GetItemWithError(labels, node_id);  /* (borrowed) */
     int named = label == NULL ? 0 : PyObject_IsTrue(label);
-    PyObject *node = named > 0 ? Py_NewRef(label) : named < 0 || PyErr_Occurred() ? NULL
-        : field_get(&q_label, query);
+    PyObject *node = named > 0 ? Py_NewRef(label) : named < 0 ? NULL : field_get(&q_label, query);
     PyObject *level = node == NULL ? NULL : field_get(&q_level, query);
     PyObject *number = level == NULL ? NULL : field_get(&q_number, query);
     Py_ssize_t count = PyTuple_GET_SIZE(ingrads);
@@ -1042,15 +1106,14 @@ vjp_called_written(PyObject *recorder, PyObject *node_id, PyObject *g, PyObject 
            hold(held, value, kept, position) */
 static int
 vjp_called_kept(PyObject *recorder, PyObject *query, PyObject *labels, PyObject *values, Py_ssize_t limit,
-                PyObject *node_id, PyObject *g, PyObject *ingrads)
+                PyObject *label, PyObject *g, PyObject *ingrads)
 {
     int full = limit == FULL;
     int result = 0;
     PyObject *node = NULL, *level = NULL, *number = NULL, *levels = NULL, *popped = NULL, *outgrad = NULL,
         *kept = NULL;
-    PyObject *label = PyDict_GetItemWithError(labels, node_id);  /* (borrowed) */
-    int named = label == NULL ? 0 : PyObject_IsTrue(label);
-    node = named > 0 ? Py_NewRef(label) : named < 0 || PyErr_Occurred() ? NULL : field_get(&q_label, query);
+    int named = label == NULL ? 0 : PyObject_IsTrue(label);  /* (label: labels.get(node_id), borrowed) */
+    node = named > 0 ? Py_NewRef(label) : named < 0 ? NULL : field_get(&q_label, query);
     level = node == NULL ? NULL : field_get(&q_level, query);
     number = level == NULL ? NULL : field_get(&q_number, query);
     levels = number == NULL ? NULL : levels_of(recorder);
@@ -1186,13 +1249,20 @@ previous_flag_of(PyObject *prev_g_flagged)
     return NULL;
 }
 
-/* labels.get(id(parents[position])) (a new reference), None past the parents (zip stops: an ingrad of no parent),
-   or NULL (no error) for a parent not named (nodes.unrecorded, in Python) */
+/* labels.get(id(parents[position])) (a new reference; `recorder`'s labels: its row where the node has one here),
+   None past the parents (zip stops: an ingrad of no parent), or NULL (no error) for a parent not named
+   (nodes.unrecorded, in Python) */
 static PyObject *
-parent_label_at(PyObject *parents, Py_ssize_t position, PyObject *labels)
+parent_label_at(PyObject *recorder, PyObject *parents, Py_ssize_t position, PyObject *labels)
 {
     if (position >= PyTuple_GET_SIZE(parents)) {
         return Py_NewRef(Py_None);
+    }
+    PyObject *token = table_token(recorder);
+    RecordedVJP *row = row_of(PyTuple_GET_ITEM(parents, position), token);
+    Py_XDECREF(token);  /* (compared only) */
+    if (row != NULL) {
+        return Py_NewRef(row->label);
     }
     PyObject *key = node_key(PyTuple_GET_ITEM(parents, position));
     PyObject *parent = key == NULL ? NULL : PyDict_GetItemWithError(labels, key);
@@ -1289,7 +1359,7 @@ add_outgrads_written(PyObject *recorder, PyObject *prev_g_flagged, PyObject *pre
     if (position < 0) {
         goto done;
     }
-    parent = parent_label_at(parents, position, labels);
+    parent = parent_label_at(recorder, parents, position, labels);
     if (parent == NULL) {
         goto done;
     }
@@ -1356,7 +1426,7 @@ before_kept(PyObject *recorder, PyObject *prev_g_flagged)
         goto done;
     }
     if (position < PyTuple_GET_SIZE(parents)) {
-        PyObject *parent = parent_label_at(parents, position, labels);
+        PyObject *parent = parent_label_at(recorder, parents, position, labels);
         if (parent == NULL) {
             goto done;  /* (a node from before the recording: unrecorded, in Python) */
         }
@@ -1437,7 +1507,7 @@ add_outgrads_kept(PyObject *recorder, PyObject *prev_g_flagged, PyObject *previo
             || PySequence_Fast_GET_SIZE(kept_ingrads) != PyTuple_GET_SIZE(ingrads) || !PyDict_CheckExact(entries)) {
         goto done;
     }
-    parent = parent_label_at(parents, position, labels);
+    parent = parent_label_at(recorder, parents, position, labels);
     if (parent == NULL) {
         goto done;
     }
@@ -1570,6 +1640,35 @@ done:
 
 static PyObject *keep_sites_name, *made_name, *names_name, *distinct_name, *levels_name, *on_vjp_node_name;
 
+/* nodes.distinct_argnums.setdefault(argnums, argnums) (borrowed: the dict holds it), or NULL with Python's error.
+   The last answer is given again for a tuple of the same items (by identity: autograd's argnums are small ints) in
+   the same dict: its entries are only ever added, each value its own key (held here, so no other dict has its
+   address while it is compared). */
+static PyObject *last_distinct, *last_shared;
+
+static PyObject *
+distinct_argnums(PyObject *distinct, PyObject *argnums)
+{
+    if (distinct == last_distinct && PyTuple_CheckExact(argnums)
+            && PyTuple_GET_SIZE(argnums) == PyTuple_GET_SIZE(last_shared)) {
+        Py_ssize_t i = 0, n = PyTuple_GET_SIZE(argnums);
+        while (i < n && PyTuple_GET_ITEM(argnums, i) == PyTuple_GET_ITEM(last_shared, i)) {
+            i++;
+        }
+        if (i == n) {
+            return last_shared;
+        }
+    }
+    PyObject *shared = PyDict_SetDefault(distinct, argnums, argnums);
+    if (shared != NULL && PyTuple_CheckExact(shared)) {
+        Py_INCREF(distinct);
+        Py_INCREF(shared);
+        Py_XSETREF(last_distinct, distinct);
+        Py_XSETREF(last_shared, shared);
+    }
+    return shared;
+}
+
 /* The node table's columns a node's creation reads and writes (new references): 1 when each is of the type the
    paths take (labels, names and distinct_argnums dicts, levels and argnums Sparse dicts, made an int), else 0
    (no error, all cleared: the Python's) */
@@ -1624,7 +1723,7 @@ static HeadCell node_unary_cell = {1001}, node_kept_unary_cell = {2001}, node_ce
              primitive=names[0], argnums=argnums, parents=parent_labels, value=None, site=None) */
 static int
 vjp_node_written(PyObject *recorder, PyObject *node, PyObject *key, PyObject *value, PyObject *fun,
-                 PyObject *args, PyObject *argnums, PyObject *parents)
+                 PyObject *args, PyObject *argnums, PyObject *parents, PyObject **row)
 {
     if (!PyTuple_CheckExact(parents) || PyTuple_GET_SIZE(parents) < 1 || PyTuple_GET_SIZE(parents) > 2) {
         return 0;
@@ -1636,12 +1735,14 @@ vjp_node_written(PyObject *recorder, PyObject *node, PyObject *key, PyObject *va
     }
     int result = 0;
     PyObject *values = NULL, *query = NULL, *first = NULL, *second = NULL, *parent_labels = NULL,
-        *label = NULL, *next = NULL, *query_number = NULL, *value_kept = NULL, *named = NULL, *value_key = NULL;
+        *label = NULL, *next = NULL, *query_number = NULL, *value_kept = NULL, *named = NULL, *value_key = NULL,
+        *token = NULL;
     NodeColumns table;
     int columns = node_columns(recorder, &table);
     PyObject *nodes = table.nodes, *number = table.made, *names = table.names, *distinct = table.distinct,
         *labels = table.labels, *levels = table.levels, *kept = table.argnums;  /* (borrowed from table) */
-    values = columns ? field_get(&r_values, recorder) : NULL;
+    token = columns ? field_get(&t_token, nodes) : NULL;
+    values = token == NULL ? NULL : field_get(&r_values, recorder);
     query = values == NULL ? NULL : field_get(&r_query, recorder);
     if (query == NULL || !PyList_CheckExact(values)) {
         goto done;
@@ -1663,26 +1764,39 @@ vjp_node_written(PyObject *recorder, PyObject *node, PyObject *key, PyObject *va
     if (value_kept == NULL) {
         goto done;
     }
-    PyObject *parent_key = node_key(PyTuple_GET_ITEM(parents, 0));
-    if (parent_key == NULL) {
-        goto done;
-    }
-    first = PyDict_GetItemWithError(labels, parent_key);
-    PyObject *level = first == NULL ? NULL : PyDict_GetItemWithError(levels, parent_key);
-    if (level == NULL && !PyErr_Occurred()) {
-        level = zero;
-    }
-    Py_DECREF(parent_key);
-    if (first == NULL || level == NULL || PyObject_IsTrue(first) <= 0) {
-        first = NULL;
-        goto done;
+    /* (a parent's row where it has one here, else the table's lookups) */
+    RecordedVJP *parent_row = row_of(PyTuple_GET_ITEM(parents, 0), token);
+    PyObject *level;
+    if (parent_row != NULL) {
+        first = parent_row->label;
+        level = parent_row->level;
+    } else {
+        PyObject *parent_key = node_key(PyTuple_GET_ITEM(parents, 0));
+        if (parent_key == NULL) {
+            goto done;
+        }
+        first = PyDict_GetItemWithError(labels, parent_key);
+        level = first == NULL ? NULL : PyDict_GetItemWithError(levels, parent_key);
+        if (level == NULL && !PyErr_Occurred()) {
+            level = zero;
+        }
+        Py_DECREF(parent_key);
+        if (first == NULL || level == NULL || PyObject_IsTrue(first) <= 0) {
+            first = NULL;
+            goto done;
+        }
     }
     Py_INCREF(first);
     Py_INCREF(level);
     if (PyTuple_GET_SIZE(parents) == 2) {
-        parent_key = node_key(PyTuple_GET_ITEM(parents, 1));
-        second = parent_key == NULL ? NULL : PyDict_GetItemWithError(labels, parent_key);
-        Py_XDECREF(parent_key);
+        parent_row = row_of(PyTuple_GET_ITEM(parents, 1), token);
+        if (parent_row != NULL) {
+            second = parent_row->label;
+        } else {
+            PyObject *parent_key = node_key(PyTuple_GET_ITEM(parents, 1));
+            second = parent_key == NULL ? NULL : PyDict_GetItemWithError(labels, parent_key);
+            Py_XDECREF(parent_key);
+        }
         if (second == NULL || PyObject_IsTrue(second) <= 0 || !PyUnicode_CheckExact(second)
                 || !PyUnicode_CheckExact(first)) {
             second = NULL;
@@ -1703,7 +1817,7 @@ vjp_node_written(PyObject *recorder, PyObject *node, PyObject *key, PyObject *va
     label = parent_labels == NULL || made < 0 ? NULL : label_text(made, name);
     next = label == NULL ? NULL : PyLong_FromSsize_t(made + 1);
     query_number = next == NULL ? NULL : query == Py_None ? Py_NewRef(Py_None) : field_get(&q_number, query);
-    PyObject *shared = query_number == NULL ? NULL : PyDict_SetDefault(distinct, argnums, argnums);  /* borrowed */
+    PyObject *shared = query_number == NULL ? NULL : distinct_argnums(distinct, argnums);  /* (borrowed) */
     PyObject *head = shared == NULL ? NULL
         : head_of(shared != unary ? &node_cell : value_kept == Py_None ? &node_unary_cell : &node_kept_unary_cell,
                   level, query_number);
@@ -1714,15 +1828,19 @@ vjp_node_written(PyObject *recorder, PyObject *node, PyObject *key, PyObject *va
     /* (from here on, as the Python's try: an error goes to recorder.fail) */
     result = 1;
     Py_ssize_t position = PyList_GET_SIZE(values);  /* (where the event starts: hold notes it) */
+    Py_ssize_t known = PyDict_GET_SIZE(labels);
     int failed = field_set(&t_made, nodes, next) < 0 || PyDict_SetItem(labels, key, label) < 0;
+    /* a key new to labels has no entry in levels or argnums (each is written after labels, whose entries stay): only
+       an id Python reused after a node died has one there, perhaps other than this node's */
+    int fresh = !failed && PyDict_GET_SIZE(labels) > known;
     if (!failed) {
-        PyObject *was = PyDict_GetItemWithError(levels, key);
+        PyObject *was = fresh ? NULL : PyDict_GetItemWithError(levels, key);
         int same = was == NULL ? (PyErr_Occurred() ? -1 : PyObject_RichCompareBool(zero, level, Py_EQ))
             : PyObject_RichCompareBool(was, level, Py_EQ);
         failed = same < 0 || (same == 0 && PyDict_SetItem(levels, key, level) < 0);
     }
     if (!failed) {
-        PyObject *was = PyDict_GetItemWithError(kept, key);
+        PyObject *was = fresh ? NULL : PyDict_GetItemWithError(kept, key);
         failed = was == NULL && PyErr_Occurred();
         if (!failed && (was == NULL ? unary : was) != shared) {
             failed = PyDict_SetItem(kept, key, shared) < 0;
@@ -1740,6 +1858,8 @@ vjp_node_written(PyObject *recorder, PyObject *node, PyObject *key, PyObject *va
     }
     if (failed) {
         result = structure_failed(recorder) < 0 ? -1 : 1;
+    } else {  /* the node's row, for its RecordedVJP */
+        row[0] = Py_NewRef(token), row[1] = Py_NewRef(label), row[2] = Py_NewRef(level), row[3] = Py_NewRef(shared);
     }
     Py_DECREF(level);
 done:
@@ -1747,6 +1867,7 @@ done:
         PyErr_Clear();
     }
     node_columns_clear(&table);
+    Py_XDECREF(token);
     Py_XDECREF(values);
     Py_XDECREF(query);
     Py_XDECREF(first);
@@ -1974,7 +2095,7 @@ jvp_begun(PyObject *recorder, PyObject *fun, PyObject *argnums, PyObject *parent
     label = parent_labels == NULL || PyErr_Occurred() || count < 0 ? NULL
         : label_text(count, PyTuple_GET_ITEM(named, 1));
     next = label == NULL ? NULL : PyLong_FromSsize_t(count + 1);
-    PyObject *shared = next == NULL ? NULL : PyDict_SetDefault(distinct, argnums, argnums);  /* (borrowed) */
+    PyObject *shared = next == NULL ? NULL : distinct_argnums(distinct, argnums);  /* (borrowed) */
     frame = shared == NULL ? NULL : jvp_frame_type->tp_alloc(jvp_frame_type, 0);
     if (frame == NULL || !jvp_frame_slots(frame)) {
         goto done;
@@ -2432,7 +2553,7 @@ recorded_vjp_call(PyObject *callable, PyObject *const *args, size_t nargsf, PyOb
         return NULL;
     }
     PyObject *node_id = Py_NewRef(self->key);
-    int written = structure_recorder(recorder, on_vjp_called) ? vjp_called_written(recorder, node_id, g, ingrads) : 0;
+    int written = structure_recorder(recorder, on_vjp_called) ? vjp_called_written(recorder, self, g, ingrads) : 0;
     if (written != 0) {  /* (capture structure's common case: the event written here) */
         Py_DECREF(node_id);
         Py_DECREF(recorder);
@@ -2476,6 +2597,7 @@ recorded_vjp_make(PyTypeObject *type, PyObject *node_id, PyObject *vjp, PyObject
     self->vjp = Py_NewRef(vjp);
     self->active = Py_NewRef(active);
     self->vectorcall = recorded_vjp_call;
+    self->token = self->label = self->level = self->argnums = NULL;  /* (no row: the Python's tables) */
     PyObject_GC_Track(self);
     return (PyObject *)self;
 }
@@ -2527,6 +2649,10 @@ recorded_vjp_dealloc(RecordedVJP *self)
     PyObject_GC_UnTrack(self);
     recorded_vjp_clear(self);
     Py_CLEAR(self->key);  /* (an int: no cycle goes through it, so not cleared by the collector) */
+    Py_CLEAR(self->token);  /* (nor through its row: object(), a str, an int, a tuple of ints) */
+    Py_CLEAR(self->label);
+    Py_CLEAR(self->level);
+    Py_CLEAR(self->argnums);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -2611,8 +2737,9 @@ node_init_call(PyObject *callable, PyObject *const *args, size_t nargsf, PyObjec
         Py_DECREF(recorder);
         return NULL;
     }
+    PyObject *row[4] = {NULL, NULL, NULL, NULL};  /* (the node's row where the C writes it: token, label, level, argnums) */
     int written = structure_recorder(recorder, on_vjp_node_name)
-        ? vjp_node_written(recorder, self, key, args[1], args[2], args[3], args[5], args[6]) : 0;
+        ? vjp_node_written(recorder, self, key, args[1], args[2], args[3], args[5], args[6], row) : 0;
     if (written == 0) {
         PyObject *call[8] = {recorder, self, args[1], args[2], args[3], args[4], args[5], args[6]};
         done = PyObject_VectorcallMethod(on_vjp_node, call, 8, NULL);
@@ -2620,26 +2747,22 @@ node_init_call(PyObject *callable, PyObject *const *args, size_t nargsf, PyObjec
         done = written < 0 ? NULL : Py_NewRef(Py_None);
     }
     Py_DECREF(recorder);
-    if (done == NULL) {
-        Py_DECREF(key);
-        return NULL;
-    }
-    Py_DECREF(done);
-    PyObject *vjp = field_get(&n_vjp, self);
-    if (vjp == NULL) {
-        Py_DECREF(key);
-        return NULL;
-    }
-    RecordedVJP *recorded = PyObject_GC_New(RecordedVJP, &RecordedVJPType);
+    PyObject *vjp = done == NULL ? NULL : field_get(&n_vjp, self);
+    Py_XDECREF(done);
+    RecordedVJP *recorded = vjp == NULL ? NULL : PyObject_GC_New(RecordedVJP, &RecordedVJPType);
     if (recorded == NULL) {
         Py_DECREF(key);
-        Py_DECREF(vjp);
+        Py_XDECREF(vjp);
+        for (int i = 0; i < 4; i++) {
+            Py_XDECREF(row[i]);
+        }
         return NULL;
     }
     recorded->key = key;
     recorded->vjp = vjp;
     recorded->active = Py_NewRef(wrapper->active);
     recorded->vectorcall = recorded_vjp_call;
+    recorded->token = row[0], recorded->label = row[1], recorded->level = row[2], recorded->argnums = row[3];
     PyObject_GC_Track(recorded);
     int failed = field_set(&n_vjp, self, (PyObject *)recorded);
     Py_DECREF(recorded);
@@ -3237,6 +3360,10 @@ PyInit__wrappers(void)
     t_levels.name = levels_name;
     t_made.name = made_name;
     t_names.name = names_name;
+    t_token.name = PyUnicode_InternFromString("token");
+    if (t_token.name == NULL) {
+        return NULL;
+    }
     rev = PyUnicode_InternFromString("rev");
     zero = PyLong_FromLong(0);
     if (!live_name || !keeps_name || !query_name || !top_name || !labels_name || !values_name || !nodes_name

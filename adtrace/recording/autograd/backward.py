@@ -58,8 +58,9 @@ class BackwardQueries:
             return
         try:
             self.queries += 1
-            end = self.nodes.label(end_node)
-            level = self.nodes.levels.get(id(end_node), 0)
+            key = id(end_node)
+            end = self.labels.get(key) or self.nodes.unrecorded(end_node)  # (NodeTable.label written out)
+            level = self.nodes.levels.get(key, 0)
             query = Query(self.queries, level, end)
             # the caller's array: they may change it afterwards
             seed = self.keep(g, copy=True) if self.keeps_values else None
@@ -68,7 +69,8 @@ class BackwardQueries:
             if self.by_reference:
                 self.keeper.protect(g)  # and wherever the pass carries it (parts of it, x[i] of it)
                 query.seed = g
-            self.push(query)
+            self.frames.append(query)  # (Recorder.push written out: a cold frame less per pass)
+            self.top = self.query = query
             write(self.values, BackwardStart, mode="rev", level=level, query=query.number, end=end, seed=seed)
         except Exception as exc:
             self.fail(exc)
@@ -81,7 +83,12 @@ class BackwardQueries:
             query = self.query
             if query is None:
                 return
-            self.pop(query)
+            frames = self.frames
+            if len(frames) == 1 and frames[0] is query:  # (Recorder.pop written out for a pass inside no other)
+                frames.pop()
+                self.top = self.query = None
+            else:
+                self.pop(query)
             if query.seed is not None:
                 self.copy_on_write.handed_back(query.seed)
                 self.keeper.unprotect(query.seed)

@@ -10,6 +10,10 @@ from ..labels import ROOT_NAME, label_for, label_name, primitive_name, unrecorde
 from .state import state
 
 
+ROOT = label_name(ROOT_NAME)  # a root's name in its label
+NO_ARGNUMS = ()  # the argnums of a root and of a node made before the recording (no boxed argument recorded)
+
+
 class Sparse(dict):
     """A node table's column that keeps only the values other than its ``default``: read ``column[key]``
     for a node in ``labels`` (most nodes are of level 0 and one boxed argument: an entry for each was a
@@ -36,7 +40,7 @@ class NodeTable:
     paths read the dicts directly: ``label`` and ``add`` written out, ``labels.get(key) or
     table.unrecorded(node)``."""
 
-    __slots__ = ("labels", "levels", "argnums", "made", "names", "distinct_argnums", "frames", "_unrecorded")
+    __slots__ = ("labels", "levels", "argnums", "made", "names", "distinct_argnums", "frames", "_unrecorded", "token")
 
     def __init__(self, frames):
         self.labels, self.levels, self.argnums = {}, Sparse(0), Sparse(UNARY)
@@ -47,6 +51,9 @@ class NodeTable:
         self.distinct_argnums = {UNARY: UNARY}  # (UNARY itself: the argnums column's default, compared by identity)
         self.frames = frames  # the recorder's open passes and JVP nodes, innermost last (current_level)
         self._unrecorded = 0
+        # this table's identity: the compiled wrappers keep the row they write for a node on its RecordedVJP, with
+        # this token (held there: no other table has it while the row is read), and read it back for this table only
+        self.token = object()
 
     def name_of(self, fun):
         """A primitive's ``(name, label_name)``, computed once per primitive."""
@@ -54,7 +61,7 @@ class NodeTable:
         names = self.names[fun] = (name, label_name(name))
         return names
 
-    def add(self, node, label, level, argnums=()):
+    def add(self, node, label, level, argnums=NO_ARGNUMS):
         key = id(node)
         self.labels[key] = label
         levels, kept = self.levels, self.argnums
@@ -65,7 +72,7 @@ class NodeTable:
 
     def new_root(self, node, level):
         """A root's label (``make_vjp`` / ``make_jvp``'s input node: it never runs ``__init__``)."""
-        label = label_for(self.made, _ROOT)
+        label = label_for(self.made, ROOT)
         self.made += 1
         self.add(node, label, level)
         return label
@@ -95,9 +102,6 @@ class NodeTable:
         """The level of what happens now: the innermost open frame's, or the trace nesting's."""
         frames = self.frames
         return frames[-1].level if frames else max(state.depth - 1, 0)
-
-
-_ROOT = label_name(ROOT_NAME)
 
 
 def box_levels(table):

@@ -647,6 +647,42 @@ def test_a_recorded_node_is_known_by_one_int(capture):
     assert compiled_run == pure_run
 
 
+@compiled_twins.needs("wrappers")
+@pytest.mark.parametrize("capture", ["structure", "auto", "full"])
+def test_a_node_is_read_from_its_row_in_the_recording_that_made_it_only(capture):
+    """The compiled paths keep the row they write for a node (its label, level and argnums) on its RecordedVJP and
+    read it back instead of the node table, for the recording that wrote it only: a graph made in one recording and
+    differentiated in the next is named there as the pure-Python wrappers name it (unrecorded: met first there)."""
+    def twice():
+        with adtrace.record(capture=capture):
+            vjp, _ = make_vjp(lambda x: anp.sin(x) * x * x)(0.5)
+        with adtrace.record(capture=capture) as rec:
+            vjp(1.0)
+        return events_json(rec), rec.visit_order(1)
+
+    (compiled_run, visits), (pure_run, _) = compiled_twins.both_ways(twice, "wrappers")
+    assert compiled_run == pure_run
+    assert len(visits) == 4 and all(label.endswith("_unrecorded") for label in visits)
+
+
+@compiled_twins.needs("wrappers")
+@pytest.mark.parametrize("capture", ["structure", "auto", "full"])
+def test_ids_python_reuses_within_a_recording_are_named_as_the_pure_python_names_them(capture):
+    """Many small graphs in one recording: Python gives a dead node's id to a new one (the node table's entry under
+    that id is overwritten, its levels and argnums only where they differ): the rows the compiled paths keep and the
+    table they write give the pure-Python path's events."""
+    def many():
+        with adtrace.record(capture=capture) as rec:
+            for i in range(30):
+                grad(grad(lambda x: anp.sin(x) * x * x + anp.exp(-x * x)))(0.1 * i)
+                grad(lambda x: anp.tanh(x) * 2.0)(0.2 * i)
+        return events_json(rec), len(rec.nodes)
+
+    (compiled_run, nodes), (pure_run, _) = compiled_twins.both_ways(many, "wrappers")
+    assert compiled_run == pure_run
+    assert nodes > 900
+
+
 def _heads_written(capture="structure"):
     """The heads in the log of a recording of grad(grad(f)), and of each the tag."""
     session = adtrace.record(capture=capture)
