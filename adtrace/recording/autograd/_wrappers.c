@@ -27,8 +27,9 @@ typedef struct {
     /* the node's row as the C wrote it at the node's creation (the node table's labels[key], levels.get(key, 0),
        argnums.get(key, UNARY)), and that table's token (NodeTable.token: held, so no other table has it while this
        row is read); all NULL when the Python wrote the row, or none was written. A row is written once, when its
-       node is made (a later row for the same id is another node's, which has its own RecordedVJP): read here, the
-       paths make no dict lookup per node they meet again. */
+       node is made, and read only while that node is known to be alive (row_of: the node itself; its vjp called: the
+       node just visited), since a later row under the same id is another node's: the paths make no dict lookup per
+       node they meet again. */
     PyObject *token, *label, *level, *argnums;
 } RecordedVJP;
 
@@ -1028,10 +1029,15 @@ vjp_called_written(PyObject *recorder, RecordedVJP *vjp, PyObject *g, PyObject *
     if (!structure_state(recorder, &query, &labels, &values, &limit, 1)) {
         return 0;
     }
-    PyObject *token = vjp->token == NULL ? NULL : table_token(recorder);
-    PyObject *label = token != NULL && vjp->token == token ? vjp->label  /* (its row: labels.get(node_id)) */
+    /* its row's label where the node is the one just visited (query.label, a label no other node has): alive, so
+       labels.get(node_id) is still that row's (a vjp kept and called after its node died finds its id another's) */
+    PyObject *visited = vjp->label == NULL ? NULL : field_get(&q_label, query);
+    if (visited == NULL) {
+        PyErr_Clear();
+    }
+    Py_XDECREF(visited);  /* (compared only: the query holds it) */
+    PyObject *label = visited != NULL && visited == vjp->label ? vjp->label
         : PyDict_GetItemWithError(labels, vjp->key);  /* (borrowed) */
-    Py_XDECREF(token);
     if (label == NULL && PyErr_Occurred()) {
         PyErr_Clear();
         Py_DECREF(query);

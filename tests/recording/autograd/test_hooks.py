@@ -683,6 +683,40 @@ def test_ids_python_reuses_within_a_recording_are_named_as_the_pure_python_names
     assert nodes > 900
 
 
+def test_a_vjp_kept_after_its_node_died_is_recorded_under_the_label_its_id_has_then(binding):
+    """A node's vjp kept by the program and called after the node died (here from a custom rule, in a later pass):
+    the wrappers write labels.get(node_id) as it is then, which is another node's label once Python has given that
+    node the id (set here by hand: when Python reuses an id depends on its allocator). The compiled paths read the
+    row kept on the vjp only for the node just visited (alive), so they write the same."""
+    kept = []
+    marker = 12345.0  # (the kept call's g: its event found by its outgrad, under capture auto)
+
+    @primitive
+    def spy(x):
+        return x
+
+    def spy_vjp(ans, x):
+        def vjp(g):
+            kept[0](marker)
+            return g
+        return vjp
+
+    defvjp(spy, spy_vjp)
+    session = adtrace.record(capture="auto")
+    with session as rec:
+        grad(lambda x: anp.sin(x) * x)(0.1)  # sin and multiply named first: the next ones written by the C
+        grad(lambda x: kept.append(anp.sin(x) * x) or kept[-1])(0.3)
+        kept[0] = kept[0]._node.vjp  # (its node dies with its graph)
+        gc.collect()
+        node_id = kept[0].node_id if binding == "compiled" else kept[0].__self__[0]
+        labels = session._recorder.labels
+        assert labels[node_id] == "v5_multiply"
+        labels[node_id] = "v99_reused"  # (as when a node made now is given the id)
+        grad(lambda x: spy(anp.cos(x) * x))(0.2)
+    kept.clear()
+    assert [e.node for e in rec.of_kind("vjp") if e.outgrad == marker] == ["v99_reused"]
+
+
 def _heads_written(capture="structure"):
     """The heads in the log of a recording of grad(grad(f)), and of each the tag."""
     session = adtrace.record(capture=capture)
